@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// `paygate` commands: start (the default) and merchant create.
+import { parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { Sealer } from './crypto/sealer.js';
+import { MerchantDirectory } from './domain/merchants.js';
+import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
+
+const USAGE = `Usage:
+  paygate [start]                       run the gateway (configuration from the environment)
+  paygate merchant create [--merchant-id ID] [--secret SECRET] [--application-key KEY]
+                          [--frontend NAME] [--currency CODE]
+                                        create a merchant with one sandbox gateway; prints JSON
+`;
+
+async function createMerchant(config: Config, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'merchant-id': { type: 'string' }, secret: { type: 'string' }, 'application-key': { type: 'string' },
+      frontend: { type: 'string' }, currency: { type: 'string' },
+    },
+    strict: true,
+  });
+  const store = openConfiguredStore(config);
+  try {
+    await store.migrate();
+    const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
+    const outcome = await merchants.create({
+      merchant_id: values['merchant-id'], secret: values.secret, application_key: values['application-key'],
+      frontend: values.frontend, currency: values.currency?.toUpperCase(),
+    }, Date.now());
+    switch (outcome.kind) {
+      case 'created':
+        process.stdout.write(`${JSON.stringify(outcome.merchant)}\n`);
+        return 0;
+      case 'exists':
+        process.stderr.write(`paygate: merchant ${outcome.merchant_id} already exists; nothing was changed\n`);
+        return 1;
+      case 'invalid':
+        process.stderr.write(`paygate: --${outcome.field} must be ${outcome.reason}\n`);
+        return 2;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`paygate: configuration error: ${error.message}\n`);
+      return 78;
+    }
+    throw error;
+  }
+  const [command = 'start', sub, ...rest] = argv;
+  if (command === 'start') {
+    const gateway = await startGateway(config);
+    const stop = async () => {
+      await gateway.close();
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void stop());
+    process.once('SIGINT', () => void stop());
+    return -1; // keep running
+  }
+  if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  process.stderr.write(USAGE);
+  return 64;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`paygate: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,142 @@
+// One typed configuration, read from the environment and validated at start.
+// Every limit and schedule of the gateway lives here so an operator finds them in one place.
+import path from 'node:path';
+
+export type Environment = 'sandbox' | 'live';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Base of every redirect_url; null means "the address the server is bound to". */
+  readonly public_url: string | null;
+  readonly environment: Environment;
+  /** Unset: the embedded SQLite store under data_dir. */
+  readonly database_url: string | null;
+  readonly data_dir: string;
+  /** 32 bytes; null means "use or create the key file under data_dir" (embedded store only). */
+  readonly master_key: Buffer | null;
+  readonly admin_token: string | null;
+  readonly log_level: string;
+  readonly log_file: string | null;
+  readonly limits: Limits;
+  readonly schedules: Schedules;
+}
+
+export interface Limits {
+  readonly body_max_bytes: number;
+  readonly body_max_fields: number;
+  readonly request_window_seconds: number;
+  readonly amount_max_minor: number;
+  readonly idempotency_wait_ms: number;
+  readonly outbound_timeout_ms: number;
+  readonly pg_pool_max: number;
+}
+
+export interface Schedules {
+  /** How long a customer has to finish a 3-D Secure challenge. */
+  readonly challenge_timeout_seconds: number;
+  /** Sandbox: how long an asynchronous processor takes (CVV 222/223). */
+  readonly sandbox_async_settle_seconds: number;
+  /** Sandbox: how long before CVV 588 with amount 713 times out. */
+  readonly sandbox_issuer_timeout_seconds: number;
+  readonly due_work_poll_ms: number;
+  /** A transaction reserved but never finished (process died mid-call) is closed as error after this. */
+  readonly stuck_processing_seconds: number;
+  readonly notify_retry_seconds: readonly number[];
+  readonly notify_max_age_seconds: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function parseMasterKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined || raw === '') return null;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  const b64 = Buffer.from(raw, 'base64');
+  if (b64.length === 32 && /^[A-Za-z0-9+/]+=*$/.test(raw)) return b64;
+  throw new ConfigError('PAYGATE_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
+}
+
+function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [300];
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 100) throw new ConfigError('PAYGATE_NOTIFY_RETRY_SECONDS takes at most 100 values');
+  return parts.map((p) => {
+    if (!/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 86_400) {
+      throw new ConfigError(`PAYGATE_NOTIFY_RETRY_SECONDS must be a comma-separated list of seconds (1..86400), got "${raw}"`);
+    }
+    return Number(p);
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = intVar(env, 'PORT', 8080, 0, 65_535);
+  const host = env.HOST && env.HOST !== '' ? env.HOST : '127.0.0.1';
+  const environment_raw = env.PAYGATE_ENV ?? 'sandbox';
+  if (environment_raw !== 'sandbox' && environment_raw !== 'live') {
+    throw new ConfigError(`PAYGATE_ENV must be "sandbox" or "live", got "${environment_raw}"`);
+  }
+  const database_url = env.DATABASE_URL && env.DATABASE_URL !== '' ? env.DATABASE_URL : null;
+  if (database_url !== null && !/^postgres(ql)?:\/\//.test(database_url)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for the embedded SQLite store)');
+  }
+  const master_key = parseMasterKey(env.PAYGATE_MASTER_KEY);
+  if (database_url !== null && master_key === null) {
+    // Several instances share one PostgreSQL, so they must share one key: a per-machine key file would split them.
+    throw new ConfigError('PAYGATE_MASTER_KEY is required with DATABASE_URL (64 hex characters, shared by every instance)');
+  }
+  let public_url: string | null = null;
+  if (env.PUBLIC_URL && env.PUBLIC_URL !== '') {
+    try {
+      const parsed = new URL(env.PUBLIC_URL);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+      public_url = env.PUBLIC_URL.replace(/\/+$/, '');
+    } catch {
+      throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${env.PUBLIC_URL}"`);
+    }
+  }
+  const admin_token = env.PAYGATE_ADMIN_TOKEN && env.PAYGATE_ADMIN_TOKEN !== '' ? env.PAYGATE_ADMIN_TOKEN : null;
+  if (admin_token !== null && admin_token.length < 16) {
+    throw new ConfigError('PAYGATE_ADMIN_TOKEN must be at least 16 characters');
+  }
+  return {
+    port,
+    host,
+    public_url,
+    environment: environment_raw,
+    database_url,
+    data_dir: path.resolve(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data'),
+    master_key,
+    admin_token,
+    log_level: env.PAYGATE_LOG_LEVEL ?? 'info',
+    log_file: env.PAYGATE_LOG_FILE && env.PAYGATE_LOG_FILE !== '' ? env.PAYGATE_LOG_FILE : null,
+    limits: {
+      body_max_bytes: 64 * 1024,
+      body_max_fields: 100,
+      request_window_seconds: 60,
+      amount_max_minor: Number.MAX_SAFE_INTEGER,
+      idempotency_wait_ms: intVar(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000, 100, 60_000),
+      outbound_timeout_ms: 10_000,
+      pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
+    },
+    schedules: {
+      challenge_timeout_seconds: 15 * 60,
+      sandbox_async_settle_seconds: intVar(env, 'PAYGATE_SANDBOX_SETTLE_SECONDS', 3, 0, 3600),
+      sandbox_issuer_timeout_seconds: intVar(env, 'PAYGATE_SANDBOX_ISSUER_TIMEOUT_SECONDS', 10, 0, 3600),
+      due_work_poll_ms: intVar(env, 'PAYGATE_DUE_WORK_POLL_MS', 250, 10, 60_000),
+      stuck_processing_seconds: 120,
+      notify_retry_seconds: parseRetrySchedule(env.PAYGATE_NOTIFY_RETRY_SECONDS),
+      notify_max_age_seconds: intVar(env, 'PAYGATE_NOTIFY_MAX_AGE_SECONDS', 72 * 3600, 1, 30 * 24 * 3600),
+    },
+  };
+}

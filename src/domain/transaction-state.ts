@@ -1,0 +1,116 @@
+// The only place a transaction's status changes. Every change is checked against the table
+// below, written with compare-and-set (so two racing changes cannot both win), recorded in
+// status_changes, and records its merchant notification, all inside the caller's database
+// transaction: the notification exists if and only if the change committed.
+//
+// Deposits (sale, refund, authorize), spec §3.1:
+//
+//   from            | to
+//   ----------------+-------------------------------------------------------------
+//   pending         | pending_async, authorized, approved, declined, rejected, error
+//   pending_async   | approved, declined, rejected, cancelled, error
+//   authorized      | approved, rejected, cancelled, error
+//   approved        | chargeback, reversed, cancelled
+//   declined, rejected, error, chargeback, reversed, cancelled: final
+//
+// Payouts, spec §3.1 (requested waits for an operator when the gateway holds payouts):
+//
+//   from            | to
+//   ----------------+-------------------------------------------------------------
+//   pending         | requested, pending_async, in progress, approved, declined, rejected, cancelled, error
+//   requested       | authorized, rejected, cancelled
+//   pending_async   | approved, rejected, cancelled, error
+//   authorized      | in progress, approved, rejected, cancelled, error
+//   in progress     | approved, rejected, error
+//   approved        | reversed
+//   declined, rejected, reversed, cancelled, error: final
+//
+// Every transaction is born `pending` (the idempotency reservation) before its processor is asked.
+import type { StoreOps } from '../store/store.js';
+import type { TransactionPatch } from '../store/store.js';
+import type { TransactionRow } from '../store/schema.js';
+import { buildNotificationPayload } from '../notifications/payload.js';
+
+export type DepositStatus =
+  | 'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected'
+  | 'chargeback' | 'reversed' | 'cancelled' | 'error';
+export type PayoutStatus =
+  | 'pending' | 'requested' | 'pending_async' | 'authorized' | 'in progress' | 'approved'
+  | 'declined' | 'rejected' | 'reversed' | 'cancelled' | 'error';
+export type TransactionStatus = DepositStatus | PayoutStatus;
+
+export const DEPOSIT_TRANSITIONS: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
+  pending: ['pending_async', 'authorized', 'approved', 'declined', 'rejected', 'error'],
+  pending_async: ['approved', 'declined', 'rejected', 'cancelled', 'error'],
+  authorized: ['approved', 'rejected', 'cancelled', 'error'],
+  approved: ['chargeback', 'reversed', 'cancelled'],
+  declined: [], rejected: [], error: [], chargeback: [], reversed: [], cancelled: [],
+};
+
+export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutStatus[]>> = {
+  pending: ['requested', 'pending_async', 'in progress', 'approved', 'declined', 'rejected', 'cancelled', 'error'],
+  requested: ['authorized', 'rejected', 'cancelled'],
+  pending_async: ['approved', 'rejected', 'cancelled', 'error'],
+  authorized: ['in progress', 'approved', 'rejected', 'cancelled', 'error'],
+  'in progress': ['approved', 'rejected', 'error'],
+  approved: ['reversed'],
+  declined: [], rejected: [], reversed: [], cancelled: [], error: [],
+};
+
+export const FINAL_STATUSES: ReadonlySet<string> = new Set(['approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error']);
+
+const REFUND_RELEASING: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
+
+export function isTransitionAllowed(transaction_type: string, from: string, to: string): boolean {
+  const table: Readonly<Record<string, readonly string[]>> = transaction_type === 'payout' ? PAYOUT_TRANSITIONS : DEPOSIT_TRANSITIONS;
+  return table[from]?.includes(to) ?? false;
+}
+
+export interface StatusChange {
+  readonly to: TransactionStatus;
+  /** Why, for the audit trail: "processor answered", "3-D Secure approved by customer", ... */
+  readonly reason: string;
+  /** Other columns that change together with the status (error details, PSP id, ...). */
+  readonly patch?: TransactionPatch;
+}
+
+export type StatusChangeOutcome =
+  | { readonly kind: 'changed'; readonly row: TransactionRow }
+  | { readonly kind: 'not_allowed'; readonly from: string }
+  /** Someone else changed the status first; the caller re-reads and decides. */
+  | { readonly kind: 'stale' };
+
+export async function changeStatus(
+  tx: StoreOps,
+  row: TransactionRow,
+  change: StatusChange,
+  now_ms: number,
+): Promise<StatusChangeOutcome> {
+  if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
+  const patch: TransactionPatch = { ...change.patch, status: change.to, updated_at_ms: now_ms };
+  const changed = await tx.updateTransactionIfStatus(row.trace_id, row.status, patch);
+  if (!changed) return { kind: 'stale' };
+  const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
+  await tx.insertStatusChange({ trace_id: row.trace_id, from_status: row.status, to_status: change.to, reason: change.reason, at_ms: now_ms });
+  // A refund that fails gives its reservation back to the sale, in the same transaction.
+  if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
+    await tx.releaseRefund(row.reference_id, row.amount_minor);
+  }
+  if (updated.notification_url) {
+    const payload = buildNotificationPayload(updated, Math.floor(now_ms / 1000));
+    await tx.insertNotification({
+      trace_id: row.trace_id,
+      merchant_id: row.merchant_id,
+      url: updated.notification_url,
+      payload_json: JSON.stringify(payload),
+      state: 'pending',
+      next_attempt_at_ms: now_ms,
+      lease_until_ms: null,
+      lease_owner: null,
+      last_error: null,
+      created_at_ms: now_ms,
+      updated_at_ms: now_ms,
+    });
+  }
+  return { kind: 'changed', row: updated };
+}

@@ -1,0 +1,32 @@
+// /openapi.json, generated from the same route declarations (and so the same schemas) that
+// validate requests. Nothing here is written by hand per endpoint.
+import type { RouteDef } from './route.js';
+
+export function buildOpenApi(routes: readonly RouteDef[], server_url: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const operation: Record<string, unknown> = { summary: route.summary };
+    if (parameters.length > 0) operation.parameters = parameters;
+    if (route.kind === 'signed') {
+      operation.description = 'Body-signed (decisions.md §1). Answers HTTP 200 with the envelope for every logical outcome.';
+      operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
+      operation.responses = { 200: { description: 'Signed answer', content: { 'application/json': { schema: route.response } } } };
+    } else {
+      if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+      operation.responses = {
+        200: route.produces === 'text/html'
+          ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
+          : { description: 'OK', content: { 'application/json': { schema: route.response ?? { type: 'object' } } } },
+      };
+    }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'paygate', version: '0.1.0', description: 'Card, wallet, cashier-session and subscription payment API' },
+    servers: [{ url: server_url }],
+    paths,
+  };
+}

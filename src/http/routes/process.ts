@@ -1,0 +1,172 @@
+// POST /api/process: card sale (variants A and B) and refund (variant C). Parses and picks
+// the variant, then hands over to operations/sale.ts or operations/refund.ts.
+import { Type } from '@sinclair/typebox';
+import { CardData, parseExpiry } from '../../domain/cards.js';
+import { processRefund } from '../../operations/refund.js';
+import { processSale } from '../../operations/sale.js';
+import { requestFingerprint } from '../../operations/lifecycle.js';
+import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { bodySchema, type BodyOf, literal } from '../fields.js';
+import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
+
+const CUSTOMER = {
+  pin: 'required', dob: 'required', email: 'required', phone: 'required', requester_ip: 'required', address: 'required',
+  city: 'required', country: 'required', first_name: 'required', last_name: 'required', zip: 'required',
+} as const;
+
+const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
+
+export const SaleApplicationKey = bodySchema({
+  amount: 'required', currency: 'required', card_number: 'required', cvv: 'required', card_exp: 'required', ...CUSTOMER,
+  state: 'optional', application_key: 'required', merchant_id: 'required', return_url: 'required', notification_url: 'required',
+  order_id: 'required', gateway: 'optional', reference_id: 'optional', timestamp: 'required', signature: 'required', ...VARIABLES,
+}, { transaction_type: literal('sale'), version: literal('1.2') });
+
+export const SaleFrontend = bodySchema({
+  amount: 'required', currency: 'required', card_number: 'required', cvv: 'optional', card_exp: 'required', ...CUSTOMER,
+  state: 'required', frontend: 'required', merchant_id: 'required', return_url: 'required', notification_url: 'required',
+  order_id: 'required', gateway: 'optional', timestamp: 'required', signature: 'required', ...VARIABLES,
+}, { transaction_type: literal('sale'), version: literal('1.1') });
+
+const REFUND_FIELDS = {
+  amount: 'required', currency: 'required', card_number: 'required', card_exp: 'required', pin: 'required', email: 'required',
+  requester_ip: 'required', country: 'required', first_name: 'required', last_name: 'required', state: 'required', zip: 'required',
+  merchant_id: 'required', order_id: 'required', reference_id: 'required', timestamp: 'required', signature: 'required',
+  dob: 'optional', phone: 'optional', address: 'optional', city: 'optional', return_url: 'optional', notification_url: 'optional',
+} as const;
+
+export const RefundFrontend = bodySchema({ ...REFUND_FIELDS, frontend: 'required' }, { transaction_type: literal('refund'), version: literal('1.1') });
+/** Not in the spec: the refund also accepted in the application_key form (version 1.2), documented in docs/api.md. */
+export const RefundApplicationKey = bodySchema({ ...REFUND_FIELDS, application_key: 'required' }, { transaction_type: literal('refund'), version: literal('1.2') });
+
+type SaleBody = BodyOf<typeof SaleApplicationKey>;
+type SaleFrontendBody = BodyOf<typeof SaleFrontend>;
+type RefundBody = BodyOf<typeof RefundFrontend>;
+type RefundAppBody = BodyOf<typeof RefundApplicationKey>;
+
+type ProcessInput =
+  | { readonly variant: 'sale'; readonly body: SaleBody | SaleFrontendBody }
+  | { readonly variant: 'refund'; readonly body: RefundBody | RefundAppBody };
+
+export const ProcessAnswer = Type.Object({
+  status: Type.Integer(), description: Type.String({ maxLength: 256 }),
+  trace_id: Type.Optional(Type.Integer()), transaction_id: Type.Optional(Type.String({ maxLength: 50 })),
+  transaction_status: Type.Optional(Type.String({ maxLength: 16 })), payment_processor: Type.Optional(Type.String({ maxLength: 25 })),
+  redirect_url: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+  error_code: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
+  error_details: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+  card_token: Type.Optional(Type.String({ maxLength: 32, description: 'approved sales only (decisions.md §9)' })),
+  version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
+});
+
+const processInput: SignedInput<ProcessInput> = {
+  schema: Type.Union([SaleApplicationKey.schema, SaleFrontend.schema, RefundFrontend.schema, RefundApplicationKey.schema]),
+  parse(body) {
+    const type = body.transaction_type;
+    if (type === undefined || type === null) return { ok: false, reply: fieldError('Missing required field: transaction_type') };
+    const by_key = typeof body.application_key === 'string';
+    if (!by_key && typeof body.frontend !== 'string') {
+      return { ok: false, reply: fieldError('Missing required field: application_key or frontend') };
+    }
+    if (type === 'sale') {
+      const parsed = by_key ? SaleApplicationKey.parse(body) : SaleFrontend.parse(body);
+      return parsed.ok ? { ok: true, value: { variant: 'sale', body: parsed.value } } : parsed;
+    }
+    if (type === 'refund') {
+      const parsed = by_key ? RefundApplicationKey.parse(body) : RefundFrontend.parse(body);
+      return parsed.ok ? { ok: true, value: { variant: 'refund', body: parsed.value } } : parsed;
+    }
+    return { ok: false, reply: fieldError('Invalid field: transaction_type (expected sale or refund)') };
+  },
+};
+
+function cardOf(body: { card_number: string; card_exp: string; cvv?: string | undefined }): CardData {
+  // The schema's pattern has already checked MM/YYYY, so parseExpiry cannot fail here.
+  return new CardData(body.card_number, parseExpiry(body.card_exp)!, body.cvv ?? null);
+}
+
+function variablesOf(body: Readonly<Record<string, unknown>>): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const name of ['variable1', 'variable2', 'variable3']) if (typeof body[name] === 'string') variables[name] = body[name] as string;
+  return variables;
+}
+
+const PROCESSED = 'Transaction processed';
+const DUPLICATE = reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
+const IN_PROGRESS = reply(Status.IN_PROGRESS, 'A request with this order_id is still being processed; retry shortly');
+
+async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendBody): Promise<Reply> {
+  const identity = identityOf(context.merchant, context.body);
+  if (!identity) return unknownCredentials();
+  const outcome = await processSale(context.deps, {
+    merchant: context.merchant,
+    identity,
+    api_version: body.version,
+    order_id: body.order_id,
+    amount_minor: body.amount,
+    currency: body.currency,
+    card: cardOf(body),
+    pin: body.pin,
+    gateway: body.gateway,
+    return_url: body.return_url,
+    notification_url: body.notification_url,
+    request_fingerprint: requestFingerprint(context.deps, context.body),
+    variables: variablesOf(context.body),
+    initiated_by: 'customer',
+  });
+  switch (outcome.kind) {
+    case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);
+    case 'duplicate_order': return DUPLICATE;
+    case 'in_progress': return IN_PROGRESS;
+    case 'no_gateway': return reply(Status.NO_GATEWAY, body.gateway
+      ? `Gateway unavailable: gateway ${body.gateway} is not this merchant's or does not accept ${outcome.currency}`
+      : `Gateway unavailable: no gateway of this merchant accepts ${outcome.currency}`);
+  }
+}
+
+async function handleRefund(context: SignedContext, body: RefundBody | RefundAppBody): Promise<Reply> {
+  const identity = identityOf(context.merchant, context.body);
+  if (!identity) return unknownCredentials();
+  const outcome = await processRefund(context.deps, {
+    merchant: context.merchant,
+    identity,
+    api_version: body.version,
+    order_id: body.order_id,
+    reference_id: Number(body.reference_id),
+    amount_minor: body.amount,
+    currency: body.currency,
+    card: cardOf(body),
+    pin: body.pin,
+    return_url: body.return_url ?? null,
+    notification_url: body.notification_url ?? null,
+    request_fingerprint: requestFingerprint(context.deps, context.body),
+  });
+  switch (outcome.kind) {
+    case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);
+    case 'duplicate_order': return DUPLICATE;
+    case 'in_progress': return IN_PROGRESS;
+    case 'reference_not_found': return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
+    case 'refused':
+      switch (outcome.reason) {
+        case 'card_mismatch': return fieldError('Invalid field: card_number (does not match the original sale)');
+        case 'currency_mismatch': return reply(Status.REFUND_REFUSED, 'Refund refused: currency differs from the original sale');
+        case 'not_a_sale':
+        case 'not_approved': return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale');
+        case 'exceeds_sale': return reply(Status.REFUND_REFUSED,
+          `Refund refused: amount exceeds what remains refundable on the sale (${outcome.remaining_minor ?? 0} left)`);
+      }
+  }
+}
+
+export function processRoute(): SignedRoute<ProcessInput> {
+  return {
+    kind: 'signed',
+    method: 'POST',
+    url: '/api/process',
+    summary: 'Card sale (application_key form 1.2, frontend form 1.1) and refund',
+    answer_version: '1.2',
+    input: processInput,
+    response: ProcessAnswer,
+    handle: (context, input) => (input.variant === 'sale' ? handleSale(context, input.body) : handleRefund(context, input.body)),
+  };
+}

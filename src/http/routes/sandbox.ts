@@ -1,0 +1,110 @@
+// Sandbox-only routes: the 3-D Secure page and the clock control (decisions.md §8).
+// None of them exist when PAYGATE_ENV=live.
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AdjustableClock } from '../../domain/clock.js';
+import { completeChallenge, findChallenge } from '../../operations/challenge.js';
+import type { OperationDeps } from '../../operations/deps.js';
+import { notFoundPage, threeDsPage } from '../../pages/three-ds.js';
+import { isPlainObject, type PlainRoute } from '../route.js';
+
+const PAGE_HEADERS = {
+  'cache-control': 'no-store',
+  // The token is in the URL: never leak it to the merchant's site through Referer.
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
+
+function sendPage(response: FastifyReply, code: number, body: string, form_targets: string[] = []): FastifyReply {
+  const form_action = ["'self'", ...form_targets].join(' ');
+  return response.code(code).headers({
+    ...PAGE_HEADERS,
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${form_action}; base-uri 'none'`,
+  }).type('text/html; charset=utf-8').send(body);
+}
+
+function originOf(url: string | null): string[] {
+  if (!url) return [];
+  try {
+    return [new URL(url).origin];
+  } catch {
+    return [];
+  }
+}
+
+/** Admin bearer token, compared in constant time (hashes make the lengths equal). */
+export function adminAuthorized(request: FastifyRequest, admin_token: string | null): boolean {
+  if (admin_token === null) return false;
+  const header = request.headers.authorization ?? '';
+  const given = header.startsWith('Bearer ') ? header.slice(7) : '';
+  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(admin_token).digest());
+}
+
+export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): PlainRoute[] {
+  return [
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/sandbox/3ds/:token',
+      summary: 'Sandbox 3-D Secure page (Approve / Decline)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { token } = request.params as { token: string };
+        const view = await findChallenge(deps, token);
+        if (!view) return sendPage(response, 404, notFoundPage());
+        return sendPage(response, 200, threeDsPage(view, `/sandbox/3ds/${token}`), originOf(view.row.return_url));
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/sandbox/3ds/:token',
+      summary: 'Sandbox 3-D Secure answer (form field action=approve|decline); redirects to return_url',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { token } = request.params as { token: string };
+        const form = isPlainObject(request.body) ? request.body : {};
+        const action = form.action === 'approve' || form.action === 'decline' ? form.action : null;
+        if (action === null) {
+          const view = await findChallenge(deps, token);
+          if (!view) return sendPage(response, 404, notFoundPage());
+          return sendPage(response, 400, threeDsPage(view, `/sandbox/3ds/${token}`), originOf(view.row.return_url));
+        }
+        const outcome = await completeChallenge(deps, token, action);
+        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage());
+        const return_url = outcome.row.return_url;
+        if (return_url) return response.code(303).headers(PAGE_HEADERS).redirect(return_url, 303);
+        const view = await findChallenge(deps, token);
+        return sendPage(response, 200, view ? threeDsPage(view, `/sandbox/3ds/${token}`) : notFoundPage());
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/sandbox/clock',
+      summary: 'Move the sandbox clock forward (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      produces: 'application/json',
+      body: Type.Object({ advance_seconds: Type.Integer({ minimum: 0, maximum: 10 * 365 * 86_400 }) }),
+      response: Type.Object({ now: Type.Integer() }),
+      async handle(request, response) {
+        if (!adminAuthorized(request, deps.config.admin_token)) {
+          return response.code(401).send({ status: 11, description: 'Missing or wrong admin token' });
+        }
+        const body = request.body;
+        const advance = isPlainObject(body) ? body.advance_seconds : undefined;
+        if (typeof advance !== 'number' || !Number.isSafeInteger(advance) || advance < 0 || advance > 10 * 365 * 86_400) {
+          return response.code(400).send({ status: 10, description: 'Invalid field: advance_seconds (expected 0 to 315360000 seconds)' });
+        }
+        // The offset lives in the database so every instance sharing it moves together.
+        const offset_ms = await deps.store.transaction(async (tx) => {
+          const next = Math.max(await tx.getSandboxOffset(), clock.get_offset_ms()) + advance * 1000;
+          await tx.setSandboxOffset(next);
+          return next;
+        });
+        clock.set_offset_ms(offset_ms);
+        return response.send({ now: Math.floor(clock.now_ms() / 1000) });
+      },
+    },
+  ];
+}

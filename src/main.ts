@@ -1,0 +1,107 @@
+// The composition root: read config, open the store, start HTTP and the workers. Nothing else.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
+import { AdjustableClock } from './domain/clock.js';
+import { type CreatedMerchant, MerchantDirectory } from './domain/merchants.js';
+import { buildApp } from './http/app.js';
+import type { RouteDef } from './http/route.js';
+import { processRoute } from './http/routes/process.js';
+import { sandboxRoutes } from './http/routes/sandbox.js';
+import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
+import { createLogger } from './logging.js';
+import type { OperationDeps } from './operations/deps.js';
+import { type Processor, processorRegistry } from './processors/processor.js';
+import { SandboxProcessor } from './processors/sandbox/sandbox-processor.js';
+import { openStore } from './store/open.js';
+import type { Store } from './store/store.js';
+import { startDueWork, type Worker } from './workers/due-work.js';
+
+export interface RunningGateway {
+  readonly app: FastifyInstance;
+  readonly deps: OperationDeps;
+  readonly clock: AdjustableClock;
+  /** http://host:port actually bound (port 0 in tests picks a free one). */
+  readonly url: string;
+  readonly demo_merchant: CreatedMerchant | null;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly logger?: Logger;
+  /** Where the demo merchant's credentials go; stdout by default. */
+  readonly announce?: (line: string) => void;
+}
+
+export function masterKeyFor(config: Config): Buffer {
+  if (config.master_key) return config.master_key;
+  return loadOrCreateKeyFile(config.data_dir);
+}
+
+export function openConfiguredStore(config: Config): Store {
+  return openStore({ database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max });
+}
+
+export async function startGateway(config: Config, options: StartOptions = {}): Promise<RunningGateway> {
+  const logger = options.logger ?? createLogger({ level: config.log_level, destination: config.log_file });
+  const sealer = new Sealer(masterKeyFor(config));
+  const store = openConfiguredStore(config);
+  await store.migrate();
+  const clock = new AdjustableClock();
+  if (config.environment === 'sandbox') clock.set_offset_ms(await store.getSandboxOffset());
+
+  // PUBLIC_URL, or once listening, the bound address (port 0 picks a free port in tests).
+  let public_url = config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const processors: Processor[] = [];
+  if (config.environment === 'sandbox') {
+    processors.push(new SandboxProcessor(clock, () => public_url, {
+      challenge_timeout_ms: config.schedules.challenge_timeout_seconds * 1000,
+      async_settle_ms: config.schedules.sandbox_async_settle_seconds * 1000,
+      issuer_timeout_ms: config.schedules.sandbox_issuer_timeout_seconds * 1000,
+    }));
+  }
+  const merchants = new MerchantDirectory(store, sealer);
+  const deps: OperationDeps = { store, sealer, clock, merchants, processors: processorRegistry(processors), config, logger };
+
+  let demo_merchant: CreatedMerchant | null = null;
+  if (config.environment === 'sandbox' && (await store.countMerchants()) === 0) {
+    const created = await merchants.create({
+      merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
+    }, clock.now_ms());
+    if (created.kind === 'created') {
+      demo_merchant = created.merchant;
+      const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+      announce(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
+    }
+  }
+
+  const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
+  if (config.environment === 'sandbox') routes.push(...sandboxRoutes(deps, clock));
+  const app = buildApp(deps, routes, logger);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  if (config.public_url === null) public_url = url;
+
+  const workers: Worker[] = [
+    startDueWork({
+      store, clock, logger,
+      poll_ms: config.schedules.due_work_poll_ms,
+      stuck_processing_ms: config.schedules.stuck_processing_seconds * 1000,
+      sync_clock: config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined,
+    }),
+  ];
+  logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
+
+  return {
+    app, deps, clock, url, demo_merchant,
+    async close() {
+      await Promise.all(workers.map((w) => w.stop()));
+      await app.close();
+      await store.close();
+    },
+  };
+}

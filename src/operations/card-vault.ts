@@ -1,0 +1,43 @@
+// The card vault (decisions.md §9): the PAN sealed with the master key, never the CVV.
+// One token per (merchant, customer pin, card, expiry): tokenizing the same card again gives the same token.
+import { randomBytes } from 'node:crypto';
+import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
+import type { Sealer } from '../crypto/sealer.js';
+import type { StoreOps } from '../store/store.js';
+
+export function panFingerprint(sealer: Sealer, pan: string): string {
+  return sealer.fingerprint(pan, 'pan');
+}
+
+function panPurpose(merchant_id: string): string {
+  return `pan:${merchant_id}`;
+}
+
+export async function vaultCard(
+  tx: StoreOps, sealer: Sealer, merchant_id: string, pin: string, card: CardData, now_ms: number,
+): Promise<string> {
+  const fingerprint = panFingerprint(sealer, card.pan);
+  const card_exp = formatExpiry(card.expiry);
+  const existing = await tx.findCard(merchant_id, pin, fingerprint, card_exp);
+  if (existing) return existing.card_token;
+  await tx.insertCardIfAbsent({
+    card_token: randomBytes(16).toString('hex'),
+    merchant_id,
+    pin,
+    pan_sealed: sealer.seal(card.pan, panPurpose(merchant_id)),
+    pan_fingerprint: fingerprint,
+    card_masked: card.masked,
+    card_exp,
+    card_brand: cardBrand(card.pan),
+    created_at_ms: now_ms,
+  });
+  // A concurrent insert of the same card may have won; either way one row holds the card.
+  const stored = await tx.findCard(merchant_id, pin, fingerprint, card_exp);
+  if (!stored) throw new Error('vaulted card not found after insert');
+  return stored.card_token;
+}
+
+/** Opens a stored card for a merchant-initiated charge; the CVV is never available. */
+export function openVaultedPan(sealer: Sealer, merchant_id: string, pan_sealed: string): string {
+  return sealer.open(pan_sealed, panPurpose(merchant_id));
+}

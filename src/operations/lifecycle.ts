@@ -1,0 +1,186 @@
+// The life of every money-moving request, shared by sales, refunds and payouts:
+//   1. reserve: one database transaction inserts the row as `pending` under its idempotency key
+//      (or finds the key taken: replay, duplicate, or wait for the first request to finish);
+//   2. ask the processor, outside any database transaction;
+//   3. finish: one database transaction applies the result through the state machine, stores
+//      the answer for replays, schedules any later result as due work, and records the
+//      notification. Only then is the answer sent, so a status-0 answer is always committed.
+import { createHash, randomBytes } from 'node:crypto';
+import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
+import type { ProcessorResult } from '../processors/processor.js';
+import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
+import type { StoreOps, TransactionPatch } from '../store/store.js';
+import type { OperationDeps } from './deps.js';
+
+/** The fields of a process/direct answer (spec §2.2), without status, description, version, timestamp, signature. */
+export type TransactionAnswer = Record<string, string | number | null>;
+
+export type Reservation =
+  | { readonly kind: 'reserved'; readonly row: TransactionRow }
+  | { readonly kind: 'replay'; readonly answer: TransactionAnswer }
+  | { readonly kind: 'duplicate_order' }
+  | { readonly kind: 'in_progress' };
+
+/** Keyed fingerprint of a request's business content: every field but timestamp and signature. */
+export function requestFingerprint(deps: Pick<OperationDeps, 'sealer'>, body: Readonly<Record<string, unknown>>): string {
+  const content = Object.keys(body)
+    .filter((key) => key !== 'timestamp' && key !== 'signature' && body[key] !== null && body[key] !== undefined)
+    .sort()
+    .map((key) => [key, body[key]]);
+  return deps.sealer.fingerprint(JSON.stringify(content), 'request');
+}
+
+const WAIT_STEP_MS = 20;
+
+/** What to do when the key is taken: same content replays (waiting if still in flight), other content is refused. */
+export async function answerForExisting(deps: OperationDeps, existing: TransactionRow, fingerprint: string): Promise<Reservation> {
+  if (existing.request_fingerprint !== fingerprint) return { kind: 'duplicate_order' };
+  const deadline_ms = Date.now() + deps.config.limits.idempotency_wait_ms;
+  let row: TransactionRow | null = existing;
+  while (row && row.answer_json === null) {
+    if (Date.now() >= deadline_ms) return { kind: 'in_progress' };
+    await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
+    row = await deps.store.getTransaction(existing.trace_id);
+  }
+  if (!row) return { kind: 'in_progress' };
+  return { kind: 'replay', answer: JSON.parse(row.answer_json!) as TransactionAnswer };
+}
+
+export interface ReserveOptions {
+  /**
+   * Runs inside the reservation transaction before the insert: it may lock, check and write
+   * (a refund reserves its amount, a sale vaults its card) and returns columns to add to the
+   * row, or null to refuse. A refusal after a write must throw instead, so the write rolls back.
+   */
+  readonly prepare?: (tx: StoreOps) => Promise<Partial<NewTransactionRow> | null>;
+}
+
+export type ReserveResult = Reservation | { readonly kind: 'refused_by_guard' };
+
+class KeyTakenDuringPrepare extends Error {}
+
+export async function reserve(deps: OperationDeps, row: NewTransactionRow, options: ReserveOptions = {}): Promise<ReserveResult> {
+  const existing = await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id);
+  if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
+  const outcome = await deps.store.transaction(async (tx) => {
+    let extra: Partial<NewTransactionRow> = {};
+    if (options.prepare) {
+      const prepared = await options.prepare(tx);
+      if (prepared === null) return { kind: 'refused_by_guard' } as const;
+      extra = prepared;
+    }
+    const trace_id = await tx.insertTransactionIfAbsent({ ...row, ...extra });
+    if (trace_id === null) {
+      // The key was taken by a twin that committed while we ran. Throwing rolls back what
+      // prepare wrote (a refund reservation); the caller then replays the twin's answer.
+      if (options.prepare) throw new KeyTakenDuringPrepare();
+      return { kind: 'taken', row: null } as const;
+    }
+    await tx.insertStatusChange({ trace_id, from_status: '', to_status: 'pending', reason: 'request accepted', at_ms: row.created_at_ms });
+    return { kind: 'inserted', trace_id } as const;
+  }).catch((error: unknown) => {
+    if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
+    throw error;
+  });
+  if (outcome.kind === 'refused_by_guard') return outcome;
+  if (outcome.kind === 'taken') {
+    const holder = outcome.row ?? (await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id));
+    if (!holder) throw new Error('idempotency key taken but no row found');
+    return answerForExisting(deps, holder, row.request_fingerprint);
+  }
+  const reserved = await deps.store.getTransaction(outcome.trace_id);
+  if (!reserved) throw new Error(`reserved transaction ${outcome.trace_id} vanished`);
+  return { kind: 'reserved', row: reserved };
+}
+
+export function challengeTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The answer fields as the merchant sees them, from the stored row. */
+export function transactionAnswer(row: TransactionRow): TransactionAnswer {
+  const answer: TransactionAnswer = {
+    trace_id: row.trace_id,
+    transaction_id: row.psp_transaction_id ?? '',
+    transaction_status: row.status,
+    payment_processor: row.payment_processor,
+    redirect_url: row.status === 'pending_async' ? row.redirect_url : null,
+    error_code: row.error_code,
+    error_details: row.error_details,
+  };
+  if (row.transaction_type === 'payout' && row.payment_method !== 'card') answer.payment_method = row.payment_method;
+  if (row.transaction_type === 'sale' && row.status === 'approved' && row.card_token) answer.card_token = row.card_token;
+  return answer;
+}
+
+const STATUS_FOR_RESULT: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = {
+  approved: 'approved',
+  rejected: 'rejected',
+  error: 'error',
+};
+
+/** Applies the processor's result to the reserved row; returns the answer that was stored. */
+export async function finish(
+  deps: OperationDeps,
+  row: TransactionRow,
+  result: ProcessorResult,
+  processor_challenge_url: (token: string) => string,
+): Promise<TransactionAnswer> {
+  const now_ms = deps.clock.now_ms();
+  return deps.store.transaction(async (tx) => {
+    const base: TransactionPatch = {
+      psp_transaction_id: result.psp_transaction_id,
+      error_code: result.error_code,
+      error_details: result.error_details,
+    };
+    let final_row: TransactionRow;
+    if (result.kind === 'pending') {
+      // Still pending: no status change, but the answer and the later result are recorded.
+      await tx.updateTransaction(row.trace_id, { ...base, updated_at_ms: now_ms });
+      final_row = { ...row, ...base, updated_at_ms: now_ms } as TransactionRow;
+      if (result.later) {
+        await tx.insertDueAction({
+          trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending',
+          to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
+        });
+      }
+    } else if (result.kind === 'challenge') {
+      const token = randomBytes(24).toString('base64url');
+      const patch: TransactionPatch = {
+        ...base,
+        redirect_url: processor_challenge_url(token),
+        challenge_token_hash: challengeTokenHash(token),
+        challenge_expires_at_ms: now_ms + result.later.after_ms,
+        challenge_mode: result.mode,
+      };
+      final_row = await mustChange(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
+      await tx.insertDueAction({
+        trace_id: row.trace_id, kind: 'challenge_timeout', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending_async',
+        to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
+      });
+    } else {
+      const patch: TransactionPatch = { ...base };
+      if (result.kind === 'approved') {
+        patch.charge_amount_minor = result.charge_amount_minor;
+        patch.charge_currency = result.charge_currency;
+      }
+      final_row = await mustChange(tx, row, { to: STATUS_FOR_RESULT[result.kind], reason: 'processor answered', patch }, now_ms);
+    }
+    const answer = transactionAnswer(final_row);
+    await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(answer) });
+    return answer;
+  });
+}
+
+async function mustChange(
+  tx: StoreOps,
+  row: TransactionRow,
+  change: Parameters<typeof changeStatus>[2],
+  now_ms: number,
+): Promise<TransactionRow> {
+  const outcome = await changeStatus(tx, row, change, now_ms);
+  if (outcome.kind !== 'changed') {
+    throw new Error(`transaction ${row.trace_id}: ${row.status} -> ${change.to} refused (${outcome.kind})`);
+  }
+  return outcome.row;
+}

@@ -1,0 +1,111 @@
+// A refund (spec §4.1 variant C). The original must be an approved sale of the same merchant
+// in the same currency; the sale's refund reservation (a conditional update under the sale's
+// row lock, backed by a CHECK constraint) keeps approved and in-flight refunds within its amount.
+import type { CardData } from '../domain/cards.js';
+import type { Merchant } from '../domain/merchants.js';
+import type { OperationDeps } from './deps.js';
+import { finish, reserve, type TransactionAnswer } from './lifecycle.js';
+import { panFingerprint } from './card-vault.js';
+import type { Identity } from './sale.js';
+
+export interface RefundInput {
+  readonly merchant: Merchant;
+  readonly identity: Identity;
+  readonly api_version: string;
+  readonly order_id: string;
+  readonly reference_id: number;
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly card: CardData;
+  readonly pin: string;
+  readonly return_url: string | null;
+  readonly notification_url: string | null;
+  readonly request_fingerprint: string;
+}
+
+export type RefundRefusal = 'not_approved' | 'currency_mismatch' | 'card_mismatch' | 'exceeds_sale' | 'not_a_sale';
+
+export type RefundOutcome =
+  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | { readonly kind: 'duplicate_order' }
+  | { readonly kind: 'in_progress' }
+  /** No such transaction for this merchant: the same answer whether it is absent or another merchant's. */
+  | { readonly kind: 'reference_not_found' }
+  | { readonly kind: 'refused'; readonly reason: RefundRefusal; readonly remaining_minor?: number };
+
+export async function processRefund(deps: OperationDeps, input: RefundInput): Promise<RefundOutcome> {
+  const merchant_id = input.merchant.merchant_id;
+  const sale = await deps.store.getTransaction(input.reference_id);
+  if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
+  if (sale.transaction_type !== 'sale') return { kind: 'refused', reason: 'not_a_sale' };
+  if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
+  if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };
+  const processor = deps.processors.get(sale.payment_processor);
+  if (!processor) throw new Error(`sale ${sale.trace_id} names unknown processor ${sale.payment_processor}`);
+
+  const now_ms = deps.clock.now_ms();
+  let refusal: RefundOutcome | null = null;
+  const reservation = await reserve(deps, {
+    merchant_id,
+    transaction_type: 'refund',
+    order_id: input.order_id,
+    request_fingerprint: input.request_fingerprint,
+    api_version: input.api_version,
+    identity_kind: input.identity.kind,
+    identity_value: input.identity.value,
+    gateway_id: sale.gateway_id,
+    payment_processor: sale.payment_processor,
+    payment_method: sale.payment_method,
+    status: 'pending',
+    amount_minor: input.amount_minor,
+    currency: input.currency,
+    charge_amount_minor: input.amount_minor,
+    charge_currency: input.currency,
+    pin: input.pin,
+    card_masked: sale.card_masked,
+    card_brand: sale.card_brand,
+    card_exp: sale.card_exp,
+    card_fingerprint: sale.card_fingerprint,
+    card_token: null,
+    reference_id: sale.trace_id,
+    return_url: input.return_url,
+    notification_url: input.notification_url,
+    psp_transaction_id: null,
+    error_code: null,
+    error_details: null,
+    description: null,
+    redirect_url: null,
+    challenge_token_hash: null,
+    challenge_expires_at_ms: null,
+    challenge_mode: null,
+    answer_json: null,
+    variables_json: null,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  }, {
+    prepare: async (tx) => {
+      const locked = await tx.lockTransaction(sale.trace_id);
+      if (!locked || locked.status !== 'approved') {
+        refusal = { kind: 'refused', reason: 'not_approved' };
+        return null;
+      }
+      if (!(await tx.reserveRefund(sale.trace_id, input.amount_minor))) {
+        refusal = { kind: 'refused', reason: 'exceeds_sale', remaining_minor: locked.amount_minor - locked.refund_reserved_minor };
+        return null;
+      }
+      return {};
+    },
+  });
+  if (reservation.kind === 'refused_by_guard') return refusal ?? { kind: 'refused', reason: 'not_approved' };
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind !== 'reserved') return reservation;
+
+  const result = await processor.refund({
+    trace_id: reservation.row.trace_id,
+    sale_psp_transaction_id: sale.psp_transaction_id,
+    amount_minor: input.amount_minor,
+    currency: input.currency,
+  });
+  const answer = await finish(deps, reservation.row, result, (token) => processor.challengeUrl(token, 'card'));
+  return { kind: 'processed', answer, replayed: false };
+}

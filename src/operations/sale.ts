@@ -1,0 +1,103 @@
+// A card sale (spec §4.1 variants A and B): choose the gateway, reserve the idempotency key,
+// ask the processor, apply its result through the state machine.
+import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
+import { type Merchant, selectGateway } from '../domain/merchants.js';
+import type { OperationDeps } from './deps.js';
+import { finish, reserve, type TransactionAnswer } from './lifecycle.js';
+import { panFingerprint, vaultCard } from './card-vault.js';
+
+export interface Identity {
+  readonly kind: 'application_key' | 'frontend';
+  readonly value: string;
+}
+
+export interface SaleInput {
+  readonly merchant: Merchant;
+  readonly identity: Identity;
+  readonly api_version: string;
+  readonly order_id: string;
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly card: CardData;
+  readonly pin: string;
+  readonly gateway: string | undefined;
+  readonly return_url: string;
+  readonly notification_url: string;
+  readonly request_fingerprint: string;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly initiated_by: 'customer' | 'merchant';
+}
+
+export type SaleOutcome =
+  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | { readonly kind: 'duplicate_order' }
+  | { readonly kind: 'in_progress' }
+  | { readonly kind: 'no_gateway'; readonly currency: string };
+
+export async function processSale(deps: OperationDeps, input: SaleInput): Promise<SaleOutcome> {
+  const gateway = selectGateway(input.merchant, input.currency, input.gateway);
+  if (!gateway) return { kind: 'no_gateway', currency: input.currency };
+  // A gateway whose processor is not loaded here (a sandbox gateway on a live instance) cannot take payments.
+  const processor = deps.processors.get(gateway.processor);
+  if (!processor) return { kind: 'no_gateway', currency: input.currency };
+
+  const now_ms = deps.clock.now_ms();
+  const merchant_id = input.merchant.merchant_id;
+  const reservation = await reserve(deps, {
+    merchant_id,
+    transaction_type: 'sale',
+    order_id: input.order_id,
+    request_fingerprint: input.request_fingerprint,
+    api_version: input.api_version,
+    identity_kind: input.identity.kind,
+    identity_value: input.identity.value,
+    gateway_id: gateway.gateway_id,
+    payment_processor: processor.name,
+    payment_method: 'card',
+    status: 'pending',
+    amount_minor: input.amount_minor,
+    currency: input.currency,
+    charge_amount_minor: input.amount_minor,
+    charge_currency: input.currency,
+    pin: input.pin,
+    card_masked: input.card.masked,
+    card_brand: cardBrand(input.card.pan),
+    card_exp: formatExpiry(input.card.expiry),
+    card_fingerprint: panFingerprint(deps.sealer, input.card.pan),
+    card_token: null,
+    reference_id: null,
+    return_url: input.return_url,
+    notification_url: input.notification_url,
+    psp_transaction_id: null,
+    error_code: null,
+    error_details: null,
+    description: null,
+    redirect_url: null,
+    challenge_token_hash: null,
+    challenge_expires_at_ms: null,
+    challenge_mode: null,
+    answer_json: null,
+    variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  }, {
+    // The card goes into the vault in the reservation transaction; its token is shown only once approved.
+    prepare: async (tx) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms) }),
+  });
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
+  if (reservation.kind === 'refused_by_guard') throw new Error('sale preparation never refuses');
+
+  const row = reservation.row;
+  const result = await processor.sale({
+    trace_id: row.trace_id,
+    merchant_id,
+    order_id: input.order_id,
+    amount_minor: input.amount_minor,
+    currency: input.currency,
+    card: input.card,
+    initiated_by: input.initiated_by,
+  });
+  const answer = await finish(deps, row, result, (token) => processor.challengeUrl(token, 'card'));
+  return { kind: 'processed', answer, replayed: false };
+}

@@ -1,0 +1,125 @@
+// The sandbox test processor of decisions.md §7. Outcomes are chosen by CVV (and for two
+// cases by amount) so a merchant's developer can reach every path on purpose.
+import { randomBytes } from 'node:crypto';
+import { expiryInFuture, luhnValid } from '../../domain/cards.js';
+import type { Clock } from '../../domain/clock.js';
+import type {
+  CardPayoutRequest, CardSaleRequest, DirectPayoutRequest, Processor, ProcessorResult, RefundRequest,
+} from '../processor.js';
+
+export interface SandboxTimings {
+  readonly challenge_timeout_ms: number;
+  readonly async_settle_ms: number;
+  readonly issuer_timeout_ms: number;
+}
+
+const APPROVED = '0';
+const FAILED = '1';
+
+type Fixed = { kind: 'rejected' | 'error'; details: string };
+
+/** CVVs with a fixed synchronous failure. Any CVV not listed here or below is approved. */
+export const SANDBOX_CVV_FAILURES: Readonly<Record<string, Fixed>> = {
+  '000': { kind: 'rejected', details: 'Do not honor' },
+  '801': { kind: 'rejected', details: 'Insufficient funds' },
+  '900': { kind: 'rejected', details: 'Lost card' },
+  '901': { kind: 'rejected', details: 'Stolen card' },
+  '444': { kind: 'error', details: 'Processor error' },
+};
+
+function pspId(): string {
+  return `sbx_${randomBytes(10).toString('hex')}`;
+}
+
+function test(text: string): string {
+  return `[TEST] ${text}`;
+}
+
+export class SandboxProcessor implements Processor {
+  readonly name = 'sandbox';
+
+  constructor(private readonly clock: Clock, private readonly public_url: () => string, private readonly timings: SandboxTimings) {}
+
+  private cardProblem(request: { card: CardSaleRequest['card'] }): ProcessorResult | null {
+    if (!luhnValid(request.card.pan)) {
+      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Invalid card number') };
+    }
+    if (!expiryInFuture(request.card.expiry, this.clock.now_ms())) {
+      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Card expired') };
+    }
+    return null;
+  }
+
+  async sale(request: CardSaleRequest): Promise<ProcessorResult> {
+    const problem = this.cardProblem(request);
+    if (problem) return problem;
+    const cvv = request.card.cvv ?? '';
+    const timed_out = { to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') } as const;
+    if (request.initiated_by === 'customer') {
+      if (request.card.cvv === null) {
+        return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('CVV required for a customer-initiated sale') };
+      }
+      if (cvv === '333' || cvv === '300') {
+        return {
+          kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('3-D Secure authentication required'),
+          mode: 'interactive', later: { after_ms: this.timings.challenge_timeout_ms, ...timed_out },
+        };
+      }
+      if (cvv === '588' && request.amount_minor === 713) {
+        return {
+          kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('3-D Secure authentication required'),
+          mode: 'unresponsive', later: { after_ms: this.timings.issuer_timeout_ms, ...timed_out },
+        };
+      }
+      if (cvv === '222' || cvv === '223') {
+        const approve = cvv === '222';
+        return {
+          kind: 'pending', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Processing asynchronously'),
+          later: {
+            after_ms: this.timings.async_settle_ms,
+            to: approve ? 'approved' : 'rejected',
+            error_code: approve ? APPROVED : FAILED,
+            error_details: test(approve ? 'Approved' : 'Declined by the asynchronous processor'),
+          },
+        };
+      }
+      const failure = SANDBOX_CVV_FAILURES[cvv];
+      if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
+    }
+    return {
+      kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
+      error_code: APPROVED, error_details: test('Approved'),
+    };
+  }
+
+  async refund(request: RefundRequest): Promise<ProcessorResult> {
+    return {
+      kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
+      error_code: APPROVED, error_details: test('Refund approved'),
+    };
+  }
+
+  private payoutByAmount(amount_minor: number, currency: string): ProcessorResult {
+    if (amount_minor === 1400) return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Payout rejected') };
+    if (amount_minor === 1500) return { kind: 'error', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Processor error') };
+    if (amount_minor === 1313) {
+      return {
+        kind: 'pending', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Payout processing'),
+        later: { after_ms: this.timings.async_settle_ms, to: 'approved', error_code: APPROVED, error_details: test('Payout approved') },
+      };
+    }
+    return { kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: amount_minor, charge_currency: currency, error_code: APPROVED, error_details: test('Payout approved') };
+  }
+
+  async cardPayout(request: CardPayoutRequest): Promise<ProcessorResult> {
+    return this.cardProblem(request) ?? this.payoutByAmount(request.amount_minor, request.currency);
+  }
+
+  async directPayout(request: DirectPayoutRequest): Promise<ProcessorResult> {
+    return this.payoutByAmount(request.amount_minor, request.currency);
+  }
+
+  challengeUrl(token: string, kind: 'card' | 'wallet'): string {
+    return `${this.public_url()}/sandbox/${kind === 'card' ? '3ds' : 'wallet'}/${token}`;
+  }
+}

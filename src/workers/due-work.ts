@@ -1,0 +1,84 @@
+// Finishes what falls due later: a processor's asynchronous result, a challenge nobody
+// answered, a transaction whose process died during its processor call. All of it is found
+// in the database, so a restart (or another instance) picks it up; no timer holds state.
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.js';
+import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
+import { transactionAnswer } from '../operations/lifecycle.js';
+import type { Store } from '../store/store.js';
+
+export interface DueWorkOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly poll_ms: number;
+  readonly stuck_processing_ms: number;
+  readonly batch_size?: number;
+  /** Sandbox: re-read the shared clock offset so instances agree on "now". */
+  readonly sync_clock?: (() => Promise<void>) | undefined;
+}
+
+/** One pass: returns how many items it finished, so tests can drive it without timers. */
+export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
+  const batch = options.batch_size ?? 50;
+  if (options.sync_clock) await options.sync_clock();
+  const now_ms = options.clock.now_ms();
+  let finished = 0;
+  finished += await options.store.transaction(async (tx) => {
+    const actions = await tx.claimDueActions(now_ms, batch);
+    for (const action of actions) {
+      const row = await tx.lockTransaction(action.trace_id);
+      if (row && row.status === action.expected_status) {
+        const outcome = await changeStatus(tx, row, {
+          to: action.to_status as TransactionStatus,
+          reason: action.kind === 'challenge_timeout' ? 'challenge timed out' : 'processor reported its result',
+          patch: { error_code: action.error_code, error_details: action.error_details },
+        }, now_ms);
+        if (outcome.kind === 'not_allowed') options.logger.error({ trace_id: row.trace_id, action: action.kind }, 'due action refused by the state machine');
+      }
+      await tx.markDueActionDone(action.id);
+    }
+    return actions.length;
+  });
+  finished += await options.store.transaction(async (tx) => {
+    const stuck = await tx.findStuckTransactions(now_ms - options.stuck_processing_ms, batch);
+    for (const row of stuck) {
+      const outcome = await changeStatus(tx, row, {
+        to: 'error',
+        reason: 'processing interrupted before the processor answered',
+        patch: { error_code: '1', error_details: 'Processing interrupted; no funds were moved by this attempt' },
+      }, now_ms);
+      if (outcome.kind === 'changed') {
+        await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(transactionAnswer(outcome.row)) });
+      }
+    }
+    return stuck.length;
+  });
+  return finished;
+}
+
+export interface Worker {
+  stop(): Promise<void>;
+}
+
+/** Polls until stopped; a failed pass is logged and retried on the next tick. */
+export function startDueWork(options: DueWorkOptions): Worker {
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | null = null;
+  const tick = () => {
+    running = runDueWorkOnce(options)
+      .then(() => undefined, (error: unknown) => options.logger.error({ err: error }, 'due work pass failed'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, options.poll_ms);
+      });
+  };
+  timer = setTimeout(tick, options.poll_ms);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

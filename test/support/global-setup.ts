@@ -1,0 +1,10 @@
+// Decides once which stores the suite runs against. In CI PostgreSQL is required: a suite
+// that silently skipped it would claim a coverage it does not have.
+import { postgresAvailable } from './postgres.js';
+
+export default async function setup(): Promise<void> {
+  const available = await postgresAvailable();
+  if (!available && process.env.CI) throw new Error('CI=true but PostgreSQL is not reachable at PAYGATE_TEST_DATABASE_URL');
+  if (!available) process.stderr.write('\n[paygate tests] PostgreSQL not reachable: running the SQLite store only\n');
+  process.env.PAYGATE_TEST_STORES = available ? 'sqlite,postgres' : 'sqlite';
+}
