@@ -1,0 +1,84 @@
+// The `paygate` command as an operator runs it: real processes, a real SQLite file.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postSigned } from '../support/client.js';
+import { saleA } from '../support/bodies.js';
+
+const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function paygate(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
+}
+
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('paygate CLI', () => {
+  it('creates a merchant, prints its JSON, and refuses the same merchant_id again without changing it', () => {
+    const env = { PAYGATE_DATA_DIR: tempDir() };
+    const created = paygate(['merchant', 'create', '--merchant-id', 'shop-1', '--secret', 'shop-secret-1', '--application-key', 'shop-app', '--frontend', 'shop.example'], env);
+    expect(created.status, created.stderr).toBe(0);
+    const merchant = JSON.parse(created.stdout) as Record<string, string>;
+    expect(merchant).toMatchObject({ merchant_id: 'shop-1', secret: 'shop-secret-1', application_key: 'shop-app', frontend: 'shop.example', currency: 'USD' });
+    expect(merchant.gateway).toMatch(/^[0-9a-f]{32}$/);
+    const again = paygate(['merchant', 'create', '--merchant-id', 'shop-1', '--secret', 'another-secret'], env);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/already exists/);
+    const generated = paygate(['merchant', 'create', '--currency', 'EUR'], env);
+    expect(JSON.parse(generated.stdout)).toMatchObject({ currency: 'EUR' });
+  });
+
+  it('refuses a bad configuration value with a message naming it', () => {
+    const result = paygate(['start'], { PAYGATE_DATA_DIR: tempDir(), PAYGATE_ENV: 'production' });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toMatch(/PAYGATE_ENV/);
+  });
+
+  it('starts on an empty database with a demo merchant and serves a merchant created while it runs', async () => {
+    const data_dir = tempDir();
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const child = spawn(process.execPath, [...CLI, 'start'], {
+      env: { ...process.env, PAYGATE_DATA_DIR: data_dir, PORT: String(port), PAYGATE_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const demo = await new Promise<Record<string, string>>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`no demo merchant line: ${out}`)), 20_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /Demo sandbox merchant created: (\{.*\})/.exec(out);
+          if (match) {
+            clearTimeout(timer);
+            resolve(JSON.parse(match[1]!) as Record<string, string>);
+          }
+        });
+      });
+      const base = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
+      const sale = await postSigned(base, '/api/process', saleA(demo as never), demo.secret!);
+      expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+
+      const created = paygate(['merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-secret-1'], { PAYGATE_DATA_DIR: data_dir });
+      expect(created.status, created.stderr).toBe(0);
+      const late = JSON.parse(created.stdout) as Record<string, string>;
+      const late_sale = await postSigned(base, '/api/process', saleA(late as never), late.secret!);
+      expect(late_sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
+});
