@@ -1,8 +1,8 @@
 // Sandbox-only routes: the 3-D Secure page and the clock control (decisions.md §8).
 // None of them exist when PAYGATE_ENV=live.
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { requireAdmin } from '../admin-auth.js';
 import type { AdjustableClock } from '../../domain/clock.js';
 import { completeChallenge, findChallenge } from '../../operations/challenge.js';
 import type { OperationDeps } from '../../operations/deps.js';
@@ -31,14 +31,6 @@ function originOf(url: string | null): string[] {
   } catch {
     return [];
   }
-}
-
-/** Admin bearer token, compared in constant time (hashes make the lengths equal). */
-export function adminAuthorized(request: FastifyRequest, admin_token: string | null): boolean {
-  if (admin_token === null) return false;
-  const header = request.headers.authorization ?? '';
-  const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(admin_token).digest());
 }
 
 export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): PlainRoute[] {
@@ -88,9 +80,7 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
       body: Type.Object({ advance_seconds: Type.Integer({ minimum: 0, maximum: 10 * 365 * 86_400 }) }),
       response: Type.Object({ now: Type.Integer() }),
       async handle(request, response) {
-        if (!adminAuthorized(request, deps.config.admin_token)) {
-          return response.code(401).send({ status: 11, description: 'Missing or wrong admin token' });
-        }
+        if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const body = request.body;
         const advance = isPlainObject(body) ? body.advance_seconds : undefined;
         if (typeof advance !== 'number' || !Number.isSafeInteger(advance) || advance < 0 || advance > 10 * 365 * 86_400) {
