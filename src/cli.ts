@@ -4,13 +4,17 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { MerchantDirectory } from './domain/merchants.js';
+import { checkFrameOrigins } from './domain/frame-origins.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
 const USAGE = `Usage:
   paygate [start]                       run the gateway (configuration from the environment)
   paygate merchant create [--merchant-id ID] [--secret SECRET] [--application-key KEY]
-                          [--frontend NAME] [--currency CODE]
-                                        create a merchant with one sandbox gateway; prints JSON
+                          [--frontend NAME] [--currency CODE] [--frame-origin ORIGIN]...
+                                        create a merchant with one sandbox gateway; prints JSON.
+                                        --frame-origin (repeatable): an origin such as
+                                        https://shop.example allowed to show the application's
+                                        init-pay-in cashier in an iframe (docs/cashier.md)
 `;
 
 async function createMerchant(config: Config, argv: string[]): Promise<number> {
@@ -18,10 +22,16 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
     args: argv,
     options: {
       'merchant-id': { type: 'string' }, secret: { type: 'string' }, 'application-key': { type: 'string' },
-      frontend: { type: 'string' }, currency: { type: 'string' },
+      frontend: { type: 'string' }, currency: { type: 'string' }, 'frame-origin': { type: 'string', multiple: true },
     },
     strict: true,
   });
+  // Checked before anything is created, so a bad origin changes nothing.
+  const frame_origins = checkFrameOrigins(values['frame-origin'] ?? []);
+  if (!frame_origins.ok) {
+    process.stderr.write(`paygate: --frame-origin must be an http(s) origin such as https://shop.example (got ${frame_origins.invalid})\n`);
+    return 2;
+  }
   const store = openConfiguredStore(config);
   try {
     await store.migrate();
@@ -32,7 +42,12 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
     }, Date.now());
     switch (outcome.kind) {
       case 'created':
-        process.stdout.write(`${JSON.stringify(outcome.merchant)}\n`);
+        if (frame_origins.origins.length > 0) {
+          await store.setFrameOrigins(outcome.merchant.merchant_id, outcome.merchant.application_key, frame_origins.origins);
+          process.stdout.write(`${JSON.stringify({ ...outcome.merchant, frame_origins: frame_origins.origins })}\n`);
+        } else {
+          process.stdout.write(`${JSON.stringify(outcome.merchant)}\n`);
+        }
         return 0;
       case 'exists':
         process.stderr.write(`paygate: merchant ${outcome.merchant_id} already exists; nothing was changed\n`);

@@ -28,13 +28,20 @@ export interface Limits {
   readonly request_window_seconds: number;
   readonly amount_max_minor: number;
   readonly idempotency_wait_ms: number;
+  /** Time-out of every outbound request (notifications, validation requests): connect, send and read the reply. */
   readonly outbound_timeout_ms: number;
+  /** Largest reply body read from a merchant; a longer one is refused as unrecognized. */
+  readonly outbound_reply_max_bytes: number;
+  /** Live mode: allow notification and validation URLs on loopback, private or link-local addresses. */
+  readonly allow_private_urls: boolean;
   readonly pg_pool_max: number;
 }
 
 export interface Schedules {
   /** How long a customer has to finish a 3-D Secure challenge. */
   readonly challenge_timeout_seconds: number;
+  /** Cashier: how long a session, its auth_token and its order live (spec §8: 15 minutes). */
+  readonly cashier_session_seconds: number;
   /** Sandbox: how long an asynchronous processor takes (CVV 222/223). */
   readonly sandbox_async_settle_seconds: number;
   /** Sandbox: how long before CVV 588 with amount 713 times out. */
@@ -42,8 +49,22 @@ export interface Schedules {
   readonly due_work_poll_ms: number;
   /** A transaction reserved but never finished (process died mid-call) is closed as error after this. */
   readonly stuck_processing_seconds: number;
+  /** The n-th resend waits notify_retry_seconds[min(n-1, length-1)] seconds. */
   readonly notify_retry_seconds: readonly number[];
+  /** After this long since it was created, a notification that was not acknowledged is marked failed. */
   readonly notify_max_age_seconds: number;
+  /** How often the delivery worker looks for due notifications (a new one also wakes it at once). */
+  readonly notify_poll_ms: number;
+  /** How long one instance holds a notification it is sending; longer than outbound_timeout_ms. */
+  readonly notify_lease_ms: number;
+  /** Notifications sent at the same time by one instance. */
+  readonly notify_concurrency: number;
+  /** How often the subscription billing worker looks for due subscriptions (issue 6). */
+  readonly billing_poll_ms: number;
+  /** How long one instance holds a subscription it is charging (gateway-clock time). */
+  readonly billing_lease_seconds: number;
+  /** Subscriptions charged at the same time by one instance. */
+  readonly billing_concurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +78,14 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function parseMasterKey(raw: string | undefined): Buffer | null {
@@ -82,7 +111,7 @@ function parseRetrySchedule(raw: string | undefined): number[] {
 export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, 'PORT', 8080, 0, 65_535);
   const host = env.HOST && env.HOST !== '' ? env.HOST : '127.0.0.1';
-  const environment_raw = env.PAYGATE_ENV ?? 'sandbox';
+  const environment_raw = env.PAYGATE_ENV && env.PAYGATE_ENV !== '' ? env.PAYGATE_ENV : 'sandbox';
   if (environment_raw !== 'sandbox' && environment_raw !== 'live') {
     throw new ConfigError(`PAYGATE_ENV must be "sandbox" or "live", got "${environment_raw}"`);
   }
@@ -109,6 +138,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (admin_token !== null && admin_token.length < 16) {
     throw new ConfigError('PAYGATE_ADMIN_TOKEN must be at least 16 characters');
   }
+  const outbound_timeout_ms = intVar(env, 'PAYGATE_OUTBOUND_TIMEOUT_MS', 10_000, 100, 60_000);
+  // The lease must outlive the longest attempt (time-out) plus the database writes after it,
+  // or a second instance could pick the notification up while the first is still sending it.
+  const notify_lease_ms = intVar(env, 'PAYGATE_NOTIFY_LEASE_MS', 60_000, 1_000, 3_600_000);
+  if (notify_lease_ms < outbound_timeout_ms + 1_000) {
+    throw new ConfigError(`PAYGATE_NOTIFY_LEASE_MS (${notify_lease_ms}) must be at least PAYGATE_OUTBOUND_TIMEOUT_MS + 1000 (${outbound_timeout_ms + 1_000})`);
+  }
   return {
     port,
     host,
@@ -126,17 +162,26 @@ export function loadConfig(env: Env = process.env): Config {
       request_window_seconds: 60,
       amount_max_minor: Number.MAX_SAFE_INTEGER,
       idempotency_wait_ms: intVar(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000, 100, 60_000),
-      outbound_timeout_ms: 10_000,
+      outbound_timeout_ms,
+      outbound_reply_max_bytes: 64 * 1024,
+      allow_private_urls: boolVar(env, 'PAYGATE_ALLOW_PRIVATE_URLS', false),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,
+      cashier_session_seconds: 15 * 60,
       sandbox_async_settle_seconds: intVar(env, 'PAYGATE_SANDBOX_SETTLE_SECONDS', 3, 0, 3600),
       sandbox_issuer_timeout_seconds: intVar(env, 'PAYGATE_SANDBOX_ISSUER_TIMEOUT_SECONDS', 10, 0, 3600),
       due_work_poll_ms: intVar(env, 'PAYGATE_DUE_WORK_POLL_MS', 250, 10, 60_000),
       stuck_processing_seconds: 120,
       notify_retry_seconds: parseRetrySchedule(env.PAYGATE_NOTIFY_RETRY_SECONDS),
       notify_max_age_seconds: intVar(env, 'PAYGATE_NOTIFY_MAX_AGE_SECONDS', 72 * 3600, 1, 30 * 24 * 3600),
+      notify_poll_ms: intVar(env, 'PAYGATE_NOTIFY_POLL_MS', 1_000, 10, 60_000),
+      notify_lease_ms,
+      notify_concurrency: intVar(env, 'PAYGATE_NOTIFY_CONCURRENCY', 8, 1, 256),
+      billing_poll_ms: intVar(env, 'PAYGATE_BILLING_POLL_MS', 1_000, 10, 60_000),
+      billing_lease_seconds: 300,
+      billing_concurrency: intVar(env, 'PAYGATE_BILLING_CONCURRENCY', 8, 1, 64),
     },
   };
 }

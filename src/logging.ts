@@ -6,6 +6,8 @@ const SENSITIVE_KEYS = [
   'card_number', 'card_number_encrypted', 'card_exp', 'card_exp_encrypted', 'cvv', 'cvv_encrypted', 'pan',
   'secret', 'signature', 'auth_token', 'card_token', 'token', 'password', 'master_key', 'authorization',
   'gt-authentication', 'cookie', 'set-cookie',
+  // Direct payouts: the customer's bank account or wallet id (docs/payouts.md).
+  'data_account_number',
 ];
 
 const REDACT_PATHS = [

@@ -8,16 +8,26 @@ import { AdjustableClock } from './domain/clock.js';
 import { type CreatedMerchant, MerchantDirectory } from './domain/merchants.js';
 import { buildApp } from './http/app.js';
 import type { RouteDef } from './http/route.js';
+import { directRoute } from './http/routes/direct.js';
+import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
 import { processRoute } from './http/routes/process.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
+import { operatorNotificationRoutes } from './http/routes/operator-notifications.js';
 import { createLogger } from './logging.js';
+import { type NotificationWorker, startNotificationWorker } from './notifications/worker.js';
 import type { OperationDeps } from './operations/deps.js';
 import { type Processor, processorRegistry } from './processors/processor.js';
 import { SandboxProcessor } from './processors/sandbox/sandbox-processor.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { startDueWork, type Worker } from './workers/due-work.js';
+import { startSubscriptionBilling } from './workers/subscription-billing.js';
+import { subscriptionRoutes } from './http/routes/subscriptions.js';
+import { cashierPageRoutes } from './http/routes/cashier-pages.js';
+import { cashierSessionRoutes } from './http/routes/cashier-sessions.js';
+import { operatorApplicationRoutes } from './http/routes/operator-applications.js';
+import { findOrderRoute } from './http/routes/orders.js';
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -26,6 +36,8 @@ export interface RunningGateway {
   /** http://host:port actually bound (port 0 in tests picks a free one). */
   readonly url: string;
   readonly demo_merchant: CreatedMerchant | null;
+  /** The notification delivery worker of this instance. */
+  readonly notifications: NotificationWorker;
   close(): Promise<void>;
 }
 
@@ -40,14 +52,17 @@ export function masterKeyFor(config: Config): Buffer {
   return loadOrCreateKeyFile(config.data_dir);
 }
 
-export function openConfiguredStore(config: Config): Store {
-  return openStore({ database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max });
+export function openConfiguredStore(config: Config, logger?: Logger): Store {
+  return openStore({
+    database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max,
+    on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
+  });
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: config.log_file });
   const sealer = new Sealer(masterKeyFor(config));
-  const store = openConfiguredStore(config);
+  const store = openConfiguredStore(config, logger);
   await store.migrate();
   const clock = new AdjustableClock();
   if (config.environment === 'sandbox') clock.set_offset_ms(await store.getSandboxOffset());
@@ -79,6 +94,11 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
 
   const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
   if (config.environment === 'sandbox') routes.push(...sandboxRoutes(deps, clock));
+  routes.push(...operatorNotificationRoutes(deps));
+  routes.push(directRoute(), ...operatorPayoutRoutes(deps));
+  routes.push(...subscriptionRoutes());
+  // The hosted cashier (issue 5): session calls, find-order, the pages, the operator's framing setting.
+  routes.push(...cashierSessionRoutes(() => public_url), findOrderRoute(), ...cashierPageRoutes(deps, () => public_url), ...operatorApplicationRoutes(deps));
   const app = buildApp(deps, routes, logger);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
@@ -86,19 +106,47 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.public_url === null) public_url = url;
 
+  const sync_clock = config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined;
+  const notifications = startNotificationWorker({
+    store, clock, logger,
+    secretOf: async (merchant_id) => (await merchants.find(merchant_id))?.secret ?? null,
+    policy: {
+      timeout_ms: config.limits.outbound_timeout_ms,
+      max_reply_bytes: config.limits.outbound_reply_max_bytes,
+      // Sandbox merchants test against their own machines; live mode refuses private addresses unless allowed.
+      allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
+    },
+    schedule: { retry_seconds: config.schedules.notify_retry_seconds, max_age_seconds: config.schedules.notify_max_age_seconds },
+    poll_ms: config.schedules.notify_poll_ms,
+    lease_ms: config.schedules.notify_lease_ms,
+    concurrency: config.schedules.notify_concurrency,
+    stop_grace_ms: Math.min(config.limits.outbound_timeout_ms, 5_000),
+    sync_clock,
+  });
+  // A status change (or an operator's resend) that commits sends its notification at once.
+  const stop_waking = store.onNotificationCommitted(() => notifications.wake());
   const workers: Worker[] = [
+    notifications,
     startDueWork({
       store, clock, logger,
       poll_ms: config.schedules.due_work_poll_ms,
       stuck_processing_ms: config.schedules.stuck_processing_seconds * 1000,
       sync_clock: config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined,
     }),
+    startSubscriptionBilling({
+      deps,
+      poll_ms: config.schedules.billing_poll_ms,
+      lease_ms: config.schedules.billing_lease_seconds * 1000,
+      concurrency: config.schedules.billing_concurrency,
+      sync_clock,
+    }),
   ];
   logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
 
   return {
-    app, deps, clock, url, demo_merchant,
+    app, deps, clock, url, demo_merchant, notifications,
     async close() {
+      stop_waking();
       await Promise.all(workers.map((w) => w.stop()));
       await app.close();
       await store.close();

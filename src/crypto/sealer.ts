@@ -32,9 +32,11 @@ export class Sealer {
   open(sealed: string, purpose: string): string {
     if (!sealed.startsWith(FORMAT_PREFIX)) throw new Error('unknown sealed format');
     const raw = Buffer.from(sealed.slice(FORMAT_PREFIX.length), 'base64');
+    if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('sealed value too short');
     const iv = raw.subarray(0, IV_BYTES);
     const tag = raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES);
-    const decipher = createDecipheriv('aes-256-gcm', this.encryption_key, iv);
+    // A fixed tag length: GCM would otherwise accept a truncated (weaker) tag.
+    const decipher = createDecipheriv('aes-256-gcm', this.encryption_key, iv, { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(purpose, 'utf8'));
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');

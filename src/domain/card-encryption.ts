@@ -2,6 +2,7 @@
 // the merchant secret left-padded with "0" to 32 characters, the IV is the request timestamp
 // left-padded with "0" to 16 characters.
 import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { CardData, parseExpiry } from './cards.js';
 
 export type DecryptResult = { ok: true; value: string } | { ok: false };
 
@@ -38,4 +39,35 @@ export function decryptCardField(encoded: string, secret: string, timestamp: num
   } catch {
     return { ok: false };
   }
+}
+
+/** The card fields of an encrypted payout (spec §4.1 variant D), each one ciphertext. */
+export interface EncryptedCard {
+  readonly card_number: string;
+  readonly card_exp: string;
+  readonly cvv: string | null;
+}
+
+const PAN_PATTERN = /^[0-9]{12,19}$/;
+const EXPIRY_PATTERN = /^(0[1-9]|1[0-2])\/([0-9]{2}|[0-9]{4})$/;
+const CVV_PATTERN = /^[0-9]{3,4}$/;
+
+/**
+ * Opens an encrypted payout's card into a CardData, or null. Null is the only failure, whatever
+ * the cause (bad base64, wrong length, bad padding, wrong key or timestamp, or a plaintext that
+ * is not a card number, MM/YYYY expiry or CVV), so callers answer every cause alike. Every
+ * field is decrypted before any is judged. The decrypted text lives only in the CardData.
+ */
+export function openEncryptedCard(fields: EncryptedCard, secret: string, timestamp: number): CardData | null {
+  const pan = decryptCardField(fields.card_number, secret, timestamp);
+  const exp = decryptCardField(fields.card_exp, secret, timestamp);
+  const cvv = fields.cvv === null ? null : decryptCardField(fields.cvv, secret, timestamp);
+  let readable = pan.ok && exp.ok && (cvv === null || cvv.ok);
+  readable = readable && pan.ok && PAN_PATTERN.test(pan.value);
+  readable = readable && exp.ok && EXPIRY_PATTERN.test(exp.value);
+  readable = readable && (cvv === null || (cvv.ok && CVV_PATTERN.test(cvv.value)));
+  if (!readable || !pan.ok || !exp.ok) return null;
+  const expiry = parseExpiry(exp.value);
+  if (!expiry) return null;
+  return new CardData(pan.value, expiry, cvv !== null && cvv.ok ? cvv.value : null);
 }

@@ -11,10 +11,26 @@ const SIGNATURE_PATTERN = /^[0-9a-f]{96}$/;
 export function bodySigningString(message: Readonly<Record<string, unknown>>, secret: string): string {
   const keys = Object.keys(message)
     .filter((key) => key !== 'signature')
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    .sort(compareCodePoints);
   let text = '';
   for (const key of keys) text += signingText(message[key], key);
   return text + secret;
+}
+
+/**
+ * Ascending code-point order, as §1 says (and as UTF-8 byte order, PHP's ksort or Python's
+ * sorted give). JavaScript's `<` compares UTF-16 code units, which puts a character above
+ * U+FFFF before one in U+E000..U+FFFF.
+ */
+function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i += 1) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i += 1;
+  }
+  return a.length - b.length;
 }
 
 function signingText(value: unknown, key: string): string {

@@ -30,6 +30,7 @@ import type { StoreOps } from '../store/store.js';
 import type { TransactionPatch } from '../store/store.js';
 import type { TransactionRow } from '../store/schema.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
+import { orderFollowsTransaction } from './order-state.js';
 
 export type DepositStatus =
   | 'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected'
@@ -63,7 +64,8 @@ const REFUND_RELEASING: ReadonlySet<string> = new Set(['declined', 'rejected', '
 
 export function isTransitionAllowed(transaction_type: string, from: string, to: string): boolean {
   const table: Readonly<Record<string, readonly string[]>> = transaction_type === 'payout' ? PAYOUT_TRANSITIONS : DEPOSIT_TRANSITIONS;
-  return table[from]?.includes(to) ?? false;
+  // Own keys only: a status named like an Object.prototype member ("constructor") is unknown, not a crash.
+  return Object.prototype.hasOwnProperty.call(table, from) && table[from]!.includes(to);
 }
 
 export interface StatusChange {
@@ -96,6 +98,8 @@ export async function changeStatus(
   if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
     await tx.releaseRefund(row.reference_id, row.amount_minor);
   }
+  // A transaction made in a cashier order moves the order along, in this same database transaction.
+  if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);
   if (updated.notification_url) {
     const payload = buildNotificationPayload(updated, Math.floor(now_ms / 1000));
     await tx.insertNotification({

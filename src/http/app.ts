@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 import type { OperationDeps } from '../operations/deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
-import { type RouteDef, runSignedRoute } from './route.js';
+import { type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
 
-const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 const FORM_MAX_BYTES = 8 * 1024;
 
 export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
@@ -32,7 +32,7 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
 
   app.setErrorHandler((error: FastifyError, request, response) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return response.code(413).send(envelope(Status.BODY_TOO_LARGE, `Body too large: at most ${deps.config.limits.body_max_bytes} bytes`));
+      return response.code(413).send(envelope(Status.BODY_TOO_LARGE, `Body too large: at most ${deps.config.limits.body_max_bytes} bytes of JSON`));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return response.code(400).send(envelope(Status.MALFORMED_BODY, 'Content-Type must be application/json'));
@@ -54,7 +54,9 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
       url: route.url,
       handler: route.kind === 'signed'
         ? (request, response) => runSignedRoute(deps, route, request, response)
-        : (request, response) => route.handle(request, response),
+        : route.kind === 'header-signed'
+          ? (request, response) => runHeaderSignedRoute(deps, route, request, response)
+          : (request, response) => route.handle(request, response),
     });
   }
   const openapi = buildOpenApi(routes, deps.config.public_url ?? '/');

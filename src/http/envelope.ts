@@ -9,6 +9,8 @@ export const Status = {
   /** |server time - timestamp| > 60 s. Also "order not found" on find-order (spec §4.7). */
   TIMESTAMP_EXPIRED: 1,
   INVALID_SIGNATURE: 2,
+  /** find-order only (spec §4.7): the same value as TIMESTAMP_EXPIRED, as the spec has it. */
+  ORDER_NOT_FOUND: 1,
   /** find-order only (spec §4.7). */
   ORDER_OPEN: 3,
   /** find-order only (spec §4.7). */
@@ -22,10 +24,24 @@ export const Status = {
   IN_PROGRESS: 16,
   CARD_DATA_UNREADABLE: 17,
   CARD_TOKEN_NOT_FOUND: 18,
+  /** Operator API: the action does not apply to the payout's current status (HTTP 409). */
+  TRANSITION_REFUSED: 19,
   UNKNOWN_PATH: 20,
   METHOD_NOT_ALLOWED: 21,
   BODY_TOO_LARGE: 22,
   MALFORMED_BODY: 23,
+  /** v1.3: no such plan for this merchant (a deleted plan included). Subscription create answers -1 instead (spec §7). */
+  PLAN_NOT_FOUND: 30,
+  /** v1.3: no such subscription for this merchant. */
+  SUBSCRIPTION_NOT_FOUND: 31,
+  /** v1.3: the plan is inactive and takes no new subscriptions. */
+  PLAN_NOT_ACTIVE: 32,
+  /** v1.3: the price_id is not one of the plan's prices. */
+  PRICE_NOT_FOUND: 33,
+  /** v1.3: no gateway of the merchant with merchant-initiated transactions enabled takes the currency. */
+  CURRENCY_NOT_ALLOWED: 34,
+  /** v1.3: the subscription has expired and cannot be cancelled. */
+  SUBSCRIPTION_ENDED: 35,
   INTERNAL_ERROR: -1,
 } as const;
 
@@ -56,4 +72,22 @@ export function answerBody(
   const body: Record<string, FlatValue> = { status: answer.status, description: answer.description, ...answer.fields, version, timestamp };
   if (secret !== null) body.signature = signBody(body, secret);
   return body;
+}
+
+/** Any JSON value: v1.3 answers carry lists and objects (prices, price, plans), unlike body-signed ones. */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** The answer of a header-signed (v1.3) route: its fields may be nested. */
+export interface JsonReply {
+  readonly status: number;
+  readonly description: string;
+  readonly fields?: Readonly<Record<string, JsonValue | undefined>>;
+  readonly http_code?: number;
+}
+
+/** The body of a v1.3 answer: status, description, fields, version, timestamp (the signature is a header). */
+export function answerJson(answer: JsonReply, version: string, timestamp: number): Record<string, JsonValue | undefined> {
+  const fields = { ...answer.fields };
+  for (const own of ['status', 'description', 'version', 'timestamp']) delete fields[own];
+  return { status: answer.status, description: answer.description, ...fields, version, timestamp };
 }

@@ -5,8 +5,11 @@ import { isIP } from 'node:net';
 import { OptionalKind, type Static, type TObject, type TProperties, type TSchema, type TString, Type } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { isKnownCurrency } from '../domain/money.js';
+import { BILLING_CYCLES, TRIAL_UNITS } from '../domain/billing-calendar.js';
 
 const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
+/** Lists of plans and subscriptions answer at most this many per page. */
+export const MAX_PAGE_SIZE = 100;
 
 function text(max: number, description = `text of 1 to ${max} characters`): TString {
   // No control characters: they have no place in these fields and confuse logs and pages.
@@ -27,6 +30,9 @@ const REFINEMENTS: Readonly<Record<string, (value: unknown) => boolean>> = {
   currency: (value) => isKnownCurrency(value as string),
   requester_ip: (value) => isIP(value as string) !== 0,
   dob: (value) => validDate(value as string),
+  prices: (value) => (value as { currency: string }[]).every((price) => isKnownCurrency(price.currency)),
+  page: (value) => Number(value) >= 1 && Number(value) <= 1_000_000,
+  page_size: (value) => Number(value) >= 1 && Number(value) <= MAX_PAGE_SIZE,
 };
 
 function validDate(value: string): boolean {
@@ -43,7 +49,7 @@ export const FIELDS = {
   amount: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description: `a whole number of minor units, 1 to ${MAX_AMOUNT}` }),
   currency: Type.String({ pattern: '^[A-Z]{3}$', maxLength: 10, description: 'an ISO 4217 code the gateway knows, such as USD' }),
   card_number: Type.String({ pattern: '^[0-9]{12,19}$', maxLength: 19, description: '12 to 19 digits' }),
-  card_exp: Type.String({ pattern: '^(0[1-9]|1[0-2])/([0-9]{2}|[0-9]{4})$', maxLength: 8, description: 'MM/YYYY' }),
+  card_exp: Type.String({ pattern: '^(0[1-9]|1[0-2])/([0-9]{2}|[0-9]{4})$', maxLength: 8, description: 'MM/YYYY (MM/YY is accepted too)' }),
   cvv: Type.String({ pattern: '^[0-9]{3,4}$', maxLength: 4, description: '3 or 4 digits' }),
   card_token: Type.String({ pattern: '^[A-Za-z0-9]{1,32}$', description: 'a card_token of up to 32 characters' }),
   pin: text(50),
@@ -76,7 +82,68 @@ export const FIELDS = {
   variable1: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
   variable2: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
   variable3: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
+  // Subscription plans and subscriptions (spec §2.6, §2.7, §4.8, §4.9; decisions.md §10)
+  plan_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a plan_id of up to 32 characters' }),
+  price_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a price_id of up to 32 characters' }),
+  subscription_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a subscription_id of up to 32 characters' }),
+  cid: text(32),
+  name: text(32),
+  description: Type.String({ maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'text of up to 256 characters' }),
+  subscription_plan_status: Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('deleted')], {
+    description: 'active, inactive or deleted',
+  }),
+  subscription_status: Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('expired'), Type.Literal('canceled')], {
+    description: 'active, inactive, expired or canceled',
+  }),
+  billing_cycle: Type.Union(BILLING_CYCLES.map((c) => Type.Literal(c)), { description: BILLING_CYCLES.join(', ') }),
+  trial_period: Type.Integer({ minimum: 0, maximum: 3650, description: 'a whole number from 0 to 3650' }),
+  trial_period_cycle: Type.Union(TRIAL_UNITS.map((u) => Type.Literal(u)), { description: 'days or months' }),
+  expiration_cycles: Type.Integer({ minimum: 0, maximum: 10_000, description: 'a whole number from 0 (no end) to 10000' }),
+  retries_number: Type.Integer({ minimum: 0, maximum: 10, description: 'a whole number from 0 to 10' }),
+  retries_delay_days: Type.Integer({ minimum: 1, maximum: 30, description: 'a whole number of days from 1 to 30' }),
+  activate: Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], { description: 'true or false (JSON boolean or text)' }),
+  prices: Type.Array(Type.Object({
+    amount: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  }, { additionalProperties: false }), {
+    minItems: 1, maxItems: 50, description: 'a list of 1 to 50 prices, each {"amount": minor units, "currency": a known ISO 4217 code}',
+  }),
+  page: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,6}$' })], { description: 'a page number from 1' }),
+  page_size: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,2}$' })], {
+    description: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
+  }),
+  // Cashier sessions (spec §2.1, §4.3-4.6; issue 5). Per-endpoint lengths: CASHIER_FIELDS below.
+  locale: Type.String({ maxLength: 5, pattern: '^[A-Za-z]{2}([-_][A-Za-z]{2})?$', description: 'a language code, optionally with a region: en, de-DE, es_ES' }),
+  payment_method: text(50),
+  balance: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: `the customer's balance in minor units, 0 to ${MAX_AMOUNT}` }),
+  profile: Type.Union([Type.Integer({ minimum: 0, maximum: 99 }), Type.String({ pattern: '^[0-9]{1,2}$' })], {
+    description: 'a profile level of up to 2 digits',
+  }),
 } as const;
+
+/**
+ * Where a cashier session call (spec §4.3-4.6) gives a field another length than the dictionary:
+ * frontend varchar(50) in init-checkout and init-pay-out (and init-pay-out-order), state
+ * varchar(3) in every init-* call, phone at least 9 digits in init-pay-in, payment_method
+ * varchar(10) in init-checkout and varchar(32) in init-pay-out (varchar(50) in init-pay-in: the
+ * dictionary's).
+ */
+export const CASHIER_FIELDS = {
+  frontend: text(50),
+  state: Type.String({ maxLength: 3, pattern: '^[A-Za-z0-9]*$', description: 'a state code of up to 3 letters or digits, or empty' }),
+  phone_pay_in: Type.Union([
+    Type.Integer({ minimum: 100_000_000, maximum: 999_999_999_999_999 }),
+    Type.String({ pattern: '^[0-9]{9,20}$' }),
+  ], { description: '9 to 20 digits including the country code' }),
+  payment_method_checkout: text(10),
+  payment_method_pay_out: text(32),
+} as const;
+
+/** v1.3 requests: version is v1.3 or 1.3 (decisions.md §10), absent meaning v1.3 (spec §4.8 "default v1.3"). */
+export const V13_VERSION = Type.Union([Type.Literal('v1.3'), Type.Literal('1.3')], { description: 'v1.3 or 1.3' });
+
+/** Spec §4.8 gives the subscription's notification_url 50 characters, not the dictionary's 256. */
+export const SUBSCRIPTION_NOTIFICATION_URL = url(50);
 
 export type FieldName = keyof typeof FIELDS;
 

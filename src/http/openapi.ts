@@ -13,6 +13,25 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
       operation.description = 'Body-signed (decisions.md §1). Answers HTTP 200 with the envelope for every logical outcome.';
       operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
       operation.responses = { 200: { description: 'Signed answer', content: { 'application/json': { schema: route.response } } } };
+    } else if (route.kind === 'header-signed') {
+      operation.description = 'v1.3: signed with the Gt-Authentication header (decisions.md §2); the answer carries Gt-Authentication too. '
+        + 'Answers HTTP 200 with the envelope for every logical outcome.';
+      const auth = { name: 'Gt-Authentication', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{96}$' } };
+      const schema = route.input.schema as { properties?: Record<string, unknown>; required?: string[] };
+      const query = route.method === 'GET'
+        ? Object.entries(schema.properties ?? {}).map(([name, property]) => ({
+          name, in: 'query', required: (schema.required ?? []).includes(name), schema: property,
+        }))
+        : [];
+      operation.parameters = [...parameters, auth, ...query];
+      if (route.method !== 'GET') operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
+      operation.responses = {
+        200: {
+          description: 'Answer; header Gt-Authentication = sha384hex(status + timestamp + secret)',
+          headers: { 'Gt-Authentication': { schema: { type: 'string' } } },
+          content: { 'application/json': { schema: route.response } },
+        },
+      };
     } else {
       if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
       operation.responses = {

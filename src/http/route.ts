@@ -6,10 +6,10 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Merchant } from '../domain/merchants.js';
 import { unixSeconds } from '../domain/clock.js';
-import { verifyBody } from '../domain/signing.js';
+import { signaturesEqual, signHeader, verifyBody } from '../domain/signing.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { Identity } from '../operations/sale.js';
-import { answerBody, fieldError, reply, type Reply, Status } from './envelope.js';
+import { answerBody, answerJson, fieldError, type JsonReply, reply, type Reply, Status } from './envelope.js';
 import type { Parsed } from './fields.js';
 
 export interface SignedContext {
@@ -50,7 +50,7 @@ export interface PlainRoute {
   handle(request: FastifyRequest, response: FastifyReply): Promise<unknown>;
 }
 
-export type RouteDef = SignedRoute<any> | PlainRoute; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type RouteDef = SignedRoute<any> | PlainRoute | HeaderSignedRoute<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -86,16 +86,13 @@ export async function runSignedRoute(
   const send = (answer: Reply) => {
     response.code(answer.http_code ?? 200).type('application/json').send(answerBody(answer, version, unixSeconds(deps.clock), secret));
   };
-  if (!isPlainObject(body)) {
-    send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object'), http_code: 400 });
+  // Only JSON reaches the API; the form parser exists for the sandbox pages.
+  if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) {
+    send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object (Content-Type: application/json)'), http_code: 400 });
     return;
   }
   if (typeof body.version === 'string' && body.version.length > 0 && body.version.length <= 16) version = body.version;
   const keys = Object.keys(body);
-  if (keys.length > deps.config.limits.body_max_fields) {
-    send(fieldError(`Too many fields: at most ${deps.config.limits.body_max_fields} are accepted`));
-    return;
-  }
   const merchant_id = body.merchant_id;
   if (typeof merchant_id !== 'string' || merchant_id.length === 0 || merchant_id.length > 50) {
     send(fieldError(merchant_id === undefined || merchant_id === null ? 'Missing required field: merchant_id' : 'Invalid field: merchant_id (expected text of 1 to 50 characters)'));
@@ -110,6 +107,10 @@ export async function runSignedRoute(
       return;
     }
     secret = merchant.secret;
+    if (keys.length > deps.config.limits.body_max_fields) {
+      send(fieldError(`Too many fields: at most ${deps.config.limits.body_max_fields} are accepted`));
+      return;
+    }
     for (const key of keys) {
       const value = body[key];
       if (typeof value === 'object' && value !== null) {
@@ -140,6 +141,152 @@ export async function runSignedRoute(
       return;
     }
     send(await route.handle({ deps, merchant, body, request }, parsed.value));
+  } catch (error) {
+    request.log.error({ err: error, route: route.url }, 'request failed');
+    send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The v1.3 subscription API (decisions.md §2): no body signature; the request carries
+// Gt-Authentication = sha384hex(merchant_id + application_key + timestamp + secret) and every
+// answer Gt-Authentication = sha384hex(status + timestamp + secret). Its pipeline:
+//   input (the JSON body; the query string for GET) → field count → merchant_id known
+//   → application_key and timestamp present → Gt-Authentication (constant-time) → 60-second
+//   window → application_key is the merchant's → fields against the route's schema
+//   → operation → answer with its header.
+// Field errors carry a positive status naming the field, except where spec §7 makes a
+// validation failure -1 (plan update): the route says so with field_error_status.
+
+export const GT_AUTHENTICATION = 'gt-authentication';
+/** Spec §9: v1.3 answers carry version as varchar(3). */
+export const V13_ANSWER_VERSION = '1.3';
+
+export interface HeaderSignedContext {
+  readonly deps: OperationDeps;
+  readonly merchant: Merchant;
+  /** The request's application_key, checked to be the merchant's. */
+  readonly application_key: string;
+  /** Path parameters (planId, subscriptionId), as given. */
+  readonly params: Readonly<Record<string, string>>;
+  readonly request: FastifyRequest;
+}
+
+export interface HeaderSignedRoute<T = unknown> {
+  readonly kind: 'header-signed';
+  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly url: string;
+  readonly summary: string;
+  /** The fields (the JSON body, or the query string of a GET). */
+  readonly input: { readonly schema: TSchema; parse(input: Readonly<Record<string, unknown>>): Parsed<T> };
+  /** Status of a missing, mistyped or over-long field; Status.INVALID_FIELD unless spec §7 says -1. */
+  readonly field_error_status?: number;
+  readonly response: TSchema;
+  handle(context: HeaderSignedContext, input: T): Promise<JsonReply>;
+}
+
+/** The request's Gt-Authentication value for these parts. */
+export function requestHeaderSignature(merchant_id: string, application_key: string, timestamp_text: string, secret: string): string {
+  return signHeader([merchant_id, application_key, timestamp_text], secret);
+}
+
+/** The answer's Gt-Authentication value. */
+export function answerHeaderSignature(status: number, timestamp: number, secret: string): string {
+  return signHeader([status, timestamp], secret);
+}
+
+/** The request's fields: the JSON body, or for GET the query string with its whole numbers read as numbers. */
+function headerSignedInput(route: HeaderSignedRoute, request: FastifyRequest): { input: Record<string, unknown>; timestamp_text: string | null } | null {
+  if (route.method !== 'GET') {
+    const body = request.body;
+    if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) return null;
+    const ts = body.timestamp;
+    return { input: body, timestamp_text: typeof ts === 'number' && Number.isSafeInteger(ts) ? String(ts) : null };
+  }
+  const query = isPlainObject(request.query) ? { ...request.query } : {};
+  const raw = query.timestamp;
+  let timestamp_text: string | null = null;
+  if (typeof raw === 'string' && /^[0-9]{1,11}$/.test(raw)) {
+    timestamp_text = raw;
+    query.timestamp = Number(raw);
+  }
+  return { input: query, timestamp_text };
+}
+
+export async function runHeaderSignedRoute(
+  deps: OperationDeps,
+  route: HeaderSignedRoute,
+  request: FastifyRequest,
+  response: FastifyReply,
+): Promise<void> {
+  const now_s = unixSeconds(deps.clock);
+  let secret: string | null = null;
+  const field_status = route.field_error_status ?? Status.INVALID_FIELD;
+  const send = (answer: JsonReply) => {
+    const timestamp = unixSeconds(deps.clock);
+    if (secret !== null) void response.header('Gt-Authentication', answerHeaderSignature(answer.status, timestamp, secret));
+    void response.code(answer.http_code ?? 200).type('application/json').send(answerJson(answer, V13_ANSWER_VERSION, timestamp));
+  };
+  const fieldProblem = (description: string): JsonReply => ({ status: field_status, description });
+  const read = headerSignedInput(route, request);
+  if (read === null) {
+    send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object (Content-Type: application/json)'), http_code: 400 });
+    return;
+  }
+  const { input, timestamp_text } = read;
+  const keys = Object.keys(input);
+  if (keys.length > deps.config.limits.body_max_fields) {
+    send(fieldProblem(`Too many fields: at most ${deps.config.limits.body_max_fields} are accepted`));
+    return;
+  }
+  const merchant_id = input.merchant_id;
+  if (typeof merchant_id !== 'string' || merchant_id.length === 0 || merchant_id.length > 50) {
+    send(fieldProblem(merchant_id === undefined || merchant_id === null || merchant_id === ''
+      ? 'Missing required field: merchant_id' : 'Invalid field: merchant_id (expected text of 1 to 50 characters)'));
+    return;
+  }
+  request.log.debug({ input }, 'header-signed request');
+  try {
+    const merchant = await deps.merchants.find(merchant_id);
+    if (!merchant) {
+      send(unknownCredentials());
+      return;
+    }
+    secret = merchant.secret;
+    const application_key = input.application_key;
+    if (typeof application_key !== 'string' || application_key.length === 0 || application_key.length > 32) {
+      send(fieldProblem(application_key === undefined || application_key === null || application_key === ''
+        ? 'Missing required field: application_key' : 'Invalid field: application_key (expected text of 1 to 32 characters)'));
+      return;
+    }
+    if (input.timestamp === undefined || input.timestamp === null) {
+      send(fieldProblem('Missing required field: timestamp'));
+      return;
+    }
+    if (timestamp_text === null) {
+      send(fieldProblem('Invalid field: timestamp (expected unix time in seconds)'));
+      return;
+    }
+    const expected = requestHeaderSignature(merchant_id, application_key, timestamp_text, merchant.secret);
+    if (!signaturesEqual(expected, request.headers[GT_AUTHENTICATION])) {
+      send(reply(Status.INVALID_SIGNATURE, 'Invalid signature (Gt-Authentication header)'));
+      return;
+    }
+    if (Math.abs(now_s - Number(timestamp_text)) > deps.config.limits.request_window_seconds) {
+      send(reply(Status.TIMESTAMP_EXPIRED, 'Timestamp expired'));
+      return;
+    }
+    if (!merchant.applications.includes(application_key)) {
+      send(unknownCredentials());
+      return;
+    }
+    const parsed = route.input.parse(input);
+    if (!parsed.ok) {
+      send(fieldProblem(parsed.error.description));
+      return;
+    }
+    const params = isPlainObject(request.params) ? (request.params as Record<string, string>) : {};
+    send(await route.handle({ deps, merchant, application_key, params, request }, parsed.value));
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');
     send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });

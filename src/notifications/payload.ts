@@ -12,7 +12,8 @@ export function buildNotificationPayload(row: TransactionRow, timestamp: number)
     transaction_status: row.status,
     transaction_id: row.psp_transaction_id ?? '',
     trace_id: row.trace_id,
-    order_id: row.order_id,
+    // A cashier transaction is notified with its session's order_id (its own order_id is internal).
+    order_id: row.cashier_order_id ?? row.order_id,
     [row.identity_kind === 'frontend' ? 'frontend' : 'application_key']: row.identity_value,
     merchant_id: row.merchant_id,
     pin: row.pin,
@@ -30,6 +31,8 @@ export function buildNotificationPayload(row: TransactionRow, timestamp: number)
   if (row.card_brand) payload.card_type = row.card_brand;
   if (row.card_exp) payload.card_exp = row.card_exp;
   if (row.card_token && row.status === 'approved' && row.transaction_type === 'sale') payload.card_token = row.card_token;
+  // Cashier transactions carry the session's auth_token (spec §6.2).
+  if (row.cashier_auth_token) payload.auth_token = row.cashier_auth_token;
   if (row.error_code !== null) payload.error_code = row.error_code;
   if (row.error_details !== null) payload.error_details = row.error_details;
   if (row.reference_id !== null) payload.reference_id = row.reference_id;

@@ -1,6 +1,6 @@
 // The customer's side of a challenge (the sandbox 3-D Secure and wallet pages): look it up by
 // its token, and approve or decline it through the state machine before its time-out.
-import { changeStatus } from '../domain/transaction-state.js';
+import { changeStatus, type StatusChange } from '../domain/transaction-state.js';
 import type { TransactionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
 import { challengeTokenHash } from './lifecycle.js';
@@ -12,10 +12,13 @@ export interface ChallengeView {
   readonly state: 'open' | 'waiting' | 'closed';
 }
 
-export async function findChallenge(deps: OperationDeps, token: string): Promise<ChallengeView | null> {
+/** card: the 3-D Secure page of a sale; wallet: the e-wallet page of a direct payout. A token opens only its own page. */
+export type ChallengeKind = 'card' | 'wallet';
+
+export async function findChallenge(deps: OperationDeps, token: string, kind: ChallengeKind = 'card'): Promise<ChallengeView | null> {
   if (token.length === 0 || token.length > 64) return null;
   const row = await deps.store.findTransactionByChallenge(challengeTokenHash(token));
-  if (!row) return null;
+  if (!row || (row.transaction_type === 'payout') !== (kind === 'wallet')) return null;
   const expired = row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms;
   const state = row.status !== 'pending_async' || expired ? 'closed' : row.challenge_mode === 'unresponsive' ? 'waiting' : 'open';
   return { row, merchant_id: row.merchant_id, state };
@@ -27,23 +30,28 @@ export type ChallengeOutcome =
   | { readonly kind: 'closed'; readonly row: TransactionRow }
   | { readonly kind: 'not_found' };
 
-export async function completeChallenge(deps: OperationDeps, token: string, action: 'approve' | 'decline'): Promise<ChallengeOutcome> {
-  const view = await findChallenge(deps, token);
+export type ChallengeAction = 'approve' | 'decline' | 'confirm' | 'cancel';
+
+/** What each button does: 3-D Secure Approve / Decline, wallet Confirm / Cancel. */
+const CHALLENGE_ACTIONS: Readonly<Record<ChallengeAction, { kind: ChallengeKind; change: StatusChange }>> = {
+  approve: { kind: 'card', change: { to: 'approved', reason: 'challenge approved by customer', patch: { error_code: '0', error_details: '[TEST] Approved' } } },
+  decline: { kind: 'card', change: { to: 'rejected', reason: 'challenge declined by customer', patch: { error_code: '1', error_details: '[TEST] Declined by the customer at 3-D Secure' } } },
+  confirm: { kind: 'wallet', change: { to: 'approved', reason: 'payout confirmed by customer in the e-wallet', patch: { error_code: '0', error_details: '[TEST] Payout confirmed in the sandbox e-wallet' } } },
+  cancel: { kind: 'wallet', change: { to: 'cancelled', reason: 'payout cancelled by customer in the e-wallet', patch: { error_code: '1', error_details: '[TEST] Payout cancelled by the customer in the sandbox e-wallet' } } },
+};
+
+export async function completeChallenge(deps: OperationDeps, token: string, action: ChallengeAction): Promise<ChallengeOutcome> {
+  const { kind, change } = CHALLENGE_ACTIONS[action];
+  const view = await findChallenge(deps, token, kind);
   if (!view) return { kind: 'not_found' };
   if (view.state !== 'open') return { kind: 'closed', row: view.row };
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
     const row = await tx.lockTransaction(view.row.trace_id);
     if (!row) return { kind: 'not_found' } as const;
-    const approve = action === 'approve';
-    const outcome = await changeStatus(tx, row, {
-      to: approve ? 'approved' : 'rejected',
-      reason: approve ? 'challenge approved by customer' : 'challenge declined by customer',
-      patch: {
-        error_code: approve ? '0' : '1',
-        error_details: approve ? '[TEST] Approved' : '[TEST] Declined by the customer at 3-D Secure',
-      },
-    }, now_ms);
+    // Re-checked under the lock: the time-out may have fallen due since the page was read.
+    if (row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms) return { kind: 'closed', row } as const;
+    const outcome = await changeStatus(tx, row, change, now_ms);
     // The stored answer stays the original (pending_async) one: a replay repeats what was answered.
     if (outcome.kind !== 'changed') return { kind: 'closed', row } as const;
     return { kind: 'completed', row: outcome.row } as const;

@@ -33,7 +33,9 @@ export function requestFingerprint(deps: Pick<OperationDeps, 'sealer'>, body: Re
 const WAIT_STEP_MS = 20;
 
 /** What to do when the key is taken: same content replays (waiting if still in flight), other content is refused. */
-export async function answerForExisting(deps: OperationDeps, existing: TransactionRow, fingerprint: string): Promise<Reservation> {
+export async function answerForExisting(
+  deps: OperationDeps, existing: TransactionRow, fingerprint: string,
+): Promise<Exclude<Reservation, { kind: 'reserved' }>> {
   if (existing.request_fingerprint !== fingerprint) return { kind: 'duplicate_order' };
   const deadline_ms = Date.now() + deps.config.limits.idempotency_wait_ms;
   let row: TransactionRow | null = existing;
@@ -104,10 +106,13 @@ export function transactionAnswer(row: TransactionRow): TransactionAnswer {
     transaction_id: row.psp_transaction_id ?? '',
     transaction_status: row.status,
     payment_processor: row.payment_processor,
-    redirect_url: row.status === 'pending_async' ? row.redirect_url : null,
     error_code: row.error_code,
     error_details: row.error_details,
   };
+  // Card payouts (spec §4.1 variants D and E) answer no redirect_url at all.
+  if (row.transaction_type !== 'payout' || row.payment_method !== 'card') {
+    answer.redirect_url = row.status === 'pending_async' ? row.redirect_url : null;
+  }
   if (row.transaction_type === 'payout' && row.payment_method !== 'card') answer.payment_method = row.payment_method;
   if (row.transaction_type === 'sale' && row.status === 'approved' && row.card_token) answer.card_token = row.card_token;
   return answer;
@@ -119,12 +124,31 @@ const STATUS_FOR_RESULT: Readonly<Record<'approved' | 'rejected' | 'error', Tran
   error: 'error',
 };
 
-/** Applies the processor's result to the reserved row; returns the answer that was stored. */
+export interface FinishOptions {
+  /**
+   * false when the processor was asked after the request was answered (an operator released a
+   * held payout): the stored answer stays the one the request got, which is what a replay repeats.
+   */
+  readonly store_answer?: boolean;
+  /**
+   * Keeps the card for later charges when the result can still end approved (approved, pending,
+   * challenge): runs inside the finishing transaction and returns the card_token to store.
+   * A card whose sale is refused at once is never kept (decisions.md §9).
+   */
+  readonly vault?: (tx: StoreOps) => Promise<string>;
+}
+
+/**
+ * Applies the processor's result to the row (reserved `pending`, or a released payout
+ * `in progress`); returns the answer, stored for replays unless options say otherwise.
+ * A `pending` result changes no status: the later result is kept as due work from the row's status.
+ */
 export async function finish(
   deps: OperationDeps,
   row: TransactionRow,
   result: ProcessorResult,
   processor_challenge_url: (token: string) => string,
+  options: FinishOptions = {},
 ): Promise<TransactionAnswer> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
@@ -133,14 +157,19 @@ export async function finish(
       error_code: result.error_code,
       error_details: result.error_details,
     };
+    if (options.vault && (result.kind === 'approved' || result.kind === 'pending' || result.kind === 'challenge')) {
+      base.card_token = await options.vault(tx);
+    }
     let final_row: TransactionRow;
     if (result.kind === 'pending') {
       // Still pending: no status change, but the answer and the later result are recorded.
-      await tx.updateTransaction(row.trace_id, { ...base, updated_at_ms: now_ms });
+      if (!(await tx.updateTransactionIfStatus(row.trace_id, row.status, { ...base, updated_at_ms: now_ms }))) {
+        return answerOfCurrent(tx, row.trace_id);
+      }
       final_row = { ...row, ...base, updated_at_ms: now_ms } as TransactionRow;
       if (result.later) {
         await tx.insertDueAction({
-          trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending',
+          trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: row.status,
           to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
         });
       }
@@ -153,7 +182,9 @@ export async function finish(
         challenge_expires_at_ms: now_ms + result.later.after_ms,
         challenge_mode: result.mode,
       };
-      final_row = await mustChange(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
+      const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
+      if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id);
+      final_row = changed.row;
       await tx.insertDueAction({
         trace_id: row.trace_id, kind: 'challenge_timeout', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending_async',
         to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
@@ -164,12 +195,40 @@ export async function finish(
         patch.charge_amount_minor = result.charge_amount_minor;
         patch.charge_currency = result.charge_currency;
       }
-      final_row = await mustChange(tx, row, { to: STATUS_FOR_RESULT[result.kind], reason: 'processor answered', patch }, now_ms);
+      const changed = await changeStatus(tx, row, { to: STATUS_FOR_RESULT[result.kind], reason: 'processor answered', patch }, now_ms);
+      if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id);
+      final_row = changed.row;
     }
     const answer = transactionAnswer(final_row);
+    if (options.store_answer !== false) await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(answer) });
+    return answer;
+  });
+}
+
+/**
+ * A payout whose gateway holds payouts for approval (gateways.hold_payouts): the reserved row
+ * moves to `requested` before any processor is asked, and that is the answer stored for replays.
+ */
+export async function holdForApproval(deps: OperationDeps, row: TransactionRow): Promise<TransactionAnswer> {
+  const now_ms = deps.clock.now_ms();
+  return deps.store.transaction(async (tx) => {
+    const held = await mustChange(tx, row, {
+      to: 'requested', reason: 'held for operator approval (gateway holds payouts)',
+    }, now_ms);
+    const answer = transactionAnswer(held);
     await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(answer) });
     return answer;
   });
+}
+
+/**
+ * The row was finished by someone else while the processor was asked (the stuck-transaction
+ * sweep after a very slow call): the request gets what the row now says, not a crash.
+ */
+async function answerOfCurrent(tx: StoreOps, trace_id: number): Promise<TransactionAnswer> {
+  const current = await tx.getTransaction(trace_id);
+  if (!current) throw new Error(`transaction ${trace_id} vanished`);
+  return current.answer_json ? (JSON.parse(current.answer_json) as TransactionAnswer) : transactionAnswer(current);
 }
 
 async function mustChange(

@@ -1,10 +1,10 @@
 // A refund (spec §4.1 variant C). The original must be an approved sale of the same merchant
 // in the same currency; the sale's refund reservation (a conditional update under the sale's
 // row lock, backed by a CHECK constraint) keeps approved and in-flight refunds within its amount.
-import type { CardData } from '../domain/cards.js';
+import { type CardData, formatExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
-import { finish, reserve, type TransactionAnswer } from './lifecycle.js';
+import { answerForExisting, finish, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint } from './card-vault.js';
 import type { Identity } from './sale.js';
 
@@ -23,7 +23,7 @@ export interface RefundInput {
   readonly request_fingerprint: string;
 }
 
-export type RefundRefusal = 'not_approved' | 'currency_mismatch' | 'card_mismatch' | 'exceeds_sale' | 'not_a_sale';
+export type RefundRefusal = 'not_approved' | 'currency_mismatch' | 'card_mismatch' | 'expiry_mismatch' | 'exceeds_sale' | 'not_a_sale';
 
 export type RefundOutcome =
   | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
@@ -31,17 +31,26 @@ export type RefundOutcome =
   | { readonly kind: 'in_progress' }
   /** No such transaction for this merchant: the same answer whether it is absent or another merchant's. */
   | { readonly kind: 'reference_not_found' }
-  | { readonly kind: 'refused'; readonly reason: RefundRefusal; readonly remaining_minor?: number };
+  | { readonly kind: 'refused'; readonly reason: RefundRefusal; readonly remaining_minor?: number }
+  /** The sale's processor is not loaded here (a sandbox sale on a live instance). */
+  | { readonly kind: 'no_processor' };
 
 export async function processRefund(deps: OperationDeps, input: RefundInput): Promise<RefundOutcome> {
   const merchant_id = input.merchant.merchant_id;
+  // A retry of an existing refund is answered from its key first, whatever the sale looks like now.
+  const existing = await deps.store.findTransactionByKey(merchant_id, 'refund', input.order_id);
+  if (existing) {
+    const answer = await answerForExisting(deps, existing, input.request_fingerprint);
+    return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;
+  }
   const sale = await deps.store.getTransaction(input.reference_id);
   if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
   if (sale.transaction_type !== 'sale') return { kind: 'refused', reason: 'not_a_sale' };
   if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
+  if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
   if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };
   const processor = deps.processors.get(sale.payment_processor);
-  if (!processor) throw new Error(`sale ${sale.trace_id} names unknown processor ${sale.payment_processor}`);
+  if (!processor) return { kind: 'no_processor' };
 
   const now_ms = deps.clock.now_ms();
   let refusal: RefundOutcome | null = null;

@@ -2,6 +2,7 @@
 // ask the processor, apply its result through the state machine.
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
 import { type Merchant, selectGateway } from '../domain/merchants.js';
+import type { NewTransactionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
 import { finish, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
@@ -21,12 +22,18 @@ export interface SaleInput {
   readonly card: CardData;
   readonly pin: string;
   readonly gateway: string | undefined;
-  readonly return_url: string;
+  /** null for a merchant-initiated charge (a subscription renewal): nobody returns anywhere. */
+  readonly return_url: string | null;
   readonly notification_url: string;
   readonly request_fingerprint: string;
   readonly variables: Readonly<Record<string, string>>;
   readonly initiated_by: 'customer' | 'merchant';
+  /** Set by the hosted cashier: the session the sale is made in (docs/cashier.md). */
+  readonly cashier?: CashierLink;
 }
+
+/** The columns that tie a transaction to the cashier session it was made in. */
+export type CashierLink = Required<Pick<NewTransactionRow, 'cashier_session_id' | 'cashier_order_id' | 'cashier_auth_token'>>;
 
 export type SaleOutcome =
   | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
@@ -80,13 +87,11 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
     created_at_ms: now_ms,
     updated_at_ms: now_ms,
-  }, {
-    // The card goes into the vault in the reservation transaction; its token is shown only once approved.
-    prepare: async (tx) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms) }),
+    ...input.cashier,
   });
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
-  if (reservation.kind === 'refused_by_guard') throw new Error('sale preparation never refuses');
+  if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');
 
   const row = reservation.row;
   const result = await processor.sale({
@@ -98,6 +103,9 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     card: input.card,
     initiated_by: input.initiated_by,
   });
-  const answer = await finish(deps, row, result, (token) => processor.challengeUrl(token, 'card'));
+  // The card is kept only if the sale can still be approved; its token is shown once approved.
+  const answer = await finish(deps, row, result, (token) => processor.challengeUrl(token, 'card'), {
+    vault: (tx) => vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms),
+  });
   return { kind: 'processed', answer, replayed: false };
 }

@@ -9,7 +9,7 @@ export function threeDsPage(view: ChallengeView, action_url: string): string {
       <dt>Merchant</dt><dd>${row.merchant_id}</dd>
       <dt>Amount</dt><dd>${formatAmount(row.amount_minor, row.currency)}</dd>
       <dt>Card</dt><dd>${row.card_masked ?? ''}</dd>
-      <dt>Order</dt><dd>${row.order_id}</dd>
+      <dt>Order</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
     </dl>`;
   let body;
   if (view.state === 'open') {

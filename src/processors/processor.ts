@@ -31,9 +31,60 @@ export interface DirectPayoutRequest {
   readonly trace_id: number;
   readonly amount_minor: number;
   readonly currency: string;
+  /** The payment_method the processor's checkDirectPayout named for these data_ fields. */
   readonly method: string;
+  /** Every data_ field of the request (spec §4.2 data_PARAM), names included. */
   readonly data: Readonly<Record<string, string>>;
+  /**
+   * true when the customer is at the merchant's site right now (the payout request itself);
+   * false when an operator released a held payout later. A processor must not ask an absent
+   * customer to act on a page (no `challenge` result).
+   */
+  readonly customer_present: boolean;
 }
+
+/**
+ * One data_ field a processor's direct payout takes (spec §4.2: "defined per PSP"). Each
+ * processor declares its own and docs/payouts.md lists them per processor. data_ fields a
+ * processor does not declare are still stored and passed on.
+ */
+export interface DataFieldSpec {
+  /** The full field name, data_ included. */
+  readonly name: string;
+  readonly required: boolean;
+  readonly max_length: number;
+  readonly pattern?: RegExp;
+  /** When the field is a choice: its values. */
+  readonly values?: readonly string[];
+  /** What a valid value is, as the error names it: "Invalid field: NAME (expected RULE)". */
+  readonly rule: string;
+}
+
+export interface DataFieldProblem {
+  readonly field: string;
+  readonly kind: 'missing' | 'invalid';
+  readonly rule: string;
+}
+
+/** Checks data_ fields against a processor's declarations; the first problem, or null. An empty text counts as missing. */
+export function checkDataFields(specs: readonly DataFieldSpec[], data: Readonly<Record<string, string>>): DataFieldProblem | null {
+  for (const spec of specs) {
+    const value = data[spec.name];
+    if (value === undefined || value === '') {
+      if (spec.required) return { field: spec.name, kind: 'missing', rule: spec.rule };
+      continue;
+    }
+    const fits = value.length <= spec.max_length
+      && (spec.pattern === undefined || spec.pattern.test(value))
+      && (spec.values === undefined || spec.values.includes(value));
+    if (!fits) return { field: spec.name, kind: 'invalid', rule: spec.rule };
+  }
+  return null;
+}
+
+export type DirectPayoutCheck =
+  | { readonly ok: true; readonly payment_method: string }
+  | { readonly ok: false; readonly problem: DataFieldProblem };
 
 /**
  * A result the processor will produce later by itself. A live PSP reports it through its own
@@ -62,6 +113,13 @@ export interface Processor {
   refund(request: RefundRequest): Promise<ProcessorResult>;
   cardPayout(request: CardPayoutRequest): Promise<ProcessorResult>;
   directPayout(request: DirectPayoutRequest): Promise<ProcessorResult>;
+  /** The data_ fields this processor's direct payout takes. */
+  readonly direct_payout_fields: readonly DataFieldSpec[];
+  /**
+   * Validates a direct payout's data_ fields by this processor's own rules (before anything is
+   * stored) and names the payment method they select (answered as payment_method).
+   */
+  checkDirectPayout(data: Readonly<Record<string, string>>): DirectPayoutCheck;
   /** Where the customer goes for a challenge; the token identifies the transaction's challenge. */
   challengeUrl(token: string, kind: 'card' | 'wallet'): string;
 }

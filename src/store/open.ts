@@ -23,7 +23,7 @@ export function openSqliteStore(file_path: string): Store {
 
 const INT8_OID = 20;
 
-export function openPostgresStore(connection_string: string, pool_max: number): Store {
+export function openPostgresStore(connection_string: string, pool_max: number, on_idle_error?: (error: Error) => void): Store {
   const pool = new pg.Pool({
     connectionString: connection_string,
     max: pool_max,
@@ -35,10 +35,15 @@ export function openPostgresStore(connection_string: string, pool_max: number): 
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle connection cut by the server (restart, admin kill) emits 'error' on the pool;
+  // unhandled it would crash the process. The pool drops that client and opens another.
+  pool.on('error', (error) => on_idle_error?.(error));
   return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
 }
 
-export function openStore(options: { database_url: string | null; data_dir: string; pg_pool_max: number }): Store {
-  if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max);
+export function openStore(options: {
+  database_url: string | null; data_dir: string; pg_pool_max: number; on_idle_error?: (error: Error) => void;
+}): Store {
+  if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
   return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'));
 }

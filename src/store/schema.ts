@@ -13,6 +13,8 @@ export interface ApplicationTable {
   merchant_id: string;
   application_key: string;
   created_at_ms: number;
+  /** Origins allowed to frame this application's init-pay-in cashier, space-separated (migration 0005_cashier). */
+  frame_origins: Generated<string>;
 }
 
 export interface FrontendTable {
@@ -74,6 +76,14 @@ export interface TransactionTable {
   /** The answer given to the request (without timestamp and signature), replayed to duplicates. */
   answer_json: string | null;
   variables_json: string | null;
+  /** Direct payouts: the request's data_ fields as a JSON object (migration 0002_payouts). */
+  data_json: string | null;
+  /** Cashier (migration 0005_cashier): the session the transaction was made in; null outside the cashier. */
+  cashier_session_id: string | null;
+  /** Cashier: the order_id the merchant knows (the session's), notified instead of the internal order_id. */
+  cashier_order_id: string | null;
+  /** Cashier: the session's auth_token, notified (spec §6.2). It no longer logs anyone in once written here (docs/cashier.md). */
+  cashier_auth_token: string | null;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -89,7 +99,12 @@ export interface StatusChangeTable {
 
 export interface NotificationTable {
   id: Generated<number>;
-  trace_id: number;
+  /** The transaction notified; null for a subscription event (migration 0004_subscriptions). */
+  trace_id: number | null;
+  /** 'transaction' (signed in the body, decisions.md §1) or 'subscription_event' (Gt-Authentication header, §2). */
+  kind: Generated<string>;
+  /** The subscription of a subscription event; null for a transaction notification. */
+  subscription_id: string | null;
   merchant_id: string;
   url: string;
   /** The unsigned body, timestamp included; signed at each send so every resend is identical. */
@@ -145,6 +160,154 @@ export interface SandboxClockTable {
   offset_ms: number;
 }
 
+/** Subscription plans (migration 0004_subscriptions). A deleted plan stays as a row but is never shown. */
+export interface SubscriptionPlanTable {
+  plan_id: string;
+  merchant_id: string;
+  name: string;
+  description: string | null;
+  billing_cycle: string;
+  trial_period: number;
+  trial_period_cycle: string;
+  /** Charges after which a subscription expires; null: until cancelled. */
+  expiration_cycles: number | null;
+  retries_number: number;
+  retries_delay_days: number;
+  /** active, inactive, deleted (spec §3.4). */
+  status: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** One price per currency per plan: a unique (plan_id, currency) constraint says so. */
+export interface SubscriptionPriceTable {
+  price_id: string;
+  plan_id: string;
+  currency: string;
+  amount_minor: number;
+  /** Order of the prices as the merchant gave them. */
+  position: number;
+}
+
+export interface SubscriptionTable {
+  subscription_id: string;
+  merchant_id: string;
+  /** The application that created it: renewals are sales of this application, events carry it. */
+  application_key: string;
+  plan_id: string;
+  price_id: string;
+  cid: string;
+  card_token: string;
+  /** The price when the subscription was created. */
+  amount_minor: number;
+  currency: string;
+  notification_url: string;
+  /** active, inactive, expired, canceled: changed only by domain/subscription-state.ts. */
+  status: string;
+  billing_cycle: string;
+  /** Due time of the first charge; charge n is due at chargeDueAt(anchor, n - 1). */
+  anchor_at_ms: number;
+  expiration_cycles: number | null;
+  retries_number: number;
+  retries_delay_days: number;
+  /** Approved charges so far; the next charge is cycle cycles_charged + 1. */
+  cycles_charged: number;
+  /** Failed attempts of the next cycle so far (0 before its first attempt). */
+  attempt: number;
+  /** When the billing worker next looks at it; null when nothing more is due (not active). */
+  next_charge_at_ms: number | null;
+  /** The billing worker's claim, so two instances never work on one subscription at once. */
+  lease_until_ms: number | null;
+  lease_owner: string | null;
+  last_trace_id: number | null;
+  last_error: string | null;
+  /** Bumped by every change: the compare-and-set of subscription-state.ts. */
+  version: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+  ended_at_ms: number | null;
+}
+
+export interface SubscriptionChangeTable {
+  id: Generated<number>;
+  subscription_id: string;
+  from_status: string;
+  to_status: string;
+  event: string;
+  reason: string;
+  at_ms: number;
+}
+
+/**
+ * A hosted cashier session (migration 0005_cashier), opened by init-pay-in, init-checkout,
+ * init-pay-out or init-pay-out-order. The last two are orders (spec §2.4): order_id is set and
+ * order_status is changed only by domain/order-state.ts.
+ */
+export interface CashierSessionTable {
+  session_id: string;
+  merchant_id: string;
+  /** pay_in, checkout, pay_out, pay_out_order. */
+  kind: string;
+  identity_kind: string;
+  identity_value: string;
+  api_version: string;
+  /** The merchant's order_id (checkout, pay_out_order); null for pay_in and pay_out. Unique per merchant. */
+  order_id: string | null;
+  /** Keyed fingerprint of the init request (idempotency of order sessions). */
+  request_fingerprint: string;
+  /** sha256 of the auth_token: how a login by auth_token finds the session. */
+  auth_token_hash: string;
+  currency: string;
+  /** The exact amount of an order; null for pay_in and pay_out. */
+  amount_minor: number | null;
+  /** pay_out: the customer's balance as sent; withdrawals never exceed what is left of it. */
+  balance_minor: number | null;
+  pin: string;
+  country: string;
+  /** The customer fields the merchant sent, as sealed JSON (personal data is not kept in clear). */
+  customer_sealed: string;
+  locale: string | null;
+  payment_method: string | null;
+  gateway_id: string | null;
+  profile: number | null;
+  return_url: string;
+  notification_url: string;
+  validation_url: string | null;
+  variables_json: string | null;
+  /** Orders only: pending, authorized, approved, rejected (spec §3.3). */
+  order_status: string | null;
+  /** The session (and its order) lives until then: 15 minutes after it was opened. */
+  expires_at_ms: number;
+  /** When the order closed (approved, or rejected at its time limit). */
+  closed_at_ms: number | null;
+  /** Attempts claimed so far; the n-th attempt's transaction has the internal order_id of attempt n. */
+  attempts: number;
+  /** While set and in the future, a customer request is busy with attempt `attempts`: no second one starts. */
+  claim_until_ms: number | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** One-time login tokens (redirect_url) and browser sessions (the cookie), stored as sha256 hashes. */
+export interface CashierTokenTable {
+  token_hash: string;
+  session_id: string;
+  /** login: one use, in redirect_url; browser: the HttpOnly cookie. */
+  kind: string;
+  expires_at_ms: number;
+  used_at_ms: number | null;
+  created_at_ms: number;
+}
+
+/** What a customer entered in the one-time registration form, per merchant and pin, sealed. */
+export interface CashierCustomerTable {
+  merchant_id: string;
+  pin: string;
+  profile_sealed: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   applications: ApplicationTable;
@@ -157,6 +320,13 @@ export interface Database {
   due_actions: DueActionTable;
   card_vault: CardVaultTable;
   sandbox_clock: SandboxClockTable;
+  subscription_plans: SubscriptionPlanTable;
+  subscription_prices: SubscriptionPriceTable;
+  subscriptions: SubscriptionTable;
+  subscription_changes: SubscriptionChangeTable;
+  cashier_sessions: CashierSessionTable;
+  cashier_tokens: CashierTokenTable;
+  cashier_customers: CashierCustomerTable;
 }
 
 export type TransactionRow = Selectable<TransactionTable>;
@@ -165,3 +335,11 @@ export type GatewayRow = Selectable<GatewayTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type DueActionRow = Selectable<DueActionTable>;
 export type CardVaultRow = Selectable<CardVaultTable>;
+export type SubscriptionPlanRow = Selectable<SubscriptionPlanTable>;
+export type SubscriptionPriceRow = Selectable<SubscriptionPriceTable>;
+export type SubscriptionRow = Selectable<SubscriptionTable>;
+export type NewSubscriptionRow = Insertable<SubscriptionTable>;
+export type CashierSessionRow = Selectable<CashierSessionTable>;
+export type NewCashierSessionRow = Insertable<CashierSessionTable>;
+export type CashierTokenRow = Selectable<CashierTokenTable>;
+export type CashierCustomerRow = Selectable<CashierCustomerTable>;

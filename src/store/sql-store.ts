@@ -2,16 +2,28 @@
 // (row locks, SKIP LOCKED) are flagged by `dialect` right where they occur.
 import { type Insertable, type Kysely, type Transaction, sql } from 'kysely';
 import type {
-  CardVaultRow, Database, DueActionTable, NewTransactionRow, NotificationAttemptTable, NotificationRow,
+  CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import type { Dialect, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
+import { GroupCommitter } from './group-commit.js';
+
+/** Units of work committed together at most; bounds the latency one batch adds. */
+const GROUP_COMMIT_MAX_UNITS = 64;
+import type { ExpressionBuilder } from 'kysely';
+import type {
+  NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceTable, SubscriptionRow,
+} from './schema.js';
+import type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './store.js';
+import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
+import type { CashierSessionExpectation, CashierSessionPatch } from './store.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 class SqlOps implements StoreOps {
-  constructor(protected readonly db: Executor, readonly dialect: Dialect) {}
+  /** `touched_notifications` is called after a statement that made a notification due. */
+  constructor(protected readonly db: Executor, readonly dialect: Dialect, private readonly touched_notifications: () => void = () => {}) {}
 
   async insertMerchant(merchant: NewMerchant): Promise<'created' | 'exists'> {
     const inserted = await this.db.insertInto('merchants')
@@ -58,6 +70,16 @@ class SqlOps implements StoreOps {
     return Number(row.n);
   }
 
+  async getGateway(gateway_id: string): Promise<GatewayRow | null> {
+    return (await this.db.selectFrom('gateways').selectAll().where('gateway_id', '=', gateway_id).executeTakeFirst()) ?? null;
+  }
+
+  async setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean> {
+    const result = await this.db.updateTable('gateways').set({ hold_payouts: hold_payouts ? 1 : 0 })
+      .where('gateway_id', '=', gateway_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   async insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null> {
     const inserted = await this.db.insertInto('transactions').values(row)
       .onConflict((oc) => oc.columns(['merchant_id', 'transaction_type', 'order_id']).doNothing())
@@ -86,6 +108,12 @@ class SqlOps implements StoreOps {
   async findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null> {
     return (await this.db.selectFrom('transactions').selectAll()
       .where('challenge_token_hash', '=', challenge_token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async listTransactionsByStatus(transaction_type: string, status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
+    return this.db.selectFrom('transactions').selectAll()
+      .where('transaction_type', '=', transaction_type).where('status', '=', status).where('trace_id', '>', after_trace_id)
+      .orderBy('trace_id').limit(limit).execute();
   }
 
   async updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean> {
@@ -148,6 +176,7 @@ class SqlOps implements StoreOps {
 
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
     const inserted = await this.db.insertInto('notifications').values(row).returning('id').executeTakeFirstOrThrow();
+    this.touched_notifications();
     return Number(inserted.id);
   }
 
@@ -155,27 +184,45 @@ class SqlOps implements StoreOps {
     return this.db.selectFrom('notifications').selectAll().where('trace_id', '=', trace_id).orderBy('id').execute();
   }
 
+  async listSubscriptionEvents(subscription_id: string): Promise<NotificationRow[]> {
+    return this.db.selectFrom('notifications').selectAll()
+      .where('kind', '=', 'subscription_event').where('subscription_id', '=', subscription_id).orderBy('id').execute();
+  }
+
   async getNotification(id: number): Promise<NotificationRow | null> {
     return (await this.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
   }
 
   async leaseNotifications(now_ms: number, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]> {
-    // Candidates: pending and due, with no live lease. On PostgreSQL SKIP LOCKED lets
-    // several instances pick disjoint sets; the conditional update makes the lease stick.
-    let candidates = this.db.selectFrom('notifications').select('id')
-      .where('state', '=', 'pending').where('next_attempt_at_ms', '<=', now_ms)
-      .where((eb) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', now_ms)]))
-      .orderBy('next_attempt_at_ms').limit(limit);
+    // One statement: UPDATE … WHERE id IN (due, unleased candidates) RETURNING. The candidates
+    // skip any notification with an older one of the same transaction still pending (in-order
+    // delivery). On PostgreSQL the candidates are locked with SKIP LOCKED, so instances leasing at
+    // the same moment take disjoint sets; the outer condition re-checks the lease on the locked
+    // row, so a notification is leased to one owner at a time on both stores.
+    let candidates = this.db.selectFrom('notifications as n').select('n.id')
+      .where('n.state', '=', 'pending').where('n.next_attempt_at_ms', '<=', now_ms)
+      .where((eb) => eb.or([eb('n.lease_until_ms', 'is', null), eb('n.lease_until_ms', '<', now_ms)]))
+      .where((eb) => eb.not(eb.exists(
+        eb.selectFrom('notifications as older').select('older.id')
+          // Same transaction, or (subscription events, whose trace_id is null) same subscription: issue 6.
+          .where((inner) => inner.or([inner('older.trace_id', '=', inner.ref('n.trace_id')), inner('older.subscription_id', '=', inner.ref('n.subscription_id'))]))
+          .whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
+      )))
+      .orderBy('n.next_attempt_at_ms').orderBy('n.id').limit(limit);
     if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-    const ids = (await candidates.execute()).map((r) => Number(r.id));
-    if (ids.length === 0) return [];
-    await this.db.updateTable('notifications')
+    // The candidates are a MATERIALIZED CTE, computed once. As a plain `IN (subquery)`,
+    // PostgreSQL may plan a nested-loop semi join that rescans the LIMIT … FOR UPDATE SKIP
+    // LOCKED subquery for every outer row; each rescan skips the rows this statement already
+    // updated and yields the next ones, so far more than `limit` rows got leased.
+    const leased = await this.db.with((cte) => cte('candidates').materialized(), () => candidates)
+      .updateTable('notifications')
       .set({ lease_until_ms: now_ms + lease_ms, lease_owner: owner, updated_at_ms: now_ms })
-      .where('id', 'in', ids)
+      .where('id', 'in', (eb) => eb.selectFrom('candidates').select('candidates.id'))
+      .where('state', '=', 'pending')
       .where((eb) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', now_ms)]))
+      .returningAll()
       .execute();
-    return this.db.selectFrom('notifications').selectAll()
-      .where('id', 'in', ids).where('lease_owner', '=', owner).where('lease_until_ms', '=', now_ms + lease_ms).execute();
+    return leased.sort((a, b) => a.next_attempt_at_ms - b.next_attempt_at_ms || a.id - b.id);
   }
 
   async finishNotificationAttempt(
@@ -203,7 +250,9 @@ class SqlOps implements StoreOps {
     const result = await this.db.updateTable('notifications')
       .set({ state: 'pending', next_attempt_at_ms, updated_at_ms: now_ms })
       .where('id', '=', id).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    const changed = Number(result.numUpdatedRows) === 1;
+    if (changed) this.touched_notifications();
+    return changed;
   }
 
   async insertCardIfAbsent(row: CardVaultRow): Promise<void> {
@@ -232,11 +281,234 @@ class SqlOps implements StoreOps {
     await this.db.insertInto('sandbox_clock').values({ id: 1, offset_ms })
       .onConflict((oc) => oc.column('id').doUpdateSet({ offset_ms })).execute();
   }
+
+  // Subscription plans and subscriptions (issue 6)
+
+  async insertPlan(plan: Insertable<SubscriptionPlanTable>, prices: readonly Insertable<SubscriptionPriceTable>[]): Promise<void> {
+    await this.db.insertInto('subscription_plans').values(plan).execute();
+    if (prices.length > 0) await this.db.insertInto('subscription_prices').values([...prices]).execute();
+  }
+
+  private async withPrices(plans: SubscriptionPlanRow[]): Promise<PlanRecord[]> {
+    if (plans.length === 0) return [];
+    const prices = await this.db.selectFrom('subscription_prices').selectAll()
+      .where('plan_id', 'in', plans.map((p) => p.plan_id)).orderBy('position').execute();
+    return plans.map((plan) => ({ plan, prices: prices.filter((p) => p.plan_id === plan.plan_id) }));
+  }
+
+  async getPlan(merchant_id: string, plan_id: string): Promise<PlanRecord | null> {
+    const plan = await this.db.selectFrom('subscription_plans').selectAll()
+      .where('merchant_id', '=', merchant_id).where('plan_id', '=', plan_id).executeTakeFirst();
+    if (!plan) return null;
+    return (await this.withPrices([plan]))[0] ?? null;
+  }
+
+  async listPlans(merchant_id: string, page: PageRequest): Promise<{ plans: PlanRecord[]; total: number }> {
+    const visible = this.db.selectFrom('subscription_plans').where('merchant_id', '=', merchant_id).where('status', '!=', 'deleted');
+    const [rows, count] = await Promise.all([
+      visible.selectAll().orderBy('created_at_ms').orderBy('plan_id').offset(page.offset).limit(page.limit).execute(),
+      visible.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { plans: await this.withPrices(rows), total: Number(count.n) };
+  }
+
+  async updatePlan(merchant_id: string, plan_id: string, patch: PlanPatch): Promise<boolean> {
+    const result = await this.db.updateTable('subscription_plans').set(patch)
+      .where('merchant_id', '=', merchant_id).where('plan_id', '=', plan_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertSubscription(row: NewSubscriptionRow): Promise<void> {
+    await this.db.insertInto('subscriptions').values(row).execute();
+  }
+
+  async getSubscription(merchant_id: string, subscription_id: string): Promise<SubscriptionRow | null> {
+    return (await this.db.selectFrom('subscriptions').selectAll()
+      .where('merchant_id', '=', merchant_id).where('subscription_id', '=', subscription_id).executeTakeFirst()) ?? null;
+  }
+
+  async lockSubscription(subscription_id: string): Promise<SubscriptionRow | null> {
+    let query = this.db.selectFrom('subscriptions').selectAll().where('subscription_id', '=', subscription_id);
+    if (this.dialect === 'postgres') query = query.forUpdate();
+    return (await query.executeTakeFirst()) ?? null;
+  }
+
+  async listSubscriptions(merchant_id: string, filter: SubscriptionFilter, page: PageRequest): Promise<{ subscriptions: SubscriptionRow[]; total: number }> {
+    let selected = this.db.selectFrom('subscriptions').where('merchant_id', '=', merchant_id);
+    if (filter.plan_id !== undefined) selected = selected.where('plan_id', '=', filter.plan_id);
+    if (filter.cid !== undefined) selected = selected.where('cid', '=', filter.cid);
+    if (filter.status !== undefined) selected = selected.where('status', '=', filter.status);
+    const [subscriptions, count] = await Promise.all([
+      selected.selectAll().orderBy('created_at_ms', 'desc').orderBy('subscription_id').offset(page.offset).limit(page.limit).execute(),
+      selected.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { subscriptions, total: Number(count.n) };
+  }
+
+  async updateSubscriptionIfVersion(subscription_id: string, version: number, patch: SubscriptionPatch): Promise<boolean> {
+    const result = await this.db.updateTable('subscriptions').set({ ...patch, version: version + 1 })
+      .where('subscription_id', '=', subscription_id).where('version', '=', version).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertSubscriptionChange(row: Insertable<SubscriptionChangeTable>): Promise<void> {
+    await this.db.insertInto('subscription_changes').values(row).execute();
+  }
+
+  async listSubscriptionChanges(subscription_id: string) {
+    return this.db.selectFrom('subscription_changes').select(['from_status', 'to_status', 'event', 'reason', 'at_ms'])
+      .where('subscription_id', '=', subscription_id).orderBy('id').execute();
+  }
+
+  async claimDueSubscriptions(now_ms: number, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]> {
+    const unclaimed = (eb: ExpressionBuilder<Database, 'subscriptions'>) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<=', now_ms)]);
+    let candidates = this.db.selectFrom('subscriptions').select('subscription_id')
+      .where('status', '=', 'active').where('next_charge_at_ms', '<=', now_ms).where(unclaimed)
+      .orderBy('next_charge_at_ms').limit(limit);
+    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    const ids = (await candidates.execute()).map((r) => r.subscription_id);
+    if (ids.length === 0) return [];
+    await this.db.updateTable('subscriptions').set({ lease_until_ms, lease_owner: owner })
+      .where('subscription_id', 'in', ids).where(unclaimed).execute();
+    return this.db.selectFrom('subscriptions').selectAll()
+      .where('subscription_id', 'in', ids).where('lease_owner', '=', owner).where('lease_until_ms', '=', lease_until_ms)
+      .orderBy('next_charge_at_ms').execute();
+  }
+
+  async setSubscriptionLease(subscription_id: string, owner: string, lease_until_ms: number | null): Promise<void> {
+    await this.db.updateTable('subscriptions').set({ lease_until_ms, lease_owner: lease_until_ms === null ? null : owner })
+      .where('subscription_id', '=', subscription_id).where('lease_owner', '=', owner).execute();
+  }
+
+  async countDueSubscriptions(now_ms: number): Promise<number> {
+    const row = await this.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'active').where('next_charge_at_ms', '<=', now_ms).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  // Hosted cashier (issue 5)
+
+  async insertCashierSession(row: NewCashierSessionRow): Promise<'created' | 'exists'> {
+    const inserted = await this.db.insertInto('cashier_sessions').values(row)
+      .onConflict((oc) => oc.columns(['merchant_id', 'order_id']).doNothing())
+      .returning('session_id')
+      .executeTakeFirst();
+    return inserted ? 'created' : 'exists';
+  }
+
+  async getCashierSession(session_id: string): Promise<CashierSessionRow | null> {
+    return (await this.db.selectFrom('cashier_sessions').selectAll().where('session_id', '=', session_id).executeTakeFirst()) ?? null;
+  }
+
+  async lockCashierSession(session_id: string): Promise<CashierSessionRow | null> {
+    let query = this.db.selectFrom('cashier_sessions').selectAll().where('session_id', '=', session_id);
+    if (this.dialect === 'postgres') query = query.forUpdate();
+    return (await query.executeTakeFirst()) ?? null;
+  }
+
+  async findCashierSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null> {
+    return (await this.db.selectFrom('cashier_sessions').selectAll()
+      .where('merchant_id', '=', merchant_id).where('order_id', '=', order_id).executeTakeFirst()) ?? null;
+  }
+
+  async findCashierSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null> {
+    return (await this.db.selectFrom('cashier_sessions').selectAll().where('auth_token_hash', '=', auth_token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async updateCashierSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean> {
+    let query = this.db.updateTable('cashier_sessions').set(patch).where('session_id', '=', session_id);
+    if (expected.order_status !== undefined) {
+      query = expected.order_status === null ? query.where('order_status', 'is', null) : query.where('order_status', '=', expected.order_status);
+    }
+    if (expected.attempts !== undefined) query = query.where('attempts', '=', expected.attempts);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertCashierToken(row: CashierTokenRow): Promise<void> {
+    await this.db.insertInto('cashier_tokens').values(row).execute();
+  }
+
+  async findCashierToken(token_hash: string): Promise<CashierTokenRow | null> {
+    return (await this.db.selectFrom('cashier_tokens').selectAll().where('token_hash', '=', token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async useCashierToken(token_hash: string, now_ms: number): Promise<boolean> {
+    const result = await this.db.updateTable('cashier_tokens').set({ used_at_ms: now_ms })
+      .where('token_hash', '=', token_hash).where('used_at_ms', 'is', null).where('expires_at_ms', '>', now_ms)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async listCashierTransactions(session_id: string): Promise<TransactionRow[]> {
+    return this.db.selectFrom('transactions').selectAll().where('cashier_session_id', '=', session_id).orderBy('trace_id').execute();
+  }
+
+  async claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]> {
+    let query = this.db.selectFrom('cashier_sessions').selectAll()
+      .where('order_status', '=', 'pending').where('expires_at_ms', '<=', now_ms).orderBy('expires_at_ms').limit(limit);
+    if (this.dialect === 'postgres') query = query.forUpdate().skipLocked();
+    return query.execute();
+  }
+
+  async getCashierCustomer(merchant_id: string, pin: string): Promise<CashierCustomerRow | null> {
+    return (await this.db.selectFrom('cashier_customers').selectAll()
+      .where('merchant_id', '=', merchant_id).where('pin', '=', pin).executeTakeFirst()) ?? null;
+  }
+
+  async upsertCashierCustomer(row: CashierCustomerRow): Promise<void> {
+    await this.db.insertInto('cashier_customers').values(row)
+      .onConflict((oc) => oc.columns(['merchant_id', 'pin']).doUpdateSet({ profile_sealed: row.profile_sealed, updated_at_ms: row.updated_at_ms }))
+      .execute();
+  }
+
+  async getFrameOrigins(merchant_id: string, application_key: string): Promise<string[] | null> {
+    const row = await this.db.selectFrom('applications').select('frame_origins')
+      .where('merchant_id', '=', merchant_id).where('application_key', '=', application_key).executeTakeFirst();
+    if (!row) return null;
+    return row.frame_origins.split(' ').filter((origin) => origin !== '');
+  }
+
+  async setFrameOrigins(merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean> {
+    const result = await this.db.updateTable('applications').set({ frame_origins: origins.join(' ') })
+      .where('merchant_id', '=', merchant_id).where('application_key', '=', application_key).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+}
+
+/** Listeners told when a notification became due; each failure is contained. */
+class NotificationSignal {
+  private readonly listeners = new Set<() => void>();
+  readonly fire = (): void => {
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener only nudges a worker; its failure must not fail the write that committed.
+      }
+    }
+  };
+  add(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 }
 
 export class SqlStore extends SqlOps implements Store {
+  private readonly signal: NotificationSignal;
+  /** SQLite only: one writer, so transactions are committed in groups (store/group-commit.ts). */
+  private readonly group: GroupCommitter<Database> | null;
+
   constructor(private readonly root: Kysely<Database>, dialect: Dialect, private readonly on_close: () => Promise<void> = async () => {}) {
-    super(root, dialect);
+    const signal = new NotificationSignal();
+    // Outside a transaction a statement commits by itself, so the signal fires at once.
+    super(root, dialect, signal.fire);
+    this.signal = signal;
+    this.group = dialect === 'sqlite' ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
+  }
+
+  onNotificationCommitted(listener: () => void): () => void {
+    return this.signal.add(listener);
   }
 
   async migrate(): Promise<void> {
@@ -252,7 +524,14 @@ export class SqlStore extends SqlOps implements Store {
     await this.on_close();
   }
 
-  transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T> {
-    return this.root.transaction().execute((trx) => work(new SqlOps(trx, this.dialect)));
+  async transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T> {
+    // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
+    let touched = false;
+    const run = (trx: Transaction<Database>) => work(new SqlOps(trx, this.dialect, () => {
+      touched = true;
+    }));
+    const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);
+    if (touched) this.signal.fire();
+    return result;
   }
 }

@@ -6,6 +6,12 @@ import type {
 import type { Insertable } from 'kysely';
 import type { DueActionTable, NotificationAttemptTable, NotificationTable, StatusChangeTable } from './schema.js';
 
+import type {
+  NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable, SubscriptionRow,
+} from './schema.js';
+
+import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
+
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface MerchantRecord {
@@ -25,6 +31,26 @@ export interface NewMerchant {
   readonly created_at_ms: number;
 }
 
+/** A plan with its prices in the merchant's order. */
+export interface PlanRecord {
+  readonly plan: SubscriptionPlanRow;
+  readonly prices: readonly SubscriptionPriceRow[];
+}
+
+export interface PageRequest {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+export interface SubscriptionFilter {
+  readonly plan_id?: string | undefined;
+  readonly cid?: string | undefined;
+  readonly status?: string | undefined;
+}
+
+export type PlanPatch = Partial<Pick<SubscriptionPlanRow, 'name' | 'description' | 'status' | 'updated_at_ms'>>;
+export type SubscriptionPatch = Partial<Omit<SubscriptionRow, 'subscription_id' | 'merchant_id' | 'version'>>;
+
 export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
 
 /** Operations available both inside a database transaction and outside one (autocommit). */
@@ -33,6 +59,9 @@ export interface StoreOps {
   insertMerchant(merchant: NewMerchant): Promise<'created' | 'exists'>;
   getMerchant(merchant_id: string): Promise<MerchantRecord | null>;
   countMerchants(): Promise<number>;
+  getGateway(gateway_id: string): Promise<GatewayRow | null>;
+  /** Operator setting: payouts through this gateway wait in `requested` for approval. False when no such gateway. */
+  setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean>;
 
   // Transactions
   /** Inserts unless the idempotency key exists; null means another row holds the key. */
@@ -42,6 +71,8 @@ export interface StoreOps {
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lockTransaction(trace_id: number): Promise<TransactionRow | null>;
   findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null>;
+  /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
+  listTransactionsByStatus(transaction_type: string, status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
   updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean>;
   updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void>;
@@ -62,7 +93,13 @@ export interface StoreOps {
   // Notifications outbox
   insertNotification(row: Insertable<NotificationTable>): Promise<number>;
   listNotifications(trace_id: number): Promise<NotificationRow[]>;
-  /** Leases due notifications to one owner; no other owner gets them until the lease ends. */
+  /** The event notifications of a subscription, oldest first (issue 6). */
+  listSubscriptionEvents(subscription_id: string): Promise<NotificationRow[]>;
+  /**
+   * Leases due notifications to one owner; no other owner gets them until the lease ends.
+   * A notification is not leased while an older one (lower id) of the same trace_id is still
+   * 'pending', so the notifications of one transaction reach the merchant in order.
+   */
   leaseNotifications(now_ms: number, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
   finishNotificationAttempt(
     notification_id: number,
@@ -83,7 +120,65 @@ export interface StoreOps {
   // Sandbox clock, shared by instances on one database
   getSandboxOffset(): Promise<number>;
   setSandboxOffset(offset_ms: number): Promise<void>;
+
+  // Subscription plans and subscriptions (issue 6). Reads take the merchant_id: another
+  // merchant's plan or subscription is not found, exactly like a missing one.
+  insertPlan(plan: Insertable<SubscriptionPlanTable>, prices: readonly Insertable<SubscriptionPriceTable>[]): Promise<void>;
+  /** Deleted plans included; callers decide what a deleted plan means. */
+  getPlan(merchant_id: string, plan_id: string): Promise<PlanRecord | null>;
+  /** Never lists deleted plans; oldest first. */
+  listPlans(merchant_id: string, page: PageRequest): Promise<{ plans: PlanRecord[]; total: number }>;
+  updatePlan(merchant_id: string, plan_id: string, patch: PlanPatch): Promise<boolean>;
+  insertSubscription(row: NewSubscriptionRow): Promise<void>;
+  getSubscription(merchant_id: string, subscription_id: string): Promise<SubscriptionRow | null>;
+  /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
+  lockSubscription(subscription_id: string): Promise<SubscriptionRow | null>;
+  /** Newest first. */
+  listSubscriptions(merchant_id: string, filter: SubscriptionFilter, page: PageRequest): Promise<{ subscriptions: SubscriptionRow[]; total: number }>;
+  /** Changes the row only if its version is still `version`, and bumps it: subscription-state.ts's compare-and-set. */
+  updateSubscriptionIfVersion(subscription_id: string, version: number, patch: SubscriptionPatch): Promise<boolean>;
+  insertSubscriptionChange(row: Insertable<SubscriptionChangeTable>): Promise<void>;
+  listSubscriptionChanges(subscription_id: string): Promise<{ from_status: string; to_status: string; event: string; reason: string; at_ms: number }[]>;
+  /**
+   * Active subscriptions due at now_ms and not claimed by a live lease, claimed for `owner`
+   * until lease_until_ms. On PostgreSQL the candidates are locked with SKIP LOCKED, so
+   * instances sharing the database claim disjoint sets.
+   */
+  claimDueSubscriptions(now_ms: number, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]>;
+  /** Keeps (or gives back, with null) a claim without changing the subscription. */
+  setSubscriptionLease(subscription_id: string, owner: string, lease_until_ms: number | null): Promise<void>;
+  /** Active subscriptions due at now_ms, claimed or not. */
+  countDueSubscriptions(now_ms: number): Promise<number>;
+
+  // Hosted cashier (issue 5, docs/cashier.md)
+  /** 'exists' when the merchant already has a session with this order_id (order sessions). */
+  insertCashierSession(row: NewCashierSessionRow): Promise<'created' | 'exists'>;
+  getCashierSession(session_id: string): Promise<CashierSessionRow | null>;
+  /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
+  lockCashierSession(session_id: string): Promise<CashierSessionRow | null>;
+  findCashierSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null>;
+  findCashierSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null>;
+  /** Compare-and-set: changes the row only while every `expected` column still has its value. */
+  updateCashierSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean>;
+  insertCashierToken(row: CashierTokenRow): Promise<void>;
+  findCashierToken(token_hash: string): Promise<CashierTokenRow | null>;
+  /** Marks a one-time token used; false when it was used already or has expired. */
+  useCashierToken(token_hash: string, now_ms: number): Promise<boolean>;
+  /** The session's transactions, oldest first. */
+  listCashierTransactions(session_id: string): Promise<TransactionRow[]>;
+  /** Orders still pending whose time limit has passed; on PostgreSQL locked with SKIP LOCKED. */
+  claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]>;
+  getCashierCustomer(merchant_id: string, pin: string): Promise<CashierCustomerRow | null>;
+  upsertCashierCustomer(row: CashierCustomerRow): Promise<void>;
+  /** The origins allowed to frame the application's init-pay-in pages; null when there is no such application. */
+  getFrameOrigins(merchant_id: string, application_key: string): Promise<string[] | null>;
+  /** false when there is no such application. */
+  setFrameOrigins(merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean>;
 }
+
+export type CashierSessionPatch = Partial<Pick<CashierSessionRow,
+  'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>>;
+export type CashierSessionExpectation = Partial<Pick<CashierSessionRow, 'order_status' | 'attempts'>>;
 
 export interface Store extends StoreOps {
   readonly dialect: Dialect;
@@ -93,4 +188,11 @@ export interface Store extends StoreOps {
   close(): Promise<void>;
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T>;
+  /**
+   * Calls `listener` once a notification written (insertNotification) or rescheduled
+   * (rescheduleNotification) through this store is committed: after the enclosing transaction
+   * commits, or at once outside one. The delivery worker uses it to send without waiting for
+   * its poll. Returns the function that removes the listener.
+   */
+  onNotificationCommitted(listener: () => void): () => void;
 }

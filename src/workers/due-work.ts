@@ -1,9 +1,11 @@
 // Finishes what falls due later: a processor's asynchronous result, a challenge nobody
-// answered, a transaction whose process died during its processor call. All of it is found
-// in the database, so a restart (or another instance) picks it up; no timer holds state.
+// answered, a transaction whose process died during its processor call, a cashier order past
+// its time limit. All of it is found in the database, so a restart (or another instance)
+// picks it up; no timer holds state.
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
+import { expireOrder } from '../domain/order-state.js';
 import { transactionAnswer } from '../operations/lifecycle.js';
 import type { Store } from '../store/store.js';
 
@@ -46,13 +48,19 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
       const outcome = await changeStatus(tx, row, {
         to: 'error',
         reason: 'processing interrupted before the processor answered',
-        patch: { error_code: '1', error_details: 'Processing interrupted; no funds were moved by this attempt' },
+        patch: { error_code: '1', error_details: `${row.payment_processor === 'sandbox' ? '[TEST] ' : ''}Processing interrupted before the processor answered; reconcile with the processor` },
       }, now_ms);
       if (outcome.kind === 'changed') {
         await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(transactionAnswer(outcome.row)) });
       }
     }
     return stuck.length;
+  });
+  // Cashier orders past their 15 minutes close as rejected (domain/order-state.ts).
+  finished += await options.store.transaction(async (tx) => {
+    const orders = await tx.claimExpiredOrders(now_ms, batch);
+    for (const order of orders) await expireOrder(tx, order, now_ms);
+    return orders.length;
   });
   return finished;
 }

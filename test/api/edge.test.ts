@@ -1,5 +1,6 @@
 // The HTTP edge of decisions.md §5: codes and envelopes for what never reaches an operation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyBody } from '../../src/domain/signing.js';
 import { postJson } from '../support/client.js';
 import { saleA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -22,6 +23,14 @@ describe('HTTP edge', () => {
     }
   });
 
+  it('answers 400 for a form-encoded body on the API', async () => {
+    const response = await fetch(`${gw.url}/api/process`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'merchant_id=x&amount=1',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ status: 23 });
+  });
+
   it('answers 413 for a body over 64 KiB', async () => {
     const answer = await postJson(gw.url, '/api/process', { ...saleA(gw.merchant), variable1: 'x'.repeat(70 * 1024) });
     expect(answer.http_status).toBe(413);
@@ -32,9 +41,11 @@ describe('HTTP edge', () => {
     const missing = await fetch(`${gw.url}/api/nothing-here`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ status: 20 });
-    const wrong = await fetch(`${gw.url}/api/process`, { method: 'GET' });
-    expect(wrong.status).toBe(405);
-    expect(await wrong.json()).toMatchObject({ status: 21 });
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS']) {
+      const wrong = await fetch(`${gw.url}/api/process`, { method });
+      expect(wrong.status, method).toBe(405);
+      expect(await wrong.json()).toMatchObject({ status: 21 });
+    }
   });
 
   it('refuses more than 100 fields by name of the limit', async () => {
@@ -43,6 +54,7 @@ describe('HTTP edge', () => {
     const answer = await postJson(gw.url, '/api/process', body);
     expect(answer.body).toMatchObject({ status: 10 });
     expect(answer.body.description).toMatch(/Too many fields/);
+    expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true); // the merchant was identified, so it is signed
   });
 
   it('answers 400 for a JSON body with a __proto__ key instead of polluting objects', async () => {

@@ -81,6 +81,9 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const other_card = await post(refundC(gw.merchant, trace_id, { card_number: MASTERCARD }));
     expect(other_card.body).toMatchObject({ status: 10 });
     expect(other_card.body.description).toMatch(/card_number/);
+    const other_expiry = await post(refundC(gw.merchant, trace_id, { card_exp: '01/2020' }));
+    expect(other_expiry.body).toMatchObject({ status: 10 });
+    expect(other_expiry.body.description).toMatch(/card_exp/);
   });
 
   it('answers exactly the not-found answer for another merchant\'s sale and for a missing one', async () => {

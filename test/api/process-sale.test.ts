@@ -1,6 +1,7 @@
 // POST /api/process sales (variants A and B) through the real HTTP server, on each store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
+import { panFingerprint } from '../../src/operations/card-vault.js';
 import { nowSeconds, postJson, postSigned, signed } from '../support/client.js';
 import { orderId, saleA, saleB, VISA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -98,6 +99,17 @@ describe.each(storeKinds())('sale on %s', (kind) => {
       expect(answer.body.trace_id).toBeUndefined();
       expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
     }
+  });
+
+  it('keeps the card in the vault only when the sale can still be approved', async () => {
+    const { sealer, store } = gw.gateway.deps;
+    const vaulted = async (pan: string) => store.findCard(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '12/2035');
+    await sale(saleA(gw.merchant, { card_number: '4000000000000002', cvv: '000' }));
+    expect(await vaulted('4000000000000002')).toBeNull();
+    await sale(saleA(gw.merchant, { card_number: '4000000000000010', cvv: '333' }));
+    expect(await vaulted('4000000000000010')).not.toBeNull();
+    const approved = await sale(saleA(gw.merchant, { card_number: '4000000000000028' }));
+    expect((await vaulted('4000000000000028'))?.card_token).toBe(approved.body.card_token);
   });
 
   it('refuses nested values by name before checking the signature', async () => {

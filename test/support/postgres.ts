@@ -39,6 +39,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
       await client.connect();
       try {
+        // Wait (bounded) for the gateway's pool sessions to go, so force has nothing left to kill.
+        for (let i = 0; i < 50; i += 1) {
+          const { rows } = await client.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+          if ((rows[0] as { n: number }).n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
         await client.query(`drop database if exists ${name} with (force)`);
       } finally {
         await client.end();

@@ -1,4 +1,4 @@
-// Sandbox-only routes: the 3-D Secure page and the clock control (decisions.md §8).
+// Sandbox-only routes: the 3-D Secure and e-wallet pages and the clock control (decisions.md §8).
 // None of them exist when PAYGATE_ENV=live.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
@@ -7,6 +7,7 @@ import type { AdjustableClock } from '../../domain/clock.js';
 import { completeChallenge, findChallenge } from '../../operations/challenge.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { notFoundPage, threeDsPage } from '../../pages/three-ds.js';
+import { walletPage } from '../../pages/wallet.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
 
 const PAGE_HEADERS = {
@@ -69,6 +70,42 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         if (return_url) return response.code(303).headers(PAGE_HEADERS).redirect(return_url, 303);
         const view = await findChallenge(deps, token);
         return sendPage(response, 200, view ? threeDsPage(view, `/sandbox/3ds/${token}`) : notFoundPage());
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/sandbox/wallet/:token',
+      summary: 'Sandbox e-wallet page of a direct payout (Confirm / Cancel)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { token } = request.params as { token: string };
+        const view = await findChallenge(deps, token, 'wallet');
+        if (!view) return sendPage(response, 404, notFoundPage());
+        return sendPage(response, 200, walletPage(view, `/sandbox/wallet/${token}`), originOf(view.row.return_url));
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/sandbox/wallet/:token',
+      summary: 'Sandbox e-wallet answer (form field action=confirm|cancel); redirects to return_url',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { token } = request.params as { token: string };
+        const form = isPlainObject(request.body) ? request.body : {};
+        const action = form.action === 'confirm' || form.action === 'cancel' ? form.action : null;
+        if (action === null) {
+          const view = await findChallenge(deps, token, 'wallet');
+          if (!view) return sendPage(response, 404, notFoundPage());
+          return sendPage(response, 400, walletPage(view, `/sandbox/wallet/${token}`), originOf(view.row.return_url));
+        }
+        const outcome = await completeChallenge(deps, token, action);
+        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage());
+        const return_url = outcome.row.return_url;
+        if (return_url) return response.code(303).headers(PAGE_HEADERS).redirect(return_url, 303);
+        const view = await findChallenge(deps, token, 'wallet');
+        return sendPage(response, 200, view ? walletPage(view, `/sandbox/wallet/${token}`) : notFoundPage());
       },
     },
     {

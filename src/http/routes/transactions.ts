@@ -38,7 +38,7 @@ export function tokenizeRoute(): SignedRoute<BodyOf<typeof TokenizeBody>> {
 const StatusBody = bodySchema({
   merchant_id: 'required', application_key: 'optional', frontend: 'optional', trace_id: 'required',
   timestamp: 'required', signature: 'required',
-}, { version: Type.Union([literal('1.1'), literal('1.2')]) });
+}, { version: Type.Union([literal('1.1'), literal('1.2')], { description: 'exactly "1.1" (frontend) or "1.2" (application_key)' }) });
 
 export function transactionStatusRoute(): SignedRoute<BodyOf<typeof StatusBody>> {
   return {
@@ -51,6 +51,7 @@ export function transactionStatusRoute(): SignedRoute<BodyOf<typeof StatusBody>>
     response: Type.Object({ status: Type.Integer(), description: Type.String(), version: Type.String(), timestamp: Type.Integer(), signature: Type.String() },
       { additionalProperties: true }),
     async handle(context, body) {
+      if (body.application_key === undefined && body.frontend === undefined) return fieldError('Missing required field: application_key or frontend');
       if (!identityOf(context.merchant, context.body)) return unknownCredentials();
       const outcome = await readTransaction(context.deps, context.merchant.merchant_id, Number(body.trace_id));
       if (outcome.kind === 'not_found') return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');

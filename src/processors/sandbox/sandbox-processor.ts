@@ -3,8 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
-import type {
-  CardPayoutRequest, CardSaleRequest, DirectPayoutRequest, Processor, ProcessorResult, RefundRequest,
+import {
+  type CardPayoutRequest, type CardSaleRequest, checkDataFields, type DataFieldSpec, type DirectPayoutCheck, type DirectPayoutRequest,
+  type Processor, type ProcessorResult, type RefundRequest,
 } from '../processor.js';
 
 export interface SandboxTimings {
@@ -25,6 +26,26 @@ export const SANDBOX_CVV_FAILURES: Readonly<Record<string, Fixed>> = {
   '900': { kind: 'rejected', details: 'Lost card' },
   '901': { kind: 'rejected', details: 'Stolen card' },
   '444': { kind: 'error', details: 'Processor error' },
+};
+
+/**
+ * The sandbox direct payout's data_ fields (decisions.md §7, docs/payouts.md): an account number
+ * (required), a bank code, and the method: a bank transfer (default) or the sandbox e-wallet,
+ * which sends the customer to a wallet page to confirm.
+ */
+export const SANDBOX_DIRECT_FIELDS: readonly DataFieldSpec[] = [
+  { name: 'data_account_number', required: true, max_length: 34, rule: 'an account number or wallet id of 1 to 34 characters' },
+  { name: 'data_bank_code', required: false, max_length: 11, pattern: /^[A-Za-z0-9]{1,11}$/, rule: 'a bank code of up to 11 letters and digits' },
+  { name: 'data_method', required: false, max_length: 7, values: ['bank', 'ewallet'], rule: 'bank or ewallet' },
+];
+
+/**
+ * Merchant-initiated (stored-card, subscription renewal) sales have no CVV; these amounts fail
+ * them so a subscription's retries and deactivation can be tested. Any other amount is approved.
+ */
+export const SANDBOX_MIT_AMOUNT_FAILURES: Readonly<Record<number, Fixed>> = {
+  1402: { kind: 'rejected', details: 'Insufficient funds' },
+  1444: { kind: 'error', details: 'Processor error' },
 };
 
 function pspId(): string {
@@ -85,6 +106,10 @@ export class SandboxProcessor implements Processor {
       }
       const failure = SANDBOX_CVV_FAILURES[cvv];
       if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
+    } else {
+      // A stored-card charge has no CVV: its failures are chosen by the amount (docs/subscriptions.md).
+      const failure = SANDBOX_MIT_AMOUNT_FAILURES[request.amount_minor];
+      if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
     }
     return {
       kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
@@ -115,8 +140,26 @@ export class SandboxProcessor implements Processor {
     return this.cardProblem(request) ?? this.payoutByAmount(request.amount_minor, request.currency);
   }
 
+  readonly direct_payout_fields = SANDBOX_DIRECT_FIELDS;
+
+  checkDirectPayout(data: Readonly<Record<string, string>>): DirectPayoutCheck {
+    const problem = checkDataFields(SANDBOX_DIRECT_FIELDS, data);
+    if (problem) return { ok: false, problem };
+    return { ok: true, payment_method: data.data_method === 'ewallet' ? 'ewallet' : 'bank' };
+  }
+
   async directPayout(request: DirectPayoutRequest): Promise<ProcessorResult> {
-    return this.payoutByAmount(request.amount_minor, request.currency);
+    // The amount decides first (1400 rejected, 1500 error), for the wallet too; otherwise a
+    // customer at the merchant's site confirms an e-wallet payout on the sandbox wallet page.
+    const by_amount = this.payoutByAmount(request.amount_minor, request.currency);
+    if (request.method !== 'ewallet' || !request.customer_present || by_amount.kind === 'rejected' || by_amount.kind === 'error') {
+      return by_amount;
+    }
+    return {
+      kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Confirm the payout in the sandbox e-wallet'),
+      mode: 'interactive',
+      later: { after_ms: this.timings.challenge_timeout_ms, to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') },
+    };
   }
 
   challengeUrl(token: string, kind: 'card' | 'wallet'): string {

@@ -1,0 +1,366 @@
+// The hosted cashier's pages (docs/cashier.md §4): login by link or auth_token, then one page
+// at /cashier that shows what the session needs next (registration, choice of method, the
+// payment form, a payment in flight, or that the order or session is over), the form posts, and
+// the result page a payment returns to (also from 3-D Secure and the sandbox wallet).
+//
+// The browser session is an HttpOnly cookie (Path=/cashier, SameSite=Lax; for init-pay-in over
+// https SameSite=None; Secure; Partitioned, so it works in the merchant's iframe). Every form
+// carries the session's CSRF token. init-pay-in pages may be framed by the application's
+// configured origins only (CSP frame-ancestors); every other page by nobody (and X-Frame-Options DENY).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.js';
+import { attemptTransaction, sessionState, submitPayment } from '../../operations/cashier-payment.js';
+import {
+  type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
+  methodsFor, missingCustomerFields, saveRegistration,
+} from '../../operations/cashier-session.js';
+import type { OperationDeps } from '../../operations/deps.js';
+import { html, type Html } from '../../pages/html.js';
+import {
+  type Alert, cashierPage, type CashierView, type FieldErrors, type FieldValues, messagePage, methodChoice, paymentDetails, paymentForm,
+  paymentList, registrationPage, resultActions, resultAlert,
+} from '../../pages/cashier/pages.js';
+import { languageOf, sayer } from '../../pages/cashier/text.js';
+import type { CashierSessionRow, TransactionRow } from '../../store/schema.js';
+import { readPaymentForm, readRegistration } from '../cashier-forms.js';
+import { isPlainObject, type PlainRoute } from '../route.js';
+
+export const CASHIER_COOKIE = 'paygate_cashier';
+
+function readCookie(request: FastifyRequest): string | null {
+  const header = request.headers.cookie;
+  if (typeof header !== 'string') return null;
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === CASHIER_COOKIE) return part.slice(at + 1).trim();
+  }
+  return null;
+}
+
+interface PageDeps {
+  readonly deps: OperationDeps;
+  readonly public_url: () => string;
+}
+
+/** Origins allowed to frame a session's pages: the application's, for init-pay-in only; null means nobody. */
+async function frameOrigins(deps: OperationDeps, session: CashierSessionRow | null): Promise<readonly string[] | null> {
+  if (!session || session.kind !== 'pay_in' || session.identity_kind !== 'application_key') return null;
+  const origins = await deps.store.getFrameOrigins(session.merchant_id, session.identity_value);
+  return origins && origins.length > 0 ? origins : null;
+}
+
+function securityHeaders(frame: readonly string[] | null): Record<string, string> {
+  const headers: Record<string, string> = {
+    'cache-control': 'no-store',
+    // Tokens travel in the login URL: never pass it on through Referer.
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
+      + `frame-ancestors ${frame ? frame.join(' ') : "'none'"}`,
+  };
+  if (!frame) headers['x-frame-options'] = 'DENY';
+  return headers;
+}
+
+async function sendHtml(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, code: number, body: string): Promise<FastifyReply> {
+  return response.code(code).headers(securityHeaders(await frameOrigins(deps, session))).type('text/html; charset=utf-8').send(body);
+}
+
+async function redirect(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, to: string): Promise<FastifyReply> {
+  return response.headers(securityHeaders(await frameOrigins(deps, session))).redirect(to, 303);
+}
+
+function languageView(deps: OperationDeps, session: CashierSessionRow | null) {
+  const language = languageOf(session?.locale);
+  return { language, say: sayer(language), sandbox: deps.config.environment === 'sandbox' };
+}
+
+function cookieFor(page: PageDeps, login: Extract<LoginOutcome, { kind: 'logged_in' }>): string {
+  const max_age = Math.max(1, Math.floor((login.expires_at_ms - page.deps.clock.now_ms()) / 1000));
+  const https = page.public_url().startsWith('https:');
+  const parts = [`${CASHIER_COOKIE}=${login.browser_token}`, 'Path=/cashier', 'HttpOnly', `Max-Age=${max_age}`];
+  // A cross-site iframe (init-pay-in) never sends a Lax cookie; there the cookie must be SameSite=None,
+  // which browsers accept only with Secure, and Partitioned keeps it to that one embedding site.
+  if (login.session.kind === 'pay_in' && https) parts.push('SameSite=None', 'Secure', 'Partitioned');
+  else parts.push('SameSite=Lax', ...(https ? ['Secure'] : []));
+  return parts.join('; ');
+}
+
+async function answerLogin(page: PageDeps, response: FastifyReply, outcome: LoginOutcome): Promise<FastifyReply> {
+  const { deps } = page;
+  if (outcome.kind === 'refused') {
+    return sendHtml(deps, response, outcome.session, 410, messagePage(languageView(deps, outcome.session), outcome.session, 'link_invalid', 'link_invalid_text'));
+  }
+  void response.header('set-cookie', cookieFor(page, outcome));
+  return redirect(deps, response, outcome.session, '/cashier');
+}
+
+/** The view every page of a browser session shares. */
+async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ view: CashierView; state: Awaited<ReturnType<typeof sessionState>> }> {
+  const state = await sessionState(deps, browser.session);
+  return { view: { ...languageView(deps, browser.session), session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor }, state };
+}
+
+interface MainOptions {
+  readonly method?: string | undefined;
+  readonly alert?: Alert | null;
+  readonly values?: FieldValues;
+  readonly errors?: FieldErrors;
+  readonly code?: number;
+}
+
+/** A payment's result: its details, what can be done now, and, after a failure, the way to try again. */
+function resultSection(view: CashierView, row: TransactionRow, attempt_url: string, retry: Html | null, can_pay_again: boolean): Html {
+  // With a form to try again, its Cancel is the way back to the shop.
+  return html`${paymentDetails(view, row)}${resultActions(view, row, attempt_url, can_pay_again, retry === null)}${retry ?? ''}`;
+}
+
+export function cashierPageRoutes(deps: OperationDeps, public_url: () => string): PlainRoute[] {
+  const page: PageDeps = { deps, public_url };
+
+  /** Whatever the session needs next, on /cashier. */
+  async function renderMain(response: FastifyReply, browser: BrowserSession, options: MainOptions = {}): Promise<FastifyReply> {
+    const session = browser.session;
+    const { view, state } = await viewOf(deps, browser);
+    const send = (code: number, body: string) => sendHtml(deps, response, session, code, body);
+    if (isOrderSession(session) && session.order_status === 'approved') {
+      return send(200, messagePage(view, session, 'order_paid', 'order_paid_text', paymentList(view, state.transactions)));
+    }
+    const ended = !browser.open || (isOrderSession(session) && CLOSED_ORDER_STATUSES.has(session.order_status ?? ''));
+    if (ended) {
+      const [title, text] = isOrderSession(session) ? ['order_expired', 'order_expired_text'] as const : ['session_ended', 'session_ended_text'] as const;
+      return send(200, messagePage(view, session, title, text, paymentList(view, state.transactions)));
+    }
+    const customer = await knownCustomer(deps, session);
+    const missing = missingCustomerFields(customer);
+    if (missing.length > 0) return send(200, registrationPage(view, missing, {}, {}));
+    if (state.in_flight) {
+      const row = state.in_flight;
+      const attempt_url = attemptUrlOf(row) ?? '/cashier';
+      return send(200, cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row)));
+    }
+    if (session.kind === 'pay_out' && state.remaining_minor === 0) {
+      return send(200, cashierPage(view, html`<div class="actions">${returnButton(view)}</div>`, { tone: 'bad', title: view.say('no_balance') }));
+    }
+    const methods = await methodsOf(session);
+    const method = pickMethod(options.method, session, methods);
+    if (method === null) return send(options.code ?? 200, cashierPage(view, methodChoice(view, methods), options.alert));
+    const alert = options.alert ?? (options.errors && Object.keys(options.errors).length > 0 ? { tone: 'bad' as const, title: view.say('fix_fields') } : null);
+    return send(options.code ?? 200, cashierPage(view, paymentForm(view, {
+      method, methods, ...(options.values ? { values: options.values } : {}), ...(options.errors ? { errors: options.errors } : {}),
+    }), alert));
+  }
+
+  function returnButton(view: CashierView): Html {
+    const target = view.session.kind === 'pay_in' ? html` target="_top"` : '';
+    return html`<a class="button primary" href="${view.session.return_url}"${target}>${view.say('return_to_shop')}</a>`;
+  }
+
+  async function methodsOf(session: CashierSessionRow): Promise<string[]> {
+    const merchant = await deps.merchants.find(session.merchant_id);
+    return merchant ? methodsFor(deps, merchant, session) : ['card'];
+  }
+
+  /** The method asked for (?method=), else the one the merchant preselected, else the only one; null: let the customer choose. */
+  function pickMethod(asked: string | undefined, session: CashierSessionRow, methods: readonly string[]): string | null {
+    if (asked === 'choose') return methods.length === 1 ? methods[0]! : null;
+    if (asked !== undefined && methods.includes(asked)) return asked;
+    if (session.payment_method !== null && methods.includes(session.payment_method)) return session.payment_method;
+    return methods.length === 1 ? methods[0]! : null;
+  }
+
+  function attemptUrlOf(row: TransactionRow): string | null {
+    const match = /:attempt:(\d+)$/.exec(row.order_id);
+    return match ? `/cashier/attempt/${match[1]}` : null;
+  }
+
+  async function signedIn(request: FastifyRequest, response: FastifyReply): Promise<BrowserSession | null> {
+    const browser = await browserSession(deps, readCookie(request));
+    if (!browser) {
+      await sendHtml(deps, response, null, 401, messagePage(languageView(deps, null), null, 'not_signed_in', 'link_invalid_text'));
+      return null;
+    }
+    return browser;
+  }
+
+  /** A form post: signed in, with the session's CSRF token. */
+  async function formPost(request: FastifyRequest, response: FastifyReply): Promise<{ browser: BrowserSession; form: Record<string, unknown> } | null> {
+    const browser = await signedIn(request, response);
+    if (!browser) return null;
+    const form = isPlainObject(request.body) ? request.body : {};
+    if (!csrfValid(deps, browser.browser_token, form.csrf)) {
+      const view = languageView(deps, browser.session);
+      await sendHtml(deps, response, browser.session, 403, messagePage(view, browser.session, 'form_expired', 'link_invalid_text',
+        html`<div class="actions"><a class="button secondary" href="/cashier">${view.say('continue')}</a></div>`));
+      return null;
+    }
+    return { browser, form };
+  }
+
+  return [
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/cashier/login/:token',
+      summary: 'Cashier auto-login (the redirect_url of a session call): one use, then redirects to /cashier',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { token } = request.params as { token: string };
+        return answerLogin(page, response, await loginWithLink(deps, token));
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/cashier/login',
+      summary: 'Cashier login with the session\'s auth_token (?auth_token=...), valid 15 minutes until the first payment',
+      produces: 'text/html',
+      async handle(request, response) {
+        const query = isPlainObject(request.query) ? request.query : {};
+        const token = typeof query.auth_token === 'string' ? query.auth_token : '';
+        return answerLogin(page, response, await loginWithAuthToken(deps, token));
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/cashier/login',
+      summary: 'Cashier login with the session\'s auth_token as a form field (auth_token)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const form = isPlainObject(request.body) ? request.body : {};
+        const token = typeof form.auth_token === 'string' ? form.auth_token : '';
+        return answerLogin(page, response, await loginWithAuthToken(deps, token));
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/cashier',
+      summary: 'The cashier page: registration, choice of method, payment form, or where the session stands (?method=card|ewallet)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const browser = await signedIn(request, response);
+        if (!browser) return response;
+        const query = isPlainObject(request.query) ? request.query : {};
+        return renderMain(response, browser, { method: typeof query.method === 'string' ? query.method : undefined });
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/cashier/register',
+      summary: 'The one-time registration form (customer fields the merchant did not send)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const posted = await formPost(request, response);
+        if (!posted) return response;
+        const { browser, form } = posted;
+        if (!browser.open) return renderMain(response, browser);
+        const missing = missingCustomerFields(await knownCustomer(deps, browser.session));
+        if (missing.length === 0) return redirect(deps, response, browser.session, '/cashier');
+        const read = readRegistration(form, missing, browser.session.kind);
+        if (!read.ok) {
+          const { view } = await viewOf(deps, browser);
+          return sendHtml(deps, response, browser.session, 422, registrationPage(view, missing, read.values, read.errors));
+        }
+        await saveRegistration(deps, browser.session, read.value);
+        return redirect(deps, response, browser.session, '/cashier');
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/cashier/pay',
+      summary: 'Submit a deposit, checkout, withdrawal or payout (form: method, amount, card or wallet fields)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const posted = await formPost(request, response);
+        if (!posted) return response;
+        const { browser, form } = posted;
+        const session = browser.session;
+        if (!browser.open) return renderMain(response, browser);
+        if (missingCustomerFields(await knownCustomer(deps, session)).length > 0) return redirect(deps, response, session, '/cashier');
+        const methods = await methodsOf(session);
+        const method = typeof form.method === 'string' && methods.includes(form.method) ? form.method : null;
+        if (method === null) return redirect(deps, response, session, '/cashier');
+        const { view, state } = await viewOf(deps, browser);
+        const read = readPaymentForm(form, {
+          currency: session.currency, fixed_amount_minor: session.amount_minor, max_minor: state.remaining_minor, method,
+          payout: isPayout(session.kind), now_ms: deps.clock.now_ms(),
+        });
+        if (!read.ok) return renderMain(response, browser, { method, values: read.values, errors: read.errors, code: 422 });
+        const outcome = await submitPayment(deps, { session, amount_minor: read.value.amount_minor, choice: read.value.choice, public_url: public_url() });
+        // Written back into the form after a refusal: the amount and the wallet id, never card data.
+        const values: Record<string, string> = { amount: typeof form.amount === 'string' ? form.amount.slice(0, 20) : '' };
+        if (read.value.choice.method === 'ewallet') values.wallet_id = read.value.choice.wallet_id;
+        switch (outcome.kind) {
+          case 'processed': {
+            const next = outcome.answer.transaction_status === 'pending_async' && typeof outcome.answer.redirect_url === 'string'
+              ? outcome.answer.redirect_url : `/cashier/attempt/${outcome.attempt}`;
+            if (next.startsWith('/') || sameOrigin(next, public_url())) return redirect(deps, response, session, next);
+            // A challenge page elsewhere: a link, because form-action 'self' would stop a cross-origin redirect.
+            return sendHtml(deps, response, session, 200, cashierPage(view,
+              html`<div class="actions"><a class="button primary" href="${next}">${view.say('continue')}</a></div>`,
+              { tone: 'wait', title: view.say('pending_async'), lines: [view.say('pending_async_text')] }));
+          }
+          case 'refused_by_merchant':
+            return renderMain(response, browser, {
+              method, values,
+              alert: outcome.description === null
+                ? { tone: 'bad', title: view.say('not_confirmed') }
+                : { tone: 'bad', title: view.say('refused_by_merchant'), lines: [view.say('refused_reason', { reason: outcome.description })] },
+            });
+          case 'over_balance':
+            return renderMain(response, browser, { method, values, errors: { amount: 'over_balance' }, code: 422 });
+          case 'unavailable':
+            return renderMain(response, browser, {
+              method, values, alert: { tone: 'bad', title: view.say('unavailable') }, ...(outcome.reason === 'wallet' ? { errors: { wallet_id: 'invalid_wallet' } } : {}),
+            });
+          case 'busy':
+            return renderMain(response, browser, { alert: { tone: 'wait', title: view.say('busy') } });
+          case 'in_flight':
+          case 'ended':
+          case 'order_closed':
+            return redirect(deps, response, session, '/cashier');
+        }
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/cashier/attempt/:attempt',
+      summary: 'The result of a payment of the session (where 3-D Secure and the sandbox wallet return to)',
+      produces: 'text/html',
+      async handle(request, response) {
+        const browser = await signedIn(request, response);
+        if (!browser) return response;
+        const { attempt } = request.params as { attempt: string };
+        const session = browser.session;
+        const row = /^[1-9][0-9]{0,5}$/.test(attempt) ? await attemptTransaction(deps, session, Number(attempt)) : null;
+        if (!row) return redirect(deps, response, session, '/cashier');
+        const { view, state } = await viewOf(deps, browser);
+        const failed = ['declined', 'rejected', 'error', 'cancelled'].includes(row.status);
+        const order_open = !isOrderSession(session) || session.order_status === 'pending';
+        const can_retry = failed && browser.open && order_open && state.in_flight === null;
+        let retry: Html | null = null;
+        if (can_retry) {
+          const methods = await methodsOf(session);
+          const method = pickMethod(undefined, session, methods);
+          retry = html`<p>${view.say('try_again')}</p>${method === null || methods.length > 1 ? methodChoice(view, methods) : paymentForm(view, { method, methods })}`;
+        }
+        const can_pay_again = browser.open && !isOrderSession(session) && state.remaining_minor !== 0;
+        return sendHtml(deps, response, session, 200,
+          cashierPage(view, resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again), resultAlert(view, row)));
+      },
+    },
+  ];
+}
+
+function sameOrigin(url: string, base: string): boolean {
+  try {
+    return new URL(url).origin === new URL(base).origin;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,145 @@
+// The cashier session calls (spec §4.3-4.6, docs/cashier.md): POST /api/init-pay-in,
+// /api/init-checkout, /api/init-pay-out and /api/init-pay-out-order. Each parses its body with
+// the dictionary's fields (and the spec's per-endpoint lengths, CASHIER_FIELDS) and hands over
+// to operations/cashier-session.ts. Answer: status, description, redirect_url, auth_token,
+// version, timestamp, signature.
+import { type TSchema, Type } from '@sinclair/typebox';
+import { type CustomerData, type OpenSessionInput, openSession, type SessionKind } from '../../operations/cashier-session.js';
+import { requestFingerprint } from '../../operations/lifecycle.js';
+import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { bodySchema, type BodyOf, CASHIER_FIELDS, literal } from '../fields.js';
+import { identityOf, type SignedContext, type SignedRoute, unknownCredentials } from '../route.js';
+import { variablesOf } from './process.js';
+
+const OPTIONAL_CUSTOMER = {
+  requester_ip: 'optional', first_name: 'optional', last_name: 'optional', dob: 'optional', email: 'optional', address: 'optional',
+  city: 'optional', zip: 'optional', variable1: 'optional', variable2: 'optional', variable3: 'optional', profile: 'optional',
+  locale: 'optional', gateway: 'optional',
+} as const;
+
+const REQUIRED_COMMON = {
+  merchant_id: 'required', currency: 'required', pin: 'required', country: 'required', return_url: 'required',
+  notification_url: 'required', timestamp: 'required', signature: 'required',
+} as const;
+
+const STATE = Type.Optional(CASHIER_FIELDS.state);
+
+/** Spec §4.3, version 1.2: application_key; phone at least 9 digits; payment_method varchar(50). */
+export const InitPayIn = bodySchema({
+  ...REQUIRED_COMMON, application_key: 'required', validation_url: 'required', ...OPTIONAL_CUSTOMER, payment_method: 'optional',
+}, { version: literal('1.2'), state: STATE, phone: Type.Optional(CASHIER_FIELDS.phone_pay_in) });
+
+/** Spec §4.4, version 1.1: frontend varchar(50), exact amount and order_id; payment_method varchar(10). No validation request. */
+export const InitCheckout = bodySchema({
+  ...REQUIRED_COMMON, order_id: 'required', amount: 'required', ...OPTIONAL_CUSTOMER, phone: 'optional',
+}, {
+  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_checkout),
+});
+
+/** Spec §4.5, version 1.1: frontend varchar(50), optional balance; payment_method varchar(32). */
+export const InitPayOut = bodySchema({
+  ...REQUIRED_COMMON, validation_url: 'required', balance: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
+}, {
+  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_pay_out),
+});
+
+/**
+ * init-pay-out-order (spec §4.6 names it only; designed here, docs/cashier.md §3): the payout twin
+ * of init-checkout. Version 1.1, frontend varchar(50), exact amount and order_id, payment_method
+ * varchar(32) as init-pay-out; validation_url optional (when given, a validation request is sent
+ * before the payout, as for init-pay-out).
+ */
+export const InitPayOutOrder = bodySchema({
+  ...REQUIRED_COMMON, order_id: 'required', amount: 'required', validation_url: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
+}, {
+  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_pay_out),
+});
+
+type AnyInitBody = BodyOf<typeof InitPayIn> | BodyOf<typeof InitCheckout> | BodyOf<typeof InitPayOut> | BodyOf<typeof InitPayOutOrder>;
+
+export const SessionAnswer = Type.Object({
+  status: Type.Integer(),
+  description: Type.String({ maxLength: 75 }),
+  redirect_url: Type.Optional(Type.String({ maxLength: 256, description: 'the cashier auto-login link (one use, valid 15 minutes)' })),
+  auth_token: Type.Optional(Type.String({ maxLength: 32, description: 'logs the customer in for 15 minutes (docs/cashier.md)' })),
+  version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
+});
+
+function customerOf(body: Readonly<Record<string, unknown>>): CustomerData {
+  const customer: CustomerData = {};
+  for (const name of ['first_name', 'last_name', 'dob', 'email', 'address', 'city', 'state', 'zip', 'requester_ip'] as const) {
+    if (typeof body[name] === 'string' && body[name] !== '') customer[name] = body[name] as string;
+  }
+  if (typeof body.phone === 'number' || (typeof body.phone === 'string' && body.phone !== '')) customer.phone = String(body.phone);
+  return customer;
+}
+
+async function handleInit(context: SignedContext, kind: SessionKind, body: AnyInitBody, public_url: () => string): Promise<Reply> {
+  const identity = identityOf(context.merchant, context.body);
+  if (!identity) return unknownCredentials();
+  const raw = context.body;
+  const input: OpenSessionInput = {
+    merchant: context.merchant,
+    identity,
+    kind,
+    api_version: body.version,
+    order_id: typeof raw.order_id === 'string' ? raw.order_id : null,
+    amount_minor: typeof raw.amount === 'number' ? raw.amount : null,
+    balance_minor: typeof raw.balance === 'number' ? raw.balance : null,
+    currency: body.currency,
+    pin: body.pin,
+    country: body.country,
+    customer: customerOf(raw),
+    locale: body.locale ?? null,
+    payment_method: body.payment_method ?? null,
+    gateway: body.gateway ?? null,
+    profile: body.profile === undefined ? null : Number(body.profile),
+    return_url: body.return_url,
+    notification_url: body.notification_url,
+    // Spec §4.4: no validation request in the checkout flow, whatever the body carries.
+    validation_url: kind !== 'checkout' && typeof raw.validation_url === 'string' ? raw.validation_url : null,
+    variables: variablesOf(raw),
+    request_fingerprint: requestFingerprint(context.deps, raw),
+  };
+  const outcome = await openSession(context.deps, public_url(), input);
+  switch (outcome.kind) {
+    case 'opened': return reply(Status.OK, 'Cashier session opened', { redirect_url: outcome.redirect_url, auth_token: outcome.auth_token });
+    case 'duplicate_order': return reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
+    case 'no_gateway': return reply(Status.NO_GATEWAY, body.gateway
+      ? `Gateway unavailable: gateway ${body.gateway} is not this merchant's or does not accept ${outcome.currency}`
+      : `Gateway unavailable: no gateway of this merchant accepts ${outcome.currency}`);
+    case 'unknown_method': return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
+  }
+}
+
+interface InitSpec {
+  readonly url: string;
+  readonly kind: SessionKind;
+  readonly summary: string;
+  readonly version: '1.1' | '1.2';
+  readonly schema: { readonly schema: TSchema; parse: (typeof InitPayIn)['parse'] | (typeof InitCheckout)['parse'] | (typeof InitPayOut)['parse'] | (typeof InitPayOutOrder)['parse'] };
+}
+
+const INITS: readonly InitSpec[] = [
+  { url: '/api/init-pay-in', kind: 'pay_in', version: '1.2', schema: InitPayIn,
+    summary: 'Open a cashier deposit session (application_key, 1.2); redirect_url is meant for an iframe' },
+  { url: '/api/init-checkout', kind: 'checkout', version: '1.1', schema: InitCheckout,
+    summary: 'Open a checkout session for an exact amount and order_id (frontend, 1.1); find it with /api/find-order' },
+  { url: '/api/init-pay-out', kind: 'pay_out', version: '1.1', schema: InitPayOut,
+    summary: 'Open the cashier withdrawal section (frontend, 1.1), bounded by balance' },
+  { url: '/api/init-pay-out-order', kind: 'pay_out_order', version: '1.1', schema: InitPayOutOrder,
+    summary: 'Open a payout order for an exact amount and order_id (frontend, 1.1): the payout twin of init-checkout' },
+];
+
+export function cashierSessionRoutes(public_url: () => string): SignedRoute<AnyInitBody>[] {
+  return INITS.map((spec) => ({
+    kind: 'signed',
+    method: 'POST',
+    url: spec.url,
+    summary: spec.summary,
+    answer_version: spec.version,
+    input: { schema: spec.schema.schema, parse: (body) => spec.schema.parse(body) as ReturnType<(typeof InitPayIn)['parse']> },
+    response: SessionAnswer,
+    handle: (context: SignedContext, body: AnyInitBody) => handleInit(context, spec.kind, body, public_url),
+  }));
+}

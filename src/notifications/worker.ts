@@ -1,0 +1,181 @@
+// The delivery worker: runs in every gateway instance, leases due notifications from the
+// outbox, sends each once (sender.ts) and records the attempt and what comes next (schedule.ts)
+// in one database transaction. Everything it needs to know is in the database, so a restart or
+// a kill -9 loses nothing: an attempt cut off mid-way keeps its lease until the lease ends, then
+// any instance sends it again.
+//
+//   poll (notify_poll_ms) ─┐
+//   wake() after commit ───┼─> pump: lease up to the free slots ─> attempt ─> finish ─> pump
+//   finished attempt ──────┘
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.js';
+import { INTERRUPTED, type OutboundPolicy } from '../outbound/post.js';
+import type { NotificationRow } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import { afterFailure, type RetrySchedule } from './schedule.js';
+import { type AttemptResult, sendNotification } from './sender.js';
+
+export interface NotificationWorkerOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The merchant's secret in clear, or null when the merchant no longer exists. */
+  readonly secretOf: (merchant_id: string) => Promise<string | null>;
+  readonly policy: OutboundPolicy;
+  readonly schedule: RetrySchedule;
+  readonly poll_ms: number;
+  /** Longer than policy.timeout_ms (config.ts enforces it), so a lease never ends mid-attempt. */
+  readonly lease_ms: number;
+  readonly concurrency: number;
+  /** Sandbox: re-read the shared clock offset so instances agree on "now". */
+  readonly sync_clock?: (() => Promise<void>) | undefined;
+  /** Names this instance in lease_owner; random by default. */
+  readonly owner?: string;
+  /** stop() waits this long for attempts in flight before cutting them off; the send time-out by default. */
+  readonly stop_grace_ms?: number;
+}
+
+export interface NotificationWorker {
+  /** Look for due notifications now instead of at the next poll (a status change just committed). */
+  wake(): void;
+  /** Resolves when no attempt is in flight and nothing due could be leased (tests). */
+  idle(): Promise<void>;
+  /** Stops leasing and waits for the attempts in flight to be sent and recorded (cut off after stop_grace_ms). */
+  stop(): Promise<void>;
+  readonly owner: string;
+}
+
+export function startNotificationWorker(options: NotificationWorkerOptions): NotificationWorker {
+  const owner = options.owner ?? `paygate-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const in_flight = new Set<Promise<void>>();
+  let stopped = false;
+  let pumping: Promise<void> | null = null;
+  let pump_again = false;
+  let timer: NodeJS.Timeout | null = null;
+  const shutdown = new AbortController();
+
+  async function attempt(row: NotificationRow): Promise<void> {
+    const started_at_ms = options.clock.now_ms();
+    let result: AttemptResult;
+    try {
+      const secret = await options.secretOf(row.merchant_id);
+      result = secret === null
+        ? { outcome: 'retry', reason: 'merchant not found', http_status: null, reply_excerpt: null, duration_ms: 0 }
+        : await sendNotification(row, secret, options.policy, shutdown.signal);
+    } catch (error) {
+      options.logger.error({ err: error, notification_id: row.id }, 'notification attempt failed inside the gateway');
+      result = { outcome: 'retry', reason: 'gateway error while sending', http_status: null, reply_excerpt: null, duration_ms: 0 };
+    }
+    const now_ms = options.clock.now_ms();
+    const attempts = row.attempts + 1;
+    let patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number };
+    if (result.outcome === 'delivered') {
+      patch = { state: 'delivered', next_attempt_at_ms: row.next_attempt_at_ms, last_error: null, attempts };
+    } else if (result.outcome === 'refused') {
+      patch = { state: 'refused', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts };
+    } else {
+      // Cut off by our own shutdown: not the merchant's fault, due again at once (by any instance).
+      const interrupted = result.reason === INTERRUPTED;
+      const next = afterFailure(row.created_at_ms, attempts, now_ms, options.schedule, interrupted ? 0 : undefined);
+      patch = next.state === 'failed'
+        ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
+        : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
+    }
+    const recorded = await options.store.transaction((tx) => tx.finishNotificationAttempt(row.id, owner, patch, {
+      notification_id: row.id,
+      attempt_no: attempts,
+      started_at_ms,
+      duration_ms: result.duration_ms,
+      http_status: result.http_status,
+      reply_excerpt: result.reply_excerpt,
+      outcome: result.outcome,
+      reason: result.reason,
+    }, now_ms));
+    const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
+    if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
+    else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');
+    else options.logger.info(log, 'notification attempt');
+  }
+
+  function launch(row: NotificationRow): void {
+    const running: Promise<void> = attempt(row)
+      .catch((error: unknown) => options.logger.error({ err: error, notification_id: row.id }, 'recording a notification attempt failed'))
+      .finally(() => {
+        in_flight.delete(running);
+        // A slot is free, and this transaction's next notification may now be leasable.
+        if (!stopped) pump();
+      });
+    in_flight.add(running);
+  }
+
+  async function pumpLoop(): Promise<void> {
+    do {
+      pump_again = false;
+      const free = options.concurrency - in_flight.size;
+      if (stopped || free <= 0) return;
+      const rows = await options.store.leaseNotifications(options.clock.now_ms(), free, options.lease_ms, owner);
+      for (const row of rows) launch(row);
+      // All slots were filled: more may be due, leased when a slot frees up (launch → pump).
+    } while (pump_again);
+  }
+
+  /** One lease round at a time; a wake during a round asks for another round. */
+  function pump(): void {
+    if (pumping) {
+      pump_again = true;
+      return;
+    }
+    pumping = pumpLoop()
+      .catch((error: unknown) => options.logger.error({ err: error }, 'leasing notifications failed'))
+      .finally(() => {
+        pumping = null;
+      });
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      if (options.sync_clock) await options.sync_clock();
+    } catch (error) {
+      options.logger.error({ err: error }, 'reading the sandbox clock failed');
+    }
+    if (!stopped) pump();
+    if (pumping) await pumping;
+    if (!stopped) timer = setTimeout(() => void tick(), options.poll_ms);
+  }
+
+  timer = setTimeout(() => void tick(), 0);
+
+  return {
+    owner,
+    wake() {
+      if (!stopped) pump();
+    },
+    async idle() {
+      for (;;) {
+        if (pumping) await pumping;
+        if (in_flight.size === 0) {
+          // Nothing in flight: one more lease round decides whether anything is still due now.
+          pump();
+          if (pumping) await pumping;
+          if (in_flight.size === 0) return;
+        }
+        await Promise.all([...in_flight]);
+      }
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (pumping) await pumping;
+      // Attempts end by themselves within the time-out. Past the grace period the rest are cut
+      // off; each is recorded as interrupted and due again at once, for any instance.
+      const grace_ms = options.stop_grace_ms ?? options.policy.timeout_ms;
+      const grace = setTimeout(() => shutdown.abort(), grace_ms);
+      try {
+        while (in_flight.size > 0) await Promise.all([...in_flight]);
+      } finally {
+        clearTimeout(grace);
+      }
+    },
+  };
+}

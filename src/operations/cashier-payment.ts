@@ -1,0 +1,187 @@
+// A customer's payment in a cashier session: a deposit (init-pay-in), the checkout of an order
+// (init-checkout), a withdrawal (init-pay-out) or the payout of an order (init-pay-out-order).
+//
+//   1. claim the next attempt (one database transaction): refused while the session has ended,
+//      the order is closed, another request is busy with an attempt, a payment of the session
+//      is still in flight, or (withdrawals) the amount exceeds what is left of the balance;
+//   2. pay-in and pay-out sessions: ask the merchant (validation request, decisions.md §11);
+//      a refusal releases the claim and creates nothing;
+//   3. the normal sale / card payout / direct payout operation, with the transaction tied to the
+//      session (cashier_* columns): stored, notified, refundable like any other;
+//   4. release the claim.
+// Attempt n's transaction has the internal order_id `cashier-session:<session>:attempt:<n>`;
+// longer than the 50 characters a merchant's order_id may have, it never meets one.
+import { randomBytes } from 'node:crypto';
+import type { CardData } from '../domain/cards.js';
+import { selectGateway } from '../domain/merchants.js';
+import { CLOSED_ORDER_STATUSES, isOrderSession } from '../domain/order-state.js';
+import { FINAL_STATUSES } from '../domain/transaction-state.js';
+import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
+import { authTokenOf, isPayout } from './cashier-session.js';
+import type { OperationDeps } from './deps.js';
+import { processDirectPayout } from './direct-payout.js';
+import type { TransactionAnswer } from './lifecycle.js';
+import { processCardPayout } from './payout.js';
+import { type CashierLink, processSale } from './sale.js';
+import { sendValidationRequest } from './validation-request.js';
+
+/** A claim lapses after this long, so a request that died mid-way does not block the session forever. */
+const CLAIM_MS = 90_000;
+
+/** Payouts that end without moving money (or whose money came back): they do not count against the balance. */
+const NOT_PAID_OUT: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
+
+export function attemptOrderId(session_id: string, attempt: number): string {
+  return `cashier-session:${session_id}:attempt:${attempt}`;
+}
+
+export function transactionTypeOf(session: Pick<CashierSessionRow, 'kind'>): 'sale' | 'payout' {
+  return isPayout(session.kind) ? 'payout' : 'sale';
+}
+
+/** Withdrawals: the balance sent at init minus every payout of the session that has not failed. */
+export function remainingBalance(session: CashierSessionRow, transactions: readonly TransactionRow[]): number | null {
+  if (session.balance_minor === null) return null;
+  const used = transactions.filter((t) => t.transaction_type === 'payout' && !NOT_PAID_OUT.has(t.status)).reduce((sum, t) => sum + t.amount_minor, 0);
+  return Math.max(0, session.balance_minor - used);
+}
+
+export type ClaimRefusal =
+  | { readonly kind: 'ended' }
+  | { readonly kind: 'order_closed'; readonly order_status: string }
+  | { readonly kind: 'busy' }
+  | { readonly kind: 'in_flight'; readonly row: TransactionRow }
+  | { readonly kind: 'over_balance'; readonly remaining_minor: number };
+
+type Claim = { readonly kind: 'claimed'; readonly attempt: number; readonly session: CashierSessionRow } | ClaimRefusal;
+
+async function claimAttempt(deps: OperationDeps, session_id: string, amount_minor: number): Promise<Claim> {
+  return deps.store.transaction(async (tx): Promise<Claim> => {
+    const session = await tx.lockCashierSession(session_id);
+    if (!session) return { kind: 'ended' };
+    const now_ms = deps.clock.now_ms();
+    if (isOrderSession(session) && CLOSED_ORDER_STATUSES.has(session.order_status ?? '')) {
+      return { kind: 'order_closed', order_status: session.order_status! };
+    }
+    if (now_ms >= session.expires_at_ms) return { kind: 'ended' };
+    if (session.claim_until_ms !== null && session.claim_until_ms > now_ms) return { kind: 'busy' };
+    const transactions = await tx.listCashierTransactions(session_id);
+    const in_flight = transactions.find((t) => !FINAL_STATUSES.has(t.status));
+    if (in_flight) return { kind: 'in_flight', row: in_flight };
+    const remaining = remainingBalance(session, transactions);
+    if (remaining !== null && amount_minor > remaining) return { kind: 'over_balance', remaining_minor: remaining };
+    const attempt = session.attempts + 1;
+    const claimed = await tx.updateCashierSessionIf(session_id, { attempts: session.attempts }, {
+      attempts: attempt, claim_until_ms: now_ms + CLAIM_MS, updated_at_ms: now_ms,
+    });
+    return claimed ? { kind: 'claimed', attempt, session } : { kind: 'busy' };
+  });
+}
+
+async function releaseClaim(deps: OperationDeps, session_id: string, attempt: number): Promise<void> {
+  await deps.store.updateCashierSessionIf(session_id, { attempts: attempt }, { claim_until_ms: null, updated_at_ms: deps.clock.now_ms() });
+}
+
+/** What the customer chose and entered, already checked by the page (cashier-forms). */
+export type PaymentChoice =
+  | { readonly method: 'card'; readonly card: CardData }
+  | { readonly method: 'ewallet'; readonly wallet_id: string };
+
+export interface PaymentRequest {
+  readonly session: CashierSessionRow;
+  readonly amount_minor: number;
+  readonly choice: PaymentChoice;
+  /** PUBLIC_URL: the customer comes back to the cashier there after 3-D Secure or the wallet. */
+  readonly public_url: string;
+}
+
+export type PaymentOutcome =
+  | { readonly kind: 'processed'; readonly attempt: number; readonly answer: TransactionAnswer }
+  | ClaimRefusal
+  /** The merchant's validation refused: nothing was created. `description` is the merchant's, or null when it could not be asked. */
+  | { readonly kind: 'refused_by_merchant'; readonly description: string | null }
+  /** The gateway cannot take this payment (no gateway for the currency, wallet id refused by the processor). */
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+export async function submitPayment(deps: OperationDeps, request: PaymentRequest): Promise<PaymentOutcome> {
+  const merchant = await deps.merchants.find(request.session.merchant_id);
+  if (!merchant) return { kind: 'ended' };
+  const claim = await claimAttempt(deps, request.session.session_id, request.amount_minor);
+  if (claim.kind !== 'claimed') return claim;
+  const { session, attempt } = claim;
+  try {
+    const transaction_type = transactionTypeOf(session);
+    const auth_token = authTokenOf(deps, session.session_id);
+    // The merchant's order_id for orders; for pay-in and pay-out one per transaction, shown in the validation request and notifications.
+    const cashier_order_id = session.order_id ?? `cs-${session.session_id.slice(0, 16)}-${attempt}-${randomBytes(3).toString('hex')}`;
+    const identity = { kind: session.identity_kind as 'application_key' | 'frontend', value: session.identity_value };
+    if (session.validation_url !== null) {
+      const validation = await sendValidationRequest(deps, {
+        url: session.validation_url,
+        secret: merchant.secret,
+        fields: {
+          merchant_id: session.merchant_id, identity, pin: session.pin, order_id: cashier_order_id, transaction_type,
+          amount: request.amount_minor, currency: session.currency, payment_method: request.choice.method, auth_token, version: session.api_version,
+        },
+      });
+      if (validation.kind === 'refused') return { kind: 'refused_by_merchant', description: validation.description === '' ? null : validation.description };
+      if (validation.kind === 'failed') return { kind: 'refused_by_merchant', description: null };
+    }
+    const cashier: CashierLink = { cashier_session_id: session.session_id, cashier_order_id, cashier_auth_token: auth_token };
+    const variables = session.variables_json ? (JSON.parse(session.variables_json) as Record<string, string>) : {};
+    const order_id = attemptOrderId(session.session_id, attempt);
+    const request_fingerprint = deps.sealer.fingerprint(`${order_id}:${request.amount_minor}:${request.choice.method}`, 'request');
+    const return_url = `${request.public_url}/cashier/attempt/${attempt}`;
+    const common = {
+      merchant, identity, api_version: session.api_version, order_id, amount_minor: request.amount_minor, currency: session.currency,
+      pin: session.pin, return_url, notification_url: session.notification_url, request_fingerprint, variables, cashier,
+    };
+    if (transaction_type === 'sale') {
+      if (request.choice.method !== 'card') return { kind: 'unavailable', reason: 'method' };
+      const outcome = await processSale(deps, {
+        ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer',
+      });
+      if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
+      if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
+      return { kind: 'busy' };
+    }
+    const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
+    if (!gateway) return { kind: 'unavailable', reason: 'no_gateway' };
+    const outcome = request.choice.method === 'card'
+      ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: request.choice.card })
+      : await processDirectPayout(deps, {
+        ...common, gateway: gateway.gateway_id, data: { data_account_number: request.choice.wallet_id, data_method: 'ewallet' },
+      });
+    if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
+    if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
+    if (outcome.kind === 'invalid_data') return { kind: 'unavailable', reason: 'wallet' };
+    return { kind: 'busy' };
+  } finally {
+    await releaseClaim(deps, session.session_id, attempt);
+  }
+}
+
+/** The transaction of attempt n of a session, if it was created. */
+export async function attemptTransaction(deps: OperationDeps, session: CashierSessionRow, attempt: number): Promise<TransactionRow | null> {
+  const row = await deps.store.findTransactionByKey(session.merchant_id, transactionTypeOf(session), attemptOrderId(session.session_id, attempt));
+  return row && row.cashier_session_id === session.session_id ? row : null;
+}
+
+/** Everything the cashier page needs to say where the session stands. */
+export interface SessionState {
+  readonly transactions: readonly TransactionRow[];
+  /** A payment of the session still waiting for its final status. */
+  readonly in_flight: TransactionRow | null;
+  readonly remaining_minor: number | null;
+  readonly approved: readonly TransactionRow[];
+}
+
+export async function sessionState(deps: OperationDeps, session: CashierSessionRow): Promise<SessionState> {
+  const transactions = await deps.store.listCashierTransactions(session.session_id);
+  return {
+    transactions,
+    in_flight: transactions.find((t) => !FINAL_STATUSES.has(t.status)) ?? null,
+    remaining_minor: remainingBalance(session, transactions),
+    approved: transactions.filter((t) => t.status === 'approved'),
+  };
+}

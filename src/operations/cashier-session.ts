@@ -1,0 +1,267 @@
+// Hosted cashier sessions (spec §4.3-4.6, docs/cashier.md): opening one (init-pay-in,
+// init-checkout, init-pay-out, init-pay-out-order), and the customer's ways in: the one-time
+// login token of redirect_url, the auth_token, and the browser session (an HttpOnly cookie)
+// with its CSRF token. Every token is kept as a sha256 hash only; the auth_token is derived from
+// the session id with the gateway's fingerprint key, so the gateway can recompute it (for
+// validation requests) without storing it.
+import { createHash, randomBytes } from 'node:crypto';
+import { type Merchant, selectGateway } from '../domain/merchants.js';
+import { signaturesEqual } from '../domain/signing.js';
+import type { CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from '../store/schema.js';
+import type { OperationDeps } from './deps.js';
+import type { Identity } from './sale.js';
+
+export type SessionKind = 'pay_in' | 'checkout' | 'pay_out' | 'pay_out_order';
+
+/** Customer fields a session may carry (spec §4.3-4.6 optional fields) and the registration form collects. */
+export const CUSTOMER_FIELDS = ['first_name', 'last_name', 'dob', 'email', 'phone', 'address', 'city', 'state', 'zip'] as const;
+export type CustomerField = (typeof CUSTOMER_FIELDS)[number];
+/** Asked in the one-time registration form when neither the merchant nor an earlier registration gave them. */
+export const REQUIRED_CUSTOMER_FIELDS: readonly CustomerField[] = ['first_name', 'last_name', 'email', 'phone', 'dob', 'address', 'city', 'zip'];
+export type CustomerData = Partial<Record<CustomerField | 'requester_ip', string>>;
+
+/** A result page stays readable this long after the session ended (a customer back from 3-D Secure late). */
+export const RESULT_GRACE_MS = 60 * 60 * 1000;
+
+export function isPayout(kind: string): boolean {
+  return kind === 'pay_out' || kind === 'pay_out_order';
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function newToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/**
+ * The session's auth_token: 32 characters (it fits spec §2.3's varchar(75) and §6.2's varchar(32)),
+ * a keyed function of the random session id. Only its hash is stored.
+ */
+export function authTokenOf(deps: Pick<OperationDeps, 'sealer'>, session_id: string): string {
+  return Buffer.from(deps.sealer.fingerprint(session_id, 'cashier-auth-token'), 'hex').toString('base64url').slice(0, 32);
+}
+
+/** The CSRF token of a browser session: a keyed function of its cookie, so nothing more is stored. */
+export function csrfTokenOf(deps: Pick<OperationDeps, 'sealer'>, browser_token: string): string {
+  return Buffer.from(deps.sealer.fingerprint(browser_token, 'cashier-csrf'), 'hex').toString('base64url');
+}
+
+export function csrfValid(deps: Pick<OperationDeps, 'sealer'>, browser_token: string, given: unknown): boolean {
+  if (typeof given !== 'string' || given.length === 0 || given.length > 64) return false;
+  // Compared as SHA-384 digests so the constant-time comparison sees equal lengths.
+  const digest = (text: string) => createHash('sha384').update(text).digest('hex');
+  return signaturesEqual(digest(csrfTokenOf(deps, browser_token)), digest(given));
+}
+
+/** The payment methods a session offers. Card always; the sandbox e-wallet for payouts when the gateway's processor has one. */
+export function methodsFor(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>): string[] {
+  const methods = ['card'];
+  if (isPayout(session.kind)) {
+    const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
+    const processor = gateway ? deps.processors.get(gateway.processor) : null;
+    const method_field = processor?.direct_payout_fields.find((f) => f.name === 'data_method');
+    if (method_field?.values?.includes('ewallet')) methods.push('ewallet');
+  }
+  return methods;
+}
+
+/** What a merchant's session call (init-*) carries once its fields are checked. */
+export interface OpenSessionInput {
+  readonly merchant: Merchant;
+  readonly identity: Identity;
+  readonly kind: SessionKind;
+  readonly api_version: string;
+  readonly order_id: string | null;
+  readonly amount_minor: number | null;
+  readonly balance_minor: number | null;
+  readonly currency: string;
+  readonly pin: string;
+  readonly country: string;
+  readonly customer: CustomerData;
+  readonly locale: string | null;
+  readonly payment_method: string | null;
+  readonly gateway: string | null;
+  readonly profile: number | null;
+  readonly return_url: string;
+  readonly notification_url: string;
+  readonly validation_url: string | null;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly request_fingerprint: string;
+}
+
+export type OpenSessionOutcome =
+  | { readonly kind: 'opened'; readonly redirect_url: string; readonly auth_token: string; readonly replayed: boolean }
+  /** The merchant already has an order with this order_id, opened with other content (decisions.md §6). */
+  | { readonly kind: 'duplicate_order' }
+  | { readonly kind: 'no_gateway'; readonly currency: string }
+  | { readonly kind: 'unknown_method'; readonly allowed: readonly string[] };
+
+const CUSTOMER_PURPOSE = 'cashier-customer';
+
+export function sealCustomer(deps: Pick<OperationDeps, 'sealer'>, data: CustomerData): string {
+  return deps.sealer.seal(JSON.stringify(data), CUSTOMER_PURPOSE);
+}
+
+export function openCustomer(deps: Pick<OperationDeps, 'sealer'>, sealed: string): CustomerData {
+  return JSON.parse(deps.sealer.open(sealed, CUSTOMER_PURPOSE)) as CustomerData;
+}
+
+/** Opens a session (or, for an order_id seen before with the same content, answers the same session again). */
+export async function openSession(deps: OperationDeps, public_url: string, input: OpenSessionInput): Promise<OpenSessionOutcome> {
+  const gateway = selectGateway(input.merchant, input.currency, input.gateway ?? undefined);
+  if (!gateway || !deps.processors.get(gateway.processor)) return { kind: 'no_gateway', currency: input.currency };
+  // Spec §4.3 / §4.5: payment_method is ignored (overridden) when a gateway is given.
+  const payment_method = input.gateway !== null ? null : input.payment_method;
+  if (payment_method !== null) {
+    const allowed = methodsFor(deps, input.merchant, { kind: input.kind, currency: input.currency, gateway_id: input.gateway });
+    if (!allowed.includes(payment_method)) return { kind: 'unknown_method', allowed };
+  }
+  const now_ms = deps.clock.now_ms();
+  const session_id = randomBytes(16).toString('hex');
+  const auth_token = authTokenOf(deps, session_id);
+  const is_order = input.kind === 'checkout' || input.kind === 'pay_out_order';
+  const row: NewCashierSessionRow = {
+    session_id,
+    merchant_id: input.merchant.merchant_id,
+    kind: input.kind,
+    identity_kind: input.identity.kind,
+    identity_value: input.identity.value,
+    api_version: input.api_version,
+    order_id: is_order ? input.order_id : null,
+    request_fingerprint: input.request_fingerprint,
+    auth_token_hash: sha256Hex(auth_token),
+    currency: input.currency,
+    amount_minor: is_order ? input.amount_minor : null,
+    balance_minor: input.kind === 'pay_out' ? input.balance_minor : null,
+    pin: input.pin,
+    country: input.country,
+    customer_sealed: sealCustomer(deps, input.customer),
+    locale: input.locale,
+    payment_method,
+    gateway_id: input.gateway,
+    profile: input.profile,
+    return_url: input.return_url,
+    notification_url: input.notification_url,
+    validation_url: input.validation_url,
+    variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
+    order_status: is_order ? 'pending' : null,
+    expires_at_ms: now_ms + deps.config.schedules.cashier_session_seconds * 1000,
+    closed_at_ms: null,
+    attempts: 0,
+    claim_until_ms: null,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  };
+  const login_token = newToken();
+  const outcome = await deps.store.transaction(async (tx) => {
+    if ((await tx.insertCashierSession(row)) === 'exists') return 'exists' as const;
+    await tx.insertCashierToken(loginTokenRow(login_token, session_id, row.expires_at_ms, now_ms));
+    return 'created' as const;
+  });
+  if (outcome === 'created') {
+    return { kind: 'opened', redirect_url: `${public_url}/cashier/login/${login_token}`, auth_token, replayed: false };
+  }
+  // The order_id is taken (idempotency on order_id): same content answers the same session again.
+  const existing = input.order_id !== null ? await deps.store.findCashierSessionByOrder(input.merchant.merchant_id, input.order_id) : null;
+  if (!existing || existing.request_fingerprint !== input.request_fingerprint || existing.kind !== input.kind) return { kind: 'duplicate_order' };
+  // Same session and auth_token; a new one-time login link (the first may have been used already).
+  await deps.store.insertCashierToken(loginTokenRow(login_token, existing.session_id, existing.expires_at_ms, now_ms));
+  return {
+    kind: 'opened', redirect_url: `${public_url}/cashier/login/${login_token}`, auth_token: authTokenOf(deps, existing.session_id), replayed: true,
+  };
+}
+
+function loginTokenRow(token: string, session_id: string, expires_at_ms: number, now_ms: number): CashierTokenRow {
+  return { token_hash: sha256Hex(token), session_id, kind: 'login', expires_at_ms, used_at_ms: null, created_at_ms: now_ms };
+}
+
+export type LoginOutcome =
+  | { readonly kind: 'logged_in'; readonly session: CashierSessionRow; readonly browser_token: string; readonly expires_at_ms: number }
+  /** Unknown, used or expired link or token; the session when it is known (its language and framing rules). */
+  | { readonly kind: 'refused'; readonly session: CashierSessionRow | null };
+
+async function startBrowserSession(deps: OperationDeps, session: CashierSessionRow, now_ms: number): Promise<LoginOutcome> {
+  const browser_token = newToken();
+  const expires_at_ms = session.expires_at_ms + RESULT_GRACE_MS;
+  await deps.store.insertCashierToken({
+    token_hash: sha256Hex(browser_token), session_id: session.session_id, kind: 'browser', expires_at_ms, used_at_ms: null, created_at_ms: now_ms,
+  });
+  return { kind: 'logged_in', session, browser_token, expires_at_ms };
+}
+
+/** The one-time login token of redirect_url: works once, while the session is open. */
+export async function loginWithLink(deps: OperationDeps, token: string): Promise<LoginOutcome> {
+  if (token.length === 0 || token.length > 64) return { kind: 'refused', session: null };
+  const hash = sha256Hex(token);
+  const row = await deps.store.findCashierToken(hash);
+  if (!row || row.kind !== 'login') return { kind: 'refused', session: null };
+  const session = await deps.store.getCashierSession(row.session_id);
+  if (!session) return { kind: 'refused', session: null };
+  const now_ms = deps.clock.now_ms();
+  if (now_ms >= session.expires_at_ms || !(await deps.store.useCashierToken(hash, now_ms))) return { kind: 'refused', session };
+  return startBrowserSession(deps, session, now_ms);
+}
+
+/**
+ * The auth_token: logs the customer in for the session's 15 minutes, as often as needed, until
+ * the session's first transaction. From then on the token is written in clear in that
+ * transaction and its notifications (spec §6.2 carries it), so it no longer opens the session.
+ */
+export async function loginWithAuthToken(deps: OperationDeps, auth_token: string): Promise<LoginOutcome> {
+  if (auth_token.length === 0 || auth_token.length > 75) return { kind: 'refused', session: null };
+  const session = await deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token));
+  if (!session) return { kind: 'refused', session: null };
+  const now_ms = deps.clock.now_ms();
+  if (now_ms >= session.expires_at_ms) return { kind: 'refused', session };
+  if ((await deps.store.listCashierTransactions(session.session_id)).length > 0) return { kind: 'refused', session };
+  return startBrowserSession(deps, session, now_ms);
+}
+
+export interface BrowserSession {
+  readonly session: CashierSessionRow;
+  readonly browser_token: string;
+  readonly csrf: string;
+  /** False once the session's 15 minutes are over: only results can be read then. */
+  readonly open: boolean;
+}
+
+/** The session behind a cookie, or null when the cookie is unknown or expired. */
+export async function browserSession(deps: OperationDeps, browser_token: string | null): Promise<BrowserSession | null> {
+  if (browser_token === null || browser_token.length === 0 || browser_token.length > 64) return null;
+  const row = await deps.store.findCashierToken(sha256Hex(browser_token));
+  const now_ms = deps.clock.now_ms();
+  if (!row || row.kind !== 'browser' || now_ms >= row.expires_at_ms) return null;
+  const session = await deps.store.getCashierSession(row.session_id);
+  if (!session) return null;
+  return { session, browser_token, csrf: csrfTokenOf(deps, browser_token), open: now_ms < session.expires_at_ms };
+}
+
+/** The customer fields known for the session: an earlier registration, overridden by what the merchant sent now. */
+export async function knownCustomer(deps: OperationDeps, session: CashierSessionRow): Promise<CustomerData> {
+  const registered = await deps.store.getCashierCustomer(session.merchant_id, session.pin);
+  const stored = registered ? openCustomer(deps, registered.profile_sealed) : {};
+  const sent = openCustomer(deps, session.customer_sealed);
+  const merged: CustomerData = { ...stored };
+  for (const [key, value] of Object.entries(sent)) if (typeof value === 'string' && value !== '') merged[key as CustomerField] = value;
+  return merged;
+}
+
+export function missingCustomerFields(customer: CustomerData): CustomerField[] {
+  return REQUIRED_CUSTOMER_FIELDS.filter((field) => typeof customer[field] !== 'string' || customer[field] === '');
+}
+
+/** Keeps what the customer entered in the registration form, for this and later sessions of the same pin. */
+export async function saveRegistration(deps: OperationDeps, session: CashierSessionRow, entered: CustomerData): Promise<void> {
+  const now_ms = deps.clock.now_ms();
+  const registered = await deps.store.getCashierCustomer(session.merchant_id, session.pin);
+  const previous = registered ? openCustomer(deps, registered.profile_sealed) : {};
+  await deps.store.upsertCashierCustomer({
+    merchant_id: session.merchant_id,
+    pin: session.pin,
+    profile_sealed: sealCustomer(deps, { ...previous, ...entered }),
+    created_at_ms: registered?.created_at_ms ?? now_ms,
+    updated_at_ms: now_ms,
+  });
+}

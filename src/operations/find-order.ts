@@ -1,0 +1,56 @@
+// find-order (spec §4.7): where an order opened by init-checkout (or its payout twin,
+// init-pay-out-order) stands. A pending order past its time limit is closed here, through the
+// order state machine, so the answer never waits for the due-work pass.
+//
+//   order                                   | answer
+//   ----------------------------------------+-------------------------------------------------------------
+//   absent, another merchant's, other frontend | status 1 Order not found
+//   pending (open)                          | status 3 Order is still open
+//   rejected (time limit), no transaction   | status 4 Order timed out with no transactions
+//   rejected, with transactions             | status 0, the latest transaction that did not fail; if every
+//                                           |   one failed (declined, rejected, error, cancelled), the latest failed one
+//   authorized, approved                    | status 0, the latest transaction that did not fail
+import { expireOrder, isOrderSession } from '../domain/order-state.js';
+import { buildNotificationPayload } from '../notifications/payload.js';
+import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
+import type { OperationDeps } from './deps.js';
+
+export type FindOrderOutcome =
+  | { readonly kind: 'found'; readonly fields: Record<string, string | number | null> }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'open' }
+  | { readonly kind: 'timed_out_empty' };
+
+/** "declined" in spec §4.7's rule: every status that ends an attempt without moving money. */
+const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
+
+/** The transaction whose details answer for the order, by spec §4.7's rule. */
+export function orderTransaction(session: CashierSessionRow, transactions: readonly TransactionRow[]): TransactionRow | null {
+  const newest_first = [...transactions].sort((a, b) => b.trace_id - a.trace_id);
+  const standing = newest_first.find((t) => !FAILED.has(t.status));
+  if (standing) return standing;
+  // Only a closed (timed-out) order answers with its latest failed attempt.
+  return session.order_status === 'rejected' ? (newest_first[0] ?? null) : null;
+}
+
+export async function findOrder(deps: OperationDeps, merchant_id: string, frontend: string, order_id: string): Promise<FindOrderOutcome> {
+  let session = await deps.store.findCashierSessionByOrder(merchant_id, order_id);
+  if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend) return { kind: 'not_found' };
+  const now_ms = deps.clock.now_ms();
+  if (session.order_status === 'pending' && now_ms >= session.expires_at_ms) {
+    const id = session.session_id;
+    session = await deps.store.transaction(async (tx) => {
+      const locked = await tx.lockCashierSession(id);
+      if (!locked) return null;
+      const outcome = await expireOrder(tx, locked, now_ms);
+      return outcome.kind === 'stale' ? await tx.getCashierSession(id) : outcome.session;
+    });
+    if (!session) return { kind: 'not_found' };
+  }
+  if (session.order_status === 'pending') return { kind: 'open' };
+  const transactions = await deps.store.listCashierTransactions(session.session_id);
+  const chosen = orderTransaction(session, transactions);
+  if (!chosen) return session.order_status === 'rejected' ? { kind: 'timed_out_empty' } : { kind: 'open' };
+  const { version: _version, timestamp: _timestamp, ...transaction } = buildNotificationPayload(chosen, 0);
+  return { kind: 'found', fields: { order_status: session.order_status, ...transaction } };
+}

@@ -1,0 +1,145 @@
+// Subscriptions (spec §2.6, §3.4, §4.8): create, read, list, cancel. Charging them is
+// operations/subscription-renewal.ts, driven by workers/subscription-billing.ts. Every status
+// change goes through domain/subscription-state.ts.
+import { randomBytes } from 'node:crypto';
+import { type BillingCycle, firstChargeAt, type TrialUnit } from '../domain/billing-calendar.js';
+import { expiryInFuture, parseExpiry } from '../domain/cards.js';
+import type { Merchant } from '../domain/merchants.js';
+import { applySubscriptionEvent, createSubscriptionRecord } from '../domain/subscription-state.js';
+import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
+import type { PageRequest, SubscriptionFilter } from '../store/store.js';
+import type { OperationDeps } from './deps.js';
+import { mitGatewayFor } from './subscription-plans.js';
+
+export interface NewSubscriptionInput {
+  readonly merchant: Merchant;
+  readonly application_key: string;
+  readonly plan_id: string;
+  readonly price_id: string;
+  readonly cid: string;
+  readonly card_token: string;
+  /** Spec §3.4: true gives an active subscription, false an inactive one. */
+  readonly activate: boolean;
+  readonly notification_url: string;
+}
+
+export type CreateSubscriptionOutcome =
+  | { readonly kind: 'created'; readonly subscription: SubscriptionRow }
+  /** Unknown, another merchant's, or deleted: spec §7 answers this with status -1. */
+  | { readonly kind: 'plan_not_found' }
+  | { readonly kind: 'plan_not_active' }
+  | { readonly kind: 'price_not_found' }
+  | { readonly kind: 'card_token_not_found' }
+  | { readonly kind: 'card_expired' }
+  /** The price's currency is no longer taken by a gateway with MIT enabled. */
+  | { readonly kind: 'currency_not_allowed'; readonly currency: string };
+
+export type SubscriptionOutcome =
+  | { readonly kind: 'found'; readonly subscription: SubscriptionRow }
+  | { readonly kind: 'not_found' };
+
+export type CancelOutcome =
+  | { readonly kind: 'canceled'; readonly subscription: SubscriptionRow; readonly already: boolean }
+  | { readonly kind: 'ended'; readonly subscription: SubscriptionRow }
+  | { readonly kind: 'not_found' };
+
+class CreateRefused extends Error {
+  constructor(readonly outcome: Exclude<CreateSubscriptionOutcome, { kind: 'created' }>) {
+    super(outcome.kind);
+  }
+}
+
+export async function createSubscription(deps: OperationDeps, input: NewSubscriptionInput): Promise<CreateSubscriptionOutcome> {
+  const merchant_id = input.merchant.merchant_id;
+  const now_ms = deps.clock.now_ms();
+  const refuse = (outcome: Exclude<CreateSubscriptionOutcome, { kind: 'created' }>): never => {
+    throw new CreateRefused(outcome);
+  };
+  try {
+    const subscription = await deps.store.transaction(async (tx) => {
+      const record = await tx.getPlan(merchant_id, input.plan_id);
+      if (!record || record.plan.status === 'deleted') return refuse({ kind: 'plan_not_found' });
+      if (record.plan.status !== 'active') return refuse({ kind: 'plan_not_active' });
+      const price = record.prices.find((p) => p.price_id === input.price_id);
+      if (!price) return refuse({ kind: 'price_not_found' });
+      const card = await tx.getCard(merchant_id, input.card_token);
+      if (!card) return refuse({ kind: 'card_token_not_found' });
+      const expiry = parseExpiry(card.card_exp);
+      if (!expiry || !expiryInFuture(expiry, now_ms)) return refuse({ kind: 'card_expired' });
+      if (!mitGatewayFor(deps, input.merchant, price.currency)) return refuse({ kind: 'currency_not_allowed', currency: price.currency });
+      return createSubscriptionRecord(tx, newRow(input, record.plan, price, now_ms), now_ms);
+    });
+    return { kind: 'created', subscription };
+  } catch (error) {
+    if (error instanceof CreateRefused) return error.outcome;
+    throw error;
+  }
+}
+
+function newRow(input: NewSubscriptionInput, plan: SubscriptionPlanRow, price: SubscriptionPriceRow, now_ms: number) {
+  const anchor_at_ms = firstChargeAt(now_ms, plan.trial_period, plan.trial_period_cycle as TrialUnit);
+  return {
+    subscription_id: `sub_${randomBytes(12).toString('hex')}`,
+    merchant_id: input.merchant.merchant_id,
+    application_key: input.application_key,
+    plan_id: plan.plan_id,
+    price_id: price.price_id,
+    cid: input.cid,
+    card_token: input.card_token,
+    amount_minor: price.amount_minor,
+    currency: price.currency,
+    notification_url: input.notification_url,
+    status: input.activate ? ('active' as const) : ('inactive' as const),
+    billing_cycle: plan.billing_cycle as BillingCycle,
+    anchor_at_ms,
+    expiration_cycles: plan.expiration_cycles,
+    retries_number: plan.retries_number,
+    retries_delay_days: plan.retries_delay_days,
+    cycles_charged: 0,
+    attempt: 0,
+    next_charge_at_ms: anchor_at_ms,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_trace_id: null,
+    last_error: null,
+    version: 0,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+    ended_at_ms: null,
+  };
+}
+
+export async function readSubscription(deps: OperationDeps, merchant_id: string, subscription_id: string): Promise<SubscriptionOutcome> {
+  const subscription = await deps.store.getSubscription(merchant_id, subscription_id);
+  return subscription ? { kind: 'found', subscription } : { kind: 'not_found' };
+}
+
+export async function listSubscriptions(
+  deps: OperationDeps, merchant_id: string, filter: SubscriptionFilter, page: PageRequest,
+): Promise<{ subscriptions: SubscriptionRow[]; total: number }> {
+  return deps.store.listSubscriptions(merchant_id, filter, page);
+}
+
+/**
+ * Stops every future charge. Cancelling a cancelled subscription answers it again; an expired
+ * one has ended already. A charge already sent to the processor when the cancellation commits
+ * completes (it is a stored sale, refundable), but nothing is scheduled after it.
+ */
+export async function cancelSubscription(deps: OperationDeps, merchant_id: string, subscription_id: string): Promise<CancelOutcome> {
+  const now_ms = deps.clock.now_ms();
+  return deps.store.transaction(async (tx) => {
+    for (let tries = 0; ; tries += 1) {
+      const row = await tx.lockSubscription(subscription_id);
+      if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' } as const;
+      if (row.status === 'canceled') return { kind: 'canceled', subscription: row, already: true } as const;
+      if (row.status === 'expired') return { kind: 'ended', subscription: row } as const;
+      const outcome = await applySubscriptionEvent(tx, row, {
+        event: 'subscription.canceled', reason: 'cancelled by the merchant', patch: { lease_until_ms: null, lease_owner: null },
+      }, now_ms);
+      if (outcome.kind === 'changed') return { kind: 'canceled', subscription: outcome.row, already: false } as const;
+      if (outcome.kind === 'not_allowed') throw new Error(`subscription ${subscription_id}: cancel refused from ${outcome.from}`);
+      // stale: changed under us (SQLite cannot; PostgreSQL holds the row lock): read again.
+      if (tries >= 2) throw new Error(`subscription ${subscription_id}: cancel kept losing the compare-and-set`);
+    }
+  });
+}

@@ -1,0 +1,81 @@
+// Group commit for the embedded store. SQLite has one writer, and with synchronous=FULL every
+// COMMIT waits for the disk. Units of work that arrive while a commit is under way queue up;
+// the next batch runs them in ONE database transaction, each inside its own savepoint (a unit
+// that fails is rolled back alone), then commits once. Each caller is answered only after
+// that COMMIT has returned, so an answer still means "durably committed". At low load a batch
+// holds one unit and nothing waits.
+import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
+
+interface Unit<DB> {
+  readonly work: (trx: Transaction<DB>) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+export class GroupCommitter<DB> {
+  private queue: Unit<DB>[] = [];
+  private draining = false;
+  /** Batches committed and units in them, for benchmarks and tests. */
+  readonly stats = { batches: 0, units: 0 };
+
+  constructor(private readonly root: Kysely<DB>, private readonly max_batch_units: number) {
+    if (max_batch_units < 1) throw new Error('max_batch_units must be at least 1');
+  }
+
+  run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) await this.runBatch(this.queue.splice(0, this.max_batch_units));
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async runBatch(batch: Unit<DB>[]): Promise<void> {
+    let trx: ControlledTransaction<DB>;
+    try {
+      trx = await this.root.startTransaction().execute();
+    } catch (error) {
+      for (const unit of batch) unit.reject(error);
+      return;
+    }
+    const outcomes: Outcome[] = [];
+    try {
+      for (const [index, unit] of batch.entries()) {
+        const name = `unit_${index}`;
+        const point = await trx.savepoint(name).execute();
+        try {
+          const value = await unit.work(point);
+          await point.releaseSavepoint(name).execute();
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          await point.rollbackToSavepoint(name).execute();
+          await point.releaseSavepoint(name).execute();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      await trx.commit().execute();
+    } catch (error) {
+      // The batch itself failed (COMMIT or a savepoint command): nothing of it is committed.
+      await trx.rollback().execute().catch(() => undefined);
+      for (const unit of batch) unit.reject(error);
+      return;
+    }
+    this.stats.batches += 1;
+    this.stats.units += batch.length;
+    batch.forEach((unit, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok) unit.resolve(outcome.value);
+      else unit.reject(outcome.error);
+    });
+  }
+}

@@ -1,0 +1,180 @@
+// POST /api/find-order (spec §4.7) through the real HTTP server, on each store: every outcome
+// (0 found, 1 not found, 3 still open, 4 timed out with no transactions), the declined-transaction
+// rule, a transaction still pending at the time limit, and the field and signature failures.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyBody } from '../../src/domain/signing.js';
+import { postJson, postSigned } from '../support/client.js';
+import { orderId } from '../support/bodies.js';
+import { CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayOutOrder, openSession, textOf } from '../support/cashier.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import { waitUntil } from '../support/notification-merchant.js';
+import { storeKinds } from '../support/stores.js';
+
+const ENVELOPE_ONLY = ['description', 'signature', 'status', 'timestamp', 'version'];
+
+describe.each(storeKinds())('find-order on %s', (kind) => {
+  let gw: TestGateway;
+  let shop: MerchantReceiver;
+  beforeAll(async () => {
+    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
+  });
+  afterAll(async () => {
+    await Promise.all([gw?.close(), shop?.close()]);
+  });
+
+  const find = (gateway: TestGateway, order_id: string, overrides: Record<string, unknown> = {}) =>
+    postSigned(gateway.url, '/api/find-order', findOrderBody(gateway.merchant, order_id, { timestamp: gatewayNow(gateway), ...overrides }), gateway.merchant.secret);
+
+  /** Opens an order and logs a customer in; returns the customer on the payment form. */
+  async function openOrder(gateway: TestGateway, path = '/api/init-checkout', overrides: Record<string, unknown> = {}) {
+    const body = path === '/api/init-checkout'
+      ? initCheckout(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides })
+      : initPayOutOrder(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides });
+    const answer = await openSession(gateway, path, body, gateway.merchant);
+    expect(answer.body.status).toBe(0);
+    const customer = new CashierCustomer(gateway.url);
+    const page = await customer.login(answer.body.redirect_url as string);
+    return { order_id: body.order_id as string, auth_token: answer.body.auth_token as string, customer, page };
+  }
+
+  /** A card attempt from the payment form; returns the result page. */
+  async function attempt(customer: CashierCustomer, page: string, cvv: string) {
+    const posted = await customer.payByCard(page, { cvv });
+    expect(posted.status).toBe(303);
+    return customer.get(posted.location!);
+  }
+
+  it('1: an unknown order_id, and another merchant\'s order, get the same answer: only the envelope', async () => {
+    const unknown = await find(gw, orderId('nope'));
+    expect(unknown.body).toMatchObject({ status: 1, description: 'Order not found', version: '1.1' });
+    expect(Object.keys(unknown.body).sort()).toEqual(ENVELOPE_ONLY);
+    expect(verifyBody(unknown.body, gw.merchant.secret)).toBe(true);
+
+    const other = await gw.createMerchant();
+    const theirs = initCheckout(other, shop.url);
+    expect((await openSession(gw, '/api/init-checkout', theirs, other)).body.status).toBe(0);
+    const answer = await find(gw, theirs.order_id as string);
+    expect(answer.body).toMatchObject({ status: 1, description: 'Order not found' });
+    expect(Object.keys(answer.body).sort()).toEqual(ENVELOPE_ONLY);
+    // Found by its owner (still open).
+    const own = await postSigned(gw.url, '/api/find-order', findOrderBody(other, theirs.order_id as string), other.secret);
+    expect(own.body).toMatchObject({ status: 3 });
+  });
+
+  it('3: an open order, with or without a declined attempt', async () => {
+    const { order_id, customer, page } = await openOrder(gw);
+    const open = await find(gw, order_id);
+    expect(open.body).toMatchObject({ status: 3, description: 'Order is still open' });
+    expect(Object.keys(open.body).sort()).toEqual(ENVELOPE_ONLY);
+    const declined = await attempt(customer, page.text, '000');
+    expect(textOf(declined.text)).toContain('Payment declined');
+    expect(textOf(declined.text)).toContain('You can try again with another card or method.');
+    expect((await find(gw, order_id)).body).toMatchObject({ status: 3 });
+  });
+
+  it('0: an approved order answers the transaction\'s details; a declined attempt before it does not count', async () => {
+    const { order_id, auth_token, customer, page } = await openOrder(gw, '/api/init-checkout', { variable1: 'alpha', variable2: 'beta' });
+    const declined = await attempt(customer, page.text, '000');
+    const approved = await attempt(customer, declined.text, '568');
+    expect(textOf(approved.text)).toContain('Payment approved');
+    const answer = await find(gw, order_id);
+    expect(answer.body).toMatchObject({
+      status: 0, description: 'Order found', order_status: 'approved', transaction_type: 'sale', transaction_status: 'approved',
+      order_id, frontend: gw.merchant.frontend, merchant_id: gw.merchant.merchant_id, amount: 1999, currency: 'USD', charge_amount: 1999,
+      charge_currency: 'USD', payment_method: 'card', payment_processor: 'sandbox', card_number: '411111******1111', card_type: 'VISA',
+      card_exp: '12/2035', auth_token, error_code: '0', variable1: 'alpha', variable2: 'beta', version: '1.1',
+    });
+    expect(answer.body.trace_id).toEqual(expect.any(Number));
+    expect(answer.body.transaction_id).toMatch(/^sbx_/);
+    expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
+    expect(JSON.stringify(answer.body)).not.toContain('4111111111111111');
+    // The order is closed: the cashier takes no further payment for it.
+    const again = await customer.get('/cashier');
+    expect(textOf(again.text)).toContain('This order is paid');
+    const forced = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, declined.text);
+    expect(textOf(forced.text)).toContain('This order is paid');
+    const row = await gw.gateway.deps.store.findCashierSessionByOrder(gw.merchant.merchant_id, order_id);
+    expect(await gw.gateway.deps.store.listCashierTransactions(row!.session_id)).toHaveLength(2);
+  });
+
+  it('0: a payout order (init-pay-out-order) is found too, as a payout', async () => {
+    const { order_id, customer } = await openOrder(gw, '/api/init-pay-out-order', { amount: 4200 });
+    const form = await customer.get('/cashier?method=card');
+    const paid = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35' }, form.text);
+    expect(textOf(paid.text)).toContain('Withdrawal approved');
+    expect((await find(gw, order_id)).body).toMatchObject({
+      status: 0, order_status: 'approved', transaction_type: 'payout', transaction_status: 'approved', amount: 4200, order_id,
+    });
+  });
+
+  it('refuses bad requests like every signed call: missing field 10, wrong version 10, unknown frontend 11, bad signature 2', async () => {
+    const { order_id } = await openOrder(gw);
+    const missing = await find(gw, order_id, { order_id: undefined });
+    expect(missing.body).toMatchObject({ status: 10, description: 'Missing required field: order_id' });
+    expect((await find(gw, order_id, { version: '1.2' })).body).toMatchObject({ status: 10 });
+    expect((await find(gw, order_id, { frontend: 'someone-else' })).body).toMatchObject({ status: 11 });
+    const bad = await postJson(gw.url, '/api/find-order', { ...findOrderBody(gw.merchant, order_id), signature: 'f'.repeat(96) });
+    expect(bad.body).toMatchObject({ status: 2 });
+    expect((await find(gw, order_id, { order_id: 'x'.repeat(51) })).body).toMatchObject({ status: 10 });
+  });
+
+  it('time limit (sandbox clock): 4 with no transaction; the latest declined one after only declines; a pending one, then its late approval', async () => {
+    // Its own gateway: the clock moves, and asynchronous results (CVV 222) settle only after 20 minutes.
+    const clock_gw = await startTestGateway(kind, { env: { PAYGATE_SANDBOX_SETTLE_SECONDS: '1200' } });
+    try {
+      const empty = await openOrder(clock_gw);
+      const declines = await openOrder(clock_gw);
+      const first = await attempt(declines.customer, declines.page.text, '000');
+      const second = await attempt(declines.customer, first.text, '801');
+      expect(textOf(second.text)).toContain('Insufficient funds');
+      const pending = await openOrder(clock_gw);
+      const waiting = await attempt(pending.customer, pending.page.text, '222');
+      expect(textOf(waiting.text)).toContain('Processing');
+      expect((await find(clock_gw, pending.order_id)).body).toMatchObject({ status: 3 });
+
+      const moved = await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 901 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      expect(moved.http_status).toBe(200);
+      // Due work closes the orders from the database.
+      const store = clock_gw.gateway.deps.store;
+      await waitUntil(async () => (await store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, empty.order_id))?.order_status === 'rejected',
+        'due work to close the empty order', 5000);
+
+      const timed_out = await find(clock_gw, empty.order_id);
+      expect(timed_out.body).toMatchObject({ status: 4, description: 'Order timed out with no transactions' });
+      expect(Object.keys(timed_out.body).sort()).toEqual(ENVELOPE_ONLY);
+
+      const declined = await find(clock_gw, declines.order_id);
+      expect(declined.body).toMatchObject({
+        status: 0, order_status: 'rejected', transaction_status: 'rejected', error_code: '1', order_id: declines.order_id,
+      });
+      expect(declined.body.error_details).toMatch(/Insufficient funds/);
+
+      const still_pending = await find(clock_gw, pending.order_id);
+      expect(still_pending.body).toMatchObject({ status: 0, order_status: 'rejected', transaction_status: 'pending' });
+      // The customer's page says the order is over; the payment may still finish (spec §4.7).
+      expect(textOf((await pending.customer.get('/cashier')).text)).toContain('This order has expired');
+
+      await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 400 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      await waitUntil(async () => (await store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, pending.order_id))?.order_status === 'approved',
+        'the late approval to reach the order', 5000);
+      expect((await find(clock_gw, pending.order_id)).body).toMatchObject({ status: 0, order_status: 'approved', transaction_status: 'approved' });
+    } finally {
+      await clock_gw.close();
+    }
+  });
+
+  it('find-order closes an expired order itself, without waiting for due work', async () => {
+    const slow_gw = await startTestGateway(kind, { env: { PAYGATE_DUE_WORK_POLL_MS: '60000' } });
+    try {
+      const { order_id } = await openOrder(slow_gw);
+      await postJson(slow_gw.url, '/sandbox/clock', { advance_seconds: 900 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      expect((await find(slow_gw, order_id)).body).toMatchObject({ status: 4 });
+      const session = await slow_gw.gateway.deps.store.findCashierSessionByOrder(slow_gw.merchant.merchant_id, order_id);
+      expect(session).toMatchObject({ order_status: 'rejected' });
+      expect(session!.closed_at_ms).toEqual(expect.any(Number));
+    } finally {
+      await slow_gw.close();
+    }
+  });
+});

@@ -1,0 +1,205 @@
+// The init-pay-in cashier as a customer meets it, in a real Chromium, on each store: the one-time
+// registration form, a card deposit approved, a card deposit through 3-D Secure, a deposit the
+// merchant's validation refuses, and a link that has expired by the sandbox clock.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/operations/cashier-session.js';
+import { postJson } from '../support/client.js';
+import { launchBrowser, newPage } from '../support/browser.js';
+import { gatewayNow, initPayIn, openSession } from '../support/cashier.js';
+import { checkTapTargets, shoot, visibleText } from '../support/cashier-browser.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import { signedReply, waitUntil } from '../support/notification-merchant.js';
+import { storeKinds } from '../support/stores.js';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (kind) => {
+  let gw: TestGateway;
+  let shop: MerchantReceiver;
+  beforeAll(async () => {
+    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
+    shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
+    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
+  });
+  afterAll(async () => {
+    await Promise.all([gw?.close(), shop?.close()]);
+  });
+
+  const sessionOf = async (gateway: TestGateway, auth_token: string) =>
+    (await gateway.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token)))!;
+  const transactionsOf = async (gateway: TestGateway, auth_token: string) =>
+    gateway.gateway.deps.store.listCashierTransactions((await sessionOf(gateway, auth_token)).session_id);
+
+  async function open(overrides: Record<string, unknown> = {}) {
+    const answer = await openSession(gw, '/api/init-pay-in', initPayIn(gw.merchant, shop.url, overrides));
+    expect(answer.body.status).toBe(0);
+    return { redirect_url: answer.body.redirect_url as string, auth_token: answer.body.auth_token as string };
+  }
+
+  async function fillCard(page: Page, card: { number?: string; exp?: string; cvv?: string } = {}) {
+    await page.getByLabel('Card number').fill(card.number ?? '4111 1111 1111 1111');
+    await page.getByLabel('Expiry date').fill(card.exp ?? '12/35');
+    await page.getByLabel('CVV').fill(card.cvv ?? '568');
+  }
+
+  it('registration: a customer the merchant sent no details for fills the one-time form; errors are shown by field', async () => {
+    const pin = `reg-${Date.now()}`;
+    const session = await open({
+      pin, first_name: undefined, last_name: undefined, email: undefined, phone: undefined, dob: undefined, address: undefined, city: undefined, zip: undefined,
+    });
+    const { page, close } = await newPage(browser, 'phone', { javaScriptEnabled: false });
+    try {
+      await page.goto(session.redirect_url);
+      await page.getByRole('heading', { name: 'Your details' }).waitFor();
+      expect(await page.locator('script').count()).toBe(0);
+      await shoot(browser, page, kind, 'registration');
+      await page.getByLabel('First name').fill('Ana');
+      await page.getByLabel('Last name').fill('García');
+      await page.getByLabel('E-mail').fill('ana@example');
+      await page.getByLabel('Phone').fill('12345678');
+      await page.getByLabel('Date of birth').fill('1991-07-30');
+      await page.getByLabel('Street address').fill('Calle Mayor 1');
+      await page.getByLabel('City').fill('Madrid');
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      // The same rules as the session call: an e-mail address, a phone of at least 9 digits on init-pay-in; postal code required.
+      await page.getByText('Please check this value.').first().waitFor();
+      expect(await page.locator('#f-email-error').innerText()).toBe('Please check this value.');
+      expect(await page.locator('#f-phone-error').innerText()).toBe('Please check this value.');
+      expect(await page.locator('#f-zip-error').innerText()).toBe('Please fill in this field.');
+      expect(await page.getByLabel('First name').inputValue()).toBe('Ana');
+      await checkTapTargets(page);
+      await shoot(browser, page, kind, 'registration-errors');
+      await page.getByLabel('E-mail').fill('ana@example.com');
+      await page.getByLabel('Phone').fill('34612345678');
+      await page.getByLabel('Postal code').fill('28013');
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      expect(await page.getByLabel('Amount (USD)').isVisible()).toBe(true);
+    } finally {
+      await close();
+    }
+    // One time: the next session of the same customer goes straight to the deposit form.
+    const next = await open({ pin, first_name: undefined, email: undefined, phone: undefined, dob: undefined, address: undefined, city: undefined, zip: undefined, last_name: undefined });
+    const again = await newPage(browser, 'desktop');
+    try {
+      await again.page.goto(next.redirect_url);
+      await again.page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      expect(await again.page.getByRole('heading', { name: 'Your details' }).count()).toBe(0);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a card deposit approved: validation accepted, sale stored and notified with auth_token, back to the shop', async () => {
+    const session = await open();
+    const { page, close } = await newPage(browser, 'phone');
+    try {
+      await page.goto(session.redirect_url);
+      await page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      expect(page.url()).toBe(`${gw.url}/cashier`);
+      await checkTapTargets(page);
+      await shoot(browser, page, kind, 'deposit');
+      await page.getByLabel('Amount (USD)').fill('25.50');
+      await fillCard(page);
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByText('Payment approved').waitFor();
+      expect(page.url()).toBe(`${gw.url}/cashier/attempt/1`);
+      const text = await visibleText(page);
+      expect(text).toContain('Thank you. 25.50 USD has been paid.');
+      expect(text).toContain('411111******1111');
+      expect(await page.content()).not.toContain('4111111111111111');
+      await checkTapTargets(page);
+      await shoot(browser, page, kind, 'deposit-approved');
+      await Promise.all([page.waitForURL(`${shop.url}/return`), page.getByRole('link', { name: 'Return to shop' }).click()]);
+    } finally {
+      await close();
+    }
+    const [row] = await transactionsOf(gw, session.auth_token);
+    expect(row).toMatchObject({ transaction_type: 'sale', status: 'approved', amount_minor: 2550, card_masked: '411111******1111' });
+    const notified = await waitUntil(() => shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>)
+      .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'), 'the notification');
+    expect(notified).toMatchObject({ auth_token: session.auth_token, order_id: row!.cashier_order_id, amount: 2550 });
+  });
+
+  it('a card deposit through 3-D Secure: CVV 333 opens the sandbox page, Approve returns to the cashier with the result', async () => {
+    const session = await open();
+    const { page, close } = await newPage(browser, 'desktop', { javaScriptEnabled: false });
+    try {
+      await page.goto(session.redirect_url);
+      await page.getByLabel('Amount (USD)').fill('40');
+      await fillCard(page, { cvv: '333' });
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByRole('heading', { name: '3-D Secure authentication' }).waitFor();
+      expect(page.url()).toMatch(new RegExp(`^${gw.url}/sandbox/3ds/`));
+      expect(await visibleText(page)).toContain('40.00 USD');
+      await shoot(browser, page, kind, '3ds');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByText('Payment approved').waitFor();
+      expect(page.url()).toBe(`${gw.url}/cashier/attempt/1`);
+      await shoot(browser, page, kind, '3ds-approved');
+    } finally {
+      await close();
+    }
+    const [row] = await transactionsOf(gw, session.auth_token);
+    expect(row).toMatchObject({ status: 'approved', amount_minor: 4000 });
+    const statuses = (await gw.gateway.deps.store.listNotifications(row!.trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+    expect(statuses.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
+    expect(statuses.every((n) => n.auth_token === session.auth_token)).toBe(true);
+  });
+
+  it('a refused validation shows the merchant\'s reason and creates no transaction', async () => {
+    shop.setReply('/validate-refuse', () => signedReply(gw.merchant.secret, 5, 'Deposits are paused for your account. Please contact support.'));
+    const session = await open({ validation_url: `${shop.url}/validate-refuse` });
+    const { page, close } = await newPage(browser, 'phone');
+    try {
+      await page.goto(session.redirect_url);
+      await page.getByLabel('Amount (USD)').fill('10');
+      await fillCard(page);
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByRole('alert').waitFor();
+      const alert = await page.getByRole('alert').innerText();
+      expect(alert).toContain('The merchant did not accept this payment.');
+      expect(alert).toContain('Deposits are paused for your account. Please contact support.');
+      // The amount stays; the card fields are empty again (never written back into a page).
+      expect(await page.getByLabel('Amount (USD)').inputValue()).toBe('10');
+      expect(await page.getByLabel('Card number').inputValue()).toBe('');
+      await shoot(browser, page, kind, 'refused');
+    } finally {
+      await close();
+    }
+    expect(await transactionsOf(gw, session.auth_token)).toEqual([]);
+    expect(shop.requestsTo('/validate-refuse')).toHaveLength(1);
+  });
+
+  it('an expired link (sandbox clock, own gateway) shows that it expired; the open page says the session ended', async () => {
+    const clock_gw = await startTestGateway(kind);
+    const { page, close } = await newPage(browser, 'phone');
+    try {
+      const fresh = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
+      const used = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
+      await page.goto(used.body.redirect_url as string);
+      await page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      const moved = await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 901 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      expect(moved.http_status).toBe(200);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Your session has ended' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Pay' }).count()).toBe(0);
+      const expired = await page.goto(fresh.body.redirect_url as string);
+      expect(expired?.status()).toBe(410);
+      await page.getByRole('heading', { name: 'This link has expired or was already used' }).waitFor();
+      expect(await visibleText(page)).toContain('Please return to the shop and open the cashier again.');
+      await shoot(browser, page, kind, 'link-expired');
+    } finally {
+      await close();
+      await clock_gw.close();
+    }
+  });
+});

@@ -1,0 +1,84 @@
+// Group commit on the embedded store: concurrent units share commits, a failing unit is rolled
+// back alone, and every caller is answered only after its writes are committed.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroupCommitter } from '../../src/store/group-commit.js';
+import { openSqliteStore } from '../../src/store/open.js';
+
+interface Db { items: { id: number; note: string } }
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+function tempFile(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-group-'));
+  cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  return path.join(dir, 'db.sqlite');
+}
+
+async function openKysely(file: string): Promise<Kysely<Db>> {
+  const database = new BetterSqlite3(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  const db = new Kysely<Db>({ dialect: new SqliteDialect({ database }) });
+  await sql`create table if not exists items (id integer primary key, note text not null unique)`.execute(db);
+  cleanups.unshift(async () => db.destroy());
+  return db;
+}
+
+describe('GroupCommitter', () => {
+  it('commits concurrent units in fewer transactions, rolling back only the failing one', async () => {
+    const file = tempFile();
+    const db = await openKysely(file);
+    const group = new GroupCommitter(db, 64);
+    const units = Array.from({ length: 60 }, (_, i) => group.run(async (trx) => {
+      await trx.insertInto('items').values({ id: i, note: `n${i}` }).execute();
+      if (i === 17) throw new Error('unit 17 fails after writing');
+      return i;
+    }));
+    const results = await Promise.allSettled(units);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(59);
+    expect(results[17]).toMatchObject({ status: 'rejected' });
+    expect(group.stats.units).toBe(60);
+    expect(group.stats.batches).toBeLessThan(60);
+
+    // Read through a separate connection: what was answered is on disk.
+    const reader = new BetterSqlite3(file, { readonly: true });
+    const ids = (reader.prepare('select id from items order by id').all() as { id: number }[]).map((r) => r.id);
+    reader.close();
+    expect(ids).toHaveLength(59);
+    expect(ids).not.toContain(17);
+  });
+
+  it('a constraint violation in one unit leaves the others of its batch committed', async () => {
+    const db = await openKysely(tempFile());
+    const group = new GroupCommitter(db, 64);
+    const results = await Promise.allSettled(['a', 'b', 'a', 'c'].map((note) => group.run((trx) => trx.insertInto('items').values({ note } as never).execute())));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const notes = (await db.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
+    expect(notes).toEqual(['a', 'b', 'c']);
+  });
+
+  it('the SQLite store uses it: concurrent store transactions all commit', async () => {
+    const file = tempFile();
+    const store = openSqliteStore(file);
+    cleanups.unshift(() => store.close());
+    await store.migrate();
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => store.transaction((tx) => tx.insertMerchant({
+      merchant_id: `m${i}`, secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1,
+    }))));
+    expect(outcomes.every((o) => o === 'created')).toBe(true);
+    expect(await store.countMerchants()).toBe(30);
+    await expect(store.transaction(async (tx) => {
+      await tx.insertMerchant({ merchant_id: 'rolled-back', secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1 });
+      throw new Error('fail after write');
+    })).rejects.toThrow('fail after write');
+    expect(await store.getMerchant('rolled-back')).toBeNull();
+  });
+});

@@ -1,0 +1,521 @@
+// The store contract: one suite, run against a real SQLite file and a real PostgreSQL
+// database. Whatever the domain relies on (idempotency key, refund limit, compare-and-set,
+// atomic transactions, leases) is checked here on both.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store, StoreOps } from '../../src/store/store.js';
+import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId } from '../support/store-fixture.js';
+import { storeKinds } from '../support/stores.js';
+
+const NOW = 1_800_000_000_000;
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+function notificationFixture(trace_id: number, merchant_id: string, next_attempt_at_ms = NOW) {
+  return {
+    trace_id,
+    merchant_id,
+    url: 'https://merchant.example/notify',
+    payload_json: JSON.stringify({ trace_id }),
+    state: 'pending',
+    next_attempt_at_ms,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms: NOW,
+    updated_at_ms: NOW,
+  };
+}
+
+describe.each(storeKinds())('store contract on %s', (kind) => {
+  let handle: TestStore;
+  let store: Store;
+
+  beforeAll(async () => {
+    handle = await openTestStore(kind);
+    store = handle.store;
+  });
+  afterAll(async () => {
+    await handle?.cleanup();
+  });
+
+  async function newMerchant(): Promise<string> {
+    const merchant = merchantFixture();
+    expect(await store.insertMerchant(merchant)).toBe('created');
+    return merchant.merchant_id;
+  }
+
+  async function newTransaction(merchant_id: string, overrides: Parameters<typeof transactionFixture>[1] = {}): Promise<number> {
+    const trace_id = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, overrides));
+    expect(trace_id).toEqual(expect.any(Number));
+    return trace_id!;
+  }
+
+  describe('migrations', () => {
+    it('running migrate again is harmless and keeps the data', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id);
+      await store.migrate();
+      await store.migrate();
+      await store.ping();
+      expect((await store.getMerchant(merchant_id))?.merchant_id).toBe(merchant_id);
+      expect((await store.getTransaction(trace_id))?.merchant_id).toBe(merchant_id);
+    });
+  });
+
+  describe('merchants', () => {
+    it('inserting an existing merchant_id answers exists and changes nothing', async () => {
+      const first = merchantFixture();
+      expect(await store.insertMerchant(first)).toBe('created');
+      const before = await store.getMerchant(first.merchant_id);
+      const count = await store.countMerchants();
+      expect(before).toMatchObject({
+        merchant_id: first.merchant_id,
+        secret_sealed: first.secret_sealed,
+        applications: first.applications,
+        frontends: first.frontends,
+      });
+      expect(before?.gateways.map((g) => g.gateway_id)).toEqual([first.gateways[0]!.gateway_id]);
+
+      const second = merchantFixture(first.merchant_id, {
+        secret_sealed: 'v1:another',
+        applications: ['other-app'],
+        frontends: [{ name: 'other-front', currency: 'EUR' }],
+        gateways: [{ gateway_id: uniqueId('gw'), processor: 'sandbox', currencies: 'GBP', mit_enabled: 0, hold_payouts: 1 }],
+      });
+      expect(await store.insertMerchant(second)).toBe('exists');
+      expect(await store.transaction((tx) => tx.insertMerchant(second))).toBe('exists');
+      expect(await store.getMerchant(first.merchant_id)).toEqual(before);
+      expect(await store.countMerchants()).toBe(count);
+    });
+
+    it('an unknown merchant is null', async () => {
+      expect(await store.getMerchant(uniqueId('nobody'))).toBeNull();
+    });
+  });
+
+  describe('idempotency key (merchant_id, transaction_type, order_id)', () => {
+    it('a second row with the same key is refused and the first is kept', async () => {
+      const merchant_id = await newMerchant();
+      const row = transactionFixture(merchant_id, { request_fingerprint: 'first' });
+      const trace_id = await store.insertTransactionIfAbsent(row);
+      expect(trace_id).toEqual(expect.any(Number));
+      expect(await store.insertTransactionIfAbsent({ ...row, request_fingerprint: 'second', amount_minor: 5 })).toBeNull();
+      const kept = await store.findTransactionByKey(merchant_id, 'sale', row.order_id);
+      expect(kept).toMatchObject({ trace_id, request_fingerprint: 'first', amount_minor: 1999, status: 'pending' });
+      expect(kept?.refund_reserved_minor).toBe(0);
+    });
+
+    it('the same order_id with another type or another merchant is a different key', async () => {
+      const merchant_id = await newMerchant();
+      const other_merchant = await newMerchant();
+      const order_id = uniqueId('order');
+      const sale = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id }));
+      const refund = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id, transaction_type: 'refund', reference_id: sale }));
+      const other = await store.insertTransactionIfAbsent(transactionFixture(other_merchant, { order_id }));
+      expect([sale, refund, other].every((id) => typeof id === 'number')).toBe(true);
+      expect(new Set([sale, refund, other]).size).toBe(3);
+      expect((await store.findTransactionByKey(merchant_id, 'refund', order_id))?.trace_id).toBe(refund);
+      expect((await store.findTransactionByKey(other_merchant, 'sale', order_id))?.trace_id).toBe(other);
+      expect(await store.findTransactionByKey(merchant_id, 'payout', order_id)).toBeNull();
+    });
+
+    it('20 concurrent inserts of one key in transactions give exactly one row', async () => {
+      const merchant_id = await newMerchant();
+      const row = transactionFixture(merchant_id);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
+        // Read first, as the sale does, to widen the window between check and insert.
+        const existing = await tx.findTransactionByKey(merchant_id, 'sale', row.order_id);
+        const inserted = await tx.insertTransactionIfAbsent({ ...row, request_fingerprint: `attempt-${i}` });
+        return existing ? null : inserted;
+      })));
+      const winners = results.filter((r) => r !== null);
+      expect(winners).toHaveLength(1);
+      const kept = await store.findTransactionByKey(merchant_id, 'sale', row.order_id);
+      expect(kept?.trace_id).toBe(winners[0]);
+    });
+  });
+
+  describe('refund reservation', () => {
+    it('never exceeds the sale amount and releases back', async () => {
+      const merchant_id = await newMerchant();
+      const sale = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
+      expect(await store.reserveRefund(sale, 60)).toBe(true);
+      expect(await store.reserveRefund(sale, 41)).toBe(false);
+      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(60);
+      expect(await store.reserveRefund(sale, 40)).toBe(true);
+      expect(await store.reserveRefund(sale, 1)).toBe(false);
+      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(100);
+      await store.releaseRefund(sale, 40);
+      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(60);
+      expect(await store.reserveRefund(sale, 40)).toBe(true);
+    });
+
+    it('20 concurrent reservations of 30 on a 100 sale: exactly 3 succeed', async () => {
+      const merchant_id = await newMerchant();
+      const sale = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.reserveRefund(sale, 30))));
+      expect(results.filter(Boolean)).toHaveLength(3);
+      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(90);
+    });
+
+    it('the database CHECK refuses a reservation above the amount or below zero, written directly', async () => {
+      const merchant_id = await newMerchant();
+      const sale = await newTransaction(merchant_id, { amount_minor: 100 });
+      await expect(store.updateTransaction(sale, { refund_reserved_minor: 101 })).rejects.toThrow(/check|constraint/i);
+      await expect(store.updateTransaction(sale, { refund_reserved_minor: -1 })).rejects.toThrow(/check|constraint/i);
+      await expect(store.updateTransaction(sale, { amount_minor: 0 })).rejects.toThrow(/check|constraint/i);
+      expect(await store.getTransaction(sale)).toMatchObject({ refund_reserved_minor: 0, amount_minor: 100 });
+      await store.updateTransaction(sale, { refund_reserved_minor: 100 });
+      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(100);
+    });
+  });
+
+  describe('compare-and-set on status', () => {
+    it('updateTransactionIfStatus only changes a row in the expected status', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id, { status: 'pending' });
+      expect(await store.updateTransactionIfStatus(trace_id, 'pending_async', { status: 'approved', error_code: 'x' })).toBe(false);
+      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'pending', error_code: null });
+      expect(await store.updateTransactionIfStatus(trace_id, 'pending', { status: 'approved', error_code: '0', updated_at_ms: NOW })).toBe(true);
+      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW });
+      expect(await store.updateTransactionIfStatus(trace_id, 'pending', { status: 'rejected' })).toBe(false);
+      expect((await store.getTransaction(trace_id))?.status).toBe('approved');
+    });
+
+    it('an unknown trace_id changes nothing', async () => {
+      expect(await store.updateTransactionIfStatus(987_654_321, 'pending', { status: 'approved' })).toBe(false);
+    });
+
+    it('of 10 concurrent changes from the same status, exactly one wins', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id, { status: 'pending' });
+      const targets = ['approved', 'rejected', 'error', 'declined', 'approved', 'rejected', 'error', 'declined', 'approved', 'rejected'];
+      const results = await Promise.all(targets.map((to) => store.transaction((tx) => tx.updateTransactionIfStatus(trace_id, 'pending', { status: to }))));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await store.getTransaction(trace_id))?.status).toBe(targets[results.indexOf(true)]);
+    });
+  });
+
+  describe('transactions', () => {
+    it('a transaction that throws rolls back every write', async () => {
+      const merchant_id = await newMerchant();
+      const existing = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
+      const order_id = uniqueId('order');
+      const new_merchant = merchantFixture();
+      let inserted: number | null = null;
+      const failure = new Error('boom after writes');
+      await expect(store.transaction(async (tx) => {
+        expect(await tx.insertMerchant(new_merchant)).toBe('created');
+        inserted = await tx.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id }));
+        expect(inserted).toEqual(expect.any(Number));
+        await tx.insertStatusChange({ trace_id: inserted!, from_status: 'pending', to_status: 'approved', reason: 'test', at_ms: NOW });
+        await tx.insertNotification(notificationFixture(inserted!, merchant_id));
+        await tx.insertDueAction({ trace_id: inserted!, kind: 'settle', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        expect(await tx.reserveRefund(existing, 50)).toBe(true);
+        expect(await tx.updateTransactionIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
+        await tx.insertCardIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
+        await tx.setSandboxOffset(123_456);
+        // Visible inside the transaction:
+        expect((await tx.getTransaction(existing))?.status).toBe('reversed');
+        throw failure;
+      })).rejects.toBe(failure);
+
+      expect(await store.getMerchant(new_merchant.merchant_id)).toBeNull();
+      expect(await store.findTransactionByKey(merchant_id, 'sale', order_id)).toBeNull();
+      expect(await store.listStatusChanges(inserted!)).toEqual([]);
+      expect(await store.listNotifications(inserted!)).toEqual([]);
+      expect((await store.claimDueActions(NOW + 1, 100)).filter((a) => a.trace_id === inserted)).toEqual([]);
+      expect(await store.getTransaction(existing)).toMatchObject({ status: 'approved', refund_reserved_minor: 0 });
+      expect(await store.getCard(merchant_id, 'rolled-back-token')).toBeNull();
+      expect(await store.getSandboxOffset()).not.toBe(123_456);
+    });
+
+    it('a transaction that returns commits everything', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await store.transaction(async (tx) => {
+        const id = await tx.insertTransactionIfAbsent(transactionFixture(merchant_id));
+        await tx.insertStatusChange({ trace_id: id!, from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW });
+        return id!;
+      });
+      expect(await store.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW }]);
+    });
+  });
+
+  describe('due actions', () => {
+    it('claimDueActions returns due, unfinished actions in due order; markDueActionDone removes them', async () => {
+      const merchant_id = await newMerchant();
+      const t1 = await newTransaction(merchant_id);
+      const t2 = await newTransaction(merchant_id);
+      const t3 = await newTransaction(merchant_id);
+      const base = NOW + 10_000_000; // after any other test's actions
+      const action = (trace_id: number, due_at_ms: number) => ({
+        trace_id, kind: 'settle', due_at_ms, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null,
+      });
+      await store.insertDueAction(action(t2, base + 2000));
+      await store.insertDueAction(action(t1, base + 1000));
+      await store.insertDueAction(action(t3, base + 5000));
+      await store.insertDueAction(action(t1, base + 9000)); // same (trace_id, kind): ignored
+      const mine = <T extends { trace_id: number }>(rows: T[]): T[] => rows.filter((r) => [t1, t2, t3].includes(r.trace_id));
+
+      const due = mine(await store.claimDueActions(base + 2500, 100));
+      expect(due.map((a) => [a.trace_id, a.due_at_ms])).toEqual([[t1, base + 1000], [t2, base + 2000]]);
+      expect(due[0]).toMatchObject({ kind: 'settle', expected_status: 'pending', to_status: 'approved', done: 0 });
+
+      await store.markDueActionDone(due[0]!.id);
+      expect(mine(await store.claimDueActions(base + 2500, 100)).map((a) => a.trace_id)).toEqual([t2]);
+      expect(mine(await store.claimDueActions(base + 5000, 100)).map((a) => a.trace_id)).toEqual([t2, t3]);
+      await store.transaction(async (tx) => {
+        for (const a of mine(await tx.claimDueActions(base + 5000, 100))) await tx.markDueActionDone(a.id);
+      });
+      expect(mine(await store.claimDueActions(base + 100_000, 100))).toEqual([]);
+    });
+
+    it('claimDueActions respects the limit', async () => {
+      const merchant_id = await newMerchant();
+      const before = (await store.claimDueActions(NOW, 1000)).length;
+      for (let i = 0; i < 3; i += 1) {
+        const t = await newTransaction(merchant_id);
+        await store.insertDueAction({ trace_id: t, kind: 'timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
+      }
+      expect(await store.claimDueActions(NOW, 1000)).toHaveLength(before + 3);
+      expect(await store.claimDueActions(NOW, 2)).toHaveLength(2);
+    });
+
+    it.runIf(kind === 'postgres')('two open transactions claim disjoint sets (SKIP LOCKED)', async () => {
+      const merchant_id = await newMerchant();
+      const base = NOW + 50_000_000;
+      // Earlier tests left due actions behind; finish them so only this test's rows are due.
+      for (const left of await store.claimDueActions(base + 10, 10_000)) await store.markDueActionDone(left.id);
+      const ids: number[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        const t = await newTransaction(merchant_id);
+        ids.push(t);
+        await store.insertDueAction({ trace_id: t, kind: 'settle', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+      }
+      const a_claimed = deferred();
+      const release_a = deferred();
+      const a = store.transaction(async (tx) => {
+        const rows = (await tx.claimDueActions(base + 10, 3)).map((r) => r.trace_id);
+        a_claimed.resolve();
+        await release_a.promise;
+        return rows;
+      });
+      await a_claimed.promise;
+      const b = await store.transaction(async (tx) => (await tx.claimDueActions(base + 10, 100)).map((r) => r.trace_id));
+      release_a.resolve();
+      const a_rows = await a;
+      expect(a_rows).toHaveLength(3);
+      expect(a_rows.every((id) => ids.includes(id))).toBe(true);
+      expect(a_rows.filter((id) => b.includes(id))).toEqual([]);
+      expect(new Set([...a_rows, ...b.filter((id) => ids.includes(id))])).toEqual(new Set(ids));
+    });
+  });
+
+  describe('notification leases', () => {
+    /** `count` due notifications, each of its own transaction (one transaction's are delivered in order). */
+    async function notifications(count: number, next_attempt_at_ms: number): Promise<number[]> {
+      const merchant_id = await newMerchant();
+      const ids: number[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const trace_id = await newTransaction(merchant_id);
+        ids.push(await store.insertNotification(notificationFixture(trace_id, merchant_id, next_attempt_at_ms)));
+      }
+      return ids;
+    }
+
+    it('a transaction\'s later notification is not leased while an older one is pending', async () => {
+      const t0 = NOW + 700_000_000;
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id);
+      const first = await store.insertNotification(notificationFixture(trace_id, merchant_id, t0));
+      const second = await store.insertNotification(notificationFixture(trace_id, merchant_id, t0));
+      const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
+
+      expect(leasedOf(await store.leaseNotifications(t0, 100, 1000, 'o'))).toEqual([first]);
+      const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'failed', reason: 'HTTP 500' });
+      // The first fails and is retried later: the second still waits behind it.
+      expect(await store.finishNotificationAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
+      expect(leasedOf(await store.leaseNotifications(t0 + 10, 100, 1000, 'o'))).toEqual([]);
+      expect(leasedOf(await store.leaseNotifications(t0 + 5000, 100, 1000, 'o'))).toEqual([first]);
+      expect(await store.finishNotificationAttempt(first, 'o', { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 }, { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' }, t0 + 5000)).toBe(true);
+      expect(leasedOf(await store.leaseNotifications(t0 + 5001, 100, 1000, 'o'))).toEqual([second]);
+    });
+
+    it('a leased row is not leased again by another owner until the lease ends', async () => {
+      const t0 = NOW + 100_000_000;
+      const ids = await notifications(3, t0);
+      const not_yet = await notifications(1, t0 + 60_000);
+      const lease_ms = 30_000;
+      const leasedIds = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || not_yet.includes(id)).sort((x, y) => x - y);
+
+      const a = await store.leaseNotifications(t0, 100, lease_ms, 'owner-a');
+      expect(leasedIds(a)).toEqual(ids);
+      for (const row of a.filter((r) => ids.includes(r.id))) expect(row).toMatchObject({ lease_owner: 'owner-a', lease_until_ms: t0 + lease_ms });
+
+      expect(leasedIds(await store.leaseNotifications(t0 + 1000, 100, lease_ms, 'owner-b'))).toEqual([]);
+      expect(leasedIds(await store.leaseNotifications(t0 + lease_ms, 100, lease_ms, 'owner-b'))).toEqual([]);
+      for (const id of ids) expect((await store.getNotification(id))?.lease_owner).toBe('owner-a');
+
+      const b = await store.leaseNotifications(t0 + lease_ms + 1, 100, lease_ms, 'owner-b');
+      expect(leasedIds(b)).toEqual(ids);
+      for (const id of ids) expect(await store.getNotification(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
+
+      // Due later: leased once it is due.
+      expect(leasedIds(await store.leaseNotifications(t0 + 60_000, 100, lease_ms, 'owner-c'))).toEqual(not_yet);
+    });
+
+    it('never leases more than the limit', async () => {
+      const t0 = NOW + 800_000_000;
+      // Earlier tests left due notifications behind; lease them away first.
+      await store.leaseNotifications(t0, 10_000, 1_000_000_000, 'drain');
+      const ids = await notifications(10, t0);
+      const first = await store.leaseNotifications(t0, 4, 30_000, 'limited');
+      expect(first).toHaveLength(4);
+      expect(first.map((r) => r.id)).toEqual(ids.slice(0, 4));
+      const leased_in_db = [];
+      for (const id of ids) if ((await store.getNotification(id))?.lease_owner === 'limited') leased_in_db.push(id);
+      expect(leased_in_db).toEqual(ids.slice(0, 4));
+      expect((await store.leaseNotifications(t0, 4, 30_000, 'next')).map((r) => r.id)).toEqual(ids.slice(4, 8));
+    });
+
+    it('only pending notifications are leased', async () => {
+      const t0 = NOW + 200_000_000;
+      const [id] = await notifications(1, t0);
+      const leased = await store.leaseNotifications(t0, 100, 1000, 'owner-a');
+      expect(leased.map((r) => r.id)).toContain(id);
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered', reason: 'merchant answered OK' };
+      expect(await store.finishNotificationAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
+      expect((await store.leaseNotifications(t0 + 5000, 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
+    });
+
+    it('concurrent leasers get disjoint sets and together everything due', async () => {
+      const t0 = NOW + 300_000_000;
+      const ids = await notifications(20, t0);
+      const owners = ['w1', 'w2', 'w3', 'w4'];
+      const results = await Promise.all(owners.map((owner) => store.leaseNotifications(t0, 100, 30_000, owner)));
+      const sets = results.map((rows) => rows.map((r) => r.id).filter((id) => ids.includes(id)));
+      const all = sets.flat();
+      expect(new Set(all).size).toBe(all.length);
+      expect(new Set(all)).toEqual(new Set(ids));
+      for (const [i, set] of sets.entries()) {
+        for (const id of set) expect((await store.getNotification(id))?.lease_owner).toBe(owners[i]);
+      }
+    });
+
+    it.runIf(kind === 'postgres')('on PostgreSQL, two leasers in open transactions get disjoint sets', async () => {
+      const t0 = NOW + 400_000_000;
+      // Earlier tests left due notifications behind; lease them away so only this test's rows are due.
+      await store.leaseNotifications(t0, 10_000, 1_000_000_000, 'drain');
+      const ids = await notifications(10, t0);
+      const a_leased = deferred();
+      const release_a = deferred();
+      const a = store.transaction(async (tx) => {
+        const rows = (await tx.leaseNotifications(t0, 4, 30_000, 'tx-a')).map((r) => r.id);
+        a_leased.resolve();
+        await release_a.promise;
+        return rows;
+      });
+      await a_leased.promise;
+      // B runs while A still holds its row locks: SKIP LOCKED must hand it other rows, at once.
+      const b = await store.transaction(async (tx) => (await tx.leaseNotifications(t0, 100, 30_000, 'tx-b')).map((r) => r.id));
+      release_a.resolve();
+      const a_rows = (await a).filter((id) => ids.includes(id));
+      const b_rows = b.filter((id) => ids.includes(id));
+      expect(a_rows).toHaveLength(4);
+      expect(b_rows).toHaveLength(6);
+      expect(a_rows.filter((id) => b_rows.includes(id))).toEqual([]);
+      for (const id of a_rows) expect((await store.getNotification(id))?.lease_owner).toBe('tx-a');
+      for (const id of b_rows) expect((await store.getNotification(id))?.lease_owner).toBe('tx-b');
+    });
+
+    it('finishNotificationAttempt by the wrong owner changes nothing', async () => {
+      const t0 = NOW + 500_000_000;
+      const [id] = await notifications(1, t0);
+      await store.leaseNotifications(t0, 100, 30_000, 'owner-a');
+      const before = await store.getNotification(id!);
+      expect(before).toMatchObject({ lease_owner: 'owner-a', attempts: 0, state: 'pending' });
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
+      const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
+
+      expect(await store.finishNotificationAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
+      expect(await store.getNotification(id!)).toEqual(before);
+      expect(await store.listNotificationAttempts(id!)).toEqual([]);
+
+      expect(await store.finishNotificationAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      expect(await store.getNotification(id!)).toMatchObject({
+        state: 'pending', attempts: 1, last_error: 'HTTP 500', next_attempt_at_ms: t0 + 300_000, lease_owner: null, lease_until_ms: null, updated_at_ms: t0 + 100,
+      });
+      expect(await store.listNotificationAttempts(id!)).toEqual([attempt]);
+      // The lease is gone: the old owner cannot finish it a second time.
+      expect(await store.finishNotificationAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(false);
+      expect(await store.listNotificationAttempts(id!)).toHaveLength(1);
+    });
+
+    it('rescheduleNotification makes a notification due again', async () => {
+      const t0 = NOW + 600_000_000;
+      const [id] = await notifications(1, t0 + 1_000_000);
+      expect((await store.leaseNotifications(t0, 100, 1000, 'o')).map((r) => r.id)).not.toContain(id);
+      expect(await store.rescheduleNotification(id!, t0, t0)).toBe(true);
+      expect((await store.leaseNotifications(t0, 100, 1000, 'o')).map((r) => r.id)).toContain(id);
+      expect(await store.rescheduleNotification(987_654_321, t0, t0)).toBe(false);
+    });
+  });
+
+  describe('card vault', () => {
+    it('insertCardIfAbsent twice keeps one row, the first', async () => {
+      const merchant_id = await newMerchant();
+      const first = cardFixture(merchant_id, { card_token: uniqueId('tok') });
+      const second = cardFixture(merchant_id, { card_token: uniqueId('tok'), pan_sealed: 'v1:other' });
+      await store.insertCardIfAbsent(first);
+      await store.insertCardIfAbsent(second);
+      await store.transaction((tx) => tx.insertCardIfAbsent(second));
+      expect(await store.findCard(merchant_id, first.pin, first.pan_fingerprint, first.card_exp)).toEqual(first);
+      expect(await store.getCard(merchant_id, first.card_token)).toEqual(first);
+      expect(await store.getCard(merchant_id, second.card_token)).toBeNull();
+    });
+
+    it('a different expiry, pin or merchant is another card; tokens are scoped to their merchant', async () => {
+      const merchant_id = await newMerchant();
+      const other_merchant = await newMerchant();
+      const base = cardFixture(merchant_id, { card_token: uniqueId('tok') });
+      const renewed = cardFixture(merchant_id, { card_token: uniqueId('tok'), card_exp: '01/2032' });
+      const other_pin = cardFixture(merchant_id, { card_token: uniqueId('tok'), pin: 'cust-43' });
+      const other = cardFixture(other_merchant, { card_token: uniqueId('tok') });
+      for (const card of [base, renewed, other_pin, other]) await store.insertCardIfAbsent(card);
+      for (const card of [base, renewed, other_pin, other]) expect(await store.getCard(card.merchant_id, card.card_token)).toEqual(card);
+      expect(await store.getCard(other_merchant, base.card_token)).toBeNull();
+      expect(await store.getCard(merchant_id, other.card_token)).toBeNull();
+    });
+  });
+
+  describe('sandbox clock offset', () => {
+    it('is 0 until set, then reads back what was set', async () => {
+      // Fresh store per kind: nothing set it yet except the rolled-back transaction above.
+      expect(await store.getSandboxOffset()).toBe(0);
+      await store.setSandboxOffset(5_000);
+      expect(await store.getSandboxOffset()).toBe(5_000);
+      await store.transaction((tx) => tx.setSandboxOffset(86_400_000));
+      expect(await store.getSandboxOffset()).toBe(86_400_000);
+    });
+  });
+
+  describe('status changes', () => {
+    it('lists a transaction\'s changes in order', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id);
+      const ops: StoreOps = store;
+      await ops.insertStatusChange({ trace_id, from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW });
+      await ops.insertStatusChange({ trace_id, from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 });
+      expect(await store.listStatusChanges(trace_id)).toEqual([
+        { from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW },
+        { from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 },
+      ]);
+    });
+  });
+});

@@ -1,0 +1,51 @@
+// Helpers for the cashier's Chromium tests: screenshots of a page at both widths, and what the
+// customer reads.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { newPage, type ViewportName } from './browser.js';
+import type { StoreKind } from './stores.js';
+
+export const SCREENSHOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
+
+/** What the customer reads on the page (the visible text of <main>). */
+export function visibleText(page: Page): Promise<string> {
+  return page.locator('main').innerText();
+}
+
+/**
+ * Saves docs/screenshots/cashier-<name>-phone.png and -desktop.png from the SQLite run only.
+ * The page's HTML is self-contained (inline style, no script, no images), so it is rendered
+ * again as it is in a fresh phone and desktop context: the same page at both widths, whatever
+ * context the flow ran in.
+ */
+export async function shoot(browser: Browser, page: Page, kind: StoreKind, name: string): Promise<void> {
+  if (kind !== 'sqlite') return;
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const content = await page.content();
+  for (const viewport of ['phone', 'desktop'] as ViewportName[]) {
+    const shot = await newPage(browser, viewport, { javaScriptEnabled: false });
+    try {
+      await shot.page.setContent(content, { waitUntil: 'load' });
+      const file = path.join(SCREENSHOT_DIR, `cashier-${name}-${viewport}.png`);
+      await shot.page.screenshot({ path: file, fullPage: true });
+      // No sideways scrolling at either width.
+      const overflow = await shot.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (overflow > 0) throw new Error(`cashier-${name} overflows the ${viewport} width by ${overflow} px`);
+    } finally {
+      await shot.close();
+    }
+  }
+}
+
+/** Buttons must be large enough to tap (44 px) and inside the page width. */
+export async function checkTapTargets(page: Page): Promise<void> {
+  const width = page.viewportSize()!.width;
+  for (const button of await page.locator('button, a.button').all()) {
+    if (!(await button.isVisible())) continue;
+    const box = (await button.boundingBox())!;
+    if (box.height < 44) throw new Error(`button "${await button.innerText()}" is ${box.height} px high`);
+    if (box.x < 0 || box.x + box.width > width + 0.5) throw new Error(`button "${await button.innerText()}" leaves the page`);
+  }
+}

@@ -1,0 +1,145 @@
+// A real store for contract and domain tests: a SQLite file in a temp dir, or a fresh
+// PostgreSQL database that is dropped afterwards. Plus row builders with every required column.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openPostgresStore, openSqliteStore } from '../../src/store/open.js';
+import type { CardVaultRow, NewTransactionRow } from '../../src/store/schema.js';
+import type { NewMerchant, Store } from '../../src/store/store.js';
+import pg from 'pg';
+import { ADMIN_DATABASE_URL, createTestDatabase } from './postgres.js';
+import type { StoreKind } from './stores.js';
+
+export interface TestStore {
+  readonly store: Store;
+  /** Closes the store and removes its file or drops its database. */
+  cleanup(): Promise<void>;
+}
+
+export async function openTestStore(kind: StoreKind, options: { pg_pool_max?: number } = {}): Promise<TestStore> {
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-store-'));
+    const store = openSqliteStore(path.join(dir, 'paygate.sqlite'));
+    await store.migrate();
+    return {
+      store,
+      async cleanup() {
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const database = await createTestDatabase();
+  const store = openPostgresStore(database.url, options.pg_pool_max ?? 30);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    await database.drop();
+    throw error;
+  }
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await waitForDisconnects(database.url);
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * pg's Pool.end() resolves once it has asked its clients to end, not once the server has
+ * seen them go. Dropping the database WITH (FORCE) in between makes the server terminate
+ * those sessions, and the ending clients then raise unhandled 57P01 errors. Wait them out.
+ */
+async function waitForDisconnects(database_url: string, timeout_ms = 5000): Promise<void> {
+  const name = decodeURIComponent(new URL(database_url).pathname.slice(1));
+  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeout_ms;
+    while (Date.now() < deadline) {
+      const { rows } = await admin.query<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [name]);
+      if (Number(rows[0]?.n ?? 0) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}`;
+}
+
+export function merchantFixture(merchant_id = uniqueId('m'), overrides: Partial<NewMerchant> = {}): NewMerchant {
+  return {
+    merchant_id,
+    secret_sealed: `v1:sealed-secret-of-${merchant_id}`,
+    applications: [`app-${merchant_id}`],
+    frontends: [{ name: `front-${merchant_id}`, currency: 'USD' }],
+    gateways: [{ gateway_id: `gw-${merchant_id}`, processor: 'sandbox', currencies: 'USD,EUR', mit_enabled: 1, hold_payouts: 0 }],
+    created_at_ms: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+/** A transaction row with every NOT NULL column set; override what the test is about. */
+export function transactionFixture(merchant_id: string, overrides: Partial<NewTransactionRow> = {}): NewTransactionRow {
+  return {
+    merchant_id,
+    transaction_type: 'sale',
+    order_id: uniqueId('order'),
+    request_fingerprint: 'fp-1',
+    api_version: '1.2',
+    identity_kind: 'application_key',
+    identity_value: `app-${merchant_id}`,
+    gateway_id: `gw-${merchant_id}`,
+    payment_processor: 'sandbox',
+    payment_method: 'card',
+    status: 'pending',
+    amount_minor: 1999,
+    currency: 'USD',
+    charge_amount_minor: 1999,
+    charge_currency: 'USD',
+    pin: 'cust-42',
+    card_masked: '411111******1111',
+    card_brand: 'VISA',
+    card_exp: '12/2030',
+    card_fingerprint: 'card-fp',
+    card_token: null,
+    reference_id: null,
+    return_url: null,
+    notification_url: null,
+    psp_transaction_id: null,
+    error_code: null,
+    error_details: null,
+    description: null,
+    redirect_url: null,
+    challenge_token_hash: null,
+    challenge_expires_at_ms: null,
+    challenge_mode: null,
+    answer_json: null,
+    variables_json: null,
+    created_at_ms: 1_700_000_000_000,
+    updated_at_ms: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+export function cardFixture(merchant_id: string, overrides: Partial<CardVaultRow> = {}): CardVaultRow {
+  return {
+    card_token: randomBytes(16).toString('hex'),
+    merchant_id,
+    pin: 'cust-42',
+    pan_sealed: 'v1:sealed-pan',
+    pan_fingerprint: 'pan-fp',
+    card_masked: '411111******1111',
+    card_exp: '12/2030',
+    card_brand: 'VISA',
+    created_at_ms: 1_700_000_000_000,
+    ...overrides,
+  };
+}
