@@ -388,8 +388,8 @@ class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     return {
-      '0001_initial': initial(this.dialect), '0002_payouts': payouts(), '0004_subscriptions': subscriptions(this.dialect),
-      '0005_cashier': cashier(),
+      '0001_initial': initial(this.dialect), '0002_payouts': payouts(), '0003_subscriptions': subscriptions(this.dialect),
+      '0004_cashier': cashier(),
     };
   }
 }

@@ -13,7 +13,7 @@ export interface ApplicationTable {
   merchant_id: string;
   application_key: string;
   created_at_ms: number;
-  /** Origins allowed to frame this application's init-pay-in cashier, space-separated (migration 0005_cashier). */
+  /** Origins allowed to frame this application's init-pay-in cashier, space-separated (migration 0004_cashier). */
   frame_origins: Generated<string>;
 }
 
@@ -78,7 +78,7 @@ export interface TransactionTable {
   variables_json: string | null;
   /** Direct payouts: the request's data_ fields as a JSON object (migration 0002_payouts). */
   data_json: string | null;
-  /** Cashier (migration 0005_cashier): the session the transaction was made in; null outside the cashier. */
+  /** Cashier (migration 0004_cashier): the session the transaction was made in; null outside the cashier. */
   cashier_session_id: string | null;
   /** Cashier: the order_id the merchant knows (the session's), notified instead of the internal order_id. */
   cashier_order_id: string | null;
@@ -99,7 +99,7 @@ export interface StatusChangeTable {
 
 export interface NotificationTable {
   id: Generated<number>;
-  /** The transaction notified; null for a subscription event (migration 0004_subscriptions). */
+  /** The transaction notified; null for a subscription event (migration 0003_subscriptions). */
   trace_id: number | null;
   /** 'transaction' (signed in the body, decisions.md §1) or 'subscription_event' (Gt-Authentication header, §2). */
   kind: Generated<string>;
@@ -160,7 +160,7 @@ export interface SandboxClockTable {
   offset_ms: number;
 }
 
-/** Subscription plans (migration 0004_subscriptions). A deleted plan stays as a row but is never shown. */
+/** Subscription plans (migration 0003_subscriptions). A deleted plan stays as a row but is never shown. */
 export interface SubscriptionPlanTable {
   plan_id: string;
   merchant_id: string;
@@ -239,7 +239,7 @@ export interface SubscriptionChangeTable {
 }
 
 /**
- * A hosted cashier session (migration 0005_cashier), opened by init-pay-in, init-checkout,
+ * A hosted cashier session (migration 0004_cashier), opened by init-pay-in, init-checkout,
  * init-pay-out or init-pay-out-order. The last two are orders (spec §2.4): order_id is set and
  * order_status is changed only by domain/order-state.ts.
  */

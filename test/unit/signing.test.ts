@@ -168,7 +168,8 @@ describe('signing properties', () => {
     fc.assert(fc.property(arb, ([message, order, secret]) => {
       const reordered: Flat = {};
       for (const key of order) reordered[key] = message[key]!;
-      expect(Object.keys(reordered)).toEqual(order);
+      // (JavaScript puts integer-like keys first whatever the insertion order, so the key order
+      // of `reordered` is not asserted; what matters is that the signature ignores it.)
       expect(signBody(reordered, secret)).toBe(signBody(message, secret));
     }), { numRuns: 200 });
   });
