@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // `paygate` commands: start (the default) and merchant create.
+// With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
+// each worker process, where start runs one gateway.
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { startClusterPrimary } from './cluster.js';
+import { createLogger } from './logging.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { MerchantDirectory } from './domain/merchants.js';
@@ -74,13 +79,21 @@ async function main(argv: string[]): Promise<number> {
   }
   const [command = 'start', sub, ...rest] = argv;
   if (command === 'start') {
-    const gateway = await startGateway(config);
-    const stop = async () => {
-      await gateway.close();
-      process.exit(0);
+    let stopping: Promise<void> | null = null;
+    // One stop for both signals (a terminal's Ctrl-C reaches the primary and its workers alike).
+    const onSignal = (close: () => Promise<void>) => () => {
+      stopping ??= close().then(() => process.exit(0));
     };
-    process.once('SIGTERM', () => void stop());
-    process.once('SIGINT', () => void stop());
+    if (config.workers > 1 && cluster.isPrimary) {
+      const primary = await startClusterPrimary(config, createLogger({ level: config.log_level, destination: config.log_file }));
+      process.once('SIGTERM', onSignal(() => primary.stop()));
+      process.once('SIGINT', onSignal(() => primary.stop()));
+      return -1; // keep running
+    }
+    // A cluster worker: the primary already created the demo merchant.
+    const gateway = await startGateway(config, { create_demo: !cluster.isWorker });
+    process.once('SIGTERM', onSignal(() => gateway.close()));
+    process.once('SIGINT', onSignal(() => gateway.close()));
     return -1; // keep running
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);

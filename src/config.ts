@@ -18,6 +18,16 @@ export interface Config {
   readonly admin_token: string | null;
   readonly log_level: string;
   readonly log_file: string | null;
+  /**
+   * Gateway processes `paygate start` runs on this machine, sharing one port (node:cluster).
+   * More than 1 needs PostgreSQL: the embedded SQLite store is single-process. See docs/scale-out.md.
+   */
+  readonly workers: number;
+  /**
+   * Embedded store: commit concurrent transactions together (store/group-commit.ts). On by
+   * default; off only to measure what it brings. Durability is the same either way.
+   */
+  readonly group_commit: boolean;
   readonly limits: Limits;
   readonly schedules: Schedules;
 }
@@ -35,6 +45,8 @@ export interface Limits {
   /** Live mode: allow notification and validation URLs on loopback, private or link-local addresses. */
   readonly allow_private_urls: boolean;
   readonly pg_pool_max: number;
+  /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
+  readonly merchant_cache_ms: number;
 }
 
 export interface Schedules {
@@ -88,6 +100,14 @@ function boolVar(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+function onOffVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
 function parseMasterKey(raw: string | undefined): Buffer | null {
   if (raw === undefined || raw === '') return null;
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
@@ -124,6 +144,11 @@ export function loadConfig(env: Env = process.env): Config {
     // Several instances share one PostgreSQL, so they must share one key: a per-machine key file would split them.
     throw new ConfigError('PAYGATE_MASTER_KEY is required with DATABASE_URL (64 hex characters, shared by every instance)');
   }
+  const workers = intVar(env, 'PAYGATE_WORKERS', 1, 1, 64);
+  if (workers > 1 && database_url === null) {
+    // One SQLite file has one writer: several processes would contend for its lock, not scale.
+    throw new ConfigError(`PAYGATE_WORKERS=${workers} needs DATABASE_URL (PostgreSQL): the embedded SQLite store is single-process; leave PAYGATE_WORKERS unset or 1 without DATABASE_URL`);
+  }
   let public_url: string | null = null;
   if (env.PUBLIC_URL && env.PUBLIC_URL !== '') {
     try {
@@ -156,6 +181,8 @@ export function loadConfig(env: Env = process.env): Config {
     admin_token,
     log_level: env.PAYGATE_LOG_LEVEL ?? 'info',
     log_file: env.PAYGATE_LOG_FILE && env.PAYGATE_LOG_FILE !== '' ? env.PAYGATE_LOG_FILE : null,
+    workers,
+    group_commit: onOffVar(env, 'PAYGATE_GROUP_COMMIT', true),
     limits: {
       body_max_bytes: 64 * 1024,
       body_max_fields: 100,
@@ -166,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
       outbound_reply_max_bytes: 64 * 1024,
       allow_private_urls: boolVar(env, 'PAYGATE_ALLOW_PRIVATE_URLS', false),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
+      merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,
@@ -178,7 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       notify_max_age_seconds: intVar(env, 'PAYGATE_NOTIFY_MAX_AGE_SECONDS', 72 * 3600, 1, 30 * 24 * 3600),
       notify_poll_ms: intVar(env, 'PAYGATE_NOTIFY_POLL_MS', 1_000, 10, 60_000),
       notify_lease_ms,
-      notify_concurrency: intVar(env, 'PAYGATE_NOTIFY_CONCURRENCY', 8, 1, 256),
+      notify_concurrency: intVar(env, 'PAYGATE_NOTIFY_CONCURRENCY', 32, 1, 256),
       billing_poll_ms: intVar(env, 'PAYGATE_BILLING_POLL_MS', 1_000, 10, 60_000),
       billing_lease_seconds: 300,
       billing_concurrency: intVar(env, 'PAYGATE_BILLING_CONCURRENCY', 8, 1, 64),

@@ -28,6 +28,7 @@ import { cashierPageRoutes } from './http/routes/cashier-pages.js';
 import { cashierSessionRoutes } from './http/routes/cashier-sessions.js';
 import { operatorApplicationRoutes } from './http/routes/operator-applications.js';
 import { findOrderRoute } from './http/routes/orders.js';
+import { outboundConnections } from './outbound/post.js';
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -45,6 +46,28 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Where the demo merchant's credentials go; stdout by default. */
   readonly announce?: (line: string) => void;
+  /**
+   * Create the demo merchant on an empty sandbox database (default true). Workers of
+   * `PAYGATE_WORKERS` > 1 pass false: their primary created it once before forking them.
+   */
+  readonly create_demo?: boolean;
+}
+
+/**
+ * Sandbox only: on a database with no merchant, creates the demo merchant and announces its
+ * credentials once. Two processes racing here cannot both create it: the second insert of the
+ * same merchant_id is refused by its primary key and that process announces nothing.
+ */
+export async function ensureDemoMerchant(
+  config: Config, store: Store, merchants: MerchantDirectory, now_ms: number, announce?: (line: string) => void,
+): Promise<CreatedMerchant | null> {
+  if (config.environment !== 'sandbox' || (await store.countMerchants()) !== 0) return null;
+  const created = await merchants.create({
+    merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
+  }, now_ms);
+  if (created.kind !== 'created') return null;
+  (announce ?? ((line: string) => process.stdout.write(`${line}\n`)))(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
+  return created.merchant;
 }
 
 export function masterKeyFor(config: Config): Buffer {
@@ -54,7 +77,7 @@ export function masterKeyFor(config: Config): Buffer {
 
 export function openConfiguredStore(config: Config, logger?: Logger): Store {
   return openStore({
-    database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max,
+    database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max, group_commit: config.group_commit,
     on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
   });
 }
@@ -77,20 +100,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       issuer_timeout_ms: config.schedules.sandbox_issuer_timeout_seconds * 1000,
     }));
   }
-  const merchants = new MerchantDirectory(store, sealer);
+  const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms);
   const deps: OperationDeps = { store, sealer, clock, merchants, processors: processorRegistry(processors), config, logger };
 
-  let demo_merchant: CreatedMerchant | null = null;
-  if (config.environment === 'sandbox' && (await store.countMerchants()) === 0) {
-    const created = await merchants.create({
-      merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
-    }, clock.now_ms());
-    if (created.kind === 'created') {
-      demo_merchant = created.merchant;
-      const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
-      announce(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
-    }
-  }
+  const demo_merchant = options.create_demo === false ? null : await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce);
 
   const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
   if (config.environment === 'sandbox') routes.push(...sandboxRoutes(deps, clock));
@@ -107,6 +120,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   if (config.public_url === null) public_url = url;
 
   const sync_clock = config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined;
+  // Notifications reuse their connections to a merchant (one TCP handshake per socket, not per notification).
+  const notify_connections = outboundConnections();
   const notifications = startNotificationWorker({
     store, clock, logger,
     secretOf: async (merchant_id) => (await merchants.find(merchant_id))?.secret ?? null,
@@ -115,6 +130,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       max_reply_bytes: config.limits.outbound_reply_max_bytes,
       // Sandbox merchants test against their own machines; live mode refuses private addresses unless allowed.
       allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
+      connections: notify_connections,
     },
     schedule: { retry_seconds: config.schedules.notify_retry_seconds, max_age_seconds: config.schedules.notify_max_age_seconds },
     poll_ms: config.schedules.notify_poll_ms,
@@ -131,6 +147,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       store, clock, logger,
       poll_ms: config.schedules.due_work_poll_ms,
       stuck_processing_ms: config.schedules.stuck_processing_seconds * 1000,
+      processors: deps.processors,
       sync_clock: config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined,
     }),
     startSubscriptionBilling({
@@ -148,6 +165,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     async close() {
       stop_waking();
       await Promise.all(workers.map((w) => w.stop()));
+      notify_connections.close();
       await app.close();
       await store.close();
     },

@@ -1,5 +1,12 @@
 // Merchants as the domain sees them: secrets opened from their sealed form, gateways parsed.
-// Reads go to the store every time so a merchant created by the CLI is served at once.
+//
+// Every signed request names its merchant, and reading one costs four queries and a decryption,
+// so a merchant that was found is kept for a short time (PAYGATE_MERCHANT_CACHE_MS, 5 s by
+// default; 0 turns it off). Only merchants that exist are kept: an unknown merchant_id is asked
+// of the store every time, so a merchant created by the CLI (or by another instance) is served
+// at once. A merchant's record does not change after creation except a gateway's hold_payouts
+// flag; that change drops this instance's copies (invalidate), and payouts read the flag from
+// the store anyway (operations/payout.ts), so another instance's copy cannot skip a hold.
 import { randomBytes } from 'node:crypto';
 import type { Sealer } from '../crypto/sealer.js';
 import type { Store } from '../store/store.js';
@@ -52,10 +59,50 @@ function secretPurpose(merchant_id: string): string {
   return `merchant-secret:${merchant_id}`;
 }
 
+/** Merchants kept at most; beyond it the oldest copy is dropped. */
+const CACHE_MAX_MERCHANTS = 10_000;
+
+interface Cached {
+  readonly merchant: Promise<Merchant | null>;
+  readonly until_ms: number;
+}
+
 export class MerchantDirectory {
-  constructor(private readonly store: Store, private readonly sealer: Sealer) {}
+  private readonly cache = new Map<string, Cached>();
+  /** Bumped by invalidate(): a read that started before it must not refill the cache. */
+  private generation = 0;
+
+  /** cache_ms: how long a merchant that was found is served from memory; 0 reads the store every time. */
+  constructor(private readonly store: Store, private readonly sealer: Sealer, private readonly cache_ms = 0) {}
 
   async find(merchant_id: string): Promise<Merchant | null> {
+    if (this.cache_ms <= 0) return this.load(merchant_id);
+    const now_ms = Date.now();
+    const cached = this.cache.get(merchant_id);
+    if (cached && cached.until_ms > now_ms) return cached.merchant;
+    // Concurrent requests for the same merchant share one read; a miss (null) is not kept.
+    const generation = this.generation;
+    const merchant = this.load(merchant_id);
+    const entry: Cached = { merchant, until_ms: now_ms + this.cache_ms };
+    this.cache.delete(merchant_id);
+    if (this.cache.size >= CACHE_MAX_MERCHANTS) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(merchant_id, entry);
+    const drop = () => {
+      if (this.cache.get(merchant_id) === entry) this.cache.delete(merchant_id);
+    };
+    merchant.then((found) => {
+      if (found === null || generation !== this.generation) drop();
+    }, drop);
+    return merchant;
+  }
+
+  /** Forgets every copy (a merchant's or a gateway's settings changed); the next request reads the store. */
+  invalidate(): void {
+    this.generation += 1;
+    this.cache.clear();
+  }
+
+  private async load(merchant_id: string): Promise<Merchant | null> {
     const record = await this.store.getMerchant(merchant_id);
     if (!record) return null;
     return {

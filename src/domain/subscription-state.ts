@@ -68,12 +68,13 @@ export type SubscriptionChangeOutcome =
   | { readonly kind: 'stale' };
 
 /** A new subscription, born active or inactive, with its subscription.created event. */
+/** The new subscription, or null when an active one of the same customer, price and card exists (store.insertSubscription). */
 export async function createSubscriptionRecord(
   tx: StoreOps,
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },
   now_ms: number,
-): Promise<SubscriptionRow> {
-  await tx.insertSubscription({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null });
+): Promise<SubscriptionRow | null> {
+  if (!(await tx.insertSubscription({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null }))) return null;
   const stored = await tx.lockSubscription(row.subscription_id);
   if (!stored) throw new Error(`subscription ${row.subscription_id} vanished after insert`);
   await tx.insertSubscriptionChange({

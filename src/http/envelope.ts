@@ -42,6 +42,8 @@ export const Status = {
   CURRENCY_NOT_ALLOWED: 34,
   /** v1.3: the subscription has expired and cannot be cancelled. */
   SUBSCRIPTION_ENDED: 35,
+  /** v1.3: the customer already has an active subscription to this price with this card, made by a request with other details. */
+  DUPLICATE_SUBSCRIPTION: 36,
   INTERNAL_ERROR: -1,
 } as const;
 

@@ -112,9 +112,16 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   async function pumpLoop(): Promise<void> {
     do {
       pump_again = false;
-      const free = options.concurrency - in_flight.size;
-      if (stopped || free <= 0) return;
-      const rows = await options.store.leaseNotifications(options.clock.now_ms(), free, options.lease_ms, owner);
+      if (stopped || in_flight.size >= options.concurrency) return;
+      // In a transaction, so on SQLite the lease is committed in a group with the requests'
+      // transactions (one fsync for all) instead of syncing the disk on its own. The free slots
+      // are counted when the transaction runs, not before it waited for its group: attempts
+      // that ended meanwhile are leased for in the same statement (only this loop launches, so
+      // the count can only have grown).
+      const rows = await options.store.transaction(async (tx) => {
+        const free = options.concurrency - in_flight.size;
+        return free > 0 ? tx.leaseNotifications(options.clock.now_ms(), free, options.lease_ms, owner) : [];
+      });
       for (const row of rows) launch(row);
       // All slots were filled: more may be due, leased when a slot frees up (launch → pump).
     } while (pump_again);

@@ -24,6 +24,7 @@ import type { TransactionAnswer } from './lifecycle.js';
 import { processCardPayout } from './payout.js';
 import { type CashierLink, processSale } from './sale.js';
 import { sendValidationRequest } from './validation-request.js';
+import { processWalletSale } from './wallet-sale.js';
 
 /** A claim lapses after this long, so a request that died mid-way does not block the session forever. */
 const CLAIM_MS = 90_000;
@@ -137,10 +138,9 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
       pin: session.pin, return_url, notification_url: session.notification_url, request_fingerprint, variables, cashier,
     };
     if (transaction_type === 'sale') {
-      if (request.choice.method !== 'card') return { kind: 'unavailable', reason: 'method' };
-      const outcome = await processSale(deps, {
-        ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer',
-      });
+      const outcome = request.choice.method === 'card'
+        ? await processSale(deps, { ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer' })
+        : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
       if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
       return { kind: 'busy' };

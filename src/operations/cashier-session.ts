@@ -55,15 +55,20 @@ export function csrfValid(deps: Pick<OperationDeps, 'sealer'>, browser_token: st
   return signaturesEqual(digest(csrfTokenOf(deps, browser_token)), digest(given));
 }
 
-/** The payment methods a session offers. Card always; the sandbox e-wallet for payouts when the gateway's processor has one. */
+/**
+ * The payment methods a session offers: card always; the e-wallet when the gateway's processor
+ * takes it in that direction (wallet deposits for pay-ins and checkouts, a `data_method` of
+ * `ewallet` for direct payouts).
+ */
 export function methodsFor(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>): string[] {
   const methods = ['card'];
-  if (isPayout(session.kind)) {
-    const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
-    const processor = gateway ? deps.processors.get(gateway.processor) : null;
-    const method_field = processor?.direct_payout_fields.find((f) => f.name === 'data_method');
-    if (method_field?.values?.includes('ewallet')) methods.push('ewallet');
-  }
+  const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
+  const processor = gateway ? deps.processors.get(gateway.processor) : null;
+  if (!processor) return methods;
+  const takes_wallet = isPayout(session.kind)
+    ? processor.direct_payout_fields.find((f) => f.name === 'data_method')?.values?.includes('ewallet') === true
+    : processor.walletDeposit !== undefined;
+  if (takes_wallet) methods.push('ewallet');
   return methods;
 }
 

@@ -18,7 +18,7 @@ export type ChallengeKind = 'card' | 'wallet';
 export async function findChallenge(deps: OperationDeps, token: string, kind: ChallengeKind = 'card'): Promise<ChallengeView | null> {
   if (token.length === 0 || token.length > 64) return null;
   const row = await deps.store.findTransactionByChallenge(challengeTokenHash(token));
-  if (!row || (row.transaction_type === 'payout') !== (kind === 'wallet')) return null;
+  if (!row || (row.payment_method === 'ewallet') !== (kind === 'wallet')) return null;
   const expired = row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms;
   const state = row.status !== 'pending_async' || expired ? 'closed' : row.challenge_mode === 'unresponsive' ? 'waiting' : 'open';
   return { row, merchant_id: row.merchant_id, state };
@@ -36,9 +36,15 @@ export type ChallengeAction = 'approve' | 'decline' | 'confirm' | 'cancel';
 const CHALLENGE_ACTIONS: Readonly<Record<ChallengeAction, { kind: ChallengeKind; change: StatusChange }>> = {
   approve: { kind: 'card', change: { to: 'approved', reason: 'challenge approved by customer', patch: { error_code: '0', error_details: '[TEST] Approved' } } },
   decline: { kind: 'card', change: { to: 'rejected', reason: 'challenge declined by customer', patch: { error_code: '1', error_details: '[TEST] Declined by the customer at 3-D Secure' } } },
-  confirm: { kind: 'wallet', change: { to: 'approved', reason: 'payout confirmed by customer in the e-wallet', patch: { error_code: '0', error_details: '[TEST] Payout confirmed in the sandbox e-wallet' } } },
-  cancel: { kind: 'wallet', change: { to: 'cancelled', reason: 'payout cancelled by customer in the e-wallet', patch: { error_code: '1', error_details: '[TEST] Payout cancelled by the customer in the sandbox e-wallet' } } },
+  confirm: { kind: 'wallet', change: { to: 'approved', reason: 'confirmed by customer in the e-wallet', patch: { error_code: '0', error_details: '[TEST] Payout confirmed in the sandbox e-wallet' } } },
+  cancel: { kind: 'wallet', change: { to: 'cancelled', reason: 'cancelled by customer in the e-wallet', patch: { error_code: '1', error_details: '[TEST] Payout cancelled by the customer in the sandbox e-wallet' } } },
 };
+
+/** The wallet's words for a deposit (a sale paid from the wallet) rather than a payout. */
+function forTransaction(row: TransactionRow, change: StatusChange): StatusChange {
+  if (row.transaction_type !== 'sale' || !change.patch?.error_details) return change;
+  return { ...change, patch: { ...change.patch, error_details: change.patch.error_details.replace('Payout', 'Payment') } };
+}
 
 export async function completeChallenge(deps: OperationDeps, token: string, action: ChallengeAction): Promise<ChallengeOutcome> {
   const { kind, change } = CHALLENGE_ACTIONS[action];
@@ -51,7 +57,7 @@ export async function completeChallenge(deps: OperationDeps, token: string, acti
     if (!row) return { kind: 'not_found' } as const;
     // Re-checked under the lock: the time-out may have fallen due since the page was read.
     if (row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms) return { kind: 'closed', row } as const;
-    const outcome = await changeStatus(tx, row, change, now_ms);
+    const outcome = await changeStatus(tx, row, forTransaction(row, change), now_ms);
     // The stored answer stays the original (pending_async) one: a replay repeats what was answered.
     if (outcome.kind !== 'changed') return { kind: 'closed', row } as const;
     return { kind: 'completed', row: outcome.row } as const;

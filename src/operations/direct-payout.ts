@@ -15,7 +15,7 @@ export interface DirectPayoutInput extends PayoutRequestBase {
 export type DirectPayoutOutcome = PayoutOutcome | { readonly kind: 'invalid_data'; readonly problem: DataFieldProblem };
 
 export async function processDirectPayout(deps: OperationDeps, input: DirectPayoutInput): Promise<DirectPayoutOutcome> {
-  const chosen = payoutGateway(deps, input.merchant, input.currency, input.gateway);
+  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway);
   if (!chosen) return { kind: 'no_gateway', currency: input.currency };
   const { gateway, processor } = chosen;
   const check = processor.checkDirectPayout(input.data);

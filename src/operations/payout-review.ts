@@ -119,14 +119,18 @@ async function submitPayout(deps: OperationDeps, trace_id: number, steps: readon
       customer_present: false,
     });
   }
-  if (result.kind === 'challenge') {
-    // The customer is not there to act on a page; processors are told (customer_present false).
-    result = { kind: 'error', psp_transaction_id: result.psp_transaction_id, error_code: '1', error_details: 'The processor asked for customer action on a released payout' };
-  }
+  result = withoutCustomer(result);
   // The request was answered long ago (requested); its stored answer stays what a replay repeats.
   await finish(deps, row, result, (token) => processor.challengeUrl(token, 'wallet'), { store_answer: false });
   const final_row = await deps.store.getTransaction(trace_id);
   return { kind: 'changed', previous_status: claimed.previous_status, row: final_row ?? row };
+}
+
+/** A released payout has no customer at hand to act on a page: a challenge answer is an error (processors are told customer_present false). */
+export function withoutCustomer(result: ProcessorResult): ProcessorResult {
+  return result.kind === 'challenge'
+    ? { kind: 'error', psp_transaction_id: result.psp_transaction_id, error_code: '1', error_details: 'The processor asked for customer action on a released payout' }
+    : result;
 }
 
 async function vaultedCard(deps: OperationDeps, row: TransactionRow): Promise<CardData | null> {

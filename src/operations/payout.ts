@@ -8,7 +8,7 @@ import type { Processor, ProcessorResult } from '../processors/processor.js';
 import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
 import type { StoreOps } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
-import { finish, holdForApproval, type ReserveOptions, reserve, type TransactionAnswer } from './lifecycle.js';
+import { finish, holdForApproval, requestRow, type ReserveOptions, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 import type { CashierLink, Identity } from './sale.js';
 
@@ -42,11 +42,21 @@ export type PayoutOutcome =
   | { readonly kind: 'no_gateway'; readonly currency: string };
 
 /** The gateway named in the request, if it is the merchant's, takes the currency and its processor is loaded here. */
-export function payoutGateway(deps: OperationDeps, merchant: Merchant, currency: string, gateway_id: string): { gateway: Gateway; processor: Processor } | null {
-  const gateway = selectGateway(merchant, currency, gateway_id);
-  if (!gateway) return null;
-  const processor = deps.processors.get(gateway.processor);
-  return processor ? { gateway, processor } : null;
+/**
+ * The gateway and processor of a payout. hold_payouts is read from the store, not from the
+ * merchant copy the request was authenticated with (which may be a few seconds old, see
+ * domain/merchants.ts): an operator's hold takes effect on every instance at once.
+ */
+export async function payoutGateway(
+  deps: OperationDeps, merchant: Merchant, currency: string, gateway_id: string,
+): Promise<{ gateway: Gateway; processor: Processor } | null> {
+  const selected = selectGateway(merchant, currency, gateway_id);
+  if (!selected) return null;
+  const processor = deps.processors.get(selected.processor);
+  if (!processor) return null;
+  const stored = await deps.store.getGateway(selected.gateway_id);
+  if (!stored) return null;
+  return { gateway: { ...selected, hold_payouts: stored.hold_payouts === 1 }, processor };
 }
 
 /** The reserved row of a payout: born `pending`, like every transaction. */
@@ -57,47 +67,10 @@ export function payoutRow(
   processor: Processor,
   specific: Pick<NewTransactionRow, 'payment_method'> & Partial<NewTransactionRow>,
 ): NewTransactionRow {
-  const now_ms = deps.clock.now_ms();
-  return {
-    merchant_id: input.merchant.merchant_id,
-    transaction_type: 'payout',
-    order_id: input.order_id,
-    request_fingerprint: input.request_fingerprint,
-    api_version: input.api_version,
-    identity_kind: input.identity.kind,
-    identity_value: input.identity.value,
-    gateway_id: gateway.gateway_id,
-    payment_processor: processor.name,
-    status: 'pending',
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    charge_amount_minor: input.amount_minor,
-    charge_currency: input.currency,
-    pin: input.pin,
-    card_masked: null,
-    card_brand: null,
-    card_exp: null,
-    card_fingerprint: null,
-    card_token: null,
-    reference_id: null,
-    return_url: input.return_url,
-    notification_url: input.notification_url,
-    psp_transaction_id: null,
-    error_code: null,
-    error_details: null,
-    description: null,
-    redirect_url: null,
-    challenge_token_hash: null,
-    challenge_expires_at_ms: null,
-    challenge_mode: null,
-    answer_json: null,
-    variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
-    data_json: null,
-    created_at_ms: now_ms,
-    updated_at_ms: now_ms,
-    ...input.cashier,
-    ...specific,
-  };
+  return requestRow(input, {
+    transaction_type: 'payout', gateway_id: gateway.gateway_id, payment_processor: processor.name, payment_method: specific.payment_method,
+    created_at_ms: deps.clock.now_ms(),
+  }, specific);
 }
 
 /**
@@ -123,7 +96,7 @@ export async function runPayout(
 }
 
 export async function processCardPayout(deps: OperationDeps, input: CardPayoutInput): Promise<PayoutOutcome> {
-  const chosen = payoutGateway(deps, input.merchant, input.currency, input.gateway);
+  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway);
   if (!chosen) return { kind: 'no_gateway', currency: input.currency };
   const { gateway, processor } = chosen;
   const merchant_id = input.merchant.merchant_id;

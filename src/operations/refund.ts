@@ -4,7 +4,7 @@
 import { type CardData, formatExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
-import { answerForExisting, finish, reserve, type TransactionAnswer } from './lifecycle.js';
+import { answerForExisting, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint } from './card-vault.js';
 import type { Identity } from './sale.js';
 
@@ -54,44 +54,16 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
 
   const now_ms = deps.clock.now_ms();
   let refusal: RefundOutcome | null = null;
-  const reservation = await reserve(deps, {
-    merchant_id,
-    transaction_type: 'refund',
-    order_id: input.order_id,
-    request_fingerprint: input.request_fingerprint,
-    api_version: input.api_version,
-    identity_kind: input.identity.kind,
-    identity_value: input.identity.value,
-    gateway_id: sale.gateway_id,
-    payment_processor: sale.payment_processor,
-    payment_method: sale.payment_method,
-    status: 'pending',
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    charge_amount_minor: input.amount_minor,
-    charge_currency: input.currency,
-    pin: input.pin,
+  const reservation = await reserve(deps, requestRow(input, {
+    transaction_type: 'refund', gateway_id: sale.gateway_id, payment_processor: sale.payment_processor, payment_method: sale.payment_method,
+    created_at_ms: now_ms,
+  }, {
     card_masked: sale.card_masked,
     card_brand: sale.card_brand,
     card_exp: sale.card_exp,
     card_fingerprint: sale.card_fingerprint,
-    card_token: null,
     reference_id: sale.trace_id,
-    return_url: input.return_url,
-    notification_url: input.notification_url,
-    psp_transaction_id: null,
-    error_code: null,
-    error_details: null,
-    description: null,
-    redirect_url: null,
-    challenge_token_hash: null,
-    challenge_expires_at_ms: null,
-    challenge_mode: null,
-    answer_json: null,
-    variables_json: null,
-    created_at_ms: now_ms,
-    updated_at_ms: now_ms,
-  }, {
+  }), {
     prepare: async (tx) => {
       const locked = await tx.lockTransaction(sale.trace_id);
       if (!locked || locked.status !== 'approved') {

@@ -4,7 +4,7 @@ import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
 import { type Merchant, selectGateway } from '../domain/merchants.js';
 import type { NewTransactionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
-import { finish, reserve, type TransactionAnswer } from './lifecycle.js';
+import { finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 
 export interface Identity {
@@ -50,45 +50,14 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
 
   const now_ms = deps.clock.now_ms();
   const merchant_id = input.merchant.merchant_id;
-  const reservation = await reserve(deps, {
-    merchant_id,
-    transaction_type: 'sale',
-    order_id: input.order_id,
-    request_fingerprint: input.request_fingerprint,
-    api_version: input.api_version,
-    identity_kind: input.identity.kind,
-    identity_value: input.identity.value,
-    gateway_id: gateway.gateway_id,
-    payment_processor: processor.name,
-    payment_method: 'card',
-    status: 'pending',
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    charge_amount_minor: input.amount_minor,
-    charge_currency: input.currency,
-    pin: input.pin,
+  const reservation = await reserve(deps, requestRow(input, {
+    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: processor.name, payment_method: 'card', created_at_ms: now_ms,
+  }, {
     card_masked: input.card.masked,
     card_brand: cardBrand(input.card.pan),
     card_exp: formatExpiry(input.card.expiry),
     card_fingerprint: panFingerprint(deps.sealer, input.card.pan),
-    card_token: null,
-    reference_id: null,
-    return_url: input.return_url,
-    notification_url: input.notification_url,
-    psp_transaction_id: null,
-    error_code: null,
-    error_details: null,
-    description: null,
-    redirect_url: null,
-    challenge_token_hash: null,
-    challenge_expires_at_ms: null,
-    challenge_mode: null,
-    answer_json: null,
-    variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
-    created_at_ms: now_ms,
-    updated_at_ms: now_ms,
-    ...input.cashier,
-  });
+  }));
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');

@@ -24,7 +24,10 @@ export interface NewSubscriptionInput {
 }
 
 export type CreateSubscriptionOutcome =
-  | { readonly kind: 'created'; readonly subscription: SubscriptionRow }
+  /** replayed: the same request again while its subscription is active; that subscription is answered, nothing is created. */
+  | { readonly kind: 'created'; readonly subscription: SubscriptionRow; readonly replayed: boolean }
+  /** An active subscription of the same customer, price and card exists with other details (notification_url, application_key). */
+  | { readonly kind: 'duplicate'; readonly subscription_id: string }
   /** Unknown, another merchant's, or deleted: spec §7 answers this with status -1. */
   | { readonly kind: 'plan_not_found' }
   | { readonly kind: 'plan_not_active' }
@@ -67,9 +70,19 @@ export async function createSubscription(deps: OperationDeps, input: NewSubscrip
       const expiry = parseExpiry(card.card_exp);
       if (!expiry || !expiryInFuture(expiry, now_ms)) return refuse({ kind: 'card_expired' });
       if (!mitGatewayFor(deps, input.merchant, price.currency)) return refuse({ kind: 'currency_not_allowed', currency: price.currency });
-      return createSubscriptionRecord(tx, newRow(input, record.plan, price, now_ms), now_ms);
+      const row = newRow(input, record.plan, price, now_ms);
+      const created = await createSubscriptionRecord(tx, row, now_ms);
+      if (created) return { subscription: created, replayed: false };
+      // One active subscription per customer, price and card (migration 0006): a retried
+      // create gets the subscription it made; the same key with other details is refused.
+      const existing = await tx.findActiveSubscription(row);
+      if (!existing) throw new Error('subscription insert skipped but no active subscription found');
+      if (existing.notification_url !== row.notification_url || existing.application_key !== row.application_key) {
+        return refuse({ kind: 'duplicate', subscription_id: existing.subscription_id });
+      }
+      return { subscription: existing, replayed: true };
     });
-    return { kind: 'created', subscription };
+    return { kind: 'created', ...subscription };
   } catch (error) {
     if (error instanceof CreateRefused) return error.outcome;
     throw error;

@@ -18,6 +18,38 @@ export interface OutboundPolicy {
   readonly max_reply_bytes: number;
   /** False in live mode unless PAYGATE_ALLOW_PRIVATE_URLS=true. */
   readonly allow_private: boolean;
+  /**
+   * Kept-alive connections to reuse (the notification worker's); without them every request
+   * opens its own connection and closes it (validation requests, rare and one-off).
+   */
+  readonly connections?: OutboundConnections;
+}
+
+/** Sockets per merchant host kept for reuse, at most. */
+const KEEP_ALIVE_SOCKETS_PER_HOST = 16;
+/** An idle kept socket is closed after this long: shorter than common servers' keep-alive time-outs (Node 5 s, nginx 75 s). */
+const KEEP_ALIVE_IDLE_MS = 4_000;
+
+/**
+ * Connection pools for one sender. A socket is made through the checked lookup like any other,
+ * so a kept socket is connected to an address that was allowed when it was opened.
+ */
+export interface OutboundConnections {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+  close(): void;
+}
+
+export function outboundConnections(): OutboundConnections {
+  const options = { keepAlive: true, maxSockets: KEEP_ALIVE_SOCKETS_PER_HOST, maxFreeSockets: KEEP_ALIVE_SOCKETS_PER_HOST, timeout: KEEP_ALIVE_IDLE_MS, scheduling: 'lifo' as const };
+  const agents = { http: new http.Agent(options), https: new https.Agent(options) };
+  return {
+    ...agents,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
 }
 
 export type OutboundResult =
@@ -99,19 +131,31 @@ function failureReason(error: unknown, timed_out: boolean, aborted: boolean): st
  * POSTs a JSON body. Never throws: every outcome is a value. `signal` lets the caller abort
  * (shutdown); the policy's time-out covers DNS, connect, send and reading the reply.
  */
-export function postJson(
+export async function postJson(
   url: string, body: string, policy: OutboundPolicy, signal?: AbortSignal,
   /** Extra request headers (Gt-Authentication of a subscription event, issue 6). */
   extra_headers: Readonly<Record<string, string>> = {},
 ): Promise<OutboundResult> {
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
   const checked = precheckUrl(url, policy.allow_private);
-  if ('reason' in checked) return Promise.resolve({ kind: 'failed', reason: checked.reason, duration_ms: 0 });
-  const target = checked.url;
+  if ('reason' in checked) return { kind: 'failed', reason: checked.reason, duration_ms: 0 };
   const payload = Buffer.from(body, 'utf8');
+  const first = await exchange(checked.url, payload, policy, started, signal, extra_headers);
+  // A kept socket the server closed while it sat idle fails before any reply; the request never
+  // reached the merchant, so it is sent once more on a new connection (the time-out still counts from the start).
+  if (first.stale_socket) return (await exchange(checked.url, payload, { ...policy, connections: undefined }, started, signal, extra_headers)).result;
+  return first.result;
+}
 
-  return new Promise<OutboundResult>((resolve) => {
+function exchange(
+  target: URL, payload: Buffer, policy: OutboundPolicy, started: number, signal: AbortSignal | undefined,
+  extra_headers: Readonly<Record<string, string>>,
+): Promise<{ readonly result: OutboundResult; readonly stale_socket: boolean }> {
+  const elapsed = () => Math.round(performance.now() - started);
+  const remaining_ms = Math.max(1, policy.timeout_ms - elapsed());
+  return new Promise((resolve_exchange) => {
+    let stale_socket = false;
+    const resolve = (result: OutboundResult) => resolve_exchange({ result, stale_socket });
     let settled = false;
     let timed_out = false;
     const finish = (result: OutboundResult) => {
@@ -121,31 +165,36 @@ export function postJson(
       signal?.removeEventListener('abort', on_abort);
       resolve(result);
     };
-    const module = target.protocol === 'https:' ? https : http;
-    const request = module.request(target, {
+    const secure = target.protocol === 'https:';
+    const agent = policy.connections ? (secure ? policy.connections.https : policy.connections.http) : false;
+    const request = (secure ? https : http).request(target, {
       method: 'POST',
-      agent: false,
+      agent,
       lookup: checkedLookup(policy.allow_private) as unknown as typeof dns.lookup,
       headers: {
         'content-type': 'application/json',
         'content-length': String(payload.length),
         accept: 'application/json',
         'user-agent': 'paygate-notifier/1',
-        connection: 'close',
+        connection: agent === false ? 'close' : 'keep-alive',
         ...extra_headers,
       },
     });
-    const fail = (error: unknown) => finish({ kind: 'failed', reason: failureReason(error, timed_out, signal?.aborted ?? false), duration_ms: elapsed() });
+    const fail = (error: unknown) => {
+      const code = (error as NodeJS.ErrnoException | null)?.code;
+      if (!settled && !answered && request.reusedSocket && !timed_out && !signal?.aborted && (code === 'ECONNRESET' || code === 'EPIPE')) stale_socket = true;
+      finish({ kind: 'failed', reason: failureReason(error, timed_out, signal?.aborted ?? false), duration_ms: elapsed() });
+    };
     const timer = setTimeout(() => {
       timed_out = true;
       request.destroy(new Error('timed out'));
-    }, policy.timeout_ms);
+    }, remaining_ms);
     const on_abort = () => request.destroy(new Error('aborted'));
     if (signal?.aborted) on_abort();
     else signal?.addEventListener('abort', on_abort, { once: true });
 
-    request.on('error', fail);
     let answered = false;
+    request.on('error', fail);
     request.on('close', () => {
       if (!answered) fail(null);
     });

@@ -20,6 +20,23 @@ export interface RefundRequest {
   readonly currency: string;
 }
 
+/** A deposit paid from the customer's e-wallet (hosted cashier); the customer confirms it at the wallet. */
+export interface WalletDepositRequest {
+  readonly trace_id: number;
+  readonly amount_minor: number;
+  readonly currency: string;
+  /** The customer's account at the wallet provider. */
+  readonly wallet_id: string;
+}
+
+/** A payout the gateway asks about after losing the processor's answer (its process stopped during the call). */
+export interface PayoutStatusRequest {
+  /** The gateway's reference sent with the payout. */
+  readonly trace_id: number;
+  readonly amount_minor: number;
+  readonly currency: string;
+}
+
 export interface CardPayoutRequest {
   readonly trace_id: number;
   readonly amount_minor: number;
@@ -110,9 +127,17 @@ export interface Processor {
   /** As shown to merchants in payment_processor. */
   readonly name: string;
   sale(request: CardSaleRequest): Promise<ProcessorResult>;
+  /** Absent when the processor takes no e-wallet deposits; the cashier then offers only cards for pay-ins. */
+  walletDeposit?(request: WalletDepositRequest): Promise<ProcessorResult>;
   refund(request: RefundRequest): Promise<ProcessorResult>;
   cardPayout(request: CardPayoutRequest): Promise<ProcessorResult>;
   directPayout(request: DirectPayoutRequest): Promise<ProcessorResult>;
+  /**
+   * What became of a payout this gateway sent (or was sending) when its process stopped before
+   * recording the answer; null when the processor has no such payout. Absent when the processor
+   * cannot be asked: such payouts stay `in progress` for the operator.
+   */
+  payoutStatus?(request: PayoutStatusRequest): Promise<ProcessorResult | null>;
   /** The data_ fields this processor's direct payout takes. */
   readonly direct_payout_fields: readonly DataFieldSpec[];
   /**

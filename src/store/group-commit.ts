@@ -4,6 +4,11 @@
 // that fails is rolled back alone), then commits once. Each caller is answered only after
 // that COMMIT has returned, so an answer still means "durably committed". At low load a batch
 // holds one unit and nothing waits.
+//
+// A batch starts on the next turn of the event loop (setImmediate), not at once: better-sqlite3
+// is synchronous, so a batch started at once would run to its COMMIT without ever letting the
+// requests that already arrived reach their own transactions, and every batch would hold one
+// unit. Deferring to the check phase lets every request read in this turn queue its unit first.
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 
 interface Unit<DB> {
@@ -17,6 +22,7 @@ type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: f
 export class GroupCommitter<DB> {
   private queue: Unit<DB>[] = [];
   private draining = false;
+  private scheduled = false;
   /** Batches committed and units in them, for benchmarks and tests. */
   readonly stats = { batches: 0, units: 0 };
 
@@ -27,7 +33,16 @@ export class GroupCommitter<DB> {
   run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.draining) void this.drain();
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.draining || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.drain();
     });
   }
 

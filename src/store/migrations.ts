@@ -384,12 +384,39 @@ function cashier(): Migration {
   };
 }
 
+/**
+ * 0005: the due-work sweep looks for transactions still `pending` with no answer
+ * (findStuckTransactions); without an index on status it read every transaction on each pass.
+ */
+function dueWorkIndexes(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.createIndex('transactions_status_created').on('transactions').columns(['status', 'created_at_ms']).execute();
+    },
+  };
+}
+
+/**
+ * 0006: one active subscription per customer, plan price and card (merchant_id, cid, plan_id,
+ * price_id, card_token), so a retried create cannot start a second series of charges; enforced
+ * by the database for concurrent requests and several instances. Inactive, cancelled and expired
+ * subscriptions are outside the index.
+ */
+function oneActiveSubscription(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await sql`CREATE UNIQUE INDEX subscriptions_one_active ON subscriptions (merchant_id, cid, plan_id, price_id, card_token) WHERE status = 'active'`.execute(db);
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     return {
       '0001_initial': initial(this.dialect), '0002_payouts': payouts(), '0003_subscriptions': subscriptions(this.dialect),
-      '0004_cashier': cashier(),
+      '0004_cashier': cashier(), '0005_due_work_indexes': dueWorkIndexes(),
+      '0006_one_active_subscription': oneActiveSubscription(),
     };
   }
 }

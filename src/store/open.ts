@@ -3,22 +3,37 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
+import { TwoConnectionSqliteDialect } from './sqlite-driver.js';
 import type { Store } from './store.js';
 
-export function openSqliteStore(file_path: string): Store {
+export interface SqliteStoreOptions {
+  /**
+   * Commit concurrent transactions together (store/group-commit.ts); on by default. Off only to
+   * measure what it brings (PAYGATE_GROUP_COMMIT=off): every transaction then commits alone.
+   */
+  readonly group_commit?: boolean;
+}
+
+export function openSqliteStore(file_path: string, options: SqliteStoreOptions = {}): Store {
   fs.mkdirSync(path.dirname(file_path), { recursive: true, mode: 0o700 });
-  const database = new BetterSqlite3(file_path);
+  const writer = new BetterSqlite3(file_path);
   // WAL for concurrent readers; synchronous=FULL so a committed transaction survives power loss,
   // which is what a status-0 answer promises.
-  database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = FULL');
-  database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
-  return new SqlStore(new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), 'sqlite');
+  writer.pragma('journal_mode = WAL');
+  writer.pragma('synchronous = FULL');
+  writer.pragma('foreign_keys = ON');
+  writer.pragma('busy_timeout = 5000');
+  // The second connection serves plain SELECTs outside transactions (store/sqlite-driver.ts);
+  // query_only makes a write sent to it by mistake fail instead of competing with the writer.
+  const reader = new BetterSqlite3(file_path);
+  reader.pragma('busy_timeout = 5000');
+  reader.pragma('query_only = ON');
+  const dialect = new TwoConnectionSqliteDialect(writer, reader);
+  return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', { group_commit: options.group_commit ?? true });
 }
 
 const INT8_OID = 20;
@@ -38,12 +53,12 @@ export function openPostgresStore(connection_string: string, pool_max: number, o
   // An idle connection cut by the server (restart, admin kill) emits 'error' on the pool;
   // unhandled it would crash the process. The pool drops that client and opens another.
   pool.on('error', (error) => on_idle_error?.(error));
-  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', { group_commit: false });
 }
 
 export function openStore(options: {
-  database_url: string | null; data_dir: string; pg_pool_max: number; on_idle_error?: (error: Error) => void;
+  database_url: string | null; data_dir: string; pg_pool_max: number; on_idle_error?: (error: Error) => void; group_commit?: boolean;
 }): Store {
   if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
-  return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'));
+  return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), { group_commit: options.group_commit ?? true });
 }

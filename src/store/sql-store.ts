@@ -88,6 +88,14 @@ class SqlOps implements StoreOps {
     return inserted ? Number(inserted.trace_id) : null;
   }
 
+  async reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null> {
+    const inserted = await this.db.insertInto('transactions').values(row)
+      .onConflict((oc) => oc.columns(['merchant_id', 'transaction_type', 'order_id']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    return inserted ?? null;
+  }
+
   async findTransactionByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null> {
     const row = await this.db.selectFrom('transactions').selectAll()
       .where('merchant_id', '=', merchant_id).where('transaction_type', '=', transaction_type).where('order_id', '=', order_id)
@@ -174,6 +182,14 @@ class SqlOps implements StoreOps {
     return query.execute();
   }
 
+  async findInterruptedPayouts(older_than_ms: number, limit: number): Promise<TransactionRow[]> {
+    return this.db.selectFrom('transactions').selectAll()
+      .where('status', '=', 'in progress').where('transaction_type', '=', 'payout').where('psp_transaction_id', 'is', null)
+      .where('updated_at_ms', '<', older_than_ms)
+      .orderBy('trace_id').limit(limit)
+      .execute();
+  }
+
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
     const inserted = await this.db.insertInto('notifications').values(row).returning('id').executeTakeFirstOrThrow();
     this.touched_notifications();
@@ -202,11 +218,17 @@ class SqlOps implements StoreOps {
     let candidates = this.db.selectFrom('notifications as n').select('n.id')
       .where('n.state', '=', 'pending').where('n.next_attempt_at_ms', '<=', now_ms)
       .where((eb) => eb.or([eb('n.lease_until_ms', 'is', null), eb('n.lease_until_ms', '<', now_ms)]))
+      // Same transaction, or (subscription events, whose trace_id is null) same subscription: issue 6.
+      // Two NOT EXISTS rather than one with an OR, so each probe uses its own index
+      // (notifications_trace, notifications_subscription); with the OR, SQLite scanned the whole
+      // table for every candidate, and leasing slowed down as the outbox grew.
       .where((eb) => eb.not(eb.exists(
         eb.selectFrom('notifications as older').select('older.id')
-          // Same transaction, or (subscription events, whose trace_id is null) same subscription: issue 6.
-          .where((inner) => inner.or([inner('older.trace_id', '=', inner.ref('n.trace_id')), inner('older.subscription_id', '=', inner.ref('n.subscription_id'))]))
-          .whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
+          .whereRef('older.trace_id', '=', 'n.trace_id').whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
+      )))
+      .where((eb) => eb.not(eb.exists(
+        eb.selectFrom('notifications as older').select('older.id')
+          .whereRef('older.subscription_id', '=', 'n.subscription_id').whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
       )))
       .orderBy('n.next_attempt_at_ms').orderBy('n.id').limit(limit);
     if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
@@ -318,8 +340,20 @@ class SqlOps implements StoreOps {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async insertSubscription(row: NewSubscriptionRow): Promise<void> {
-    await this.db.insertInto('subscriptions').values(row).execute();
+  async insertSubscription(row: NewSubscriptionRow): Promise<boolean> {
+    const inserted = await this.db.insertInto('subscriptions').values(row)
+      // The conflict target names the partial index by its columns and predicate; the predicate
+      // must be the literal of the index (a bound parameter would match no index).
+      .onConflict((oc) => oc.columns(['merchant_id', 'cid', 'plan_id', 'price_id', 'card_token']).where('status', '=', sql.lit('active')).doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  async findActiveSubscription(key: Pick<NewSubscriptionRow, 'merchant_id' | 'cid' | 'plan_id' | 'price_id' | 'card_token'>): Promise<SubscriptionRow | null> {
+    return (await this.db.selectFrom('subscriptions').selectAll()
+      .where('merchant_id', '=', key.merchant_id).where('cid', '=', key.cid).where('plan_id', '=', key.plan_id)
+      .where('price_id', '=', key.price_id).where('card_token', '=', key.card_token).where('status', '=', 'active')
+      .executeTakeFirst()) ?? null;
   }
 
   async getSubscription(merchant_id: string, subscription_id: string): Promise<SubscriptionRow | null> {
@@ -499,12 +533,23 @@ export class SqlStore extends SqlOps implements Store {
   /** SQLite only: one writer, so transactions are committed in groups (store/group-commit.ts). */
   private readonly group: GroupCommitter<Database> | null;
 
-  constructor(private readonly root: Kysely<Database>, dialect: Dialect, private readonly on_close: () => Promise<void> = async () => {}) {
+  constructor(
+    private readonly root: Kysely<Database>,
+    dialect: Dialect,
+    options: { readonly group_commit?: boolean } = {},
+    private readonly on_close: () => Promise<void> = async () => {},
+  ) {
     const signal = new NotificationSignal();
     // Outside a transaction a statement commits by itself, so the signal fires at once.
     super(root, dialect, signal.fire);
     this.signal = signal;
-    this.group = dialect === 'sqlite' ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
+    // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
+    this.group = dialect === 'sqlite' && (options.group_commit ?? true) ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
+  }
+
+  /** SQLite group commit: batches and units committed so far (null when off or on PostgreSQL); for benchmarks. */
+  groupCommitStats(): { readonly batches: number; readonly units: number } | null {
+    return this.group ? { ...this.group.stats } : null;
   }
 
   onNotificationCommitted(listener: () => void): () => void {

@@ -66,6 +66,8 @@ export interface StoreOps {
   // Transactions
   /** Inserts unless the idempotency key exists; null means another row holds the key. */
   insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null>;
+  /** insertTransactionIfAbsent answering the inserted row as stored (RETURNING), so the caller needs no second read. */
+  reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null>;
   findTransactionByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null>;
   getTransaction(trace_id: number): Promise<TransactionRow | null>;
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
@@ -89,6 +91,8 @@ export interface StoreOps {
   markDueActionDone(id: number): Promise<void>;
   /** Transactions reserved but never finished (the process died during the processor call). */
   findStuckTransactions(older_than_ms: number, limit: number): Promise<TransactionRow[]>;
+  /** Payouts `in progress` since before `older_than_ms` with no processor answer recorded (no psp_transaction_id). */
+  findInterruptedPayouts(older_than_ms: number, limit: number): Promise<TransactionRow[]>;
 
   // Notifications outbox
   insertNotification(row: Insertable<NotificationTable>): Promise<number>;
@@ -129,7 +133,12 @@ export interface StoreOps {
   /** Never lists deleted plans; oldest first. */
   listPlans(merchant_id: string, page: PageRequest): Promise<{ plans: PlanRecord[]; total: number }>;
   updatePlan(merchant_id: string, plan_id: string, patch: PlanPatch): Promise<boolean>;
-  insertSubscription(row: NewSubscriptionRow): Promise<void>;
+  /**
+   * Inserts unless an active subscription of the same merchant, cid, plan price and card exists
+   * (unique index subscriptions_one_active); false then, and that one is findActiveSubscription's.
+   */
+  insertSubscription(row: NewSubscriptionRow): Promise<boolean>;
+  findActiveSubscription(key: Pick<NewSubscriptionRow, 'merchant_id' | 'cid' | 'plan_id' | 'price_id' | 'card_token'>): Promise<SubscriptionRow | null>;
   getSubscription(merchant_id: string, subscription_id: string): Promise<SubscriptionRow | null>;
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lockSubscription(subscription_id: string): Promise<SubscriptionRow | null>;

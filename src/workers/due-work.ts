@@ -1,12 +1,15 @@
 // Finishes what falls due later: a processor's asynchronous result, a challenge nobody
-// answered, a transaction whose process died during its processor call, a cashier order past
-// its time limit. All of it is found in the database, so a restart (or another instance)
+// answered, a transaction whose process died during its processor call (a sale or refund
+// closed as error; a released payout settled by asking the processor what became of it), a
+// cashier order past its time limit. All of it is found in the database, so a restart (or another instance)
 // picks it up; no timer holds state.
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
 import { expireOrder } from '../domain/order-state.js';
-import { transactionAnswer } from '../operations/lifecycle.js';
+import { finish, transactionAnswer } from '../operations/lifecycle.js';
+import { withoutCustomer } from '../operations/payout-review.js';
+import type { ProcessorRegistry } from '../processors/processor.js';
 import type { Store } from '../store/store.js';
 
 export interface DueWorkOptions {
@@ -15,6 +18,8 @@ export interface DueWorkOptions {
   readonly logger: Logger;
   readonly poll_ms: number;
   readonly stuck_processing_ms: number;
+  /** Asked what became of interrupted payouts; without it they wait for the operator. */
+  readonly processors?: ProcessorRegistry;
   readonly batch_size?: number;
   /** Sandbox: re-read the shared clock offset so instances agree on "now". */
   readonly sync_clock?: (() => Promise<void>) | undefined;
@@ -56,6 +61,7 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
     }
     return stuck.length;
   });
+  finished += await settleInterruptedPayouts(options, now_ms - options.stuck_processing_ms, batch);
   // Cashier orders past their 15 minutes close as rejected (domain/order-state.ts).
   finished += await options.store.transaction(async (tx) => {
     const orders = await tx.claimExpiredOrders(now_ms, batch);
@@ -63,6 +69,31 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
     return orders.length;
   });
   return finished;
+}
+
+/**
+ * A released payout is written `in progress` before its processor is asked (operations/payout-review.ts).
+ * If the process stopped during that call, the money may or may not have moved, so the payout is
+ * not closed as error like a stuck sale: the processor is asked (outside any database
+ * transaction), and its answer is applied through finish like a live one (compare-and-set, so a
+ * late answer of a still-living process and this one cannot both apply). A processor that does
+ * not know the payout, or cannot be asked, leaves it `in progress` for the operator.
+ */
+async function settleInterruptedPayouts(options: DueWorkOptions, older_than_ms: number, batch: number): Promise<number> {
+  if (!options.processors) return 0;
+  const rows = await options.store.findInterruptedPayouts(older_than_ms, batch);
+  let settled = 0;
+  for (const row of rows) {
+    const processor = options.processors.get(row.payment_processor);
+    const status = processor?.payoutStatus ? await processor.payoutStatus({ trace_id: row.trace_id, amount_minor: row.amount_minor, currency: row.currency }) : null;
+    if (!processor || status === null) {
+      options.logger.warn({ trace_id: row.trace_id }, 'payout interrupted during its processor call and unknown to the processor; left in progress for the operator');
+      continue;
+    }
+    await finish(options, row, withoutCustomer(status), (token) => processor.challengeUrl(token, 'wallet'), { store_answer: false });
+    settled += 1;
+  }
+  return settled;
 }
 
 export interface Worker {

@@ -3,15 +3,15 @@
 // path, the login links, idempotency on order_id, validation requests, notifications of cashier
 // payments, framing headers, and expiry by the sandbox clock.
 import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
 import { nowSeconds, postJson, postSigned, signed } from '../support/client.js';
 import { orderId } from '../support/bodies.js';
 import {
-  CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayIn, initPayOut, initPayOutOrder, openSession, textOf,
+  CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayIn, initPayOut, initPayOutOrder, openSession, textOf, withGatewayAndShop,
 } from '../support/cashier.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
 import { merchantVerify, signedReply, waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -20,14 +20,7 @@ const LOGIN_LINK = /\/cashier\/login\/([A-Za-z0-9_-]{20,})$/;
 describe.each(storeKinds())('cashier session calls on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-    shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
-    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   const CALLS = [
     ['/api/init-pay-in', '1.2', () => initPayIn(gw.merchant, shop.url)],
@@ -134,7 +127,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     ['/api/init-pay-in', () => initPayIn(gw.merchant, shop.url, { payment_method: 'x'.repeat(51) }), /^Invalid field: payment_method/],
     ['/api/init-pay-in', () => initPayIn(gw.merchant, shop.url, { profile: 100 }), /^Invalid field: profile/],
     ['/api/init-pay-in', () => initPayIn(gw.merchant, shop.url, { validation_url: 'ftp://x' }), /^Invalid field: validation_url/],
-    ['/api/init-pay-in', () => initPayIn(gw.merchant, shop.url, { payment_method: 'ewallet' }), /^Invalid field: payment_method \(expected card\)$/],
+    ['/api/init-pay-in', () => initPayIn(gw.merchant, shop.url, { payment_method: 'bank' }), /^Invalid field: payment_method \(expected card or ewallet\)$/],
     ['/api/init-checkout', () => initCheckout(gw.merchant, shop.url, { order_id: undefined }), /^Missing required field: order_id$/],
     ['/api/init-checkout', () => initCheckout(gw.merchant, shop.url, { amount: undefined }), /^Missing required field: amount$/],
     ['/api/init-checkout', () => initCheckout(gw.merchant, shop.url, { amount: 0 }), /^Invalid field: amount/],

@@ -1,13 +1,15 @@
 // POST /api/find-order (spec §4.7) through the real HTTP server, on each store: every outcome
 // (0 found, 1 not found, 3 still open, 4 timed out with no transactions), the declined-transaction
 // rule, a transaction still pending at the time limit, and the field and signature failures.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
 import { postJson, postSigned } from '../support/client.js';
 import { orderId } from '../support/bodies.js';
-import { CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayOutOrder, openSession, textOf } from '../support/cashier.js';
+import {
+  CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayOutOrder, openSession, textOf, withGatewayAndShop,
+} from '../support/cashier.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -16,12 +18,7 @@ const ENVELOPE_ONLY = ['description', 'signature', 'status', 'timestamp', 'versi
 describe.each(storeKinds())('find-order on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, [], (started) => ({ gw, shop } = started));
 
   const find = (gateway: TestGateway, order_id: string, overrides: Record<string, unknown> = {}) =>
     postSigned(gateway.url, '/api/find-order', findOrderBody(gateway.merchant, order_id, { timestamp: gatewayNow(gateway), ...overrides }), gateway.merchant.secret);
@@ -38,9 +35,13 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     return { order_id: body.order_id as string, auth_token: answer.body.auth_token as string, customer, page };
   }
 
-  /** A card attempt from the payment form; returns the result page. */
-  async function attempt(customer: CashierCustomer, page: string, cvv: string) {
-    const posted = await customer.payByCard(page, { cvv });
+  /**
+   * A card attempt; returns the result page. The card form is opened afresh: after a declined
+   * attempt the result page offers the choice of method, not a form.
+   */
+  async function attempt(customer: CashierCustomer, cvv: string) {
+    const form = await customer.get('/cashier?method=card');
+    const posted = await customer.payByCard(form.text, { cvv });
     expect(posted.status).toBe(303);
     return customer.get(posted.location!);
   }
@@ -63,11 +64,11 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
   });
 
   it('3: an open order, with or without a declined attempt', async () => {
-    const { order_id, customer, page } = await openOrder(gw);
+    const { order_id, customer } = await openOrder(gw);
     const open = await find(gw, order_id);
     expect(open.body).toMatchObject({ status: 3, description: 'Order is still open' });
     expect(Object.keys(open.body).sort()).toEqual(ENVELOPE_ONLY);
-    const declined = await attempt(customer, page.text, '000');
+    const declined = await attempt(customer, '000');
     expect(textOf(declined.text)).toContain('Payment declined');
     expect(textOf(declined.text)).toContain('You can try again with another card or method.');
     expect((await find(gw, order_id)).body).toMatchObject({ status: 3 });
@@ -75,8 +76,8 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
 
   it('0: an approved order answers the transaction\'s details; a declined attempt before it does not count', async () => {
     const { order_id, auth_token, customer, page } = await openOrder(gw, '/api/init-checkout', { variable1: 'alpha', variable2: 'beta' });
-    const declined = await attempt(customer, page.text, '000');
-    const approved = await attempt(customer, declined.text, '568');
+    const declined = await attempt(customer, '000');
+    const approved = await attempt(customer, '568');
     expect(textOf(approved.text)).toContain('Payment approved');
     const answer = await find(gw, order_id);
     expect(answer.body).toMatchObject({
@@ -92,7 +93,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     // The order is closed: the cashier takes no further payment for it.
     const again = await customer.get('/cashier');
     expect(textOf(again.text)).toContain('This order is paid');
-    const forced = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, declined.text);
+    const forced = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, page.text);
     expect(textOf(forced.text)).toContain('This order is paid');
     const row = await gw.gateway.deps.store.findCashierSessionByOrder(gw.merchant.merchant_id, order_id);
     expect(await gw.gateway.deps.store.listCashierTransactions(row!.session_id)).toHaveLength(2);
@@ -125,11 +126,11 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     try {
       const empty = await openOrder(clock_gw);
       const declines = await openOrder(clock_gw);
-      const first = await attempt(declines.customer, declines.page.text, '000');
-      const second = await attempt(declines.customer, first.text, '801');
+      const first = await attempt(declines.customer, '000');
+      const second = await attempt(declines.customer, '801');
       expect(textOf(second.text)).toContain('Insufficient funds');
       const pending = await openOrder(clock_gw);
-      const waiting = await attempt(pending.customer, pending.page.text, '222');
+      const waiting = await attempt(pending.customer, '222');
       expect(textOf(waiting.text)).toContain('Processing');
       expect((await find(clock_gw, pending.order_id)).body).toMatchObject({ status: 3 });
 

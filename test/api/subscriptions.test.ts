@@ -438,11 +438,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
 
     it('lists subscriptions newest first with filters and page limits, only the merchant\'s own', async () => {
       const lister = await gw.createMerchant();
-      const token = await tokenize(gw.url, lister);
+      // Two cards: one active subscription per customer, price and card, so "even" pays the second with another card.
+      const tokens = [await tokenize(gw.url, lister), await tokenize(gw.url, lister, 'cust-43')];
       const lister_plan = await createPlanVia(gw.url, lister);
       const ids: string[] = [];
       for (let i = 0; i < 4; i += 1) {
-        const created = await subscribeVia(gw.url, lister, lister_plan, token, { cid: i % 2 === 0 ? 'even' : 'odd', activate: i < 3 });
+        const created = await subscribeVia(gw.url, lister, lister_plan, tokens[Math.floor(i / 2)]!, { cid: i % 2 === 0 ? 'even' : 'odd', activate: i < 3 });
         ids.push(String(created.subscription_id));
       }
       const all = await v13(gw.url, 'GET', SUBS, lister, { page_size: 100 });
@@ -459,6 +460,38 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect((await v13(gw.url, 'GET', SUBS, lister, { subscription_status: 'paused' })).body.description).toMatch(/Invalid field: subscription_status/);
       const foreign = await v13(gw.url, 'GET', SUBS, other, { plan_id: lister_plan.plan_id });
       expect(foreign.body).toMatchObject({ status: 0, total: 0, subscriptions: [] });
+    });
+
+    it('a retried create answers the subscription it made: one active subscription per customer, price and card', async () => {
+      const cid = `retry-${Date.now()}`;
+      const first = await subscribe({ cid });
+      const again = await subscribe({ cid });
+      expect(again.body).toMatchObject({ status: 0, description: 'Subscription created', subscription_id: first.body.subscription_id, subscription_status: 'active' });
+      const events = await gw.gateway.deps.store.listSubscriptionEvents(String(first.body.subscription_id));
+      expect(events).toHaveLength(1);
+      // The same customer, price and card with other details: refused, naming the subscription.
+      const other_url = await subscribe({ cid, notification_url: 'https://merchant.example/other' });
+      expect(other_url.body).toMatchObject({ status: 36 });
+      expect(other_url.body.description).toContain(String(first.body.subscription_id));
+      // Another price, or an inactive one, is another subscription.
+      expect((await subscribe({ cid, price_id: priceIdOf(plan, 'EUR') })).body.subscription_id).not.toBe(first.body.subscription_id);
+      const inactive = await subscribe({ cid, activate: false });
+      expect(inactive.body).toMatchObject({ status: 0, subscription_status: 'inactive' });
+      expect(inactive.body.subscription_id).not.toBe(first.body.subscription_id);
+      // Once cancelled, the customer can subscribe to the price again.
+      expect((await call('POST', `${SUBS}/${String(first.body.subscription_id)}/cancel`, {})).body.status).toBe(0);
+      const renewed = await subscribe({ cid });
+      expect(renewed.body).toMatchObject({ status: 0, subscription_status: 'active' });
+      expect(renewed.body.subscription_id).not.toBe(first.body.subscription_id);
+    });
+
+    it('ten identical creates at the same moment make one subscription', async () => {
+      const cid = `burst-${Date.now()}`;
+      const answers = await Promise.all(Array.from({ length: 10 }, () => subscribe({ cid })));
+      expect(answers.map((a) => a.body.status)).toEqual(Array(10).fill(0));
+      expect(new Set(answers.map((a) => a.body.subscription_id)).size).toBe(1);
+      const listed = await call('GET', SUBS, { cid });
+      expect(listed.body.total).toBe(1);
     });
 
     it('cancels: no charge is scheduled; cancelling again answers the same; another merchant cannot', async () => {

@@ -1,37 +1,26 @@
 // The init-checkout cashier as a customer meets it, in a real Chromium, on each store: the
-// fixed amount, a declined card followed by a successful second attempt (the order then
-// closes), and the page in German (locale de-DE).
+// fixed amount, a declined card followed by a successful second method (the sandbox e-wallet;
+// the order then closes), and the page in German (locale de-DE).
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postSigned } from '../support/client.js';
-import { launchBrowser, newPage } from '../support/browser.js';
-import { findOrderBody, initCheckout, openSession } from '../support/cashier.js';
-import { checkTapTargets, shoot, visibleText } from '../support/cashier-browser.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
-import { signedReply, waitUntil } from '../support/notification-merchant.js';
+import { newPage } from '../support/browser.js';
+import { findOrderBody, initCheckout, openSession, withGatewayAndShop } from '../support/cashier.js';
+import { checkTapTargets, shoot, visibleText, withChromium } from '../support/cashier-browser.js';
+import type { TestGateway } from '../support/gateway.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
+import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+withChromium((launched) => (browser = launched));
 
 describe.each(storeKinds())('cashier checkout (init-checkout) in Chromium on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, ['notification'], (started) => ({ gw, shop } = started));
 
-  it('a declined card, then a successful second attempt; the order closes as approved and find-order says so', async () => {
+  it('a declined card, then a successful second method (e-wallet); the order closes as approved and find-order says so', async () => {
     const body = initCheckout(gw.merchant, shop.url, { amount: 4999, currency: 'EUR' });
     const answer = await openSession(gw, '/api/init-checkout', body);
     const { page, close } = await newPage(browser, 'phone');
@@ -53,16 +42,23 @@ describe.each(storeKinds())('cashier checkout (init-checkout) in Chromium on %s'
       await page.getByText('Payment declined').waitFor();
       expect(await visibleText(page)).toContain('Reason given: [TEST] Do not honor');
       expect(await visibleText(page)).toContain('You can try again with another card or method.');
-      expect(await page.getByLabel('Card number').inputValue()).toBe('');
+      // Another method is offered at once: the choice, not a card form again.
+      expect(await page.getByRole('button', { name: /^Card/ }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: /^Sandbox e-wallet/ }).count()).toBe(1);
       await checkTapTargets(page);
       await shoot(browser, page, kind, 'checkout-declined');
       expect((await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string), gw.merchant.secret)).body)
         .toMatchObject({ status: 3 });
 
-      await page.getByLabel('Card number').fill('4111111111111111');
-      await page.getByLabel('Expiry date').fill('12/2035');
-      await page.getByLabel('CVV').fill('123');
+      // The second attempt with another method: the sandbox e-wallet, confirmed on its page.
+      await page.getByRole('button', { name: /^Sandbox e-wallet/ }).click();
+      await page.getByLabel('Wallet ID').fill('WALLET4242');
+      expect(await page.getByLabel(/^Amount/).count()).toBe(0);
       await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByRole('heading', { name: 'Sandbox wallet: payment request' }).waitFor();
+      expect(await visibleText(page)).toContain('49.99 EUR');
+      expect(await visibleText(page)).toContain(body.order_id as string);
+      await page.getByRole('button', { name: 'Confirm' }).click();
       await page.getByText('Payment approved').waitFor();
       expect(page.url()).toBe(`${gw.url}/cashier/attempt/2`);
       expect(await visibleText(page)).toContain('Thank you. 49.99 EUR has been paid.');
@@ -80,15 +76,15 @@ describe.each(storeKinds())('cashier checkout (init-checkout) in Chromium on %s'
     }
     const found = await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string), gw.merchant.secret);
     expect(found.body).toMatchObject({
-      status: 0, order_status: 'approved', transaction_status: 'approved', amount: 4999, currency: 'EUR', card_number: '411111******1111',
+      status: 0, order_status: 'approved', transaction_status: 'approved', amount: 4999, currency: 'EUR', payment_method: 'ewallet',
       auth_token: answer.body.auth_token,
     });
-    // Both attempts were notified with the order's order_id.
+    // Both attempts were notified with the order's order_id: the declined card, the wallet's wait and its approval.
     const notified = await waitUntil(() => {
       const mine = shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>).filter((n) => n.order_id === body.order_id);
-      return mine.length >= 2 ? mine : undefined;
-    }, 'two notifications');
-    expect(notified.map((n) => n.transaction_status).sort()).toEqual(['approved', 'rejected']);
+      return mine.length >= 3 ? mine : undefined;
+    }, 'three notifications');
+    expect(notified.map((n) => [n.payment_method, n.transaction_status]).sort()).toEqual([['card', 'rejected'], ['ewallet', 'approved'], ['ewallet', 'pending_async']]);
     expect(notified.every((n) => n.auth_token === answer.body.auth_token)).toBe(true);
   });
 

@@ -1,37 +1,26 @@
 // The init-pay-in cashier as a customer meets it, in a real Chromium, on each store: the one-time
-// registration form, a card deposit approved, a card deposit through 3-D Secure, a deposit the
-// merchant's validation refuses, and a link that has expired by the sandbox clock.
+// registration form, a card deposit approved, a card deposit through 3-D Secure, a deposit paid
+// from the sandbox e-wallet, a deposit the merchant's validation refuses, and a link that has
+// expired by the sandbox clock.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/operations/cashier-session.js';
 import { postJson } from '../support/client.js';
-import { launchBrowser, newPage } from '../support/browser.js';
-import { gatewayNow, initPayIn, openSession } from '../support/cashier.js';
-import { checkTapTargets, shoot, visibleText } from '../support/cashier-browser.js';
+import { newPage } from '../support/browser.js';
+import { gatewayNow, initPayIn, openSession, withGatewayAndShop } from '../support/cashier.js';
+import { checkTapTargets, shoot, visibleText, withChromium } from '../support/cashier-browser.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
 import { signedReply, waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+withChromium((launched) => (browser = launched));
 
 describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-    shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
-    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   const sessionOf = async (gateway: TestGateway, auth_token: string) =>
     (await gateway.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token)))!;
@@ -153,6 +142,43 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     const statuses = (await gw.gateway.deps.store.listNotifications(row!.trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
     expect(statuses.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
     expect(statuses.every((n) => n.auth_token === session.auth_token)).toBe(true);
+  });
+
+  it('a deposit from the sandbox e-wallet: the customer chooses the method, confirms at the wallet, and is back with the result', async () => {
+    const session = await open({ payment_method: undefined });
+    const { page, close } = await newPage(browser, 'phone', { javaScriptEnabled: false });
+    try {
+      await page.goto(session.redirect_url);
+      await page.getByRole('heading', { name: 'Choose a payment method' }).waitFor();
+      await checkTapTargets(page);
+      await shoot(browser, page, kind, 'deposit-methods');
+      await page.getByRole('button', { name: /^Sandbox e-wallet/ }).click();
+      await page.getByLabel('Wallet ID').waitFor();
+      expect(await page.getByLabel('Card number').count()).toBe(0);
+      await page.getByLabel('Amount (USD)').fill('12.34');
+      await page.getByLabel('Wallet ID').fill('WALLET98765');
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByRole('heading', { name: 'Sandbox wallet: payment request' }).waitFor();
+      expect(page.url()).toMatch(new RegExp(`^${gw.url}/sandbox/wallet/`));
+      const wallet = await visibleText(page);
+      expect(wallet).toContain('12.34 USD');
+      expect(wallet).not.toContain('WALLET98765');
+      await shoot(browser, page, kind, 'deposit-wallet');
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByText('Payment approved').waitFor();
+      expect(page.url()).toBe(`${gw.url}/cashier/attempt/1`);
+      expect(await visibleText(page)).toContain('Thank you. 12.34 USD has been paid.');
+    } finally {
+      await close();
+    }
+    const [row] = await transactionsOf(gw, session.auth_token);
+    expect(row).toMatchObject({ transaction_type: 'sale', payment_method: 'ewallet', status: 'approved', amount_minor: 1234, card_masked: null });
+    const validation = shop.requestsTo('/validate').map((r) => r.json as Record<string, unknown>).find((v) => v.order_id === row!.cashier_order_id);
+    expect(validation).toMatchObject({ payment_method: 'ewallet', amount: 1234 });
+    const notified = await waitUntil(() => shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>)
+      .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'), 'the notification');
+    expect(notified).toMatchObject({ auth_token: session.auth_token, payment_method: 'ewallet', amount: 1234 });
+    expect(notified).not.toHaveProperty('card_number');
   });
 
   it('a refused validation shows the merchant\'s reason and creates no transaction', async () => {

@@ -4,34 +4,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, newPage } from '../support/browser.js';
-import { initCheckout, initPayIn, openSession } from '../support/cashier.js';
-import { SCREENSHOT_DIR } from '../support/cashier-browser.js';
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
-import { signedReply } from '../support/notification-merchant.js';
+import { describe, expect, it } from 'vitest';
+import { newPage } from '../support/browser.js';
+import { initCheckout, initPayIn, openSession, withGatewayAndShop } from '../support/cashier.js';
+import { SCREENSHOT_DIR, withChromium } from '../support/cashier-browser.js';
+import { ADMIN_TOKEN, type TestGateway } from '../support/gateway.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
 import { storeKinds } from '../support/stores.js';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+withChromium((launched) => (browser = launched));
 
 describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-    shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
-    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   async function setFrameOrigins(application_key: string, merchant_id: string, frame_origins: string[]) {
     const response = await fetch(`${gw.url}/operator/merchants/${merchant_id}/applications/${application_key}/frame-origins`, {

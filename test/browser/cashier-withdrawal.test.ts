@@ -2,36 +2,24 @@
 // of method, a card withdrawal bounded by the balance, and a withdrawal to the sandbox e-wallet
 // confirmed on its page; then init-pay-out-order, its payout-order twin.
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/operations/cashier-session.js';
 import { postSigned } from '../support/client.js';
-import { launchBrowser, newPage } from '../support/browser.js';
-import { findOrderBody, initPayOut, initPayOutOrder, openSession } from '../support/cashier.js';
-import { checkTapTargets, shoot, visibleText } from '../support/cashier-browser.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
-import { signedReply, waitUntil } from '../support/notification-merchant.js';
+import { newPage } from '../support/browser.js';
+import { findOrderBody, initPayOut, initPayOutOrder, openSession, withGatewayAndShop } from '../support/cashier.js';
+import { checkTapTargets, shoot, visibleText, withChromium } from '../support/cashier-browser.js';
+import type { TestGateway } from '../support/gateway.js';
+import type { MerchantReceiver } from '../support/merchant-receiver.js';
+import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+withChromium((launched) => (browser = launched));
 
 describe.each(storeKinds())('cashier withdrawal (init-pay-out) in Chromium on %s', (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
-  beforeAll(async () => {
-    [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
-    shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
-    shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
-  });
-  afterAll(async () => {
-    await Promise.all([gw?.close(), shop?.close()]);
-  });
+  withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   it('withdraws to a card within the balance, then to the sandbox e-wallet confirmed on its page', async () => {
     const answer = await openSession(gw, '/api/init-pay-out', initPayOut(gw.merchant, shop.url, { balance: 10_000 }));

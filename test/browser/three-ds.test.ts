@@ -2,13 +2,12 @@
 // a real gateway and a real merchant site (the receiver) to come back to (decisions.md §7, §12).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TransactionRow } from '../../src/store/schema.js';
 import { VISA, saleA } from '../support/bodies.js';
-import { launchBrowser, newPage, type ViewportName } from '../support/browser.js';
+import { launchBrowser, newPage, SCREENSHOT_DIR, type ViewportName } from '../support/browser.js';
 import { postJson, postSigned } from '../support/client.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway, type TestGatewayOptions } from '../support/gateway.js';
 import { startMerchantReceiver, type MerchantReceiver } from '../support/merchant-receiver.js';
@@ -16,7 +15,6 @@ import { ADMIN_DATABASE_URL, createTestDatabase } from '../support/postgres.js';
 import type { StoreKind } from '../support/stores.js';
 import { storeKinds } from '../support/stores.js';
 
-const SCREENSHOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
 const MASKED_VISA = '411111******1111';
 
 /** Reads until done() holds, every 50 ms, for at most timeout_ms; then fails naming what it waited for. */

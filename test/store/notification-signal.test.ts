@@ -1,23 +1,14 @@
 // Store.onNotificationCommitted, which wakes the delivery worker: it fires once a notification
 // commits (inside a transaction: after the commit), never for a rolled-back one.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { merchantFixture, openTestStore, type TestStore, transactionFixture } from '../support/store-fixture.js';
+import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('notification commit signal on %s', (kind) => {
-  let handle: TestStore;
   let store: Store;
   let merchant_id: string;
-  beforeAll(async () => {
-    handle = await openTestStore(kind);
-    store = handle.store;
-    merchant_id = merchantFixture().merchant_id;
-    await store.insertMerchant(merchantFixture(merchant_id));
-  });
-  afterAll(async () => {
-    await handle?.cleanup();
-  });
+  withStoreAndMerchant(kind, (started) => ({ store, merchant_id } = started));
 
   const notification = (trace_id: number) => ({
     trace_id, merchant_id, url: 'https://merchant.example/n', payload_json: '{}', state: 'pending', next_attempt_at_ms: 1,

@@ -1,6 +1,9 @@
 // A real Chromium (Debian's /usr/bin/chromium) driven by playwright-core, for tests that act
 // as a person would. playwright-core never downloads a browser: the system one must exist.
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.PAYGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -45,3 +48,11 @@ export async function newPage(browser: Browser, viewport: ViewportName = 'deskto
   const page = await context.newPage();
   return { context, page, close: () => context.close() };
 }
+
+/**
+ * Where browser tests save screenshots: docs/screenshots when refreshing them on purpose
+ * (`npm run screenshots`), otherwise a scratch folder, so a test run leaves the tree unchanged.
+ */
+export const SCREENSHOT_DIR = process.env.PAYGATE_UPDATE_SCREENSHOTS === '1'
+  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots')
+  : path.join(os.tmpdir(), 'paygate-screenshots');

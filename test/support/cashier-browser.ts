@@ -1,13 +1,26 @@
-// Helpers for the cashier's Chromium tests: screenshots of a page at both widths, and what the
-// customer reads.
+// Helpers for the cashier's Chromium tests: the browser, screenshots of a page at both widths,
+// and what the customer reads.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { newPage, type ViewportName } from './browser.js';
+import { afterAll, beforeAll } from 'vitest';
+import { launchBrowser, newPage, type ViewportName } from './browser.js';
 import type { StoreKind } from './stores.js';
 
-export const SCREENSHOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
+export { SCREENSHOT_DIR } from './browser.js';
+import { SCREENSHOT_DIR } from './browser.js';
+
+/** One Chromium for the test file, launched before its tests and closed after them; `launched` hands it to the file. */
+export function withChromium(launched: (browser: Browser) => void): void {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    launched(browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+}
 
 /** What the customer reads on the page (the visible text of <main>). */
 export function visibleText(page: Page): Promise<string> {

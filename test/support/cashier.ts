@@ -1,9 +1,14 @@
-// Cashier session bodies a merchant would send (spec §4.3-4.7, docs/cashier.md) and a customer
-// driven with plain HTTP (cookie and CSRF token handled as a browser would), for API tests.
+// Cashier session bodies a merchant would send (spec §4.3-4.7, docs/cashier.md), the gateway and
+// shop a test block runs against, and a customer driven with plain HTTP (cookie and CSRF token
+// handled as a browser would), for API tests.
+import { afterAll, beforeAll } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { orderId } from './bodies.js';
 import { nowSeconds, postSigned, type Answer } from './client.js';
-import type { TestGateway } from './gateway.js';
+import { startTestGateway, type TestGateway } from './gateway.js';
+import { type MerchantReceiver, startMerchantReceiver } from './merchant-receiver.js';
+import { signedReply } from './notification-merchant.js';
+import type { StoreKind } from './stores.js';
 
 export const CUSTOMER_FIELDS = {
   first_name: 'Jane', last_name: 'Doe', dob: '1990-04-12', email: 'jane@example.com', phone: 441234567890,
@@ -15,35 +20,70 @@ export function gatewayNow(gw: TestGateway): number {
   return Math.floor(gw.gateway.clock.now_ms() / 1000);
 }
 
+export interface GatewayAndShop {
+  readonly gw: TestGateway;
+  readonly shop: MerchantReceiver;
+}
+
+/**
+ * For the enclosing describe block: a gateway on `kind` and the merchant's shop, started before
+ * its tests and closed after them; `started` hands both to the block's variables. The shop
+ * accepts, signed with status 0, the validation requests and notifications `accepts` names.
+ */
+export function withGatewayAndShop(
+  kind: StoreKind, accepts: readonly ('validation' | 'notification')[], started: (both: GatewayAndShop) => void,
+): void {
+  let both: Partial<GatewayAndShop> = {};
+  beforeAll(async () => {
+    const [gw, shop] = await Promise.all([startTestGateway(kind), startMerchantReceiver()]);
+    both = { gw, shop };
+    started({ gw, shop });
+    if (accepts.includes('validation')) shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
+    if (accepts.includes('notification')) shop.setReply('/notify', () => signedReply(gw.merchant.secret, 0));
+  });
+  afterAll(async () => {
+    await Promise.all([both.gw?.close(), both.shop?.close()]);
+  });
+}
+
+/** How every session body ends: the shop's URLs (validation_url if the call validates), the customer, a fresh timestamp. */
+function shopAndCustomer(receiver_url: string, validates: boolean, version: '1.1' | '1.2'): Record<string, unknown> {
+  return {
+    return_url: `${receiver_url}/return`, ...(validates ? { validation_url: `${receiver_url}/validate` } : {}), notification_url: `${receiver_url}/notify`,
+    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version,
+  };
+}
+
+/**
+ * Pay-in and checkout bodies preselect the card (payment_method), so the cashier opens on the card
+ * form; a test of the choice of method passes `payment_method: undefined`.
+ */
 export function initPayIn(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     merchant_id: merchant.merchant_id, application_key: merchant.application_key, currency: 'USD', pin: `cust-${orderId('p')}`, country: 'GB',
-    return_url: `${receiver_url}/return`, validation_url: `${receiver_url}/validate`, notification_url: `${receiver_url}/notify`,
-    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version: '1.2', ...overrides,
+    payment_method: 'card',
+    ...shopAndCustomer(receiver_url, true, '1.2'), ...overrides,
   };
 }
 
 export function initCheckout(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id: orderId('checkout'), amount: 1999, currency: 'USD',
-    pin: `cust-${orderId('c')}`, country: 'GB', return_url: `${receiver_url}/return`, notification_url: `${receiver_url}/notify`,
-    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version: '1.1', ...overrides,
+    pin: `cust-${orderId('c')}`, country: 'GB', payment_method: 'card', ...shopAndCustomer(receiver_url, false, '1.1'), ...overrides,
   };
 }
 
 export function initPayOut(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     merchant_id: merchant.merchant_id, frontend: merchant.frontend, currency: 'USD', pin: `cust-${orderId('o')}`, country: 'GB', balance: 10_000,
-    return_url: `${receiver_url}/return`, validation_url: `${receiver_url}/validate`, notification_url: `${receiver_url}/notify`,
-    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version: '1.1', ...overrides,
+    ...shopAndCustomer(receiver_url, true, '1.1'), ...overrides,
   };
 }
 
 export function initPayOutOrder(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id: orderId('payout-order'), amount: 2500, currency: 'USD',
-    pin: `cust-${orderId('q')}`, country: 'GB', return_url: `${receiver_url}/return`, notification_url: `${receiver_url}/notify`,
-    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version: '1.1', ...overrides,
+    pin: `cust-${orderId('q')}`, country: 'GB', ...shopAndCustomer(receiver_url, false, '1.1'), ...overrides,
   };
 }
 

@@ -8,6 +8,7 @@ import { openPostgresStore, openSqliteStore } from '../../src/store/open.js';
 import type { CardVaultRow, NewTransactionRow } from '../../src/store/schema.js';
 import type { NewMerchant, Store } from '../../src/store/store.js';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { ADMIN_DATABASE_URL, createTestDatabase } from './postgres.js';
 import type { StoreKind } from './stores.js';
 
@@ -68,6 +69,20 @@ async function waitForDisconnects(database_url: string, timeout_ms = 5000): Prom
   } finally {
     await admin.end();
   }
+}
+
+/** For a suite: a migrated store of `kind` holding one merchant, opened before its tests and removed after them. */
+export function withStoreAndMerchant(kind: StoreKind, opened: (started: { store: Store; merchant_id: string }) => void): void {
+  let handle: TestStore | undefined;
+  beforeAll(async () => {
+    handle = await openTestStore(kind);
+    const merchant = merchantFixture();
+    await handle.store.insertMerchant(merchant);
+    opened({ store: handle.store, merchant_id: merchant.merchant_id });
+  });
+  afterAll(async () => {
+    await handle?.cleanup();
+  });
 }
 
 export function uniqueId(prefix: string): string {

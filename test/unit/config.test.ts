@@ -76,6 +76,17 @@ describe('loadConfig reads good values', () => {
     expect(config.master_key?.equals(key)).toBe(true);
   });
 
+  it('runs one process with group commit and a 5 s merchant cache by default; PAYGATE_WORKERS with PostgreSQL', () => {
+    const defaults = loadConfig({});
+    expect(defaults.workers).toBe(1);
+    expect(defaults.group_commit).toBe(true);
+    expect(defaults.limits.merchant_cache_ms).toBe(5_000);
+    expect(loadConfig({ PAYGATE_WORKERS: '1' }).workers).toBe(1);
+    expect(loadConfig({ PAYGATE_GROUP_COMMIT: 'off' }).group_commit).toBe(false);
+    expect(loadConfig({ PAYGATE_MERCHANT_CACHE_MS: '0' }).limits.merchant_cache_ms).toBe(0);
+    expect(loadConfig({ PAYGATE_WORKERS: '4', DATABASE_URL: 'postgres://db/x', PAYGATE_MASTER_KEY: HEX_KEY }).workers).toBe(4);
+  });
+
   it('accepts PORT=0 (any free port)', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
   });
@@ -104,9 +115,20 @@ describe('loadConfig refuses bad values, naming the variable', () => {
     ['PAYGATE_NOTIFY_RETRY_SECONDS', { PAYGATE_NOTIFY_RETRY_SECONDS: '-5' }],
     ['PAYGATE_ADMIN_TOKEN', { PAYGATE_ADMIN_TOKEN: 'short' }],
     ['PAYGATE_ADMIN_TOKEN', { PAYGATE_ADMIN_TOKEN: 'x'.repeat(15) }],
+    ['PAYGATE_WORKERS', { PAYGATE_WORKERS: '0', DATABASE_URL: 'postgres://db/x', PAYGATE_MASTER_KEY: HEX_KEY }],
+    ['PAYGATE_WORKERS', { PAYGATE_WORKERS: 'two', DATABASE_URL: 'postgres://db/x', PAYGATE_MASTER_KEY: HEX_KEY }],
+    ['PAYGATE_GROUP_COMMIT', { PAYGATE_GROUP_COMMIT: 'true' }],
+    ['PAYGATE_MERCHANT_CACHE_MS', { PAYGATE_MERCHANT_CACHE_MS: '-1' }],
   ] as [string, Record<string, string>][])('%s in %j', (name, env) => {
     const error = configError(env);
     expect(error.message).toContain(name);
+  });
+
+  it('refuses PAYGATE_WORKERS above 1 on the embedded SQLite store, saying why', () => {
+    const error = configError({ PAYGATE_WORKERS: '2' });
+    expect(error.message).toContain('PAYGATE_WORKERS');
+    expect(error.message).toMatch(/DATABASE_URL/);
+    expect(error.message).toMatch(/single-process/);
   });
 
   it('does not echo the master key in its message', () => {

@@ -83,12 +83,12 @@ describe('resend schedule', () => {
 });
 
 describe('notification configuration', () => {
-  it('defaults: 10 s time-out, 60 s lease, 1 s poll, 8 at once, private URLs refused in live', () => {
+  it('defaults: 10 s time-out, 60 s lease, 1 s poll, 32 at once, private URLs refused in live', () => {
     const config = loadConfig({});
     expect(config.limits.outbound_timeout_ms).toBe(10_000);
     expect(config.limits.outbound_reply_max_bytes).toBe(64 * 1024);
     expect(config.limits.allow_private_urls).toBe(false);
-    expect(config.schedules).toMatchObject({ notify_lease_ms: 60_000, notify_poll_ms: 1_000, notify_concurrency: 8, notify_max_age_seconds: 72 * 3600 });
+    expect(config.schedules).toMatchObject({ notify_lease_ms: 60_000, notify_poll_ms: 1_000, notify_concurrency: 32, notify_max_age_seconds: 72 * 3600 });
   });
 
   it('reads the variables and refuses bad values by name', () => {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressAllowed, classifyAddress } from '../../src/outbound/addresses.js';
-import { checkedLookup, postJson, precheckUrl } from '../../src/outbound/post.js';
+import { checkedLookup, outboundConnections, postJson, precheckUrl } from '../../src/outbound/post.js';
 
 describe('classifyAddress', () => {
   it.each([
@@ -135,5 +135,74 @@ describe('postJson against a local server', () => {
     const pending = postJson(`${base}/slow`, '{}', { ...policy, timeout_ms: 5_000 }, controller.signal);
     setTimeout(() => controller.abort(), 50);
     expect(await pending).toMatchObject({ kind: 'failed', reason: 'interrupted (gateway shutting down)' });
+  });
+});
+
+describe('postJson with kept-alive connections (the notification worker\'s)', () => {
+  let server: http.Server;
+  let base: string;
+  let connections = 0;
+  /** Requests served per socket; the `cut_request`-th request of a socket is cut off unanswered (0: none). */
+  const served = new WeakMap<object, number>();
+  let cut_request = 0;
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      const count = (served.get(request.socket) ?? 0) + 1;
+      served.set(request.socket, count);
+      if (count === cut_request) {
+        request.socket.destroy(); // the second: as a server does that closed the idle socket just as it was reused
+        return;
+      }
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":0}'));
+    });
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('sends one notification after another over one connection', async () => {
+    const pool = outboundConnections();
+    try {
+      connections = 0;
+      const policy = { timeout_ms: 2_000, max_reply_bytes: 1024, allow_private: true, connections: pool };
+      for (let i = 0; i < 5; i += 1) expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'reply', http_status: 200, body: '{"status":0}' });
+      expect(connections).toBe(1);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('sends once more on a new connection when a kept socket turns out closed, and answers that reply', async () => {
+    const pool = outboundConnections();
+    cut_request = 2;
+    try {
+      connections = 0;
+      const policy = { timeout_ms: 2_000, max_reply_bytes: 1024, allow_private: true, connections: pool };
+      expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'reply', http_status: 200 });
+      expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'reply', http_status: 200, body: '{"status":0}' });
+      expect(connections).toBe(2);
+    } finally {
+      cut_request = 0;
+      pool.close();
+    }
+  });
+
+  it('a request cut off on a new connection is a failure, not sent twice', async () => {
+    const pool = outboundConnections();
+    cut_request = 1;
+    try {
+      connections = 0;
+      const policy = { timeout_ms: 2_000, max_reply_bytes: 1024, allow_private: true, connections: pool };
+      expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'failed', reason: 'connection reset' });
+      expect(connections).toBe(1);
+    } finally {
+      cut_request = 0;
+      pool.close();
+    }
   });
 });

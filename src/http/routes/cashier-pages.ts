@@ -37,6 +37,17 @@ function readCookie(request: FastifyRequest): string | null {
   return null;
 }
 
+/** A route of the cashier's pages: it answers HTML. */
+function htmlRoute(method: PlainRoute['method'], url: string, summary: string, handle: PlainRoute['handle']): PlainRoute {
+  return { kind: 'plain', method, url, summary, produces: 'text/html', handle };
+}
+
+/** A text field of a query string or form; undefined when absent or not text. */
+function textField(fields: unknown, name: string): string | undefined {
+  const value = isPlainObject(fields) ? fields[name] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
 interface PageDeps {
   readonly deps: OperationDeps;
   readonly public_url: () => string;
@@ -183,80 +194,51 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     return browser;
   }
 
-  /** A form post: signed in, with the session's CSRF token. */
-  async function formPost(request: FastifyRequest, response: FastifyReply): Promise<{ browser: BrowserSession; form: Record<string, unknown> } | null> {
-    const browser = await signedIn(request, response);
-    if (!browser) return null;
-    const form = isPlainObject(request.body) ? request.body : {};
-    if (!csrfValid(deps, browser.browser_token, form.csrf)) {
-      const view = languageView(deps, browser.session);
-      await sendHtml(deps, response, browser.session, 403, messagePage(view, browser.session, 'form_expired', 'link_invalid_text',
-        html`<div class="actions"><a class="button secondary" href="/cashier">${view.say('continue')}</a></div>`));
-      return null;
-    }
-    return { browser, form };
+  /** A page for a signed-in customer; anyone else is told so. */
+  function signedInRoute(url: string, summary: string,
+    handle: (request: FastifyRequest, response: FastifyReply, browser: BrowserSession) => Promise<unknown>): PlainRoute {
+    return htmlRoute('GET', url, summary, async (request, response) => {
+      const browser = await signedIn(request, response);
+      return browser ? handle(request, response, browser) : response;
+    });
+  }
+
+  /** A form post: signed in, with the session's CSRF token, to a session still open (a closed one gets its page). */
+  function formRoute(url: string, summary: string,
+    handle: (response: FastifyReply, browser: BrowserSession, form: Record<string, unknown>) => Promise<unknown>): PlainRoute {
+    return htmlRoute('POST', url, summary, async (request, response) => {
+      const browser = await signedIn(request, response);
+      if (!browser) return response;
+      const form = isPlainObject(request.body) ? request.body : {};
+      if (!csrfValid(deps, browser.browser_token, form.csrf)) {
+        const view = languageView(deps, browser.session);
+        return sendHtml(deps, response, browser.session, 403, messagePage(view, browser.session, 'form_expired', 'link_invalid_text',
+          html`<div class="actions"><a class="button secondary" href="/cashier">${view.say('continue')}</a></div>`));
+      }
+      if (!browser.open) return renderMain(response, browser);
+      return handle(response, browser, form);
+    });
   }
 
   return [
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/cashier/login/:token',
-      summary: 'Cashier auto-login (the redirect_url of a session call): one use, then redirects to /cashier',
-      produces: 'text/html',
-      async handle(request, response) {
+    htmlRoute('GET', '/cashier/login/:token',
+      'Cashier auto-login (the redirect_url of a session call): one use, then redirects to /cashier',
+      async (request, response) => {
         const { token } = request.params as { token: string };
         return answerLogin(page, response, await loginWithLink(deps, token));
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/cashier/login',
-      summary: 'Cashier login with the session\'s auth_token (?auth_token=...), valid 15 minutes until the first payment',
-      produces: 'text/html',
-      async handle(request, response) {
-        const query = isPlainObject(request.query) ? request.query : {};
-        const token = typeof query.auth_token === 'string' ? query.auth_token : '';
-        return answerLogin(page, response, await loginWithAuthToken(deps, token));
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'POST',
-      url: '/cashier/login',
-      summary: 'Cashier login with the session\'s auth_token as a form field (auth_token)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const form = isPlainObject(request.body) ? request.body : {};
-        const token = typeof form.auth_token === 'string' ? form.auth_token : '';
-        return answerLogin(page, response, await loginWithAuthToken(deps, token));
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/cashier',
-      summary: 'The cashier page: registration, choice of method, payment form, or where the session stands (?method=card|ewallet)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const browser = await signedIn(request, response);
-        if (!browser) return response;
-        const query = isPlainObject(request.query) ? request.query : {};
-        return renderMain(response, browser, { method: typeof query.method === 'string' ? query.method : undefined });
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'POST',
-      url: '/cashier/register',
-      summary: 'The one-time registration form (customer fields the merchant did not send)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const posted = await formPost(request, response);
-        if (!posted) return response;
-        const { browser, form } = posted;
-        if (!browser.open) return renderMain(response, browser);
+      }),
+    htmlRoute('GET', '/cashier/login',
+      'Cashier login with the session\'s auth_token (?auth_token=...), valid 15 minutes until the first payment',
+      async (request, response) => answerLogin(page, response, await loginWithAuthToken(deps, textField(request.query, 'auth_token') ?? ''))),
+    htmlRoute('POST', '/cashier/login',
+      'Cashier login with the session\'s auth_token as a form field (auth_token)',
+      async (request, response) => answerLogin(page, response, await loginWithAuthToken(deps, textField(request.body, 'auth_token') ?? ''))),
+    signedInRoute('/cashier',
+      'The cashier page: registration, choice of method, payment form, or where the session stands (?method=card|ewallet)',
+      async (request, response, browser) => renderMain(response, browser, { method: textField(request.query, 'method') })),
+    formRoute('/cashier/register',
+      'The one-time registration form (customer fields the merchant did not send)',
+      async (response, browser, form) => {
         const missing = missingCustomerFields(await knownCustomer(deps, browser.session));
         if (missing.length === 0) return redirect(deps, response, browser.session, '/cashier');
         const read = readRegistration(form, missing, browser.session.kind);
@@ -266,20 +248,11 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         }
         await saveRegistration(deps, browser.session, read.value);
         return redirect(deps, response, browser.session, '/cashier');
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'POST',
-      url: '/cashier/pay',
-      summary: 'Submit a deposit, checkout, withdrawal or payout (form: method, amount, card or wallet fields)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const posted = await formPost(request, response);
-        if (!posted) return response;
-        const { browser, form } = posted;
+      }),
+    formRoute('/cashier/pay',
+      'Submit a deposit, checkout, withdrawal or payout (form: method, amount, card or wallet fields)',
+      async (response, browser, form) => {
         const session = browser.session;
-        if (!browser.open) return renderMain(response, browser);
         if (missingCustomerFields(await knownCustomer(deps, session)).length > 0) return redirect(deps, response, session, '/cashier');
         const methods = await methodsOf(session);
         const method = typeof form.method === 'string' && methods.includes(form.method) ? form.method : null;
@@ -324,17 +297,10 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
           case 'order_closed':
             return redirect(deps, response, session, '/cashier');
         }
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/cashier/attempt/:attempt',
-      summary: 'The result of a payment of the session (where 3-D Secure and the sandbox wallet return to)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const browser = await signedIn(request, response);
-        if (!browser) return response;
+      }),
+    signedInRoute('/cashier/attempt/:attempt',
+      'The result of a payment of the session (where 3-D Secure and the sandbox wallet return to)',
+      async (request, response, browser) => {
         const { attempt } = request.params as { attempt: string };
         const session = browser.session;
         const row = /^[1-9][0-9]{0,5}$/.test(attempt) ? await attemptTransaction(deps, session, Number(attempt)) : null;
@@ -352,8 +318,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         const can_pay_again = browser.open && !isOrderSession(session) && state.remaining_minor !== 0;
         return sendHtml(deps, response, session, 200,
           cashierPage(view, resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again), resultAlert(view, row)));
-      },
-    },
+      }),
   ];
 }
 

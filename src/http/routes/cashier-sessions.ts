@@ -24,6 +24,10 @@ const REQUIRED_COMMON = {
 
 const STATE = Type.Optional(CASHIER_FIELDS.state);
 
+/** The typed fields of the calls a frontend makes (version 1.1); payment_method's length differs by call. */
+const frontendFields = <M extends TSchema>(payment_method: M) =>
+  ({ version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(payment_method) });
+
 /** Spec §4.3, version 1.2: application_key; phone at least 9 digits; payment_method varchar(50). */
 export const InitPayIn = bodySchema({
   ...REQUIRED_COMMON, application_key: 'required', validation_url: 'required', ...OPTIONAL_CUSTOMER, payment_method: 'optional',
@@ -32,16 +36,12 @@ export const InitPayIn = bodySchema({
 /** Spec §4.4, version 1.1: frontend varchar(50), exact amount and order_id; payment_method varchar(10). No validation request. */
 export const InitCheckout = bodySchema({
   ...REQUIRED_COMMON, order_id: 'required', amount: 'required', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, {
-  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_checkout),
-});
+}, frontendFields(CASHIER_FIELDS.payment_method_checkout));
 
 /** Spec §4.5, version 1.1: frontend varchar(50), optional balance; payment_method varchar(32). */
 export const InitPayOut = bodySchema({
   ...REQUIRED_COMMON, validation_url: 'required', balance: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, {
-  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_pay_out),
-});
+}, frontendFields(CASHIER_FIELDS.payment_method_pay_out));
 
 /**
  * init-pay-out-order (spec §4.6 names it only; designed here, docs/cashier.md §3): the payout twin
@@ -51,9 +51,7 @@ export const InitPayOut = bodySchema({
  */
 export const InitPayOutOrder = bodySchema({
   ...REQUIRED_COMMON, order_id: 'required', amount: 'required', validation_url: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, {
-  version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(CASHIER_FIELDS.payment_method_pay_out),
-});
+}, frontendFields(CASHIER_FIELDS.payment_method_pay_out));
 
 type AnyInitBody = BodyOf<typeof InitPayIn> | BodyOf<typeof InitCheckout> | BodyOf<typeof InitPayOut> | BodyOf<typeof InitPayOutOrder>;
 

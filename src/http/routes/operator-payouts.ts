@@ -210,6 +210,8 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         if (!(await deps.store.setGatewayHoldPayouts(gateway_id, body.hold_payouts))) {
           return response.code(404).send({ status: Status.NO_GATEWAY, description: 'Gateway not found' });
         }
+        // This instance's merchant copies carry the old flag (domain/merchants.ts); payouts re-read it anyway.
+        deps.merchants.invalidate();
         return response.send({
           status: Status.OK,
           description: body.hold_payouts ? 'Payouts through this gateway now wait for approval' : 'Payouts through this gateway are processed at once',

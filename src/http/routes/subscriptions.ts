@@ -8,10 +8,10 @@ import {
 } from '../../operations/subscription-plans.js';
 import { cancelSubscription, createSubscription, listSubscriptions, readSubscription } from '../../operations/subscriptions.js';
 import type { SubscriptionRow } from '../../store/schema.js';
-import type { PlanRecord } from '../../store/store.js';
+import type { PageRequest, PlanRecord } from '../../store/store.js';
 import { fieldError, type JsonReply, type JsonValue, reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, SUBSCRIPTION_NOTIFICATION_URL, V13_VERSION } from '../fields.js';
-import type { HeaderSignedRoute } from '../route.js';
+import type { HeaderSignedContext, HeaderSignedRoute } from '../route.js';
 
 const AUTH = { merchant_id: 'required', application_key: 'required', timestamp: 'required' } as const;
 const VERSION = { version: Type.Optional(V13_VERSION) };
@@ -78,10 +78,34 @@ const answerWith = (...parts: ReturnType<typeof Type.Object>[]) =>
 const PLAN_NOT_FOUND = reply(Status.PLAN_NOT_FOUND, 'Plan not found');
 const SUBSCRIPTION_NOT_FOUND = reply(Status.SUBSCRIPTION_NOT_FOUND, 'Subscription not found');
 
-function pageOf(body: { page?: number | string | undefined; page_size?: number | string | undefined }) {
+const planAnswer = (description: string, record: PlanRecord): JsonReply => ({ status: Status.OK, description, fields: planFields(record) });
+const subscriptionAnswer = (description: string, row: SubscriptionRow, status: number = Status.OK): JsonReply =>
+  ({ status, description, fields: subscriptionFields(row) });
+const currencyNotAllowed = (currency: string) => reply(Status.CURRENCY_NOT_ALLOWED,
+  `Currency not allowed: ${currency} is not taken by any of this merchant's gateways with merchant-initiated transactions enabled`);
+
+/** One page of a list (page from 1): `read` gives that page's items, as answer fields, and the total. */
+async function listAnswer(
+  body: { page?: number | string | undefined; page_size?: number | string | undefined }, description: string, name: 'plans' | 'subscriptions',
+  read: (request: PageRequest) => Promise<{ items: JsonValue[]; total: number }>,
+): Promise<JsonReply> {
   const page = body.page === undefined ? 1 : Number(body.page);
   const page_size = body.page_size === undefined ? DEFAULT_PAGE_SIZE : Number(body.page_size);
-  return { page, page_size, request: { offset: (page - 1) * page_size, limit: page_size } };
+  const { items, total } = await read({ offset: (page - 1) * page_size, limit: page_size });
+  return { status: Status.OK, description, fields: { [name]: items, page, page_size, total } };
+}
+
+const headerSigned = <T>(route: Omit<HeaderSignedRoute<T>, 'kind'>): HeaderSignedRoute<T> => ({ kind: 'header-signed', ...route });
+
+/** The handler of a route with a path id (:planId, :subscriptionId): a malformed id is answered as not found without a lookup. */
+function withPathId<T>(
+  name: 'planId' | 'subscriptionId', not_found: JsonReply,
+  handle: (context: HeaderSignedContext, body: T, id: string) => Promise<JsonReply>,
+): HeaderSignedRoute<T>['handle'] {
+  return async (context, body) => {
+    const id = context.params[name] ?? '';
+    return ID.test(id) ? handle(context, body, id) : not_found;
+  };
 }
 
 // ---- plans ----------------------------------------------------------------------------------
@@ -92,103 +116,82 @@ const PlanCreateBody = bodySchema({
   subscription_plan_status: 'optional',
 }, VERSION);
 
-function createPlanRoute(): HeaderSignedRoute<BodyOf<typeof PlanCreateBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'POST',
-    url: '/api/v1.3/subscription-plan',
-    summary: 'Create a subscription plan (decisions.md §10)',
-    input: PlanCreateBody,
-    response: answerWith(PlanAnswer),
-    async handle(context, body) {
-      if (body.subscription_plan_status === 'deleted') {
-        return fieldError('Invalid field: subscription_plan_status (a new plan is active or inactive)');
-      }
-      const outcome = await createPlan(context.deps, context.merchant, {
-        name: body.name,
-        description: body.description ?? null,
-        prices: body.prices,
-        billing_cycle: body.billing_cycle as BillingCycle,
-        trial_period: body.trial_period ?? 0,
-        trial_period_cycle: (body.trial_period_cycle ?? 'days') as TrialUnit,
-        expiration_cycles: body.expiration_cycles ?? null,
-        retries_number: body.retries_number ?? DEFAULT_RETRIES_NUMBER,
-        retries_delay_days: body.retries_delay_days ?? DEFAULT_RETRIES_DELAY_DAYS,
-        status: body.subscription_plan_status ?? 'active',
-      });
-      switch (outcome.kind) {
-        case 'created': return { status: Status.OK, description: 'Plan created', fields: planFields(outcome.plan) };
-        case 'duplicate_currency':
-          return fieldError(`Invalid field: prices (${outcome.currency} appears more than once; a plan has one price per currency)`);
-        case 'currency_not_allowed':
-          return reply(Status.CURRENCY_NOT_ALLOWED,
-            `Currency not allowed: ${outcome.currency} is not taken by any of this merchant's gateways with merchant-initiated transactions enabled`);
-      }
-    },
-  };
-}
+const createPlanRoute = () => headerSigned({
+  method: 'POST',
+  url: '/api/v1.3/subscription-plan',
+  summary: 'Create a subscription plan (decisions.md §10)',
+  input: PlanCreateBody,
+  response: answerWith(PlanAnswer),
+  async handle(context, body) {
+    if (body.subscription_plan_status === 'deleted') {
+      return fieldError('Invalid field: subscription_plan_status (a new plan is active or inactive)');
+    }
+    const outcome = await createPlan(context.deps, context.merchant, {
+      name: body.name,
+      description: body.description ?? null,
+      prices: body.prices,
+      billing_cycle: body.billing_cycle as BillingCycle,
+      trial_period: body.trial_period ?? 0,
+      trial_period_cycle: (body.trial_period_cycle ?? 'days') as TrialUnit,
+      expiration_cycles: body.expiration_cycles ?? null,
+      retries_number: body.retries_number ?? DEFAULT_RETRIES_NUMBER,
+      retries_delay_days: body.retries_delay_days ?? DEFAULT_RETRIES_DELAY_DAYS,
+      status: body.subscription_plan_status ?? 'active',
+    });
+    switch (outcome.kind) {
+      case 'created': return planAnswer('Plan created', outcome.plan);
+      case 'duplicate_currency':
+        return fieldError(`Invalid field: prices (${outcome.currency} appears more than once; a plan has one price per currency)`);
+      case 'currency_not_allowed': return currencyNotAllowed(outcome.currency);
+    }
+  },
+});
 
 const PlanUpdateBody = bodySchema({ ...AUTH, name: 'optional', description: 'optional', subscription_plan_status: 'optional' }, VERSION);
 
-function updatePlanRoute(): HeaderSignedRoute<BodyOf<typeof PlanUpdateBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'PUT',
-    url: '/api/v1.3/subscription-plan/:planId',
-    summary: 'Update a plan: name, description, subscription_plan_status (spec §4.9)',
-    input: PlanUpdateBody,
-    // Spec §7: a failed plan-update validation (an empty application_key, a bad field) is status -1.
-    field_error_status: Status.INTERNAL_ERROR,
-    response: answerWith(PlanAnswer),
-    async handle(context, body) {
-      const plan_id = context.params.planId ?? '';
-      if (!ID.test(plan_id)) return PLAN_NOT_FOUND;
-      const outcome = await updatePlan(context.deps, context.merchant.merchant_id, plan_id, {
-        name: body.name, description: body.description, status: body.subscription_plan_status,
-      });
-      if (outcome.kind === 'not_found') return PLAN_NOT_FOUND;
-      return { status: Status.OK, description: 'Plan updated', fields: planFields(outcome.plan) };
-    },
-  };
-}
+const updatePlanRoute = () => headerSigned({
+  method: 'PUT',
+  url: '/api/v1.3/subscription-plan/:planId',
+  summary: 'Update a plan: name, description, subscription_plan_status (spec §4.9)',
+  input: PlanUpdateBody,
+  // Spec §7: a failed plan-update validation (an empty application_key, a bad field) is status -1.
+  field_error_status: Status.INTERNAL_ERROR,
+  response: answerWith(PlanAnswer),
+  handle: withPathId('planId', PLAN_NOT_FOUND, async (context, body: BodyOf<typeof PlanUpdateBody>, plan_id) => {
+    const outcome = await updatePlan(context.deps, context.merchant.merchant_id, plan_id, {
+      name: body.name, description: body.description, status: body.subscription_plan_status,
+    });
+    return outcome.kind === 'not_found' ? PLAN_NOT_FOUND : planAnswer('Plan updated', outcome.plan);
+  }),
+});
 
 const ReadBody = bodySchema({ ...AUTH }, VERSION);
 
-function readPlanRoute(): HeaderSignedRoute<BodyOf<typeof ReadBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'GET',
-    url: '/api/v1.3/subscription-plan/:planId',
-    summary: 'Read one of the merchant\'s plans (query string: merchant_id, application_key, timestamp, version)',
-    input: ReadBody,
-    response: answerWith(PlanAnswer),
-    async handle(context) {
-      const plan_id = context.params.planId ?? '';
-      if (!ID.test(plan_id)) return PLAN_NOT_FOUND;
-      const outcome = await readPlan(context.deps, context.merchant.merchant_id, plan_id);
-      if (outcome.kind === 'not_found') return PLAN_NOT_FOUND;
-      return { status: Status.OK, description: 'Plan found', fields: planFields(outcome.plan) };
-    },
-  };
-}
+const readPlanRoute = () => headerSigned({
+  method: 'GET',
+  url: '/api/v1.3/subscription-plan/:planId',
+  summary: 'Read one of the merchant\'s plans (query string: merchant_id, application_key, timestamp, version)',
+  input: ReadBody,
+  response: answerWith(PlanAnswer),
+  handle: withPathId('planId', PLAN_NOT_FOUND, async (context, _body, plan_id) => {
+    const outcome = await readPlan(context.deps, context.merchant.merchant_id, plan_id);
+    return outcome.kind === 'not_found' ? PLAN_NOT_FOUND : planAnswer('Plan found', outcome.plan);
+  }),
+});
 
 const PlanListBody = bodySchema({ ...AUTH, page: 'optional', page_size: 'optional' }, VERSION);
 
-function listPlansRoute(): HeaderSignedRoute<BodyOf<typeof PlanListBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'GET',
-    url: '/api/v1.3/subscription-plan',
-    summary: 'List the merchant\'s plans, deleted ones never (query string; page from 1, page_size up to 100)',
-    input: PlanListBody,
-    response: answerWith(Type.Object({ plans: Type.Array(PlanAnswer), ...PAGE })),
-    async handle(context, body) {
-      const { page, page_size, request } = pageOf(body);
-      const { plans, total } = await listPlans(context.deps, context.merchant.merchant_id, request);
-      return { status: Status.OK, description: 'Plans listed', fields: { plans: plans.map(planFields), page, page_size, total } };
-    },
-  };
-}
+const listPlansRoute = () => headerSigned({
+  method: 'GET',
+  url: '/api/v1.3/subscription-plan',
+  summary: 'List the merchant\'s plans, deleted ones never (query string; page from 1, page_size up to 100)',
+  input: PlanListBody,
+  response: answerWith(Type.Object({ plans: Type.Array(PlanAnswer), ...PAGE })),
+  handle: (context, body) => listAnswer(body, 'Plans listed', 'plans', async (request) => {
+    const { plans, total } = await listPlans(context.deps, context.merchant.merchant_id, request);
+    return { items: plans.map(planFields), total };
+  }),
+});
 
 // ---- subscriptions ----------------------------------------------------------------------------
 
@@ -196,108 +199,86 @@ const SubscriptionCreateBody = bodySchema({
   ...AUTH, plan_id: 'required', price_id: 'required', cid: 'required', card_token: 'required', activate: 'optional',
 }, { ...VERSION, notification_url: SUBSCRIPTION_NOTIFICATION_URL });
 
-function createSubscriptionRoute(): HeaderSignedRoute<BodyOf<typeof SubscriptionCreateBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'POST',
-    url: '/api/v1.3/subscription',
-    summary: 'Create a customer subscription (spec §4.8)',
-    input: SubscriptionCreateBody,
-    response: answerWith(SubscriptionAnswer),
-    async handle(context, body) {
-      const outcome = await createSubscription(context.deps, {
-        merchant: context.merchant,
-        application_key: context.application_key,
-        plan_id: body.plan_id,
-        price_id: body.price_id,
-        cid: body.cid,
-        card_token: body.card_token,
-        // Spec §4.8: activate is "optional or null"; absent or null means true.
-        activate: body.activate !== false && body.activate !== 'false',
-        notification_url: body.notification_url,
-      });
-      switch (outcome.kind) {
-        case 'created': return { status: Status.OK, description: 'Subscription created', fields: subscriptionFields(outcome.subscription) };
-        // Spec §7: "subscription | -1 | Internal or lookup error, for example the plan id does not exist".
-        case 'plan_not_found': return reply(Status.INTERNAL_ERROR, 'Plan not found');
-        case 'plan_not_active': return reply(Status.PLAN_NOT_ACTIVE, 'Plan is inactive: it takes no new subscriptions');
-        case 'price_not_found': return reply(Status.PRICE_NOT_FOUND, 'Price not found: price_id is not one of the plan\'s prices');
-        case 'card_token_not_found': return reply(Status.CARD_TOKEN_NOT_FOUND, 'Card token not found');
-        case 'card_expired': return fieldError('Invalid field: card_token (the card has expired)');
-        case 'currency_not_allowed':
-          return reply(Status.CURRENCY_NOT_ALLOWED,
-            `Currency not allowed: ${outcome.currency} is not taken by any of this merchant's gateways with merchant-initiated transactions enabled`);
-      }
-    },
-  };
-}
+const createSubscriptionRoute = () => headerSigned({
+  method: 'POST',
+  url: '/api/v1.3/subscription',
+  summary: 'Create a customer subscription (spec §4.8)',
+  input: SubscriptionCreateBody,
+  response: answerWith(SubscriptionAnswer),
+  async handle(context, body) {
+    const outcome = await createSubscription(context.deps, {
+      merchant: context.merchant,
+      application_key: context.application_key,
+      plan_id: body.plan_id,
+      price_id: body.price_id,
+      cid: body.cid,
+      card_token: body.card_token,
+      // Spec §4.8: activate is "optional or null"; absent or null means true.
+      activate: body.activate !== false && body.activate !== 'false',
+      notification_url: body.notification_url,
+    });
+    switch (outcome.kind) {
+      case 'created': return subscriptionAnswer('Subscription created', outcome.subscription);
+      case 'duplicate':
+        return reply(Status.DUPLICATE_SUBSCRIPTION,
+          `Duplicate subscription: this customer already has an active subscription to this price with this card (${outcome.subscription_id})`);
+      // Spec §7: "subscription | -1 | Internal or lookup error, for example the plan id does not exist".
+      case 'plan_not_found': return reply(Status.INTERNAL_ERROR, 'Plan not found');
+      case 'plan_not_active': return reply(Status.PLAN_NOT_ACTIVE, 'Plan is inactive: it takes no new subscriptions');
+      case 'price_not_found': return reply(Status.PRICE_NOT_FOUND, 'Price not found: price_id is not one of the plan\'s prices');
+      case 'card_token_not_found': return reply(Status.CARD_TOKEN_NOT_FOUND, 'Card token not found');
+      case 'card_expired': return fieldError('Invalid field: card_token (the card has expired)');
+      case 'currency_not_allowed': return currencyNotAllowed(outcome.currency);
+    }
+  },
+});
 
-function readSubscriptionRoute(): HeaderSignedRoute<BodyOf<typeof ReadBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'GET',
-    url: '/api/v1.3/subscription/:subscriptionId',
-    summary: 'Read one of the merchant\'s subscriptions (query string: merchant_id, application_key, timestamp, version)',
-    input: ReadBody,
-    response: answerWith(SubscriptionAnswer),
-    async handle(context) {
-      const subscription_id = context.params.subscriptionId ?? '';
-      if (!ID.test(subscription_id)) return SUBSCRIPTION_NOT_FOUND;
-      const outcome = await readSubscription(context.deps, context.merchant.merchant_id, subscription_id);
-      if (outcome.kind === 'not_found') return SUBSCRIPTION_NOT_FOUND;
-      return { status: Status.OK, description: 'Subscription found', fields: subscriptionFields(outcome.subscription) };
-    },
-  };
-}
+const readSubscriptionRoute = () => headerSigned({
+  method: 'GET',
+  url: '/api/v1.3/subscription/:subscriptionId',
+  summary: 'Read one of the merchant\'s subscriptions (query string: merchant_id, application_key, timestamp, version)',
+  input: ReadBody,
+  response: answerWith(SubscriptionAnswer),
+  handle: withPathId('subscriptionId', SUBSCRIPTION_NOT_FOUND, async (context, _body, subscription_id) => {
+    const outcome = await readSubscription(context.deps, context.merchant.merchant_id, subscription_id);
+    return outcome.kind === 'not_found' ? SUBSCRIPTION_NOT_FOUND : subscriptionAnswer('Subscription found', outcome.subscription);
+  }),
+});
 
 const SubscriptionListBody = bodySchema({
   ...AUTH, plan_id: 'optional', cid: 'optional', subscription_status: 'optional', page: 'optional', page_size: 'optional',
 }, VERSION);
 
-function listSubscriptionsRoute(): HeaderSignedRoute<BodyOf<typeof SubscriptionListBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'GET',
-    url: '/api/v1.3/subscription',
-    summary: 'List the merchant\'s subscriptions, newest first (query string; filters plan_id, cid, subscription_status; page_size up to 100)',
-    input: SubscriptionListBody,
-    response: answerWith(Type.Object({ subscriptions: Type.Array(SubscriptionAnswer), ...PAGE })),
-    async handle(context, body) {
-      const { page, page_size, request } = pageOf(body);
-      const { subscriptions, total } = await listSubscriptions(context.deps, context.merchant.merchant_id, {
-        plan_id: body.plan_id, cid: body.cid, status: body.subscription_status,
-      }, request);
-      return {
-        status: Status.OK, description: 'Subscriptions listed',
-        fields: { subscriptions: subscriptions.map(subscriptionFields), page, page_size, total },
-      };
-    },
-  };
-}
+const listSubscriptionsRoute = () => headerSigned({
+  method: 'GET',
+  url: '/api/v1.3/subscription',
+  summary: 'List the merchant\'s subscriptions, newest first (query string; filters plan_id, cid, subscription_status; page_size up to 100)',
+  input: SubscriptionListBody,
+  response: answerWith(Type.Object({ subscriptions: Type.Array(SubscriptionAnswer), ...PAGE })),
+  handle: (context, body) => listAnswer(body, 'Subscriptions listed', 'subscriptions', async (request) => {
+    const { subscriptions, total } = await listSubscriptions(context.deps, context.merchant.merchant_id, {
+      plan_id: body.plan_id, cid: body.cid, status: body.subscription_status,
+    }, request);
+    return { items: subscriptions.map(subscriptionFields), total };
+  }),
+});
 
-function cancelSubscriptionRoute(): HeaderSignedRoute<BodyOf<typeof ReadBody>> {
-  return {
-    kind: 'header-signed',
-    method: 'POST',
-    url: '/api/v1.3/subscription/:subscriptionId/cancel',
-    summary: 'Cancel a subscription: no charge after this (cancelling again answers the same)',
-    input: ReadBody,
-    response: answerWith(SubscriptionAnswer),
-    async handle(context): Promise<JsonReply> {
-      const subscription_id = context.params.subscriptionId ?? '';
-      if (!ID.test(subscription_id)) return SUBSCRIPTION_NOT_FOUND;
-      const outcome = await cancelSubscription(context.deps, context.merchant.merchant_id, subscription_id);
-      switch (outcome.kind) {
-        case 'not_found': return SUBSCRIPTION_NOT_FOUND;
-        case 'ended': return { status: Status.SUBSCRIPTION_ENDED, description: 'Subscription has expired; there is nothing to cancel', fields: subscriptionFields(outcome.subscription) };
-        case 'canceled': return {
-          status: Status.OK, description: outcome.already ? 'Subscription was already canceled' : 'Subscription canceled',
-          fields: subscriptionFields(outcome.subscription),
-        };
-      }
-    },
-  };
-}
+const cancelSubscriptionRoute = () => headerSigned({
+  method: 'POST',
+  url: '/api/v1.3/subscription/:subscriptionId/cancel',
+  summary: 'Cancel a subscription: no charge after this (cancelling again answers the same)',
+  input: ReadBody,
+  response: answerWith(SubscriptionAnswer),
+  handle: withPathId('subscriptionId', SUBSCRIPTION_NOT_FOUND, async (context, _body, subscription_id) => {
+    const outcome = await cancelSubscription(context.deps, context.merchant.merchant_id, subscription_id);
+    switch (outcome.kind) {
+      case 'not_found': return SUBSCRIPTION_NOT_FOUND;
+      case 'ended': return subscriptionAnswer('Subscription has expired; there is nothing to cancel', outcome.subscription, Status.SUBSCRIPTION_ENDED);
+      case 'canceled':
+        return subscriptionAnswer(outcome.already ? 'Subscription was already canceled' : 'Subscription canceled', outcome.subscription);
+    }
+  }),
+});
 
 export function subscriptionRoutes(): HeaderSignedRoute<any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
   return [

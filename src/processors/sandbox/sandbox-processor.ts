@@ -5,7 +5,7 @@ import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
 import {
   type CardPayoutRequest, type CardSaleRequest, checkDataFields, type DataFieldSpec, type DirectPayoutCheck, type DirectPayoutRequest,
-  type Processor, type ProcessorResult, type RefundRequest,
+  type PayoutStatusRequest, type Processor, type ProcessorResult, type RefundRequest, type WalletDepositRequest,
 } from '../processor.js';
 
 export interface SandboxTimings {
@@ -136,8 +136,22 @@ export class SandboxProcessor implements Processor {
     return { kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: amount_minor, charge_currency: currency, error_code: APPROVED, error_details: test('Payout approved') };
   }
 
+  /** The sandbox keeps no state: it answers as if it had received the payout (the amount decides, decisions.md §7). */
+  async payoutStatus(request: PayoutStatusRequest): Promise<ProcessorResult | null> {
+    return this.payoutByAmount(request.amount_minor, request.currency);
+  }
+
   async cardPayout(request: CardPayoutRequest): Promise<ProcessorResult> {
     return this.cardProblem(request) ?? this.payoutByAmount(request.amount_minor, request.currency);
+  }
+
+  /** The customer confirms or cancels on the sandbox wallet page; nobody answering rejects it after 15 minutes. */
+  async walletDeposit(_request: WalletDepositRequest): Promise<ProcessorResult> {
+    return {
+      kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Confirm the payment in the sandbox e-wallet'),
+      mode: 'interactive',
+      later: { after_ms: this.timings.challenge_timeout_ms, to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') },
+    };
   }
 
   readonly direct_payout_fields = SANDBOX_DIRECT_FIELDS;

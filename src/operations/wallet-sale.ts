@@ -1,0 +1,50 @@
+// A deposit paid from the customer's e-wallet (the hosted cashier's second method): reserved
+// like any sale, then the customer confirms or cancels at the wallet (a challenge page).
+import { type Merchant, selectGateway } from '../domain/merchants.js';
+import type { OperationDeps } from './deps.js';
+import { finish, requestRow, reserve } from './lifecycle.js';
+import type { CashierLink, Identity, SaleOutcome } from './sale.js';
+
+export interface WalletSaleInput {
+  readonly merchant: Merchant;
+  readonly identity: Identity;
+  readonly api_version: string;
+  readonly order_id: string;
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly wallet_id: string;
+  readonly pin: string;
+  readonly gateway: string | undefined;
+  readonly return_url: string;
+  readonly notification_url: string;
+  readonly request_fingerprint: string;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly cashier?: CashierLink;
+}
+
+/** The same outcomes as a card sale. */
+export type WalletSaleOutcome = SaleOutcome;
+
+export async function processWalletSale(deps: OperationDeps, input: WalletSaleInput): Promise<WalletSaleOutcome> {
+  const gateway = selectGateway(input.merchant, input.currency, input.gateway);
+  const processor = gateway ? deps.processors.get(gateway.processor) : null;
+  if (!gateway || !processor?.walletDeposit) return { kind: 'no_gateway', currency: input.currency };
+  const walletDeposit = processor.walletDeposit.bind(processor);
+  const now_ms = deps.clock.now_ms();
+  const reservation = await reserve(deps, requestRow(input, {
+    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: processor.name, payment_method: 'ewallet', created_at_ms: now_ms,
+  }, {
+    // The wallet account is shown masked on the wallet page, as for wallet payouts.
+    data_json: JSON.stringify({ data_account_number: input.wallet_id }),
+  }));
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind !== 'reserved') {
+    if (reservation.kind === 'refused_by_guard') throw new Error('a wallet sale reservation has no guard to refuse it');
+    return reservation;
+  }
+  const result = await walletDeposit({
+    trace_id: reservation.row.trace_id, amount_minor: input.amount_minor, currency: input.currency, wallet_id: input.wallet_id,
+  });
+  const answer = await finish(deps, reservation.row, result, (token) => processor.challengeUrl(token, 'wallet'));
+  return { kind: 'processed', answer, replayed: false };
+}

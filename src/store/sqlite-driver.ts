@@ -1,0 +1,181 @@
+// The Kysely driver of the embedded store. Kysely's own SqliteDriver has one connection behind a
+// mutex, held from BEGIN to COMMIT: while a transaction waits between two of its statements,
+// every other query of the process (a merchant lookup, an idempotency look-up, /healthz) waits
+// too, so under load the whole gateway runs one request at a time. This driver keeps two
+// connections to the same file (WAL mode):
+//
+//   - the writer: every transaction, and every statement that is not a plain SELECT, behind the
+//     mutex (one writer, as SQLite requires; a transaction holds it from BEGIN to COMMIT);
+//   - the reader (query_only): plain SELECTs outside a transaction, without waiting. WAL gives
+//     each one the last committed state, never a transaction's uncommitted writes.
+//
+// Inside a transaction every statement, SELECTs included, goes to the writer, so a transaction
+// reads its own writes. better-sqlite3 is synchronous, so a statement runs to its end on the
+// event loop; prepared statements are cached per connection by their SQL text.
+import type BetterSqlite3 from 'better-sqlite3';
+import {
+  CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, SelectQueryNode, SqliteDialect,
+} from 'kysely';
+
+const STATEMENT_CACHE_SIZE = 500;
+
+class StatementCache {
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  constructor(readonly db: BetterSqlite3.Database) {}
+
+  get(sql_text: string): BetterSqlite3.Statement {
+    let statement = this.statements.get(sql_text);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql_text);
+      // Bounded: generated SQL has few shapes, but a run-away set must not grow memory for ever.
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!);
+      this.statements.set(sql_text, statement);
+    }
+    return statement;
+  }
+}
+
+function run<R>(cache: StatementCache, query: CompiledQuery): QueryResult<R> {
+  const statement = cache.get(query.sql);
+  if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(query.parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  /** Resolves with the function that releases the lock, once every earlier holder released it. */
+  lock(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.tail;
+    this.tail = previous.then(() => held);
+    return previous.then(() => release);
+  }
+}
+
+/** One per acquireConnection: a transaction marks its own, so its statements go to the writer. */
+class RoutingConnection implements DatabaseConnection {
+  /** Set between BEGIN and COMMIT/ROLLBACK: the writer's lock is held by this connection. */
+  release_writer: (() => void) | null = null;
+  constructor(private readonly driver: TwoConnectionSqliteDriver) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(this, query);
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not used by paygate');
+  }
+}
+
+export class TwoConnectionSqliteDriver implements Driver {
+  private readonly writer: StatementCache;
+  private readonly reader: StatementCache;
+  private readonly writer_lock = new Mutex();
+
+  constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database) {
+    this.writer = new StatementCache(writer);
+    this.reader = new StatementCache(reader);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new RoutingConnection(this);
+  }
+
+  async execute<R>(connection: RoutingConnection, query: CompiledQuery): Promise<QueryResult<R>> {
+    if (connection.release_writer) return run<R>(this.writer, query);
+    if (SelectQueryNode.is(query.query)) return run<R>(this.reader, query);
+    // A write outside a transaction waits until no transaction is open on the writer.
+    const release = await this.writer_lock.lock();
+    try {
+      return run<R>(this.writer, query);
+    } finally {
+      release();
+    }
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const routed = connection as RoutingConnection;
+    const release = await this.writer_lock.lock();
+    try {
+      run(this.writer, CompiledQuery.raw('begin'));
+    } catch (error) {
+      release();
+      throw error;
+    }
+    routed.release_writer = release;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.end(connection as RoutingConnection, 'commit');
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.end(connection as RoutingConnection, 'rollback');
+  }
+
+  private async end(connection: RoutingConnection, command: 'commit' | 'rollback'): Promise<void> {
+    const release = connection.release_writer;
+    if (!release) throw new Error(`${command} outside a transaction`);
+    try {
+      run(this.writer, CompiledQuery.raw(command));
+    } catch (error) {
+      // A failed COMMIT leaves the transaction open in SQLite: roll it back before letting go.
+      if (command === 'commit' && this.writer.db.inTransaction) {
+        try {
+          run(this.writer, CompiledQuery.raw('rollback'));
+        } catch {
+          // Nothing more can be done; the error below is the one that matters.
+        }
+      }
+      throw error;
+    } finally {
+      if (!this.writer.db.inTransaction) {
+        connection.release_writer = null;
+        release();
+      }
+    }
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inTransaction(connection, `savepoint "${name}"`, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inTransaction(connection, `rollback to "${name}"`, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inTransaction(connection, `release "${name}"`, compile);
+  }
+
+  private async inTransaction(connection: DatabaseConnection, command: string, _compile: QueryCompiler['compileQuery']): Promise<void> {
+    if (!(connection as RoutingConnection).release_writer) throw new Error(`${command} outside a transaction`);
+    if (!/^[a-z ]+ "[A-Za-z0-9_]+"$/.test(command)) throw new Error(`unexpected savepoint command ${command}`);
+    run(this.writer, CompiledQuery.raw(command));
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    this.reader.db.close();
+    this.writer.db.close();
+  }
+}
+
+/** SqliteDialect with the two-connection driver above. */
+export class TwoConnectionSqliteDialect extends SqliteDialect {
+  constructor(private readonly writer: BetterSqlite3.Database, private readonly reader: BetterSqlite3.Database) {
+    super({ database: writer });
+  }
+
+  override createDriver(): Driver {
+    return new TwoConnectionSqliteDriver(this.writer, this.reader);
+  }
+}

@@ -1,0 +1,111 @@
+// The store under the sale's hot path (issue 7): the reservation insert that answers its row, the
+// embedded store's two connections (store/sqlite-driver.ts: plain reads never wait for an open
+// transaction and never see its writes; writes outside a transaction wait for it), and the
+// merchant cache (domain/merchants.ts: found merchants kept briefly, unknown ones never).
+import { describe, expect, it } from 'vitest';
+import { Sealer } from '../../src/crypto/sealer.js';
+import { MerchantDirectory } from '../../src/domain/merchants.js';
+import type { Store } from '../../src/store/store.js';
+import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
+import { storeKinds } from '../support/stores.js';
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe.each(storeKinds())('hot path of the store on %s', (kind) => {
+  let store: Store;
+  let merchant_id: string;
+  withStoreAndMerchant(kind, (started) => ({ store, merchant_id } = started));
+
+  it('reserveTransaction answers the stored row, and null when the idempotency key is taken', async () => {
+    const row = transactionFixture(merchant_id);
+    const reserved = await store.transaction((tx) => tx.reserveTransaction(row));
+    expect(reserved).not.toBeNull();
+    expect(reserved).toEqual(await store.getTransaction(reserved!.trace_id));
+    expect(reserved).toMatchObject({ order_id: row.order_id, status: 'pending', refund_reserved_minor: 0, amount_minor: 1999 });
+    expect(await store.reserveTransaction({ ...row, request_fingerprint: 'another' })).toBeNull();
+    expect((await store.findTransactionByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe(row.request_fingerprint);
+  });
+
+  it('a plain read outside a transaction never sees the uncommitted writes of an open one', async () => {
+    const row = transactionFixture(merchant_id);
+    const inserted = deferred();
+    const release = deferred();
+    const open = store.transaction(async (tx) => {
+      await tx.insertTransactionIfAbsent(row);
+      inserted.resolve();
+      await release.promise;
+    });
+    await inserted.promise;
+    // The transaction is open and holds the writer: this read answers at once, without its row.
+    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).toBeNull();
+    expect(await store.countMerchants()).toBeGreaterThan(0);
+    release.resolve();
+    await open;
+    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).not.toBeNull();
+  });
+
+  it('inside a transaction, reads see its own writes', async () => {
+    const row = transactionFixture(merchant_id);
+    const seen = await store.transaction(async (tx) => {
+      const trace_id = await tx.insertTransactionIfAbsent(row);
+      return (await tx.getTransaction(trace_id!))?.order_id;
+    });
+    expect(seen).toBe(row.order_id);
+  });
+
+  it.runIf(kind === 'sqlite')('a write outside a transaction waits for the open transaction, then applies', async () => {
+    const trace_id = (await store.insertTransactionIfAbsent(transactionFixture(merchant_id)))!;
+    const order: string[] = [];
+    const inside = deferred();
+    const release = deferred();
+    const open = store.transaction(async (tx) => {
+      await tx.updateTransaction(trace_id, { description: 'inside' });
+      inside.resolve();
+      await release.promise;
+      order.push('commit');
+    });
+    await inside.promise;
+    const outside = store.updateTransaction(trace_id, { description: 'outside' }).then(() => order.push('outside'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(order).toEqual([]);
+    release.resolve();
+    await Promise.all([open, outside]);
+    expect(order).toEqual(['commit', 'outside']);
+    expect((await store.getTransaction(trace_id))!.description).toBe('outside');
+  });
+
+  it('a rolled-back transaction leaves nothing and lets the next one in', async () => {
+    const row = transactionFixture(merchant_id);
+    await expect(store.transaction(async (tx) => {
+      await tx.insertTransactionIfAbsent(row);
+      throw new Error('rolled back');
+    })).rejects.toThrow('rolled back');
+    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).toBeNull();
+    expect(await store.transaction((tx) => tx.insertTransactionIfAbsent(row))).toEqual(expect.any(Number));
+  });
+
+  it('the merchant cache keeps found merchants briefly, never unknown ones, and forgets on invalidate', async () => {
+    const sealer = new Sealer(Buffer.alloc(32, 7));
+    const directory = new MerchantDirectory(store, sealer, 60_000);
+    const reader = new MerchantDirectory(store, sealer);
+    // Unknown now, created by "another process" (another directory), then known at once.
+    expect(await directory.find('cache-shop')).toBeNull();
+    const created = await reader.create({ merchant_id: 'cache-shop', secret: 'cache-secret-1' }, Date.now());
+    expect(created.kind).toBe('created');
+    const found = await directory.find('cache-shop');
+    expect(found).toMatchObject({ merchant_id: 'cache-shop', secret: 'cache-secret-1' });
+    // Kept: a gateway change is not seen until invalidate().
+    const gateway_id = found!.gateways[0]!.gateway_id;
+    await store.setGatewayHoldPayouts(gateway_id, true);
+    expect((await directory.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(false);
+    expect((await reader.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(true);
+    directory.invalidate();
+    expect((await directory.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(true);
+  });
+});
