@@ -41,7 +41,9 @@ function iso(ms: number): string {
 }
 
 async function viewOf(deps: OperationDeps, row: NotificationRow): Promise<View> {
-  const attempts = await deps.store.listNotificationAttempts(row.id);
+  // The row was read first; an attempt recorded since (it commits with its row update) is left
+  // out, so the view never shows an attempt whose effect on the row it does not show.
+  const attempts = (await deps.store.listNotificationAttempts(row.id)).filter((a) => a.attempt_no <= row.attempts);
   const body = JSON.parse(row.payload_json) as Record<string, unknown>;
   if (typeof body.card_token === 'string') body.card_token = '[redacted]';
   const now_ms = deps.clock.now_ms();
