@@ -405,6 +405,17 @@ function dueWorkIndexes(): Migration {
 function oneActiveSubscription(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
+      // A database from before this index may hold such duplicates: the oldest of each set stays
+      // active, the later ones become inactive (not charged, still readable and cancellable), so
+      // the index can be created and the gateway starts.
+      await sql`UPDATE subscriptions SET status = 'inactive', next_charge_at_ms = NULL
+        WHERE status = 'active' AND EXISTS (
+          SELECT 1 FROM subscriptions older
+          WHERE older.status = 'active' AND older.merchant_id = subscriptions.merchant_id AND older.cid = subscriptions.cid
+            AND older.plan_id = subscriptions.plan_id AND older.price_id = subscriptions.price_id
+            AND older.card_token = subscriptions.card_token
+            AND (older.created_at_ms < subscriptions.created_at_ms
+              OR (older.created_at_ms = subscriptions.created_at_ms AND older.subscription_id < subscriptions.subscription_id)))`.execute(db);
       await sql`CREATE UNIQUE INDEX subscriptions_one_active ON subscriptions (merchant_id, cid, plan_id, price_id, card_token) WHERE status = 'active'`.execute(db);
     },
   };
@@ -422,8 +433,13 @@ class InlineMigrations implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  await migrateTo(db, dialect, null);
+}
+
+/** Up to and including `target` (null: the latest); tests use it to build a database as an older release left it. */
+export async function migrateTo(db: Kysely<unknown>, dialect: Dialect, target: string | null): Promise<void> {
   const migrator = new Migrator({ db, provider: new InlineMigrations(dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? String(error)}`);
