@@ -1,22 +1,74 @@
 // One pino logger for the process. Card fields, secrets, signatures and tokens are redacted
-// wherever they appear in a logged object, and challenge/session tokens are cut from URLs.
+// wherever they appear in a logged object, at any depth, and challenge/session tokens are cut
+// from URLs.
 import pino, { type Logger } from 'pino';
 
 const SENSITIVE_KEYS = [
   'card_number', 'card_number_encrypted', 'card_exp', 'card_exp_encrypted', 'cvv', 'cvv_encrypted', 'pan',
   'secret', 'signature', 'auth_token', 'card_token', 'token', 'password', 'master_key', 'authorization',
-  'gt-authentication', 'cookie', 'set-cookie',
-  // Direct payouts: the customer's bank account or wallet id (docs/payouts.md).
-  'data_account_number',
+  'gt-authentication', 'cookie', 'set-cookie', 'admin_token',
+  // Direct payouts and cashier wallet deposits: the customer's bank account or wallet id (docs/payouts.md).
+  'data_account_number', 'wallet_id',
 ];
 
-const REDACT_PATHS = [
-  ...SENSITIVE_KEYS.map((key) => `*.${key}`),
-  ...SENSITIVE_KEYS.map((key) => `*.*.${key}`),
-  ...SENSITIVE_KEYS,
-  'req.headers.authorization',
-  'req.headers["gt-authentication"]',
-];
+/** Besides the names above: any key that names a secret, token, signature, password or CVV, in any case. */
+const SENSITIVE_PATTERN = /secret|token|signature|password|passwd|cvv|authori[sz]ation|authentication|cookie|master_key|^pan$|^card_(number|exp)/i;
+
+const SENSITIVE = new Set(SENSITIVE_KEYS);
+
+export const REDACTED = '[redacted]';
+
+/** Nesting deeper than this is cut (as "[Object]" / "[Array]") rather than written unchecked. */
+export const REDACT_MAX_DEPTH = 12;
+
+export function isSensitiveKey(key: string): boolean {
+  return SENSITIVE.has(key.toLowerCase()) || SENSITIVE_PATTERN.test(key);
+}
+
+/**
+ * A copy of `value` in which every sensitive key, at any depth, holds "[redacted]". Plain objects,
+ * arrays and class instances (their own enumerable fields, as JSON would write them) are walked;
+ * values that write themselves (toJSON: Date, Buffer, URL) are kept; a cycle becomes "[Circular]".
+ * Errors keep their message and stack, which JSON would otherwise drop.
+ */
+export function redactDeep(value: unknown, depth = 0, seen: Set<object> = new Set()): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || ArrayBuffer.isView(value)) return value;
+  if (depth >= REDACT_MAX_DEPTH) return Array.isArray(value) ? '[Array]' : '[Object]';
+  if (seen.has(value)) return '[Circular]';
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((item) => redactDeep(item, depth + 1, seen));
+    const copy: Record<string, unknown> = {};
+    if (value instanceof Error) {
+      copy.type = value.constructor.name;
+      copy.message = value.message;
+      if (value.stack !== undefined) copy.stack = value.stack;
+    }
+    for (const key of Object.keys(value)) {
+      const field = (value as Record<string, unknown>)[key];
+      copy[key] = isSensitiveKey(key) && field !== undefined && field !== null ? REDACTED : redactDeep(field, depth + 1, seen);
+    }
+    return copy;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** Keys whose serializers below turn the value into something safe (and small): not walked first. */
+const SERIALIZED_KEYS = new Set(['req', 'res', 'err']);
+
+/** pino's log hook: redacts the logged object at any depth before it is written. */
+export function redactLogObject(object: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    if (isSensitiveKey(key) && value !== undefined && value !== null) copy[key] = REDACTED;
+    else if (SERIALIZED_KEYS.has(key)) copy[key] = value;
+    else copy[key] = redactDeep(value, 1);
+  }
+  return copy;
+}
 
 /** Path segments that are capabilities (challenge and cashier tokens) never reach a log. */
 export function redactUrl(url: string): string {
@@ -27,13 +79,26 @@ export function redactUrl(url: string): string {
 
 export function createLogger(options: { level: string; destination?: string | null }): Logger {
   const destination = options.destination ? pino.destination({ dest: options.destination, sync: false, mkdir: true }) : pino.destination(1);
-  return pino({
+  const logger = pino({
     level: options.level,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // Every logged object is redacted at any depth (redactDeep); pino's path-based redact would
+    // only reach the depths written in its paths.
+    formatters: {
+      log: redactLogObject,
+    },
     serializers: {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: redactUrl(req.url ?? '') }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-      err: pino.stdSerializers.err,
+      // An error's own fields (a driver's detail, a request body kept on it) are redacted too.
+      err: (error: Error) => redactDeep(pino.stdSerializers.err(error)) as ReturnType<typeof pino.stdSerializers.err>,
     },
   }, destination);
+  // A child logger's bindings skip formatters.log (pino resets the bindings formatter for children),
+  // so they are redacted as they are bound. Children are created from their parent's prototype,
+  // so this one wrapper serves every descendant too.
+  const child = logger.child;
+  logger.child = function redactedChild(this: Logger, bindings, child_options) {
+    return child.call(this, redactLogObject(bindings), child_options);
+  } as Logger['child'];
+  return logger;
 }

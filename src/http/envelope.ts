@@ -30,6 +30,8 @@ export const Status = {
   METHOD_NOT_ALLOWED: 21,
   BODY_TOO_LARGE: 22,
   MALFORMED_BODY: 23,
+  /** init-checkout / init-pay-out-order sent again, same content, for an order that can no longer be paid (approved or expired). */
+  ORDER_CLOSED: 24,
   /** v1.3: no such plan for this merchant (a deleted plan included). Subscription create answers -1 instead (spec §7). */
   PLAN_NOT_FOUND: 30,
   /** v1.3: no such subscription for this merchant. */

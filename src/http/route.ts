@@ -1,6 +1,8 @@
 // How a route is declared, and the pipeline every body-signed route runs through:
-//   JSON object → field count → merchant_id known → flat values → signature (constant-time)
+//   JSON object → merchant_id known → field count → flat values → signature (constant-time)
 //   → 60-second window → fields against the route's schema → operation → signed answer.
+// Every answer from the known merchant on is signed; its version is the request's own only when
+// the route takes that version (versionsOf), else the route's answer_version.
 // Route files declare; they never re-implement any of these steps.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -31,7 +33,10 @@ export interface SignedRoute<T = unknown> {
   readonly method: 'POST';
   readonly url: string;
   readonly summary: string;
-  /** The version answered when the request's own version field is unusable. */
+  /**
+   * The version answered when the request's own version is absent or not one this route takes
+   * (a version is echoed only when the route's schema accepts it: versionsOf).
+   */
   readonly answer_version: string;
   readonly input: SignedInput<T>;
   readonly response: TSchema;
@@ -73,6 +78,37 @@ export function unknownCredentials(): Reply {
   return reply(Status.AUTHENTICATION_FAILED, UNKNOWN_CREDENTIALS);
 }
 
+const route_versions = new WeakMap<SignedRoute, ReadonlySet<string>>();
+
+/** The version values a schema's `version` field accepts (exact literals), through unions of variants. */
+export function schemaVersions(schema: TSchema): Set<string> {
+  const found = new Set<string>();
+  const literals = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null) return;
+    const node = value as { const?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
+    if (typeof node.const === 'string') found.add(node.const);
+    for (const member of [...(node.anyOf ?? []), ...(node.oneOf ?? [])]) literals(member);
+  };
+  const walk = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null) return;
+    const node = value as { properties?: Record<string, unknown>; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
+    if (node.properties) literals(node.properties.version);
+    for (const member of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]) walk(member);
+  };
+  walk(schema);
+  return found;
+}
+
+/** The versions a signed route answers with: those its schema takes, and its own answer_version. */
+export function versionsOf(route: SignedRoute): ReadonlySet<string> {
+  let versions = route_versions.get(route);
+  if (!versions) {
+    versions = new Set([...schemaVersions(route.input.schema), route.answer_version]);
+    route_versions.set(route, versions);
+  }
+  return versions;
+}
+
 export async function runSignedRoute(
   deps: OperationDeps,
   route: SignedRoute,
@@ -91,7 +127,8 @@ export async function runSignedRoute(
     send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object (Content-Type: application/json)'), http_code: 400 });
     return;
   }
-  if (typeof body.version === 'string' && body.version.length > 0 && body.version.length <= 16) version = body.version;
+  // Echo the client's version only when it is one this route takes; otherwise the route's own.
+  if (typeof body.version === 'string' && versionsOf(route).has(body.version)) version = body.version;
   const keys = Object.keys(body);
   const merchant_id = body.merchant_id;
   if (typeof merchant_id !== 'string' || merchant_id.length === 0 || merchant_id.length > 50) {
@@ -114,7 +151,9 @@ export async function runSignedRoute(
     for (const key of keys) {
       const value = body[key];
       if (typeof value === 'object' && value !== null) {
-        send(fieldError(`Invalid field: ${key} (nested objects and arrays are not allowed)`));
+        // Short enough for the 75-character descriptions of init-* and find-order (spec §2.3, §4.7).
+        const shown = key.length > 32 ? `${key.slice(0, 31)}…` : key;
+        send(fieldError(`Invalid field: ${shown} (nested value not allowed)`));
         return;
       }
     }

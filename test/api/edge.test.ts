@@ -1,9 +1,16 @@
 // The HTTP edge of decisions.md §5: codes and envelopes for what never reaches an operation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unixSeconds } from '../../src/domain/clock.js';
 import { verifyBody } from '../../src/domain/signing.js';
-import { postJson } from '../support/client.js';
-import { saleA } from '../support/bodies.js';
+import { UNKNOWN_CREDENTIALS } from '../../src/http/route.js';
+import { initCheckout, initPayOut } from '../support/cashier.js';
+import { postJson, postSigned } from '../support/client.js';
+import { refundC, saleA, saleB } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { payoutE } from '../support/payout-bodies.js';
+import { ADMIN_DATABASE_URL } from '../support/postgres.js';
+import { storeKinds } from '../support/stores.js';
+import pg from 'pg';
 
 describe('HTTP edge', () => {
   let gw: TestGateway;
@@ -69,6 +76,69 @@ describe('HTTP edge', () => {
     expect(await response.json()).toMatchObject({ status: 'ok', store: 'sqlite' });
   });
 
+  it('answers an unknown frontend on every frontend call exactly as another merchant\'s frontend, revealing nothing', async () => {
+    const other = await gw.createMerchant();
+    const now = () => unixSeconds(gw.gateway.clock);
+    const calls: [string, (frontend: string) => Record<string, unknown>][] = [
+      ['/api/process', (frontend) => saleB(gw.merchant, { frontend, timestamp: now() })],
+      ['/api/process', (frontend) => refundC(gw.merchant, 1, { frontend, timestamp: now() })],
+      ['/api/process', (frontend) => payoutE(gw.merchant, { frontend, timestamp: now() })],
+      ['/api/transaction-status', (frontend) => ({ merchant_id: gw.merchant.merchant_id, frontend, trace_id: 1, timestamp: now(), version: '1.1' })],
+      ['/api/init-checkout', (frontend) => initCheckout(gw.merchant, 'https://merchant.example', { frontend, timestamp: now() })],
+      ['/api/init-pay-out', (frontend) => initPayOut(gw.merchant, 'https://merchant.example', { frontend, timestamp: now() })],
+    ];
+    const bare = (body: Record<string, unknown>) => {
+      const { signature: _signature, timestamp: _timestamp, ...rest } = body;
+      return rest;
+    };
+    for (const [path, make] of calls) {
+      const unknown = await postSigned(gw.url, path, make('no-such-frontend'), gw.merchant.secret);
+      const foreign = await postSigned(gw.url, path, make(other.frontend), gw.merchant.secret);
+      const label = `${path} ${String(make('x').transaction_type ?? '')}`;
+      expect(unknown.http_status, label).toBe(200);
+      expect(unknown.body, label).toMatchObject({ status: 11, description: UNKNOWN_CREDENTIALS });
+      expect(Object.keys(bare(unknown.body)).sort(), label).toEqual(['description', 'status', 'version']);
+      expect(bare(foreign.body), label).toEqual(bare(unknown.body));
+      // The merchant_id was known, so the answer is signed with that merchant's secret (postSigned checked it).
+      expect(typeof unknown.body.signature, label).toBe('string');
+    }
+  });
+
+  it('lists in /openapi.json every route the app registered, with the methods it answers', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    // The app's own route table (Fastify's), paths rebuilt from its tree.
+    const registered = new Set<string>();
+    const stack: string[] = [];
+    for (const line of gw.gateway.app.printRoutes({ commonPrefix: false }).split('\n')) {
+      const match = /^((?:│   |    )*)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+      if (!match) continue;
+      const depth = match[1]!.length / 4;
+      stack.length = depth;
+      const full = (stack[depth - 1] ?? '') + match[2]!;
+      stack.push(full);
+      if (match[3]) registered.add(full);
+    }
+    expect(registered.size).toBeGreaterThan(30);
+    // Served by app.ts itself, outside the route declarations the document is generated from.
+    const outside = new Set(['/openapi.json', '/healthz']);
+    const openapi_path = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}');
+    for (const url of registered) {
+      // Every path also answers a method it does not take with 405 and Allow: the methods it does take.
+      const probe = await fetch(`${gw.url}${url.replace(/:([A-Za-z_]+)/g, 'x')}`, { method: 'PATCH' });
+      expect(probe.status, url).toBe(405);
+      const allowed = (probe.headers.get('allow') ?? '').split(',').map((m) => m.trim().toLowerCase()).filter(Boolean).sort();
+      expect(allowed.length, url).toBeGreaterThan(0);
+      if (outside.has(url)) {
+        expect(doc.paths[openapi_path(url)], url).toBeUndefined();
+        continue;
+      }
+      expect(Object.keys(doc.paths[openapi_path(url)] ?? {}).sort(), url).toEqual(allowed);
+    }
+    // And nothing documented that the app does not serve.
+    const documented = Object.keys(doc.paths);
+    expect(documented.filter((path) => ![...registered].some((url) => openapi_path(url) === path))).toEqual([]);
+  });
+
   it('serves an OpenAPI document of every endpoint from the route schemas', async () => {
     const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { anyOf?: unknown[] } }> } }>> };
     expect(doc.openapi).toBe('3.1.0');
@@ -78,5 +148,76 @@ describe('HTTP edge', () => {
     const process_schema = doc.paths['/api/process']!.post!.requestBody!.content['application/json']!.schema;
     expect(process_schema.anyOf?.length).toBeGreaterThanOrEqual(3);
     expect(JSON.stringify(process_schema)).toContain('"maxLength":19');
+  });
+});
+
+// /healthz follows the store: 503 once its connections are gone.
+describe.each(storeKinds())('/healthz on %s', (kind) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway(kind);
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const health = async () => {
+    const response = await fetch(`${gw.url}/healthz`);
+    return { http_status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('answers 503 with the envelope of its own once the store cannot be reached', async () => {
+    expect(await health()).toEqual({ http_status: 200, body: { status: 'ok', store: kind } });
+    // The store's connections are closed under the running gateway (SQLite: both file handles;
+    // PostgreSQL: the whole pool), so every query, /healthz's included, fails from now on.
+    await gw.gateway.deps.store.close();
+    expect(await health()).toEqual({ http_status: 503, body: { status: 'unavailable', store: kind } });
+    // A signed call then fails as our fault, never the merchant's: HTTP 500, status -1.
+    const sale = await postJson(gw.url, '/api/process', saleA(gw.merchant));
+    expect(sale.http_status).toBe(500);
+    expect(sale.body).toMatchObject({ status: -1, description: 'Internal error' });
+  });
+});
+
+// PostgreSQL restarted or an administrator killed the sessions: connections die under queries in
+// flight. The gateway must survive it (a connection's error is not a crash), answer those requests
+// as its own failure, and serve again on fresh connections.
+describe.runIf(storeKinds().includes('postgres'))('connections cut by PostgreSQL', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('postgres');
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('survives pg_terminate_backend during a burst of sales and serves again afterwards', async () => {
+    const database = new URL(gw.database_url!).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+    await admin.connect();
+    try {
+      const burst = Array.from({ length: 40 }, (_, i) => postSigned(gw.url, '/api/process', saleA(gw.merchant, { order_id: `cut-${i}` }), gw.merchant.secret));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const { rows } = await admin.query('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+      expect((rows[0] as { n: number }).n).toBeGreaterThan(0);
+      const answers = await Promise.all(burst);
+      for (const answer of answers) {
+        // Committed and answered, or failed as the gateway's own fault: never a merchant-side error for a cut connection.
+        if (answer.http_status === 200) expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0 });
+        else expect(answer).toMatchObject({ http_status: 500, body: { status: -1 } });
+      }
+      // Every status 0 is a stored transaction.
+      for (const [i, answer] of answers.entries()) {
+        if (answer.body.status !== 0) continue;
+        const row = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', `cut-${i}`);
+        expect(row?.trace_id).toBe(answer.body.trace_id);
+      }
+    } finally {
+      await admin.end();
+    }
+    // Still alive, and on new connections.
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    const after = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { order_id: 'after-cut' }), gw.merchant.secret);
+    expect(after.body).toMatchObject({ status: 0, transaction_status: 'approved' });
   });
 });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptCardField, encryptCardField } from '../../src/domain/card-encryption.js';
 import { verifyBody } from '../../src/domain/signing.js';
 import { MASTERCARD, orderId, VISA } from '../support/bodies.js';
-import { nowSeconds, postSigned } from '../support/client.js';
+import { nowSeconds, postJson, postSigned, signed } from '../support/client.js';
+import { withStoppedClock } from '../support/clock.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { payoutD, payoutE, without } from '../support/payout-bodies.js';
 import { storeKinds } from '../support/stores.js';
@@ -207,12 +208,15 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(await gw.gateway.deps.store.listNotifications(first.body.trace_id as number)).toHaveLength(1);
     });
 
-    it('gives 10 concurrent identical payouts one trace_id', async () => {
-      const body = payoutD(gw.merchant, { order_id: orderId('concurrent') });
-      const answers = await Promise.all(Array.from({ length: 10 }, () => post(body)));
-      expect(answers.every((a) => a.body.status === 0)).toBe(true);
-      expect(new Set(answers.map((a) => a.body.trace_id)).size).toBe(1);
-      expect(await gw.gateway.deps.store.listNotifications(answers[0]!.body.trace_id as number)).toHaveLength(1);
+    it('gives 20 concurrent identical payouts one trace_id, one stored payout and one notification', async () => {
+      const body = signed(payoutD(gw.merchant, { order_id: orderId('concurrent') }), gw.merchant.secret);
+      const answers = await Promise.all(Array.from({ length: 20 }, () => postJson(gw.url, '/api/process', body)));
+      expect(answers.every((a) => a.body.status === 0 && a.body.transaction_status === 'approved')).toBe(true);
+      const trace_ids = new Set(answers.map((a) => a.body.trace_id));
+      expect(trace_ids.size).toBe(1);
+      const row = await stored(body.order_id);
+      expect(row?.trace_id).toBe([...trace_ids][0]);
+      expect(await gw.gateway.deps.store.listNotifications(row!.trace_id)).toHaveLength(1);
     });
 
     it('refuses a gateway that is not the merchant\'s or does not take the currency', async () => {
@@ -289,6 +293,24 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       const sale = await post(saleB(gw.merchant, { order_id }));
       expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
       expect(sale.body.trace_id).not.toBe(payout.body.trace_id);
+    });
+  });
+
+  it('accepts a timestamp 59 s and 60 s off and refuses 61 s off, in both directions, for variants D and E', async () => {
+    // The gateway's clock stands still for the test, so no second boundary can move the edge.
+    await withStoppedClock(gw.gateway, async (now_s) => {
+      for (const [variant, make] of [['D', payoutD], ['E', payoutE]] as const) {
+        for (const offset of [-60, -59, 59, 60]) {
+          const answer = await post(make(gw.merchant, { timestamp: now_s + offset }));
+          expect(answer.body, `${variant} offset ${offset}`).toMatchObject({ status: 0, transaction_status: 'approved' });
+        }
+        for (const offset of [-61, 61]) {
+          const body = make(gw.merchant, { timestamp: now_s + offset });
+          const answer = await post(body);
+          expect(answer.body, `${variant} offset ${offset}`).toMatchObject({ status: 1, description: 'Timestamp expired' });
+          expect(await stored(body.order_id)).toBeNull();
+        }
+      }
     });
   });
 

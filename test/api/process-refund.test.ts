@@ -104,6 +104,88 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     expect(read_own.body).toMatchObject({ status: 0, transaction_status: 'approved', card_number: '411111******1111' });
   });
 
+  it('refuses a refund of a refund and of a sale still waiting for 3-D Secure, reserving nothing', async () => {
+    const trace_id = await approvedSale(1000);
+    const refund = await post(refundC(gw.merchant, trace_id, { amount: 100 }));
+    expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const of_refund = await post(refundC(gw.merchant, refund.body.trace_id));
+    expect(of_refund.body).toMatchObject({ status: 14, description: 'Refund refused: the original transaction is not an approved sale' });
+    const challenged = await post(saleA(gw.merchant, { cvv: '333', amount: 1000 }));
+    expect(challenged.body.transaction_status).toBe('pending_async');
+    const of_pending = await post(refundC(gw.merchant, challenged.body.trace_id));
+    expect(of_pending.body).toMatchObject({ status: 14 });
+    expect((await gw.gateway.deps.store.getTransaction(refund.body.trace_id as number))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.getTransaction(challenged.body.trace_id as number))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(100);
+  });
+
+  it('names a missing, over-long or mistyped field and reserves nothing', async () => {
+    const trace_id = await approvedSale(1000);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ state: undefined }, /^Missing required field: state$/],
+      [{ card_exp: undefined }, /^Missing required field: card_exp$/],
+      [{ amount: 0 }, /^Invalid field: amount/],
+      [{ amount: '5.00' }, /^Invalid field: amount/],
+      [{ reference_id: 'abc' }, /^Invalid field: reference_id \(expected a trace_id/],
+      [{ reference_id: 0 }, /^Invalid field: reference_id/],
+      [{ reference_id: '123456789012' }, /^Invalid field: reference_id/],
+      [{ order_id: 'r'.repeat(51) }, /^Invalid field: order_id/],
+      [{ email: 'not-an-address' }, /^Invalid field: email/],
+      [{ frontend: 'f'.repeat(257) }, /^Invalid field: frontend/],
+    ];
+    for (const [overrides, description] of cases) {
+      const body = refundC(gw.merchant, trace_id, overrides);
+      for (const key of Object.keys(overrides)) if (overrides[key] === undefined) delete body[key];
+      const answer = await post(body);
+      expect(answer.body, JSON.stringify(overrides)).toMatchObject({ status: 10, version: '1.1' });
+      expect(answer.body.description).toMatch(description);
+      expect(answer.body.trace_id).toBeUndefined();
+      if (typeof body.order_id === 'string' && body.order_id.length <= 50) {
+        expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'refund', body.order_id)).toBeNull();
+      }
+    }
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+  });
+
+  it('refuses a version other than 1.1 in the frontend form and 1.2 in the application_key form', async () => {
+    const trace_id = await approvedSale(1000);
+    const frontend_12 = await post(refundC(gw.merchant, trace_id, { version: '1.2' }));
+    expect(frontend_12.body).toMatchObject({ status: 10 });
+    expect(frontend_12.body.description).toMatch(/^Invalid field: version \(expected exactly "1\.1"\)$/);
+    const { frontend: _frontend, ...by_key } = refundC(gw.merchant, trace_id, { version: '1.1' });
+    const app_11 = await post({ ...by_key, application_key: gw.merchant.application_key });
+    expect(app_11.body).toMatchObject({ status: 10 });
+    expect(app_11.body.description).toMatch(/^Invalid field: version \(expected exactly "1\.2"\)$/);
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+  });
+
+  it('refuses an unknown frontend or another merchant\'s, revealing nothing and reserving nothing', async () => {
+    const other = await gw.createMerchant();
+    const trace_id = await approvedSale(1000);
+    const unknown = await post(refundC(gw.merchant, trace_id, { frontend: 'no-such-frontend' }));
+    const foreign = await post(refundC(gw.merchant, trace_id, { frontend: other.frontend }));
+    for (const answer of [unknown, foreign]) {
+      expect(answer.body).toMatchObject({ status: 11, description: 'Authentication failed: unknown merchant_id, application_key or frontend' });
+      expect(answer.body.trace_id).toBeUndefined();
+    }
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+  });
+
+  it('refuses a bad signature, an expired timestamp and a reused order_id with other content', async () => {
+    const trace_id = await approvedSale(1000);
+    const body = signed(refundC(gw.merchant, trace_id, { amount: 200 }), gw.merchant.secret);
+    const tampered = await postJson(gw.url, '/api/process', { ...body, amount: 1000 });
+    expect(tampered.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    const late = await post(refundC(gw.merchant, trace_id, { timestamp: Math.floor(gw.gateway.clock.now_ms() / 1000) - 120 }));
+    expect(late.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+    const first = await post(refundC(gw.merchant, trace_id, { amount: 200, order_id: body.order_id }));
+    expect(first.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const changed = await post(refundC(gw.merchant, trace_id, { amount: 300, order_id: body.order_id }));
+    expect(changed.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
+    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(200);
+  });
+
   it('names a missing reference_id', async () => {
     const body = refundC(gw.merchant, 1);
     delete body.reference_id;

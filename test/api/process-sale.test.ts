@@ -1,9 +1,12 @@
 // POST /api/process sales (variants A and B) through the real HTTP server, on each store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unixSeconds } from '../../src/domain/clock.js';
 import { verifyBody } from '../../src/domain/signing.js';
+import { UNKNOWN_CREDENTIALS } from '../../src/http/route.js';
 import { panFingerprint } from '../../src/operations/card-vault.js';
 import { nowSeconds, postJson, postSigned, signed } from '../support/client.js';
 import { orderId, saleA, saleB, VISA } from '../support/bodies.js';
+import { withStoppedClock } from '../support/clock.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -101,6 +104,119 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     }
   });
 
+  describe('variant B (frontend, version 1.1) failure paths', () => {
+    const stored = (body: Record<string, unknown>) => gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
+
+    it('names a missing, over-long or mistyped field with a positive status and stores nothing', async () => {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ state: undefined }, /^Missing required field: state$/],
+        [{ state: 'LND' }, /^Invalid field: state \(expected a 2-character/],
+        [{ frontend: 'f'.repeat(257) }, /^Invalid field: frontend \(expected text of 1 to 256/],
+        [{ card_number: undefined }, /^Missing required field: card_number$/],
+        [{ cvv: '12' }, /^Invalid field: cvv \(expected 3 or 4 digits\)$/],
+        [{ currency: 'eur' }, /^Invalid field: currency/],
+        [{ zip: 'SW1A 1AA 1234567' }, /^Invalid field: zip/],
+        [{ notification_url: 'ftp://merchant.example/n' }, /^Invalid field: notification_url/],
+      ];
+      for (const [overrides, description] of cases) {
+        const body = saleB(gw.merchant, overrides);
+        for (const key of Object.keys(overrides)) if (overrides[key] === undefined) delete body[key];
+        const answer = await sale(body);
+        expect(answer.http_status).toBe(200);
+        expect(answer.body, JSON.stringify(overrides)).toMatchObject({ status: 10, version: '1.1' });
+        expect(answer.body.description).toMatch(description);
+        expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
+        expect(answer.body.trace_id).toBeUndefined();
+        expect(await stored(body)).toBeNull();
+      }
+    });
+
+    it('takes a sale without cvv but rejects it as a stored transaction (no customer-initiated sale without CVV)', async () => {
+      const pan = '5105105105105100'; // a card no other test of this file uses
+      const body = saleB(gw.merchant, { card_number: pan });
+      delete body.cvv;
+      const answer = await sale(body);
+      expect(answer.body).toMatchObject({ status: 0, transaction_status: 'rejected', error_code: '1', version: '1.1' });
+      expect(answer.body.error_details).toBe('[TEST] CVV required for a customer-initiated sale');
+      expect(answer.body.card_token).toBeUndefined();
+      expect(await stored(body)).toMatchObject({ trace_id: answer.body.trace_id, status: 'rejected', identity_kind: 'frontend' });
+      // Nothing was vaulted for it.
+      const { sealer, store } = gw.gateway.deps;
+      expect(await store.findCard(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '06/2034')).toBeNull();
+    });
+
+    it('answers an unknown frontend, another merchant\'s frontend and an unknown merchant alike, revealing nothing', async () => {
+      const other = await gw.createMerchant();
+      const unknown = saleB(gw.merchant, { frontend: 'no-such-frontend' });
+      const foreign = saleB(gw.merchant, { frontend: other.frontend });
+      const unknown_answer = await sale(unknown);
+      const foreign_answer = await sale(foreign);
+      const nobody = await postSigned(gw.url, '/api/process', saleB({ ...gw.merchant, merchant_id: 'nobody-at-all' }), 'some-secret');
+      for (const answer of [unknown_answer, foreign_answer, nobody]) {
+        expect(answer.http_status).toBe(200);
+        expect(answer.body).toMatchObject({ status: 11, description: UNKNOWN_CREDENTIALS, version: '1.1' });
+        expect(answer.body.trace_id).toBeUndefined();
+      }
+      // Same fields, same words: only the signature (the merchant is known) and the timestamp differ.
+      const bare = (b: Record<string, unknown>) => {
+        const { signature: _s, timestamp: _t, ...rest } = b;
+        return rest;
+      };
+      expect(bare(foreign_answer.body)).toEqual(bare(unknown_answer.body));
+      expect(bare(nobody.body)).toEqual(bare(unknown_answer.body));
+      expect(verifyBody(unknown_answer.body, gw.merchant.secret)).toBe(true);
+      expect(nobody.body.signature).toBeUndefined();
+      expect(await stored(unknown)).toBeNull();
+      expect(await stored(foreign)).toBeNull();
+      expect(await gw.gateway.deps.store.findTransactionByKey(other.merchant_id, 'sale', foreign.order_id as string)).toBeNull();
+    });
+
+    it('refuses a version other than 1.1 in the frontend form', async () => {
+      for (const version of ['1.2', '1.0', '']) {
+        const body = saleB(gw.merchant, { version });
+        const answer = await sale(body);
+        expect(answer.body, version).toMatchObject({ status: 10 });
+        expect(answer.body.description).toMatch(/^Invalid field: version \(expected exactly "1\.1"\)$/);
+        expect(await stored(body)).toBeNull();
+      }
+      const missing = saleB(gw.merchant);
+      delete missing.version;
+      expect((await sale(missing)).body).toMatchObject({ status: 10, description: 'Missing required field: version' });
+    });
+
+    it('refuses a bad signature and a timestamp outside the window, storing nothing', async () => {
+      const body = signed(saleB(gw.merchant), gw.merchant.secret);
+      const tampered = await postJson(gw.url, '/api/process', { ...body, amount: 2501 });
+      expect(tampered.body).toMatchObject({ status: 2, description: 'Invalid signature', version: '1.1' });
+      expect(verifyBody(tampered.body, gw.merchant.secret)).toBe(true);
+      const late = saleB(gw.merchant, { timestamp: unixSeconds(gw.gateway.clock) - 600 });
+      expect((await sale(late)).body).toMatchObject({ status: 1, description: 'Timestamp expired', version: '1.1' });
+      expect(await stored(body)).toBeNull();
+      expect(await stored(late)).toBeNull();
+    });
+  });
+
+  it('answers with the client\'s version only when the route takes it, else with the route\'s own', async () => {
+    // Invalid versions are not echoed: the answer says the version the endpoint speaks.
+    for (const version of ['9.9', 'x'.repeat(16), '<b>1.2</b>', '1.2 ']) {
+      const answer = await sale(saleA(gw.merchant, { version }));
+      expect(answer.body, version).toMatchObject({ status: 10, version: '1.2' });
+      expect(answer.body.description).toMatch(/^Invalid field: version/);
+      expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
+    }
+    // Not a string at all, on an error found before the fields are read (bad signature).
+    const body = signed(saleA(gw.merchant, { version: 12 }), gw.merchant.secret);
+    const bad_signature = await postJson(gw.url, '/api/process', { ...body, amount: 1 });
+    expect(bad_signature.body).toMatchObject({ status: 2, version: '1.2' });
+    // An unknown merchant, unsigned: still the route's version, not the client's.
+    const nobody = await postSigned(gw.url, '/api/process', saleA({ ...gw.merchant, merchant_id: 'nobody-at-all' }, { version: 'evil' }), 'x');
+    expect(nobody.body).toMatchObject({ status: 11, version: '1.2' });
+    // A version this route takes is echoed even where the variant wants the other one.
+    const other_variant = await sale(saleA(gw.merchant, { version: '1.1' }));
+    expect(other_variant.body).toMatchObject({ status: 10, version: '1.1' });
+    expect(other_variant.body.description).toMatch(/^Invalid field: version \(expected exactly "1\.2"\)$/);
+  });
+
   it('keeps the card in the vault only when the sale can still be approved', async () => {
     const { sealer, store } = gw.gateway.deps;
     const vaulted = async (pan: string) => store.findCard(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '12/2035');
@@ -143,17 +259,21 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     expect(unknown_merchant.body.signature).toBeUndefined();
   });
 
-  it('accepts a timestamp 59 s off and refuses 61 s off, in both directions', async () => {
-    for (const offset of [-59, 59]) {
-      const answer = await sale(saleA(gw.merchant, { timestamp: nowSeconds(offset) }));
-      expect(answer.body, `offset ${offset}`).toMatchObject({ status: 0 });
-    }
-    for (const offset of [-61, 61]) {
-      const body = saleA(gw.merchant, { timestamp: nowSeconds(offset) });
-      const answer = await sale(body);
-      expect(answer.body, `offset ${offset}`).toMatchObject({ status: 1, description: 'Timestamp expired' });
-      expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
-    }
+  it('accepts a timestamp 59 s and 60 s off and refuses 61 s off, in both directions', async () => {
+    // The gateway's clock stands still for the test: a second boundary passing between signing and
+    // the gateway reading its clock cannot turn 61 s into 60 s (or 59 s into 60 s).
+    await withStoppedClock(gw.gateway, async (now_s) => {
+      for (const offset of [-60, -59, 59, 60]) {
+        const answer = await sale(saleA(gw.merchant, { timestamp: now_s + offset }));
+        expect(answer.body, `offset ${offset}`).toMatchObject({ status: 0, transaction_status: 'approved' });
+      }
+      for (const offset of [-61, 61]) {
+        const body = saleA(gw.merchant, { timestamp: now_s + offset });
+        const answer = await sale(body);
+        expect(answer.body, `offset ${offset}`).toMatchObject({ status: 1, description: 'Timestamp expired', version: '1.2' });
+        expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
+      }
+    });
   });
 
   it('refuses a gateway that is not the merchant\'s', async () => {

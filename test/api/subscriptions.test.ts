@@ -1,16 +1,19 @@
 // The v1.3 subscription API through the real HTTP server, on each store: the Gt-Authentication
 // header (decisions.md §2), plans (create, update, read, list) and subscriptions (create, read,
-// list, cancel), every call's success and failure paths.
+// list, cancel, activate), every call's success and failure paths.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CardData } from '../../src/domain/cards.js';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { signBody } from '../../src/domain/signing.js';
 import { answerHeaderSignature, requestHeaderSignature } from '../../src/http/route.js';
 import { classifyReply } from '../../src/notifications/sender.js';
 import { subscriptionEventSignature } from '../../src/notifications/subscription-event.js';
+import { vaultCard } from '../../src/operations/card-vault.js';
 import { nowSeconds } from '../support/client.js';
-import { MASTERCARD } from '../support/bodies.js';
+import { MASTERCARD, VISA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { withStoppedClock } from '../support/clock.js';
 import { storeKinds } from '../support/stores.js';
 import { loadVectors } from '../support/vectors.js';
 import { createPlanVia, gtRequestHeader, planBody, priceIdOf, sha384, subscribeVia, tokenize, v13 } from '../support/v13.js';
@@ -95,6 +98,15 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     return { merchant_id, secret, application_key: 'nomit-app', frontend: 'nomit-front', currency: 'USD', gateway: `${merchant_id}-mit` };
   }
 
+  /**
+   * A card_token of the merchant's whose card has expired since it was stored (tokenize refuses
+   * an expired card, so it is vaulted as a card that was valid when stored).
+   */
+  async function expiredCardToken(merchant_id: string, pin = 'cust-42'): Promise<string> {
+    const { store, sealer, clock } = gw.gateway.deps;
+    return store.transaction((tx) => vaultCard(tx, sealer, merchant_id, pin, new CardData(VISA, { month: 1, year: 2021 }, null), clock.now_ms()));
+  }
+
   describe('authentication and the envelope', () => {
     it('answers with a verified Gt-Authentication header, version 1.3 and a timestamp', async () => {
       const answer = await call('GET', PLANS);
@@ -126,11 +138,14 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     });
 
     it('accepts 59 s off and refuses 61 s off, in both directions', async () => {
-      for (const offset of [-59, 59]) expect((await call('GET', PLANS, {}, { timestamp: nowSeconds(offset) })).body.status).toBe(0);
-      for (const offset of [-61, 61]) {
-        const answer = await call('POST', PLANS, planBody(), { timestamp: nowSeconds(offset) });
-        expect(answer.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
-      }
+      // The gateway's clock stands still mid-second, so no second boundary can flip the edge.
+      await withStoppedClock(gw.gateway, async (now_s) => {
+        for (const offset of [-59, 59]) expect((await call('GET', PLANS, {}, { timestamp: now_s + offset })).body.status).toBe(0);
+        for (const offset of [-61, 61]) {
+          const answer = await call('POST', PLANS, planBody(), { timestamp: now_s + offset });
+          expect(answer.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
+        }
+      });
     });
 
     it('answers an unknown merchant and a foreign application_key alike, the unknown merchant without a header', async () => {
@@ -171,7 +186,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     it('documents the v1.3 routes in /openapi.json with the Gt-Authentication header', async () => {
       const openapi = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { name: string }[] }>> };
       for (const [path, method] of [[PLANS, 'post'], [`${PLANS}/{planId}`, 'put'], [`${PLANS}/{planId}`, 'get'], [SUBS, 'post'], [SUBS, 'get'],
-        [`${SUBS}/{subscriptionId}`, 'get'], [`${SUBS}/{subscriptionId}/cancel`, 'post']] as const) {
+        [`${SUBS}/{subscriptionId}`, 'get'], [`${SUBS}/{subscriptionId}/cancel`, 'post'], [`${SUBS}/{subscriptionId}/activate`, 'post']] as const) {
         expect(openapi.paths[path]?.[method]?.parameters?.some((p) => p.name === 'Gt-Authentication'), `${method} ${path}`).toBe(true);
       }
     });
@@ -400,6 +415,43 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect(total).toBe(0);
     });
 
+    it('refuses a card_token whose card has expired, and stores nothing', async () => {
+      const cid = `expired-${randomBytes(3).toString('hex')}`;
+      const expired = await expiredCardToken(gw.merchant.merchant_id);
+      const answer = await subscribe({ cid, card_token: expired });
+      expect(answer.body).toMatchObject({ status: 10, description: 'Invalid field: card_token (the card has expired)', version: '1.3' });
+      expect(answer.header).not.toBeNull();
+      expect((await gw.gateway.deps.store.listSubscriptions(gw.merchant.merchant_id, { cid }, { offset: 0, limit: 10 })).total).toBe(0);
+      // The same customer's valid card is taken.
+      expect((await subscribe({ cid })).body).toMatchObject({ status: 0, subscription_status: 'active' });
+    });
+
+    it('refuses a price whose currency no gateway with MIT enabled takes any more (status 34), and stores nothing', async () => {
+      // The plan was created while EUR was billable; the merchant's EUR gateway has MIT disabled now.
+      const nomit = await merchantWithoutMitEur();
+      const now_ms = gw.gateway.clock.now_ms();
+      const plan_id = `plan_${randomBytes(12).toString('hex')}`;
+      const prices = [
+        { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'USD', amount_minor: 1000, position: 0 },
+        { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'EUR', amount_minor: 900, position: 1 },
+      ];
+      await gw.gateway.deps.store.transaction((tx) => tx.insertPlan({
+        plan_id, merchant_id: nomit.merchant_id, name: 'Old plan', description: null, billing_cycle: 'monthly', trial_period: 0,
+        trial_period_cycle: 'days', expiration_cycles: null, retries_number: 3, retries_delay_days: 1, status: 'active',
+        created_at_ms: now_ms, updated_at_ms: now_ms,
+      }, prices));
+      const token = await tokenize(gw.url, nomit);
+      const fields = { plan_id, cid: 'cust-eur', card_token: token, notification_url: 'https://merchant.example/subs' };
+      const eur = await v13(gw.url, 'POST', SUBS, nomit, { ...fields, price_id: prices[1]!.price_id });
+      expect(eur.body).toMatchObject({ status: 34 });
+      expect(eur.body.description).toBe(
+        'Currency not allowed: EUR is not taken by any of this merchant\'s gateways with merchant-initiated transactions enabled');
+      expect((await gw.gateway.deps.store.listSubscriptions(nomit.merchant_id, {}, { offset: 0, limit: 10 })).total).toBe(0);
+      // Its USD price still takes subscriptions.
+      const usd = await v13(gw.url, 'POST', SUBS, nomit, { ...fields, price_id: prices[0]!.price_id });
+      expect(usd.body).toMatchObject({ status: 0, price: { currency: 'USD', amount: 1000 } });
+    });
+
     it('names each missing or invalid field', async () => {
       const cases: [Record<string, unknown>, RegExp][] = [
         [{ plan_id: undefined }, /Missing required field: plan_id/],
@@ -466,7 +518,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const cid = `retry-${Date.now()}`;
       const first = await subscribe({ cid });
       const again = await subscribe({ cid });
-      expect(again.body).toMatchObject({ status: 0, description: 'Subscription created', subscription_id: first.body.subscription_id, subscription_status: 'active' });
+      expect(first.body).toMatchObject({ status: 0, description: 'Subscription created' });
+      // Answered with the subscription, and a description that says nothing new was made.
+      expect(again.body).toMatchObject({
+        status: 0, description: 'Subscription already exists: the same request was received before; nothing new was created',
+        subscription_id: first.body.subscription_id, subscription_status: 'active', created_at: first.body.created_at,
+      });
       const events = await gw.gateway.deps.store.listSubscriptionEvents(String(first.body.subscription_id));
       expect(events).toHaveLength(1);
       // The same customer, price and card with other details: refused, naming the subscription.
@@ -490,6 +547,10 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const answers = await Promise.all(Array.from({ length: 10 }, () => subscribe({ cid })));
       expect(answers.map((a) => a.body.status)).toEqual(Array(10).fill(0));
       expect(new Set(answers.map((a) => a.body.subscription_id)).size).toBe(1);
+      // One of them made it; the other nine say they found it.
+      expect(answers.map((a) => a.body.description).sort()).toEqual([
+        ...Array(9).fill('Subscription already exists: the same request was received before; nothing new was created'), 'Subscription created',
+      ]);
       const listed = await call('GET', SUBS, { cid });
       expect(listed.body.total).toBe(1);
     });
@@ -515,6 +576,89 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { activate: false });
       const canceled = await call('POST', `${SUBS}/${String(created.subscription_id)}/cancel`);
       expect(canceled.body).toMatchObject({ status: 0, subscription_status: 'canceled' });
+    });
+
+    describe('activate (POST /api/v1.3/subscription/{subscriptionId}/activate)', () => {
+      const activate = (id: unknown, fields: Record<string, unknown> = {}) => call('POST', `${SUBS}/${String(id)}/activate`, fields);
+      const uniqueCid = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`;
+
+      it('activates an inactive subscription: active, due when the trial ends counted from now (it was never charged), recorded and notified', async () => {
+        const created = await subscribe({ activate: false, cid: uniqueCid('act') });
+        expect(created.body).toMatchObject({ status: 0, subscription_status: 'inactive', next_charge_at: null });
+        const id = String(created.body.subscription_id);
+        const answer = await activate(id);
+        expect(answer.body).toMatchObject({
+          status: 0, description: 'Subscription activated', subscription_id: id, subscription_status: 'active', cycles_charged: 0, version: '1.3',
+        });
+        expect(answer.header).toBe(sha384(`0${String(answer.body.timestamp)}${gw.merchant.secret}`));
+        // The plan's 7-day trial, from the activation.
+        expect(Math.abs(Number(answer.body.next_charge_at) - (Number(answer.body.timestamp) + 7 * 86_400))).toBeLessThanOrEqual(1);
+        const row = (await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!;
+        expect(row).toMatchObject({ status: 'active', attempt: 0, card_token, anchor_at_ms: row.next_charge_at_ms });
+        const changes = await gw.gateway.deps.store.listSubscriptionChanges(id);
+        expect(changes.map((c) => [c.from_status, c.to_status, c.event])).toEqual([
+          ['', 'inactive', 'subscription.created'], ['inactive', 'active', 'subscription.activated'],
+        ]);
+        const events = (await gw.gateway.deps.store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+        expect(events.map((e) => e.event)).toEqual(['subscription.created', 'subscription.activated']);
+        expect(events[1]).toMatchObject({ subscription_status: 'active', next_charge_at: answer.body.next_charge_at, subscription_id: id });
+
+        // Already active: answered as it is; nothing changes, nothing is notified.
+        const again = await activate(id);
+        expect(again.body).toMatchObject({
+          status: 0, description: 'Subscription is already active', subscription_status: 'active', next_charge_at: answer.body.next_charge_at,
+        });
+        expect(await gw.gateway.deps.store.listSubscriptionChanges(id)).toHaveLength(2);
+        expect(await gw.gateway.deps.store.listSubscriptionEvents(id)).toHaveLength(2);
+        // An active subscription's card is not changed by activate.
+        const other_card = await tokenize(gw.url, gw.merchant, 'cust-42', MASTERCARD);
+        const change_card = await activate(id, { card_token: other_card });
+        expect(change_card.body.status).toBe(10);
+        expect(change_card.body.description).toMatch(/^Invalid field: card_token \(the subscription is already active/);
+        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.card_token).toBe(card_token);
+      });
+
+      it('refuses a canceled subscription (final); another merchant\'s or an unknown one is not found', async () => {
+        const created = await subscribe({ activate: false, cid: uniqueCid('act') });
+        const id = String(created.body.subscription_id);
+        for (const answer of [await v13(gw.url, 'POST', `${SUBS}/${id}/activate`, other), await activate('sub_doesnotexist'), await activate('x'.repeat(40))]) {
+          expect(answer.body).toMatchObject({ status: 31, description: 'Subscription not found' });
+          expect(Object.keys(answer.body).sort()).toEqual(['description', 'status', 'timestamp', 'version']);
+        }
+        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.status).toBe('inactive');
+        expect((await call('POST', `${SUBS}/${id}/cancel`)).body.status).toBe(0);
+        const refused = await activate(id);
+        expect(refused.body).toMatchObject({
+          status: 35, description: 'Subscription has ended (canceled); it cannot be activated', subscription_status: 'canceled', next_charge_at: null,
+        });
+        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.status).toBe('canceled');
+        expect((await gw.gateway.deps.store.listSubscriptionChanges(id)).map((c) => c.event)).toEqual(['subscription.created', 'subscription.canceled']);
+      });
+
+      it('takes the customer\'s other card; refuses a card not in the merchant\'s vault, an expired card, and a second active subscription', async () => {
+        const cid = uniqueCid('card');
+        const other_card = await tokenize(gw.url, gw.merchant, 'cust-42', MASTERCARD);
+        const inactive = String((await subscribe({ activate: false, cid })).body.subscription_id);
+        const others_token = await tokenize(gw.url, other, 'other-cust', MASTERCARD);
+        expect((await activate(inactive, { card_token: others_token })).body).toMatchObject({ status: 18, description: 'Card token not found' });
+        expect((await activate(inactive, { card_token: 'a'.repeat(32) })).body).toMatchObject({ status: 18 });
+        expect((await activate(inactive, { card_token: await expiredCardToken(gw.merchant.merchant_id) })).body)
+          .toMatchObject({ status: 10, description: 'Invalid field: card_token (the card has expired)' });
+        expect((await activate(inactive, { card_token: 'not a token!' })).body.description).toMatch(/^Invalid field: card_token/);
+        // An active subscription of the same customer and price with the other card: activating this one with that card would make a twin.
+        const twin = await subscribe({ cid, card_token: other_card });
+        const duplicate = await activate(inactive, { card_token: other_card });
+        expect(duplicate.body).toMatchObject({ status: 36 });
+        expect(duplicate.body.description).toContain(String(twin.body.subscription_id));
+        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, inactive))).toMatchObject({ status: 'inactive', card_token });
+        // With its own card there is no twin: activated.
+        expect((await activate(inactive)).body).toMatchObject({ status: 0, description: 'Subscription activated' });
+        // Another inactive one of another customer is activated with the other card, which it is charged from now on.
+        const second = String((await subscribe({ activate: false, cid: uniqueCid('card') })).body.subscription_id);
+        expect((await activate(second, { card_token: other_card })).body).toMatchObject({ status: 0, subscription_status: 'active' });
+        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, second))).toMatchObject({ status: 'active', card_token: other_card });
+        expect((await gw.gateway.deps.store.listSubscriptionChanges(second)).at(-1)!.reason).toBe('activated by the merchant with another card');
+      });
     });
   });
 });
