@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
-import { AdjustableClock } from './domain/clock.js';
+import { AdjustableClock, wallClock } from './domain/clock.js';
 import { type CreatedMerchant, MerchantDirectory } from './domain/merchants.js';
 import { buildApp } from './http/app.js';
 import type { RouteDef } from './http/route.js';
@@ -101,7 +101,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     }));
   }
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms);
-  const deps: OperationDeps = { store, sealer, clock, merchants, processors: processorRegistry(processors), config, logger };
+  const deps: OperationDeps = { store, sealer, clock, wall_clock: wallClock, merchants, processors: processorRegistry(processors), config, logger };
 
   const demo_merchant = options.create_demo === false ? null : await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce);
 
@@ -123,7 +123,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // Notifications reuse their connections to a merchant (one TCP handshake per socket, not per notification).
   const notify_connections = outboundConnections();
   const notifications = startNotificationWorker({
-    store, clock, logger,
+    store, clock, lease_clock: deps.wall_clock, logger,
     secretOf: async (merchant_id) => (await merchants.find(merchant_id))?.secret ?? null,
     policy: {
       timeout_ms: config.limits.outbound_timeout_ms,

@@ -4,6 +4,16 @@ export interface Clock {
   now_ms(): number;
 }
 
+/**
+ * The real wall clock, for leases and claims (lease_until_ms, claim_until_ms): how long an
+ * instance may hold a notification, a subscription or a cashier payment it is working on. A
+ * lease must outlive the work in real time whatever the sandbox clock does; measured on the
+ * gateway clock, advancing it (POST /sandbox/clock) during an attempt ended the lease at once
+ * and another round started the same work again while the first was still running. Due times
+ * and expiries stay on the gateway clock.
+ */
+export const wallClock: Clock = Object.freeze({ now_ms: () => Date.now() });
+
 export function unixSeconds(clock: Clock): number {
   return Math.floor(clock.now_ms() / 1000);
 }

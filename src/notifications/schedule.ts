@@ -6,7 +6,7 @@ export type NotificationState = 'pending' | 'delivered' | 'refused' | 'failed';
 export interface RetrySchedule {
   /** PAYGATE_NOTIFY_RETRY_SECONDS: the n-th resend waits retry_seconds[min(n-1, length-1)] seconds. */
   readonly retry_seconds: readonly number[];
-  /** PAYGATE_NOTIFY_MAX_AGE_SECONDS: no attempt is made later than this after the notification was created. */
+  /** PAYGATE_NOTIFY_MAX_AGE_SECONDS: no attempt is made later than this after the bound's start (boundFrom). */
   readonly max_age_seconds: number;
 }
 
@@ -17,17 +17,26 @@ export function resendDelaySeconds(n: number, schedule: RetrySchedule): number {
   return list[Math.min(Math.max(n, 1) - 1, list.length - 1)]!;
 }
 
+/**
+ * Where the bound counts from: the notification's creation, or the operator's last manual resend
+ * (bound_from_ms, migration 0007), which so gets a whole bound of its own.
+ */
+export function boundFrom(row: { readonly bound_from_ms: number | null; readonly created_at_ms: number }): number {
+  return row.bound_from_ms ?? row.created_at_ms;
+}
+
 export type AfterFailure =
   | { readonly state: 'pending'; readonly next_attempt_at_ms: number }
   | { readonly state: 'failed' };
 
 /**
  * After the `attempts`-th attempt failed at `now_ms`: the next attempt, or 'failed' once the
- * bound is reached. The last attempt is made at the bound itself rather than skipped, so a
- * schedule step longer than what remains still gives the merchant one more chance.
+ * bound (counted from `bound_from_ms`, see boundFrom) is reached. The last attempt is made at the
+ * bound itself rather than skipped, so a schedule step longer than what remains still gives the
+ * merchant one more chance. All times are on the gateway clock.
  */
-export function afterFailure(created_at_ms: number, attempts: number, now_ms: number, schedule: RetrySchedule, delay_ms?: number): AfterFailure {
-  const deadline_ms = created_at_ms + schedule.max_age_seconds * 1000;
+export function afterFailure(bound_from_ms: number, attempts: number, now_ms: number, schedule: RetrySchedule, delay_ms?: number): AfterFailure {
+  const deadline_ms = bound_from_ms + schedule.max_age_seconds * 1000;
   if (now_ms >= deadline_ms) return { state: 'failed' };
   const wait_ms = delay_ms ?? resendDelaySeconds(attempts, schedule) * 1000;
   return { state: 'pending', next_attempt_at_ms: Math.min(now_ms + wait_ms, deadline_ms) };

@@ -2,7 +2,8 @@
 // outbox, sends each once (sender.ts) and records the attempt and what comes next (schedule.ts)
 // in one database transaction. Everything it needs to know is in the database, so a restart or
 // a kill -9 loses nothing: an attempt cut off mid-way keeps its lease until the lease ends, then
-// any instance sends it again.
+// any instance sends it again. Leases are measured on the real wall clock (domain/clock.ts wallClock), due
+// times and the resend bound on the gateway clock, which the sandbox moves.
 //
 //   poll (notify_poll_ms) ─┐
 //   wake() after commit ───┼─> pump: lease up to the free slots ─> attempt ─> finish ─> pump
@@ -13,19 +14,25 @@ import type { Clock } from '../domain/clock.js';
 import { INTERRUPTED, type OutboundPolicy } from '../outbound/post.js';
 import type { NotificationRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
-import { afterFailure, type RetrySchedule } from './schedule.js';
+import { afterFailure, boundFrom, type RetrySchedule } from './schedule.js';
 import { type AttemptResult, sendNotification } from './sender.js';
 
 export interface NotificationWorkerOptions {
   readonly store: Store;
+  /** The gateway clock (sandbox-movable): due times, the resend bound, attempt times. */
   readonly clock: Clock;
+  /**
+   * Measures leases: the real wall clock (domain/clock.ts wallClock), never the sandbox clock,
+   * so advancing POST /sandbox/clock cannot end the lease of an attempt in flight.
+   */
+  readonly lease_clock: Clock;
   readonly logger: Logger;
   /** The merchant's secret in clear, or null when the merchant no longer exists. */
   readonly secretOf: (merchant_id: string) => Promise<string | null>;
   readonly policy: OutboundPolicy;
   readonly schedule: RetrySchedule;
   readonly poll_ms: number;
-  /** Longer than policy.timeout_ms (config.ts enforces it), so a lease never ends mid-attempt. */
+  /** Longer than policy.timeout_ms (config.ts enforces it), so a lease never ends mid-attempt (wall clock). */
   readonly lease_ms: number;
   readonly concurrency: number;
   /** Sandbox: re-read the shared clock offset so instances agree on "now". */
@@ -48,6 +55,7 @@ export interface NotificationWorker {
 
 export function startNotificationWorker(options: NotificationWorkerOptions): NotificationWorker {
   const owner = options.owner ?? `paygate-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const lease_clock = options.lease_clock;
   const in_flight = new Set<Promise<void>>();
   let stopped = false;
   let pumping: Promise<void> | null = null;
@@ -77,7 +85,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     } else {
       // Cut off by our own shutdown: not the merchant's fault, due again at once (by any instance).
       const interrupted = result.reason === INTERRUPTED;
-      const next = afterFailure(row.created_at_ms, attempts, now_ms, options.schedule, interrupted ? 0 : undefined);
+      const next = afterFailure(boundFrom(row), attempts, now_ms, options.schedule, interrupted ? 0 : undefined);
       patch = next.state === 'failed'
         ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
         : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
@@ -120,7 +128,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // the count can only have grown).
       const rows = await options.store.transaction(async (tx) => {
         const free = options.concurrency - in_flight.size;
-        return free > 0 ? tx.leaseNotifications(options.clock.now_ms(), free, options.lease_ms, owner) : [];
+        if (free <= 0) return [];
+        return tx.leaseNotifications({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, free, options.lease_ms, owner);
       });
       for (const row of rows) launch(row);
       // All slots were filled: more may be due, leased when a slot frees up (launch → pump).

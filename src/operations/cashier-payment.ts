@@ -65,7 +65,9 @@ async function claimAttempt(deps: OperationDeps, session_id: string, amount_mino
       return { kind: 'order_closed', order_status: session.order_status! };
     }
     if (now_ms >= session.expires_at_ms) return { kind: 'ended' };
-    if (session.claim_until_ms !== null && session.claim_until_ms > now_ms) return { kind: 'busy' };
+    // The claim is held on the real clock: moving the sandbox clock cannot end it mid-payment.
+    const wall_ms = deps.wall_clock.now_ms();
+    if (session.claim_until_ms !== null && session.claim_until_ms > wall_ms) return { kind: 'busy' };
     const transactions = await tx.listCashierTransactions(session_id);
     const in_flight = transactions.find((t) => !FINAL_STATUSES.has(t.status));
     if (in_flight) return { kind: 'in_flight', row: in_flight };
@@ -73,7 +75,7 @@ async function claimAttempt(deps: OperationDeps, session_id: string, amount_mino
     if (remaining !== null && amount_minor > remaining) return { kind: 'over_balance', remaining_minor: remaining };
     const attempt = session.attempts + 1;
     const claimed = await tx.updateCashierSessionIf(session_id, { attempts: session.attempts }, {
-      attempts: attempt, claim_until_ms: now_ms + CLAIM_MS, updated_at_ms: now_ms,
+      attempts: attempt, claim_until_ms: wall_ms + CLAIM_MS, updated_at_ms: now_ms,
     });
     return claimed ? { kind: 'claimed', attempt, session } : { kind: 'busy' };
   });
@@ -139,7 +141,7 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
     };
     if (transaction_type === 'sale') {
       const outcome = request.choice.method === 'card'
-        ? await processSale(deps, { ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer' })
+        ? await processSale(deps, { ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer', mit_retry: false })
         : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
       if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };

@@ -10,7 +10,10 @@ import type { Store } from '../store/store.js';
 export interface OperationDeps {
   readonly store: Store;
   readonly sealer: Sealer;
+  /** The gateway clock: due times and expiries (the sandbox moves it forward). */
   readonly clock: Clock;
+  /** The real clock: leases and claims (domain/clock.ts wallClock). */
+  readonly wall_clock: Clock;
   readonly merchants: MerchantDirectory;
   readonly processors: ProcessorRegistry;
   readonly config: Config;

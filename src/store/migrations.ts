@@ -421,13 +421,28 @@ function oneActiveSubscription(): Migration {
   };
 }
 
+/**
+ * 0007: notifications.bound_from_ms, where the resend bound counts from: the creation time, and
+ * again the time of an operator's manual resend, so a resend of a notification older than the
+ * bound gets a whole schedule instead of one attempt (docs/notifications.md §4, §8). Existing
+ * rows get their creation time.
+ */
+function notificationBound(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('notifications').addColumn('bound_from_ms', 'bigint').execute();
+      await sql`UPDATE notifications SET bound_from_ms = created_at_ms`.execute(db);
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     return {
       '0001_initial': initial(this.dialect), '0002_payouts': payouts(), '0003_subscriptions': subscriptions(this.dialect),
       '0004_cashier': cashier(), '0005_due_work_indexes': dueWorkIndexes(),
-      '0006_one_active_subscription': oneActiveSubscription(),
+      '0006_one_active_subscription': oneActiveSubscription(), '0007_notification_bound': notificationBound(),
     };
   }
 }

@@ -117,6 +117,13 @@ export interface NotificationTable {
   last_error: string | null;
   created_at_ms: number;
   updated_at_ms: number;
+  /**
+   * Gateway clock: the resend bound (PAYGATE_NOTIFY_MAX_AGE_SECONDS) counts from here. Set at
+   * creation and again by an operator's manual resend, which so gets a whole bound of its own
+   * (migration 0007_notification_bound). null only on a row written without it by hand; read
+   * as created_at_ms then (boundFrom in notifications/schedule.ts).
+   */
+  bound_from_ms: number | null;
 }
 
 export interface NotificationAttemptTable {
@@ -282,7 +289,7 @@ export interface CashierSessionTable {
   closed_at_ms: number | null;
   /** Attempts claimed so far; the n-th attempt's transaction has the internal order_id of attempt n. */
   attempts: number;
-  /** While set and in the future, a customer request is busy with attempt `attempts`: no second one starts. */
+  /** While set and in the future (real wall clock), a customer request is busy with attempt `attempts`: no second one starts. */
   claim_until_ms: number | null;
   created_at_ms: number;
   updated_at_ms: number;

@@ -5,7 +5,7 @@ import type {
   CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
-import type { Dialect, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
+import type { Dialect, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 
@@ -191,7 +191,9 @@ class SqlOps implements StoreOps {
   }
 
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
-    const inserted = await this.db.insertInto('notifications').values(row).returning('id').executeTakeFirstOrThrow();
+    // The resend bound counts from creation unless the caller says otherwise (migration 0007).
+    const values = { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
+    const inserted = await this.db.insertInto('notifications').values(values).returning('id').executeTakeFirstOrThrow();
     this.touched_notifications();
     return Number(inserted.id);
   }
@@ -209,15 +211,18 @@ class SqlOps implements StoreOps {
     return (await this.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
   }
 
-  async leaseNotifications(now_ms: number, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]> {
+  async leaseNotifications(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]> {
+    // Due on the gateway clock, leased on the wall clock (LeaseTimes): a sandbox clock jump makes
+    // resends due but never ends a lease early.
+    const { due_ms, wall_ms } = at;
     // One statement: UPDATE … WHERE id IN (due, unleased candidates) RETURNING. The candidates
     // skip any notification with an older one of the same transaction still pending (in-order
     // delivery). On PostgreSQL the candidates are locked with SKIP LOCKED, so instances leasing at
     // the same moment take disjoint sets; the outer condition re-checks the lease on the locked
     // row, so a notification is leased to one owner at a time on both stores.
     let candidates = this.db.selectFrom('notifications as n').select('n.id')
-      .where('n.state', '=', 'pending').where('n.next_attempt_at_ms', '<=', now_ms)
-      .where((eb) => eb.or([eb('n.lease_until_ms', 'is', null), eb('n.lease_until_ms', '<', now_ms)]))
+      .where('n.state', '=', 'pending').where('n.next_attempt_at_ms', '<=', due_ms)
+      .where((eb) => eb.or([eb('n.lease_until_ms', 'is', null), eb('n.lease_until_ms', '<', wall_ms)]))
       // Same transaction, or (subscription events, whose trace_id is null) same subscription: issue 6.
       // Two NOT EXISTS rather than one with an OR, so each probe uses its own index
       // (notifications_trace, notifications_subscription); with the OR, SQLite scanned the whole
@@ -238,10 +243,10 @@ class SqlOps implements StoreOps {
     // updated and yields the next ones, so far more than `limit` rows got leased.
     const leased = await this.db.with((cte) => cte('candidates').materialized(), () => candidates)
       .updateTable('notifications')
-      .set({ lease_until_ms: now_ms + lease_ms, lease_owner: owner, updated_at_ms: now_ms })
+      .set({ lease_until_ms: wall_ms + lease_ms, lease_owner: owner, updated_at_ms: due_ms })
       .where('id', 'in', (eb) => eb.selectFrom('candidates').select('candidates.id'))
       .where('state', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', now_ms)]))
+      .where((eb) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', wall_ms)]))
       .returningAll()
       .execute();
     return leased.sort((a, b) => a.next_attempt_at_ms - b.next_attempt_at_ms || a.id - b.id);
@@ -268,10 +273,17 @@ class SqlOps implements StoreOps {
       .where('notification_id', '=', notification_id).orderBy('attempt_no').execute();
   }
 
-  async rescheduleNotification(id: number, next_attempt_at_ms: number, now_ms: number): Promise<boolean> {
+  async rescheduleNotification(id: number, next_attempt_at_ms: number, now_ms: number, lease_now_ms?: number): Promise<boolean> {
+    // One conditional UPDATE: the lease is checked on the row it changes, so an attempt leased
+    // in between (any instance) makes this change nothing rather than be overwritten. Clearing
+    // the ended lease's owner means an attempt that outlived its lease cannot record over this.
     const result = await this.db.updateTable('notifications')
-      .set({ state: 'pending', next_attempt_at_ms, updated_at_ms: now_ms })
-      .where('id', '=', id).executeTakeFirst();
+      .set({ state: 'pending', next_attempt_at_ms, bound_from_ms: now_ms, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms })
+      .where('id', '=', id)
+      .where((eb) => (lease_now_ms === undefined
+        ? eb('lease_owner', 'is', null)
+        : eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', lease_now_ms)])))
+      .executeTakeFirst();
     const changed = Number(result.numUpdatedRows) === 1;
     if (changed) this.touched_notifications();
     return changed;
@@ -394,10 +406,10 @@ class SqlOps implements StoreOps {
       .where('subscription_id', '=', subscription_id).orderBy('id').execute();
   }
 
-  async claimDueSubscriptions(now_ms: number, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]> {
-    const unclaimed = (eb: ExpressionBuilder<Database, 'subscriptions'>) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<=', now_ms)]);
+  async claimDueSubscriptions(at: LeaseTimes, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]> {
+    const unclaimed = (eb: ExpressionBuilder<Database, 'subscriptions'>) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<=', at.wall_ms)]);
     let candidates = this.db.selectFrom('subscriptions').select('subscription_id')
-      .where('status', '=', 'active').where('next_charge_at_ms', '<=', now_ms).where(unclaimed)
+      .where('status', '=', 'active').where('next_charge_at_ms', '<=', at.due_ms).where(unclaimed)
       .orderBy('next_charge_at_ms').limit(limit);
     if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
     const ids = (await candidates.execute()).map((r) => r.subscription_id);

@@ -14,6 +14,14 @@ import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashier
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** The two clocks of a notification lease round (leaseNotifications). */
+export interface LeaseTimes {
+  /** Gateway clock (sandbox-movable): a notification is due once next_attempt_at_ms ≤ due_ms. */
+  readonly due_ms: number;
+  /** Real wall clock: a lease is live while lease_until_ms ≥ wall_ms; a new one ends at wall_ms + lease_ms. */
+  readonly wall_ms: number;
+}
+
 export interface MerchantRecord {
   readonly merchant_id: string;
   readonly secret_sealed: string;
@@ -103,8 +111,10 @@ export interface StoreOps {
    * Leases due notifications to one owner; no other owner gets them until the lease ends.
    * A notification is not leased while an older one (lower id) of the same trace_id is still
    * 'pending', so the notifications of one transaction reach the merchant in order.
+   * Due times are compared with `at.due_ms` (gateway clock), leases with `at.wall_ms` (real
+   * wall clock): moving the sandbox clock never ends a lease held by an attempt in flight.
    */
-  leaseNotifications(now_ms: number, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
+  leaseNotifications(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
   finishNotificationAttempt(
     notification_id: number,
     owner: string,
@@ -114,7 +124,15 @@ export interface StoreOps {
   ): Promise<boolean>;
   listNotificationAttempts(notification_id: number): Promise<Insertable<NotificationAttemptTable>[]>;
   getNotification(id: number): Promise<NotificationRow | null>;
-  rescheduleNotification(id: number, next_attempt_at_ms: number, now_ms: number): Promise<boolean>;
+  /**
+   * The operator's manual resend: makes the notification `pending`, due at next_attempt_at_ms,
+   * with a fresh resend bound from now_ms (bound_from_ms), and drops any lease that has ended, so
+   * an attempt cut off earlier can no longer record over it. Never while an attempt may be in
+   * flight: with `lease_now_ms` (real wall clock), not while a lease lasts (lease_until_ms ≥
+   * lease_now_ms); without it, not while any lease is held. False when there is no such
+   * notification or it is in flight (tell them apart with getNotification).
+   */
+  rescheduleNotification(id: number, next_attempt_at_ms: number, now_ms: number, lease_now_ms?: number): Promise<boolean>;
 
   // Card vault
   insertCardIfAbsent(row: CardVaultRow): Promise<void>;
@@ -153,7 +171,7 @@ export interface StoreOps {
    * until lease_until_ms. On PostgreSQL the candidates are locked with SKIP LOCKED, so
    * instances sharing the database claim disjoint sets.
    */
-  claimDueSubscriptions(now_ms: number, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]>;
+  claimDueSubscriptions(at: LeaseTimes, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]>;
   /** Keeps (or gives back, with null) a claim without changing the subscription. */
   setSubscriptionLease(subscription_id: string, owner: string, lease_until_ms: number | null): Promise<void>;
   /** Active subscriptions due at now_ms, claimed or not. */

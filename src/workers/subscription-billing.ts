@@ -14,7 +14,7 @@ import type { Worker } from './due-work.js';
 export interface BillingOptions {
   readonly deps: OperationDeps;
   readonly poll_ms: number;
-  /** How long a claim holds, in gateway-clock time; longer than one renewal can take. */
+  /** How long a claim holds, in real time (deps.wall_clock); longer than one renewal can take. */
   readonly lease_ms: number;
   /** Subscriptions claimed per pass. */
   readonly batch_size?: number;
@@ -40,8 +40,11 @@ export function billingOwner(): string {
 export async function runBillingOnce(options: BillingOptions & { readonly owner: string }): Promise<BillingPass> {
   const { deps } = options;
   if (options.sync_clock) await options.sync_clock();
-  const now_ms = deps.clock.now_ms();
-  const claimed = await deps.store.transaction((tx) => tx.claimDueSubscriptions(now_ms, options.batch_size ?? 100, now_ms + options.lease_ms, options.owner));
+  // Due on the gateway clock; the claim is held on the real clock, so moving the sandbox clock
+  // cannot end it while a charge is in flight.
+  const wall_ms = deps.wall_clock.now_ms();
+  const claimed = await deps.store.transaction((tx) => tx.claimDueSubscriptions(
+    { due_ms: deps.clock.now_ms(), wall_ms }, options.batch_size ?? 100, wall_ms + options.lease_ms, options.owner));
   const outcomes: RenewalOutcome[] = [];
   // One merchant lookup per merchant per pass (a pass is short; a changed merchant is seen by the next one).
   const merchants = new Map<string, Promise<Merchant | null>>();

@@ -1,5 +1,6 @@
 // Notifications across real gateway processes (issue 4 §1 and §4):
 //  - kill -9 during a merchant outage, restart with the merchant back: everything is delivered;
+//  - kill -9 while an attempt is in flight: another process takes it over once the lease ends;
 //  - two gateway processes on one PostgreSQL deliver 1,000 notifications: none lost, none sent
 //    twice at the same time, the notifications of one transaction in order.
 import fs from 'node:fs';
@@ -108,6 +109,58 @@ describe.each(storeKinds())('kill -9 during a merchant outage on %s', (kind) => 
         return view.notifications.length === 1 && view.notifications[0]!.state === 'delivered';
       }, `delivered state of ${trace_id}`);
     }
+    await second.kill('SIGTERM');
+  });
+});
+
+describe.each(storeKinds())('kill -9 while an attempt is in flight on %s', (kind) => {
+  it('another process takes the notification over once the lease ends; the merchant acknowledges it once', async () => {
+    // A time-out longer than the test holds the reply, and a lease just past it (the minimum).
+    const LEASE_MS = 5_000;
+    const env = { ...(await storeEnv(kind)), PAYGATE_OUTBOUND_TIMEOUT_MS: '4000', PAYGATE_NOTIFY_LEASE_MS: String(LEASE_MS) };
+    const receiver = await startMerchantReceiver();
+    cleanups.push(() => receiver.close());
+    const path = '/notify/held';
+    let acknowledged = 0;
+    let first_held = false;
+    receiver.setReply(path, () => {
+      // The first request is never answered: the gateway that sent it is killed while it waits.
+      if (!first_held) {
+        first_held = true;
+        return new Promise<never>(() => undefined);
+      }
+      acknowledged += 1;
+      return signedReply(merchant.secret!);
+    });
+
+    const first = await start(env, true);
+    const merchant = first.demo!;
+    const answer = await postSigned(first.url, '/api/process', saleA(merchant as never, { notification_url: `${receiver.url}${path}` }), merchant.secret!);
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const trace_id = answer.body.trace_id as number;
+    const sent = await receiver.waitForRequest((r) => r.path === path, 15_000);
+    await first.kill('SIGKILL');
+
+    const second = await start(env);
+    const taken_over = await receiver.waitForRequest((r) => r.path === path && r !== sent, 30_000);
+    // Not before the lease of the killed process ended (it was taken just before the first send).
+    expect(taken_over.at_ms - sent.at_ms).toBeGreaterThanOrEqual(LEASE_MS - 500);
+    expect(taken_over.body).toBe(sent.body);
+    expect(merchantVerify(notificationOf(taken_over), merchant.secret!)).toBe(true);
+    expect(notificationOf(taken_over)).toMatchObject({ trace_id, transaction_status: 'approved' });
+
+    const view = await waitUntil(async () => {
+      const response = await fetch(`${second.url}/operator/transactions/${trace_id}/notifications`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const body = (await response.json()) as { notifications: { state: string; attempt_count: number; attempts: { attempt_no: number; outcome: string }[] }[] };
+      return body.notifications[0]?.state === 'delivered' ? body.notifications : undefined;
+    }, 'the delivered state');
+    // The killed attempt left no record; the one that was acknowledged is the only attempt.
+    expect(view).toHaveLength(1);
+    expect(view[0]).toMatchObject({ state: 'delivered', attempt_count: 1, attempts: [{ attempt_no: 1, outcome: 'delivered' }] });
+    // Nothing more is sent: several poll rounds after the delivery, still two requests, one acknowledged.
+    await sleep(1_000);
+    expect(receiver.requestsTo(path)).toHaveLength(2);
+    expect(acknowledged).toBe(1);
     await second.kill('SIGTERM');
   });
 });

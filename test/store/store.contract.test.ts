@@ -16,6 +16,11 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/** One time for both clocks of a lease round (gateway and wall clock agree here unless a test says otherwise). */
+function at(ms: number) {
+  return { due_ms: ms, wall_ms: ms };
+}
+
 function notificationFixture(trace_id: number, merchant_id: string, next_attempt_at_ms = NOW) {
   return {
     trace_id,
@@ -337,14 +342,14 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const second = await store.insertNotification(notificationFixture(trace_id, merchant_id, t0));
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
-      expect(leasedOf(await store.leaseNotifications(t0, 100, 1000, 'o'))).toEqual([first]);
+      expect(leasedOf(await store.leaseNotifications(at(t0), 100, 1000, 'o'))).toEqual([first]);
       const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'failed', reason: 'HTTP 500' });
       // The first fails and is retried later: the second still waits behind it.
       expect(await store.finishNotificationAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
-      expect(leasedOf(await store.leaseNotifications(t0 + 10, 100, 1000, 'o'))).toEqual([]);
-      expect(leasedOf(await store.leaseNotifications(t0 + 5000, 100, 1000, 'o'))).toEqual([first]);
+      expect(leasedOf(await store.leaseNotifications(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
+      expect(leasedOf(await store.leaseNotifications(at(t0 + 5000), 100, 1000, 'o'))).toEqual([first]);
       expect(await store.finishNotificationAttempt(first, 'o', { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 }, { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' }, t0 + 5000)).toBe(true);
-      expect(leasedOf(await store.leaseNotifications(t0 + 5001, 100, 1000, 'o'))).toEqual([second]);
+      expect(leasedOf(await store.leaseNotifications(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
     });
 
     it('a leased row is not leased again by another owner until the lease ends', async () => {
@@ -354,51 +359,51 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const lease_ms = 30_000;
       const leasedIds = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || not_yet.includes(id)).sort((x, y) => x - y);
 
-      const a = await store.leaseNotifications(t0, 100, lease_ms, 'owner-a');
+      const a = await store.leaseNotifications(at(t0), 100, lease_ms, 'owner-a');
       expect(leasedIds(a)).toEqual(ids);
       for (const row of a.filter((r) => ids.includes(r.id))) expect(row).toMatchObject({ lease_owner: 'owner-a', lease_until_ms: t0 + lease_ms });
 
-      expect(leasedIds(await store.leaseNotifications(t0 + 1000, 100, lease_ms, 'owner-b'))).toEqual([]);
-      expect(leasedIds(await store.leaseNotifications(t0 + lease_ms, 100, lease_ms, 'owner-b'))).toEqual([]);
+      expect(leasedIds(await store.leaseNotifications(at(t0 + 1000), 100, lease_ms, 'owner-b'))).toEqual([]);
+      expect(leasedIds(await store.leaseNotifications(at(t0 + lease_ms), 100, lease_ms, 'owner-b'))).toEqual([]);
       for (const id of ids) expect((await store.getNotification(id))?.lease_owner).toBe('owner-a');
 
-      const b = await store.leaseNotifications(t0 + lease_ms + 1, 100, lease_ms, 'owner-b');
+      const b = await store.leaseNotifications(at(t0 + lease_ms + 1), 100, lease_ms, 'owner-b');
       expect(leasedIds(b)).toEqual(ids);
       for (const id of ids) expect(await store.getNotification(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
 
       // Due later: leased once it is due.
-      expect(leasedIds(await store.leaseNotifications(t0 + 60_000, 100, lease_ms, 'owner-c'))).toEqual(not_yet);
+      expect(leasedIds(await store.leaseNotifications(at(t0 + 60_000), 100, lease_ms, 'owner-c'))).toEqual(not_yet);
     });
 
     it('never leases more than the limit', async () => {
       const t0 = NOW + 800_000_000;
       // Earlier tests left due notifications behind; lease them away first.
-      await store.leaseNotifications(t0, 10_000, 1_000_000_000, 'drain');
+      await store.leaseNotifications(at(t0), 10_000, 1_000_000_000, 'drain');
       const ids = await notifications(10, t0);
-      const first = await store.leaseNotifications(t0, 4, 30_000, 'limited');
+      const first = await store.leaseNotifications(at(t0), 4, 30_000, 'limited');
       expect(first).toHaveLength(4);
       expect(first.map((r) => r.id)).toEqual(ids.slice(0, 4));
       const leased_in_db = [];
       for (const id of ids) if ((await store.getNotification(id))?.lease_owner === 'limited') leased_in_db.push(id);
       expect(leased_in_db).toEqual(ids.slice(0, 4));
-      expect((await store.leaseNotifications(t0, 4, 30_000, 'next')).map((r) => r.id)).toEqual(ids.slice(4, 8));
+      expect((await store.leaseNotifications(at(t0), 4, 30_000, 'next')).map((r) => r.id)).toEqual(ids.slice(4, 8));
     });
 
     it('only pending notifications are leased', async () => {
       const t0 = NOW + 200_000_000;
       const [id] = await notifications(1, t0);
-      const leased = await store.leaseNotifications(t0, 100, 1000, 'owner-a');
+      const leased = await store.leaseNotifications(at(t0), 100, 1000, 'owner-a');
       expect(leased.map((r) => r.id)).toContain(id);
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered', reason: 'merchant answered OK' };
       expect(await store.finishNotificationAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
-      expect((await store.leaseNotifications(t0 + 5000, 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
+      expect((await store.leaseNotifications(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
     });
 
     it('concurrent leasers get disjoint sets and together everything due', async () => {
       const t0 = NOW + 300_000_000;
       const ids = await notifications(20, t0);
       const owners = ['w1', 'w2', 'w3', 'w4'];
-      const results = await Promise.all(owners.map((owner) => store.leaseNotifications(t0, 100, 30_000, owner)));
+      const results = await Promise.all(owners.map((owner) => store.leaseNotifications(at(t0), 100, 30_000, owner)));
       const sets = results.map((rows) => rows.map((r) => r.id).filter((id) => ids.includes(id)));
       const all = sets.flat();
       expect(new Set(all).size).toBe(all.length);
@@ -411,19 +416,19 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it.runIf(kind === 'postgres')('on PostgreSQL, two leasers in open transactions get disjoint sets', async () => {
       const t0 = NOW + 400_000_000;
       // Earlier tests left due notifications behind; lease them away so only this test's rows are due.
-      await store.leaseNotifications(t0, 10_000, 1_000_000_000, 'drain');
+      await store.leaseNotifications(at(t0), 10_000, 1_000_000_000, 'drain');
       const ids = await notifications(10, t0);
       const a_leased = deferred();
       const release_a = deferred();
       const a = store.transaction(async (tx) => {
-        const rows = (await tx.leaseNotifications(t0, 4, 30_000, 'tx-a')).map((r) => r.id);
+        const rows = (await tx.leaseNotifications(at(t0), 4, 30_000, 'tx-a')).map((r) => r.id);
         a_leased.resolve();
         await release_a.promise;
         return rows;
       });
       await a_leased.promise;
       // B runs while A still holds its row locks: SKIP LOCKED must hand it other rows, at once.
-      const b = await store.transaction(async (tx) => (await tx.leaseNotifications(t0, 100, 30_000, 'tx-b')).map((r) => r.id));
+      const b = await store.transaction(async (tx) => (await tx.leaseNotifications(at(t0), 100, 30_000, 'tx-b')).map((r) => r.id));
       release_a.resolve();
       const a_rows = (await a).filter((id) => ids.includes(id));
       const b_rows = b.filter((id) => ids.includes(id));
@@ -437,7 +442,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('finishNotificationAttempt by the wrong owner changes nothing', async () => {
       const t0 = NOW + 500_000_000;
       const [id] = await notifications(1, t0);
-      await store.leaseNotifications(t0, 100, 30_000, 'owner-a');
+      await store.leaseNotifications(at(t0), 100, 30_000, 'owner-a');
       const before = await store.getNotification(id!);
       expect(before).toMatchObject({ lease_owner: 'owner-a', attempts: 0, state: 'pending' });
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
@@ -460,10 +465,65 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('rescheduleNotification makes a notification due again', async () => {
       const t0 = NOW + 600_000_000;
       const [id] = await notifications(1, t0 + 1_000_000);
-      expect((await store.leaseNotifications(t0, 100, 1000, 'o')).map((r) => r.id)).not.toContain(id);
+      expect((await store.leaseNotifications(at(t0), 100, 1000, 'o')).map((r) => r.id)).not.toContain(id);
       expect(await store.rescheduleNotification(id!, t0, t0)).toBe(true);
-      expect((await store.leaseNotifications(t0, 100, 1000, 'o')).map((r) => r.id)).toContain(id);
+      expect((await store.leaseNotifications(at(t0), 100, 1000, 'o')).map((r) => r.id)).toContain(id);
       expect(await store.rescheduleNotification(987_654_321, t0, t0)).toBe(false);
+    });
+
+    it('due times are read on the gateway clock, leases on the wall clock', async () => {
+      // The gateway clock far ahead of the wall clock, as after POST /sandbox/clock.
+      const wall = NOW + 900_000_000;
+      const gateway = wall + 72 * 3600 * 1000;
+      const lease_ms = 30_000;
+      const ids = await notifications(2, wall);
+      const [later] = await notifications(1, gateway + 1);
+      const mine = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || id === later).sort((x, y) => x - y);
+
+      const a = await store.leaseNotifications({ due_ms: gateway, wall_ms: wall }, 100, lease_ms, 'clock-a');
+      expect(mine(a)).toEqual(ids); // due by the gateway clock; `later` is not, whatever the wall clock says
+      for (const id of ids) expect(await store.getNotification(id)).toMatchObject({ lease_owner: 'clock-a', lease_until_ms: wall + lease_ms, updated_at_ms: gateway });
+      // The gateway clock jumps another 72 h: the leases, on the wall clock, still hold.
+      expect(mine(await store.leaseNotifications({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + 1000 }, 100, lease_ms, 'clock-b'))).toEqual([later]);
+      expect(mine(await store.leaseNotifications({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + lease_ms }, 100, lease_ms, 'clock-b'))).toEqual([]);
+      // Once the wall clock passes the lease, another owner may take them over.
+      expect(mine(await store.leaseNotifications({ due_ms: gateway, wall_ms: wall + lease_ms + 1 }, 100, lease_ms, 'clock-c'))).toEqual(ids);
+    });
+
+    it('insertNotification starts the resend bound at creation', async () => {
+      const [id] = await notifications(1, NOW);
+      expect(await store.getNotification(id!)).toMatchObject({ created_at_ms: NOW, bound_from_ms: NOW });
+      const merchant_id = await newMerchant();
+      const explicit = await store.insertNotification({ ...notificationFixture(await newTransaction(merchant_id), merchant_id), bound_from_ms: NOW + 5 });
+      expect((await store.getNotification(explicit))?.bound_from_ms).toBe(NOW + 5);
+    });
+
+    it('rescheduleNotification leaves an attempt in flight alone, and after the lease gives a fresh bound and drops the ended lease', async () => {
+      const t0 = NOW + 1_000_000_000;
+      const wall = t0 - 5_000_000; // the wall clock behind the gateway clock, as in a sandbox moved forward
+      const lease_ms = 30_000;
+      const [id] = await notifications(1, t0);
+      const leased = await store.leaseNotifications({ due_ms: t0, wall_ms: wall }, 100, lease_ms, 'sender');
+      expect(leased.map((r) => r.id)).toContain(id);
+      const before = await store.getNotification(id!);
+
+      // In flight: refused, nothing changed, whatever the gateway clock says.
+      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000, wall + 1000)).toBe(false);
+      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000, wall + lease_ms)).toBe(false);
+      // Without a wall-clock time, any lease held refuses it.
+      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000)).toBe(false);
+      expect(await store.getNotification(id!)).toEqual(before);
+
+      // The lease has ended (its process died): rescheduled with a fresh bound, the ended lease dropped.
+      const resend_at = t0 + 4 * 24 * 3600 * 1000;
+      expect(await store.rescheduleNotification(id!, resend_at, resend_at, wall + lease_ms + 1)).toBe(true);
+      expect(await store.getNotification(id!)).toMatchObject({
+        state: 'pending', next_attempt_at_ms: resend_at, bound_from_ms: resend_at, created_at_ms: NOW, lease_owner: null, lease_until_ms: null, updated_at_ms: resend_at,
+      });
+      // The old owner can no longer record over the resend.
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
+      expect(await store.finishNotificationAttempt(id!, 'sender', { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 }, attempt, t0)).toBe(false);
+      expect((await store.getNotification(id!))?.state).toBe('pending');
     });
   });
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { afterFailure, resendDelaySeconds } from '../../src/notifications/schedule.js';
+import { afterFailure, boundFrom, resendDelaySeconds } from '../../src/notifications/schedule.js';
 import { classifyReply, replyExcerpt, signedNotificationBody } from '../../src/notifications/sender.js';
 
 const SECRET = 'merchant-secret-1';
@@ -79,6 +79,18 @@ describe('resend schedule', () => {
     expect(afterFailure(created, 10, created + 3_600_000, schedule)).toEqual({ state: 'failed' });
     expect(afterFailure(created, 1, created + 7_200_000, schedule)).toEqual({ state: 'failed' });
     expect(afterFailure(created, 2, created + 10, schedule, 0)).toEqual({ state: 'pending', next_attempt_at_ms: created + 10 });
+  });
+
+  it('the bound counts from the operator\'s last manual resend when there was one (bound_from_ms), else from creation', () => {
+    const created = 1_000_000;
+    const resent = created + 10 * 3_600_000; // long after the one-hour bound from creation
+    expect(boundFrom({ created_at_ms: created, bound_from_ms: resent })).toBe(resent);
+    expect(boundFrom({ created_at_ms: created, bound_from_ms: null })).toBe(created);
+    // The attempt of the resend fails: a whole schedule again, not 'failed' at once.
+    const from = boundFrom({ created_at_ms: created, bound_from_ms: resent });
+    expect(afterFailure(from, 7, resent + 20, schedule)).toEqual({ state: 'pending', next_attempt_at_ms: resent + 20 + 300_000 });
+    expect(afterFailure(from, 20, resent + 3_600_000, schedule)).toEqual({ state: 'failed' });
+    expect(afterFailure(created, 7, resent + 20, schedule)).toEqual({ state: 'failed' });
   });
 });
 

@@ -1,8 +1,9 @@
 // Outbound safety (issue 4 §7): which addresses a live gateway may call, and postJson's
 // time-out, reply cap and refusals against a real local server.
+import dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addressAllowed, classifyAddress } from '../../src/outbound/addresses.js';
 import { checkedLookup, outboundConnections, postJson, precheckUrl } from '../../src/outbound/post.js';
 
@@ -61,6 +62,46 @@ describe('checkedLookup', () => {
     const allowed = await lookup(true, true);
     expect(allowed.error).toBeNull();
     expect(Array.isArray(allowed.address) && allowed.address.length > 0).toBe(true);
+  });
+});
+
+describe('checkedLookup with names resolving to private and link-local addresses', () => {
+  // A stand-in resolver: these names never reach DNS, and nothing here opens a socket.
+  const table: Record<string, string[]> = {
+    'lan.test': ['192.168.1.20'], 'ten.test': ['10.0.0.9'], 'metadata.test': ['169.254.169.254'], 'v6-local.test': ['fe80::1', 'fd00::2'],
+    'mixed.test': ['10.0.0.1', '8.8.8.8', '169.254.0.1'],
+  };
+  let lookups: string[] = [];
+  beforeAll(() => {
+    vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, _options: unknown, callback: (e: Error | null, a: unknown) => void) => {
+      lookups.push(hostname);
+      const found = table[hostname];
+      if (!found) return callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+      return callback(null, found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    }) as unknown as typeof dns.lookup);
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
+  const lookup = (hostname: string, allow_private: boolean, all = true) => new Promise<{ code: string | null; address: unknown }>((resolve) => {
+    lookups = [];
+    checkedLookup(allow_private)(hostname, { all }, (error, address) => resolve({ code: error?.code ?? null, address }));
+  });
+
+  it('refuses a name whose every address is private or link-local, in live mode', async () => {
+    for (const name of ['lan.test', 'ten.test', 'metadata.test', 'v6-local.test']) {
+      const answer = await lookup(name, false);
+      expect(lookups, name).toEqual([name]); // answered by the stand-in, not by DNS
+      expect(answer.code, name).toBe('EDESTINATIONNOTALLOWED');
+    }
+  });
+
+  it('answers only the allowed addresses of a mixed name, so the socket can only connect to those', async () => {
+    expect(await lookup('mixed.test', false)).toEqual({ code: null, address: [{ address: '8.8.8.8', family: 4 }] });
+    expect(await lookup('mixed.test', false, false)).toMatchObject({ code: null, address: '8.8.8.8' });
+    expect((await lookup('mixed.test', true)).address).toHaveLength(3);
+    expect(await lookup('lan.test', true)).toEqual({ code: null, address: [{ address: '192.168.1.20', family: 4 }] });
   });
 });
 

@@ -1,8 +1,12 @@
 // Operator API for notifications (Authorization: Bearer PAYGATE_ADMIN_TOKEN): what was sent for a
-// transaction, every attempt with the merchant's reply and why it was resent, and a manual resend.
+// transaction or a subscription, every attempt with the merchant's reply and why it was resent,
+// and a manual resend. `in_flight` and the resend's conflict check read leases on the real wall
+// clock (deps.wall_clock); every time shown is on the gateway clock.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import type { Clock } from '../../domain/clock.js';
 import { redactUrl } from '../../logging.js';
+import { SUBSCRIPTION_EVENT_KIND } from '../../notifications/subscription-event.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { NotificationRow } from '../../store/schema.js';
 import { requireAdmin } from '../admin-auth.js';
@@ -21,8 +25,11 @@ const Attempt = Type.Object({
 
 const NotificationView = Type.Object({
   id: Type.Integer(),
-  trace_id: Type.Integer(),
-  transaction_status: Type.String({ description: 'the status this notification reports' }),
+  kind: Type.Union([Type.Literal('transaction'), Type.Literal('subscription_event')]),
+  trace_id: Type.Union([Type.Integer(), Type.Null()], { description: 'the transaction notified; null for a subscription event' }),
+  subscription_id: Type.Union([Type.String(), Type.Null()], { description: 'the subscription of a subscription event; null for a transaction notification' }),
+  event: Type.Union([Type.String(), Type.Null()], { description: 'a subscription event\'s name (subscription.created, …); null for a transaction notification' }),
+  transaction_status: Type.String({ description: 'the status this notification reports (a subscription event: the subscription\'s status)' }),
   url: Type.String(),
   state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('failed')]),
   attempt_count: Type.Integer(),
@@ -40,23 +47,27 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-async function viewOf(deps: OperationDeps, row: NotificationRow): Promise<View> {
+async function viewOf(deps: OperationDeps, wall_clock: Clock, row: NotificationRow): Promise<View> {
   // The row was read first; an attempt recorded since (it commits with its row update) is left
   // out, so the view never shows an attempt whose effect on the row it does not show.
   const attempts = (await deps.store.listNotificationAttempts(row.id)).filter((a) => a.attempt_no <= row.attempts);
   const body = JSON.parse(row.payload_json) as Record<string, unknown>;
   if (typeof body.card_token === 'string') body.card_token = '[redacted]';
-  const now_ms = deps.clock.now_ms();
+  const event = row.kind === SUBSCRIPTION_EVENT_KIND;
   return {
     id: row.id,
+    kind: event ? SUBSCRIPTION_EVENT_KIND : 'transaction',
     trace_id: row.trace_id,
-    transaction_status: String(body.transaction_status ?? ''),
+    subscription_id: row.subscription_id,
+    event: event ? String(body.event ?? '') : null,
+    transaction_status: String((event ? body.subscription_status : body.transaction_status) ?? ''),
     url: redactUrl(row.url),
     state: row.state,
     attempt_count: row.attempts,
     created_at: iso(row.created_at_ms),
     next_attempt_at: row.state === 'pending' ? iso(row.next_attempt_at_ms) : null,
-    in_flight: row.lease_until_ms !== null && row.lease_until_ms >= now_ms,
+    // Leases are on the wall clock, whatever the sandbox clock says.
+    in_flight: row.lease_owner !== null && row.lease_until_ms !== null && row.lease_until_ms >= wall_clock.now_ms(),
     last_error: row.last_error,
     body,
     attempts: attempts.map((a) => ({
@@ -79,7 +90,14 @@ function problem(response: FastifyReply, code: number, status: number, descripti
   return response.code(code).send({ status, description });
 }
 
+/** The operator's notification routes. Leases are read on deps.wall_clock (the real clock). */
 export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
+  const wall_clock = deps.wall_clock;
+  const views = async (rows: readonly NotificationRow[]) => {
+    const notifications: View[] = [];
+    for (const row of rows) notifications.push(await viewOf(deps, wall_clock, row));
+    return notifications;
+  };
   return [
     {
       kind: 'plain',
@@ -97,31 +115,61 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (trace_id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: trace_id (expected a positive integer)');
         const transaction = await deps.store.getTransaction(trace_id);
         if (!transaction) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-        const rows = await deps.store.listNotifications(trace_id);
-        const notifications = [];
-        for (const row of rows) notifications.push(await viewOf(deps, row));
+        const notifications = await views(await deps.store.listNotifications(trace_id));
         return response.send({ status: Status.OK, description: 'OK', trace_id, transaction_status: transaction.status, notifications });
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/operator/subscriptions/:subscription_id/notifications',
+      summary: 'Operator: every event notification of a subscription with every delivery attempt (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      produces: 'application/json',
+      response: Type.Object({
+        status: Type.Integer(), description: Type.String(), subscription_id: Type.String(),
+        notifications: Type.Array(NotificationView),
+      }),
+      async handle(request, response) {
+        if (!requireAdmin(request, response, deps.config.admin_token)) return response;
+        const raw = (request.params as { subscription_id?: string }).subscription_id;
+        if (typeof raw !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(raw)) {
+          return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: subscription_id');
+        }
+        // Every subscription has its subscription.created event from the transaction that created
+        // it (domain/subscription-state.ts), so no event means no such subscription.
+        const rows = await deps.store.listSubscriptionEvents(raw);
+        if (rows.length === 0) return problem(response, 404, Status.SUBSCRIPTION_NOT_FOUND, 'Subscription not found');
+        return response.send({ status: Status.OK, description: 'OK', subscription_id: raw, notifications: await views(rows) });
       },
     },
     {
       kind: 'plain',
       method: 'POST',
       url: '/operator/notifications/:id/resend',
-      summary: 'Operator: send a notification again now, same content (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary: 'Operator: send a notification again now, same content, with a fresh resend bound; 409 while an attempt is in flight (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       response: Type.Object({ status: Type.Integer(), description: Type.String(), notification: NotificationView }),
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const id = idParam((request.params as { id?: string }).id);
         if (id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: id (expected a positive integer)');
+        if (!(await deps.store.getNotification(id))) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
         const now_ms = deps.clock.now_ms();
         // The stored body is untouched, so the merchant gets the same content and signature again.
-        if (!(await deps.store.rescheduleNotification(id, now_ms, now_ms))) {
-          return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
+        // Refused while an instance holds a live lease: the attempt in flight would record its own
+        // outcome over the resend (or the merchant would get two sends at once).
+        if (!(await deps.store.rescheduleNotification(id, now_ms, now_ms, wall_clock.now_ms()))) {
+          const row = await deps.store.getNotification(id);
+          request.log.info({ notification_id: id }, 'notification resend refused: an attempt is in flight');
+          return response.code(409).send({
+            status: Status.IN_PROGRESS,
+            description: 'Notification attempt in flight: resend it once the attempt has ended',
+            notification: await viewOf(deps, wall_clock, row!),
+          });
         }
         request.log.info({ notification_id: id }, 'notification resend requested by operator');
         const row = await deps.store.getNotification(id);
-        return response.send({ status: Status.OK, description: 'Notification scheduled for resend', notification: await viewOf(deps, row!) });
+        return response.send({ status: Status.OK, description: 'Notification scheduled for resend', notification: await viewOf(deps, wall_clock, row!) });
       },
     },
   ];
