@@ -23,6 +23,34 @@ export type CustomerData = Partial<Record<CustomerField | 'requester_ip', string
 /** A result page stays readable this long after the session ended (a customer back from 3-D Secure late). */
 export const RESULT_GRACE_MS = 60 * 60 * 1000;
 
+/**
+ * The field that identifies the merchant's side in each session call: application_key for
+ * init-pay-in (spec §4.3), frontend for init-checkout, init-pay-out and init-pay-out-order
+ * (§4.4-4.6) and for find-order (§4.7). The other field, when a body also carries it, is signed
+ * but ignored: it never changes who the session belongs to, nor the notification variant.
+ */
+export function identityFieldOf(kind: SessionKind): Identity['kind'] {
+  return kind === 'pay_in' ? 'application_key' : 'frontend';
+}
+
+/** The identity named by `field` in the body, if it is the merchant's; null otherwise. */
+export function identityByField(merchant: Merchant, field: Identity['kind'], value: unknown): Identity | null {
+  if (typeof value !== 'string' || value === '') return null;
+  const known = field === 'application_key' ? merchant.applications.includes(value) : merchant.frontends.some((f) => f.name === value);
+  return known ? { kind: field, value } : null;
+}
+
+/**
+ * Origins allowed to frame a session's pages (CSP frame-ancestors): the application's configured
+ * origins, for an init-pay-in session only; null means nobody. The sandbox 3-D Secure and wallet
+ * pages of a payment made in such a session follow the same rule (they open inside its iframe).
+ */
+export async function sessionFrameOrigins(deps: OperationDeps, session: CashierSessionRow | null): Promise<readonly string[] | null> {
+  if (!session || session.kind !== 'pay_in' || session.identity_kind !== 'application_key') return null;
+  const origins = await deps.store.getFrameOrigins(session.merchant_id, session.identity_value);
+  return origins && origins.length > 0 ? origins : null;
+}
+
 export function isPayout(kind: string): boolean {
   return kind === 'pay_out' || kind === 'pay_out_order';
 }
@@ -100,6 +128,11 @@ export type OpenSessionOutcome =
   | { readonly kind: 'opened'; readonly redirect_url: string; readonly auth_token: string; readonly replayed: boolean }
   /** The merchant already has an order with this order_id, opened with other content (decisions.md §6). */
   | { readonly kind: 'duplicate_order' }
+  /**
+   * The same call again for an order that can no longer be paid (approved, or past its time
+   * limit): no login link, since none would work (docs/cashier.md §2.4).
+   */
+  | { readonly kind: 'order_closed'; readonly order_status: 'approved' | 'expired' }
   | { readonly kind: 'no_gateway'; readonly currency: string }
   | { readonly kind: 'unknown_method'; readonly allowed: readonly string[] };
 
@@ -171,6 +204,9 @@ export async function openSession(deps: OperationDeps, public_url: string, input
   // The order_id is taken (idempotency on order_id): same content answers the same session again.
   const existing = input.order_id !== null ? await deps.store.findCashierSessionByOrder(input.merchant.merchant_id, input.order_id) : null;
   if (!existing || existing.request_fingerprint !== input.request_fingerprint || existing.kind !== input.kind) return { kind: 'duplicate_order' };
+  if (existing.order_status === 'approved') return { kind: 'order_closed', order_status: 'approved' };
+  // Rejected (time limit), or past it and not yet closed by due work: a login would be refused.
+  if (existing.order_status === 'rejected' || deps.clock.now_ms() >= existing.expires_at_ms) return { kind: 'order_closed', order_status: 'expired' };
   // Same session and auth_token; a new one-time login link (the first may have been used already).
   await deps.store.insertCashierToken(loginTokenRow(login_token, existing.session_id, existing.expires_at_ms, now_ms));
   return {

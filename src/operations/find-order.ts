@@ -21,6 +21,19 @@ export type FindOrderOutcome =
   | { readonly kind: 'open' }
   | { readonly kind: 'timed_out_empty' };
 
+/**
+ * The fields a found order answers besides the envelope: spec §4.7's list, plus frontend (the
+ * identity the order was opened with, in the place of §4.7's application_key) and variable3 (as
+ * in its notifications). An allow-list, so what the notification payload carries beyond it
+ * (card_token of decisions §9, psp_additional_details) never reaches find-order.
+ */
+export const FIND_ORDER_FIELDS: readonly string[] = [
+  'order_status', 'transaction_type', 'transaction_status', 'transaction_id', 'trace_id', 'order_id', 'application_key', 'frontend', 'pin',
+  'amount', 'currency', 'charge_amount', 'charge_currency', 'payment_method', 'payment_processor', 'gateway', 'created_by', 'edited_by',
+  'auth_token', 'merchant_id', 'card_number', 'card_type', 'card_exp', 'account_identifier', 'cascade_level', 'is_cascade', 'error_code',
+  'error_details', 'reference_id', 'variable1', 'variable2', 'variable3',
+];
+
 /** "declined" in spec §4.7's rule: every status that ends an attempt without moving money. */
 const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
 
@@ -51,6 +64,8 @@ export async function findOrder(deps: OperationDeps, merchant_id: string, fronte
   const transactions = await deps.store.listCashierTransactions(session.session_id);
   const chosen = orderTransaction(session, transactions);
   if (!chosen) return session.order_status === 'rejected' ? { kind: 'timed_out_empty' } : { kind: 'open' };
-  const { version: _version, timestamp: _timestamp, ...transaction } = buildNotificationPayload(chosen, 0);
-  return { kind: 'found', fields: { order_status: session.order_status, ...transaction } };
+  const payload: Record<string, string | number | null> = { order_status: session.order_status, ...buildNotificationPayload(chosen, 0) };
+  const fields: Record<string, string | number | null> = {};
+  for (const name of FIND_ORDER_FIELDS) if (payload[name] !== undefined) fields[name] = payload[name]!;
+  return { kind: 'found', fields };
 }

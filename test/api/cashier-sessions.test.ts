@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
+import { InitCheckout, InitPayIn, InitPayOut, InitPayOutOrder } from '../../src/http/routes/cashier-sessions.js';
+import { sha256Hex } from '../../src/operations/cashier-session.js';
 import { nowSeconds, postJson, postSigned, signed } from '../support/client.js';
 import { orderId } from '../support/bodies.js';
 import {
@@ -148,6 +150,125 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 10 });
     expect(answer.body.description).toMatch(description);
     expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
+  });
+
+  const SCHEMAS = {
+    '/api/init-pay-in': InitPayIn.schema, '/api/init-checkout': InitCheckout.schema, '/api/init-pay-out': InitPayOut.schema,
+    '/api/init-pay-out-order': InitPayOutOrder.schema,
+  } as const;
+
+  it.each(CALLS)('%s: every bad field gets a description of at most 75 characters (spec §2.3) that names the field', async (path, _version, body) => {
+    const schema = SCHEMAS[path];
+    const required = new Set(schema.required ?? []);
+    const fields = Object.keys(schema.properties).filter((name) => name !== 'signature');
+    expect(fields.length).toBeGreaterThan(20);
+    const seen: string[] = [];
+    for (const field of fields) {
+      // (A negative timestamp is well-formed: it is answered as expired.)
+      const bad_values: unknown[] = field === 'timestamp' ? [true, 'x'.repeat(300)] : [true, 'x'.repeat(300), -5];
+      if (required.has(field)) bad_values.push(undefined);
+      for (const value of bad_values) {
+        const answer = await openSession(gw, path, { ...body(), [field]: value });
+        const what = `${field} = ${JSON.stringify(value)?.slice(0, 12)}`;
+        expect(answer.body.status, what).toBe(10);
+        const description = answer.body.description as string;
+        expect(description.length, `${what}: ${description}`).toBeLessThanOrEqual(75);
+        expect(description, what).toContain(field);
+        seen.push(description);
+      }
+    }
+    // The fields whose dictionary wording is longer are answered in the short one, rule included.
+    if (path !== '/api/init-pay-in') expect(seen).toContain('Invalid field: locale (expected a language code: en, de-DE, es_ES)');
+    expect(seen).toContain('Invalid field: currency (expected an ISO 4217 code such as USD)');
+    expect(seen).toContain('Invalid field: notification_url (expected an http(s) URL, max 256 chars)');
+    // A nested value is refused before the route's own checks, also within 75 characters, even under a long unknown key.
+    for (const key of ['variable1', 'k'.repeat(90)]) {
+      // Refused before the signature is checked, so it needs none that is valid (nested values cannot be signed).
+      const answer = await postJson(gw.url, path, { ...body(), [key]: { nested: true }, signature: '0'.repeat(96) });
+      expect(answer.body.status).toBe(10);
+      const description = answer.body.description as string;
+      expect(description.length, description).toBeLessThanOrEqual(75);
+      expect(description).toContain(key.slice(0, 31));
+    }
+    // The answers of a known field's problem that are not field errors fit too, and say what is wrong.
+    for (const [overrides, status, named] of [
+      [{ currency: 'NZD' }, 15, 'gateway'], [{ gateway: 'g'.repeat(32) }, 15, 'gateway'], [{ gateway: 'g'.repeat(32), currency: 'NZD' }, 15, 'gateway'],
+      [{ payment_method: 'bank' }, 10, 'payment_method'],
+    ] as const) {
+      const answer = await openSession(gw, path, { ...body(), ...overrides });
+      expect(answer.body.status, JSON.stringify(overrides)).toBe(status);
+      expect((answer.body.description as string).length, answer.body.description as string).toBeLessThanOrEqual(75);
+      expect(answer.body.description).toContain(named);
+    }
+  });
+
+  it('each call is identified by its own field: frontend for init-checkout, init-pay-out, init-pay-out-order; application_key for init-pay-in', async () => {
+    const key = gw.merchant.application_key;
+    const frontend = gw.merchant.frontend;
+    const identityOf = async (answer: { body: Record<string, unknown> }) => {
+      expect(answer.body.status).toBe(0);
+      const session = (await gw.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(answer.body.auth_token as string)))!;
+      return [session.identity_kind, session.identity_value];
+    };
+    // A valid application_key next to the frontend changes nothing: the session is the frontend's.
+    const checkout = initCheckout(gw.merchant, shop.url, { application_key: key });
+    const opened = await openSession(gw, '/api/init-checkout', checkout);
+    expect(await identityOf(opened)).toEqual(['frontend', frontend]);
+    expect(await identityOf(await openSession(gw, '/api/init-pay-out', initPayOut(gw.merchant, shop.url, { application_key: key })))).toEqual(['frontend', frontend]);
+    expect(await identityOf(await openSession(gw, '/api/init-pay-out-order', initPayOutOrder(gw.merchant, shop.url, { application_key: key }))))
+      .toEqual(['frontend', frontend]);
+    // The other field is ignored, not checked: an unknown one is no error...
+    expect(await identityOf(await openSession(gw, '/api/init-checkout', initCheckout(gw.merchant, shop.url, { application_key: 'not-ours' }))))
+      .toEqual(['frontend', frontend]);
+    expect(await identityOf(await openSession(gw, '/api/init-pay-in', initPayIn(gw.merchant, shop.url, { frontend: 'not-ours' }))))
+      .toEqual(['application_key', key]);
+    expect(await identityOf(await openSession(gw, '/api/init-pay-in', initPayIn(gw.merchant, shop.url, { frontend })))).toEqual(['application_key', key]);
+    // ...and a valid one does not stand in for the call's own field when that is unknown.
+    for (const [path, bad] of [
+      ['/api/init-checkout', initCheckout(gw.merchant, shop.url, { frontend: 'not-ours', application_key: key })],
+      ['/api/init-pay-out', initPayOut(gw.merchant, shop.url, { frontend: 'not-ours', application_key: key })],
+      ['/api/init-pay-out-order', initPayOutOrder(gw.merchant, shop.url, { frontend: 'not-ours', application_key: key })],
+      ['/api/init-pay-in', initPayIn(gw.merchant, shop.url, { application_key: 'not-ours', frontend })],
+    ] as const) {
+      expect((await openSession(gw, path, bad)).body, path).toMatchObject({ status: 11 });
+    }
+
+    // The checkout opened with both fields is found by its frontend and notified as version 1.1 with frontend.
+    const found = await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, checkout.order_id as string), gw.merchant.secret);
+    expect(found.body).toMatchObject({ status: 3, description: 'Order is still open' });
+    const customer = new CashierCustomer(gw.url);
+    const page = await customer.login(opened.body.redirect_url as string);
+    expect((await customer.payByCard(page.text)).status).toBe(303);
+    const notified = await waitUntil(() => shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>)
+      .find((n) => n.order_id === checkout.order_id && n.transaction_status === 'approved'), 'the notification');
+    expect(notified).toMatchObject({ version: '1.1', frontend });
+    expect(notified).not.toHaveProperty('application_key');
+    const paid = await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, checkout.order_id as string), gw.merchant.secret);
+    expect(paid.body).toMatchObject({ status: 0, order_status: 'approved', frontend, version: '1.1' });
+    expect(paid.body).not.toHaveProperty('application_key');
+  });
+
+  it('the same init-checkout / init-pay-out-order again for a paid order answers 24 Order closed, with no login link', async () => {
+    const body = initCheckout(gw.merchant, shop.url);
+    const first = await openSession(gw, '/api/init-checkout', body);
+    const customer = new CashierCustomer(gw.url);
+    const paid = await customer.payByCard((await customer.login(first.body.redirect_url as string)).text);
+    expect(textOf((await customer.get(paid.location!)).text)).toContain('Payment approved');
+    const again = await openSession(gw, '/api/init-checkout', { ...body, timestamp: nowSeconds() });
+    expect(again.body).toMatchObject({ status: 24, description: 'Order closed: this order_id is already paid', version: '1.1' });
+    expect(Object.keys(again.body).sort()).toEqual(['description', 'signature', 'status', 'timestamp', 'version']);
+    expect(verifyBody(again.body, gw.merchant.secret)).toBe(true);
+    // Other content for the same order_id is still a duplicate.
+    expect((await openSession(gw, '/api/init-checkout', { ...body, amount: 1, timestamp: nowSeconds() })).body).toMatchObject({ status: 12 });
+
+    const order = initPayOutOrder(gw.merchant, shop.url, { payment_method: 'card' });
+    const opened = await openSession(gw, '/api/init-pay-out-order', order);
+    const payee = new CashierCustomer(gw.url);
+    const form = await payee.login(opened.body.redirect_url as string);
+    const paid_out = await payee.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35' }, form.text);
+    expect(textOf(paid_out.text)).toContain('Withdrawal approved');
+    expect((await openSession(gw, '/api/init-pay-out-order', { ...order, timestamp: nowSeconds() })).body)
+      .toMatchObject({ status: 24, description: 'Order closed: this order_id is already paid' });
   });
 
   it('accepts the per-endpoint lengths: a 3-character state on init-*, a 6-digit phone on init-checkout, a 9-digit phone on init-pay-in', async () => {
@@ -352,9 +473,17 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
       expect(textOf(ended.text)).toContain('Your session has ended');
       expect(ended.text).not.toContain('name="csrf"');
       expect(textOf((await logged_in.get('/cashier?method=card')).text)).toContain('Your session has ended');
+      // The same init-checkout again, before or after due work closed the order: no login link that would not work.
+      const replayed = await openSession(clock_gw, '/api/init-checkout', { ...checkout, timestamp: gatewayNow(clock_gw) }, clock_gw.merchant);
+      expect(replayed.body).toMatchObject({ status: 24, description: 'Order closed: this order_id has expired' });
+      expect(replayed.body).not.toHaveProperty('redirect_url');
       const found = await postSigned(clock_gw.url, '/api/find-order',
         findOrderBody(clock_gw.merchant, checkout.order_id as string, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant.secret);
       expect(found.body).toMatchObject({ status: 4, description: 'Order timed out with no transactions' });
+      const closed = await clock_gw.gateway.deps.store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, checkout.order_id as string);
+      expect(closed).toMatchObject({ order_status: 'rejected' });
+      expect((await openSession(clock_gw, '/api/init-checkout', { ...checkout, timestamp: gatewayNow(clock_gw) }, clock_gw.merchant)).body)
+        .toMatchObject({ status: 24, description: 'Order closed: this order_id has expired' });
     } finally {
       await clock_gw.close();
     }

@@ -3,6 +3,8 @@
 // rule, a transaction still pending at the time limit, and the field and signature failures.
 import { describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
+import { buildNotificationPayload } from '../../src/notifications/payload.js';
+import { FIND_ORDER_FIELDS } from '../../src/operations/find-order.js';
 import { postJson, postSigned } from '../support/client.js';
 import { orderId } from '../support/bodies.js';
 import {
@@ -77,6 +79,9 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
   it('0: an approved order answers the transaction\'s details; a declined attempt before it does not count', async () => {
     const { order_id, auth_token, customer, page } = await openOrder(gw, '/api/init-checkout', { variable1: 'alpha', variable2: 'beta' });
     const declined = await attempt(customer, '000');
+    expect(textOf(declined.text)).toContain('Payment declined');
+    expect(textOf(declined.text)).toContain('[TEST] Do not honor');
+    expect((await find(gw, order_id)).body).toMatchObject({ status: 3 });
     const approved = await attempt(customer, '568');
     expect(textOf(approved.text)).toContain('Payment approved');
     const answer = await find(gw, order_id);
@@ -90,6 +95,14 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect(answer.body.transaction_id).toMatch(/^sbx_/);
     expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
     expect(JSON.stringify(answer.body)).not.toContain('4111111111111111');
+    // Only spec §4.7's fields (and frontend, variable3): the approved sale's card_token (decisions §9), which its
+    // notification carries, is not one of them.
+    const sale = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+    expect(sale!.card_token).toEqual(expect.any(String));
+    expect(buildNotificationPayload(sale!, 0)).toHaveProperty('card_token', sale!.card_token);
+    expect(answer.body).not.toHaveProperty('card_token');
+    expect(JSON.stringify(answer.body)).not.toContain(sale!.card_token!);
+    for (const key of Object.keys(answer.body)) expect([...FIND_ORDER_FIELDS, ...ENVELOPE_ONLY], key).toContain(key);
     // The order is closed: the cashier takes no further payment for it.
     const again = await customer.get('/cashier');
     expect(textOf(again.text)).toContain('This order is paid');
@@ -120,6 +133,28 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect((await find(gw, order_id, { order_id: 'x'.repeat(51) })).body).toMatchObject({ status: 10 });
   });
 
+  it('every bad field gets a description of at most 75 characters (spec §4.7) that names the field', async () => {
+    const { order_id } = await openOrder(gw);
+    for (const field of ['order_id', 'frontend', 'merchant_id', 'version', 'timestamp']) {
+      for (const value of [undefined, true, 'x'.repeat(300), ...(field === 'timestamp' ? [] : [-5])]) {
+        const answer = await find(gw, order_id, { [field]: value });
+        const what = `${field} = ${JSON.stringify(value)?.slice(0, 12)}`;
+        expect(answer.body.status, what).toBe(10);
+        const description = answer.body.description as string;
+        expect(description.length, `${what}: ${description}`).toBeLessThanOrEqual(75);
+        expect(description, what).toContain(field);
+      }
+    }
+  });
+
+  it('the merchant is identified by frontend only: an application_key next to it is ignored, valid or not', async () => {
+    const { order_id } = await openOrder(gw);
+    expect((await find(gw, order_id, { application_key: gw.merchant.application_key })).body).toMatchObject({ status: 3 });
+    expect((await find(gw, order_id, { application_key: 'not-ours' })).body).toMatchObject({ status: 3 });
+    // A valid application_key does not stand in for an unknown frontend.
+    expect((await find(gw, order_id, { application_key: gw.merchant.application_key, frontend: 'not-ours' })).body).toMatchObject({ status: 11 });
+  });
+
   it('time limit (sandbox clock): 4 with no transaction; the latest declined one after only declines; a pending one, then its late approval', async () => {
     // Its own gateway: the clock moves, and asynchronous results (CVV 222) settle only after 20 minutes.
     const clock_gw = await startTestGateway(kind, { env: { PAYGATE_SANDBOX_SETTLE_SECONDS: '1200' } });
@@ -127,6 +162,8 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       const empty = await openOrder(clock_gw);
       const declines = await openOrder(clock_gw);
       const first = await attempt(declines.customer, '000');
+      expect(textOf(first.text)).toContain('Payment declined');
+      expect(textOf(first.text)).toContain('[TEST] Do not honor');
       const second = await attempt(declines.customer, '801');
       expect(textOf(second.text)).toContain('Insufficient funds');
       const pending = await openOrder(clock_gw);
@@ -149,7 +186,9 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       expect(declined.body).toMatchObject({
         status: 0, order_status: 'rejected', transaction_status: 'rejected', error_code: '1', order_id: declines.order_id,
       });
+      // The latest of the two declines (801), not the first (000).
       expect(declined.body.error_details).toMatch(/Insufficient funds/);
+      expect(declined.body.error_details).not.toMatch(/Do not honor/);
 
       const still_pending = await find(clock_gw, pending.order_id);
       expect(still_pending.body).toMatchObject({ status: 0, order_status: 'rejected', transaction_status: 'pending' });

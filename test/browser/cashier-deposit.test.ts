@@ -1,13 +1,14 @@
 // The init-pay-in cashier as a customer meets it, in a real Chromium, on each store: the one-time
 // registration form, a card deposit approved, a card deposit through 3-D Secure, a deposit paid
-// from the sandbox e-wallet, a deposit the merchant's validation refuses, and a link that has
-// expired by the sandbox clock.
+// from the sandbox e-wallet, a deposit the merchant's validation refuses, a payment still
+// processing, and a link and an auth_token that have expired by the sandbox clock (with the
+// pages of a session and an order that ended).
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/operations/cashier-session.js';
 import { postJson } from '../support/client.js';
 import { newPage } from '../support/browser.js';
-import { gatewayNow, initPayIn, openSession, withGatewayAndShop } from '../support/cashier.js';
+import { gatewayNow, initCheckout, initPayIn, openSession, withGatewayAndShop } from '../support/cashier.js';
 import { checkTapTargets, shoot, visibleText, withChromium } from '../support/cashier-browser.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
 import type { MerchantReceiver } from '../support/merchant-receiver.js';
@@ -205,26 +206,95 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     expect(shop.requestsTo('/validate-refuse')).toHaveLength(1);
   });
 
-  it('an expired link (sandbox clock, own gateway) shows that it expired; the open page says the session ended', async () => {
+  it('a payment still processing (CVV 222, own gateway that settles late) shows its status and Refresh, and takes no second payment', async () => {
+    const slow_gw = await startTestGateway(kind, { env: { PAYGATE_SANDBOX_SETTLE_SECONDS: '1200' } });
+    const { page, close } = await newPage(browser, 'phone', { javaScriptEnabled: false });
+    try {
+      // This gateway's merchant has its own secret: the shop answers its validation requests signed with it.
+      shop.setReply('/validate-slow', () => signedReply(slow_gw.merchant.secret, 0, 'Accepted'));
+      const answer = await openSession(slow_gw, '/api/init-pay-in', initPayIn(slow_gw.merchant, shop.url, {
+        timestamp: gatewayNow(slow_gw), validation_url: `${shop.url}/validate-slow`,
+      }), slow_gw.merchant);
+      await page.goto(answer.body.redirect_url as string);
+      await page.getByLabel('Amount (USD)').fill('18');
+      await fillCard(page, { cvv: '222' });
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByText('Processing').first().waitFor();
+      expect(page.url()).toBe(`${slow_gw.url}/cashier/attempt/1`);
+      // The cashier's own page says the same while the payment is in flight: no form to pay twice.
+      await page.goto(`${slow_gw.url}/cashier`);
+      const text = await visibleText(page);
+      expect(text).toContain('Processing');
+      expect(text).toContain('We are waiting for the final answer. This usually takes a few seconds.');
+      expect(text).toContain('18.00 USD');
+      expect(await page.getByRole('link', { name: 'Refresh' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Pay' }).count()).toBe(0);
+      expect(await page.getByLabel('Card number').count()).toBe(0);
+      await checkTapTargets(page);
+      await shoot(browser, page, kind, 'payment-processing');
+      const [row] = await transactionsOf(slow_gw, answer.body.auth_token as string);
+      expect(row).toMatchObject({ status: 'pending', amount_minor: 1800 });
+    } finally {
+      await close();
+      await slow_gw.close();
+    }
+  });
+
+  it('an expired link and auth_token (sandbox clock, own gateway) show that they expired; open pages say the session ended or the order expired', async () => {
     const clock_gw = await startTestGateway(kind);
     const { page, close } = await newPage(browser, 'phone');
+    const checkout_page = await newPage(browser, 'desktop');
     try {
       const fresh = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
       const used = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
+      const order = await openSession(clock_gw, '/api/init-checkout', initCheckout(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
+      const auth_token_login = `${clock_gw.url}/cashier/login?auth_token=${fresh.body.auth_token as string}`;
+      // Before the clock moves, the auth_token logs in (a context of its own; it can be used again).
+      const before = await newPage(browser, 'desktop');
+      try {
+        expect((await before.page.goto(auth_token_login))?.status()).toBe(200);
+        await before.page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      } finally {
+        await before.close();
+      }
       await page.goto(used.body.redirect_url as string);
       await page.getByRole('heading', { name: 'Deposit' }).waitFor();
+      await checkout_page.page.goto(order.body.redirect_url as string);
+      await checkout_page.page.getByRole('heading', { name: 'Checkout' }).waitFor();
+
       const moved = await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 901 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
       expect(moved.http_status).toBe(200);
       await page.reload();
       await page.getByRole('heading', { name: 'Your session has ended' }).waitFor();
       expect(await page.getByRole('button', { name: 'Pay' }).count()).toBe(0);
+      expect(await visibleText(page)).toContain('For your security, a cashier session lasts 15 minutes.');
+      await shoot(browser, page, kind, 'session-ended');
+      await checkout_page.page.reload();
+      await checkout_page.page.getByRole('heading', { name: 'This order has expired' }).waitFor();
+      expect(await checkout_page.page.getByRole('button', { name: 'Pay' }).count()).toBe(0);
+      expect(await visibleText(checkout_page.page)).toContain('The time to pay this order is over.');
+      await shoot(browser, checkout_page.page, kind, 'order-expired');
+
       const expired = await page.goto(fresh.body.redirect_url as string);
       expect(expired?.status()).toBe(410);
       await page.getByRole('heading', { name: 'This link has expired or was already used' }).waitFor();
       expect(await visibleText(page)).toContain('Please return to the shop and open the cashier again.');
       await shoot(browser, page, kind, 'link-expired');
+
+      // The auth_token that logged in before: refused the same way, in a fresh context (no cookie).
+      const after = await newPage(browser, 'phone');
+      try {
+        const refused = await after.page.goto(auth_token_login);
+        expect(refused?.status()).toBe(410);
+        await after.page.getByRole('heading', { name: 'This link has expired or was already used' }).waitFor();
+        expect(await after.page.getByRole('button', { name: 'Pay' }).count()).toBe(0);
+        expect((await after.context.cookies()).filter((c) => c.name === 'paygate_cashier')).toEqual([]);
+      } finally {
+        await after.close();
+      }
     } finally {
       await close();
+      await checkout_page.close();
       await clock_gw.close();
     }
   });

@@ -1,10 +1,11 @@
 // Pure parts of the cashier: the order state machine's table, amounts typed by a customer, the
 // merchant's reply to a validation request, frame origins, and the locale's language.
 import { describe, expect, it } from 'vitest';
-import { checkFrameOrigins, normalizeFrameOrigin } from '../../src/domain/frame-origins.js';
+import { checkFrameOrigins, framingHeaders, normalizeFrameOrigin } from '../../src/domain/frame-origins.js';
 import { nextOrderStatus, ORDER_RULES, type OrderEvent } from '../../src/domain/order-state.js';
 import { signBody } from '../../src/domain/signing.js';
 import { parseAmount, readPaymentForm, readRegistration } from '../../src/http/cashier-forms.js';
+import { fitDescription } from '../../src/http/routes/cashier-sessions.js';
 import { readValidationReply, validationBody } from '../../src/operations/validation-request.js';
 import { languageOf, sayer } from '../../src/pages/cashier/text.js';
 import type { CashierSessionRow } from '../../src/store/schema.js';
@@ -107,6 +108,15 @@ describe('frame origins and languages', () => {
     expect(checkFrameOrigins(['https://a.example', 'https://a.example/'])).toEqual({ ok: true, origins: ['https://a.example'] });
   });
 
+  it('framing headers: the origins in frame-ancestors, or nobody with X-Frame-Options DENY as well', () => {
+    expect(framingHeaders(['https://a.example', 'http://localhost:8080'])).toEqual({
+      frame_ancestors: 'frame-ancestors https://a.example http://localhost:8080', headers: {},
+    });
+    for (const none of [null, []]) {
+      expect(framingHeaders(none)).toEqual({ frame_ancestors: "frame-ancestors 'none'", headers: { 'x-frame-options': 'DENY' } });
+    }
+  });
+
   it('picks the language from the locale, English otherwise', () => {
     expect(languageOf('de-DE')).toBe('de');
     expect(languageOf('es_MX')).toBe('es');
@@ -114,5 +124,18 @@ describe('frame origins and languages', () => {
     expect(languageOf(null)).toBe('en');
     expect(sayer('de')('pay')).toBe('Bezahlen');
     expect(sayer('es')('over_balance', { max: '5.00 USD' })).toBe('Es más de lo que puede retirar (5.00 USD).');
+  });
+});
+
+describe('descriptions of the session calls and find-order (spec §2.3, §4.7: varchar(75))', () => {
+  it('keeps a description that fits, shortens a field error naming the field, cuts anything else at a word', () => {
+    expect(fitDescription('Missing required field: pin', 'pin')).toBe('Missing required field: pin');
+    expect(fitDescription('Invalid field: currency (expected an ISO 4217 code the gateway knows, such as USD)', 'currency'))
+      .toBe('Invalid field: currency (expected an ISO 4217 code such as USD)');
+    // No short wording known for the field: its name alone.
+    expect(fitDescription(`Invalid field: pin (expected ${'a very long rule '.repeat(5)})`, 'pin')).toBe('Invalid field: pin');
+    const cut = fitDescription('word '.repeat(30).trim());
+    expect(cut.length).toBeLessThanOrEqual(75);
+    expect(cut).toMatch(/^word( word)*…$/);
   });
 });

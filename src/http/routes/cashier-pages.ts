@@ -8,11 +8,12 @@
 // carries the session's CSRF token. init-pay-in pages may be framed by the application's
 // configured origins only (CSP frame-ancestors); every other page by nobody (and X-Frame-Options DENY).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { framingHeaders } from '../../domain/frame-origins.js';
 import { CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.js';
 import { attemptTransaction, sessionState, submitPayment } from '../../operations/cashier-payment.js';
 import {
   type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
-  methodsFor, missingCustomerFields, saveRegistration,
+  methodsFor, missingCustomerFields, saveRegistration, sessionFrameOrigins,
 } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { html, type Html } from '../../pages/html.js';
@@ -53,32 +54,25 @@ interface PageDeps {
   readonly public_url: () => string;
 }
 
-/** Origins allowed to frame a session's pages: the application's, for init-pay-in only; null means nobody. */
-async function frameOrigins(deps: OperationDeps, session: CashierSessionRow | null): Promise<readonly string[] | null> {
-  if (!session || session.kind !== 'pay_in' || session.identity_kind !== 'application_key') return null;
-  const origins = await deps.store.getFrameOrigins(session.merchant_id, session.identity_value);
-  return origins && origins.length > 0 ? origins : null;
-}
-
 function securityHeaders(frame: readonly string[] | null): Record<string, string> {
-  const headers: Record<string, string> = {
+  const framing = framingHeaders(frame);
+  return {
     'cache-control': 'no-store',
     // Tokens travel in the login URL: never pass it on through Referer.
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
     'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
-      + `frame-ancestors ${frame ? frame.join(' ') : "'none'"}`,
+      + framing.frame_ancestors,
+    ...framing.headers,
   };
-  if (!frame) headers['x-frame-options'] = 'DENY';
-  return headers;
 }
 
 async function sendHtml(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, code: number, body: string): Promise<FastifyReply> {
-  return response.code(code).headers(securityHeaders(await frameOrigins(deps, session))).type('text/html; charset=utf-8').send(body);
+  return response.code(code).headers(securityHeaders(await sessionFrameOrigins(deps, session))).type('text/html; charset=utf-8').send(body);
 }
 
 async function redirect(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, to: string): Promise<FastifyReply> {
-  return response.headers(securityHeaders(await frameOrigins(deps, session))).redirect(to, 303);
+  return response.headers(securityHeaders(await sessionFrameOrigins(deps, session))).redirect(to, 303);
 }
 
 function languageView(deps: OperationDeps, session: CashierSessionRow | null) {

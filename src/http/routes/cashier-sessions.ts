@@ -2,13 +2,15 @@
 // /api/init-checkout, /api/init-pay-out and /api/init-pay-out-order. Each parses its body with
 // the dictionary's fields (and the spec's per-endpoint lengths, CASHIER_FIELDS) and hands over
 // to operations/cashier-session.ts. Answer: status, description, redirect_url, auth_token,
-// version, timestamp, signature.
+// version, timestamp, signature; the description within spec §2.3's 75 characters.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { type CustomerData, type OpenSessionInput, openSession, type SessionKind } from '../../operations/cashier-session.js';
+import {
+  type CustomerData, identityByField, identityFieldOf, type OpenSessionInput, openSession, type SessionKind,
+} from '../../operations/cashier-session.js';
 import { requestFingerprint } from '../../operations/lifecycle.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
-import { bodySchema, type BodyOf, CASHIER_FIELDS, literal } from '../fields.js';
-import { identityOf, type SignedContext, type SignedRoute, unknownCredentials } from '../route.js';
+import { bodySchema, type BodyOf, CASHIER_FIELDS, type Parsed, literal } from '../fields.js';
+import { type SignedContext, type SignedRoute, unknownCredentials } from '../route.js';
 import { variablesOf } from './process.js';
 
 const OPTIONAL_CUSTOMER = {
@@ -63,6 +65,55 @@ export const SessionAnswer = Type.Object({
   version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
 });
 
+/** Spec §2.3 and §4.7: the description of an init-* or find-order answer is varchar(75). */
+export const SESSION_DESCRIPTION_MAX = 75;
+
+/**
+ * Shorter wording of a field's rule, for the fields whose dictionary wording would make
+ * `Invalid field: <name> (expected <rule>)` longer than SESSION_DESCRIPTION_MAX.
+ */
+const SHORT_RULES: Readonly<Record<string, string>> = {
+  currency: 'an ISO 4217 code such as USD',
+  return_url: 'an http(s) URL, max 256 chars',
+  notification_url: 'an http(s) URL, max 256 chars',
+  validation_url: 'an http(s) URL, max 256 chars',
+  locale: 'a language code: en, de-DE, es_ES',
+  state: 'up to 3 letters or digits, or empty',
+  amount: 'a whole number of minor units, 1 or more',
+  balance: 'a whole number of minor units, 0 or more',
+};
+
+/**
+ * The description cut to SESSION_DESCRIPTION_MAX while still naming the field: the rule in its
+ * short wording, else only `Invalid field: <name>`. Not a field error: cut at a word.
+ */
+export function fitDescription(description: string, field?: string): string {
+  if (description.length <= SESSION_DESCRIPTION_MAX) return description;
+  if (field !== undefined) {
+    const short = SHORT_RULES[field];
+    const with_rule = short === undefined ? null : `Invalid field: ${field} (expected ${short})`;
+    if (with_rule !== null && with_rule.length <= SESSION_DESCRIPTION_MAX) return with_rule;
+    const bare = `Invalid field: ${field}`;
+    if (bare.length <= SESSION_DESCRIPTION_MAX) return bare;
+  }
+  const cut = description.slice(0, SESSION_DESCRIPTION_MAX - 1);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 40))}…`;
+}
+
+/** A route's parse whose field errors fit SESSION_DESCRIPTION_MAX (for the init-* calls and find-order). */
+export function fittedParse<T>(parse: (body: Readonly<Record<string, unknown>>) => Parsed<T>) {
+  return (body: Readonly<Record<string, unknown>>): Parsed<T> | { readonly ok: false; readonly reply: Reply } => {
+    const parsed = parse(body);
+    if (parsed.ok) return parsed;
+    return { ok: false, reply: fieldError(fitDescription(parsed.error.description, parsed.error.field)) };
+  };
+}
+
+/** Any answer of an init-* call or find-order, its description within SESSION_DESCRIPTION_MAX. */
+export function fitted(answer: Reply): Reply {
+  return answer.description.length <= SESSION_DESCRIPTION_MAX ? answer : { ...answer, description: fitDescription(answer.description) };
+}
+
 function customerOf(body: Readonly<Record<string, unknown>>): CustomerData {
   const customer: CustomerData = {};
   for (const name of ['first_name', 'last_name', 'dob', 'email', 'address', 'city', 'state', 'zip', 'requester_ip'] as const) {
@@ -73,7 +124,9 @@ function customerOf(body: Readonly<Record<string, unknown>>): CustomerData {
 }
 
 async function handleInit(context: SignedContext, kind: SessionKind, body: AnyInitBody, public_url: () => string): Promise<Reply> {
-  const identity = identityOf(context.merchant, context.body);
+  // The call's own identity field, never the other one a body may also carry (docs/cashier.md §2.1).
+  const field = identityFieldOf(kind);
+  const identity = identityByField(context.merchant, field, context.body[field]);
   if (!identity) return unknownCredentials();
   const raw = context.body;
   const input: OpenSessionInput = {
@@ -103,9 +156,14 @@ async function handleInit(context: SignedContext, kind: SessionKind, body: AnyIn
   switch (outcome.kind) {
     case 'opened': return reply(Status.OK, 'Cashier session opened', { redirect_url: outcome.redirect_url, auth_token: outcome.auth_token });
     case 'duplicate_order': return reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
+    // The same call again for an order that can no longer be paid: no login link, none would work.
+    case 'order_closed': return reply(Status.ORDER_CLOSED, outcome.order_status === 'approved'
+      ? 'Order closed: this order_id is already paid'
+      : 'Order closed: this order_id has expired');
+    // Within 75 characters whatever the gateway's length (up to 32).
     case 'no_gateway': return reply(Status.NO_GATEWAY, body.gateway
-      ? `Gateway unavailable: gateway ${body.gateway} is not this merchant's or does not accept ${outcome.currency}`
-      : `Gateway unavailable: no gateway of this merchant accepts ${outcome.currency}`);
+      ? `Gateway unavailable: gateway is not this merchant's or does not take ${outcome.currency}`
+      : `Gateway unavailable: no gateway of this merchant takes ${outcome.currency}`);
     case 'unknown_method': return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
   }
 }
@@ -136,8 +194,8 @@ export function cashierSessionRoutes(public_url: () => string): SignedRoute<AnyI
     url: spec.url,
     summary: spec.summary,
     answer_version: spec.version,
-    input: { schema: spec.schema.schema, parse: (body) => spec.schema.parse(body) as ReturnType<(typeof InitPayIn)['parse']> },
+    input: { schema: spec.schema.schema, parse: fittedParse((body) => spec.schema.parse(body) as Parsed<AnyInitBody>) },
     response: SessionAnswer,
-    handle: (context: SignedContext, body: AnyInitBody) => handleInit(context, spec.kind, body, public_url),
+    handle: async (context: SignedContext, body: AnyInitBody) => fitted(await handleInit(context, spec.kind, body, public_url)),
   }));
 }

@@ -1,10 +1,14 @@
 // POST /api/find-order (spec §4.7): where an order opened by init-checkout (or init-pay-out-order)
 // stands. Non-zero outcomes carry only status, description, timestamp, version, signature.
+// The merchant is identified by frontend (the field §4.7 requires), whatever else the body
+// carries; descriptions stay within §4.7's 75 characters.
 import { Type } from '@sinclair/typebox';
+import { identityByField } from '../../operations/cashier-session.js';
 import { findOrder } from '../../operations/find-order.js';
 import { reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
-import { identityOf, type SignedRoute, unknownCredentials } from '../route.js';
+import { type SignedRoute, unknownCredentials } from '../route.js';
+import { fitted, fittedParse } from './cashier-sessions.js';
 
 const FindOrderBody = bodySchema({
   order_id: 'required', frontend: 'required', merchant_id: 'required', timestamp: 'required', signature: 'required',
@@ -33,13 +37,13 @@ export function findOrderRoute(): SignedRoute<BodyOf<typeof FindOrderBody>> {
     url: '/api/find-order',
     summary: 'Where an order opened by init-checkout (or init-pay-out-order) stands',
     answer_version: '1.1',
-    input: FindOrderBody,
+    input: { schema: FindOrderBody.schema, parse: fittedParse((body) => FindOrderBody.parse(body)) },
     response: FindOrderAnswer,
     async handle(context, body) {
-      if (!identityOf(context.merchant, context.body)) return unknownCredentials();
+      if (!identityByField(context.merchant, 'frontend', body.frontend)) return unknownCredentials();
       const outcome = await findOrder(context.deps, context.merchant.merchant_id, body.frontend, body.order_id);
       switch (outcome.kind) {
-        case 'found': return reply(Status.OK, 'Order found', outcome.fields);
+        case 'found': return fitted(reply(Status.OK, 'Order found', outcome.fields));
         case 'not_found': return reply(Status.ORDER_NOT_FOUND, 'Order not found');
         case 'open': return reply(Status.ORDER_OPEN, 'Order is still open');
         case 'timed_out_empty': return reply(Status.ORDER_TIMED_OUT, 'Order timed out with no transactions');

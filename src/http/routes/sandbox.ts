@@ -1,13 +1,16 @@
 // Sandbox-only routes: the 3-D Secure and e-wallet pages and the clock control (decisions.md §8).
-// None of them exist when PAYGATE_ENV=live.
+// None of them exist when PAYGATE_ENV=live. The pages cannot be framed by other sites (see frameOriginsOf).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { requireAdmin } from '../admin-auth.js';
 import type { AdjustableClock } from '../../domain/clock.js';
+import { framingHeaders } from '../../domain/frame-origins.js';
+import { sessionFrameOrigins } from '../../operations/cashier-session.js';
 import { completeChallenge, findChallenge } from '../../operations/challenge.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { notFoundPage, threeDsPage } from '../../pages/three-ds.js';
 import { walletPage } from '../../pages/wallet.js';
+import type { TransactionRow } from '../../store/schema.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
 
 const PAGE_HEADERS = {
@@ -17,12 +20,34 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
-function sendPage(response: FastifyReply, code: number, body: string, form_targets: string[] = []): FastifyReply {
+/**
+ * Who may frame a challenge page: nobody (frame-ancestors 'none', X-Frame-Options DENY), so no
+ * site can hide Approve or Confirm under its own page (clickjacking); except a payment made in
+ * an init-pay-in cashier session, whose 3-D Secure or wallet page opens inside the merchant's
+ * iframe: that page may be framed by the same configured origins as the cashier's own pages
+ * (docs/cashier.md §9).
+ */
+async function frameOriginsOf(deps: OperationDeps, row: TransactionRow): Promise<readonly string[] | null> {
+  const session_id = row.cashier_session_id;
+  if (!session_id) return null;
+  return sessionFrameOrigins(deps, await deps.store.getCashierSession(session_id));
+}
+
+function sendPage(response: FastifyReply, code: number, body: string, frame: readonly string[] | null, form_targets: string[] = []): FastifyReply {
   const form_action = ["'self'", ...form_targets].join(' ');
+  const framing = framingHeaders(frame);
   return response.code(code).headers({
     ...PAGE_HEADERS,
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${form_action}; base-uri 'none'`,
+    ...framing.headers,
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${form_action}; base-uri 'none'; ${framing.frame_ancestors}`,
   }).type('text/html; charset=utf-8').send(body);
+}
+
+/** After Approve / Decline / Confirm / Cancel: on to return_url (the merchant's page, or the cashier's result page). */
+function sendRedirect(response: FastifyReply, to: string, frame: readonly string[] | null): FastifyReply {
+  const framing = framingHeaders(frame);
+  return response.code(303).headers({ ...PAGE_HEADERS, ...framing.headers, 'content-security-policy': `default-src 'none'; ${framing.frame_ancestors}` })
+    .redirect(to, 303);
 }
 
 function originOf(url: string | null): string[] {
@@ -45,8 +70,8 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
       async handle(request, response) {
         const { token } = request.params as { token: string };
         const view = await findChallenge(deps, token);
-        if (!view) return sendPage(response, 404, notFoundPage());
-        return sendPage(response, 200, threeDsPage(view, `/sandbox/3ds/${token}`), originOf(view.row.return_url));
+        if (!view) return sendPage(response, 404, notFoundPage(), null);
+        return sendPage(response, 200, threeDsPage(view, `/sandbox/3ds/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
       },
     },
     {
@@ -61,15 +86,16 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         const action = form.action === 'approve' || form.action === 'decline' ? form.action : null;
         if (action === null) {
           const view = await findChallenge(deps, token);
-          if (!view) return sendPage(response, 404, notFoundPage());
-          return sendPage(response, 400, threeDsPage(view, `/sandbox/3ds/${token}`), originOf(view.row.return_url));
+          if (!view) return sendPage(response, 404, notFoundPage(), null);
+          return sendPage(response, 400, threeDsPage(view, `/sandbox/3ds/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
         }
         const outcome = await completeChallenge(deps, token, action);
-        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage());
+        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage(), null);
         const return_url = outcome.row.return_url;
-        if (return_url) return response.code(303).headers(PAGE_HEADERS).redirect(return_url, 303);
+        const frame = await frameOriginsOf(deps, outcome.row);
+        if (return_url) return sendRedirect(response, return_url, frame);
         const view = await findChallenge(deps, token);
-        return sendPage(response, 200, view ? threeDsPage(view, `/sandbox/3ds/${token}`) : notFoundPage());
+        return sendPage(response, 200, view ? threeDsPage(view, `/sandbox/3ds/${token}`) : notFoundPage(), frame);
       },
     },
     {
@@ -81,8 +107,8 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
       async handle(request, response) {
         const { token } = request.params as { token: string };
         const view = await findChallenge(deps, token, 'wallet');
-        if (!view) return sendPage(response, 404, notFoundPage());
-        return sendPage(response, 200, walletPage(view, `/sandbox/wallet/${token}`), originOf(view.row.return_url));
+        if (!view) return sendPage(response, 404, notFoundPage(), null);
+        return sendPage(response, 200, walletPage(view, `/sandbox/wallet/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
       },
     },
     {
@@ -97,15 +123,16 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         const action = form.action === 'confirm' || form.action === 'cancel' ? form.action : null;
         if (action === null) {
           const view = await findChallenge(deps, token, 'wallet');
-          if (!view) return sendPage(response, 404, notFoundPage());
-          return sendPage(response, 400, walletPage(view, `/sandbox/wallet/${token}`), originOf(view.row.return_url));
+          if (!view) return sendPage(response, 404, notFoundPage(), null);
+          return sendPage(response, 400, walletPage(view, `/sandbox/wallet/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
         }
         const outcome = await completeChallenge(deps, token, action);
-        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage());
+        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage(), null);
         const return_url = outcome.row.return_url;
-        if (return_url) return response.code(303).headers(PAGE_HEADERS).redirect(return_url, 303);
+        const frame = await frameOriginsOf(deps, outcome.row);
+        if (return_url) return sendRedirect(response, return_url, frame);
         const view = await findChallenge(deps, token, 'wallet');
-        return sendPage(response, 200, view ? walletPage(view, `/sandbox/wallet/${token}`) : notFoundPage());
+        return sendPage(response, 200, view ? walletPage(view, `/sandbox/wallet/${token}`) : notFoundPage(), frame);
       },
     },
     {
