@@ -52,3 +52,27 @@ export function firstChargeAt(created_ms: number, trial_period: number, unit: Tr
 export function retryDueAt(failed_at_ms: number, retries_delay_days: number): number {
   return failed_at_ms + retries_delay_days * DAY_MS;
 }
+
+/**
+ * The first charge date of the anchor's series strictly after `after_ms` (never the anchor
+ * itself: index 1 at the earliest). A charge made late (a retry that recovered after the next
+ * date had passed, or a gateway that was stopped) covers the period it was made in; the next one
+ * is at the following anchor date, so two charges never come back to back and a period that
+ * passed without a charge is not billed afterwards (docs/subscriptions.md §5.2).
+ */
+export function nextChargeAfter(anchor_ms: number, cycle: BillingCycle, after_ms: number): number {
+  // An estimate of the index, then exact steps (at most a couple) either way.
+  let index: number;
+  if (cycle === 'weekly') {
+    index = Math.floor((after_ms - anchor_ms) / (7 * DAY_MS));
+  } else {
+    const from = new Date(anchor_ms);
+    const to = new Date(after_ms);
+    const months = (to.getUTCFullYear() - from.getUTCFullYear()) * 12 + (to.getUTCMonth() - from.getUTCMonth());
+    index = Math.floor(months / MONTHS_PER_CYCLE[cycle]);
+  }
+  index = Math.max(1, index);
+  while (index > 1 && chargeDueAt(anchor_ms, index - 1, cycle) > after_ms) index -= 1;
+  while (chargeDueAt(anchor_ms, index, cycle) <= after_ms) index += 1;
+  return chargeDueAt(anchor_ms, index, cycle);
+}

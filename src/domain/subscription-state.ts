@@ -16,6 +16,8 @@
 //   active    | subscription.deactivated     | inactive  | a charge failed and no retry is left
 //   active    | subscription.expired         | expired   | expiration_cycles charges made and the last period ended
 //   active    | subscription.canceled        | canceled  | the merchant cancelled it
+//   inactive  | subscription.activated       | active    | the merchant activated it (POST .../activate): a fresh due
+//             |                              |           | date (at once, or the trial's end if it was never charged)
 //   inactive  | subscription.canceled        | canceled  | the merchant cancelled it
 //   expired, canceled: final
 //
@@ -31,6 +33,7 @@ export type SubscriptionEvent =
   | 'subscription.renewed'
   | 'subscription.payment_failed'
   | 'subscription.deactivated'
+  | 'subscription.activated'
   | 'subscription.expired'
   | 'subscription.canceled';
 
@@ -41,6 +44,7 @@ export const SUBSCRIPTION_TRANSITIONS: Readonly<Record<LaterEvent, Readonly<Part
   'subscription.renewed': { active: 'active' },
   'subscription.payment_failed': { active: 'active' },
   'subscription.deactivated': { active: 'inactive' },
+  'subscription.activated': { inactive: 'active' },
   'subscription.expired': { active: 'expired' },
   'subscription.canceled': { active: 'canceled', inactive: 'canceled' },
 };
@@ -67,8 +71,10 @@ export type SubscriptionChangeOutcome =
   /** Someone else changed the subscription first; the caller re-reads and decides. */
   | { readonly kind: 'stale' };
 
-/** A new subscription, born active or inactive, with its subscription.created event. */
-/** The new subscription, or null when an active one of the same customer, price and card exists (store.insertSubscription). */
+/**
+ * A new subscription, born active or inactive, with its subscription.created event; null when
+ * an active one of the same customer, price and card exists (store.insertSubscription).
+ */
 export async function createSubscriptionRecord(
   tx: StoreOps,
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },

@@ -28,6 +28,8 @@ export interface SaleInput {
   readonly request_fingerprint: string;
   readonly variables: Readonly<Record<string, string>>;
   readonly initiated_by: 'customer' | 'merchant';
+  /** See CardSaleRequest.mit_retry. */
+  readonly mit_retry: boolean;
   /** Set by the hosted cashier: the session the sale is made in (docs/cashier.md). */
   readonly cashier?: CashierLink;
 }
@@ -71,6 +73,7 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     currency: input.currency,
     card: input.card,
     initiated_by: input.initiated_by,
+    mit_retry: input.mit_retry,
   });
   // The card is kept only if the sale can still be approved; its token is shown once approved.
   const answer = await finish(deps, row, result, (token) => processor.challengeUrl(token, 'card'), {

@@ -10,8 +10,13 @@
 // compare-and-set on the subscription's version, so it happens once. A next attempt of the
 // same cycle only exists after the previous attempt's failure was booked, so a cycle has at
 // most one approved sale.
+//
+// Attempt numbers of a cycle keep counting across a reactivation (POST .../activate after the
+// retries ran out): a series of tries is retries_number + 1 attempts long, and activation starts
+// the next series (operations/subscriptions.ts), so an order_id is never used twice and
+// `attempt % (retries_number + 1)` is the position within the current series.
 import { CardData, parseExpiry } from '../domain/cards.js';
-import { chargeDueAt, retryDueAt, type BillingCycle } from '../domain/billing-calendar.js';
+import { nextChargeAfter, retryDueAt, type BillingCycle } from '../domain/billing-calendar.js';
 import type { Merchant } from '../domain/merchants.js';
 import { FINAL_STATUSES } from '../domain/transaction-state.js';
 import { applySubscriptionEvent, type SubscriptionChange } from '../domain/subscription-state.js';
@@ -80,6 +85,7 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
     }),
     variables: {},
     initiated_by: 'merchant',
+    mit_retry: attemptInSeries(sub) > 0,
   });
   switch (outcome.kind) {
     case 'processed': {
@@ -113,6 +119,17 @@ async function book(deps: OperationDeps, claimed: SubscriptionRow, change: Subsc
 
 const RELEASE = { lease_until_ms: null, lease_owner: null } as const;
 
+/** 0 for the first try of a cycle (or of a reactivated series), 1… for its retries. */
+export function attemptInSeries(sub: Pick<SubscriptionRow, 'attempt' | 'retries_number'>): number {
+  return sub.attempt % (sub.retries_number + 1);
+}
+
+/** The attempt a reactivated subscription starts from: the start of the next series, so no order_id is reused. */
+export function nextSeriesAttempt(sub: Pick<SubscriptionRow, 'attempt' | 'retries_number'>): number {
+  const series = sub.retries_number + 1;
+  return Math.ceil(sub.attempt / series) * series;
+}
+
 /** How the renewal finds the merchant; the billing worker shares one lookup per pass. */
 export type MerchantLookup = (merchant_id: string) => Promise<Merchant | null>;
 
@@ -130,27 +147,31 @@ export async function renewSubscription(
   const order_id = renewalOrderId(sub.subscription_id, cycle, sub.attempt);
   const result = await charge(deps, sub, order_id, cycle, findMerchant);
   if (result.kind === 'waiting') {
-    await deps.store.setSubscriptionLease(sub.subscription_id, owner, deps.clock.now_ms() + PENDING_RECHECK_MS);
+    await deps.store.setSubscriptionLease(sub.subscription_id, owner, deps.wall_clock.now_ms() + PENDING_RECHECK_MS);
     return { kind: 'waiting' };
   }
+  const now_ms = deps.clock.now_ms();
   if (result.kind === 'approved') {
+    // The next charge is at the first anchor date after this one, never in the past: a charge
+    // that recovered after its retries outlasted the cycle (or was made late for any reason)
+    // does not pull the next one forward into a second charge at once.
     const booked = await book(deps, sub, {
       event: 'subscription.renewed',
       reason: `charge ${cycle} approved (${owner})`,
       patch: {
         ...RELEASE, cycles_charged: cycle, attempt: 0, last_trace_id: result.trace_id, last_error: null,
-        next_charge_at_ms: chargeDueAt(sub.anchor_at_ms, cycle, sub.billing_cycle as BillingCycle),
+        next_charge_at_ms: nextChargeAfter(sub.anchor_at_ms, sub.billing_cycle as BillingCycle, now_ms),
       },
       details: { trace_id: result.trace_id, cycle },
     });
     return booked ? { kind: 'renewed', trace_id: result.trace_id, cycle } : { kind: 'superseded' };
   }
-  const retry_left = sub.attempt < sub.retries_number;
-  const now_ms = deps.clock.now_ms();
+  const in_series = attemptInSeries(sub);
+  const retry_left = in_series < sub.retries_number;
   const booked = await book(deps, sub, retry_left
     ? {
       event: 'subscription.payment_failed',
-      reason: `charge ${cycle} attempt ${sub.attempt + 1} failed: ${result.reason}; retry ${sub.attempt + 1} of ${sub.retries_number} scheduled (${owner})`,
+      reason: `charge ${cycle} attempt ${sub.attempt + 1} failed: ${result.reason}; retry ${in_series + 1} of ${sub.retries_number} scheduled (${owner})`,
       patch: {
         ...RELEASE, attempt: sub.attempt + 1, last_trace_id: result.trace_id, last_error: result.reason,
         next_charge_at_ms: retryDueAt(now_ms, sub.retries_delay_days),
@@ -159,7 +180,7 @@ export async function renewSubscription(
     }
     : {
       event: 'subscription.deactivated',
-      reason: `charge ${cycle} failed after ${sub.retries_number} retries: ${result.reason} (${owner})`,
+      reason: `charge ${cycle} attempt ${sub.attempt + 1} failed after ${sub.retries_number} retries: ${result.reason} (${owner})`,
       patch: { ...RELEASE, attempt: sub.attempt + 1, last_trace_id: result.trace_id, last_error: result.reason },
       details: { trace_id: result.trace_id, cycle, error_details: result.reason },
     });

@@ -1,4 +1,4 @@
-// Subscriptions (spec §2.6, §3.4, §4.8): create, read, list, cancel. Charging them is
+// Subscriptions (spec §2.6, §3.4, §4.8): create, read, list, cancel, activate. Charging them is
 // operations/subscription-renewal.ts, driven by workers/subscription-billing.ts. Every status
 // change goes through domain/subscription-state.ts.
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { applySubscriptionEvent, createSubscriptionRecord } from '../domain/subs
 import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
 import type { PageRequest, SubscriptionFilter } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
+import { nextSeriesAttempt } from './subscription-renewal.js';
 import { mitGatewayFor } from './subscription-plans.js';
 
 export interface NewSubscriptionInput {
@@ -45,6 +46,27 @@ export type CancelOutcome =
   | { readonly kind: 'canceled'; readonly subscription: SubscriptionRow; readonly already: boolean }
   | { readonly kind: 'ended'; readonly subscription: SubscriptionRow }
   | { readonly kind: 'not_found' };
+
+export interface ActivateSubscriptionInput {
+  readonly merchant: Merchant;
+  readonly subscription_id: string;
+  /** The card to charge from now on (the customer's new card); absent: the subscription's own. */
+  readonly card_token?: string | undefined;
+}
+
+export type ActivateOutcome =
+  /** already: it was active; nothing changed. */
+  | { readonly kind: 'activated'; readonly subscription: SubscriptionRow; readonly already: boolean }
+  /** Canceled or expired: final, never active again. */
+  | { readonly kind: 'ended'; readonly subscription: SubscriptionRow }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'card_token_not_found' }
+  | { readonly kind: 'card_expired' }
+  | { readonly kind: 'currency_not_allowed'; readonly currency: string }
+  /** Another active subscription of the same customer, price and card exists (migration 0006). */
+  | { readonly kind: 'duplicate'; readonly subscription_id: string }
+  /** A card_token other than the subscription's given for an active subscription: activation changes the card of an inactive one only. */
+  | { readonly kind: 'card_change_refused'; readonly subscription: SubscriptionRow };
 
 class CreateRefused extends Error {
   constructor(readonly outcome: Exclude<CreateSubscriptionOutcome, { kind: 'created' }>) {
@@ -153,6 +175,74 @@ export async function cancelSubscription(deps: OperationDeps, merchant_id: strin
       if (outcome.kind === 'not_allowed') throw new Error(`subscription ${subscription_id}: cancel refused from ${outcome.from}`);
       // stale: changed under us (SQLite cannot; PostgreSQL holds the row lock): read again.
       if (tries >= 2) throw new Error(`subscription ${subscription_id}: cancel kept losing the compare-and-set`);
+    }
+  });
+}
+
+/** The database refused a row for a unique index (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Makes an inactive subscription (created with activate false, or deactivated after its retries
+ * ran out) active again, optionally with another card of the customer's. It gets a fresh due
+ * date: at once, or, if it was never charged nor tried, when the plan's trial ends counted from
+ * now; later charges fall on that date's anchor series. The unpaid cycle is charged again as
+ * the same charge number, with attempt numbers that continue (subscription-renewal.ts), and a
+ * full series of retries. Activating an active subscription answers it unchanged; a canceled or
+ * expired one has ended for good.
+ */
+export async function activateSubscription(deps: OperationDeps, input: ActivateSubscriptionInput): Promise<ActivateOutcome> {
+  for (let runs = 0; ; runs += 1) {
+    try {
+      return await activateOnce(deps, input);
+    } catch (error) {
+      // Two inactive twins activated at the same moment on PostgreSQL: the unique index lets one
+      // win; run again, and the loser's check now finds the winner (duplicate).
+      if (!isUniqueViolation(error) || runs >= 1) throw error;
+    }
+  }
+}
+
+async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInput): Promise<ActivateOutcome> {
+  const merchant_id = input.merchant.merchant_id;
+  const now_ms = deps.clock.now_ms();
+  return deps.store.transaction(async (tx): Promise<ActivateOutcome> => {
+    for (let tries = 0; ; tries += 1) {
+      const row = await tx.lockSubscription(input.subscription_id);
+      if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' };
+      if (row.status === 'canceled' || row.status === 'expired') return { kind: 'ended', subscription: row };
+      if (row.status === 'active') {
+        if (input.card_token !== undefined && input.card_token !== row.card_token) return { kind: 'card_change_refused', subscription: row };
+        return { kind: 'activated', subscription: row, already: true };
+      }
+      const card_token = input.card_token ?? row.card_token;
+      const card = await tx.getCard(merchant_id, card_token);
+      if (!card) return { kind: 'card_token_not_found' };
+      const expiry = parseExpiry(card.card_exp);
+      if (!expiry || !expiryInFuture(expiry, now_ms)) return { kind: 'card_expired' };
+      if (!mitGatewayFor(deps, input.merchant, row.currency)) return { kind: 'currency_not_allowed', currency: row.currency };
+      const twin = await tx.findActiveSubscription({ ...row, card_token });
+      if (twin) return { kind: 'duplicate', subscription_id: twin.subscription_id };
+      let due_ms = now_ms;
+      if (row.cycles_charged === 0 && row.attempt === 0) {
+        // Never charged nor tried: the customer has not had the trial yet; it starts now.
+        const plan = (await tx.getPlan(merchant_id, row.plan_id))?.plan;
+        if (plan) due_ms = firstChargeAt(now_ms, plan.trial_period, plan.trial_period_cycle as TrialUnit);
+      }
+      const outcome = await applySubscriptionEvent(tx, row, {
+        event: 'subscription.activated',
+        reason: card_token === row.card_token ? 'activated by the merchant' : 'activated by the merchant with another card',
+        patch: {
+          card_token, anchor_at_ms: due_ms, next_charge_at_ms: due_ms, attempt: nextSeriesAttempt(row), last_error: null,
+          lease_until_ms: null, lease_owner: null,
+        },
+      }, now_ms);
+      if (outcome.kind === 'changed') return { kind: 'activated', subscription: outcome.row, already: false };
+      if (outcome.kind === 'not_allowed') throw new Error(`subscription ${input.subscription_id}: activate refused from ${outcome.from}`);
+      if (tries >= 2) throw new Error(`subscription ${input.subscription_id}: activate kept losing the compare-and-set`);
     }
   });
 }

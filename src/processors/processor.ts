@@ -11,6 +11,11 @@ export interface CardSaleRequest {
   readonly card: CardData;
   /** customer: the cardholder is present (CVV given); merchant: a stored-card charge (MIT). */
   readonly initiated_by: 'customer' | 'merchant';
+  /**
+   * A merchant-initiated retry of a stored-card charge that was declined before (card schemes
+   * want retries flagged); false for first tries and customer-initiated sales.
+   */
+  readonly mit_retry: boolean;
 }
 
 export interface RefundRequest {

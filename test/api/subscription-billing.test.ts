@@ -1,7 +1,10 @@
 // Subscription billing driven by the sandbox clock (POST /sandbox/clock): a year of monthly
-// renewals with a failure and its recovery, trials, expiration_cycles, retries running out,
-// cancellation, a restart, a crash between charge and bookkeeping, and two gateway processes
-// on one PostgreSQL renewing 500 subscriptions with no charge missed or doubled.
+// renewals charged by the gateway's own billing worker, with a failure made by the sandbox
+// (the card expires) and its recovery (the merchant activates the subscription with the
+// customer's new card); 3-monthly, 6-monthly and yearly plans on their calendar dates; trials,
+// expiration_cycles, retries running out, activation, late charges, cancellation, a restart, a
+// crash between charge and bookkeeping, and two gateway processes on one PostgreSQL renewing 500
+// subscriptions with no charge missed or doubled.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -9,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMonthsAnchored, chargeDueAt, DAY_MS } from '../../src/domain/billing-calendar.js';
+import { addMonthsAnchored, chargeDueAt, DAY_MS, retryDueAt } from '../../src/domain/billing-calendar.js';
 import { Sealer } from '../../src/crypto/sealer.js';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
@@ -70,22 +73,236 @@ async function salesOf(gw: TestGateway, subscription_id: string, max_cycle = 14,
   return found;
 }
 
-/** Makes the sandbox reject the next `count` merchant-initiated charges (a failure in the middle of a year). */
-function failNextMitCharges(gw: TestGateway, count: number): { calls: () => number } {
+/** Counts the merchant-initiated charges that reach the sandbox processor (a spy: it changes no outcome). */
+function countMitCharges(gw: TestGateway): { calls: () => number } {
   const processor = gw.gateway.deps.processors.get('sandbox')!;
   const original = processor.sale.bind(processor);
-  let left = count;
   let calls = 0;
   processor.sale = async (request): Promise<ProcessorResult> => {
     if (request.initiated_by === 'merchant') calls += 1;
-    if (request.initiated_by === 'merchant' && left > 0) {
-      left -= 1;
-      return { kind: 'rejected', psp_transaction_id: 'sbx_test_decline', error_code: '1', error_details: '[TEST] Insufficient funds' };
-    }
     return original(request);
   };
   return { calls: () => calls };
 }
+
+/** Polls (20 ms) until `done` holds for what `probe` reads; fails naming `what` after `timeout_ms`. */
+async function waitUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, what: string, timeout_ms = 20_000): Promise<T> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await sleep(20);
+  }
+}
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const expiryOf = (ms: number) => `${String(new Date(ms).getUTCMonth() + 1).padStart(2, '0')}/${new Date(ms).getUTCFullYear()}`;
+const isLeap = (year: number) => new Date(Date.UTC(year, 1, 29)).getUTCMonth() === 1;
+
+/** The merchant acknowledges every notification (status 0, body-signed; accepted for both kinds). */
+function acknowledge(gw: TestGateway) {
+  return () => {
+    const reply = { status: 0, description: 'OK', version: '1.2', timestamp: stamp() };
+    return { status: 200, body: { ...reply, signature: signBody(reply, gw.merchant.secret) } };
+  };
+}
+
+describe.each(storeKinds())('billing by the gateway\'s own worker, driven only by POST /sandbox/clock, on %s', (kind) => {
+  let gw: TestGateway;
+  let receiver: MerchantReceiver;
+
+  beforeAll(async () => {
+    receiver = await startMerchantReceiver();
+    // The billing worker polls every 50 ms: nothing in these tests charges but the gateway itself.
+    gw = await startTestGateway(kind, { env: { PAYGATE_BILLING_POLL_MS: '50' } });
+    useClock(() => Math.floor(gw.gateway.clock.now_ms() / 1000));
+  });
+  afterAll(async () => {
+    useClock(null);
+    await gw?.close();
+    await receiver?.close();
+  });
+
+  const row = (subscription_id: string) => subscription(gw, { subscription_id });
+  const read = async (subscription_id: string) => (await v13(gw.url, 'GET', `/api/v1.3/subscription/${subscription_id}`, gw.merchant)).body;
+  /** Waits until the worker has charged (or tried) all that is due for these subscriptions. */
+  const settled = (ids: readonly string[], what: string) => waitUntil(
+    async () => Promise.all(ids.map((id) => row(id))),
+    (rows) => rows.every((r) => r.next_charge_at_ms === null || r.next_charge_at_ms > gw.gateway.clock.now_ms()),
+    what,
+  );
+
+  it('renews monthly for a year: 12 stored, notified, refundable sales; the card expires in month 6, the retries fail, '
+    + 'the merchant activates it with the new card and the renewals go on', async () => {
+    receiver.setReply('/year', acknowledge(gw));
+    // Not within two minutes of midnight UTC, so the card's last month is the one computed here.
+    if (gw.gateway.clock.now_ms() % DAY_MS > DAY_MS - 120_000) await advanceTo(gw, gw.gateway.clock.now_ms() + 180_000);
+    // The customer's card is valid through the month of the fifth charge: the sandbox rejects the sixth ([TEST] Card expired).
+    const old_exp = expiryOf(chargeDueAt(gw.gateway.clock.now_ms(), 4, 'monthly'));
+    const old_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, old_exp);
+    const plan = await createPlanVia(gw.url, gw.merchant, { retries_number: 2, retries_delay_days: 2 });
+    const created = await subscribeVia(gw.url, gw.merchant, plan, old_card, { notification_url: `${receiver.url}/year` });
+    const id = String(created.subscription_id);
+    const anchor = (await row(id)).anchor_at_ms;
+    const charged = (cycles: number) => waitUntil(() => row(id), (r) => r.cycles_charged === cycles, `charge ${cycles}`);
+    await charged(1);
+
+    for (let cycle = 2; cycle <= 5; cycle += 1) {
+      const due = chargeDueAt(anchor, cycle - 1, 'monthly');
+      expect((await read(id)).next_charge_at, `cycle ${cycle} is due on the anchor day`).toBe(Math.floor(due / 1000));
+      await advanceTo(gw, due);
+      await charged(cycle);
+    }
+
+    // Month 6: the card has expired. Two retries two days apart fail the same way; then it is inactive.
+    const due6 = chargeDueAt(anchor, 5, 'monthly');
+    expect((await row(id)).next_charge_at_ms).toBe(due6);
+    await advanceTo(gw, due6);
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      const failed = await waitUntil(() => row(id), (r) => r.attempt === attempt, `failed attempt ${attempt}`);
+      expect(failed).toMatchObject({ status: 'active', cycles_charged: 5, last_error: '[TEST] Card expired' });
+      const sale = (await salesOf(gw, id, 6, 2)).find((s) => s.cycle === 6 && s.attempt === attempt - 1)!.row;
+      // Retried retries_delay_days after the failure was booked (moments after the sale was made).
+      expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeGreaterThanOrEqual(0);
+      expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeLessThan(60_000);
+      await advanceTo(gw, failed.next_charge_at_ms!);
+    }
+    await waitUntil(() => row(id), (r) => r.status === 'inactive', 'deactivation after the last retry');
+    expect(await read(id)).toMatchObject({ status: 0, subscription_status: 'inactive', next_charge_at: null, cycles_charged: 5 });
+    // Inactive: nothing is charged, however long.
+    await advanceDays(gw, 10);
+    await sleep(300);
+    expect((await salesOf(gw, id, 8, 5)).length).toBe(5 + 3);
+
+    // The customer gives the renewed card; the merchant activates the subscription with it.
+    const new_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, '12/2049');
+    expect(new_card).not.toBe(old_card);
+    const activated = await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/activate`, gw.merchant, { card_token: new_card });
+    expect(activated.body).toMatchObject({ status: 0, description: 'Subscription activated', subscription_status: 'active', cycles_charged: 5 });
+    const restart = (await row(id)).anchor_at_ms;
+    expect(activated.body.next_charge_at).toBe(Math.floor(restart / 1000));
+    expect(restart).toBeLessThanOrEqual(gw.gateway.clock.now_ms());
+    await charged(6);
+
+    for (let cycle = 7; cycle <= 12; cycle += 1) {
+      const due = chargeDueAt(restart, cycle - 6, 'monthly');
+      expect((await row(id)).next_charge_at_ms, `cycle ${cycle} is due on the new anchor's day`).toBe(due);
+      await advanceTo(gw, due);
+      await charged(cycle);
+    }
+
+    const final = await row(id);
+    expect(final).toMatchObject({ status: 'active', cycles_charged: 12, attempt: 0, card_token: new_card });
+    expect(final.next_charge_at_ms).toBe(chargeDueAt(restart, 7, 'monthly'));
+    const sales = await salesOf(gw, id, 14, 5);
+    const approved = sales.filter((s) => s.row.status === 'approved');
+    expect(approved.map((s) => [s.cycle, s.attempt])).toEqual([[1, 0], [2, 0], [3, 0], [4, 0], [5, 0], [6, 3], [7, 0], [8, 0], [9, 0], [10, 0], [11, 0], [12, 0]]);
+    // The failed attempts are the sandbox's own answer to the expired card, stored like any rejected sale.
+    const rejected = sales.filter((s) => s.row.status !== 'approved');
+    expect(rejected.map((s) => [s.cycle, s.attempt, s.row.status, s.row.error_details, s.row.card_exp])).toEqual([
+      [6, 0, 'rejected', '[TEST] Card expired', old_exp], [6, 1, 'rejected', '[TEST] Card expired', old_exp], [6, 2, 'rejected', '[TEST] Card expired', old_exp],
+    ]);
+    for (const { row: sale, cycle, attempt } of approved) {
+      expect(sale).toMatchObject({
+        transaction_type: 'sale', amount_minor: 1999, currency: 'USD', identity_kind: 'application_key', identity_value: gw.merchant.application_key,
+        card_masked: '411111******1111', card_token: cycle <= 5 ? old_card : new_card, card_exp: cycle <= 5 ? old_exp : '12/2049',
+        notification_url: `${receiver.url}/year`, payment_processor: 'sandbox',
+      });
+      // Charged by the worker on its due date (the anchor's series, then the new anchor's), not before it and not drifting.
+      const due = cycle <= 5 ? chargeDueAt(anchor, cycle - 1, 'monthly') : chargeDueAt(restart, cycle - 6, 'monthly');
+      expect(sale.created_at_ms, `cycle ${cycle} attempt ${attempt}`).toBeGreaterThanOrEqual(due);
+      expect(sale.created_at_ms - due, `cycle ${cycle} attempt ${attempt}`).toBeLessThan(60_000);
+      // Stored with its notification.
+      const notifications = await gw.gateway.deps.store.listNotifications(sale.trace_id);
+      expect(notifications).toHaveLength(1);
+      expect(JSON.parse(notifications[0]!.payload_json)).toMatchObject({ transaction_type: 'sale', transaction_status: 'approved', trace_id: sale.trace_id });
+    }
+    // Every sale, rejected ones included, delivered to the subscription's notification_url like any other notification.
+    const delivered = () => new Set(receiver.requestsTo('/year').map((r) => (r.json as { trace_id?: number }).trace_id).filter((t) => t !== undefined));
+    await waitUntil(async () => sales.filter(({ row: sale }) => !delivered().has(sale.trace_id)).length, (n) => n === 0, 'sale notifications');
+
+    // Refundable like any sale (spec §4.1 variant C).
+    const march = approved.find((s) => s.cycle === 3)!.row;
+    const refund = await postSigned(gw.url, '/api/process', refundC(gw.merchant, march.trace_id, {
+      amount: 1999, currency: 'USD', card_number: VISA, card_exp: old_exp, timestamp: stamp(),
+    }), gw.merchant.secret);
+    expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+
+    const changes = await gw.gateway.deps.store.listSubscriptionChanges(id);
+    const renewed = (n: number) => Array.from({ length: n }, () => 'subscription.renewed');
+    const expected_events = ['subscription.created', ...renewed(5), 'subscription.payment_failed', 'subscription.payment_failed',
+      'subscription.deactivated', 'subscription.activated', ...renewed(7)];
+    expect(changes.map((c) => c.event)).toEqual(expected_events);
+    expect(changes.find((c) => c.event === 'subscription.activated')).toMatchObject({ from_status: 'inactive', to_status: 'active' });
+    // One subscription event per change, delivered in order to the same notification_url (notifications.md §5).
+    const events = (await gw.gateway.deps.store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as { event: string; cycle?: number });
+    expect(events.map((e) => e.event)).toEqual(expected_events);
+    await waitUntil(async () => (await gw.gateway.deps.store.listSubscriptionEvents(id)).filter((n) => n.state !== 'delivered').length, (n) => n === 0,
+      'subscription events delivered');
+    const received = receiver.requestsTo('/year').map((r) => r.json as { event?: string; subscription_id?: string }).filter((j) => j.event && j.subscription_id === id);
+    expect(received.map((j) => j.event)).toEqual(expected_events);
+
+    expect((await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/cancel`, gw.merchant)).body).toMatchObject({ status: 0, subscription_status: 'canceled' });
+  }, 120_000);
+
+  it('charges every_3_months, every_6_months and yearly plans on their calendar dates from month-end anchors (Jan 31, Feb 29)', async () => {
+    // The next January 31, 10:00 UTC, of a year followed by a leap year (the clock only moves forward).
+    let year = new Date(gw.gateway.clock.now_ms()).getUTCFullYear();
+    while (Date.UTC(year, 0, 31, 10) <= gw.gateway.clock.now_ms() || !isLeap(year + 1)) year += 1;
+    await advanceTo(gw, Date.UTC(year, 0, 31, 10));
+    const card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, `12/${year + 10}`);
+    const subscribe = async (billing_cycle: string) => {
+      const plan = await createPlanVia(gw.url, gw.merchant, { billing_cycle, name: billing_cycle });
+      return String((await subscribeVia(gw.url, gw.merchant, plan, card, { cid: `cal-${billing_cycle}` })).subscription_id);
+    };
+    const quarterly = await subscribe('every_3_months');
+    const half_yearly = await subscribe('every_6_months');
+    const yearly = await subscribe('yearly');
+    const all = [quarterly, half_yearly, yearly];
+
+    /** Moves the clock from due date to due date, letting the worker charge each, until `until_ms`. */
+    const walk = async (ids: string[], until_ms: number) => {
+      await settled(ids, 'first charges');
+      for (;;) {
+        const next = Math.min(...(await Promise.all(ids.map(async (id) => (await row(id)).next_charge_at_ms ?? Infinity))));
+        if (next > until_ms) return;
+        await advanceTo(gw, next);
+        await settled(ids, `charges due at ${new Date(next).toISOString()}`);
+      }
+    };
+    await walk(all, Date.UTC(year + 1, 0, 31, 11));
+    for (const id of all) await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/cancel`, gw.merchant);
+
+    // A yearly plan anchored on February 29 of the leap year: February 28 in the years between.
+    await advanceTo(gw, Date.UTC(year + 1, 1, 29, 10));
+    const leap = await subscribe('yearly');
+    await walk([leap], Date.UTC(year + 5, 1, 29, 11));
+
+    const dates = async (id: string) => {
+      const { anchor_at_ms, billing_cycle } = await row(id);
+      const sales = await salesOf(gw, id, 8, 0);
+      sales.forEach(({ row: sale, cycle }, i) => {
+        expect(sale.status).toBe('approved');
+        expect(cycle).toBe(i + 1);
+        // On its date, at the anchor's time of day, charged within a minute by the worker.
+        const due = chargeDueAt(anchor_at_ms, i, billing_cycle as 'monthly');
+        expect(sale.created_at_ms).toBeGreaterThanOrEqual(due);
+        expect(sale.created_at_ms - due).toBeLessThan(60_000);
+      });
+      return sales.map(({ row: sale }) => isoDay(sale.created_at_ms));
+    };
+    const [y, n] = [year, year + 1];
+    expect(await dates(quarterly)).toEqual([`${y}-01-31`, `${y}-04-30`, `${y}-07-31`, `${y}-10-31`, `${n}-01-31`]);
+    expect(await dates(half_yearly)).toEqual([`${y}-01-31`, `${y}-07-31`, `${n}-01-31`]);
+    expect(await dates(yearly)).toEqual([`${y}-01-31`, `${n}-01-31`]);
+    expect(await dates(leap)).toEqual([`${n}-02-29`, `${n + 1}-02-28`, `${n + 2}-02-28`, `${n + 3}-02-28`, `${n + 4}-02-29`]);
+    // Each charge as the API shows it: cycles counted, the next date on the anchor's series.
+    const leap_row = await row(leap);
+    expect(isoDay(leap_row.next_charge_at_ms!)).toBe(`${n + 5}-02-28`);
+    expect(await read(leap)).toMatchObject({ status: 0, cycles_charged: 5, next_charge_at: Math.floor(chargeDueAt(leap_row.anchor_at_ms, 5, 'yearly') / 1000) });
+  }, 120_000);
+});
 
 describe.each(storeKinds())('subscription billing on %s', (kind) => {
   let gw: TestGateway;
@@ -103,84 +320,6 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     useClock(null);
     await gw?.close();
     await receiver?.close();
-  });
-
-  it('renews monthly for a year: 12 stored, notified, refundable sales; a failure in month 6 retried and recovered', async () => {
-    // The merchant acknowledges every notification (status 0, body-signed; accepted for both kinds).
-    receiver.setReply('/year', () => {
-      const reply = { status: 0, description: 'OK', version: '1.2', timestamp: stamp() };
-      return { status: 200, body: { ...reply, signature: signBody(reply, gw.merchant.secret) } };
-    });
-    const plan = await createPlanVia(gw.url, gw.merchant, { retries_number: 2, retries_delay_days: 2 });
-    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { notification_url: `${receiver.url}/year` });
-    const anchor = (await subscription(gw, created)).anchor_at_ms;
-    await drain(gw);
-    expect((await subscription(gw, created)).cycles_charged).toBe(1);
-
-    for (let cycle = 2; cycle <= 12; cycle += 1) {
-      const due = (await subscription(gw, created)).next_charge_at_ms!;
-      expect(due, `cycle ${cycle} is due on the anchor day`).toBe(chargeDueAt(anchor, cycle - 1, 'monthly'));
-      if (cycle === 6) failNextMitCharges(gw, 1);
-      await advanceTo(gw, due);
-      await drain(gw);
-      if (cycle === 6) {
-        const failed = await subscription(gw, created);
-        expect(failed).toMatchObject({ status: 'active', cycles_charged: 5, attempt: 1 });
-        expect(failed.last_error).toMatch(/Insufficient funds/);
-        expect(failed.next_charge_at_ms).toBeGreaterThanOrEqual(due + 2 * DAY_MS);
-        await advanceTo(gw, failed.next_charge_at_ms!);
-        await drain(gw);
-      }
-      expect((await subscription(gw, created)).cycles_charged, `after cycle ${cycle}`).toBe(cycle);
-    }
-
-    const final = await subscription(gw, created);
-    expect(final).toMatchObject({ status: 'active', cycles_charged: 12, attempt: 0 });
-    expect(final.next_charge_at_ms).toBe(chargeDueAt(anchor, 12, 'monthly'));
-    const sales = await salesOf(gw, final.subscription_id);
-    const approved = sales.filter((s) => s.row.status === 'approved');
-    expect(approved.map((s) => s.cycle)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(sales.filter((s) => s.row.status !== 'approved').map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([[6, 0, 'rejected']]);
-    expect(approved.find((s) => s.cycle === 6)!.attempt).toBe(1);
-    for (const { row, cycle, attempt } of approved) {
-      expect(row).toMatchObject({
-        transaction_type: 'sale', amount_minor: 1999, currency: 'USD', identity_kind: 'application_key', identity_value: gw.merchant.application_key,
-        card_masked: '411111******1111', card_token, notification_url: `${receiver.url}/year`, payment_processor: 'sandbox',
-      });
-      // Charged at its due date (the retry two days after the failure), not drifting.
-      const due = cycle === 6 ? final.next_charge_at_ms! : chargeDueAt(anchor, cycle - 1, 'monthly');
-      if (cycle !== 6) expect(row.created_at_ms - due, `cycle ${cycle} attempt ${attempt}`).toBeLessThan(60_000);
-      expect(row.created_at_ms).toBeGreaterThanOrEqual(cycle === 6 ? row.created_at_ms : due);
-      // Stored with its notification.
-      const notifications = await gw.gateway.deps.store.listNotifications(row.trace_id);
-      expect(notifications).toHaveLength(1);
-      expect(JSON.parse(notifications[0]!.payload_json)).toMatchObject({ transaction_type: 'sale', transaction_status: 'approved', trace_id: row.trace_id });
-    }
-    // Delivered to the subscription's notification_url like any other notification.
-    const delivered = () => new Set(receiver.requestsTo('/year').map((r) => (r.json as { trace_id?: number }).trace_id).filter((t) => t !== undefined));
-    for (let i = 0; i < 600 && sales.some(({ row }) => !delivered().has(row.trace_id)); i += 1) await sleep(50);
-    for (const { row } of sales) expect(delivered().has(row.trace_id), `trace ${row.trace_id} notified`).toBe(true);
-
-    // Refundable like any sale (spec §4.1 variant C).
-    const march = approved.find((s) => s.cycle === 3)!.row;
-    const refund = await postSigned(gw.url, '/api/process', refundC(gw.merchant, march.trace_id, {
-      amount: 1999, currency: 'USD', card_number: VISA, card_exp: '12/2035', timestamp: stamp(),
-    }), gw.merchant.secret);
-    expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
-
-    const changes = await gw.gateway.deps.store.listSubscriptionChanges(final.subscription_id);
-    expect(changes.filter((c) => c.event === 'subscription.renewed')).toHaveLength(12);
-    expect(changes.filter((c) => c.event === 'subscription.payment_failed')).toHaveLength(1);
-    // And one subscription event per change, to the same notification_url.
-    const events = (await gw.gateway.deps.store.listSubscriptionEvents(final.subscription_id)).map((n) => JSON.parse(n.payload_json) as { event: string; cycle?: number });
-    expect(events.map((e) => e.event)).toEqual(['subscription.created', ...Array.from({ length: 5 }, () => 'subscription.renewed'),
-      'subscription.payment_failed', ...Array.from({ length: 7 }, () => 'subscription.renewed')]);
-    // Delivered in order, one subscription's events one after the other (notifications.md §5).
-    const undelivered = async () => (await gw.gateway.deps.store.listSubscriptionEvents(final.subscription_id)).filter((n) => n.state !== 'delivered').length;
-    for (let i = 0; i < 600 && (await undelivered()) > 0; i += 1) await sleep(50);
-    expect(await undelivered()).toBe(0);
-    expect(new Set(receiver.requestsTo('/year').map((r) => (r.json as { event?: string; cycle?: number }).event && `${(r.json as { event: string }).event}/${(r.json as { cycle?: number }).cycle ?? 0}`)
-      .filter(Boolean)).size).toBe(new Set(events.map((e) => `${e.event}/${e.cycle ?? 0}`)).size);
   });
 
   it('sends each subscription event to notification_url with the Gt-Authentication header, resent like other notifications', async () => {
@@ -299,6 +438,10 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect((await salesOf(gw, expired.subscription_id, 6)).map((s) => s.cycle)).toEqual([1, 2, 3]);
     const cancel = await v13(gw.url, 'POST', `/api/v1.3/subscription/${expired.subscription_id}/cancel`, gw.merchant);
     expect(cancel.body).toMatchObject({ status: 35, subscription_status: 'expired' });
+    // Expired is final: it cannot be activated again.
+    const activate = await v13(gw.url, 'POST', `/api/v1.3/subscription/${expired.subscription_id}/activate`, gw.merchant);
+    expect(activate.body).toMatchObject({ status: 35, description: 'Subscription has ended (expired); it cannot be activated', subscription_status: 'expired' });
+    expect(await subscription(gw, created)).toMatchObject({ status: 'expired', next_charge_at_ms: null, version: expired.version });
   });
 
   it('retries a failing charge retries_number times every retries_delay_days, then makes it inactive (sandbox MIT amount 1402)', async () => {
@@ -326,6 +469,25 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(changes.map((c) => c.event)).toEqual(['subscription.created', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated']);
     const read = await v13(gw.url, 'GET', `/api/v1.3/subscription/${inactive.subscription_id}`, gw.merchant);
     expect(read.body).toMatchObject({ status: 0, subscription_status: 'inactive' });
+
+    // Activated again (same card): charged at once, with a whole new series of tries whose
+    // attempt numbers continue (a3, a4, a5), so no earlier sale's order_id is reused.
+    const activated = await v13(gw.url, 'POST', `/api/v1.3/subscription/${inactive.subscription_id}/activate`, gw.merchant);
+    expect(activated.body).toMatchObject({ status: 0, description: 'Subscription activated', subscription_status: 'active' });
+    expect(Number(activated.body.next_charge_at)).toBeLessThanOrEqual(Math.floor(gw.gateway.clock.now_ms() / 1000));
+    await drain(gw);
+    const retried = await subscription(gw, created);
+    expect(retried).toMatchObject({ status: 'active', attempt: 4, cycles_charged: 0 });
+    for (let i = 0; i < 2; i += 1) {
+      await advanceTo(gw, (await subscription(gw, created)).next_charge_at_ms!);
+      await drain(gw);
+    }
+    expect(await subscription(gw, created)).toMatchObject({ status: 'inactive', attempt: 6, next_charge_at_ms: null });
+    const all = await salesOf(gw, inactive.subscription_id, 2, 7);
+    expect(all.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([0, 1, 2, 3, 4, 5].map((attempt) => [1, attempt, 'rejected']));
+    expect((await gw.gateway.deps.store.listSubscriptionChanges(inactive.subscription_id)).map((c) => c.event).slice(4)).toEqual([
+      'subscription.activated', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated',
+    ]);
   });
 
   it('counts a processor error as a failed attempt too (sandbox MIT amount 1444); retries_number 0 deactivates at once', async () => {
@@ -335,6 +497,56 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const row = await subscription(gw, created);
     expect(row).toMatchObject({ status: 'inactive' });
     expect((await salesOf(gw, row.subscription_id, 1)).map((s) => s.row.status)).toEqual(['error']);
+  });
+
+  it('a charge made later than its date (the gateway was stopped) is made once; the next one is on the following date, not at once', async () => {
+    const plan = await createPlanVia(gw.url, gw.merchant, { billing_cycle: 'weekly' });
+    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
+    await drain(gw);
+    const anchor = (await subscription(gw, created)).anchor_at_ms;
+    // Nobody charged for 20 days: the dates of day 7 and day 14 have passed.
+    await advanceTo(gw, anchor + 20 * DAY_MS);
+    await drain(gw);
+    const late = await subscription(gw, created);
+    expect(late).toMatchObject({ status: 'active', cycles_charged: 2 });
+    expect(late.next_charge_at_ms).toBe(anchor + 21 * DAY_MS);
+    expect((await salesOf(gw, late.subscription_id, 4)).map((s) => s.cycle)).toEqual([1, 2]);
+    await advanceTo(gw, anchor + 21 * DAY_MS);
+    await drain(gw);
+    expect(await subscription(gw, created)).toMatchObject({ cycles_charged: 3, next_charge_at_ms: anchor + 28 * DAY_MS });
+  });
+
+  it('a weekly charge that fails and recovers on its retry after the week has passed (sandbox MIT amount 1403): the next charge is at the next weekly date, not straight away', async () => {
+    // 1403: the sandbox declines a first merchant-initiated try and approves its retry.
+    const plan = await createPlanVia(gw.url, gw.merchant, {
+      prices: [{ amount: 1403, currency: 'USD' }], billing_cycle: 'weekly', retries_number: 3, retries_delay_days: 10,
+    });
+    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
+    await drain(gw);
+    const failed = await subscription(gw, created);
+    const anchor = failed.anchor_at_ms;
+    expect(failed).toMatchObject({ status: 'active', cycles_charged: 0, attempt: 1 });
+    expect(failed.last_error).toMatch(/\[TEST\] Insufficient funds/);
+    expect(failed.next_charge_at_ms! - anchor).toBeGreaterThanOrEqual(10 * DAY_MS);
+    // Day 10: the retry is approved. Day 7 has passed: the next charge is on day 14, not at once.
+    await advanceTo(gw, failed.next_charge_at_ms!);
+    await drain(gw);
+    const recovered = await subscription(gw, created);
+    expect(recovered).toMatchObject({ status: 'active', cycles_charged: 1, attempt: 0, last_error: null });
+    expect(recovered.next_charge_at_ms).toBe(anchor + 14 * DAY_MS);
+    await drain(gw);
+    expect((await salesOf(gw, recovered.subscription_id, 3, 4)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
+      [1, 0, 'rejected'], [1, 1, 'approved'],
+    ]);
+    // Day 14: the next cycle's first try fails again, and its retry recovers it the same way.
+    await advanceTo(gw, anchor + 14 * DAY_MS);
+    await drain(gw);
+    await advanceTo(gw, (await subscription(gw, created)).next_charge_at_ms!);
+    await drain(gw);
+    expect(await subscription(gw, created)).toMatchObject({ cycles_charged: 2, attempt: 0, next_charge_at_ms: anchor + 28 * DAY_MS });
+    expect((await salesOf(gw, recovered.subscription_id, 3, 4)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
+      [1, 0, 'rejected'], [1, 1, 'approved'], [2, 0, 'rejected'], [2, 1, 'approved'],
+    ]);
   });
 
   it('cancellation stops future charges', async () => {
@@ -362,9 +574,11 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const plan = await createPlanVia(gw.url, gw.merchant);
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
     const deps = gw.gateway.deps;
-    const spy = failNextMitCharges(gw, 0);
-    const now_ms = deps.clock.now_ms();
-    const [claimed] = await deps.store.transaction((tx) => tx.claimDueSubscriptions(now_ms, 500, now_ms + 300_000, 'crashed-instance'));
+    const spy = countMitCharges(gw);
+    // The dead instance's claim holds for 1.5 s of real time (claims are on the wall clock).
+    const wall_ms = deps.wall_clock.now_ms();
+    const [claimed] = await deps.store.transaction((tx) => tx.claimDueSubscriptions(
+      { due_ms: deps.clock.now_ms(), wall_ms }, 500, wall_ms + 1_500, 'crashed-instance'));
     const mine = claimed && claimed.subscription_id === created.subscription_id ? claimed : null;
     expect(mine).not.toBeNull();
     // The sale goes through, the bookkeeping is lost (as if the process died right after the charge).
@@ -374,7 +588,10 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect((await subscription(gw, created)).cycles_charged).toBe(0);
     // Nothing happens while the dead instance's claim holds; once it runs out, any instance books the sale.
     expect((await runBillingOnce({ deps, poll_ms: 0, lease_ms: 300_000, owner: 'survivor' })).claimed).toBe(0);
-    await advanceTo(gw, now_ms + 300_000);
+    // Moving the sandbox clock does not end it: only real time does.
+    await advanceDays(gw, 1);
+    expect((await runBillingOnce({ deps, poll_ms: 0, lease_ms: 300_000, owner: 'survivor' })).claimed).toBe(0);
+    await sleep(Math.max(0, wall_ms + 1_600 - deps.wall_clock.now_ms()));
     await drain(gw);
     expect(spy.calls()).toBe(1);
     expect(await subscription(gw, created)).toMatchObject({ cycles_charged: 1, attempt: 0 });
@@ -389,7 +606,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const row = await subscription(gw, created);
     await deps.store.transaction((tx) => tx.updateSubscriptionIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }));
     const claimed = await subscription(gw, created);
-    const spy = failNextMitCharges(gw, 0);
+    const spy = countMitCharges(gw);
     const outcomes = await Promise.all([renewSubscription(deps, claimed, 'a'), renewSubscription(deps, claimed, 'b')]);
     // The second either found the first's sale in flight (waiting: looked at again later) or booked after it (superseded).
     const kinds = outcomes.map((o) => o.kind).sort();

@@ -3,9 +3,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  addMonthsAnchored, BILLING_CYCLES, chargeDueAt, DAY_MS, daysInMonth, firstChargeAt, retryDueAt,
+  addMonthsAnchored, BILLING_CYCLES, chargeDueAt, DAY_MS, daysInMonth, firstChargeAt, nextChargeAfter, retryDueAt,
 } from '../../src/domain/billing-calendar.js';
+import { attemptInSeries, nextSeriesAttempt } from '../../src/operations/subscription-renewal.js';
 
+const MONTHS = { monthly: 1, every_3_months: 3, every_6_months: 6, yearly: 12 } as const;
+// 1970..2200, any time of day.
+const anchorArb = fc.integer({ min: 0, max: Date.UTC(2200, 0, 1) });
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -52,9 +56,60 @@ describe('trials and retries', () => {
   });
 });
 
-const MONTHS = { monthly: 1, every_3_months: 3, every_6_months: 6, yearly: 12 } as const;
-// 1970..2200, any time of day.
-const anchorArb = fc.integer({ min: 0, max: Date.UTC(2200, 0, 1) });
+describe('the next charge after a late one (docs/subscriptions.md §5.2)', () => {
+  it('is the next anchor date when the charge was made on time', () => {
+    const anchor = at('2025-01-31T10:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'monthly', anchor))).toBe('2025-02-28T10:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'monthly', at('2025-02-28T10:00:05.000Z')))).toBe('2025-03-31T10:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'every_3_months', anchor))).toBe('2025-04-30T10:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'every_6_months', at('2025-04-30T10:00:00.000Z')))).toBe('2025-07-31T10:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'yearly', anchor))).toBe('2026-01-31T10:00:00.000Z');
+  });
+
+  it('a weekly charge recovered after its retries outlasted the week: the next is the boundary after the recovery, not at once', () => {
+    const anchor = at('2025-03-03T09:00:00.000Z');
+    // First try on day 0, three retries every 3 days: approved on day 9. Day 7 has passed; day 14 is next.
+    const recovered = anchor + 9 * DAY_MS + 1234;
+    expect(iso(nextChargeAfter(anchor, 'weekly', recovered))).toBe('2025-03-17T09:00:00.000Z');
+    // Exactly on a boundary: that boundary has been charged; the next is a week later.
+    expect(nextChargeAfter(anchor, 'weekly', anchor + 14 * DAY_MS)).toBe(anchor + 21 * DAY_MS);
+  });
+
+  it('a monthly charge recovered after the next date passed skips to the date after it', () => {
+    const anchor = at('2025-01-31T00:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'monthly', at('2025-03-02T00:00:00.000Z')))).toBe('2025-03-31T00:00:00.000Z');
+    expect(iso(nextChargeAfter(anchor, 'every_3_months', at('2025-05-01T00:00:00.000Z')))).toBe('2025-07-31T00:00:00.000Z');
+  });
+
+  it('property: the smallest anchor date (index ≥ 1) strictly after the given time', () => {
+    fc.assert(fc.property(anchorArb, fc.integer({ min: 0, max: 6 * 366 * DAY_MS }), fc.constantFrom(...BILLING_CYCLES), (anchor, later, cycle) => {
+      const after = anchor + later;
+      const next = nextChargeAfter(anchor, cycle, after);
+      expect(next).toBeGreaterThan(after);
+      let k = 1;
+      while (chargeDueAt(anchor, k, cycle) !== next) {
+        // Every earlier date of the series is not after `after`.
+        expect(chargeDueAt(anchor, k, cycle)).toBeLessThanOrEqual(after);
+        k += 1;
+        expect(k).toBeLessThan(2000);
+      }
+    }), { numRuns: 300 });
+  });
+});
+
+describe('attempt numbers across a reactivation', () => {
+  it('a series is retries_number + 1 attempts; activation starts the next series, never reusing an attempt number', () => {
+    // retries_number 2: attempts 0, 1, 2 (deactivated with attempt 3); reactivated: 3, 4, 5.
+    expect([0, 1, 2, 3, 4, 5].map((attempt) => attemptInSeries({ attempt, retries_number: 2 }))).toEqual([0, 1, 2, 0, 1, 2]);
+    expect(nextSeriesAttempt({ attempt: 3, retries_number: 2 })).toBe(3);
+    expect(nextSeriesAttempt({ attempt: 0, retries_number: 2 })).toBe(0);
+    // An inactive one left mid-series (by migration 0006) starts a whole new series.
+    expect(nextSeriesAttempt({ attempt: 1, retries_number: 2 })).toBe(3);
+    expect(nextSeriesAttempt({ attempt: 1, retries_number: 0 })).toBe(1);
+    expect(attemptInSeries({ attempt: 7, retries_number: 0 })).toBe(0);
+  });
+});
+
 
 describe('properties', () => {
   it('the n-th monthly-type charge falls on the anchor day (or the month\'s last day), same time of day, n cycles later', () => {

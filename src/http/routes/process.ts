@@ -185,6 +185,7 @@ async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendB
     request_fingerprint: requestFingerprint(context.deps, context.body),
     variables: variablesOf(context.body),
     initiated_by: 'customer',
+    mit_retry: false,
   });
   switch (outcome.kind) {
     case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);

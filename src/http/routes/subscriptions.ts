@@ -6,7 +6,9 @@ import { type BillingCycle, type TrialUnit } from '../../domain/billing-calendar
 import {
   createPlan, DEFAULT_RETRIES_DELAY_DAYS, DEFAULT_RETRIES_NUMBER, listPlans, readPlan, updatePlan,
 } from '../../operations/subscription-plans.js';
-import { cancelSubscription, createSubscription, listSubscriptions, readSubscription } from '../../operations/subscriptions.js';
+import {
+  activateSubscription, cancelSubscription, createSubscription, listSubscriptions, readSubscription,
+} from '../../operations/subscriptions.js';
 import type { SubscriptionRow } from '../../store/schema.js';
 import type { PageRequest, PlanRecord } from '../../store/store.js';
 import { fieldError, type JsonReply, type JsonValue, reply, Status } from '../envelope.js';
@@ -83,6 +85,10 @@ const subscriptionAnswer = (description: string, row: SubscriptionRow, status: n
   ({ status, description, fields: subscriptionFields(row) });
 const currencyNotAllowed = (currency: string) => reply(Status.CURRENCY_NOT_ALLOWED,
   `Currency not allowed: ${currency} is not taken by any of this merchant's gateways with merchant-initiated transactions enabled`);
+const duplicateSubscription = (subscription_id: string) => reply(Status.DUPLICATE_SUBSCRIPTION,
+  `Duplicate subscription: this customer already has an active subscription to this price with this card (${subscription_id})`);
+const CARD_TOKEN_NOT_FOUND = reply(Status.CARD_TOKEN_NOT_FOUND, 'Card token not found');
+const CARD_EXPIRED = fieldError('Invalid field: card_token (the card has expired)');
 
 /** One page of a list (page from 1): `read` gives that page's items, as answer fields, and the total. */
 async function listAnswer(
@@ -218,16 +224,18 @@ const createSubscriptionRoute = () => headerSigned({
       notification_url: body.notification_url,
     });
     switch (outcome.kind) {
-      case 'created': return subscriptionAnswer('Subscription created', outcome.subscription);
-      case 'duplicate':
-        return reply(Status.DUPLICATE_SUBSCRIPTION,
-          `Duplicate subscription: this customer already has an active subscription to this price with this card (${outcome.subscription_id})`);
+      case 'created':
+        // A replay (the same request again) made nothing: it answers the subscription the first one made, and says so.
+        return outcome.replayed
+          ? subscriptionAnswer('Subscription already exists: the same request was received before; nothing new was created', outcome.subscription)
+          : subscriptionAnswer('Subscription created', outcome.subscription);
+      case 'duplicate': return duplicateSubscription(outcome.subscription_id);
       // Spec §7: "subscription | -1 | Internal or lookup error, for example the plan id does not exist".
       case 'plan_not_found': return reply(Status.INTERNAL_ERROR, 'Plan not found');
       case 'plan_not_active': return reply(Status.PLAN_NOT_ACTIVE, 'Plan is inactive: it takes no new subscriptions');
       case 'price_not_found': return reply(Status.PRICE_NOT_FOUND, 'Price not found: price_id is not one of the plan\'s prices');
-      case 'card_token_not_found': return reply(Status.CARD_TOKEN_NOT_FOUND, 'Card token not found');
-      case 'card_expired': return fieldError('Invalid field: card_token (the card has expired)');
+      case 'card_token_not_found': return CARD_TOKEN_NOT_FOUND;
+      case 'card_expired': return CARD_EXPIRED;
       case 'currency_not_allowed': return currencyNotAllowed(outcome.currency);
     }
   },
@@ -280,9 +288,36 @@ const cancelSubscriptionRoute = () => headerSigned({
   }),
 });
 
+const SubscriptionActivateBody = bodySchema({ ...AUTH, card_token: 'optional' }, VERSION);
+
+const activateSubscriptionRoute = () => headerSigned({
+  method: 'POST',
+  url: '/api/v1.3/subscription/:subscriptionId/activate',
+  summary: 'Activate an inactive subscription, optionally with another card_token: charged again from now (or the trial\'s end if never charged)',
+  input: SubscriptionActivateBody,
+  response: answerWith(SubscriptionAnswer),
+  handle: withPathId('subscriptionId', SUBSCRIPTION_NOT_FOUND, async (context, body: BodyOf<typeof SubscriptionActivateBody>, subscription_id) => {
+    const outcome = await activateSubscription(context.deps, { merchant: context.merchant, subscription_id, card_token: body.card_token });
+    switch (outcome.kind) {
+      case 'not_found': return SUBSCRIPTION_NOT_FOUND;
+      case 'activated':
+        return subscriptionAnswer(outcome.already ? 'Subscription is already active' : 'Subscription activated', outcome.subscription);
+      case 'ended':
+        return subscriptionAnswer(`Subscription has ended (${outcome.subscription.status}); it cannot be activated`, outcome.subscription,
+          Status.SUBSCRIPTION_ENDED);
+      case 'card_change_refused':
+        return fieldError('Invalid field: card_token (the subscription is already active; a card is given only to activate an inactive one)');
+      case 'card_token_not_found': return CARD_TOKEN_NOT_FOUND;
+      case 'card_expired': return CARD_EXPIRED;
+      case 'currency_not_allowed': return currencyNotAllowed(outcome.currency);
+      case 'duplicate': return duplicateSubscription(outcome.subscription_id);
+    }
+  }),
+});
+
 export function subscriptionRoutes(): HeaderSignedRoute<any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
   return [
     createPlanRoute(), updatePlanRoute(), readPlanRoute(), listPlansRoute(),
-    createSubscriptionRoute(), readSubscriptionRoute(), listSubscriptionsRoute(), cancelSubscriptionRoute(),
+    createSubscriptionRoute(), readSubscriptionRoute(), listSubscriptionsRoute(), cancelSubscriptionRoute(), activateSubscriptionRoute(),
   ];
 }

@@ -48,6 +48,9 @@ export const SANDBOX_MIT_AMOUNT_FAILURES: Readonly<Record<number, Fixed>> = {
   1444: { kind: 'error', details: 'Processor error' },
 };
 
+/** This amount fails a first merchant-initiated try and approves its retry: a renewal that recovers. */
+export const SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT = 1403;
+
 function pspId(): string {
   return `sbx_${randomBytes(10).toString('hex')}`;
 }
@@ -108,6 +111,9 @@ export class SandboxProcessor implements Processor {
       if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
     } else {
       // A stored-card charge has no CVV: its failures are chosen by the amount (docs/subscriptions.md).
+      if (request.amount_minor === SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT && !request.mit_retry) {
+        return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Insufficient funds (approved on retry)') };
+      }
       const failure = SANDBOX_MIT_AMOUNT_FAILURES[request.amount_minor];
       if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
     }
