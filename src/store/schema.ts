@@ -212,14 +212,14 @@ export interface SubscriptionTable {
   /** active, inactive, expired, canceled: changed only by domain/subscription-state.ts. */
   status: string;
   billing_cycle: string;
-  /** Due time of the first charge; charge n is due at chargeDueAt(anchor, n - 1). */
+  /** Due time of the first charge (reset by an activation); later charges fall on this date's series (billing-calendar.ts). */
   anchor_at_ms: number;
   expiration_cycles: number | null;
   retries_number: number;
   retries_delay_days: number;
   /** Approved charges so far; the next charge is cycle cycles_charged + 1. */
   cycles_charged: number;
-  /** Failed attempts of the next cycle so far (0 before its first attempt). */
+  /** Attempts of the next cycle so far (0 before its first); keeps counting across reactivations, so no order_id is reused. */
   attempt: number;
   /** When the billing worker next looks at it; null when nothing more is due (not active). */
   next_charge_at_ms: number | null;
