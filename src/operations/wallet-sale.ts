@@ -1,26 +1,15 @@
 // A deposit paid from the customer's e-wallet (the hosted cashier's second method): reserved
 // like any sale, then the customer confirms or cancels at the wallet (a challenge page).
-import { type Merchant, selectGateway } from '../domain/merchants.js';
+import { selectGateway } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
 import { finish, requestRow, reserve } from './lifecycle.js';
-import type { CashierLink, Identity, SaleOutcome } from './sale.js';
+import type { SaleInput, SaleOutcome } from './sale.js';
 
-export interface WalletSaleInput {
-  readonly merchant: Merchant;
-  readonly identity: Identity;
-  readonly api_version: string;
-  readonly order_id: string;
-  readonly amount_minor: number;
-  readonly currency: string;
+/** A sale's request, paid from a wallet instead of a card, always by a customer who comes back. */
+export type WalletSaleInput = Omit<SaleInput, 'card' | 'initiated_by' | 'mit_retry' | 'return_url'> & {
   readonly wallet_id: string;
-  readonly pin: string;
-  readonly gateway: string | undefined;
   readonly return_url: string;
-  readonly notification_url: string;
-  readonly request_fingerprint: string;
-  readonly variables: Readonly<Record<string, string>>;
-  readonly cashier?: CashierLink;
-}
+};
 
 /** The same outcomes as a card sale. */
 export type WalletSaleOutcome = SaleOutcome;
