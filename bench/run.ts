@@ -7,7 +7,9 @@
 //
 // Environment: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_ORDERS (1000 checkout
 // orders for find-order), PAYGATE_TEST_DATABASE_URL (PostgreSQL server; its runs are skipped
-// when it is unreachable).
+// when it is unreachable), BENCH_ONLY (a comma list of sqlite, lag, off, postgres: runs the
+// ceiling and only those parts, prints the figures and leaves RESULTS.md alone; for working on
+// one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +27,9 @@ const PG_ADMIN_URL = process.env.PAYGATE_TEST_DATABASE_URL ?? 'postgres://postgr
 const MASTER_KEY = 'b'.repeat(64);
 const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bench-'));
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((part) => part.trim())) : null;
+const runs = (part: 'sqlite' | 'lag' | 'off' | 'postgres') => ONLY === null || ONLY.has(part);
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on Linux
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
 const NOTES_MARKER = '<!-- Written by hand below this line; npm run bench keeps it. -->';
@@ -202,7 +207,8 @@ async function startGateway(
     { cwd: ROOT, env: { ...process.env, ...env, PAYGATE_WORKERS: '1' }, encoding: 'utf8' });
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
   const merchant = JSON.parse(created.stdout) as Merchant;
-  const child = placed(options.where ?? 0, process.execPath, ['dist/cli.js', 'start'], env);
+  const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const child = placed(options.where ?? 0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
   let output = '';
   child.stdout?.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-4000); });
   child.stderr?.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-4000); });
@@ -300,8 +306,11 @@ function findOrderBodies(merchant: Merchant, order_ids: readonly string[]): stri
 }
 
 async function main(): Promise<void> {
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('build failed');
+  // BENCH_SKIP_BUILD=1 measures dist/ as it is (an instrumented build, say).
+  if (process.env.BENCH_SKIP_BUILD !== '1') {
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('build failed');
+  }
   const rows: Row[] = [];
   const targets: Target[] = [];
   const notes: string[] = [];
@@ -331,7 +340,7 @@ async function main(): Promise<void> {
   let sale_capacity = ceiling_rps * 0.5;
 
   // 2. The embedded store: sale, replay, find-order, notification lag (group commit on, the default).
-  {
+  if (runs('sqlite')) {
     const gateway = await startGateway('sqlite', base_port + 1);
     try {
       const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
@@ -365,7 +374,7 @@ async function main(): Promise<void> {
 
   // Notification lag, on a gateway of its own: the sales above left thousands of notifications to
   // a closed port, whose resends (due 5 minutes later) would otherwise share the worker.
-  {
+  if (runs('lag')) {
     const gateway = await startGateway('sqlite', base_port + 3);
     try {
       const sale = { load: { requests_per_s: sale_capacity } };
@@ -406,7 +415,7 @@ async function main(): Promise<void> {
   }
 
   // 3. Group commit off: the same sales, every transaction committed (and synced) alone.
-  {
+  if (runs('off')) {
     const gateway = await startGateway('sqlite', base_port + 2, { env: { PAYGATE_GROUP_COMMIT: 'off' } });
     try {
       const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
@@ -420,7 +429,9 @@ async function main(): Promise<void> {
   }
 
   // 4. PostgreSQL: one process on the server's core (the target), then 1, 2 and 4 processes left to the scheduler.
-  if (await postgresReachable()) {
+  if (!runs('postgres')) {
+    // Left out by BENCH_ONLY.
+  } else if (await postgresReachable()) {
     const series: { workers: number; where: Placement }[] = [{ workers: 1, where: 0 }, { workers: 1, where: 'any' }, { workers: 2, where: 'any' }, { workers: 4, where: 'any' }];
     for (const [index, { workers, where }] of series.entries()) {
       const gateway = await startGateway('postgres', base_port + 10 + index, { env: { PAYGATE_WORKERS: String(workers) }, where });
@@ -442,11 +453,11 @@ async function main(): Promise<void> {
     targets.push({ target: 'PostgreSQL sale ≥ 15% of the ceiling', measured: 'not run', met: null });
   }
   notes.push(`Load average (1 min) ${load_before.toFixed(2)} before the run, ${os.loadavg()[0]!.toFixed(2)} after it; other work on the machine shows up in every figure.`);
-  writeResults(rows, targets, notes, started_at);
+  writeResults(rows, targets, notes, started_at, ONLY === null);
   fs.rmSync(WORK, { recursive: true, force: true });
 }
 
-function writeResults(rows: Row[], targets: Target[], notes: string[], started_at: Date): void {
+function writeResults(rows: Row[], targets: Target[], notes: string[], started_at: Date, to_file: boolean): void {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const results_file = path.join(ROOT, 'bench/RESULTS.md');
   const previous = fs.existsSync(results_file) ? fs.readFileSync(results_file, 'utf8') : '';
@@ -476,7 +487,7 @@ function writeResults(rows: Row[], targets: Target[], notes: string[], started_a
     '',
     NOTES_MARKER,
   ];
-  fs.writeFileSync(results_file, lines.join('\n') + kept);
+  if (to_file) fs.writeFileSync(results_file, lines.join('\n') + kept);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

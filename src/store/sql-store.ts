@@ -1,6 +1,6 @@
 // The store over Kysely. One implementation serves both dialects; the few differences
 // (row locks, SKIP LOCKED) are flagged by `dialect` right where they occur.
-import { type Insertable, type Kysely, type Transaction, sql } from 'kysely';
+import { type CompiledQuery, type Insertable, type Kysely, type Transaction, sql } from 'kysely';
 import type {
   CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
@@ -8,6 +8,7 @@ import type {
 import type { Dialect, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
+import { SqlText } from './sql-text.js';
 
 /** Units of work committed together at most; bounds the latency one batch adds. */
 const GROUP_COMMIT_MAX_UNITS = 64;
@@ -21,9 +22,59 @@ import type { CashierSessionExpectation, CashierSessionPatch } from './store.js'
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
+/** Transaction columns of the idempotency key (unique index transactions_idempotency). */
+const TRANSACTION_KEY = ['merchant_id', 'transaction_type', 'order_id'] as const;
+const CARD_KEY = ['merchant_id', 'pin', 'pan_fingerprint', 'card_exp'] as const;
+
+/**
+ * The statement of leaseNotifications (see there), apart so that a test can read SQLite's plan
+ * for it: leasing must read only due rows, however many notifications wait for later resends.
+ */
+export function leaseNotificationsQuery(text: SqlText, at: LeaseTimes, limit: number, lease_ms: number, owner: string): CompiledQuery {
+  const { due_ms, wall_ms } = at;
+  // The candidates are a MATERIALIZED CTE, computed once. As a plain `IN (subquery)`,
+  // PostgreSQL may plan a nested-loop semi join that rescans the LIMIT … FOR UPDATE SKIP
+  // LOCKED subquery for every outer row; each rescan skips the rows this statement already
+  // updated and yields the next ones, so far more than `limit` rows got leased.
+  // SQLite runs the statement under its one writer, so the candidates are the rows it updates
+  // and the outer re-check is left out there: with it, SQLite's planner walked the whole
+  // notifications_due index (every pending notification, thousands while resends wait) to
+  // test each against the candidate list, and leasing slowed down as the outbox grew.
+  const candidates = `select n.id from notifications as n
+      where n.state = 'pending' and n.next_attempt_at_ms <= ? and (n.lease_until_ms is null or n.lease_until_ms < ?)
+        and not exists (select 1 from notifications as older where older.trace_id = n.trace_id and older.id < n.id and older.state = 'pending')
+        and not exists (select 1 from notifications as older where older.subscription_id = n.subscription_id and older.id < n.id and older.state = 'pending')
+      order by n.next_attempt_at_ms, n.id limit ?`;
+  const update = `update notifications set lease_until_ms = ?, lease_owner = ?, updated_at_ms = ? where id in (select id from candidates)`;
+  return text.fixed('lease_notifications',
+    `with candidates as materialized (${candidates}) ${update} returning *`,
+    `with candidates as materialized (${candidates} for update skip locked) ${update}
+       and state = 'pending' and (lease_until_ms is null or lease_until_ms < ?) returning *`,
+    text.dialect === 'sqlite'
+      ? [due_ms, wall_ms, limit, wall_ms + lease_ms, owner, due_ms]
+      : [due_ms, wall_ms, limit, wall_ms + lease_ms, owner, due_ms, wall_ms]);
+}
+
 class SqlOps implements StoreOps {
-  /** `touched_notifications` is called after a statement that made a notification due. */
-  constructor(protected readonly db: Executor, readonly dialect: Dialect, private readonly touched_notifications: () => void = () => {}) {}
+  /**
+   * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
+   * transactions; `touched_notifications` is called after a statement that made a notification due.
+   */
+  constructor(
+    protected readonly db: Executor,
+    readonly dialect: Dialect,
+    protected readonly text: SqlText,
+    private readonly touched_notifications: () => void = () => {},
+  ) {}
+
+  /** Runs hot-path SQL text (sql-text.ts) on this executor: the store, or the open transaction. */
+  private async rows<R>(query: CompiledQuery): Promise<R[]> {
+    return (await this.db.executeQuery<R>(query)).rows;
+  }
+
+  private async changed(query: CompiledQuery): Promise<number> {
+    return Number((await this.db.executeQuery(query)).numAffectedRows ?? 0n);
+  }
 
   async insertMerchant(merchant: NewMerchant): Promise<'created' | 'exists'> {
     const inserted = await this.db.insertInto('merchants')
@@ -81,30 +132,24 @@ class SqlOps implements StoreOps {
   }
 
   async insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null> {
-    const inserted = await this.db.insertInto('transactions').values(row)
-      .onConflict((oc) => oc.columns(['merchant_id', 'transaction_type', 'order_id']).doNothing())
-      .returning('trace_id')
-      .executeTakeFirst();
+    const [inserted] = await this.rows<{ trace_id: number }>(
+      this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: 'trace_id' }));
     return inserted ? Number(inserted.trace_id) : null;
   }
 
   async reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null> {
-    const inserted = await this.db.insertInto('transactions').values(row)
-      .onConflict((oc) => oc.columns(['merchant_id', 'transaction_type', 'order_id']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const [inserted] = await this.rows<TransactionRow>(this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: '*' }));
     return inserted ?? null;
   }
 
   async findTransactionByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null> {
-    const row = await this.db.selectFrom('transactions').selectAll()
-      .where('merchant_id', '=', merchant_id).where('transaction_type', '=', transaction_type).where('order_id', '=', order_id)
-      .executeTakeFirst();
+    const [row] = await this.rows<TransactionRow>(this.text.selectAll('transactions', { merchant_id, transaction_type, order_id }));
     return row ?? null;
   }
 
   async getTransaction(trace_id: number): Promise<TransactionRow | null> {
-    return (await this.db.selectFrom('transactions').selectAll().where('trace_id', '=', trace_id).executeTakeFirst()) ?? null;
+    const [row] = await this.rows<TransactionRow>(this.text.selectAll('transactions', { trace_id }));
+    return row ?? null;
   }
 
   async lockTransaction(trace_id: number): Promise<TransactionRow | null> {
@@ -125,13 +170,11 @@ class SqlOps implements StoreOps {
   }
 
   async updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean> {
-    const result = await this.db.updateTable('transactions').set(patch)
-      .where('trace_id', '=', trace_id).where('status', '=', from_status).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return (await this.changed(this.text.update('transactions', patch, { trace_id, status: from_status }))) === 1;
   }
 
   async updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void> {
-    await this.db.updateTable('transactions').set(patch).where('trace_id', '=', trace_id).execute();
+    await this.changed(this.text.update('transactions', patch, { trace_id }));
   }
 
   async reserveRefund(sale_trace_id: number, amount_minor: number): Promise<boolean> {
@@ -150,7 +193,7 @@ class SqlOps implements StoreOps {
   }
 
   async insertStatusChange(row: Insertable<StatusChangeTable>): Promise<void> {
-    await this.db.insertInto('status_changes').values(row).execute();
+    await this.changed(this.text.insert('status_changes', row));
   }
 
   async listStatusChanges(trace_id: number) {
@@ -193,7 +236,8 @@ class SqlOps implements StoreOps {
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
     // The resend bound counts from creation unless the caller says otherwise (migration 0007).
     const values = { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
-    const inserted = await this.db.insertInto('notifications').values(values).returning('id').executeTakeFirstOrThrow();
+    const [inserted] = await this.rows<{ id: number }>(this.text.insert('notifications', values, { returning: 'id' }));
+    if (!inserted) throw new Error('notification insert returned no id');
     this.touched_notifications();
     return Number(inserted.id);
   }
@@ -214,41 +258,13 @@ class SqlOps implements StoreOps {
   async leaseNotifications(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]> {
     // Due on the gateway clock, leased on the wall clock (LeaseTimes): a sandbox clock jump makes
     // resends due but never ends a lease early.
-    const { due_ms, wall_ms } = at;
     // One statement: UPDATE … WHERE id IN (due, unleased candidates) RETURNING. The candidates
     // skip any notification with an older one of the same transaction still pending (in-order
     // delivery). On PostgreSQL the candidates are locked with SKIP LOCKED, so instances leasing at
-    // the same moment take disjoint sets; the outer condition re-checks the lease on the locked
-    // row, so a notification is leased to one owner at a time on both stores.
-    let candidates = this.db.selectFrom('notifications as n').select('n.id')
-      .where('n.state', '=', 'pending').where('n.next_attempt_at_ms', '<=', due_ms)
-      .where((eb) => eb.or([eb('n.lease_until_ms', 'is', null), eb('n.lease_until_ms', '<', wall_ms)]))
-      // Same transaction, or (subscription events, whose trace_id is null) same subscription: issue 6.
-      // Two NOT EXISTS rather than one with an OR, so each probe uses its own index
-      // (notifications_trace, notifications_subscription); with the OR, SQLite scanned the whole
-      // table for every candidate, and leasing slowed down as the outbox grew.
-      .where((eb) => eb.not(eb.exists(
-        eb.selectFrom('notifications as older').select('older.id')
-          .whereRef('older.trace_id', '=', 'n.trace_id').whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
-      )))
-      .where((eb) => eb.not(eb.exists(
-        eb.selectFrom('notifications as older').select('older.id')
-          .whereRef('older.subscription_id', '=', 'n.subscription_id').whereRef('older.id', '<', 'n.id').where('older.state', '=', 'pending'),
-      )))
-      .orderBy('n.next_attempt_at_ms').orderBy('n.id').limit(limit);
-    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-    // The candidates are a MATERIALIZED CTE, computed once. As a plain `IN (subquery)`,
-    // PostgreSQL may plan a nested-loop semi join that rescans the LIMIT … FOR UPDATE SKIP
-    // LOCKED subquery for every outer row; each rescan skips the rows this statement already
-    // updated and yields the next ones, so far more than `limit` rows got leased.
-    const leased = await this.db.with((cte) => cte('candidates').materialized(), () => candidates)
-      .updateTable('notifications')
-      .set({ lease_until_ms: wall_ms + lease_ms, lease_owner: owner, updated_at_ms: due_ms })
-      .where('id', 'in', (eb) => eb.selectFrom('candidates').select('candidates.id'))
-      .where('state', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', wall_ms)]))
-      .returningAll()
-      .execute();
+    // the same moment take disjoint sets, and the outer condition re-checks the lease on the
+    // locked row, so a notification is leased to one owner at a time.
+    const query = leaseNotificationsQuery(this.text, at, limit, lease_ms, owner);
+    const leased = await this.rows<NotificationRow>(query);
     return leased.sort((a, b) => a.next_attempt_at_ms - b.next_attempt_at_ms || a.id - b.id);
   }
 
@@ -259,11 +275,11 @@ class SqlOps implements StoreOps {
     attempt: Insertable<NotificationAttemptTable>,
     now_ms: number,
   ): Promise<boolean> {
-    const result = await this.db.updateTable('notifications')
-      .set({ ...patch, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms })
-      .where('id', '=', notification_id).where('lease_owner', '=', owner).executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return false;
-    await this.db.insertInto('notification_attempts').values(attempt).execute();
+    const finished = await this.changed(this.text.update('notifications',
+      { state: patch.state, next_attempt_at_ms: patch.next_attempt_at_ms, last_error: patch.last_error, attempts: patch.attempts, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms },
+      { id: notification_id, lease_owner: owner }));
+    if (finished !== 1) return false;
+    await this.changed(this.text.insert('notification_attempts', attempt));
     return true;
   }
 
@@ -290,20 +306,17 @@ class SqlOps implements StoreOps {
   }
 
   async insertCardIfAbsent(row: CardVaultRow): Promise<void> {
-    await this.db.insertInto('card_vault').values(row)
-      .onConflict((oc) => oc.columns(['merchant_id', 'pin', 'pan_fingerprint', 'card_exp']).doNothing()).execute();
+    await this.changed(this.text.insert('card_vault', row, { conflict_columns: CARD_KEY }));
   }
 
   async findCard(merchant_id: string, pin: string, pan_fingerprint: string, card_exp: string): Promise<CardVaultRow | null> {
-    return (await this.db.selectFrom('card_vault').selectAll()
-      .where('merchant_id', '=', merchant_id).where('pin', '=', pin)
-      .where('pan_fingerprint', '=', pan_fingerprint).where('card_exp', '=', card_exp)
-      .executeTakeFirst()) ?? null;
+    const [row] = await this.rows<CardVaultRow>(this.text.selectAll('card_vault', { merchant_id, pin, pan_fingerprint, card_exp }));
+    return row ?? null;
   }
 
   async getCard(merchant_id: string, card_token: string): Promise<CardVaultRow | null> {
-    return (await this.db.selectFrom('card_vault').selectAll()
-      .where('merchant_id', '=', merchant_id).where('card_token', '=', card_token).executeTakeFirst()) ?? null;
+    const [row] = await this.rows<CardVaultRow>(this.text.selectAll('card_vault', { merchant_id, card_token }));
+    return row ?? null;
   }
 
   async getSandboxOffset(): Promise<number> {
@@ -443,7 +456,8 @@ class SqlOps implements StoreOps {
   }
 
   async getCashierSession(session_id: string): Promise<CashierSessionRow | null> {
-    return (await this.db.selectFrom('cashier_sessions').selectAll().where('session_id', '=', session_id).executeTakeFirst()) ?? null;
+    const [row] = await this.rows<CashierSessionRow>(this.text.selectAll('cashier_sessions', { session_id }));
+    return row ?? null;
   }
 
   async lockCashierSession(session_id: string): Promise<CashierSessionRow | null> {
@@ -453,8 +467,8 @@ class SqlOps implements StoreOps {
   }
 
   async findCashierSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null> {
-    return (await this.db.selectFrom('cashier_sessions').selectAll()
-      .where('merchant_id', '=', merchant_id).where('order_id', '=', order_id).executeTakeFirst()) ?? null;
+    const [row] = await this.rows<CashierSessionRow>(this.text.selectAll('cashier_sessions', { merchant_id, order_id }));
+    return row ?? null;
   }
 
   async findCashierSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null> {
@@ -487,7 +501,7 @@ class SqlOps implements StoreOps {
   }
 
   async listCashierTransactions(session_id: string): Promise<TransactionRow[]> {
-    return this.db.selectFrom('transactions').selectAll().where('cashier_session_id', '=', session_id).orderBy('trace_id').execute();
+    return this.rows<TransactionRow>(this.text.selectAll('transactions', { cashier_session_id: session_id }, 'trace_id'));
   }
 
   async claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]> {
@@ -553,7 +567,7 @@ export class SqlStore extends SqlOps implements Store {
   ) {
     const signal = new NotificationSignal();
     // Outside a transaction a statement commits by itself, so the signal fires at once.
-    super(root, dialect, signal.fire);
+    super(root, dialect, new SqlText(dialect), signal.fire);
     this.signal = signal;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
     this.group = dialect === 'sqlite' && (options.group_commit ?? true) ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
@@ -584,7 +598,7 @@ export class SqlStore extends SqlOps implements Store {
   async transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T> {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let touched = false;
-    const run = (trx: Transaction<Database>) => work(new SqlOps(trx, this.dialect, () => {
+    const run = (trx: Transaction<Database>) => work(new SqlOps(trx, this.dialect, this.text, () => {
       touched = true;
     }));
     const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);

@@ -14,7 +14,7 @@
 // event loop; prepared statements are cached per connection by their SQL text.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
-  CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, SelectQueryNode, SqliteDialect,
+  CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, RawNode, SelectQueryNode, SqliteDialect,
 } from 'kysely';
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -40,6 +40,11 @@ function run<R>(cache: StatementCache, query: CompiledQuery): QueryResult<R> {
   if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
   const { changes, lastInsertRowid } = statement.run(query.parameters);
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+/** A SELECT built by Kysely, or SQL text that is one (store/sql-text.ts): it may go to the reader. */
+function isPlainSelect(query: CompiledQuery): boolean {
+  return SelectQueryNode.is(query.query) || (RawNode.is(query.query) && query.sql.startsWith('select '));
 }
 
 class Mutex {
@@ -90,7 +95,7 @@ export class TwoConnectionSqliteDriver implements Driver {
 
   async execute<R>(connection: RoutingConnection, query: CompiledQuery): Promise<QueryResult<R>> {
     if (connection.release_writer) return run<R>(this.writer, query);
-    if (SelectQueryNode.is(query.query)) return run<R>(this.reader, query);
+    if (isPlainSelect(query)) return run<R>(this.reader, query);
     // A write outside a transaction waits until no transaction is open on the writer.
     const release = await this.writer_lock.lock();
     try {

@@ -1,10 +1,18 @@
 // The store under the sale's hot path (issue 7): the reservation insert that answers its row, the
 // embedded store's two connections (store/sqlite-driver.ts: plain reads never wait for an open
 // transaction and never see its writes; writes outside a transaction wait for it), and the
-// merchant cache (domain/merchants.ts: found merchants kept briefly, unknown ones never).
+// merchant cache (domain/merchants.ts: found merchants kept briefly, unknown ones never), and the
+// plan of the notification lease.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
+import { openSqliteStore } from '../../src/store/open.js';
+import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
+import { SqlText } from '../../src/store/sql-text.js';
 import type { Store } from '../../src/store/store.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
@@ -107,5 +115,34 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     expect((await reader.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(true);
     directory.invalidate();
     expect((await directory.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(true);
+  });
+});
+
+describe('leasing notifications on SQLite', () => {
+  it('reads only due rows: the update finds its candidates by primary key, not by walking every pending notification', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-lease-plan-'));
+    const file = path.join(dir, 'paygate.sqlite');
+    const store = openSqliteStore(file);
+    try {
+      await store.migrate();
+      const query = leaseNotificationsQuery(new SqlText('sqlite'), { due_ms: 1, wall_ms: 1 }, 32, 1000, 'owner');
+      const db = new BetterSqlite3(file, { readonly: true });
+      try {
+        const plan = (db.prepare(`explain query plan ${query.sql}`).all(...query.parameters) as { detail: string }[]).map((row) => row.detail);
+        // The outer UPDATE: by rowid from the candidate list. With a re-check of `state` there,
+        // SQLite chose `SEARCH notifications USING INDEX notifications_due (state=?)`: every
+        // pending notification, thousands while resends wait, read on each lease.
+        expect(plan).toContain('SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)');
+        expect(plan.filter((line) => /^(SCAN|SEARCH) notifications\b/.test(line))).toEqual(['SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)']);
+        // The candidates: a range of the due index, never a scan of the table.
+        expect(plan).toContain('SEARCH n USING INDEX notifications_due (state=? AND next_attempt_at_ms<?)');
+        expect(plan.filter((line) => line.startsWith('SCAN ') && line !== 'SCAN candidates')).toEqual([]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
