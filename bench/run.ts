@@ -7,7 +7,8 @@
 //
 // Environment: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_ORDERS (1000 checkout
 // orders for find-order), PAYGATE_TEST_DATABASE_URL (PostgreSQL server; its runs are skipped
-// when it is unreachable), BENCH_ONLY (a comma list of sqlite, lag, off, postgres: runs the
+// when it is unreachable), BENCH_ONLY (a comma list of sale, replay, find, sqlite (all three),
+// lag, off, postgres: runs the
 // ceiling and only those parts, prints the figures and leaves RESULTS.md alone; for working on
 // one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -28,7 +29,9 @@ const MASTER_KEY = 'b'.repeat(64);
 const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bench-'));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((part) => part.trim())) : null;
-const runs = (part: 'sqlite' | 'lag' | 'off' | 'postgres') => ONLY === null || ONLY.has(part);
+/** BENCH_ONLY's parts; `sqlite` is sale, replay and find together. */
+const runs = (part: 'sale' | 'replay' | 'find' | 'sqlite' | 'lag' | 'off' | 'postgres') =>
+  ONLY === null || ONLY.has(part) || (['sale', 'replay', 'find'].includes(part) && ONLY.has('sqlite'));
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on Linux
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
@@ -340,33 +343,39 @@ async function main(): Promise<void> {
   let sale_capacity = ceiling_rps * 0.5;
 
   // 2. The embedded store: sale, replay, find-order, notification lag (group commit on, the default).
-  if (runs('sqlite')) {
+  if (runs('sale') || runs('replay') || runs('find')) {
     const gateway = await startGateway('sqlite', base_port + 1);
     try {
-      const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
-      sale_capacity = sale.load.requests_per_s;
-      rows.push({
-        name: 'sale on SQLite (CVV 568, new order_id each; group commit on)', rps: sale.load.requests_per_s, p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms,
-        rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms, ratio: ratio(sale.load.requests_per_s), note: statusNote(sale.load, ['0']),
-      });
-      targets.push({ target: 'SQLite sale ≥ 25% of the ceiling\'s requests/s', measured: pct(ratio(sale.load.requests_per_s)), met: ratio(sale.load.requests_per_s) >= 0.25 });
-      targets.push({ target: `SQLite sale p99 < 15 ms at ${CONNECTIONS} connections`, measured: `${sale.load.latency_p99_ms} ms`, met: sale.load.latency_p99_ms < 15 });
+      if (runs('sale')) {
+        const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
+        sale_capacity = sale.load.requests_per_s;
+        rows.push({
+          name: 'sale on SQLite (CVV 568, new order_id each; group commit on)', rps: sale.load.requests_per_s, p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms,
+          rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms, ratio: ratio(sale.load.requests_per_s), note: statusNote(sale.load, ['0']),
+        });
+        targets.push({ target: 'SQLite sale ≥ 25% of the ceiling\'s requests/s', measured: pct(ratio(sale.load.requests_per_s)), met: ratio(sale.load.requests_per_s) >= 0.25 });
+        targets.push({ target: `SQLite sale p99 < 15 ms at ${CONNECTIONS} connections`, measured: `${sale.load.latency_p99_ms} ms`, met: sale.load.latency_p99_ms < 15 });
+      }
 
-      const replay_body = saleBodies(gateway.merchant, 1, silent);
-      await fetch(`${gateway.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: replay_body[0] });
-      const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)));
-      rows.push({
-        name: 'idempotent replay on SQLite (the same sale again)', rps: replay.load.requests_per_s, p50: replay.load.latency_p50_ms, p99: replay.load.latency_p99_ms,
-        rss_mb: replay.rss_mb, cpu_ms: replay.cpu_ms, ratio: ratio(replay.load.requests_per_s), note: statusNote(replay.load, ['0']),
-      });
+      if (runs('replay')) {
+        const replay_body = saleBodies(gateway.merchant, 1, silent);
+        await fetch(`${gateway.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: replay_body[0] });
+        const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)));
+        rows.push({
+          name: 'idempotent replay on SQLite (the same sale again)', rps: replay.load.requests_per_s, p50: replay.load.latency_p50_ms, p99: replay.load.latency_p99_ms,
+          rss_mb: replay.rss_mb, cpu_ms: replay.cpu_ms, ratio: ratio(replay.load.requests_per_s), note: statusNote(replay.load, ['0']),
+        });
+      }
 
-      const order_ids = await openOrders(gateway, ORDERS);
-      const find = await measure(gateway, { ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))), path: '/api/find-order' });
-      rows.push({
-        name: `find-order on SQLite (${ORDERS} checkout orders, half paid)`, rps: find.load.requests_per_s, p50: find.load.latency_p50_ms, p99: find.load.latency_p99_ms,
-        rss_mb: find.rss_mb, cpu_ms: find.cpu_ms, ratio: ratio(find.load.requests_per_s), note: `${statusNote(find.load, ['0', '3'])} (0: found, paid; 3: still open)`,
-      });
-      targets.push({ target: 'find-order ≥ 50% of the ceiling', measured: pct(ratio(find.load.requests_per_s)), met: ratio(find.load.requests_per_s) >= 0.5 });
+      if (runs('find')) {
+        const order_ids = await openOrders(gateway, ORDERS);
+        const find = await measure(gateway, { ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))), path: '/api/find-order' });
+        rows.push({
+          name: `find-order on SQLite (${ORDERS} checkout orders, half paid)`, rps: find.load.requests_per_s, p50: find.load.latency_p50_ms, p99: find.load.latency_p99_ms,
+          rss_mb: find.rss_mb, cpu_ms: find.cpu_ms, ratio: ratio(find.load.requests_per_s), note: `${statusNote(find.load, ['0', '3'])} (0: found, paid; 3: still open)`,
+        });
+        targets.push({ target: 'find-order ≥ 50% of the ceiling', measured: pct(ratio(find.load.requests_per_s)), met: ratio(find.load.requests_per_s) >= 0.5 });
+      }
     } finally {
       await gateway.drop();
     }

@@ -33,7 +33,7 @@ export function openSqliteStore(file_path: string, options: SqliteStoreOptions =
   reader.pragma('busy_timeout = 5000');
   reader.pragma('query_only = ON');
   const dialect = new TwoConnectionSqliteDialect(writer, reader);
-  return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', { group_commit: options.group_commit ?? true });
+  return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', { group_commit: options.group_commit ?? true, direct: dialect.direct() });
 }
 
 const INT8_OID = 20;

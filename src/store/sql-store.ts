@@ -1,6 +1,7 @@
 // The store over Kysely. One implementation serves both dialects; the few differences
 // (row locks, SKIP LOCKED) are flagged by `dialect` right where they occur.
-import { type CompiledQuery, type Insertable, type Kysely, type Transaction, sql } from 'kysely';
+import { type CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
+import type { DirectSqlite } from './sqlite-driver.js';
 import type {
   CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
@@ -65,15 +66,29 @@ class SqlOps implements StoreOps {
     readonly dialect: Dialect,
     protected readonly text: SqlText,
     private readonly touched_notifications: () => void = () => {},
+    /**
+     * SQLite only (sqlite-driver.ts DirectSqlite): hot statements skip Kysely's executor. In a
+     * transaction every statement goes to the writer the transaction holds; outside one, plain
+     * SELECTs go to the reader and writes still queue for the writer through Kysely.
+     */
+    private readonly direct: { readonly sqlite: DirectSqlite; readonly in_transaction: boolean } | null = null,
   ) {}
 
   /** Runs hot-path SQL text (sql-text.ts) on this executor: the store, or the open transaction. */
   private async rows<R>(query: CompiledQuery): Promise<R[]> {
-    return (await this.db.executeQuery<R>(query)).rows;
+    return (await this.execute<R>(query)).rows;
   }
 
   private async changed(query: CompiledQuery): Promise<number> {
-    return Number((await this.db.executeQuery(query)).numAffectedRows ?? 0n);
+    return Number((await this.execute(query)).numAffectedRows ?? 0n);
+  }
+
+  private execute<R>(query: CompiledQuery): Promise<QueryResult<R>> | QueryResult<R> {
+    if (this.direct) {
+      if (this.direct.in_transaction) return this.direct.sqlite.inTransaction<R>(query);
+      if (query.sql.startsWith('select ')) return this.direct.sqlite.read<R>(query);
+    }
+    return this.db.executeQuery<R>(query);
   }
 
   async insertMerchant(merchant: NewMerchant): Promise<'created' | 'exists'> {
@@ -558,17 +573,19 @@ export class SqlStore extends SqlOps implements Store {
   private readonly signal: NotificationSignal;
   /** SQLite only: one writer, so transactions are committed in groups (store/group-commit.ts). */
   private readonly group: GroupCommitter<Database> | null;
+  private readonly direct_in_transaction: { readonly sqlite: DirectSqlite; readonly in_transaction: true } | null;
 
   constructor(
     private readonly root: Kysely<Database>,
     dialect: Dialect,
-    options: { readonly group_commit?: boolean } = {},
+    options: { readonly group_commit?: boolean; readonly direct?: DirectSqlite } = {},
     private readonly on_close: () => Promise<void> = async () => {},
   ) {
     const signal = new NotificationSignal();
     // Outside a transaction a statement commits by itself, so the signal fires at once.
-    super(root, dialect, new SqlText(dialect), signal.fire);
+    super(root, dialect, new SqlText(dialect), signal.fire, options.direct ? { sqlite: options.direct, in_transaction: false } : null);
     this.signal = signal;
+    this.direct_in_transaction = options.direct ? { sqlite: options.direct, in_transaction: true } : null;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
     this.group = dialect === 'sqlite' && (options.group_commit ?? true) ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
   }
@@ -600,7 +617,7 @@ export class SqlStore extends SqlOps implements Store {
     let touched = false;
     const run = (trx: Transaction<Database>) => work(new SqlOps(trx, this.dialect, this.text, () => {
       touched = true;
-    }));
+    }, this.direct_in_transaction));
     const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);
     if (touched) this.signal.fire();
     return result;

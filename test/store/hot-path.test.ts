@@ -7,12 +7,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
 import { openSqliteStore } from '../../src/store/open.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
+import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
 import type { Store } from '../../src/store/store.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
@@ -142,6 +144,41 @@ describe('leasing notifications on SQLite', () => {
       }
     } finally {
       await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('direct statements on SQLite (sqlite-driver.ts DirectSqlite)', () => {
+  it('run a transaction\'s statements on the writer it holds, and refuse a writer statement when no transaction is open', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-direct-'));
+    const writer = new BetterSqlite3(path.join(dir, 'p.sqlite'));
+    writer.pragma('journal_mode = WAL');
+    const reader = new BetterSqlite3(path.join(dir, 'p.sqlite'));
+    reader.pragma('query_only = ON');
+    const dialect = new TwoConnectionSqliteDialect(writer, reader);
+    const db = new Kysely<Record<string, { id: number; note: string }>>({ dialect });
+    const direct = dialect.direct();
+    const text = new SqlText('sqlite');
+    try {
+      await sql`create table notes (id integer primary key, note text not null)`.execute(db);
+      expect(() => direct.inTransaction(text.insert('notes', { note: 'outside' }))).toThrow(/no transaction open/);
+      expect(() => direct.read(text.insert('notes', { note: 'to the reader' }))).toThrow(/only a plain SELECT/);
+      await db.transaction().execute(async () => {
+        direct.inTransaction(text.insert('notes', { note: 'inside' }));
+        // Not committed yet: the reader does not see it, the writer does.
+        expect(direct.read(text.selectAll('notes', { note: 'inside' })).rows).toEqual([]);
+        expect(direct.inTransaction(text.selectAll('notes', { note: 'inside' })).rows).toEqual([{ id: 1, note: 'inside' }]);
+      });
+      expect(direct.read(text.selectAll('notes', { note: 'inside' })).rows).toEqual([{ id: 1, note: 'inside' }]);
+      // A failed transaction takes its direct statements with it.
+      await expect(db.transaction().execute(async () => {
+        direct.inTransaction(text.insert('notes', { note: 'rolled back' }));
+        throw new Error('fail');
+      })).rejects.toThrow('fail');
+      expect(direct.read(text.selectAll('notes', { note: 'rolled back' })).rows).toEqual([]);
+    } finally {
+      await db.destroy();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
