@@ -90,7 +90,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
         ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
         : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
     }
-    const recorded = await options.store.transaction((tx) => tx.finishNotificationAttempt(row.id, owner, patch, {
+    const recorded = await options.store.finishNotificationAttempt(row.id, owner, patch, {
       notification_id: row.id,
       attempt_no: attempts,
       started_at_ms,
@@ -99,7 +99,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       reply_excerpt: result.reply_excerpt,
       outcome: result.outcome,
       reason: result.reason,
-    }, now_ms));
+    }, now_ms);
     const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
     if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');

@@ -124,29 +124,30 @@ export type ReserveResult = Reservation | { readonly kind: 'refused_by_guard' };
 
 class KeyTakenDuringPrepare extends Error {}
 
+/** The reason of every transaction's first status change ('' → pending). */
+const RESERVED_REASON = 'request accepted';
+
 export async function reserve(deps: OperationDeps, row: NewTransactionRow, options: ReserveOptions = {}): Promise<ReserveResult> {
   const existing = await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id);
   if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
-  const outcome = await deps.store.transaction(async (tx) => {
-    let extra: Partial<NewTransactionRow> = {};
-    if (options.prepare) {
-      const prepared = await options.prepare(tx);
+  const { prepare } = options;
+  const outcome = !prepare
+    // Nothing to check first: the row and its first status change in one atomic store call (one
+    // round trip on PostgreSQL).
+    ? await deps.store.reserveTransactionWithChange(row, RESERVED_REASON)
+      .then((inserted) => (inserted ? { kind: 'inserted', row: inserted } as const : { kind: 'taken', row: null } as const))
+    : await deps.store.transaction(async (tx) => {
+      const prepared = await prepare(tx);
       if (prepared === null) return { kind: 'refused_by_guard' } as const;
-      extra = prepared;
-    }
-    const inserted = await tx.reserveTransaction({ ...row, ...extra });
-    if (inserted === null) {
+      const inserted = await tx.reserveTransactionWithChange({ ...row, ...prepared }, RESERVED_REASON);
       // The key was taken by a twin that committed while we ran. Throwing rolls back what
       // prepare wrote (a refund reservation); the caller then replays the twin's answer.
-      if (options.prepare) throw new KeyTakenDuringPrepare();
-      return { kind: 'taken', row: null } as const;
-    }
-    await tx.insertStatusChange({ trace_id: inserted.trace_id, from_status: '', to_status: 'pending', reason: 'request accepted', at_ms: row.created_at_ms });
-    return { kind: 'inserted', row: inserted } as const;
-  }).catch((error: unknown) => {
-    if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
-    throw error;
-  });
+      if (inserted === null) throw new KeyTakenDuringPrepare();
+      return { kind: 'inserted', row: inserted } as const;
+    }).catch((error: unknown) => {
+      if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
+      throw error;
+    });
   if (outcome.kind === 'refused_by_guard') return outcome;
   if (outcome.kind === 'taken') {
     const holder = outcome.row ?? (await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id));

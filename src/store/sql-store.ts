@@ -1,6 +1,6 @@
 // The store over Kysely. One implementation serves both dialects; the few differences
 // (row locks, SKIP LOCKED) are flagged by `dialect` right where they occur.
-import { type CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type {
   CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
@@ -157,6 +157,24 @@ class SqlOps implements StoreOps {
     return inserted ?? null;
   }
 
+  async reserveTransactionWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null> {
+    if (this.dialect === 'postgres') {
+      // One statement, atomic by itself; PostgreSQL runs the status_changes INSERT for the row the
+      // first INSERT returns, and for none when the key was taken.
+      const insert = this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: '*' });
+      const [reserved] = await this.rows<TransactionRow>(CompiledQuery.raw(
+        `with reserved as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
+        + `select trace_id, '', status, $${insert.parameters.length + 1}::text, created_at_ms from reserved) select * from reserved`,
+        [...insert.parameters, reason]));
+      return reserved ?? null;
+    }
+    const reserved = await this.reserveTransaction(row);
+    if (reserved) {
+      await this.insertStatusChange({ trace_id: reserved.trace_id, from_status: '', to_status: reserved.status, reason, at_ms: reserved.created_at_ms });
+    }
+    return reserved;
+  }
+
   async findTransactionByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null> {
     const [row] = await this.rows<TransactionRow>(this.text.selectAll('transactions', { merchant_id, transaction_type, order_id }));
     return row ?? null;
@@ -290,10 +308,22 @@ class SqlOps implements StoreOps {
     attempt: Insertable<NotificationAttemptTable>,
     now_ms: number,
   ): Promise<boolean> {
-    const finished = await this.changed(this.text.update('notifications',
+    const update = this.text.update('notifications',
       { state: patch.state, next_attempt_at_ms: patch.next_attempt_at_ms, last_error: patch.last_error, attempts: patch.attempts, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms },
-      { id: notification_id, lease_owner: owner }));
-    if (finished !== 1) return false;
+      { id: notification_id, lease_owner: owner });
+    if (this.dialect === 'postgres') {
+      // One statement, atomic by itself: the attempt is recorded only for the row the UPDATE changed.
+      const n = update.parameters.length;
+      const recorded = await this.rows<{ notification_id: number }>(CompiledQuery.raw(
+        `with finished as (${update.sql} returning id) insert into notification_attempts `
+        + '(notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason) '
+        + `select id, $${n + 1}::integer, $${n + 2}::bigint, $${n + 3}::integer, $${n + 4}::integer, $${n + 5}::text, $${n + 6}::text, $${n + 7}::text `
+        + 'from finished returning notification_id',
+        [...update.parameters, attempt.attempt_no, attempt.started_at_ms, attempt.duration_ms, attempt.http_status ?? null,
+          attempt.reply_excerpt ?? null, attempt.outcome, attempt.reason]));
+      return recorded.length === 1;
+    }
+    if ((await this.changed(update)) !== 1) return false;
     await this.changed(this.text.insert('notification_attempts', attempt));
     return true;
   }
@@ -610,6 +640,17 @@ export class SqlStore extends SqlOps implements Store {
   async close(): Promise<void> {
     await this.root.destroy();
     await this.on_close();
+  }
+
+  // Atomic on their own (store.ts): one statement on PostgreSQL, a transaction here on SQLite.
+  override async reserveTransactionWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null> {
+    if (this.dialect === 'postgres') return super.reserveTransactionWithChange(row, reason);
+    return this.transaction((tx) => tx.reserveTransactionWithChange(row, reason));
+  }
+
+  override async finishNotificationAttempt(...args: Parameters<StoreOps['finishNotificationAttempt']>): Promise<boolean> {
+    if (this.dialect === 'postgres') return super.finishNotificationAttempt(...args);
+    return this.transaction((tx) => tx.finishNotificationAttempt(...args));
   }
 
   async transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T> {

@@ -76,6 +76,12 @@ export interface StoreOps {
   insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null>;
   /** insertTransactionIfAbsent answering the inserted row as stored (RETURNING), so the caller needs no second read. */
   reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null>;
+  /**
+   * reserveTransaction and the row's first status change ('' → its status, at created_at_ms) as
+   * one atomic step, also outside a transaction: on PostgreSQL one statement (a data-modifying
+   * CTE, one round trip instead of BEGIN, two INSERTs and COMMIT), on SQLite one transaction.
+   */
+  reserveTransactionWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null>;
   findTransactionByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null>;
   getTransaction(trace_id: number): Promise<TransactionRow | null>;
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
@@ -115,6 +121,11 @@ export interface StoreOps {
    * wall clock): moving the sandbox clock never ends a lease held by an attempt in flight.
    */
   leaseNotifications(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
+  /**
+   * Ends an attempt: the notification's new state (only while `owner` still holds the lease) and
+   * the attempt's record, atomically, also outside a transaction (one statement on PostgreSQL,
+   * one transaction on SQLite). False, and nothing written, when the lease was lost.
+   */
   finishNotificationAttempt(
     notification_id: number,
     owner: string,

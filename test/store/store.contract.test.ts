@@ -130,6 +130,36 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.findTransactionByKey(merchant_id, 'payout', order_id)).toBeNull();
     });
 
+    it('reserveTransactionWithChange writes the row and its first status change together, and nothing for a taken key', async () => {
+      const merchant_id = await newMerchant();
+      const row = transactionFixture(merchant_id, { request_fingerprint: 'first' });
+      const reserved = await store.reserveTransactionWithChange(row, 'request accepted');
+      expect(reserved).toEqual(await store.getTransaction(reserved!.trace_id));
+      expect(reserved).toMatchObject({ order_id: row.order_id, status: 'pending', refund_reserved_minor: 0 });
+      expect(await store.listStatusChanges(reserved!.trace_id)).toEqual([
+        { from_status: '', to_status: 'pending', reason: 'request accepted', at_ms: row.created_at_ms },
+      ]);
+      expect(await store.reserveTransactionWithChange({ ...row, request_fingerprint: 'second' }, 'request accepted')).toBeNull();
+      expect(await store.listStatusChanges(reserved!.trace_id)).toHaveLength(1);
+      expect((await store.findTransactionByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe('first');
+      // Inside a transaction that rolls back, neither the row nor its change remains.
+      const other = transactionFixture(merchant_id);
+      await expect(store.transaction(async (tx) => {
+        expect(await tx.reserveTransactionWithChange(other, 'request accepted')).not.toBeNull();
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      expect(await store.findTransactionByKey(merchant_id, 'sale', other.order_id)).toBeNull();
+    });
+
+    it('20 concurrent reserveTransactionWithChange calls of one key give one row with one status change', async () => {
+      const merchant_id = await newMerchant();
+      const row = transactionFixture(merchant_id);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.reserveTransactionWithChange({ ...row, request_fingerprint: `attempt-${i}` }, 'request accepted')));
+      const winners = results.filter((r) => r !== null);
+      expect(winners).toHaveLength(1);
+      expect(await store.listStatusChanges(winners[0]!.trace_id)).toHaveLength(1);
+    });
+
     it('20 concurrent inserts of one key in transactions give exactly one row', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id);
@@ -460,6 +490,25 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       // The lease is gone: the old owner cannot finish it a second time.
       expect(await store.finishNotificationAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(false);
       expect(await store.listNotificationAttempts(id!)).toHaveLength(1);
+    });
+
+    it('finishNotificationAttempt is atomic: an attempt that cannot be recorded leaves the notification as it was', async () => {
+      const t0 = NOW + 510_000_000;
+      const [id] = await notifications(1, t0);
+      await store.leaseNotifications(at(t0), 100, 30_000, 'owner-a');
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
+      const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
+      expect(await store.finishNotificationAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      await store.leaseNotifications(at(t0 + 300_000), 100, 30_000, 'owner-a');
+      const before = await store.getNotification(id!);
+      // Attempt number 1 again breaks notification_attempts_once: the state change must not stay either.
+      await expect(store.finishNotificationAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100)).rejects.toThrow();
+      expect(await store.getNotification(id!)).toEqual(before);
+      expect(await store.listNotificationAttempts(id!)).toEqual([attempt]);
+      // Inside a transaction it takes part in that transaction.
+      const second = { ...attempt, attempt_no: 2, started_at_ms: t0 + 300_000 };
+      expect(await store.transaction((tx) => tx.finishNotificationAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100))).toBe(true);
+      expect(await store.listNotificationAttempts(id!)).toEqual([attempt, second]);
     });
 
     it('rescheduleNotification makes a notification due again', async () => {
