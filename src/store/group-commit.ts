@@ -9,7 +9,14 @@
 // is synchronous, so a batch started at once would run to its COMMIT without ever letting the
 // requests that already arrived reach their own transactions, and every batch would hold one
 // unit. Deferring to the check phase lets every request read in this turn queue its unit first.
+//
+// The savepoint commands go straight to the connection (`savepoint`, below), not through
+// Kysely's savepoint API: two per unit, on the path of every write, and Kysely builds a new
+// transaction object for each.
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
+
+/** Runs one savepoint command (`savepoint "x"`, `release "x"`, `rollback to "x"`) in the open transaction. */
+export type SavepointCommand = (command: string) => void;
 
 interface Unit<DB> {
   readonly work: (trx: Transaction<DB>) => Promise<unknown>;
@@ -26,7 +33,7 @@ export class GroupCommitter<DB> {
   /** Batches committed and units in them, for benchmarks and tests. */
   readonly stats = { batches: 0, units: 0 };
 
-  constructor(private readonly root: Kysely<DB>, private readonly max_batch_units: number) {
+  constructor(private readonly root: Kysely<DB>, private readonly max_batch_units: number, private readonly savepoint: SavepointCommand) {
     if (max_batch_units < 1) throw new Error('max_batch_units must be at least 1');
   }
 
@@ -66,15 +73,15 @@ export class GroupCommitter<DB> {
     const outcomes: Outcome[] = [];
     try {
       for (const [index, unit] of batch.entries()) {
-        const name = `unit_${index}`;
-        const point = await trx.savepoint(name).execute();
+        const name = `"unit_${index}"`;
+        this.savepoint(`savepoint ${name}`);
         try {
-          const value = await unit.work(point);
-          await point.releaseSavepoint(name).execute();
+          const value = await unit.work(trx);
+          this.savepoint(`release ${name}`);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await point.rollbackToSavepoint(name).execute();
-          await point.releaseSavepoint(name).execute();
+          this.savepoint(`rollback to ${name}`);
+          this.savepoint(`release ${name}`);
           outcomes.push({ ok: false, error });
         }
       }

@@ -617,7 +617,13 @@ export class SqlStore extends SqlOps implements Store {
     this.signal = signal;
     this.direct_in_transaction = options.direct ? { sqlite: options.direct, in_transaction: true } : null;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
-    this.group = dialect === 'sqlite' && (options.group_commit ?? true) ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS) : null;
+    const direct = options.direct;
+    if (dialect === 'sqlite' && (options.group_commit ?? true) && !direct) throw new Error('SQLite group commit needs the direct connection');
+    this.group = dialect === 'sqlite' && (options.group_commit ?? true) && direct
+      ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS, (command) => {
+        direct.inTransaction(CompiledQuery.raw(command));
+      })
+      : null;
   }
 
   /** SQLite group commit: batches and units committed so far (null when off or on PostgreSQL); for benchmarks. */

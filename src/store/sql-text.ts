@@ -20,6 +20,19 @@ function quoted(identifier: string): string {
   return `"${identifier}"`;
 }
 
+/** The columns with a defined value, and those values, in the object's own order. */
+function definedColumns(row: Readonly<Record<string, unknown>>): { columns: string[]; values: unknown[] } {
+  const columns: string[] = [];
+  const values: unknown[] = [];
+  for (const column in row) {
+    const value = row[column];
+    if (value === undefined) continue;
+    columns.push(column);
+    values.push(value);
+  }
+  return { columns, values };
+}
+
 export interface InsertOptions {
   /** Columns of the unique key: a row that would collide is not inserted (ON CONFLICT … DO NOTHING). */
   readonly conflict_columns?: readonly string[];
@@ -49,14 +62,7 @@ export class SqlText {
 
   /** INSERT of the row's defined columns (undefined ones are left to their defaults, as Kysely does). */
   insert(table: string, row: Readonly<Record<string, unknown>>, options: InsertOptions = {}): CompiledQuery {
-    const columns: string[] = [];
-    const values: unknown[] = [];
-    for (const column in row) {
-      const value = row[column];
-      if (value === undefined) continue;
-      columns.push(column);
-      values.push(value);
-    }
+    const { columns, values } = definedColumns(row);
     const key = `i|${table}|${columns.join(',')}|${options.conflict_columns?.join(',') ?? ''}|${options.returning ?? ''}`;
     const text = this.shape(key, () => {
       let sql = `insert into ${quoted(table)} (${columns.map(quoted).join(', ')}) values (${columns.map((_, i) => this.placeholder(i + 1)).join(', ')})`;
@@ -69,14 +75,7 @@ export class SqlText {
 
   /** UPDATE … SET the patch's defined columns WHERE every `where` column equals its value. */
   update(table: string, patch: Readonly<Record<string, unknown>>, where: Readonly<Record<string, unknown>>): CompiledQuery {
-    const set_columns: string[] = [];
-    const values: unknown[] = [];
-    for (const column in patch) {
-      const value = patch[column];
-      if (value === undefined) continue;
-      set_columns.push(column);
-      values.push(value);
-    }
+    const { columns: set_columns, values } = definedColumns(patch);
     if (set_columns.length === 0) throw new Error(`update of ${table} with nothing to set`);
     const where_columns = Object.keys(where);
     for (const column of where_columns) values.push(where[column]);

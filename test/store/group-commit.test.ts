@@ -6,7 +6,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GroupCommitter } from '../../src/store/group-commit.js';
+import { GroupCommitter, type SavepointCommand } from '../../src/store/group-commit.js';
 import { openSqliteStore } from '../../src/store/open.js';
 
 interface Db { items: { id: number; note: string } }
@@ -22,21 +22,22 @@ function tempFile(): string {
   return path.join(dir, 'db.sqlite');
 }
 
-async function openKysely(file: string): Promise<Kysely<Db>> {
+async function openKysely(file: string): Promise<{ db: Kysely<Db>; savepoint: SavepointCommand }> {
   const database = new BetterSqlite3(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = FULL');
   const db = new Kysely<Db>({ dialect: new SqliteDialect({ database }) });
   await sql`create table if not exists items (id integer primary key, note text not null unique)`.execute(db);
   cleanups.unshift(async () => db.destroy());
-  return db;
+  // Kysely's SqliteDialect has this one connection: savepoint commands go straight to it.
+  return { db, savepoint: (command) => database.exec(command) };
 }
 
 describe('GroupCommitter', () => {
   it('commits concurrent units in fewer transactions, rolling back only the failing one', async () => {
     const file = tempFile();
-    const db = await openKysely(file);
-    const group = new GroupCommitter(db, 64);
+    const { db, savepoint } = await openKysely(file);
+    const group = new GroupCommitter(db, 64, savepoint);
     const units = Array.from({ length: 60 }, (_, i) => group.run(async (trx) => {
       await trx.insertInto('items').values({ id: i, note: `n${i}` }).execute();
       if (i === 17) throw new Error('unit 17 fails after writing');
@@ -57,8 +58,8 @@ describe('GroupCommitter', () => {
   });
 
   it('a constraint violation in one unit leaves the others of its batch committed', async () => {
-    const db = await openKysely(tempFile());
-    const group = new GroupCommitter(db, 64);
+    const { db, savepoint } = await openKysely(tempFile());
+    const group = new GroupCommitter(db, 64, savepoint);
     const results = await Promise.allSettled(['a', 'b', 'a', 'c'].map((note) => group.run((trx) => trx.insertInto('items').values({ note } as never).execute())));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     const notes = (await db.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
