@@ -146,13 +146,28 @@ class SqlOps implements StoreOps {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  /**
+   * SQLite: an INSERT's new rowid without RETURNING, which costs SQLite more than the insert
+   * itself (47 µs against 16 for a transaction row, measured); null when nothing was inserted.
+   */
+  private async insertedRowid(query: CompiledQuery): Promise<number | null> {
+    const result = await this.execute(query);
+    return Number(result.numAffectedRows ?? 0n) === 1 && result.insertId !== undefined ? Number(result.insertId) : null;
+  }
+
   async insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null> {
+    if (this.dialect === 'sqlite') return this.insertedRowid(this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY }));
     const [inserted] = await this.rows<{ trace_id: number }>(
       this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: 'trace_id' }));
     return inserted ? Number(inserted.trace_id) : null;
   }
 
   async reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null> {
+    if (this.dialect === 'sqlite') {
+      // Read back by rowid (see insertedRowid): in a transaction, the row exactly as inserted.
+      const trace_id = await this.insertedRowid(this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY }));
+      return trace_id === null ? null : this.getTransaction(trace_id);
+    }
     const [inserted] = await this.rows<TransactionRow>(this.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: '*' }));
     return inserted ?? null;
   }
@@ -269,10 +284,12 @@ class SqlOps implements StoreOps {
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
     // The resend bound counts from creation unless the caller says otherwise (migration 0007).
     const values = { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
-    const [inserted] = await this.rows<{ id: number }>(this.text.insert('notifications', values, { returning: 'id' }));
-    if (!inserted) throw new Error('notification insert returned no id');
+    let id: number | null;
+    if (this.dialect === 'sqlite') id = await this.insertedRowid(this.text.insert('notifications', values));
+    else id = (await this.rows<{ id: number }>(this.text.insert('notifications', values, { returning: 'id' })))[0]?.id ?? null;
+    if (id === null) throw new Error('notification insert returned no id');
     this.touched_notifications();
-    return Number(inserted.id);
+    return Number(id);
   }
 
   async listNotifications(trace_id: number): Promise<NotificationRow[]> {

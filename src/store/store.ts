@@ -74,7 +74,11 @@ export interface StoreOps {
   // Transactions
   /** Inserts unless the idempotency key exists; null means another row holds the key. */
   insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null>;
-  /** insertTransactionIfAbsent answering the inserted row as stored (RETURNING), so the caller needs no second read. */
+  /**
+   * insertTransactionIfAbsent answering the inserted row as stored: RETURNING on PostgreSQL (no
+   * second round trip); read back by rowid on SQLite, where that is cheaper than RETURNING.
+   * Inside a transaction it is the row exactly as inserted.
+   */
   reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null>;
   /**
    * reserveTransaction and the row's first status change ('' → its status, at created_at_ms) as
