@@ -13,6 +13,7 @@
 import { expireOrder, isOrderSession } from '../domain/order-state.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
 import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
+import type { OrderSummary } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 
 export type FindOrderOutcome =
@@ -38,7 +39,7 @@ export const FIND_ORDER_FIELDS: readonly string[] = [
 const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
 
 /** The transaction whose details answer for the order, by spec §4.7's rule. */
-export function orderTransaction(session: CashierSessionRow, transactions: readonly TransactionRow[]): TransactionRow | null {
+export function orderTransaction(session: Pick<CashierSessionRow, 'order_status'>, transactions: readonly TransactionRow[]): TransactionRow | null {
   const newest_first = [...transactions].sort((a, b) => b.trace_id - a.trace_id);
   const standing = newest_first.find((t) => !FAILED.has(t.status));
   if (standing) return standing;
@@ -47,7 +48,7 @@ export function orderTransaction(session: CashierSessionRow, transactions: reado
 }
 
 export async function findOrder(deps: OperationDeps, merchant_id: string, frontend: string, order_id: string): Promise<FindOrderOutcome> {
-  let session = await deps.store.findCashierSessionByOrder(merchant_id, order_id);
+  let session: OrderSummary | CashierSessionRow | null = await deps.store.findOrderSummary(merchant_id, order_id);
   if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend) return { kind: 'not_found' };
   const now_ms = deps.clock.now_ms();
   if (session.order_status === 'pending' && now_ms >= session.expires_at_ms) {

@@ -19,13 +19,14 @@ import type {
 } from './schema.js';
 import type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './store.js';
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
-import type { CashierSessionExpectation, CashierSessionPatch } from './store.js';
+import type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './store.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Transaction columns of the idempotency key (unique index transactions_idempotency). */
 const TRANSACTION_KEY = ['merchant_id', 'transaction_type', 'order_id'] as const;
 const CARD_KEY = ['merchant_id', 'pin', 'pan_fingerprint', 'card_exp'] as const;
+const ORDER_SUMMARY_COLUMNS = ['session_id', 'kind', 'identity_kind', 'identity_value', 'order_status', 'expires_at_ms'] as const satisfies readonly (keyof OrderSummary)[];
 
 /**
  * The statement of leaseNotifications (see there), apart so that a test can read SQLite's plan
@@ -530,6 +531,11 @@ class SqlOps implements StoreOps {
 
   async findCashierSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null> {
     const [row] = await this.rows<CashierSessionRow>(this.text.selectAll('cashier_sessions', { merchant_id, order_id }));
+    return row ?? null;
+  }
+
+  async findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null> {
+    const [row] = await this.rows<OrderSummary>(this.text.select('cashier_sessions', ORDER_SUMMARY_COLUMNS, { merchant_id, order_id }));
     return row ?? null;
   }
 

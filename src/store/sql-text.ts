@@ -90,11 +90,17 @@ export class SqlText {
 
   /** SELECT * … WHERE every `where` column equals its value, optionally ordered by one column. */
   selectAll(table: string, where: Readonly<Record<string, unknown>>, order_by?: string): CompiledQuery {
+    return this.select(table, null, where, order_by);
+  }
+
+  /** SELECT the named columns (every one when null) … WHERE every `where` column equals its value. */
+  select(table: string, columns: readonly string[] | null, where: Readonly<Record<string, unknown>>, order_by?: string): CompiledQuery {
     const where_columns = Object.keys(where);
-    const key = `s|${table}|${where_columns.join(',')}|${order_by ?? ''}`;
+    const key = `s|${table}|${columns?.join(',') ?? '*'}|${where_columns.join(',')}|${order_by ?? ''}`;
     const text = this.shape(key, () => {
       const condition = where_columns.map((column, i) => `${quoted(column)} = ${this.placeholder(i + 1)}`).join(' and ');
-      return `select * from ${quoted(table)} where ${condition}${order_by ? ` order by ${quoted(order_by)}` : ''}`;
+      const list = columns === null ? '*' : columns.map(quoted).join(', ');
+      return `select ${list} from ${quoted(table)} where ${condition}${order_by ? ` order by ${quoted(order_by)}` : ''}`;
     });
     return CompiledQuery.raw(text, where_columns.map((column) => where[column]));
   }

@@ -199,6 +199,8 @@ export interface StoreOps {
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lockCashierSession(session_id: string): Promise<CashierSessionRow | null>;
   findCashierSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null>;
+  /** findCashierSessionByOrder's columns that find-order decides on: half the cost of the whole row on SQLite. */
+  findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null>;
   findCashierSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null>;
   /** Compare-and-set: changes the row only while every `expected` column still has its value. */
   updateCashierSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean>;
@@ -217,6 +219,8 @@ export interface StoreOps {
   /** false when there is no such application. */
   setFrameOrigins(merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean>;
 }
+
+export type OrderSummary = Pick<CashierSessionRow, 'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'>;
 
 export type CashierSessionPatch = Partial<Pick<CashierSessionRow,
   'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>>;

@@ -614,6 +614,31 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     });
   });
 
+  describe('cashier orders', () => {
+    it('findOrderSummary answers the columns find-order decides on, equal to the whole row\'s, and only for that merchant', async () => {
+      const merchant_id = await newMerchant();
+      const other_merchant = await newMerchant();
+      const order_id = uniqueId('order');
+      const session_id = uniqueId('session');
+      expect(await store.insertCashierSession({
+        session_id, merchant_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', api_version: '1.1', order_id,
+        request_fingerprint: 'fp', auth_token_hash: uniqueId('auth'), currency: 'USD', amount_minor: 1999, balance_minor: null, pin: 'cust-1',
+        country: 'GB', customer_sealed: 'sealed', locale: null, payment_method: 'card', gateway_id: null, profile: null,
+        return_url: 'https://merchant.example/return', notification_url: 'https://merchant.example/notify', validation_url: null,
+        variables_json: null, order_status: 'pending', expires_at_ms: NOW + 900_000, closed_at_ms: null, attempts: 0, claim_until_ms: null,
+        created_at_ms: NOW, updated_at_ms: NOW,
+      })).toBe('created');
+      const whole = await store.findCashierSessionByOrder(merchant_id, order_id);
+      const summary = await store.findOrderSummary(merchant_id, order_id);
+      expect(summary).toEqual({
+        session_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', order_status: 'pending', expires_at_ms: NOW + 900_000,
+      });
+      expect(whole).toMatchObject(summary!);
+      expect(await store.findOrderSummary(other_merchant, order_id)).toBeNull();
+      expect(await store.findOrderSummary(merchant_id, uniqueId('order'))).toBeNull();
+    });
+  });
+
   describe('status changes', () => {
     it('lists a transaction\'s changes in order', async () => {
       const merchant_id = await newMerchant();

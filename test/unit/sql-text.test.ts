@@ -28,6 +28,12 @@ describe('SqlText', () => {
     expect(query.sql.startsWith('select ')).toBe(true);
   });
 
+  it('selects only the named columns when asked to', () => {
+    const query = new SqlText('postgres').select('cashier_sessions', ['session_id', 'kind'], { merchant_id: 'm', order_id: 'o' });
+    expect(query.sql).toBe('select "session_id", "kind" from "cashier_sessions" where "merchant_id" = $1 and "order_id" = $2');
+    expect(query.parameters).toEqual(['m', 'o']);
+  });
+
   it('keeps one text per shape: the same shape gives the same string, another shape another one', () => {
     const text = new SqlText('sqlite');
     const first = text.insert('card_vault', { a_1: 1, b: 2 }).sql;
