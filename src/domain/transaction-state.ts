@@ -89,11 +89,11 @@ export async function changeStatus(
   now_ms: number,
 ): Promise<StatusChangeOutcome> {
   if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
-  const patch: TransactionPatch = { ...change.patch, status: change.to, updated_at_ms: now_ms };
-  const changed = await tx.updateTransactionIfStatus(row.trace_id, row.status, patch);
+  const patch: TransactionPatch & { status: string } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
+  // The compare-and-set and its status_changes row together (one round trip on PostgreSQL).
+  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms);
   if (!changed) return { kind: 'stale' };
   const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
-  await tx.insertStatusChange({ trace_id: row.trace_id, from_status: row.status, to_status: change.to, reason: change.reason, at_ms: now_ms });
   // A refund that fails gives its reservation back to the sale, in the same transaction.
   if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
     await tx.releaseRefund(row.reference_id, row.amount_minor);

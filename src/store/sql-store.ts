@@ -222,6 +222,24 @@ class SqlOps implements StoreOps {
     return (await this.changed(this.text.update('transactions', patch, { trace_id, status: from_status }))) === 1;
   }
 
+  async changeTransactionStatus(
+    trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number,
+  ): Promise<boolean> {
+    const update = this.text.update('transactions', patch, { trace_id, status: from_status });
+    if (this.dialect === 'postgres') {
+      // One round trip: the status row is written only for the row the UPDATE changed.
+      const n = update.parameters.length;
+      const recorded = await this.rows<{ trace_id: number }>(CompiledQuery.raw(
+        `with changed as (${update.sql} returning trace_id, status) insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
+        + `select trace_id, $${n + 1}::text, status, $${n + 2}::text, $${n + 3}::bigint from changed returning trace_id`,
+        [...update.parameters, from_status, reason, at_ms]));
+      return recorded.length === 1;
+    }
+    if ((await this.changed(update)) !== 1) return false;
+    await this.insertStatusChange({ trace_id, from_status, to_status: patch.status, reason, at_ms });
+    return true;
+  }
+
   async updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void> {
     await this.changed(this.text.update('transactions', patch, { trace_id }));
   }

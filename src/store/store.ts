@@ -96,6 +96,13 @@ export interface StoreOps {
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
   updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean>;
   updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void>;
+  /**
+   * updateTransactionIfStatus to `patch.status` and, only if it changed the row, the status_changes
+   * row from `from_status` with `reason` at `at_ms`: one statement on PostgreSQL (a data-modifying
+   * CTE), two on SQLite. Meant for a transaction (the state machine's); false when the status was
+   * no longer `from_status`.
+   */
+  changeTransactionStatus(trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number): Promise<boolean>;
   /** Adds to a sale's refund reservation only while it stays within the sale amount. */
   reserveRefund(sale_trace_id: number, amount_minor: number): Promise<boolean>;
   releaseRefund(sale_trace_id: number, amount_minor: number): Promise<void>;

@@ -227,6 +227,27 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.updateTransactionIfStatus(987_654_321, 'pending', { status: 'approved' })).toBe(false);
     });
 
+    it('changeTransactionStatus writes the status row only with the change it records', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id, { status: 'pending' });
+      const change = (from: string, to: string, reason: string, at_ms: number) =>
+        store.transaction((tx) => tx.changeTransactionStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms));
+      expect(await change('pending_async', 'approved', 'stale', NOW)).toBe(false);
+      expect(await store.listStatusChanges(trace_id)).toEqual([]);
+      expect(await change('pending', 'approved', 'processor answered', NOW + 1)).toBe(true);
+      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW + 1 });
+      expect(await change('pending', 'rejected', 'too late', NOW + 2)).toBe(false);
+      expect(await store.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 }]);
+      // Rolled back with its transaction, row and status row alike.
+      await expect(store.transaction(async (tx) => {
+        expect(await tx.changeTransactionStatus(trace_id, 'approved', { status: 'refunded' }, 'refund', NOW + 3)).toBe(true);
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      expect((await store.getTransaction(trace_id))?.status).toBe('approved');
+      expect(await store.listStatusChanges(trace_id)).toHaveLength(1);
+      expect(await store.transaction((tx) => tx.changeTransactionStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW))).toBe(false);
+    });
+
     it('of 10 concurrent changes from the same status, exactly one wins', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
