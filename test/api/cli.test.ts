@@ -54,34 +54,51 @@ describe('paygate CLI', () => {
       env: { ...process.env, PAYGATE_DATA_DIR: data_dir, PORT: String(port), PAYGATE_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    try {
-      const demo = await new Promise<Record<string, string>>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`no demo merchant line: ${out}`)), 20_000);
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /Demo sandbox merchant created: (\{.*\})/.exec(out);
-          if (match) {
-            clearTimeout(timer);
-            resolve(JSON.parse(match[1]!) as Record<string, string>);
-          }
-        });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    child.stderr.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    // Each step has its own bound, so a failure names the step and shows what the gateway printed
+    // instead of running into the test's time-out.
+    const step = <T>(name: string, bound_ms: number, work: Promise<T>): Promise<T> => {
+      let timer!: NodeJS.Timeout;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${name}: no outcome within ${bound_ms} ms; the gateway printed: ${output}`)), bound_ms);
       });
+      return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    };
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const demo = await step('demo merchant line', 20_000, new Promise<Record<string, string>>((resolve) => {
+        const look = () => {
+          const match = /Demo sandbox merchant created: (\{.*\})/.exec(output);
+          if (match) resolve(JSON.parse(match[1]!) as Record<string, string>);
+          else setTimeout(look, 50);
+        };
+        look();
+      }));
       const base = `http://127.0.0.1:${port}`;
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
-      const sale = await postSigned(base, '/api/process', saleA(demo as never), demo.secret!);
+      await step('/healthz', 10_000, (async () => {
+        while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
+      })());
+      // Notifications to the discard port on loopback: with a host name, the attempt (and with it
+      // the gateway's shutdown) would depend on how fast this machine's DNS answers.
+      const quiet = { notification_url: 'http://127.0.0.1:9/notify' };
+      const sale = await step('sale of the demo merchant', 10_000, postSigned(base, '/api/process', saleA(demo as never, quiet), demo.secret!));
       expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
 
       // Asynchronously: spawnSync would freeze this process's keep-alive sockets for seconds.
-      const created = await execFileAsync(process.execPath, [...CLI, 'merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-secret-1'],
-        { env: { ...process.env, PAYGATE_DATA_DIR: data_dir }, timeout: 30_000 });
+      const created = await step('merchant create while the gateway runs', 30_000, execFileAsync(process.execPath,
+        [...CLI, 'merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-secret-1'],
+        { env: { ...process.env, PAYGATE_DATA_DIR: data_dir }, timeout: 30_000 }));
       const late = JSON.parse(created.stdout) as Record<string, string>;
-      const late_sale = await postSigned(base, '/api/process', saleA(late as never), late.secret!);
+      const late_sale = await step('sale of the merchant created later', 10_000, postSigned(base, '/api/process', saleA(late as never, quiet), late.secret!));
       expect(late_sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     } finally {
       child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await step('exit after SIGTERM', 15_000, exited).catch((error: unknown) => {
+        child.kill('SIGKILL');
+        throw error;
+      });
     }
   });
 });
