@@ -1,5 +1,7 @@
-// The store over Kysely. One implementation serves both dialects; the few differences
-// (row locks, SKIP LOCKED) are flagged by `dialect` right where they occur.
+// The store over Kysely. One implementation serves both dialects; the differences are flagged
+// by `dialect` right where they occur: row locks and SKIP LOCKED, and on the hot path a
+// data-modifying CTE where PostgreSQL saves round trips with it, the connection's rowid where
+// SQLite pays more for RETURNING than for the insert.
 import { CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type {
@@ -70,7 +72,8 @@ class SqlOps implements StoreOps {
     /**
      * SQLite only (sqlite-driver.ts DirectSqlite): hot statements skip Kysely's executor. In a
      * transaction every statement goes to the writer the transaction holds; outside one, plain
-     * SELECTs go to the reader and writes still queue for the writer through Kysely.
+     * SELECTs run at once (on the idle writer or the reader: sqlite-driver.ts) and writes still
+     * queue for the writer through Kysely.
      */
     private readonly direct: { readonly sqlite: DirectSqlite; readonly in_transaction: boolean } | null = null,
   ) {}
