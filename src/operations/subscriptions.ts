@@ -7,7 +7,7 @@ import { expiryInFuture, parseExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import { applySubscriptionEvent, createSubscriptionRecord } from '../domain/subscription-state.js';
 import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
-import type { PageRequest, SubscriptionFilter } from '../store/store.js';
+import type { PageRequest, StoreOps, SubscriptionFilter } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { nextSeriesAttempt } from './subscription-renewal.js';
 import { mitGatewayFor } from './subscription-plans.js';
@@ -33,10 +33,26 @@ export type CreateSubscriptionOutcome =
   | { readonly kind: 'plan_not_found' }
   | { readonly kind: 'plan_not_active' }
   | { readonly kind: 'price_not_found' }
+  | CardRefusal;
+
+/** Why a stored card cannot be charged for a subscription (create and activate check the same). */
+export type CardRefusal =
   | { readonly kind: 'card_token_not_found' }
   | { readonly kind: 'card_expired' }
-  /** The price's currency is no longer taken by a gateway with MIT enabled. */
+  /** The currency is no longer taken by a gateway with MIT enabled. */
   | { readonly kind: 'currency_not_allowed'; readonly currency: string };
+
+/** The merchant's stored card exists, has not expired and a gateway with MIT takes `currency`; else why not. */
+async function cardRefusal(
+  tx: StoreOps, deps: OperationDeps, merchant: Merchant, card_token: string, currency: string, now_ms: number,
+): Promise<CardRefusal | null> {
+  const card = await tx.getCard(merchant.merchant_id, card_token);
+  if (!card) return { kind: 'card_token_not_found' };
+  const expiry = parseExpiry(card.card_exp);
+  if (!expiry || !expiryInFuture(expiry, now_ms)) return { kind: 'card_expired' };
+  if (!mitGatewayFor(deps, merchant, currency)) return { kind: 'currency_not_allowed', currency };
+  return null;
+}
 
 export type SubscriptionOutcome =
   | { readonly kind: 'found'; readonly subscription: SubscriptionRow }
@@ -60,9 +76,7 @@ export type ActivateOutcome =
   /** Canceled or expired: final, never active again. */
   | { readonly kind: 'ended'; readonly subscription: SubscriptionRow }
   | { readonly kind: 'not_found' }
-  | { readonly kind: 'card_token_not_found' }
-  | { readonly kind: 'card_expired' }
-  | { readonly kind: 'currency_not_allowed'; readonly currency: string }
+  | CardRefusal
   /** Another active subscription of the same customer, price and card exists (migration 0006). */
   | { readonly kind: 'duplicate'; readonly subscription_id: string }
   /** A card_token other than the subscription's given for an active subscription: activation changes the card of an inactive one only. */
@@ -87,11 +101,8 @@ export async function createSubscription(deps: OperationDeps, input: NewSubscrip
       if (record.plan.status !== 'active') return refuse({ kind: 'plan_not_active' });
       const price = record.prices.find((p) => p.price_id === input.price_id);
       if (!price) return refuse({ kind: 'price_not_found' });
-      const card = await tx.getCard(merchant_id, input.card_token);
-      if (!card) return refuse({ kind: 'card_token_not_found' });
-      const expiry = parseExpiry(card.card_exp);
-      if (!expiry || !expiryInFuture(expiry, now_ms)) return refuse({ kind: 'card_expired' });
-      if (!mitGatewayFor(deps, input.merchant, price.currency)) return refuse({ kind: 'currency_not_allowed', currency: price.currency });
+      const card_refusal = await cardRefusal(tx, deps, input.merchant, input.card_token, price.currency, now_ms);
+      if (card_refusal) return refuse(card_refusal);
       const row = newRow(input, record.plan, price, now_ms);
       const created = await createSubscriptionRecord(tx, row, now_ms);
       if (created) return { subscription: created, replayed: false };
@@ -219,11 +230,8 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
         return { kind: 'activated', subscription: row, already: true };
       }
       const card_token = input.card_token ?? row.card_token;
-      const card = await tx.getCard(merchant_id, card_token);
-      if (!card) return { kind: 'card_token_not_found' };
-      const expiry = parseExpiry(card.card_exp);
-      if (!expiry || !expiryInFuture(expiry, now_ms)) return { kind: 'card_expired' };
-      if (!mitGatewayFor(deps, input.merchant, row.currency)) return { kind: 'currency_not_allowed', currency: row.currency };
+      const card_refusal = await cardRefusal(tx, deps, input.merchant, card_token, row.currency, now_ms);
+      if (card_refusal) return card_refusal;
       const twin = await tx.findActiveSubscription({ ...row, card_token });
       if (twin) return { kind: 'duplicate', subscription_id: twin.subscription_id };
       let due_ms = now_ms;
