@@ -41,9 +41,10 @@ export function leaseNotificationsQuery(text: SqlText, at: LeaseTimes, limit: nu
   // LOCKED subquery for every outer row; each rescan skips the rows this statement already
   // updated and yields the next ones, so far more than `limit` rows got leased.
   // SQLite runs the statement under its one writer, so the candidates are the rows it updates
-  // and the outer re-check is left out there: with it, SQLite's planner walked the whole
-  // notifications_due index (every pending notification, thousands while resends wait) to
-  // test each against the candidate list, and leasing slowed down as the outbox grew.
+  // and the outer re-check is left out there: with it, SQLite's planner walked every pending
+  // notification (thousands while resends wait) to test each against the candidate list, and
+  // leasing slowed down as the outbox grew. The candidates and both in-order checks each have a
+  // pending-only index (migration 0008), so no plan reads delivered or waiting rows per candidate.
   const candidates = `select n.id from notifications as n
       where n.state = 'pending' and n.next_attempt_at_ms <= ? and (n.lease_until_ms is null or n.lease_until_ms < ?)
         and not exists (select 1 from notifications as older where older.trace_id = n.trace_id and older.id < n.id and older.state = 'pending')
