@@ -8,7 +8,7 @@
 // Environment: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_ORDERS (1000 checkout
 // orders for find-order), PAYGATE_TEST_DATABASE_URL (PostgreSQL server; its runs are skipped
 // when it is unreachable), BENCH_ONLY (a comma list of sale, replay, find, sqlite (all three),
-// lag, off, postgres: runs the
+// lag (with the sale, whose maximum rate it takes fractions of), off, postgres: runs the
 // ceiling and only those parts, prints the figures and leaves RESULTS.md alone; for working on
 // one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -29,9 +29,12 @@ const MASTER_KEY = 'b'.repeat(64);
 const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bench-'));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((part) => part.trim())) : null;
-/** BENCH_ONLY's parts; `sqlite` is sale, replay and find together. */
+/**
+ * BENCH_ONLY's parts; `sqlite` is sale, replay and find together. `lag` runs the sale too: its
+ * rates are fractions of the maximum sale rate measured in the same run.
+ */
 const runs = (part: 'sale' | 'replay' | 'find' | 'sqlite' | 'lag' | 'off' | 'postgres') =>
-  ONLY === null || ONLY.has(part) || (['sale', 'replay', 'find'].includes(part) && ONLY.has('sqlite'));
+  ONLY === null || ONLY.has(part) || (['sale', 'replay', 'find'].includes(part) && ONLY.has('sqlite')) || (part === 'sale' && ONLY.has('lag'));
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on Linux
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
