@@ -8,6 +8,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCommitter, type SavepointCommand } from '../../src/store/group-commit.js';
 import { openSqliteStore } from '../../src/store/open.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 
 interface Db { items: { id: number; note: string } }
 
@@ -81,5 +82,22 @@ describe('GroupCommitter', () => {
       throw new Error('fail after write');
     })).rejects.toThrow('fail after write');
     expect(await store.getMerchant('rolled-back')).toBeNull();
+  });
+
+  it('a notification lease outside a transaction joins a group commit instead of committing (and syncing) alone', async () => {
+    const store = openSqliteStore(tempFile()) as SqlStore;
+    cleanups.unshift(() => store.close());
+    await store.migrate();
+    const before = store.groupCommitStats()!;
+    // Two leases and a transaction issued together: one batch of three units, one COMMIT.
+    const [first, second] = await Promise.all([
+      store.leaseNotifications({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-a'),
+      store.leaseNotifications({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-b'),
+      store.transaction(async () => undefined),
+    ]);
+    expect([first, second]).toEqual([[], []]);
+    const after = store.groupCommitStats()!;
+    expect(after.units - before.units).toBe(3);
+    expect(after.batches - before.batches).toBe(1);
   });
 });
