@@ -90,31 +90,30 @@ export async function changeStatus(
 ): Promise<StatusChangeOutcome> {
   if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
   const patch: TransactionPatch & { status: string } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
-  // The compare-and-set and its status_changes row together (one round trip on PostgreSQL).
-  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms);
-  if (!changed) return { kind: 'stale' };
   const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
+  // The merchant's notification describes the row as changed; it is written by the same store
+  // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
+  // only if the compare-and-set won.
+  const notification = updated.notification_url ? {
+    trace_id: row.trace_id,
+    merchant_id: row.merchant_id,
+    url: updated.notification_url,
+    payload_json: JSON.stringify(buildNotificationPayload(updated, Math.floor(now_ms / 1000))),
+    state: 'pending',
+    next_attempt_at_ms: now_ms,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  } : null;
+  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
+  if (!changed) return { kind: 'stale' };
   // A refund that fails gives its reservation back to the sale, in the same transaction.
   if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
     await tx.releaseRefund(row.reference_id, row.amount_minor);
   }
   // A transaction made in a cashier order moves the order along, in this same database transaction.
   if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);
-  if (updated.notification_url) {
-    const payload = buildNotificationPayload(updated, Math.floor(now_ms / 1000));
-    await tx.insertNotification({
-      trace_id: row.trace_id,
-      merchant_id: row.merchant_id,
-      url: updated.notification_url,
-      payload_json: JSON.stringify(payload),
-      state: 'pending',
-      next_attempt_at_ms: now_ms,
-      lease_until_ms: null,
-      lease_owner: null,
-      last_error: null,
-      created_at_ms: now_ms,
-      updated_at_ms: now_ms,
-    });
-  }
   return { kind: 'changed', row: updated };
 }

@@ -60,6 +60,21 @@ export function leaseNotificationsQuery(text: SqlText, at: LeaseTimes, limit: nu
       : [due_ms, wall_ms, limit, wall_ms + lease_ms, owner, due_ms, wall_ms]);
 }
 
+/** A new notification's columns: the resend bound counts from creation unless the caller says otherwise (migration 0007). */
+function notificationValues(row: Insertable<NotificationTable>): Insertable<NotificationTable> {
+  return { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
+}
+
+/**
+ * PostgreSQL types of the notification columns, for INSERT … SELECT with parameters: there the
+ * parameters' types are not taken from the target columns, so each is cast.
+ */
+const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigint' | 'integer' | 'text'>> = {
+  id: 'bigint', trace_id: 'bigint', kind: 'text', subscription_id: 'text', merchant_id: 'text', url: 'text', payload_json: 'text',
+  state: 'text', attempts: 'integer', next_attempt_at_ms: 'bigint', lease_until_ms: 'bigint', lease_owner: 'text', last_error: 'text',
+  created_at_ms: 'bigint', updated_at_ms: 'bigint', bound_from_ms: 'bigint',
+};
+
 class SqlOps implements StoreOps {
   /**
    * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
@@ -228,19 +243,35 @@ class SqlOps implements StoreOps {
 
   async changeTransactionStatus(
     trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number,
+    notification: Insertable<NotificationTable> | null = null,
   ): Promise<boolean> {
     const update = this.text.update('transactions', patch, { trace_id, status: from_status });
     if (this.dialect === 'postgres') {
-      // One round trip: the status row is written only for the row the UPDATE changed.
+      // One round trip: the status row, and the notification if any, are written only for the
+      // row the UPDATE changed.
       const n = update.parameters.length;
+      const parameters: unknown[] = [...update.parameters, from_status, reason, at_ms];
+      let notify = '';
+      if (notification) {
+        const values = notificationValues(notification);
+        const columns = Object.keys(values).filter((column) => values[column as keyof typeof values] !== undefined) as (keyof typeof values)[];
+        const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
+        parameters.push(...columns.map((column) => values[column]));
+        notify = `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) `
+          + `select ${placeholders.join(', ')} from changed)`;
+      }
       const recorded = await this.rows<{ trace_id: number }>(CompiledQuery.raw(
-        `with changed as (${update.sql} returning trace_id, status) insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
-        + `select trace_id, $${n + 1}::text, status, $${n + 2}::text, $${n + 3}::bigint from changed returning trace_id`,
-        [...update.parameters, from_status, reason, at_ms]));
-      return recorded.length === 1;
+        `with changed as (${update.sql} returning trace_id, status), recorded as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
+        + `select trace_id, $${n + 1}::text, status, $${n + 2}::text, $${n + 3}::bigint from changed returning trace_id)${notify} `
+        + 'select trace_id from recorded',
+        parameters));
+      if (recorded.length !== 1) return false;
+      if (notification) this.touched_notifications();
+      return true;
     }
     if ((await this.changed(update)) !== 1) return false;
     await this.insertStatusChange({ trace_id, from_status, to_status: patch.status, reason, at_ms });
+    if (notification) await this.insertNotification(notification);
     return true;
   }
 
@@ -305,8 +336,7 @@ class SqlOps implements StoreOps {
   }
 
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {
-    // The resend bound counts from creation unless the caller says otherwise (migration 0007).
-    const values = { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
+    const values = notificationValues(row);
     let id: number | null;
     if (this.dialect === 'sqlite') id = await this.insertedRowid(this.text.insert('notifications', values));
     else id = (await this.rows<{ id: number }>(this.text.insert('notifications', values, { returning: 'id' })))[0]?.id ?? null;

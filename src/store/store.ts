@@ -98,11 +98,15 @@ export interface StoreOps {
   updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void>;
   /**
    * updateTransactionIfStatus to `patch.status` and, only if it changed the row, the status_changes
-   * row from `from_status` with `reason` at `at_ms`: one statement on PostgreSQL (a data-modifying
-   * CTE), two on SQLite. Meant for a transaction (the state machine's); false when the status was
-   * no longer `from_status`.
+   * row from `from_status` with `reason` at `at_ms` and the `notification` (if any) of the change:
+   * one statement on PostgreSQL (a data-modifying CTE), two or three on SQLite. Meant for a
+   * transaction (the state machine's); false when the status was no longer `from_status`, and
+   * then nothing is written.
    */
-  changeTransactionStatus(trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number): Promise<boolean>;
+  changeTransactionStatus(
+    trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number,
+    notification?: Insertable<NotificationTable> | null,
+  ): Promise<boolean>;
   /** Adds to a sale's refund reservation only while it stays within the sale amount. */
   reserveRefund(sale_trace_id: number, amount_minor: number): Promise<boolean>;
   releaseRefund(sale_trace_id: number, amount_minor: number): Promise<void>;

@@ -248,6 +248,39 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.transaction((tx) => tx.changeTransactionStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW))).toBe(false);
     });
 
+    it('changeTransactionStatus writes its notification only with the change, exactly as given, and wakes the worker after the commit', async () => {
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id, { status: 'pending' });
+      const notification = { ...notificationFixture(trace_id, merchant_id, NOW + 5), payload_json: JSON.stringify({ trace_id, status: 'approved' }) };
+      let woken = 0;
+      const stop = store.onNotificationCommitted(() => {
+        woken += 1;
+      });
+      try {
+        const change = (from: string, to: string, at_ms: number) =>
+          store.transaction((tx) => tx.changeTransactionStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification));
+        expect(await change('pending_async', 'approved', NOW)).toBe(false);
+        expect(await store.listNotifications(trace_id)).toEqual([]);
+        expect(woken).toBe(0);
+        expect(await change('pending', 'approved', NOW + 1)).toBe(true);
+        expect(woken).toBe(1);
+        const [stored, ...others] = await store.listNotifications(trace_id);
+        expect(others).toEqual([]);
+        expect(stored).toMatchObject({
+          ...notification, kind: 'transaction', subscription_id: null, attempts: 0, bound_from_ms: NOW, id: expect.any(Number),
+        });
+        // Rolled back with its transaction: no notification, no wake-up.
+        await expect(store.transaction(async (tx) => {
+          expect(await tx.changeTransactionStatus(trace_id, 'approved', { status: 'reversed' }, 'test', NOW + 2, notification)).toBe(true);
+          throw new Error('rolled back');
+        })).rejects.toThrow('rolled back');
+        expect(await store.listNotifications(trace_id)).toHaveLength(1);
+        expect(woken).toBe(1);
+      } finally {
+        stop();
+      }
+    });
+
     it('of 10 concurrent changes from the same status, exactly one wins', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
