@@ -7,19 +7,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
 import { migrateTo } from '../../src/store/migrations.js';
 import { openSqliteStore } from '../../src/store/open.js';
-import type { Database } from '../../src/store/schema.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
 import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { freshDatabase } from '../support/old-database.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -172,9 +170,8 @@ describe.runIf(storeKinds().includes('postgres'))('leasing notifications on Post
   const LIMIT = 32;
 
   it('reads a few buffers per due candidate, however many resends wait, and leases the oldest due ones', async () => {
-    const database = await createTestDatabase();
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const opened = await freshDatabase('postgres');
+    const { db } = opened;
     try {
       await migrateTo(db as unknown as Kysely<unknown>, 'postgres', null);
       const t0 = sql.lit(T0);
@@ -207,8 +204,7 @@ describe.runIf(storeKinds().includes('postgres'))('leasing notifications on Post
       const leased = await sql<{ id: number }>`select id from notifications where lease_owner = 'owner' order by id`.execute(db);
       expect(leased.rows.map((row) => Number(row.id))).toEqual(expected.rows.map((row) => Number(row.id)));
     } finally {
-      await db.destroy();
-      await database.drop();
+      await opened.close();
     }
   });
 });

@@ -3,51 +3,14 @@
 // active subscriptions (possible before the unique index). Migrating to the latest keeps the
 // older one active, makes the newer one inactive and not due, and the index then refuses
 // another active twin, on SQLite and on PostgreSQL.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type { Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
-import type { Database, NewSubscriptionRow } from '../../src/store/schema.js';
-import { createTestDatabase } from '../support/postgres.js';
-import { storeKinds, type StoreKind } from '../support/stores.js';
+import type { NewSubscriptionRow } from '../../src/store/schema.js';
+import { freshDatabase, type OldDatabase } from '../support/old-database.js';
+import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
-
-interface OldDatabase {
-  readonly db: Kysely<Database>;
-  close(): Promise<void>;
-}
-
-/** A fresh, empty database of `kind`, reached with a plain Kysely connection (no store, no migrations yet). */
-async function freshDatabase(kind: StoreKind): Promise<OldDatabase> {
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-m0006-'));
-    const sqlite = new BetterSqlite3(path.join(dir, 'paygate.sqlite'));
-    sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return {
-      db,
-      async close() {
-        await db.destroy();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  const database = await createTestDatabase();
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return {
-    db,
-    async close() {
-      await db.destroy();
-      await database.drop();
-    },
-  };
-}
 
 function subscriptionRow(subscription_id: string, created_at_ms: number, overrides: Partial<NewSubscriptionRow> = {}): NewSubscriptionRow {
   return {
