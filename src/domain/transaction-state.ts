@@ -30,6 +30,7 @@ import type { StoreOps } from '../store/store.js';
 import type { TransactionPatch } from '../store/store.js';
 import type { TransactionRow } from '../store/schema.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
+import { newNotificationRow } from '../notifications/schedule.js';
 import { orderFollowsTransaction } from './order-state.js';
 
 export type DepositStatus =
@@ -94,19 +95,10 @@ export async function changeStatus(
   // The merchant's notification describes the row as changed; it is written by the same store
   // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
   // only if the compare-and-set won.
-  const notification = updated.notification_url ? {
-    trace_id: row.trace_id,
-    merchant_id: row.merchant_id,
-    url: updated.notification_url,
-    payload_json: JSON.stringify(buildNotificationPayload(updated, Math.floor(now_ms / 1000))),
-    state: 'pending',
-    next_attempt_at_ms: now_ms,
-    lease_until_ms: null,
-    lease_owner: null,
-    last_error: null,
-    created_at_ms: now_ms,
-    updated_at_ms: now_ms,
-  } : null;
+  const notification = updated.notification_url
+    ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
+      buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
+    : null;
   const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
   if (!changed) return { kind: 'stale' };
   // A refund that fails gives its reservation back to the sale, in the same transaction.

@@ -1,5 +1,7 @@
-// When a notification is tried again, and when the gateway gives up (decisions.md §8, issue 4).
-// Pure: the times come from the gateway clock through the caller.
+// When a notification is tried again, and when the gateway gives up (decisions.md §8, issue 4);
+// and the row a new notification starts as. Pure: the times come from the gateway clock through the caller.
+import type { Insertable } from 'kysely';
+import type { NotificationTable } from '../store/schema.js';
 
 export type NotificationState = 'pending' | 'delivered' | 'refused' | 'failed';
 
@@ -40,4 +42,22 @@ export function afterFailure(bound_from_ms: number, attempts: number, now_ms: nu
   if (now_ms >= deadline_ms) return { state: 'failed' };
   const wait_ms = delay_ms ?? resendDelaySeconds(attempts, schedule) * 1000;
   return { state: 'pending', next_attempt_at_ms: Math.min(now_ms + wait_ms, deadline_ms) };
+}
+
+/** Who a new notification is about and where it goes; the rest of its outbox row is the same for every kind. */
+export type NotificationSubject = Pick<Insertable<NotificationTable>, 'kind' | 'trace_id' | 'subscription_id' | 'merchant_id' | 'url'>;
+
+/** A new notification's outbox row: pending, due at once, never tried, unleased. */
+export function newNotificationRow(subject: NotificationSubject, payload: object, now_ms: number): Insertable<NotificationTable> {
+  return {
+    ...subject,
+    payload_json: JSON.stringify(payload),
+    state: 'pending',
+    next_attempt_at_ms: now_ms,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  };
 }

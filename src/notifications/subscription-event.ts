@@ -5,6 +5,7 @@
 import { signHeader } from '../domain/signing.js';
 import type { SubscriptionRow } from '../store/schema.js';
 import type { StoreOps } from '../store/store.js';
+import { newNotificationRow } from './schedule.js';
 
 export const SUBSCRIPTION_EVENT_KIND = 'subscription_event';
 
@@ -66,19 +67,7 @@ export async function recordSubscriptionEvent(
   now_ms: number,
 ): Promise<void> {
   const payload = buildSubscriptionEventPayload(row, event, details, Math.floor(now_ms / 1000));
-  await tx.insertNotification({
-    kind: SUBSCRIPTION_EVENT_KIND,
-    trace_id: null,
-    subscription_id: row.subscription_id,
-    merchant_id: row.merchant_id,
-    url: row.notification_url,
-    payload_json: JSON.stringify(payload),
-    state: 'pending',
-    next_attempt_at_ms: now_ms,
-    lease_until_ms: null,
-    lease_owner: null,
-    last_error: null,
-    created_at_ms: now_ms,
-    updated_at_ms: now_ms,
-  });
+  await tx.insertNotification(newNotificationRow({
+    kind: SUBSCRIPTION_EVENT_KIND, trace_id: null, subscription_id: row.subscription_id, merchant_id: row.merchant_id, url: row.notification_url,
+  }, payload, now_ms));
 }
