@@ -255,6 +255,8 @@ class SqlOps implements StoreOps {
       if (notification) {
         const values = notificationValues(notification);
         const columns = Object.keys(values).filter((column) => values[column as keyof typeof values] !== undefined) as (keyof typeof values)[];
+        // The cast table doubles as the list of column names that may be written into the SQL text.
+        for (const column of columns) if (!Object.hasOwn(NOTIFICATION_COLUMN_TYPES, column)) throw new Error(`unknown notification column ${column}`);
         const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
         parameters.push(...columns.map((column) => values[column]));
         notify = `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) `
