@@ -9,9 +9,9 @@
 // Environment: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_ORDERS (1000 checkout
 // orders for find-order), PAYGATE_TEST_DATABASE_URL (PostgreSQL server; its runs are skipped
 // when it is unreachable), BENCH_ONLY (a comma list of sale, replay, find, sqlite (all three),
-// lag, off, postgres: runs the
-// ceiling and only those parts, prints the figures and leaves RESULTS.md alone; for working on
-// one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there).
+// lag, off, postgres: runs the ceiling and only those parts, prints the figures and leaves
+// RESULTS.md alone; for working on one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU
+// profiles there), BENCH_SKIP_BUILD=1 (measures dist/ as it is).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -110,7 +110,6 @@ function peakRssMb(pid: number | undefined): number | null {
   return total === 0 ? null : Math.round(total / 1024);
 }
 
-/** CPU seconds (user + system) used so far by the process and its children. */
 /**
  * CPU seconds of every PostgreSQL process on this machine (by process name), ended backends
  * included (the postmaster's children's time): the server's share of a PostgreSQL run, when the
@@ -135,6 +134,7 @@ function postgresCpuSeconds(): number | null {
   return seen ? ticks / CLOCK_TICKS : null;
 }
 
+/** CPU seconds (user + system) used so far by the process and its children. */
 function cpuSeconds(pid: number | undefined): number {
   let ticks = 0;
   for (const id of processTree(pid)) {
