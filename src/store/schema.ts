@@ -338,6 +338,23 @@ export interface Database {
 
 export type TransactionRow = Selectable<TransactionTable>;
 export type NewTransactionRow = Insertable<TransactionTable>;
+
+/** The columns a new transaction row may leave out: the nullable ones and those with a default. */
+type OptionalTransactionColumn = Exclude<
+  { [K in keyof NewTransactionRow]-?: undefined extends NewTransactionRow[K] ? K : never }[keyof NewTransactionRow], 'trace_id'>;
+
+/**
+ * What the database stores in each of them when an insert leaves it out (migrations.ts); a new
+ * row starts from them (operations/lifecycle.ts). Typed as a complete map, so a new nullable or
+ * defaulted column does not compile until it is listed here; a store test compares the row built
+ * from it with the row read back, on both stores.
+ */
+export const TRANSACTION_COLUMN_DEFAULTS: { readonly [K in OptionalTransactionColumn]: TransactionRow[K] } = {
+  refund_reserved_minor: 0, card_masked: null, card_brand: null, card_exp: null, card_fingerprint: null, card_token: null,
+  reference_id: null, return_url: null, notification_url: null, psp_transaction_id: null, error_code: null, error_details: null,
+  description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
+  answer_json: null, variables_json: null, data_json: null, cashier_session_id: null, cashier_order_id: null, cashier_auth_token: null,
+};
 export type GatewayRow = Selectable<GatewayTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type DueActionRow = Selectable<DueActionTable>;

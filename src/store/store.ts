@@ -76,8 +76,9 @@ export interface StoreOps {
   insertTransactionIfAbsent(row: NewTransactionRow): Promise<number | null>;
   /**
    * insertTransactionIfAbsent answering the inserted row as stored: RETURNING on PostgreSQL (no
-   * second round trip); read back by rowid on SQLite, where that is cheaper than RETURNING.
-   * Inside a transaction it is the row exactly as inserted.
+   * second round trip); on SQLite, where RETURNING costs more than the insert, the row as the
+   * insert wrote it with the columns' defaults (schema.ts TRANSACTION_COLUMN_DEFAULTS). One
+   * statement on both, so atomic also outside a transaction.
    */
   reserveTransaction(row: NewTransactionRow): Promise<TransactionRow | null>;
   /**

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
@@ -16,6 +17,7 @@ import { openSqliteStore } from '../../src/store/open.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
 import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
+import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS } from '../../src/store/schema.js';
 import type { Store } from '../../src/store/store.js';
 import { freshDatabase } from '../support/old-database.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
@@ -42,6 +44,30 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     expect(reserved).toMatchObject({ order_id: row.order_id, status: 'pending', refund_reserved_minor: 0, amount_minor: 1999 });
     expect(await store.reserveTransaction({ ...row, request_fingerprint: 'another' })).toBeNull();
     expect((await store.findTransactionByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe(row.request_fingerprint);
+  });
+
+  it('reserveTransaction answers exactly the row read back, whichever columns the insert leaves out or sets', async () => {
+    // SQLite builds the answer from the insert instead of reading it (schema.ts
+    // TRANSACTION_COLUMN_DEFAULTS); PostgreSQL answers RETURNING *. Either must be the stored row.
+    const optional = Object.keys(TRANSACTION_COLUMN_DEFAULTS).filter((column) => column !== 'cashier_session_id') as (keyof NewTransactionRow)[];
+    const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+    const integer = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+    const value = (column: string) => (['reference_id', 'challenge_expires_at_ms'].includes(column) ? integer
+      : column === 'refund_reserved_minor' ? fc.integer({ min: 0, max: 1999 }) : text);
+    // Left out, null (where the column allows it) or a value.
+    const choice = (column: string) => fc.option(column === 'refund_reserved_minor' ? value(column) : fc.option(value(column)), { nil: undefined });
+    const choices = fc.record(Object.fromEntries(optional.map((column) => [column, choice(column)])));
+    let run = 0;
+    await fc.assert(fc.asyncProperty(choices, fc.boolean(), async (chosen, in_transaction) => {
+      run += 1;
+      const row = transactionFixture(merchant_id, { card_masked: undefined, card_brand: undefined, card_exp: undefined, card_fingerprint: undefined });
+      for (const column of optional) delete row[column];
+      Object.assign(row, chosen);
+      if (typeof row.challenge_token_hash === 'string') row.challenge_token_hash += `-${run}`; // unique column
+      const reserved = in_transaction ? await store.transaction((tx) => tx.reserveTransaction(row)) : await store.reserveTransaction(row);
+      expect(reserved).not.toBeNull();
+      expect(reserved).toStrictEqual(await store.getTransaction(reserved!.trace_id));
+    }), { numRuns: 60 });
   });
 
   it('a plain read outside a transaction never sees the uncommitted writes of an open one', async () => {
