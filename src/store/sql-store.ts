@@ -24,7 +24,7 @@ import type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, Subscripti
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
 import type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './store.js';
 
-type Executor = Kysely<Database> | Transaction<Database>;
+export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Transaction columns of the idempotency key (unique index transactions_idempotency). */
 const TRANSACTION_KEY = ['merchant_id', 'transaction_type', 'order_id'] as const;
@@ -89,6 +89,28 @@ const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigin
   id: 'bigint', trace_id: 'bigint', kind: 'text', subscription_id: 'text', merchant_id: 'text', url: 'text', payload_json: 'text',
   state: 'text', attempts: 'integer', next_attempt_at_ms: 'bigint', lease_until_ms: 'bigint', lease_owner: 'text', last_error: 'text',
   created_at_ms: 'bigint', updated_at_ms: 'bigint', bound_from_ms: 'bigint',
+};
+
+/**
+ * The scans of transactions that partial indexes serve (migration 0009), apart so that a test
+ * reads their plans. The index's own terms are literals here (status = 'pending',
+ * transaction_type = 'payout'): a planner matches a partial index's WHERE against literal terms
+ * of the query, never against a parameter.
+ */
+export const transactionScans = {
+  /** Pending with no answer, older than the given time: a request that died before finishing (transactions_pending). */
+  stuck: (db: Executor, older_than_ms: number, limit: number) => db.selectFrom('transactions').selectAll()
+    .where('status', '=', sql.lit('pending')).where('answer_json', 'is', null).where('created_at_ms', '<', older_than_ms)
+    .orderBy('trace_id').limit(limit),
+  /** Payouts left `in progress` without a processor reference (transactions_payouts). */
+  interruptedPayouts: (db: Executor, older_than_ms: number, limit: number) => db.selectFrom('transactions').selectAll()
+    .where('transaction_type', '=', sql.lit('payout')).where('status', '=', 'in progress').where('psp_transaction_id', 'is', null)
+    .where('updated_at_ms', '<', older_than_ms)
+    .orderBy('trace_id').limit(limit),
+  /** The operator's payout list, a page from after_trace_id on (transactions_payouts). */
+  payoutsByStatus: (db: Executor, status: string, after_trace_id: number, limit: number) => db.selectFrom('transactions').selectAll()
+    .where('transaction_type', '=', sql.lit('payout')).where('status', '=', status).where('trace_id', '>', after_trace_id)
+    .orderBy('trace_id').limit(limit),
 };
 
 class SqlOps implements StoreOps {
@@ -248,10 +270,8 @@ class SqlOps implements StoreOps {
       .where('challenge_token_hash', '=', challenge_token_hash).executeTakeFirst()) ?? null;
   }
 
-  async listTransactionsByStatus(transaction_type: string, status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
-    return this.db.selectFrom('transactions').selectAll()
-      .where('transaction_type', '=', transaction_type).where('status', '=', status).where('trace_id', '>', after_trace_id)
-      .orderBy('trace_id').limit(limit).execute();
+  async listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
+    return transactionScans.payoutsByStatus(this.db, status, after_trace_id, limit).execute();
   }
 
   async updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean> {
@@ -339,19 +359,13 @@ class SqlOps implements StoreOps {
   }
 
   async findStuckTransactions(older_than_ms: number, limit: number): Promise<TransactionRow[]> {
-    let query = this.db.selectFrom('transactions').selectAll()
-      .where('status', '=', 'pending').where('answer_json', 'is', null).where('created_at_ms', '<', older_than_ms)
-      .orderBy('trace_id').limit(limit);
+    let query = transactionScans.stuck(this.db, older_than_ms, limit);
     if (this.dialect === 'postgres') query = query.forUpdate().skipLocked();
     return query.execute();
   }
 
   async findInterruptedPayouts(older_than_ms: number, limit: number): Promise<TransactionRow[]> {
-    return this.db.selectFrom('transactions').selectAll()
-      .where('status', '=', 'in progress').where('transaction_type', '=', 'payout').where('psp_transaction_id', 'is', null)
-      .where('updated_at_ms', '<', older_than_ms)
-      .orderBy('trace_id').limit(limit)
-      .execute();
+    return transactionScans.interruptedPayouts(this.db, older_than_ms, limit).execute();
   }
 
   async insertNotification(row: Insertable<NotificationTable>): Promise<number> {

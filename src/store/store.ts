@@ -93,7 +93,7 @@ export interface StoreOps {
   lockTransaction(trace_id: number): Promise<TransactionRow | null>;
   findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null>;
   /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
-  listTransactionsByStatus(transaction_type: string, status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
+  listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
   updateTransactionIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean>;
   updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void>;

@@ -147,7 +147,7 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > LIST_MAX) {
           return badRequest(response, `Invalid field: limit (expected 1 to ${LIST_MAX})`);
         }
-        const rows = await deps.store.listTransactionsByStatus('payout', status, Number(after), Number(limit));
+        const rows = await deps.store.listPayoutsByStatus(status, Number(after), Number(limit));
         return response.send({ status: Status.OK, description: `${rows.length} payout(s)`, payouts: rows.map(payoutView) });
       },
     },
