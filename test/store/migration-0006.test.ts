@@ -4,10 +4,10 @@
 // older one active, makes the newer one inactive and not due, and the index then refuses
 // another active twin, on SQLite and on PostgreSQL.
 import type { Kysely } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import type { NewSubscriptionRow } from '../../src/store/schema.js';
-import { freshDatabase, type OldDatabase } from '../support/old-database.js';
+import { databaseAt, indexNames } from '../support/old-database.js';
 import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
@@ -23,20 +23,9 @@ function subscriptionRow(subscription_id: string, created_at_ms: number, overrid
 }
 
 describe.each(storeKinds())('migration 0006 on %s', (kind) => {
-  let opened: OldDatabase | undefined;
-  afterEach(async () => {
-    await opened?.close();
-    opened = undefined;
-  });
-
   it('keeps the oldest of two identical active subscriptions active, makes the newer inactive, then refuses another active twin', async () => {
-    opened = await freshDatabase(kind);
-    const { db } = opened;
-    await migrateTo(db as unknown as Kysely<unknown>, kind, '0005_due_work_indexes');
-    const tables = async () => (kind === 'sqlite'
-      ? (await db.selectFrom('sqlite_master' as never).select('name' as never).where('type' as never, '=', 'index' as never).execute())
-      : (await db.selectFrom('pg_indexes' as never).select('indexname as name' as never).execute())) as { name: string }[];
-    expect((await tables()).map((t) => t.name)).not.toContain('subscriptions_one_active');
+    const db = await databaseAt(kind, '0005_due_work_indexes');
+    expect(await indexNames(db, kind, 'subscriptions')).not.toContain('subscriptions_one_active');
 
     await db.insertInto('merchants').values({ merchant_id: 'm-0006', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
     await db.insertInto('card_vault').values({
@@ -54,7 +43,7 @@ describe.each(storeKinds())('migration 0006 on %s', (kind) => {
     await db.insertInto('subscriptions').values(subscriptionRow('sub_older', T0)).execute();
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, null);
-    expect((await tables()).map((t) => t.name)).toContain('subscriptions_one_active');
+    expect(await indexNames(db, kind, 'subscriptions')).toContain('subscriptions_one_active');
 
     const rows = (await db.selectFrom('subscriptions').select(['subscription_id', 'status', 'next_charge_at_ms']).orderBy('subscription_id').execute())
       // PostgreSQL's driver gives bigint as text here (the store installs its own parser).

@@ -3,30 +3,19 @@
 // of one transaction). Migrating to the latest swaps the indexes, and the lease, run on the
 // migrated database, takes exactly what it took before: due, pending, oldest of its transaction.
 import { type Kysely, sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
-import { freshDatabase, type OldDatabase } from '../support/old-database.js';
+import { databaseAt, indexNames } from '../support/old-database.js';
 import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
 
 describe.each(storeKinds())('migration 0008 on %s', (kind) => {
-  let opened: OldDatabase | undefined;
-  afterEach(async () => {
-    await opened?.close();
-    opened = undefined;
-  });
-
   it('replaces notifications_due by pending-only indexes, and leases the same notifications as before', async () => {
-    opened = await freshDatabase(kind);
-    const { db } = opened;
-    await migrateTo(db as unknown as Kysely<unknown>, kind, '0007_notification_bound');
-    const notificationIndexes = async () => (kind === 'sqlite'
-      ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'notifications' and sql is not null`.execute(db)
-      : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'notifications' and indexname <> 'notifications_pkey'`.execute(db))
-      .rows.map((row) => row.name).sort();
+    const db = await databaseAt(kind, '0007_notification_bound');
+    const notificationIndexes = () => indexNames(db, kind, 'notifications');
     expect(await notificationIndexes()).toContain('notifications_due');
 
     await db.insertInto('merchants').values({ merchant_id: 'm-0008', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();

@@ -4,12 +4,12 @@
 // before, and each scan's plan reads its partial index (on PostgreSQL with sequential scans
 // discouraged, so the plan shows whether the index can serve the query at all).
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import type { Database } from '../../src/store/schema.js';
 import { transactionScans } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
-import { freshDatabase, type OldDatabase } from '../support/old-database.js';
+import { databaseAt, indexNames } from '../support/old-database.js';
 import { storeKinds, type StoreKind } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
@@ -27,28 +27,10 @@ async function plan(db: Kysely<Database>, kind: StoreKind, query: CompiledQuery)
   });
 }
 
-/** The indexes of `table` that migrations create by name (not those behind constraints). */
-async function indexes(db: Kysely<Database>, kind: StoreKind, table: string): Promise<string[]> {
-  const rows = kind === 'sqlite'
-    ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db)
-    // Not the indexes behind constraints (primary key, unique columns, the idempotency key).
-    : await sql<{ name: string }>`select indexname as name from pg_indexes
-        where tablename = ${table} and indexname not in (select conname from pg_constraint)`.execute(db);
-  return rows.rows.map((row) => row.name).sort();
-}
-
 describe.each(storeKinds())('migration 0009 on %s', (kind) => {
-  let opened: OldDatabase | undefined;
-  afterEach(async () => {
-    await opened?.close();
-    opened = undefined;
-  });
-
   it('keeps only in-flight transactions, payouts and set references in the indexes, and the scans find the same rows', async () => {
-    opened = await freshDatabase(kind);
-    const { db } = opened;
-    await migrateTo(db as unknown as Kysely<unknown>, kind, '0008_pending_notification_indexes');
-    expect(await indexes(db, kind, 'transactions')).toEqual(expect.arrayContaining(['transactions_status_created', 'transactions_type_status']));
+    const db = await databaseAt(kind, '0008_pending_notification_indexes');
+    expect(await indexNames(db, kind, 'transactions')).toEqual(expect.arrayContaining(['transactions_status_created', 'transactions_type_status']));
 
     await db.insertInto('merchants').values({ merchant_id: 'm-0009', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
     const insert = async (order_id: string, transaction_type: string, status: string, extra: { reference_id?: number; psp_transaction_id?: string } = {}) =>
@@ -65,10 +47,10 @@ describe.each(storeKinds())('migration 0009 on %s', (kind) => {
     await insert('o-paid', 'payout', 'approved', { psp_transaction_id: 'psp-2' });
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, null);
-    expect(await indexes(db, kind, 'transactions')).toEqual([
+    expect(await indexNames(db, kind, 'transactions')).toEqual([
       'transactions_cashier_session', 'transactions_payouts', 'transactions_pending', 'transactions_reference',
     ]);
-    expect(await indexes(db, kind, 'notifications')).toEqual([
+    expect(await indexNames(db, kind, 'notifications')).toEqual([
       'notifications_pending_due', 'notifications_pending_subscription', 'notifications_pending_trace', 'notifications_subscription',
       'notifications_trace',
     ]);

@@ -1,11 +1,14 @@
 // A fresh, empty database of either kind reached with a plain Kysely connection (no store, no
-// migrations yet), for tests that build a database as an older release left it (migrateTo).
+// migrations yet), for tests that build a database as an older release left it (migrateTo):
+// databaseAt does both.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { onTestFinished } from 'vitest';
+import { migrateTo } from '../../src/store/migrations.js';
 import type { Database } from '../../src/store/schema.js';
 import { createTestDatabase } from './postgres.js';
 import type { StoreKind } from './stores.js';
@@ -40,4 +43,24 @@ export async function freshDatabase(kind: StoreKind): Promise<OldDatabase> {
       await database.drop();
     },
   };
+}
+
+/**
+ * In a test: a fresh database of `kind` with the migrations up to and including `migration`, as
+ * a release of that time left it; closed (and removed) when the test finishes.
+ */
+export async function databaseAt(kind: StoreKind, migration: string): Promise<Kysely<Database>> {
+  const opened = await freshDatabase(kind);
+  onTestFinished(() => opened.close());
+  await migrateTo(opened.db as unknown as Kysely<unknown>, kind, migration);
+  return opened.db;
+}
+
+/** The migrations' own indexes of `table` by name, sorted: not those behind constraints (primary and unique keys). */
+export async function indexNames(db: Kysely<Database>, kind: StoreKind, table: string): Promise<string[]> {
+  const rows = kind === 'sqlite'
+    ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db)
+    : await sql<{ name: string }>`select indexname as name from pg_indexes
+        where tablename = ${table} and indexname not in (select conname from pg_constraint)`.execute(db);
+  return rows.rows.map((row) => row.name).sort();
 }
