@@ -355,6 +355,7 @@ export const TRANSACTION_COLUMN_DEFAULTS: { readonly [K in OptionalTransactionCo
   description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
   answer_json: null, variables_json: null, data_json: null, cashier_session_id: null, cashier_order_id: null, cashier_auth_token: null,
 };
+
 export type GatewayRow = Selectable<GatewayTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type DueActionRow = Selectable<DueActionTable>;

@@ -8,7 +8,7 @@ import type {
   CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
-import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js';
+import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
 import type { Dialect, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
@@ -43,6 +43,7 @@ function insertedTransactionRow(row: NewTransactionRow, trace_id: number): Trans
   stored.trace_id = trace_id;
   return stored as unknown as TransactionRow;
 }
+
 const CARD_KEY = ['merchant_id', 'pin', 'pan_fingerprint', 'card_exp'] as const;
 const ORDER_SUMMARY_COLUMNS = ['session_id', 'kind', 'identity_kind', 'identity_value', 'order_status', 'expires_at_ms'] as const satisfies readonly (keyof OrderSummary)[];
 
