@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/domain/merchants.js';
 import { buildNotificationPayload } from '../../src/notifications/payload.js';
+import { newNotificationRow } from '../../src/notifications/schedule.js';
 import type { Database } from '../../src/store/schema.js';
 import { openPostgresStore } from '../../src/store/open.js';
 import { type ChildGateway, freePort, spawnGateway } from '../support/child-gateway.js';
@@ -223,19 +224,10 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
         created_at_ms: now_ms, updated_at_ms: now_ms,
       }));
       const inserted = await db.insertInto('transactions').values(rows).returningAll().execute();
-      await db.insertInto('notifications').values(inserted.flatMap((row) => (['pending_async', 'approved'] as const).map((status) => ({
-        trace_id: row.trace_id,
-        merchant_id: row.merchant_id,
-        url: notification_url,
-        payload_json: JSON.stringify(buildNotificationPayload({ ...row, status }, Math.floor(now_ms / 1000))),
-        state: 'pending',
-        next_attempt_at_ms: now_ms,
-        lease_until_ms: null,
-        lease_owner: null,
-        last_error: null,
-        created_at_ms: now_ms,
-        updated_at_ms: now_ms,
-      })))).execute();
+      await db.insertInto('notifications').values(inserted.flatMap((row) => (['pending_async', 'approved'] as const).map((status) => newNotificationRow(
+        { trace_id: row.trace_id, merchant_id: row.merchant_id, url: notification_url },
+        buildNotificationPayload({ ...row, status }, Math.floor(now_ms / 1000)), now_ms,
+      )))).execute();
     }
 
     const TOTAL = TRANSACTIONS * 2;
