@@ -1,7 +1,7 @@
 // order_status (spec §3.3) of an order: a cashier session opened by init-checkout or
-// init-pay-out-order (spec §2.4, docs/cashier.md). The only place an order's status changes.
-// Every change is checked against the table below and written with compare-and-set, inside the
-// caller's database transaction (a transaction's status change and the order's move together).
+// init-pay-out-order (spec §2.4, docs/cashier.md). The table below as data, and the pure rules
+// that read it; transitions/order.ts, the only place an order's status is written, checks every
+// change against it.
 //
 //   from        | trigger                                              | condition                | to         | also
 //   ------------+------------------------------------------------------+--------------------------+------------+----------------------------------
@@ -19,8 +19,7 @@
 // A failed attempt (declined, rejected, error, cancelled) while the order is pending changes
 // nothing: the customer is offered another try until the order closes. An authorized order is
 // not closed by the time limit: its capture is still expected.
-import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
-import type { StoreOps } from '../store/store.js';
+import type { CashierSessionRow } from '../store/schema.js';
 
 export type OrderStatus = 'pending' | 'authorized' | 'approved' | 'rejected';
 export type OrderEvent = 'transaction_authorized' | 'transaction_approved' | 'transaction_failed' | 'time_limit';
@@ -51,7 +50,7 @@ export const ORDER_RULES: readonly OrderRule[] = [
 export const CLOSED_ORDER_STATUSES: ReadonlySet<string> = new Set(['approved', 'rejected']);
 
 /** Transaction statuses that end an attempt without moving money. */
-const FAILED_TRANSACTION: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
+const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
 
 export function isOrderSession(session: Pick<CashierSessionRow, 'kind'>): boolean {
   return session.kind === 'checkout' || session.kind === 'pay_out_order';
@@ -63,52 +62,10 @@ export function nextOrderStatus(session: CashierSessionRow, event: OrderEvent, n
   return rule ? rule.to : null;
 }
 
-export type OrderChangeOutcome =
-  | { readonly kind: 'changed'; readonly session: CashierSessionRow }
-  /** The table has no such move from the current status: nothing changes. */
-  | { readonly kind: 'unchanged'; readonly session: CashierSessionRow }
-  /** Someone else changed the order first; the caller re-reads and decides. */
-  | { readonly kind: 'stale' };
-
-export async function applyOrderEvent(tx: StoreOps, session: CashierSessionRow, event: OrderEvent, now_ms: number): Promise<OrderChangeOutcome> {
-  if (!isOrderSession(session)) return { kind: 'unchanged', session };
-  const to = nextOrderStatus(session, event, now_ms);
-  if (to === null) return { kind: 'unchanged', session };
-  const closed_at_ms = CLOSED_ORDER_STATUSES.has(to) ? (session.closed_at_ms ?? now_ms) : null;
-  const patch = { order_status: to, closed_at_ms, updated_at_ms: now_ms };
-  const changed = await tx.updateCashierSessionIf(session.session_id, { order_status: session.order_status }, patch);
-  if (!changed) return { kind: 'stale' };
-  return { kind: 'changed', session: { ...session, ...patch } };
-}
-
-function eventOf(status: string): OrderEvent | null {
+/** The order event a transaction's new status is, if any. */
+export function orderEventOf(status: string): OrderEvent | null {
   if (status === 'approved') return 'transaction_approved';
   if (status === 'authorized') return 'transaction_authorized';
-  if (FAILED_TRANSACTION.has(status)) return 'transaction_failed';
+  if (FAILED_TRANSACTION_STATUSES.has(status)) return 'transaction_failed';
   return null;
-}
-
-/**
- * Called by transaction-state.ts changeStatus, in its database transaction, when a transaction
- * made in a cashier session changed status: the order follows.
- */
-export async function orderFollowsTransaction(tx: StoreOps, row: TransactionRow, now_ms: number): Promise<void> {
-  if (!row.cashier_session_id) return;
-  const event = eventOf(row.status);
-  if (event === null) return;
-  const session = await tx.lockCashierSession(row.cashier_session_id);
-  if (!session || !isOrderSession(session)) return;
-  if (event === 'transaction_failed' && session.order_status === 'authorized') {
-    // Only the failure of the authorized transaction reopens or closes the order, not an unrelated attempt's.
-    const others = await tx.listCashierTransactions(session.session_id);
-    if (others.some((t) => t.trace_id !== row.trace_id && t.status === 'authorized')) return;
-  }
-  // The session row is locked (PostgreSQL) or the transaction serialized (SQLite): the compare-and-set cannot go stale here.
-  const outcome = await applyOrderEvent(tx, session, event, now_ms);
-  if (outcome.kind === 'stale') throw new Error(`order of session ${session.session_id} changed under a lock`);
-}
-
-/** The time limit: a pending order past its expiry is closed as rejected. Used by due work and find-order. */
-export async function expireOrder(tx: StoreOps, session: CashierSessionRow, now_ms: number): Promise<OrderChangeOutcome> {
-  return applyOrderEvent(tx, session, 'time_limit', now_ms);
 }

@@ -1,7 +1,6 @@
-// The only place a transaction's status changes. Every change is checked against the table
-// below, written with compare-and-set (so two racing changes cannot both win), recorded in
-// status_changes, and records its merchant notification, all inside the caller's database
-// transaction: the notification exists if and only if the change committed.
+// A transaction's statuses and the moves between them (spec §3.1), as pure data and rules. The
+// one place that writes a status change is transitions/transaction.ts (changeStatus), which
+// checks every change against these tables.
 //
 // Deposits (sale, refund, authorize), spec §3.1:
 //
@@ -26,12 +25,6 @@
 //   declined, rejected, reversed, cancelled, error: final
 //
 // Every transaction is born `pending` (the idempotency reservation) before its processor is asked.
-import type { StoreOps } from '../store/store.js';
-import type { TransactionPatch } from '../store/store.js';
-import type { TransactionRow } from '../store/schema.js';
-import { buildNotificationPayload } from '../notifications/payload.js';
-import { newNotificationRow } from '../notifications/schedule.js';
-import { orderFollowsTransaction } from './order-state.js';
 
 export type DepositStatus =
   | 'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected'
@@ -61,51 +54,11 @@ export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutSt
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error']);
 
-const REFUND_RELEASING: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
+/** A refund reaching one of these gives its amount back to the sale's refund reservation. */
+export const REFUND_RELEASING: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
 
 export function isTransitionAllowed(transaction_type: string, from: string, to: string): boolean {
   const table: Readonly<Record<string, readonly string[]>> = transaction_type === 'payout' ? PAYOUT_TRANSITIONS : DEPOSIT_TRANSITIONS;
   // Own keys only: a status named like an Object.prototype member ("constructor") is unknown, not a crash.
   return Object.prototype.hasOwnProperty.call(table, from) && table[from]!.includes(to);
-}
-
-export interface StatusChange {
-  readonly to: TransactionStatus;
-  /** Why, for the audit trail: "processor answered", "3-D Secure approved by customer", ... */
-  readonly reason: string;
-  /** Other columns that change together with the status (error details, PSP id, ...). */
-  readonly patch?: TransactionPatch;
-}
-
-export type StatusChangeOutcome =
-  | { readonly kind: 'changed'; readonly row: TransactionRow }
-  | { readonly kind: 'not_allowed'; readonly from: string }
-  /** Someone else changed the status first; the caller re-reads and decides. */
-  | { readonly kind: 'stale' };
-
-export async function changeStatus(
-  tx: StoreOps,
-  row: TransactionRow,
-  change: StatusChange,
-  now_ms: number,
-): Promise<StatusChangeOutcome> {
-  if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
-  const patch: TransactionPatch & { status: string } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
-  const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
-  // The merchant's notification describes the row as changed; it is written by the same store
-  // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
-  // only if the compare-and-set won.
-  const notification = updated.notification_url
-    ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
-      buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
-    : null;
-  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
-  if (!changed) return { kind: 'stale' };
-  // A refund that fails gives its reservation back to the sale, in the same transaction.
-  if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
-    await tx.releaseRefund(row.reference_id, row.amount_minor);
-  }
-  // A transaction made in a cashier order moves the order along, in this same database transaction.
-  if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);
-  return { kind: 'changed', row: updated };
 }

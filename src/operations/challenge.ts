@@ -1,6 +1,6 @@
 // The customer's side of a challenge (the sandbox 3-D Secure and wallet pages): look it up by
 // its token, and approve or decline it through the state machine before its time-out.
-import { changeStatus, type StatusChange } from '../domain/transaction-state.js';
+import { changeStatus, type StatusChange } from '../transitions/transaction.js';
 import type { TransactionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
 import { challengeTokenHash } from './lifecycle.js';

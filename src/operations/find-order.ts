@@ -10,7 +10,8 @@
 //   rejected, with transactions             | status 0, the latest transaction that did not fail; if every
 //                                           |   one failed (declined, rejected, error, cancelled), the latest failed one
 //   authorized, approved                    | status 0, the latest transaction that did not fail
-import { expireOrder, isOrderSession } from '../domain/order-state.js';
+import { isOrderSession } from '../domain/order-state.js';
+import { expireOrder } from '../transitions/order.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
 import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
 import type { OrderSummary } from '../store/store.js';

@@ -6,7 +6,8 @@
 //      the answer for replays, schedules any later result as due work, and records the
 //      notification. Only then is the answer sent, so a status-0 answer is always committed.
 import { createHash, randomBytes } from 'node:crypto';
-import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
+import type { TransactionStatus } from '../domain/transaction-state.js';
+import { changeStatus } from '../transitions/transaction.js';
 import type { ProcessorResult } from '../processors/processor.js';
 import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS, type TransactionRow } from '../store/schema.js';
 import type { StoreOps, TransactionPatch } from '../store/store.js';

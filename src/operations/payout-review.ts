@@ -13,7 +13,8 @@
 // `in progress` is written before the processor is asked, in its own transaction: it is the
 // claim that keeps a concurrent cancel from changing a payout whose money may be moving.
 import { CardData, parseExpiry } from '../domain/cards.js';
-import { changeStatus, type PayoutStatus } from '../domain/transaction-state.js';
+import type { PayoutStatus } from '../domain/transaction-state.js';
+import { changeStatus } from '../transitions/transaction.js';
 import type { ProcessorResult } from '../processors/processor.js';
 import type { TransactionRow } from '../store/schema.js';
 import type { TransactionPatch } from '../store/store.js';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { type BillingCycle, firstChargeAt, type TrialUnit } from '../domain/billing-calendar.js';
 import { expiryInFuture, parseExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
-import { applySubscriptionEvent, createSubscriptionRecord } from '../domain/subscription-state.js';
+import { applySubscriptionEvent, createSubscriptionRecord } from '../transitions/subscription.js';
 import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
 import type { PageRequest, StoreOps, SubscriptionFilter } from '../store/store.js';
 import type { OperationDeps } from './deps.js';

@@ -5,8 +5,9 @@
 // picks it up; no timer holds state.
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
-import { changeStatus, type TransactionStatus } from '../domain/transaction-state.js';
-import { expireOrder } from '../domain/order-state.js';
+import type { TransactionStatus } from '../domain/transaction-state.js';
+import { expireOrder } from '../transitions/order.js';
+import { changeStatus } from '../transitions/transaction.js';
 import { finish, transactionAnswer } from '../operations/lifecycle.js';
 import { withoutCustomer } from '../operations/payout-review.js';
 import type { ProcessorRegistry } from '../processors/processor.js';

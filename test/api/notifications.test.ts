@@ -5,7 +5,7 @@ import dns from 'node:dns';
 import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changeStatus } from '../../src/domain/transaction-state.js';
+import { changeStatus } from '../../src/transitions/transaction.js';
 import { checkedLookup } from '../../src/outbound/post.js';
 import { CashierCustomer, initPayIn, openSession, textOf } from '../support/cashier.js';
 import { postSigned } from '../support/client.js';

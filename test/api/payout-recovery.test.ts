@@ -4,7 +4,7 @@
 // stuck_processing_seconds, and applies the answer through the state machine with its
 // notification; a processor that cannot be asked leaves it for the operator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changeStatus } from '../../src/domain/transaction-state.js';
+import { changeStatus } from '../../src/transitions/transaction.js';
 import type { Processor, ProcessorRegistry } from '../../src/processors/processor.js';
 import type { TransactionRow } from '../../src/store/schema.js';
 import { runDueWorkOnce } from '../../src/workers/due-work.js';

@@ -3,8 +3,9 @@
 // notification, refusals and stale rows that write nothing, refund reservations released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEPOSIT_TRANSITIONS, FINAL_STATUSES, PAYOUT_TRANSITIONS, type TransactionStatus, changeStatus, isTransitionAllowed,
+  DEPOSIT_TRANSITIONS, FINAL_STATUSES, PAYOUT_TRANSITIONS, type TransactionStatus, isTransitionAllowed,
 } from '../../src/domain/transaction-state.js';
+import { changeStatus } from '../../src/transitions/transaction.js';
 import type { TransactionRow } from '../../src/store/schema.js';
 import type { Store } from '../../src/store/store.js';
 import { merchantFixture, openTestStore, type TestStore, transactionFixture } from '../support/store-fixture.js';

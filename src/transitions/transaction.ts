@@ -1,0 +1,53 @@
+// The only place a transaction's status is written. Every change is checked against the
+// transition tables of domain/transaction-state.ts, written with compare-and-set (so two racing
+// changes cannot both win), recorded in status_changes, and records its merchant notification,
+// all inside the caller's database transaction: the notification exists if and only if the
+// change committed. A refund that fails gives its amount back to the sale, and a transaction
+// made in a cashier order moves the order along (transitions/order.ts), in the same transaction.
+import { isTransitionAllowed, REFUND_RELEASING, type TransactionStatus } from '../domain/transaction-state.js';
+import { buildNotificationPayload } from '../notifications/payload.js';
+import { newNotificationRow } from '../notifications/schedule.js';
+import type { TransactionRow } from '../store/schema.js';
+import type { StoreOps, TransactionPatch } from '../store/store.js';
+import { orderFollowsTransaction } from './order.js';
+
+export interface StatusChange {
+  readonly to: TransactionStatus;
+  /** Why, for the audit trail: "processor answered", "3-D Secure approved by customer", ... */
+  readonly reason: string;
+  /** Other columns that change together with the status (error details, PSP id, ...). */
+  readonly patch?: TransactionPatch;
+}
+
+export type StatusChangeOutcome =
+  | { readonly kind: 'changed'; readonly row: TransactionRow }
+  | { readonly kind: 'not_allowed'; readonly from: string }
+  /** Someone else changed the status first; the caller re-reads and decides. */
+  | { readonly kind: 'stale' };
+
+export async function changeStatus(
+  tx: StoreOps,
+  row: TransactionRow,
+  change: StatusChange,
+  now_ms: number,
+): Promise<StatusChangeOutcome> {
+  if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
+  const patch: TransactionPatch & { status: string } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
+  const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
+  // The merchant's notification describes the row as changed; it is written by the same store
+  // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
+  // only if the compare-and-set won.
+  const notification = updated.notification_url
+    ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
+      buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
+    : null;
+  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
+  if (!changed) return { kind: 'stale' };
+  // A refund that fails gives its reservation back to the sale, in the same transaction.
+  if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
+    await tx.releaseRefund(row.reference_id, row.amount_minor);
+  }
+  // A transaction made in a cashier order moves the order along, in this same database transaction.
+  if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);
+  return { kind: 'changed', row: updated };
+}
