@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `paygate` commands: start (the default) and merchant create.
+// `paygate` commands: start (the default), merchant create, and gateway create / list / show /
+// disable / enable / settings (decisions.md §13; the operator API does the same, docs/connectors.md).
 // With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
 // each worker process, where start runs one gateway.
 import cluster from 'node:cluster';
@@ -8,7 +9,12 @@ import { startClusterPrimary } from './cluster.js';
 import { createLogger } from './logging.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { Sealer } from './crypto/sealer.js';
-import { MerchantDirectory } from './domain/merchants.js';
+import { CONNECTOR_DEFINITIONS, starterGateway } from './connectors/registry.js';
+import {
+  type ConnectorCatalog, createGateway, type GatewayAdminDeps, type GatewayOutcome, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
+  showGateway,
+} from './operations/gateways.js';
+import { MerchantDirectory } from './operations/merchant-directory.js';
 import { checkFrameOrigins } from './domain/frame-origins.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
@@ -16,11 +22,128 @@ const USAGE = `Usage:
   paygate [start]                       run the gateway (configuration from the environment)
   paygate merchant create [--merchant-id ID] [--secret SECRET] [--application-key KEY]
                           [--frontend NAME] [--currency CODE] [--frame-origin ORIGIN]...
-                                        create a merchant with one sandbox gateway; prints JSON.
+                                        create a merchant; prints JSON. In sandbox mode it gets
+                                        one sandbox gateway; in live mode none (add one below).
                                         --frame-origin (repeatable): an origin such as
                                         https://shop.example allowed to show the application's
                                         init-pay-in cashier in an iframe (docs/cashier.md)
+  paygate gateway create --merchant-id ID --connector NAME [--currencies USD,EUR,...]
+                         [--setting KEY=VALUE]... [--no-mit] [--hold-payouts]
+                                        add a gateway to a merchant; prints JSON with its id and
+                                        webhook_url. Settings per connector: docs/connectors.md.
+                                        Secret settings are sealed and never printed again.
+  paygate gateway list [--merchant-id ID]
+  paygate gateway show --gateway ID     a gateway, without its secrets
+  paygate gateway disable --gateway ID  no new payments go to it (enable undoes it)
+  paygate gateway enable --gateway ID
+  paygate gateway settings --gateway ID --setting KEY=VALUE...
+                                        replace some settings (new credentials)
 `;
+
+/** The connectors of this release, where they run (the CLI builds none of them). */
+function catalogFor(config: Config): ConnectorCatalog {
+  const by_name = new Map(CONNECTOR_DEFINITIONS.map((d) => [d.name, d]));
+  return {
+    definition: (name) => by_name.get(name) ?? null,
+    definitions: () => CONNECTOR_DEFINITIONS,
+    runsHere: (name) => by_name.get(name)?.environments.includes(config.environment) ?? false,
+  };
+}
+
+/** KEY=VALUE pairs; a pair without "=" names itself only, never its value (it may be a credential). */
+function parseSettings(pairs: readonly string[]): { ok: true; settings: Record<string, string> } | { ok: false; message: string } {
+  const settings: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) return { ok: false, message: '--setting takes KEY=VALUE' };
+    const key = pair.slice(0, at);
+    if (Object.prototype.hasOwnProperty.call(settings, key)) return { ok: false, message: `--setting ${key} given twice` };
+    settings[key] = pair.slice(at + 1);
+  }
+  return { ok: true, settings };
+}
+
+function printOutcome(outcome: GatewayOutcome, environment: string): number {
+  switch (outcome.kind) {
+    case 'ok':
+      process.stdout.write(`${JSON.stringify(outcome.gateway)}\n`);
+      return 0;
+    case 'merchant_not_found':
+      process.stderr.write('paygate: no such merchant; create it first with paygate merchant create\n');
+      return 1;
+    case 'gateway_not_found':
+      process.stderr.write('paygate: no such gateway\n');
+      return 1;
+    case 'unknown_connector':
+      process.stderr.write(`paygate: --connector must be one of ${outcome.known.join(', ')}\n`);
+      return 2;
+    case 'not_here':
+      process.stderr.write(`paygate: ${outcome.connector} gateways take no payments in ${environment} mode (PAYGATE_ENV); nothing was created\n`);
+      return 2;
+    case 'invalid':
+      process.stderr.write(`paygate: ${outcome.field === 'currencies' ? '--currencies' : `--setting ${outcome.field}`}: ${outcome.reason}\n`);
+      return 2;
+  }
+}
+
+async function gatewayCommand(config: Config, sub: string | undefined, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'merchant-id': { type: 'string' }, connector: { type: 'string' }, currencies: { type: 'string' }, setting: { type: 'string', multiple: true },
+      gateway: { type: 'string' }, 'no-mit': { type: 'boolean' }, 'hold-payouts': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const settings = parseSettings(values.setting ?? []);
+  if (!settings.ok) {
+    process.stderr.write(`paygate: ${settings.message}\n`);
+    return 2;
+  }
+  const store = openConfiguredStore(config);
+  try {
+    await store.migrate();
+    const deps: GatewayAdminDeps = {
+      store, sealer: new Sealer(masterKeyFor(config)), connectors: catalogFor(config), environment: config.environment,
+      allow_private_urls: config.limits.allow_private_urls,
+      public_url: () => config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
+    };
+    const gateway_id = values.gateway;
+    const needGateway = (): boolean => {
+      if (gateway_id !== undefined) return true;
+      process.stderr.write(`paygate: gateway ${sub} needs --gateway ID\n`);
+      return false;
+    };
+    switch (sub) {
+      case 'create': {
+        if (values['merchant-id'] === undefined || values.connector === undefined) {
+          process.stderr.write('paygate: gateway create needs --merchant-id and --connector\n');
+          return 2;
+        }
+        return printOutcome(await createGateway(deps, {
+          merchant_id: values['merchant-id'], connector: values.connector,
+          currencies: values.currencies === undefined ? null : values.currencies.split(','), settings: settings.settings,
+          mit_enabled: values['no-mit'] !== true, hold_payouts: values['hold-payouts'] === true,
+        }, Date.now()), config.environment);
+      }
+      case 'list':
+        for (const view of await listGatewayViews(deps, values['merchant-id'] ?? null)) process.stdout.write(`${JSON.stringify(view)}\n`);
+        return 0;
+      case 'show':
+        return needGateway() ? printOutcome(await showGateway(deps, gateway_id!), config.environment) : 2;
+      case 'disable':
+      case 'enable':
+        return needGateway() ? printOutcome(await setGatewayEnabled(deps, gateway_id!, sub === 'enable', Date.now()), config.environment) : 2;
+      case 'settings':
+        return needGateway() ? printOutcome(await replaceGatewaySettings(deps, gateway_id!, settings.settings, Date.now()), config.environment) : 2;
+      default:
+        process.stderr.write(USAGE);
+        return 64;
+    }
+  } finally {
+    await store.close();
+  }
+}
 
 async function createMerchant(config: Config, argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -44,7 +167,7 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
     const outcome = await merchants.create({
       merchant_id: values['merchant-id'], secret: values.secret, application_key: values['application-key'],
       frontend: values.frontend, currency: values.currency?.toUpperCase(),
-    }, Date.now());
+    }, Date.now(), starterGateway(config.environment));
     switch (outcome.kind) {
       case 'created':
         if (frame_origins.origins.length > 0) {
@@ -97,6 +220,7 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keep running
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
+  if (command === 'gateway') return gatewayCommand(config, sub, rest);
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { AdjustableClock } from './domain/clock.js';
-import { MerchantDirectory } from './domain/merchants.js';
+import { MerchantDirectory } from './operations/merchant-directory.js';
 import { ensureDemoMerchant, masterKeyFor, openConfiguredStore } from './main.js';
 
 /** A worker that ran this long before dying resets the restart back-off. */

@@ -44,6 +44,16 @@ export interface Limits {
   readonly outbound_reply_max_bytes: number;
   /** Live mode: allow notification and validation URLs on loopback, private or link-local addresses. */
   readonly allow_private_urls: boolean;
+  /**
+   * Time-out of one request to a payment processor: connect, send and read its answer. An
+   * answer not read by then is an unknown outcome, settled by asking the processor
+   * (docs/connectors.md); a payment is never decided on a time-out.
+   */
+  readonly processor_timeout_ms: number;
+  /** Connecting to a processor (DNS, TCP, TLS): a connection never made sent nothing, so that failure is final. */
+  readonly processor_connect_timeout_ms: number;
+  /** Largest answer read from a processor; a longer one counts as lost. */
+  readonly processor_reply_max_bytes: number;
   readonly pg_pool_max: number;
   /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
   readonly merchant_cache_ms: number;
@@ -59,8 +69,20 @@ export interface Schedules {
   /** Sandbox: how long before CVV 588 with amount 713 times out. */
   readonly sandbox_issuer_timeout_seconds: number;
   readonly due_work_poll_ms: number;
-  /** A transaction reserved but never finished (process died mid-call) is closed as error after this. */
+  /**
+   * A transaction reserved but never finished (the process died during the processor call) is
+   * looked up at its processor after this, and settled by what the processor says. Longer than
+   * any processor call (processor_timeout_ms), so a call still running is never overtaken.
+   */
   readonly stuck_processing_seconds: number;
+  /**
+   * When the processor is asked again about an outcome the gateway did not get (a time-out, a
+   * 3-D Secure nobody came back from, a pending result no webhook settled): the n-th lookup waits
+   * processor_lookup_seconds[min(n-1, length-1)] seconds after the one before.
+   */
+  readonly processor_lookup_seconds: readonly number[];
+  /** After this long the gateway stops asking and leaves the transaction to the operator (logged as an error). */
+  readonly processor_lookup_max_age_seconds: number;
   /** The n-th resend waits notify_retry_seconds[min(n-1, length-1)] seconds. */
   readonly notify_retry_seconds: readonly number[];
   /** After this long since it was created, a notification that was not acknowledged is marked failed. */
@@ -116,13 +138,15 @@ function parseMasterKey(raw: string | undefined): Buffer | null {
   throw new ConfigError('PAYGATE_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
 }
 
-function parseRetrySchedule(raw: string | undefined): number[] {
-  if (raw === undefined || raw.trim() === '') return [300];
+/** A comma-separated list of 1 to 100 values of 1..86400 seconds. */
+function secondsListVar(env: Env, name: string, fallback: readonly number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [...fallback];
   const parts = raw.split(',').map((p) => p.trim());
-  if (parts.length > 100) throw new ConfigError('PAYGATE_NOTIFY_RETRY_SECONDS takes at most 100 values');
+  if (parts.length > 100) throw new ConfigError(`${name} takes at most 100 values`);
   return parts.map((p) => {
     if (!/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 86_400) {
-      throw new ConfigError(`PAYGATE_NOTIFY_RETRY_SECONDS must be a comma-separated list of seconds (1..86400), got "${raw}"`);
+      throw new ConfigError(`${name} must be a comma-separated list of seconds (1..86400), got "${raw}"`);
     }
     return Number(p);
   });
@@ -164,6 +188,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('PAYGATE_ADMIN_TOKEN must be at least 16 characters');
   }
   const outbound_timeout_ms = intVar(env, 'PAYGATE_OUTBOUND_TIMEOUT_MS', 10_000, 100, 60_000);
+  const processor_timeout_ms = intVar(env, 'PAYGATE_PROCESSOR_TIMEOUT_MS', 20_000, 100, 120_000);
+  const stuck_processing_seconds = intVar(env, 'PAYGATE_STUCK_PROCESSING_SECONDS', 120, 1, 86_400);
+  if (stuck_processing_seconds * 1000 <= processor_timeout_ms) {
+    // A call still waiting for its processor must never be taken for one whose process died.
+    throw new ConfigError(`PAYGATE_STUCK_PROCESSING_SECONDS (${stuck_processing_seconds}) must be longer than PAYGATE_PROCESSOR_TIMEOUT_MS (${processor_timeout_ms} ms)`);
+  }
   // The lease must outlive the longest attempt (time-out) plus the database writes after it,
   // or a second instance could pick the notification up while the first is still sending it.
   const notify_lease_ms = intVar(env, 'PAYGATE_NOTIFY_LEASE_MS', 60_000, 1_000, 3_600_000);
@@ -192,6 +222,9 @@ export function loadConfig(env: Env = process.env): Config {
       outbound_timeout_ms,
       outbound_reply_max_bytes: 64 * 1024,
       allow_private_urls: boolVar(env, 'PAYGATE_ALLOW_PRIVATE_URLS', false),
+      processor_timeout_ms,
+      processor_connect_timeout_ms: Math.min(5_000, processor_timeout_ms),
+      processor_reply_max_bytes: 256 * 1024,
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
       merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),
     },
@@ -201,8 +234,10 @@ export function loadConfig(env: Env = process.env): Config {
       sandbox_async_settle_seconds: intVar(env, 'PAYGATE_SANDBOX_SETTLE_SECONDS', 3, 0, 3600),
       sandbox_issuer_timeout_seconds: intVar(env, 'PAYGATE_SANDBOX_ISSUER_TIMEOUT_SECONDS', 10, 0, 3600),
       due_work_poll_ms: intVar(env, 'PAYGATE_DUE_WORK_POLL_MS', 250, 10, 60_000),
-      stuck_processing_seconds: 120,
-      notify_retry_seconds: parseRetrySchedule(env.PAYGATE_NOTIFY_RETRY_SECONDS),
+      stuck_processing_seconds,
+      processor_lookup_seconds: secondsListVar(env, 'PAYGATE_PROCESSOR_LOOKUP_SECONDS', [10, 30, 60, 300, 900, 3600]),
+      processor_lookup_max_age_seconds: intVar(env, 'PAYGATE_PROCESSOR_LOOKUP_MAX_AGE_SECONDS', 72 * 3600, 60, 30 * 24 * 3600),
+      notify_retry_seconds: secondsListVar(env, 'PAYGATE_NOTIFY_RETRY_SECONDS', [300]),
       notify_max_age_seconds: intVar(env, 'PAYGATE_NOTIFY_MAX_AGE_SECONDS', 72 * 3600, 1, 30 * 24 * 3600),
       notify_poll_ms: intVar(env, 'PAYGATE_NOTIFY_POLL_MS', 1_000, 10, 60_000),
       notify_lease_ms,

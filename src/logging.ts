@@ -74,6 +74,8 @@ export function redactLogObject(object: Record<string, unknown>): Record<string,
 export function redactUrl(url: string): string {
   return url
     .replace(/\/(3ds|wallet|cashier|session|login)\/[A-Za-z0-9_-]{8,}/g, '/$1/[redacted]')
+    // The way back from a processor's 3-D Secure page: its check proves the link was the gateway's.
+    .replace(/\/return\/([0-9]+)\/[0-9a-f]{8,}/g, '/return/$1/[redacted]')
     .replace(/([?&](token|auth_token|card_token)=)[^&]*/g, '$1[redacted]');
 }
 

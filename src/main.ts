@@ -5,20 +5,23 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
-import { type CreatedMerchant, MerchantDirectory } from './domain/merchants.js';
+import type { CreatedMerchant } from './domain/merchants.js';
+import { MerchantDirectory } from './operations/merchant-directory.js';
 import { buildApp } from './http/app.js';
 import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
 import { processRoute } from './http/routes/process.js';
-import { sandboxRoutes } from './http/routes/sandbox.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
 import { operatorNotificationRoutes } from './http/routes/operator-notifications.js';
 import { createLogger } from './logging.js';
 import { type NotificationWorker, startNotificationWorker } from './notifications/worker.js';
 import type { OperationDeps } from './operations/deps.js';
-import { type Processor, processorRegistry } from './processors/processor.js';
-import { SandboxProcessor } from './processors/sandbox/sandbox-processor.js';
+import { ConnectorRegistry, starterGateway } from './connectors/registry.js';
+import { ProcessorHttp } from './outbound/processor-http.js';
+import { processorCallbackRoutes } from './http/routes/processor-callbacks.js';
+import { operatorGatewayRoutes } from './http/routes/operator-gateways.js';
+import { reportUnusableMerchants } from './operations/gateways.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { startDueWork, type Worker } from './workers/due-work.js';
@@ -64,7 +67,7 @@ export async function ensureDemoMerchant(
   if (config.environment !== 'sandbox' || (await store.countMerchants()) !== 0) return null;
   const created = await merchants.create({
     merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
-  }, now_ms);
+  }, now_ms, starterGateway(config.environment));
   if (created.kind !== 'created') return null;
   (announce ?? ((line: string) => process.stdout.write(`${line}\n`)))(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
   return created.merchant;
@@ -92,21 +95,25 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
 
   // PUBLIC_URL, or once listening, the bound address (port 0 picks a free port in tests).
   let public_url = config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  const processors: Processor[] = [];
-  if (config.environment === 'sandbox') {
-    processors.push(new SandboxProcessor(clock, () => public_url, {
-      challenge_timeout_ms: config.schedules.challenge_timeout_seconds * 1000,
-      async_settle_ms: config.schedules.sandbox_async_settle_seconds * 1000,
-      issuer_timeout_ms: config.schedules.sandbox_issuer_timeout_seconds * 1000,
-    }));
-  }
+  // Every request to a processor: its time-outs, size cap and the address policy of live mode.
+  const processor_http = new ProcessorHttp({
+    timeout_ms: config.limits.processor_timeout_ms,
+    connect_timeout_ms: config.limits.processor_connect_timeout_ms,
+    max_reply_bytes: config.limits.processor_reply_max_bytes,
+    allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
+  });
+  const connectors = new ConnectorRegistry(config.environment, sealer, { config, clock, logger, public_url: () => public_url, http: processor_http });
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms);
-  const deps: OperationDeps = { store, sealer, clock, wall_clock: wallClock, merchants, processors: processorRegistry(processors), config, logger };
+  const deps: OperationDeps = { store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url };
 
-  const demo_merchant = options.create_demo === false ? null : await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce);
+  const primary = options.create_demo !== false;
+  const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
+  if (primary && config.environment === 'live') await reportUnusableMerchants(deps);
 
   const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
-  if (config.environment === 'sandbox') routes.push(...sandboxRoutes(deps, clock));
+  // The connectors' own routes: the sandbox's 3-D Secure and e-wallet pages and its clock, in sandbox mode only.
+  routes.push(...connectors.routes(deps, clock));
+  routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps));
   routes.push(...operatorNotificationRoutes(deps));
   routes.push(directRoute(), ...operatorPayoutRoutes(deps));
   routes.push(...subscriptionRoutes());
@@ -144,11 +151,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const workers: Worker[] = [
     notifications,
     startDueWork({
-      store, clock, logger,
+      deps,
       poll_ms: config.schedules.due_work_poll_ms,
-      stuck_processing_ms: config.schedules.stuck_processing_seconds * 1000,
-      processors: deps.processors,
-      sync_clock: config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined,
+      sync_clock,
     }),
     startSubscriptionBilling({
       deps,
@@ -167,6 +172,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       await Promise.all(workers.map((w) => w.stop()));
       notify_connections.close();
       await app.close();
+      await processor_http.close();
       await store.close();
     },
   };

@@ -1,23 +1,23 @@
-// Merchants as the domain sees them: secrets opened from their sealed form, gateways parsed.
-//
-// Every signed request names its merchant, and reading one costs four queries and a decryption,
-// so a merchant that was found is kept for a short time (PAYGATE_MERCHANT_CACHE_MS, 5 s by
-// default; 0 turns it off). Only merchants that exist are kept: an unknown merchant_id is asked
-// of the store every time, so a merchant created by the CLI (or by another instance) is served
-// at once. A merchant's record does not change after creation except a gateway's hold_payouts
-// flag; that change drops this instance's copies (invalidate), and payouts read the flag from
-// the store anyway (operations/payout.ts), so another instance's copy cannot skip a hold.
+// Merchants and their gateways as requests see them, and the pure rules about them: what a new
+// merchant's identifiers may be, and which gateway serves a request (or why none does).
+// operations/merchant-directory.ts reads, caches and creates them.
 import { randomBytes } from 'node:crypto';
-import type { Sealer } from '../crypto/sealer.js';
-import type { Store } from '../store/store.js';
+import type { GatewayRow } from '../store/schema.js';
 import { isKnownCurrency } from './money.js';
 
+/** A merchant's account at one processor, as requests see it (decisions.md §13). */
 export interface Gateway {
   readonly gateway_id: string;
-  readonly processor: string;
+  /** The connector it is reached through (sandbox, checkout). */
+  readonly connector: string;
   readonly currencies: readonly string[];
   readonly mit_enabled: boolean;
   readonly hold_payouts: boolean;
+  /** false once an operator disabled it: no new payment goes to it. */
+  readonly enabled: boolean;
+  /** Opened only by the connector registry, never here. */
+  readonly settings_sealed: string | null;
+  readonly updated_at_ms: number;
 }
 
 export interface Merchant {
@@ -27,8 +27,6 @@ export interface Merchant {
   readonly frontends: readonly { readonly name: string; readonly currency: string }[];
   readonly gateways: readonly Gateway[];
 }
-
-export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'BHD', 'CAD', 'AUD', 'CHF', 'SEK', 'PLN', 'KWD'] as const;
 
 export interface NewMerchantInput {
   readonly merchant_id?: string | undefined;
@@ -44,7 +42,14 @@ export interface CreatedMerchant {
   readonly application_key: string;
   readonly frontend: string;
   readonly currency: string;
-  readonly gateway: string;
+  /** The sandbox gateway made with it (sandbox mode); null in live mode, where an operator adds gateways. */
+  readonly gateway: string | null;
+}
+
+/** The gateway a new merchant starts with: its connector and currencies (the sandbox's, in sandbox mode). */
+export interface StarterGateway {
+  readonly connector: string;
+  readonly currencies: readonly string[];
 }
 
 export type CreateMerchantOutcome =
@@ -55,106 +60,88 @@ export type CreateMerchantOutcome =
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const SECRET_PATTERN = /^[\x21-\x7e]+$/;
 
-function secretPurpose(merchant_id: string): string {
-  return `merchant-secret:${merchant_id}`;
+/** A new merchant's values, the omitted ones generated; or the first that is not acceptable. */
+export function newMerchantValues(input: NewMerchantInput):
+  | { readonly ok: true; readonly merchant_id: string; readonly secret: string; readonly application_key: string; readonly frontend: string; readonly currency: string }
+  | { readonly ok: false; readonly field: string; readonly reason: string } {
+  const merchant_id = input.merchant_id ?? `merchant-${randomBytes(6).toString('hex')}`;
+  const secret = input.secret ?? randomBytes(24).toString('base64url');
+  const application_key = input.application_key ?? randomBytes(16).toString('hex');
+  const frontend = input.frontend ?? `frontend-${randomBytes(4).toString('hex')}`;
+  const currency = input.currency ?? 'USD';
+  const checks: [string, boolean, string][] = [
+    ['merchant-id', merchant_id.length <= 50 && ID_PATTERN.test(merchant_id), 'up to 50 letters, digits, ".", "_" or "-"'],
+    ['secret', secret.length >= 8 && secret.length <= 64 && SECRET_PATTERN.test(secret), '8 to 64 printable characters without spaces'],
+    ['application-key', application_key.length <= 32 && ID_PATTERN.test(application_key), 'up to 32 letters, digits, ".", "_" or "-"'],
+    ['frontend', frontend.length <= 50 && ID_PATTERN.test(frontend), 'up to 50 letters, digits, ".", "_" or "-"'],
+    ['currency', isKnownCurrency(currency), 'a known ISO 4217 code such as USD'],
+  ];
+  for (const [field, ok, reason] of checks) if (!ok) return { ok: false, field, reason };
+  return { ok: true, merchant_id, secret, application_key, frontend, currency };
 }
 
-/** Merchants kept at most; beyond it the oldest copy is dropped. */
-const CACHE_MAX_MERCHANTS = 10_000;
-
-interface Cached {
-  readonly merchant: Promise<Merchant | null>;
-  readonly until_ms: number;
+/** A gateway's id (spec `gateway`, varchar(32)): 32 random hex characters. */
+export function newGatewayId(): string {
+  return randomBytes(16).toString('hex');
 }
 
-export class MerchantDirectory {
-  private readonly cache = new Map<string, Cached>();
-  /** Bumped by invalidate(): a read that started before it must not refill the cache. */
-  private generation = 0;
-
-  /** cache_ms: how long a merchant that was found is served from memory; 0 reads the store every time. */
-  constructor(private readonly store: Store, private readonly sealer: Sealer, private readonly cache_ms = 0) {}
-
-  async find(merchant_id: string): Promise<Merchant | null> {
-    if (this.cache_ms <= 0) return this.load(merchant_id);
-    const now_ms = Date.now();
-    const cached = this.cache.get(merchant_id);
-    if (cached && cached.until_ms > now_ms) return cached.merchant;
-    // Concurrent requests for the same merchant share one read; a miss (null) is not kept.
-    const generation = this.generation;
-    const merchant = this.load(merchant_id);
-    const entry: Cached = { merchant, until_ms: now_ms + this.cache_ms };
-    this.cache.delete(merchant_id);
-    if (this.cache.size >= CACHE_MAX_MERCHANTS) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(merchant_id, entry);
-    const drop = () => {
-      if (this.cache.get(merchant_id) === entry) this.cache.delete(merchant_id);
-    };
-    merchant.then((found) => {
-      if (found === null || generation !== this.generation) drop();
-    }, drop);
-    return merchant;
-  }
-
-  /** Forgets every copy (a merchant's or a gateway's settings changed); the next request reads the store. */
-  invalidate(): void {
-    this.generation += 1;
-    this.cache.clear();
-  }
-
-  private async load(merchant_id: string): Promise<Merchant | null> {
-    const record = await this.store.getMerchant(merchant_id);
-    if (!record) return null;
-    return {
-      merchant_id: record.merchant_id,
-      secret: this.sealer.open(record.secret_sealed, secretPurpose(record.merchant_id)),
-      applications: record.applications,
-      frontends: record.frontends,
-      gateways: record.gateways.map((g) => ({
-        gateway_id: g.gateway_id,
-        processor: g.processor,
-        currencies: g.currencies.split(',').filter((c) => c !== ''),
-        mit_enabled: g.mit_enabled === 1,
-        hold_payouts: g.hold_payouts === 1,
-      })),
-    };
-  }
-
-  async create(input: NewMerchantInput, now_ms: number): Promise<CreateMerchantOutcome> {
-    const merchant_id = input.merchant_id ?? `merchant-${randomBytes(6).toString('hex')}`;
-    const secret = input.secret ?? randomBytes(24).toString('base64url');
-    const application_key = input.application_key ?? randomBytes(16).toString('hex');
-    const frontend = input.frontend ?? `frontend-${randomBytes(4).toString('hex')}`;
-    const currency = input.currency ?? 'USD';
-    const checks: [string, boolean, string][] = [
-      ['merchant-id', merchant_id.length <= 50 && ID_PATTERN.test(merchant_id), 'up to 50 letters, digits, ".", "_" or "-"'],
-      ['secret', secret.length >= 8 && secret.length <= 64 && SECRET_PATTERN.test(secret), '8 to 64 printable characters without spaces'],
-      ['application-key', application_key.length <= 32 && ID_PATTERN.test(application_key), 'up to 32 letters, digits, ".", "_" or "-"'],
-      ['frontend', frontend.length <= 50 && ID_PATTERN.test(frontend), 'up to 50 letters, digits, ".", "_" or "-"'],
-      ['currency', isKnownCurrency(currency), 'a known ISO 4217 code such as USD'],
-    ];
-    for (const [field, ok, reason] of checks) if (!ok) return { kind: 'invalid', field, reason };
-
-    const gateway = randomBytes(16).toString('hex');
-    const currencies = [...new Set([currency, ...SANDBOX_CURRENCIES])];
-    const result = await this.store.transaction((tx) => tx.insertMerchant({
-      merchant_id,
-      secret_sealed: this.sealer.seal(secret, secretPurpose(merchant_id)),
-      applications: [application_key],
-      frontends: [{ name: frontend, currency }],
-      gateways: [{ gateway_id: gateway, processor: 'sandbox', currencies: currencies.join(','), mit_enabled: 1, hold_payouts: 0 }],
-      created_at_ms: now_ms,
-    }));
-    if (result === 'exists') return { kind: 'exists', merchant_id };
-    return { kind: 'created', merchant: { merchant_id, secret, application_key, frontend, currency, gateway } };
-  }
+export function gatewayOf(row: GatewayRow): Gateway {
+  return {
+    gateway_id: row.gateway_id,
+    connector: row.connector,
+    currencies: row.currencies.split(',').filter((c) => c !== ''),
+    mit_enabled: row.mit_enabled === 1,
+    hold_payouts: row.hold_payouts === 1,
+    enabled: row.enabled === 1,
+    settings_sealed: row.settings_sealed,
+    updated_at_ms: row.updated_at_ms,
+  };
 }
 
-/** The gateway that serves a currency: the one named (if it is the merchant's), else the first that takes it. */
-export function selectGateway(merchant: Merchant, currency: string, requested: string | undefined): Gateway | null {
-  if (requested !== undefined && requested !== '') {
+/** Why no gateway takes a request: each answered with status 15 and a description naming it. */
+export type GatewayRefusal =
+  /** The merchant has no gateway at all (live mode, before an operator adds one). */
+  | { readonly kind: 'no_gateways' }
+  /** The request named a gateway that is not this merchant's. */
+  | { readonly kind: 'unknown'; readonly gateway_id: string }
+  | { readonly kind: 'disabled'; readonly gateway_id: string }
+  /** Its connector does not run in this environment (a sandbox gateway on a live gateway). */
+  | { readonly kind: 'not_here'; readonly gateway_id: string; readonly connector: string }
+  | { readonly kind: 'currency'; readonly gateway_id: string; readonly currency: string }
+  /** No gateway named: none of the merchant's usable gateways takes the currency. */
+  | { readonly kind: 'no_currency'; readonly currency: string }
+  /** Its connector cannot do what the request asks (card payouts, e-wallet, stored-card charges). */
+  | { readonly kind: 'capability'; readonly gateway_id: string; readonly connector: string; readonly capability: string };
+
+export type GatewayChoice =
+  | { readonly kind: 'chosen'; readonly gateway: Gateway }
+  | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
+
+/**
+ * The gateway that serves a request: the one named (it must be the merchant's, enabled, run
+ * here and take the currency), else the first usable one taking the currency. `runs_here` says
+ * whether a connector may run in this environment. When none serves, the refusal names the
+ * most specific cause: a merchant with gateways that take the currency but are disabled hears
+ * that, not "no gateway".
+ */
+export function selectGateway(
+  merchant: Merchant, currency: string, requested: string | null | undefined, runs_here: (connector: string) => boolean,
+): GatewayChoice {
+  const unusable = (g: Gateway): GatewayRefusal | null => {
+    if (!g.enabled) return { kind: 'disabled', gateway_id: g.gateway_id };
+    if (!runs_here(g.connector)) return { kind: 'not_here', gateway_id: g.gateway_id, connector: g.connector };
+    return null;
+  };
+  if (requested !== undefined && requested !== null && requested !== '') {
     const named = merchant.gateways.find((g) => g.gateway_id === requested);
-    return named && named.currencies.includes(currency) ? named : null;
+    if (!named) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id: requested } };
+    const refusal = unusable(named) ?? (named.currencies.includes(currency) ? null : { kind: 'currency', gateway_id: named.gateway_id, currency } as const);
+    return refusal ? { kind: 'refused', refusal } : { kind: 'chosen', gateway: named };
   }
-  return merchant.gateways.find((g) => g.currencies.includes(currency)) ?? null;
+  if (merchant.gateways.length === 0) return { kind: 'refused', refusal: { kind: 'no_gateways' } };
+  const taking = merchant.gateways.filter((g) => g.currencies.includes(currency));
+  const usable = taking.find((g) => unusable(g) === null);
+  if (usable) return { kind: 'chosen', gateway: usable };
+  const first = taking[0];
+  return { kind: 'refused', refusal: first ? unusable(first)! : { kind: 'no_currency', currency } };
 }

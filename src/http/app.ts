@@ -6,10 +6,12 @@ import type { Logger } from 'pino';
 import type { OperationDeps } from '../operations/deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
-import { type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
+import { type PlainRoute, type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 const FORM_MAX_BYTES = 8 * 1024;
+/** A processor's webhook event: larger than a merchant's request may be (a payment's whole details), still bounded. */
+const WEBHOOK_MAX_BYTES = 256 * 1024;
 
 export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
   const app = Fastify({
@@ -47,8 +49,16 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
   app.setNotFoundHandler((_request, response) => response.code(404).send(envelope(Status.UNKNOWN_PATH, 'Unknown path')));
 
   const methods_by_url = new Map<string, Set<string>>();
+  const raw_routes = routes.filter((route) => route.kind === 'plain' && route.raw_body === true) as PlainRoute[];
+  // Processors' webhooks: the exact bytes, whatever the content type, since their signature covers them.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) => done(null, body));
+    for (const route of raw_routes) scope.route({ method: route.method, url: route.url, handler: (request, response) => route.handle(request, response) });
+  });
   for (const route of routes) {
     methods_by_url.set(route.url, (methods_by_url.get(route.url) ?? new Set()).add(route.method));
+    if (route.kind === 'plain' && route.raw_body === true) continue;
     app.route({
       method: route.method,
       url: route.url,

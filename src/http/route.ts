@@ -52,6 +52,11 @@ export interface PlainRoute {
   readonly produces: 'application/json' | 'text/html';
   readonly body?: TSchema;
   readonly response?: TSchema;
+  /**
+   * The body as the bytes received (a Buffer, any content type), for a processor's webhook whose
+   * signature covers the exact bytes; at most `limits.webhook_body_max_bytes`.
+   */
+  readonly raw_body?: true;
   handle(request: FastifyRequest, response: FastifyReply): Promise<unknown>;
 }
 

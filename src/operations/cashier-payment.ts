@@ -13,11 +13,12 @@
 // longer than the 50 characters a merchant's order_id may have, it never meets one.
 import { randomBytes } from 'node:crypto';
 import type { CardData } from '../domain/cards.js';
-import { selectGateway } from '../domain/merchants.js';
+import { customerFrom } from '../connectors/connector.js';
+import { routePayment } from './gateway-choice.js';
 import { CLOSED_ORDER_STATUSES, isOrderSession } from '../domain/order-state.js';
 import { FINAL_STATUSES } from '../domain/transaction-state.js';
 import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
-import { authTokenOf, isPayout } from './cashier-session.js';
+import { authTokenOf, isPayout, knownCustomer } from './cashier-session.js';
 import type { OperationDeps } from './deps.js';
 import { processDirectPayout } from './direct-payout.js';
 import type { TransactionAnswer } from './lifecycle.js';
@@ -135,9 +136,10 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
     const order_id = attemptOrderId(session.session_id, attempt);
     const request_fingerprint = deps.sealer.fingerprint(`${order_id}:${request.amount_minor}:${request.choice.method}`, 'request');
     const return_url = `${request.public_url}/cashier/attempt/${attempt}`;
+    const customer = customerFrom({ ...(await knownCustomer(deps, session)), country: session.country });
     const common = {
       merchant, identity, api_version: session.api_version, order_id, amount_minor: request.amount_minor, currency: session.currency,
-      pin: session.pin, return_url, notification_url: session.notification_url, request_fingerprint, variables, cashier,
+      pin: session.pin, return_url, notification_url: session.notification_url, request_fingerprint, variables, cashier, customer,
     };
     if (transaction_type === 'sale') {
       const outcome = request.choice.method === 'card'
@@ -147,8 +149,9 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
       return { kind: 'busy' };
     }
-    const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
-    if (!gateway) return { kind: 'unavailable', reason: 'no_gateway' };
+    const routing = await routePayment(deps, merchant, session.currency, session.gateway_id, request.choice.method === 'card' ? 'card_payout' : 'direct_payout');
+    if (routing.kind === 'refused') return { kind: 'unavailable', reason: 'no_gateway' };
+    const gateway = routing.gateway;
     const outcome = request.choice.method === 'card'
       ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: request.choice.card })
       : await processDirectPayout(deps, {

@@ -5,7 +5,9 @@
 // the session id with the gateway's fingerprint key, so the gateway can recompute it (for
 // validation requests) without storing it.
 import { createHash, randomBytes } from 'node:crypto';
-import { type Merchant, selectGateway } from '../domain/merchants.js';
+import type { Connector } from '../connectors/connector.js';
+import { type GatewayRefusal, type Merchant, selectGateway } from '../domain/merchants.js';
+import { routePayment } from './gateway-choice.js';
 import { signaturesEqual } from '../domain/signing.js';
 import type { CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
@@ -83,19 +85,25 @@ export function csrfValid(deps: Pick<OperationDeps, 'sealer'>, browser_token: st
   return signaturesEqual(digest(csrfTokenOf(deps, browser_token)), digest(given));
 }
 
+/** The connector of the gateway a session pays through, or null when none is usable now. */
+export function sessionConnector(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'currency' | 'gateway_id'>): Connector | null {
+  const choice = selectGateway(merchant, session.currency, session.gateway_id, (c) => deps.connectors.runsHere(c));
+  return choice.kind === 'chosen' ? deps.connectors.forGateway(choice.gateway) : null;
+}
+
 /**
- * The payment methods a session offers: card always; the e-wallet when the gateway's processor
- * takes it in that direction (wallet deposits for pay-ins and checkouts, a `data_method` of
- * `ewallet` for direct payouts).
+ * The payment methods a session offers: card always (for payouts, when the gateway's connector
+ * makes card payouts); the e-wallet when the connector takes it in that direction (wallet
+ * deposits for pay-ins and checkouts, a `data_method` of `ewallet` for direct payouts).
  */
 export function methodsFor(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>): string[] {
-  const methods = ['card'];
-  const gateway = selectGateway(merchant, session.currency, session.gateway_id ?? undefined);
-  const processor = gateway ? deps.processors.get(gateway.processor) : null;
-  if (!processor) return methods;
-  const takes_wallet = isPayout(session.kind)
-    ? processor.direct_payout_fields.find((f) => f.name === 'data_method')?.values?.includes('ewallet') === true
-    : processor.walletDeposit !== undefined;
+  const connector = sessionConnector(deps, merchant, session);
+  if (!connector) return ['card'];
+  const payout = isPayout(session.kind);
+  const methods = !payout || connector.cardPayout ? ['card'] : [];
+  const takes_wallet = payout
+    ? connector.direct?.fields.find((f) => f.name === 'data_method')?.values?.includes('ewallet') === true
+    : connector.walletDeposit !== undefined;
   if (takes_wallet) methods.push('ewallet');
   return methods;
 }
@@ -133,7 +141,7 @@ export type OpenSessionOutcome =
    * limit): no login link, since none would work (docs/cashier.md §2.4).
    */
   | { readonly kind: 'order_closed'; readonly order_status: 'approved' | 'expired' }
-  | { readonly kind: 'no_gateway'; readonly currency: string }
+  | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal }
   | { readonly kind: 'unknown_method'; readonly allowed: readonly string[] };
 
 const CUSTOMER_PURPOSE = 'cashier-customer';
@@ -148,8 +156,8 @@ export function openCustomer(deps: Pick<OperationDeps, 'sealer'>, sealed: string
 
 /** Opens a session (or, for an order_id seen before with the same content, answers the same session again). */
 export async function openSession(deps: OperationDeps, public_url: string, input: OpenSessionInput): Promise<OpenSessionOutcome> {
-  const gateway = selectGateway(input.merchant, input.currency, input.gateway ?? undefined);
-  if (!gateway || !deps.processors.get(gateway.processor)) return { kind: 'no_gateway', currency: input.currency };
+  const routing = await routePayment(deps, input.merchant, input.currency, input.gateway);
+  if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // Spec §4.3 / §4.5: payment_method is ignored (overridden) when a gateway is given.
   const payment_method = input.gateway !== null ? null : input.payment_method;
   if (payment_method !== null) {

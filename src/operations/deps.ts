@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Sealer } from '../crypto/sealer.js';
 import type { Clock } from '../domain/clock.js';
-import type { MerchantDirectory } from '../domain/merchants.js';
-import type { ProcessorRegistry } from '../processors/processor.js';
+import type { MerchantDirectory } from './merchant-directory.js';
+import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Store } from '../store/store.js';
 
 export interface OperationDeps {
@@ -15,7 +15,10 @@ export interface OperationDeps {
   /** The real clock: leases and claims (domain/clock.ts wallClock). */
   readonly wall_clock: Clock;
   readonly merchants: MerchantDirectory;
-  readonly processors: ProcessorRegistry;
+  /** The connector of each gateway (connectors/registry.ts). */
+  readonly connectors: ConnectorRegistry;
   readonly config: Config;
+  /** PUBLIC_URL, or the address the server is bound to once listening: the base of every URL the gateway hands out. */
+  readonly public_url: () => string;
   readonly logger: Logger;
 }

@@ -8,7 +8,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { TransactionStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
-import type { ProcessorResult } from '../processors/processor.js';
+import type { Config } from '../config.js';
+import type { Connector, ProcessorResult } from '../connectors/connector.js';
 import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS, type TransactionRow } from '../store/schema.js';
 import type { StoreOps, TransactionPatch } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
@@ -189,27 +190,41 @@ const STATUS_FOR_RESULT: Readonly<Record<'approved' | 'rejected' | 'error', Tran
 export interface FinishOptions {
   /**
    * false when the processor was asked after the request was answered (an operator released a
-   * held payout): the stored answer stays the one the request got, which is what a replay repeats.
+   * held payout, a lookup after a lost answer): the stored answer stays the one the request got,
+   * which is what a replay repeats.
    */
   readonly store_answer?: boolean;
   /**
    * Keeps the card for later charges when the result can still end approved (approved, pending,
-   * challenge): runs inside the finishing transaction and returns the card_token to store.
-   * A card whose sale is refused at once is never kept (decisions.md §9).
+   * challenge, redirect, unknown): runs inside the finishing transaction and returns the
+   * card_token to store. A card whose sale is refused at once is never kept (decisions.md §9).
    */
   readonly vault?: (tx: StoreOps) => Promise<string>;
 }
 
+/** The kind of page a `challenge` result sends the customer to: a card's 3-D Secure, or the e-wallet (wallet deposits, payouts). */
+function challengeKind(row: TransactionRow): 'card' | 'wallet' {
+  return row.payment_method === 'card' && row.transaction_type !== 'payout' ? 'card' : 'wallet';
+}
+
+/** What the merchant reads while the gateway asks the processor about an outcome it did not get. */
+export const AWAITING_PROCESSOR = 'Awaiting the processor\'s answer; the final status will be notified';
+
 /**
  * Applies the processor's result to the row (reserved `pending`, or a released payout
  * `in progress`); returns the answer, stored for replays unless options say otherwise.
- * A `pending` result changes no status: the later result is kept as due work from the row's status.
+ * - approved, rejected, error: the status changes through the state machine.
+ * - challenge (the gateway's own page) and redirect (the processor's page): pending_async with
+ *   the page's redirect_url; a challenge's time-out, or a lookup of a redirect, is kept as due work.
+ * - pending and unknown change no status: a later result the connector already knows is kept as
+ *   due work, and otherwise the processor is asked again later (a processor_lookup), unless its
+ *   webhook settles the transaction first.
  */
 export async function finish(
-  deps: Pick<OperationDeps, 'store' | 'clock'>,
+  deps: Pick<OperationDeps, 'store' | 'clock' | 'config'>,
   row: TransactionRow,
   result: ProcessorResult,
-  processor_challenge_url: (token: string) => string,
+  connector: Pick<Connector, 'challengeUrl'>,
   options: FinishOptions = {},
 ): Promise<TransactionAnswer> {
   const now_ms = deps.clock.now_ms();
@@ -224,45 +239,55 @@ export async function finish(
     return answer;
   };
   return deps.store.transaction(async (tx) => {
-    const base: TransactionPatch = {
-      psp_transaction_id: result.psp_transaction_id,
-      error_code: result.error_code,
-      error_details: result.error_details,
-    };
-    if (options.vault && (result.kind === 'approved' || result.kind === 'pending' || result.kind === 'challenge')) {
+    const base: TransactionPatch = result.kind === 'unknown'
+      ? { psp_transaction_id: result.psp_transaction_id ?? row.psp_transaction_id, error_code: '0', error_details: AWAITING_PROCESSOR }
+      : { psp_transaction_id: result.psp_transaction_id, error_code: result.error_code, error_details: result.error_details };
+    if (options.vault && result.kind !== 'rejected' && result.kind !== 'error') {
       base.card_token = await options.vault(tx);
     }
-    if (result.kind === 'pending') {
-      // Still pending: no status change, but the answer and the later result are recorded.
+    if (result.kind === 'pending' || result.kind === 'unknown') {
+      // Still pending: no status change, but the answer and what happens next are recorded.
       const patch: TransactionPatch = { ...base, updated_at_ms: now_ms };
       const answer = answering(row.status, patch);
       if (!(await tx.updateTransactionIfStatus(row.trace_id, row.status, patch))) {
-        return answerOfCurrent(tx, row.trace_id);
+        return answerOfCurrent(tx, row.trace_id, row.status, base, store_answer);
       }
-      if (result.later) {
+      if (result.kind === 'pending' && result.later) {
         await tx.insertDueAction({
           trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: row.status,
           to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
         });
+      } else {
+        const after_ms = result.kind === 'pending' ? result.recheck_after_ms : undefined;
+        await scheduleLookup(tx, row.trace_id, row.status, now_ms + (after_ms ?? firstLookupDelayMs(deps.config)));
       }
       return answer;
     }
     if (result.kind === 'challenge') {
+      if (!connector.challengeUrl) throw new Error('a connector answered a challenge without pages of its own');
       const token = randomBytes(24).toString('base64url');
       const patch: TransactionPatch = {
         ...base,
-        redirect_url: processor_challenge_url(token),
+        redirect_url: connector.challengeUrl(token, challengeKind(row)),
         challenge_token_hash: challengeTokenHash(token),
         challenge_expires_at_ms: now_ms + result.later.after_ms,
         challenge_mode: result.mode,
       };
       const answer = answering('pending_async', patch);
       const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
-      if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id);
+      if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, 'pending_async', base, store_answer);
       await tx.insertDueAction({
         trace_id: row.trace_id, kind: 'challenge_timeout', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending_async',
         to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
       });
+      return answer;
+    }
+    if (result.kind === 'redirect') {
+      const patch: TransactionPatch = { ...base, redirect_url: result.redirect_url };
+      const answer = answering('pending_async', patch);
+      const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to the processor\'s authentication page', patch }, now_ms);
+      if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, 'pending_async', base, store_answer);
+      await scheduleLookup(tx, row.trace_id, 'pending_async', now_ms + result.recheck_after_ms);
       return answer;
     }
     const patch: TransactionPatch = { ...base };
@@ -273,8 +298,24 @@ export async function finish(
     const to = STATUS_FOR_RESULT[result.kind];
     const answer = answering(to, patch);
     const changed = await changeStatus(tx, row, { to, reason: 'processor answered', patch }, now_ms);
-    if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id);
+    if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, to, base, store_answer);
     return answer;
+  });
+}
+
+/** The first lookup after an outcome the gateway did not get (PAYGATE_PROCESSOR_LOOKUP_SECONDS). */
+function firstLookupDelayMs(config: Config): number {
+  return config.schedules.processor_lookup_seconds[0]! * 1000;
+}
+
+/**
+ * Asks the processor again at due_at_ms what became of the transaction, as long as it is still
+ * in `expected_status` then (workers/due-work.ts). A webhook that settles it first makes the
+ * lookup find nothing to do.
+ */
+export async function scheduleLookup(tx: StoreOps, trace_id: number, expected_status: string, due_at_ms: number): Promise<void> {
+  await tx.insertDueAction({
+    trace_id, kind: 'processor_lookup', due_at_ms, expected_status, to_status: '', error_code: null, error_details: null,
   });
 }
 
@@ -295,13 +336,31 @@ export async function holdForApproval(deps: OperationDeps, row: TransactionRow):
 }
 
 /**
- * The row was finished by someone else while the processor was asked (the stuck-transaction
- * sweep after a very slow call): the request gets what the row now says, not a crash.
+ * The row was changed by someone else while the processor was asked (the processor's webhook
+ * arriving before its answer, or the stuck-transaction sweep after a very slow call): the request
+ * gets what the row now says, not a crash. What only this request knows is added when the row
+ * lacks it: the card's token (the card was vaulted in this transaction) once approved, the
+ * processor's id, and the stored answer for replays.
  */
-async function answerOfCurrent(tx: StoreOps, trace_id: number): Promise<TransactionAnswer> {
+async function answerOfCurrent(
+  tx: StoreOps, trace_id: number, outcome: string, known: TransactionPatch, store_answer: boolean,
+): Promise<TransactionAnswer> {
   const current = await tx.getTransaction(trace_id);
   if (!current) throw new Error(`transaction ${trace_id} vanished`);
-  return current.answer_json ? (JSON.parse(current.answer_json) as TransactionAnswer) : transactionAnswer(current);
+  const patch: TransactionPatch = {};
+  // Only when the row reached the outcome this request got: a late answer never dresses up a
+  // transaction that ended otherwise.
+  if (current.status === outcome) {
+    if (known.card_token && current.card_token === null && current.status === 'approved') patch.card_token = known.card_token;
+    if (known.psp_transaction_id && current.psp_transaction_id === null) patch.psp_transaction_id = known.psp_transaction_id;
+  }
+  if (!store_answer || (Object.keys(patch).length === 0 && current.answer_json !== null)) {
+    return current.answer_json ? (JSON.parse(current.answer_json) as TransactionAnswer) : transactionAnswer(current);
+  }
+  const answer = transactionAnswer({ ...current, ...patch });
+  patch.answer_json = JSON.stringify(answer);
+  await tx.updateTransactionIfStatus(trace_id, current.status, patch);
+  return answer;
 }
 
 async function mustChange(

@@ -15,12 +15,13 @@
 import { CardData, parseExpiry } from '../domain/cards.js';
 import type { PayoutStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
-import type { ProcessorResult } from '../processors/processor.js';
+import { NO_CUSTOMER, type ProcessorResult } from '../connectors/connector.js';
 import type { TransactionRow } from '../store/schema.js';
 import type { TransactionPatch } from '../store/store.js';
 import { openVaultedPan } from './card-vault.js';
 import type { OperationDeps } from './deps.js';
 import { finish } from './lifecycle.js';
+import { openPayoutCustomer } from './payout.js';
 
 export type ReviewAction = 'approve' | 'submit' | 'cancel' | 'reject' | 'reverse';
 
@@ -99,37 +100,46 @@ export async function reviewPayout(deps: OperationDeps, trace_id: number, action
 async function submitPayout(deps: OperationDeps, trace_id: number, steps: readonly ReviewAction[], note: string | undefined): Promise<ReviewOutcome> {
   const payout = await findPayout(deps, trace_id);
   if (!payout) return { kind: 'not_found' };
-  const processor = deps.processors.get(payout.payment_processor);
-  if (!processor) return { kind: 'processor_unavailable', status: payout.status };
+  // The payout's own gateway sends it, enabled or not: it was accepted while the gateway was.
+  const found = await deps.connectors.forGatewayId(deps.store, payout.gateway_id);
+  if (!found) return { kind: 'processor_unavailable', status: payout.status };
+  const connector = found.connector;
   const claimed = await transition(deps, trace_id, steps, note);
   if (claimed.kind !== 'changed') return claimed;
   const row = claimed.row;
+  const reference = row.cashier_order_id ?? row.order_id;
   let result: ProcessorResult;
   if (row.payment_method === 'card') {
     const card = await vaultedCard(deps, row);
-    result = card
-      ? await processor.cardPayout({ trace_id: row.trace_id, amount_minor: row.amount_minor, currency: row.currency, card })
-      : { kind: 'error', psp_transaction_id: null, error_code: '1', error_details: 'The held card could not be read from the vault' };
-  } else {
-    result = await processor.directPayout({
+    result = card && connector.cardPayout
+      ? await connector.cardPayout({
+        trace_id: row.trace_id, reference, amount_minor: row.amount_minor, currency: row.currency, card,
+        customer: openPayoutCustomer(deps, row.customer_sealed) ?? NO_CUSTOMER,
+      })
+      : { kind: 'error', psp_transaction_id: null, error_code: '1', error_details: card ? 'This gateway makes no card payouts' : 'The held card could not be read from the vault' };
+  } else if (connector.direct) {
+    result = await connector.direct.payout({
       trace_id: row.trace_id,
+      reference,
       amount_minor: row.amount_minor,
       currency: row.currency,
       method: row.payment_method,
       data: row.data_json ? (JSON.parse(row.data_json) as Record<string, string>) : {},
       customer_present: false,
     });
+  } else {
+    result = { kind: 'error', psp_transaction_id: null, error_code: '1', error_details: 'This gateway makes no direct payouts' };
   }
   result = withoutCustomer(result);
   // The request was answered long ago (requested); its stored answer stays what a replay repeats.
-  await finish(deps, row, result, (token) => processor.challengeUrl(token, 'wallet'), { store_answer: false });
+  await finish(deps, row, result, connector, { store_answer: false });
   const final_row = await deps.store.getTransaction(trace_id);
   return { kind: 'changed', previous_status: claimed.previous_status, row: final_row ?? row };
 }
 
 /** A released payout has no customer at hand to act on a page: a challenge answer is an error (processors are told customer_present false). */
 export function withoutCustomer(result: ProcessorResult): ProcessorResult {
-  return result.kind === 'challenge'
+  return result.kind === 'challenge' || result.kind === 'redirect'
     ? { kind: 'error', psp_transaction_id: result.psp_transaction_id, error_code: '1', error_details: 'The processor asked for customer action on a released payout' }
     : result;
 }

@@ -2,12 +2,13 @@
 // choose the gateway, reserve the idempotency key, then either hold the payout for an
 // operator (gateways.hold_payouts: it stops in `requested`) or ask the processor and apply its
 // result through the state machine. Also the pieces every payout shares with direct payouts.
+import type { Connector, Customer, ProcessorResult } from '../connectors/connector.js';
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
-import { type Gateway, type Merchant, selectGateway } from '../domain/merchants.js';
-import type { Processor, ProcessorResult } from '../processors/processor.js';
+import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
 import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
 import type { StoreOps } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
+import { type NeededCapability, routePayment } from './gateway-choice.js';
 import { finish, holdForApproval, requestRow, type ReserveOptions, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 import type { CashierLink, Identity } from './sale.js';
@@ -27,6 +28,8 @@ export interface PayoutRequestBase {
   readonly notification_url: string;
   readonly request_fingerprint: string;
   readonly variables: Readonly<Record<string, string>>;
+  /** The payee as the request describes them: a processor's card payout needs the name. */
+  readonly customer: Customer;
   /** Set by the hosted cashier: the session the payout is made in (docs/cashier.md). */
   readonly cashier?: CashierLink;
 }
@@ -39,24 +42,34 @@ export type PayoutOutcome =
   | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
   | { readonly kind: 'duplicate_order' }
   | { readonly kind: 'in_progress' }
-  | { readonly kind: 'no_gateway'; readonly currency: string };
+  | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
-/** The gateway named in the request, if it is the merchant's, takes the currency and its processor is loaded here. */
 /**
- * The gateway and processor of a payout. hold_payouts is read from the store, not from the
- * merchant copy the request was authenticated with (which may be a few seconds old, see
- * domain/merchants.ts): an operator's hold takes effect on every instance at once.
+ * The gateway and connector of a payout: the gateway the request names, if it is the
+ * merchant's, usable here, takes the currency and its connector can make this kind of payout.
+ * hold_payouts is read from the store, not from the merchant copy the request was authenticated
+ * with (which may be a few seconds old, see operations/merchant-directory.ts): an operator's hold
+ * takes effect on every instance at once.
  */
 export async function payoutGateway(
-  deps: OperationDeps, merchant: Merchant, currency: string, gateway_id: string,
-): Promise<{ gateway: Gateway; processor: Processor } | null> {
-  const selected = selectGateway(merchant, currency, gateway_id);
-  if (!selected) return null;
-  const processor = deps.processors.get(selected.processor);
-  if (!processor) return null;
-  const stored = await deps.store.getGateway(selected.gateway_id);
-  if (!stored) return null;
-  return { gateway: { ...selected, hold_payouts: stored.hold_payouts === 1 }, processor };
+  deps: OperationDeps, merchant: Merchant, currency: string, gateway_id: string, need: NeededCapability,
+): Promise<{ readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal }> {
+  const routing = await routePayment(deps, merchant, currency, gateway_id, need);
+  if (routing.kind === 'refused') return routing;
+  const stored = await deps.store.getGateway(routing.gateway.gateway_id);
+  if (!stored) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id } };
+  return { kind: 'routed', gateway: { ...routing.gateway, hold_payouts: stored.hold_payouts === 1 }, connector: routing.connector };
+}
+
+const CUSTOMER_PURPOSE = 'payout-customer';
+
+/** The payee of a payout, sealed in its row: a held payout released later still names them to the processor. */
+export function sealPayoutCustomer(deps: Pick<OperationDeps, 'sealer'>, customer: Customer): string {
+  return deps.sealer.seal(JSON.stringify(customer), CUSTOMER_PURPOSE);
+}
+
+export function openPayoutCustomer(deps: Pick<OperationDeps, 'sealer'>, sealed: string | null): Customer | null {
+  return sealed === null ? null : (JSON.parse(deps.sealer.open(sealed, CUSTOMER_PURPOSE)) as Customer);
 }
 
 /** The reserved row of a payout: born `pending`, like every transaction. */
@@ -64,13 +77,13 @@ export function payoutRow(
   deps: OperationDeps,
   input: PayoutRequestBase,
   gateway: Gateway,
-  processor: Processor,
+  connector: Connector,
   specific: Pick<NewTransactionRow, 'payment_method'> & Partial<NewTransactionRow>,
 ): NewTransactionRow {
   return requestRow(input, {
-    transaction_type: 'payout', gateway_id: gateway.gateway_id, payment_processor: processor.name, payment_method: specific.payment_method,
+    transaction_type: 'payout', gateway_id: gateway.gateway_id, payment_processor: connector.name, payment_method: specific.payment_method,
     created_at_ms: deps.clock.now_ms(),
-  }, specific);
+  }, { customer_sealed: sealPayoutCustomer(deps, input.customer), ...specific });
 }
 
 /**
@@ -81,7 +94,7 @@ export async function runPayout(
   deps: OperationDeps,
   row: NewTransactionRow,
   gateway: Gateway,
-  processor: Processor,
+  connector: Connector,
   ask: (reserved: TransactionRow) => Promise<ProcessorResult>,
   options: ReserveOptions = {},
 ): Promise<PayoutOutcome> {
@@ -91,16 +104,18 @@ export async function runPayout(
   if (reservation.kind === 'refused_by_guard') throw new Error('payout preparation never refuses');
   if (gateway.hold_payouts) return { kind: 'processed', answer: await holdForApproval(deps, reservation.row), replayed: false };
   const result = await ask(reservation.row);
-  const answer = await finish(deps, reservation.row, result, (token) => processor.challengeUrl(token, 'wallet'));
+  const answer = await finish(deps, reservation.row, result, connector);
   return { kind: 'processed', answer, replayed: false };
 }
 
 export async function processCardPayout(deps: OperationDeps, input: CardPayoutInput): Promise<PayoutOutcome> {
-  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway);
-  if (!chosen) return { kind: 'no_gateway', currency: input.currency };
-  const { gateway, processor } = chosen;
+  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway, 'card_payout');
+  if (chosen.kind === 'refused') return { kind: 'no_gateway', refusal: chosen.refusal };
+  const { gateway, connector } = chosen;
+  const cardPayout = connector.cardPayout?.bind(connector);
+  if (!cardPayout) return { kind: 'no_gateway', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'card payouts' } };
   const merchant_id = input.merchant.merchant_id;
-  const row = payoutRow(deps, input, gateway, processor, {
+  const row = payoutRow(deps, input, gateway, connector, {
     payment_method: 'card',
     // Like a sale: the masked form, brand, expiry and a keyed fingerprint; never the PAN or CVV in clear.
     card_masked: input.card.masked,
@@ -113,10 +128,12 @@ export async function processCardPayout(deps: OperationDeps, input: CardPayoutIn
   const prepare = gateway.hold_payouts
     ? async (tx: StoreOps) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, row.created_at_ms) })
     : undefined;
-  return runPayout(deps, row, gateway, processor, (reserved) => processor.cardPayout({
+  return runPayout(deps, row, gateway, connector, (reserved) => cardPayout({
     trace_id: reserved.trace_id,
+    reference: input.cashier?.cashier_order_id ?? input.order_id,
     amount_minor: input.amount_minor,
     currency: input.currency,
     card: input.card,
+    customer: input.customer,
   }), prepare ? { prepare } : {});
 }

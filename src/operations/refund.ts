@@ -32,7 +32,7 @@ export type RefundOutcome =
   /** No such transaction for this merchant: the same answer whether it is absent or another merchant's. */
   | { readonly kind: 'reference_not_found' }
   | { readonly kind: 'refused'; readonly reason: RefundRefusal; readonly remaining_minor?: number }
-  /** The sale's processor is not loaded here (a sandbox sale on a live instance). */
+  /** The sale's connector does not run here (a sandbox sale on a live instance). */
   | { readonly kind: 'no_processor' };
 
 export async function processRefund(deps: OperationDeps, input: RefundInput): Promise<RefundOutcome> {
@@ -49,8 +49,10 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
   if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
   if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };
-  const processor = deps.processors.get(sale.payment_processor);
-  if (!processor) return { kind: 'no_processor' };
+  // The sale's own gateway refunds it, enabled or not: a disabled gateway still settles what it took.
+  const found = await deps.connectors.forGatewayId(deps.store, sale.gateway_id);
+  if (!found) return { kind: 'no_processor' };
+  const connector = found.connector;
 
   const now_ms = deps.clock.now_ms();
   let refusal: RefundOutcome | null = null;
@@ -81,12 +83,14 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind !== 'reserved') return reservation;
 
-  const result = await processor.refund({
+  const result = await connector.refund({
     trace_id: reservation.row.trace_id,
+    reference: input.order_id,
+    sale_trace_id: sale.trace_id,
     sale_psp_transaction_id: sale.psp_transaction_id,
     amount_minor: input.amount_minor,
     currency: input.currency,
   });
-  const answer = await finish(deps, reservation.row, result, (token) => processor.challengeUrl(token, 'card'));
+  const answer = await finish(deps, reservation.row, result, connector);
   return { kind: 'processed', answer, replayed: false };
 }

@@ -48,11 +48,13 @@ function newId(prefix: string): string {
 }
 
 /**
- * The gateway that charges a renewal in this currency: the merchant's first gateway with MIT
- * enabled that takes it and whose processor runs here. Null: the currency cannot be billed.
+ * The gateway that charges a renewal in this currency: the merchant's first enabled gateway with
+ * MIT enabled that takes it and whose connector runs here and makes stored-card charges. Null:
+ * the currency cannot be billed.
  */
-export function mitGatewayFor(deps: Pick<OperationDeps, 'processors'>, merchant: Merchant, currency: string): Gateway | null {
-  return merchant.gateways.find((g) => g.mit_enabled && g.currencies.includes(currency) && deps.processors.get(g.processor) !== null) ?? null;
+export function mitGatewayFor(deps: Pick<OperationDeps, 'connectors'>, merchant: Merchant, currency: string): Gateway | null {
+  return merchant.gateways.find((g) => g.enabled && g.mit_enabled && g.currencies.includes(currency) && deps.connectors.runsHere(g.connector)
+    && deps.connectors.definition(g.connector)?.capabilities.merchant_initiated === true) ?? null;
 }
 
 export async function createPlan(deps: OperationDeps, merchant: Merchant, input: NewPlanInput): Promise<CreatePlanOutcome> {

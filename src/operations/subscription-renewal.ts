@@ -15,6 +15,7 @@
 // retries ran out): a series of tries is retries_number + 1 attempts long, and activation starts
 // the next series (operations/subscriptions.ts), so an order_id is never used twice and
 // `attempt % (retries_number + 1)` is the position within the current series.
+import { NO_CUSTOMER } from '../connectors/connector.js';
 import { CardData, parseExpiry } from '../domain/cards.js';
 import { nextChargeAfter, retryDueAt, type BillingCycle } from '../domain/billing-calendar.js';
 import type { Merchant } from '../domain/merchants.js';
@@ -76,6 +77,8 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
     currency: sub.currency,
     // A stored card: no CVV, ever (decisions.md §9).
     card: new CardData(openVaultedPan(deps.sealer, sub.merchant_id, card.pan_sealed), expiry, null),
+    // A renewal has no customer at hand; the processor knows the card from the first charge.
+    customer: NO_CUSTOMER,
     pin: card.pin,
     gateway: gateway.gateway_id,
     return_url: null,
@@ -103,7 +106,7 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
       return holder ? resultOfRow(holder) : { kind: 'waiting' };
     }
     case 'no_gateway':
-      return { kind: 'failed', trace_id: null, reason: `no gateway takes ${outcome.currency}` };
+      return { kind: 'failed', trace_id: null, reason: `no usable gateway takes ${sub.currency} (${outcome.refusal.kind})` };
   }
 }
 

@@ -1,7 +1,7 @@
 // A deposit paid from the customer's e-wallet (the hosted cashier's second method): reserved
 // like any sale, then the customer confirms or cancels at the wallet (a challenge page).
-import { selectGateway } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
+import { routePayment } from './gateway-choice.js';
 import { finish, requestRow, reserve } from './lifecycle.js';
 import type { SaleInput, SaleOutcome } from './sale.js';
 
@@ -15,13 +15,14 @@ export type WalletSaleInput = Omit<SaleInput, 'card' | 'initiated_by' | 'mit_ret
 export type WalletSaleOutcome = SaleOutcome;
 
 export async function processWalletSale(deps: OperationDeps, input: WalletSaleInput): Promise<WalletSaleOutcome> {
-  const gateway = selectGateway(input.merchant, input.currency, input.gateway);
-  const processor = gateway ? deps.processors.get(gateway.processor) : null;
-  if (!gateway || !processor?.walletDeposit) return { kind: 'no_gateway', currency: input.currency };
-  const walletDeposit = processor.walletDeposit.bind(processor);
+  const routing = await routePayment(deps, input.merchant, input.currency, input.gateway, 'wallet_deposit');
+  if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
+  const { gateway, connector } = routing;
+  const walletDeposit = connector.walletDeposit?.bind(connector);
+  if (!walletDeposit) return { kind: 'no_gateway', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'e-wallet deposits' } };
   const now_ms = deps.clock.now_ms();
   const reservation = await reserve(deps, requestRow(input, {
-    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: processor.name, payment_method: 'ewallet', created_at_ms: now_ms,
+    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: connector.name, payment_method: 'ewallet', created_at_ms: now_ms,
   }, {
     // The wallet account is shown masked on the wallet page, as for wallet payouts.
     data_json: JSON.stringify({ data_account_number: input.wallet_id }),
@@ -32,8 +33,9 @@ export async function processWalletSale(deps: OperationDeps, input: WalletSaleIn
     return reservation;
   }
   const result = await walletDeposit({
-    trace_id: reservation.row.trace_id, amount_minor: input.amount_minor, currency: input.currency, wallet_id: input.wallet_id,
+    trace_id: reservation.row.trace_id, reference: input.cashier?.cashier_order_id ?? input.order_id,
+    amount_minor: input.amount_minor, currency: input.currency, wallet_id: input.wallet_id,
   });
-  const answer = await finish(deps, reservation.row, result, (token) => processor.challengeUrl(token, 'wallet'));
+  const answer = await finish(deps, reservation.row, result, connector);
   return { kind: 'processed', answer, replayed: false };
 }

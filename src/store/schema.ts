@@ -24,15 +24,35 @@ export interface FrontendTable {
   created_at_ms: number;
 }
 
+/** A merchant's account at one processor, reached through a connector (decisions.md §13, docs/connectors.md). */
 export interface GatewayTable {
   gateway_id: string;
   merchant_id: string;
-  processor: string;
+  /** The connector's name: sandbox, checkout (migration 0010 renamed it from `processor`). */
+  connector: string;
   /** Comma-separated ISO codes. */
   currencies: string;
   mit_enabled: number;
   hold_payouts: number;
   created_at_ms: number;
+  /** The connector's settings as one JSON object, sealed with the master key (credentials included); null: none. */
+  settings_sealed: string | null;
+  /** 0 once an operator disabled it: no new payment goes to it; its transactions still settle, refund and take webhooks. */
+  enabled: Generated<number>;
+  /** Changes with its settings, so every instance's copy of the connector is rebuilt (connectors/registry.ts). */
+  updated_at_ms: number;
+}
+
+/** The processors' webhook events applied, by their own id: a replayed event changes nothing (migration 0010). */
+export interface ProcessorEventTable {
+  gateway_id: string;
+  event_id: string;
+  event_type: string;
+  /** The transaction it was matched to; null when none was found. */
+  trace_id: number | null;
+  /** What it did: applied, unchanged, unmatched, ignored. */
+  outcome: string;
+  received_at_ms: number;
 }
 
 export interface TransactionTable {
@@ -84,6 +104,11 @@ export interface TransactionTable {
   cashier_order_id: string | null;
   /** Cashier: the session's auth_token, notified (spec §6.2). It no longer logs anyone in once written here (docs/cashier.md). */
   cashier_auth_token: string | null;
+  /**
+   * Payouts only (migration 0010): the request's customer (name, address) sealed, which a
+   * processor's card payout needs when an operator releases a held payout later.
+   */
+  customer_sealed: string | null;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -148,6 +173,8 @@ export interface DueActionTable {
   error_code: string | null;
   error_details: string | null;
   done: Generated<number>;
+  /** processor_lookup: how many times the processor was asked so far (migration 0010). */
+  attempts: Generated<number>;
 }
 
 export interface CardVaultTable {
@@ -320,6 +347,7 @@ export interface Database {
   applications: ApplicationTable;
   frontends: FrontendTable;
   gateways: GatewayTable;
+  processor_events: ProcessorEventTable;
   transactions: TransactionTable;
   status_changes: StatusChangeTable;
   notifications: NotificationTable;
@@ -354,9 +382,12 @@ export const TRANSACTION_COLUMN_DEFAULTS: { readonly [K in OptionalTransactionCo
   reference_id: null, return_url: null, notification_url: null, psp_transaction_id: null, error_code: null, error_details: null,
   description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
   answer_json: null, variables_json: null, data_json: null, cashier_session_id: null, cashier_order_id: null, cashier_auth_token: null,
+  customer_sealed: null,
 };
 
 export type GatewayRow = Selectable<GatewayTable>;
+export type NewGatewayRow = Insertable<GatewayTable>;
+export type ProcessorEventRow = Selectable<ProcessorEventTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type DueActionRow = Selectable<DueActionTable>;
 export type CardVaultRow = Selectable<CardVaultTable>;

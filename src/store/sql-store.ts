@@ -5,11 +5,11 @@
 import { CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type {
-  CardVaultRow, Database, DueActionTable, GatewayRow, NewTransactionRow, NotificationAttemptTable, NotificationRow,
+  CardVaultRow, Database, DueActionTable, GatewayRow, NewGatewayRow, NewTransactionRow, ProcessorEventTable, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
-import type { Dialect, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
+import type { Dialect, GatewayPatch, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -108,6 +108,11 @@ export const transactionScans = {
     .where('transaction_type', '=', sql.lit('payout')).where('status', '=', 'in progress').where('psp_transaction_id', 'is', null)
     .where('updated_at_ms', '<', older_than_ms)
     .orderBy('trace_id').limit(limit),
+  /** A live processor's transaction by its id there (transactions_psp: never the sandbox's). */
+  byPspId: (db: Executor, gateway_id: string, psp_transaction_id: string) => db.selectFrom('transactions').selectAll()
+    .where('gateway_id', '=', gateway_id).where('psp_transaction_id', '=', psp_transaction_id)
+    .where('psp_transaction_id', 'is not', null).where('payment_processor', '<>', sql.lit('sandbox'))
+    .orderBy('trace_id').limit(1),
   /** The operator's payout list, a page from after_trace_id on (transactions_payouts). */
   payoutsByStatus: (db: Executor, status: string, after_trace_id: number, limit: number) => db.selectFrom('transactions').selectAll()
     .where('transaction_type', '=', sql.lit('payout')).where('status', '=', status).where('trace_id', '>', after_trace_id)
@@ -166,10 +171,7 @@ class SqlOps implements StoreOps {
         .values({ merchant_id: merchant.merchant_id, name: frontend.name, currency: frontend.currency, created_at_ms: merchant.created_at_ms })
         .execute();
     }
-    for (const gateway of merchant.gateways) {
-      await this.db.insertInto('gateways')
-        .values({ ...gateway, merchant_id: merchant.merchant_id, created_at_ms: merchant.created_at_ms }).execute();
-    }
+    for (const gateway of merchant.gateways) await this.db.insertInto('gateways').values(gateway).execute();
     return 'created';
   }
 
@@ -195,8 +197,39 @@ class SqlOps implements StoreOps {
     return Number(row.n);
   }
 
+  async listMerchantIds(limit: number): Promise<string[]> {
+    return (await this.db.selectFrom('merchants').select('merchant_id').orderBy('merchant_id').limit(limit).execute()).map((r) => r.merchant_id);
+  }
+
   async getGateway(gateway_id: string): Promise<GatewayRow | null> {
     return (await this.db.selectFrom('gateways').selectAll().where('gateway_id', '=', gateway_id).executeTakeFirst()) ?? null;
+  }
+
+  async insertGateway(row: NewGatewayRow): Promise<'created' | 'exists'> {
+    const inserted = await this.db.insertInto('gateways').values(row)
+      .onConflict((oc) => oc.column('gateway_id').doNothing())
+      .returning('gateway_id')
+      .executeTakeFirst();
+    return inserted ? 'created' : 'exists';
+  }
+
+  async listGateways(merchant_id: string | null): Promise<GatewayRow[]> {
+    let query = this.db.selectFrom('gateways').selectAll().orderBy('created_at_ms').orderBy('gateway_id');
+    if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
+    return query.execute();
+  }
+
+  async updateGateway(gateway_id: string, patch: GatewayPatch): Promise<boolean> {
+    const result = await this.db.updateTable('gateways').set(patch).where('gateway_id', '=', gateway_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertProcessorEvent(row: Insertable<ProcessorEventTable>): Promise<boolean> {
+    const inserted = await this.db.insertInto('processor_events').values(row)
+      .onConflict((oc) => oc.columns(['gateway_id', 'event_id']).doNothing())
+      .returning('event_id')
+      .executeTakeFirst();
+    return inserted !== undefined;
   }
 
   async setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean> {
@@ -269,6 +302,10 @@ class SqlOps implements StoreOps {
   async findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null> {
     return (await this.db.selectFrom('transactions').selectAll()
       .where('challenge_token_hash', '=', challenge_token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async findTransactionByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null> {
+    return (await transactionScans.byPspId(this.db, gateway_id, psp_transaction_id).executeTakeFirst()) ?? null;
   }
 
   async listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
@@ -357,6 +394,10 @@ class SqlOps implements StoreOps {
 
   async markDueActionDone(id: number): Promise<void> {
     await this.db.updateTable('due_actions').set({ done: 1 }).where('id', '=', id).execute();
+  }
+
+  async deferDueAction(id: number, due_at_ms: number): Promise<void> {
+    await this.db.updateTable('due_actions').set((eb) => ({ due_at_ms, attempts: eb('attempts', '+', 1) })).where('id', '=', id).execute();
   }
 
   async findStuckTransactions(older_than_ms: number, limit: number): Promise<TransactionRow[]> {

@@ -1,7 +1,7 @@
 // The one interface domain code sees. Two implementations sit behind it (SQLite and
 // PostgreSQL, both through Kysely in sql-store.ts); nothing outside store/ writes SQL.
 import type {
-  CardVaultRow, DueActionRow, GatewayRow, NewTransactionRow, NotificationRow, TransactionRow,
+  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventTable, TransactionRow,
 } from './schema.js';
 import type { Insertable } from 'kysely';
 import type { DueActionTable, NotificationAttemptTable, NotificationTable, StatusChangeTable } from './schema.js';
@@ -35,9 +35,11 @@ export interface NewMerchant {
   readonly secret_sealed: string;
   readonly applications: readonly string[];
   readonly frontends: readonly { readonly name: string; readonly currency: string }[];
-  readonly gateways: readonly Omit<GatewayRow, 'merchant_id' | 'created_at_ms'>[];
+  readonly gateways: readonly NewGatewayRow[];
   readonly created_at_ms: number;
 }
+
+export type GatewayPatch = Partial<Pick<GatewayRow, 'enabled' | 'settings_sealed' | 'currencies'>> & { readonly updated_at_ms: number };
 
 /** A plan with its prices in the merchant's order. */
 export interface PlanRecord {
@@ -67,7 +69,17 @@ export interface StoreOps {
   insertMerchant(merchant: NewMerchant): Promise<'created' | 'exists'>;
   getMerchant(merchant_id: string): Promise<MerchantRecord | null>;
   countMerchants(): Promise<number>;
+  /** The first `limit` merchant ids in order. */
+  listMerchantIds(limit: number): Promise<string[]>;
   getGateway(gateway_id: string): Promise<GatewayRow | null>;
+  /** 'exists' when the gateway_id is taken; the merchant must exist (a foreign key). */
+  insertGateway(row: NewGatewayRow): Promise<'created' | 'exists'>;
+  /** One merchant's gateways, or every gateway (null), oldest first. */
+  listGateways(merchant_id: string | null): Promise<GatewayRow[]>;
+  /** False when there is no such gateway. */
+  updateGateway(gateway_id: string, patch: GatewayPatch): Promise<boolean>;
+  /** Records a processor's webhook event; false when this gateway already has an event of that id (a replay). */
+  insertProcessorEvent(row: Insertable<ProcessorEventTable>): Promise<boolean>;
   /** Operator setting: payouts through this gateway wait in `requested` for approval. False when no such gateway. */
   setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean>;
 
@@ -92,6 +104,8 @@ export interface StoreOps {
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lockTransaction(trace_id: number): Promise<TransactionRow | null>;
   findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null>;
+  /** A live processor's transaction by its id there (webhooks); never a sandbox one (transactions_psp). */
+  findTransactionByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null>;
   /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
   listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
@@ -119,6 +133,12 @@ export interface StoreOps {
   /** Due actions not yet done; on PostgreSQL locked with SKIP LOCKED so instances share the work. */
   claimDueActions(now_ms: number, limit: number): Promise<DueActionRow[]>;
   markDueActionDone(id: number): Promise<void>;
+  /**
+   * Moves a due action to due_at_ms and counts one more attempt: a processor_lookup is put off
+   * like a lease while the processor is asked outside any transaction, then again when it
+   * must ask later.
+   */
+  deferDueAction(id: number, due_at_ms: number): Promise<void>;
   /** Transactions reserved but never finished (the process died during the processor call). */
   findStuckTransactions(older_than_ms: number, limit: number): Promise<TransactionRow[]>;
   /** Payouts `in progress` since before `older_than_ms` with no processor answer recorded (no psp_transaction_id). */

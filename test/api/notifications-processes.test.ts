@@ -10,7 +10,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
-import { MerchantDirectory } from '../../src/domain/merchants.js';
+import { MerchantDirectory } from '../../src/operations/merchant-directory.js';
+import { starterGateway } from '../../src/connectors/registry.js';
 import { buildNotificationPayload } from '../../src/notifications/payload.js';
 import { newNotificationRow } from '../../src/notifications/schedule.js';
 import type { Database } from '../../src/store/schema.js';
@@ -173,7 +174,7 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     const store = openPostgresStore(database.url, 10);
     cleanups.push(() => store.close());
     await store.migrate();
-    const created = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({ secret: 'two-process-secret' }, Date.now());
+    const created = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({ secret: 'two-process-secret' }, Date.now(), starterGateway('sandbox'));
     if (created.kind !== 'created') throw new Error('merchant not created');
     const merchant = created.merchant;
 
@@ -220,7 +221,7 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     for (let batch = 0; batch < TRANSACTIONS / 100; batch += 1) {
       const now_ms = Date.now();
       const rows = Array.from({ length: 100 }, () => transactionFixture(merchant.merchant_id, {
-        status: 'approved', notification_url, identity_value: merchant.application_key, gateway_id: merchant.gateway,
+        status: 'approved', notification_url, identity_value: merchant.application_key, gateway_id: merchant.gateway!,
         created_at_ms: now_ms, updated_at_ms: now_ms,
       }));
       const inserted = await db.insertInto('transactions').values(rows).returningAll().execute();

@@ -665,17 +665,23 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
   it('refuses a cashier session\'s validation_url on a private or link-local address: the payment is refused, nothing connects', async () => {
     const live = await startTestGateway(kind, { env: { ...FAST, PAYGATE_ENV: 'live' } });
     gateways.push(live);
-    // Live mode registers no processor (none exists yet besides the sandbox), so a session could
-    // not be opened: this one stands for it, and fails the test if the payment ever gets that far.
+    // The merchant's gateway, as live mode would reach it: a connector that stands for any
+    // processor and fails the test if the payment ever gets that far.
     const processor_calls: string[] = [];
-    const processors = live.gateway.deps.processors as { get: (name: string) => unknown };
-    const standIn = new Proxy({ name: 'sandbox' }, {
+    const now_ms = Date.now();
+    await live.gateway.deps.store.insertGateway({
+      gateway_id: 'a1'.repeat(16), merchant_id: live.merchant.merchant_id, connector: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0,
+      settings_sealed: null, created_at_ms: now_ms, updated_at_ms: now_ms,
+    });
+    const standIn = new Proxy({ name: 'sandbox', cashier_texts: undefined }, {
       get: (target, property) => (property in target ? target[property as 'name'] : () => {
         processor_calls.push(String(property));
         throw new Error('the processor was reached although the validation request was refused');
       }),
     });
-    processors.get = (name) => (name === 'sandbox' ? standIn : null);
+    const connectors = live.gateway.deps.connectors as unknown as { runsHere: (name: string) => boolean; forGateway: (gateway: unknown) => unknown };
+    connectors.runsHere = () => true;
+    connectors.forGateway = () => standIn;
     const urls = ['http://10.0.0.7/validate', 'http://169.254.169.254/validate', 'http://merchant-lan.test/validate', 'http://metadata.test/validate'];
     for (const validation_url of urls) {
       const answer = await openSession(live, '/api/init-pay-in', initPayIn(live.merchant, receiver.url, { validation_url }));

@@ -5,7 +5,8 @@
 // notification; a processor that cannot be asked leaves it for the operator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changeStatus } from '../../src/transitions/transaction.js';
-import type { Processor, ProcessorRegistry } from '../../src/processors/processor.js';
+import type { Connector } from '../../src/connectors/connector.js';
+import type { DueWorkDeps } from '../../src/workers/due-work.js';
 import type { TransactionRow } from '../../src/store/schema.js';
 import { runDueWorkOnce } from '../../src/workers/due-work.js';
 import { postSigned } from '../support/client.js';
@@ -20,7 +21,7 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
   beforeAll(async () => {
     gw = await startTestGateway(kind);
     held = await gw.createMerchant();
-    expect(await gw.gateway.deps.store.setGatewayHoldPayouts(held.gateway, true)).toBe(true);
+    expect(await gw.gateway.deps.store.setGatewayHoldPayouts(held.gateway!, true)).toBe(true);
   });
   afterAll(async () => {
     await gw?.close();
@@ -29,9 +30,7 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
   const deps = () => gw.gateway.deps;
   const stuck_ms = () => deps().config.schedules.stuck_processing_seconds * 1000;
   const advance = (ms: number) => gw.gateway.clock.set_offset_ms(gw.gateway.clock.get_offset_ms() + ms);
-  const sweep = (processors: ProcessorRegistry = deps().processors) => runDueWorkOnce({
-    store: deps().store, clock: deps().clock, logger: deps().logger, poll_ms: 50, stuck_processing_ms: stuck_ms(), processors,
-  });
+  const sweep = (connectors: DueWorkDeps['connectors'] = deps().connectors) => runDueWorkOnce({ deps: { ...deps(), connectors }, poll_ms: 50 });
   /** Signed requests carry the gateway's (moved) sandbox clock. */
   const timestamp = () => Math.floor(deps().clock.now_ms() / 1000);
   const statusesNotified = async (trace_id: number) =>
@@ -89,9 +88,14 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
   it('a processor that cannot be asked leaves the payout in progress for the operator', async () => {
     const unknown = await interruptedPayout(2600);
     advance(stuck_ms() + 1000);
-    const sandbox = deps().processors.get('sandbox')!;
-    const cannot_ask: Processor = Object.create(sandbox, { payoutStatus: { value: undefined } }) as Processor;
-    await sweep({ get: (name) => (name === 'sandbox' ? cannot_ask : null) });
+    // The sandbox's own connector, except that its processor cannot be reached when asked.
+    const cannot_ask = async (store: Parameters<DueWorkDeps['connectors']['forGatewayId']>[0], gateway_id: string) => {
+      const found = await deps().connectors.forGatewayId(store, gateway_id);
+      if (!found) return null;
+      const connector: Connector = Object.create(found.connector, { lookup: { value: async () => ({ kind: 'unavailable', reason: 'unreachable (test)' }) } }) as Connector;
+      return { gateway: found.gateway, connector };
+    };
+    await sweep({ forGatewayId: cannot_ask });
     expect(await deps().store.getTransaction(unknown.trace_id)).toMatchObject({ status: 'in progress', psp_transaction_id: null });
     expect(await statusesNotified(unknown.trace_id)).toEqual(['requested', 'authorized', 'in progress']);
   });

@@ -15,9 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMonthsAnchored, chargeDueAt, DAY_MS, retryDueAt } from '../../src/domain/billing-calendar.js';
 import { Sealer } from '../../src/crypto/sealer.js';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
-import { MerchantDirectory } from '../../src/domain/merchants.js';
+import { MerchantDirectory } from '../../src/operations/merchant-directory.js';
 import { renewalOrderId, renewSubscription } from '../../src/operations/subscription-renewal.js';
-import type { ProcessorResult } from '../../src/processors/processor.js';
+import type { ProcessorResult } from '../../src/connectors/connector.js';
+import { starterGateway } from '../../src/connectors/registry.js';
 import type { SubscriptionRow, TransactionRow } from '../../src/store/schema.js';
 import { openPostgresStore } from '../../src/store/open.js';
 import { runBillingOnce } from '../../src/workers/subscription-billing.js';
@@ -73,9 +74,15 @@ async function salesOf(gw: TestGateway, subscription_id: string, max_cycle = 14,
   return found;
 }
 
-/** Counts the merchant-initiated charges that reach the sandbox processor (a spy: it changes no outcome). */
-function countMitCharges(gw: TestGateway): { calls: () => number } {
-  const processor = gw.gateway.deps.processors.get('sandbox')!;
+/**
+ * Counts the merchant-initiated charges that reach the sandbox connector of the test merchant's
+ * gateway (a spy: it changes no outcome). The registry builds one connector per gateway and keeps
+ * it, so the charges of that gateway go through this instance.
+ */
+async function countMitCharges(gw: TestGateway): Promise<{ calls: () => number }> {
+  const deps = gw.gateway.deps;
+  const gateway = (await deps.merchants.findFresh(gw.merchant.merchant_id))!.gateways.find((g) => g.gateway_id === gw.merchant.gateway)!;
+  const processor = deps.connectors.forGateway(gateway)!;
   const original = processor.sale.bind(processor);
   let calls = 0;
   processor.sale = async (request): Promise<ProcessorResult> => {
@@ -574,7 +581,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const plan = await createPlanVia(gw.url, gw.merchant);
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
     const deps = gw.gateway.deps;
-    const spy = countMitCharges(gw);
+    const spy = await countMitCharges(gw);
     // The dead instance's claim holds for 1.5 s of real time (claims are on the wall clock).
     const wall_ms = deps.wall_clock.now_ms();
     const [claimed] = await deps.store.transaction((tx) => tx.claimDueSubscriptions(
@@ -606,7 +613,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const row = await subscription(gw, created);
     await deps.store.transaction((tx) => tx.updateSubscriptionIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }));
     const claimed = await subscription(gw, created);
-    const spy = countMitCharges(gw);
+    const spy = await countMitCharges(gw);
     const outcomes = await Promise.all([renewSubscription(deps, claimed, 'a'), renewSubscription(deps, claimed, 'b')]);
     // The second either found the first's sale in flight (waiting: looked at again later) or booked after it (superseded).
     const kinds = outcomes.map((o) => o.kind).sort();
@@ -741,7 +748,7 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     let merchant: CreatedMerchant;
     try {
       await store.migrate();
-      const outcome = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({}, Date.now());
+      const outcome = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({}, Date.now(), starterGateway('sandbox'));
       if (outcome.kind !== 'created') throw new Error('merchant not created');
       merchant = outcome.merchant;
     } finally {

@@ -90,8 +90,8 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       merchant_id, secret_sealed: sealer.seal(secret, `merchant-secret:${merchant_id}`), applications: ['nomit-app'],
       frontends: [{ name: 'nomit-front', currency: 'USD' }],
       gateways: [
-        { gateway_id: `${merchant_id}-mit`, processor: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0 },
-        { gateway_id: `${merchant_id}-cit`, processor: 'sandbox', currencies: 'USD,EUR', mit_enabled: 0, hold_payouts: 0 },
+        { gateway_id: `${merchant_id}-mit`, merchant_id, connector: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0, settings_sealed: null, created_at_ms: Date.now(), updated_at_ms: Date.now() },
+        { gateway_id: `${merchant_id}-cit`, merchant_id, connector: 'sandbox', currencies: 'USD,EUR', mit_enabled: 0, hold_payouts: 0, settings_sealed: null, created_at_ms: Date.now(), updated_at_ms: Date.now() },
       ],
       created_at_ms: Date.now(),
     }));

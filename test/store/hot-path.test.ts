@@ -11,7 +11,8 @@ import { CompiledQuery, Kysely, sql } from 'kysely';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
-import { MerchantDirectory } from '../../src/domain/merchants.js';
+import { MerchantDirectory } from '../../src/operations/merchant-directory.js';
+import { starterGateway } from '../../src/connectors/registry.js';
 import { migrateTo } from '../../src/store/migrations.js';
 import { openSqliteStore } from '../../src/store/open.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
@@ -135,7 +136,7 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     const reader = new MerchantDirectory(store, sealer);
     // Unknown now, created by "another process" (another directory), then known at once.
     expect(await directory.find('cache-shop')).toBeNull();
-    const created = await reader.create({ merchant_id: 'cache-shop', secret: 'cache-secret-1' }, Date.now());
+    const created = await reader.create({ merchant_id: 'cache-shop', secret: 'cache-secret-1' }, Date.now(), starterGateway('sandbox'));
     expect(created.kind).toBe('created');
     const found = await directory.find('cache-shop');
     expect(found).toMatchObject({ merchant_id: 'cache-shop', secret: 'cache-secret-1' });

@@ -46,7 +46,7 @@ describe.each(storeKinds())('migration 0009 on %s', (kind) => {
     const interrupted = await insert('o-interrupted', 'payout', 'in progress');
     await insert('o-paid', 'payout', 'approved', { psp_transaction_id: 'psp-2' });
 
-    await migrateTo(db as unknown as Kysely<unknown>, kind, null);
+    await migrateTo(db as unknown as Kysely<unknown>, kind, '0009_sparse_indexes');
     expect(await indexNames(db, kind, 'transactions')).toEqual([
       'transactions_cashier_session', 'transactions_payouts', 'transactions_pending', 'transactions_reference',
     ]);

@@ -3,7 +3,7 @@
 // atomic transactions, leases) is checked here on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store, StoreOps } from '../../src/store/store.js';
-import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId } from '../support/store-fixture.js';
+import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId, gatewayFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 const NOW = 1_800_000_000_000;
@@ -91,7 +91,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         secret_sealed: 'v1:another',
         applications: ['other-app'],
         frontends: [{ name: 'other-front', currency: 'EUR' }],
-        gateways: [{ gateway_id: uniqueId('gw'), processor: 'sandbox', currencies: 'GBP', mit_enabled: 0, hold_payouts: 1 }],
+        gateways: [gatewayFixture(first.merchant_id, { gateway_id: uniqueId('gw'), currencies: 'GBP', mit_enabled: 0, hold_payouts: 1 })],
       });
       expect(await store.insertMerchant(second)).toBe('exists');
       expect(await store.transaction((tx) => tx.insertMerchant(second))).toBe('exists');

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { type RunningGateway, startGateway } from '../../src/main.js';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
+import { starterGateway } from '../../src/connectors/registry.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 import type { StoreKind } from './stores.js';
 
@@ -68,7 +69,7 @@ export async function startTestGateway(kind: StoreKind, options: TestGatewayOpti
 }
 
 async function createMerchantVia(gateway: RunningGateway, overrides: Partial<Omit<CreatedMerchant, 'gateway'>>): Promise<CreatedMerchant> {
-  const outcome = await gateway.deps.merchants.create({ ...overrides }, Date.now());
+  const outcome = await gateway.deps.merchants.create({ ...overrides }, Date.now(), starterGateway(gateway.deps.config.environment));
   if (outcome.kind !== 'created') throw new Error(`merchant not created: ${JSON.stringify(outcome)}`);
   return outcome.merchant;
 }

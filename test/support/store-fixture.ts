@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openPostgresStore, openSqliteStore } from '../../src/store/open.js';
-import type { CardVaultRow, NewTransactionRow } from '../../src/store/schema.js';
+import type { CardVaultRow, NewGatewayRow, NewTransactionRow } from '../../src/store/schema.js';
 import type { NewMerchant, Store } from '../../src/store/store.js';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
@@ -89,13 +89,21 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${randomBytes(5).toString('hex')}`;
 }
 
+/** A sandbox gateway row of a merchant, without settings. */
+export function gatewayFixture(merchant_id: string, overrides: Partial<NewGatewayRow> = {}): NewGatewayRow {
+  return {
+    gateway_id: `gw-${merchant_id}`, merchant_id, connector: 'sandbox', currencies: 'USD,EUR', mit_enabled: 1, hold_payouts: 0,
+    settings_sealed: null, created_at_ms: 1_700_000_000_000, updated_at_ms: 1_700_000_000_000, ...overrides,
+  };
+}
+
 export function merchantFixture(merchant_id = uniqueId('m'), overrides: Partial<NewMerchant> = {}): NewMerchant {
   return {
     merchant_id,
     secret_sealed: `v1:sealed-secret-of-${merchant_id}`,
     applications: [`app-${merchant_id}`],
     frontends: [{ name: `front-${merchant_id}`, currency: 'USD' }],
-    gateways: [{ gateway_id: `gw-${merchant_id}`, processor: 'sandbox', currencies: 'USD,EUR', mit_enabled: 1, hold_payouts: 0 }],
+    gateways: [gatewayFixture(merchant_id, { gateway_id: `gw-${merchant_id}` })],
     created_at_ms: 1_700_000_000_000,
     ...overrides,
   };

@@ -53,7 +53,7 @@ function producedErrorDetails(): Set<string> {
       const tail = match[1]!.split(/\$\{[^{}`]*\}/).pop()!;
       if (tail.trim().length > 0) found.add(tail);
     }
-    if (file.endsWith(path.join('sandbox', 'sandbox-processor.ts'))) {
+    if (file.endsWith(path.join('sandbox', 'connector.ts'))) {
       for (const call of text.matchAll(/\btest\(([^)]*)\)/g)) {
         for (const literal of call[1]!.matchAll(/'([^']*)'/g)) found.add(`[TEST] ${literal[1]!}`);
       }

@@ -24,7 +24,7 @@ describe('finish after the stuck-transaction sweep', () => {
     const reservation = await reserve(deps, {
       merchant_id: gw.merchant.merchant_id, transaction_type: 'sale', order_id: orderId('slow'), request_fingerprint: 'f',
       api_version: '1.2', identity_kind: 'application_key', identity_value: gw.merchant.application_key,
-      gateway_id: gw.merchant.gateway, payment_processor: 'sandbox', payment_method: 'card', status: 'pending',
+      gateway_id: gw.merchant.gateway!, payment_processor: 'sandbox', payment_method: 'card', status: 'pending',
       amount_minor: 100, currency: 'USD', charge_amount_minor: 100, charge_currency: 'USD', pin: 'p', card_masked: card.masked,
       card_brand: 'VISA', card_exp: '12/2035', card_fingerprint: null, card_token: null, reference_id: null, return_url: null,
       notification_url: 'https://merchant.example/notify', psp_transaction_id: null, error_code: null, error_details: null,
@@ -34,12 +34,12 @@ describe('finish after the stuck-transaction sweep', () => {
     if (reservation.kind !== 'reserved') throw new Error(reservation.kind);
     // The processor call takes "longer" than stuck_processing_seconds.
     gw.gateway.clock.set_offset_ms(gw.gateway.clock.get_offset_ms() + (deps.config.schedules.stuck_processing_seconds + 1) * 1000);
-    await runDueWorkOnce({ store: deps.store, clock: deps.clock, logger: deps.logger, poll_ms: 50, stuck_processing_ms: deps.config.schedules.stuck_processing_seconds * 1000 });
+    await runDueWorkOnce({ deps, poll_ms: 50 });
     expect((await deps.store.getTransaction(reservation.row.trace_id))?.status).toBe('error');
 
     const answer = await finish(deps, reservation.row, {
       kind: 'approved', psp_transaction_id: 'late', charge_amount_minor: 100, charge_currency: 'USD', error_code: '0', error_details: '[TEST] Approved',
-    }, () => 'unused');
+    }, {});
     expect(answer.transaction_status).toBe('error');
     const row = await deps.store.getTransaction(reservation.row.trace_id);
     expect(row).toMatchObject({ status: 'error', psp_transaction_id: null });

@@ -13,7 +13,7 @@ import { CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.
 import { attemptTransaction, sessionState, submitPayment } from '../../operations/cashier-payment.js';
 import {
   type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
-  methodsFor, missingCustomerFields, saveRegistration, sessionFrameOrigins,
+  methodsFor, missingCustomerFields, saveRegistration, sessionConnector, sessionFrameOrigins,
 } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { html, type Html } from '../../pages/html.js';
@@ -103,7 +103,12 @@ async function answerLogin(page: PageDeps, response: FastifyReply, outcome: Logi
 /** The view every page of a browser session shares. */
 async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ view: CashierView; state: Awaited<ReturnType<typeof sessionState>> }> {
   const state = await sessionState(deps, browser.session);
-  return { view: { ...languageView(deps, browser.session), session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor }, state };
+  const merchant = await deps.merchants.find(browser.session.merchant_id);
+  const connector_texts = (merchant ? sessionConnector(deps, merchant, browser.session)?.cashier_texts : undefined) ?? null;
+  return {
+    view: { ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor },
+    state,
+  };
 }
 
 interface MainOptions {

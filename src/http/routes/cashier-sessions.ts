@@ -9,6 +9,7 @@ import {
 } from '../../operations/cashier-session.js';
 import { requestFingerprint } from '../../operations/lifecycle.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { bodySchema, type BodyOf, CASHIER_FIELDS, type Parsed, literal } from '../fields.js';
 import { type SignedContext, type SignedRoute, unknownCredentials } from '../route.js';
 import { variablesOf } from './process.js';
@@ -161,9 +162,7 @@ async function handleInit(context: SignedContext, kind: SessionKind, body: AnyIn
       ? 'Order closed: this order_id is already paid'
       : 'Order closed: this order_id has expired');
     // Within 75 characters whatever the gateway's length (up to 32).
-    case 'no_gateway': return reply(Status.NO_GATEWAY, body.gateway
-      ? `Gateway unavailable: gateway is not this merchant's or does not take ${outcome.currency}`
-      : `Gateway unavailable: no gateway of this merchant takes ${outcome.currency}`);
+    case 'no_gateway': return gatewayRefusalReply(outcome.refusal, true);
     case 'unknown_method': return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
   }
 }

@@ -7,6 +7,7 @@ import { requestFingerprint, type TransactionAnswer } from '../../operations/lif
 import { fieldError, type Reply } from '../envelope.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
+import { customerFrom } from '../../connectors/connector.js';
 import { payoutReply, variablesOf } from './process.js';
 
 export const DirectPayoutBody = bodySchema({
@@ -90,13 +91,14 @@ async function handleDirect(context: SignedContext, { body, data }: DirectInput)
     // sale and payout are the same request here, so a replay may say either.
     request_fingerprint: requestFingerprint(context.deps, { ...context.body, transaction_type: 'payout' }),
     variables: variablesOf(context.body),
+    customer: customerFrom(context.body),
     data,
   });
   if (outcome.kind === 'invalid_data') {
     const { field, kind, rule } = outcome.problem;
     return fieldError(kind === 'missing' ? `Missing required field: ${field}` : `Invalid field: ${field} (expected ${rule})`);
   }
-  return payoutReply(outcome, body.gateway, directAnswer);
+  return payoutReply(outcome, directAnswer);
 }
 
 export const DirectAnswer = Type.Object({

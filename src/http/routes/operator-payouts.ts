@@ -1,7 +1,8 @@
 // The operator API for payouts (docs/payouts.md), behind PAYGATE_ADMIN_TOKEN (decisions.md §8):
 // list and read payouts, approve / submit / cancel / reject / reverse one (each a state-machine
-// transition recorded with its notification, operations/payout-review.ts), and hold a
-// gateway's payouts for approval. A refused transition answers HTTP 409 with the current status.
+// transition recorded with its notification, operations/payout-review.ts). A refused transition
+// answers HTTP 409 with the current status. A gateway's hold_payouts setting is set with the
+// other gateway settings (operator-gateways.ts).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '../../domain/transaction-state.js';
@@ -175,50 +176,5 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
       },
     },
     ...(Object.keys(REVIEW_ACTIONS) as ReviewAction[]).map((action) => actionRoute(deps, action)),
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/operator/gateways/:gateway_id',
-      summary: 'Read a gateway\'s payout setting (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
-      produces: 'application/json',
-      async handle(request, response) {
-        if (!requireAdmin(request, response, deps.config.admin_token)) return response;
-        const { gateway_id } = request.params as { gateway_id: string };
-        const gateway = await deps.store.getGateway(gateway_id);
-        if (!gateway) return response.code(404).send({ status: Status.NO_GATEWAY, description: 'Gateway not found' });
-        return response.send({
-          status: Status.OK, description: 'Gateway found', gateway_id: gateway.gateway_id, merchant_id: gateway.merchant_id,
-          processor: gateway.processor, hold_payouts: gateway.hold_payouts === 1,
-        });
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'POST',
-      url: '/operator/gateways/:gateway_id',
-      summary: 'Hold the gateway\'s payouts for approval or not: {"hold_payouts": true|false} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
-      produces: 'application/json',
-      body: Type.Object({ hold_payouts: Type.Boolean() }),
-      response: Type.Object({ status: Type.Integer(), description: Type.String(), gateway_id: Type.String(), hold_payouts: Type.Boolean() }),
-      async handle(request, response) {
-        if (!requireAdmin(request, response, deps.config.admin_token)) return response;
-        const { gateway_id } = request.params as { gateway_id: string };
-        const body = request.body;
-        if (!isPlainObject(body) || typeof body.hold_payouts !== 'boolean') {
-          return badRequest(response, 'Invalid field: hold_payouts (expected true or false)');
-        }
-        if (!(await deps.store.setGatewayHoldPayouts(gateway_id, body.hold_payouts))) {
-          return response.code(404).send({ status: Status.NO_GATEWAY, description: 'Gateway not found' });
-        }
-        // This instance's merchant copies carry the old flag (domain/merchants.ts); payouts re-read it anyway.
-        deps.merchants.invalidate();
-        return response.send({
-          status: Status.OK,
-          description: body.hold_payouts ? 'Payouts through this gateway now wait for approval' : 'Payouts through this gateway are processed at once',
-          gateway_id,
-          hold_payouts: body.hold_payouts,
-        });
-      },
-    },
   ];
 }

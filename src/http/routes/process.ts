@@ -8,7 +8,9 @@ import { type PayoutOutcome, processCardPayout } from '../../operations/payout.j
 import { processRefund } from '../../operations/refund.js';
 import { processSale } from '../../operations/sale.js';
 import { requestFingerprint, type TransactionAnswer } from '../../operations/lifecycle.js';
+import { customerFrom } from '../../connectors/connector.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
 
@@ -178,6 +180,7 @@ async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendB
     amount_minor: body.amount,
     currency: body.currency,
     card: cardOf(body),
+    customer: customerFrom(context.body),
     pin: body.pin,
     gateway: body.gateway,
     return_url: body.return_url,
@@ -191,9 +194,7 @@ async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendB
     case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);
     case 'duplicate_order': return DUPLICATE;
     case 'in_progress': return IN_PROGRESS;
-    case 'no_gateway': return reply(Status.NO_GATEWAY, body.gateway
-      ? `Gateway unavailable: gateway ${body.gateway} is not this merchant's or does not accept ${outcome.currency}`
-      : `Gateway unavailable: no gateway of this merchant accepts ${outcome.currency}`);
+    case 'no_gateway': return gatewayRefusalReply(outcome.refusal);
   }
 }
 
@@ -241,15 +242,13 @@ export function payoutDescription(answer: TransactionAnswer): string {
 /** The reply to a payout outcome (card or direct); `shape` adjusts the answer fields per endpoint. */
 export function payoutReply(
   outcome: PayoutOutcome,
-  gateway: string,
   shape: (answer: TransactionAnswer) => TransactionAnswer = (answer) => answer,
 ): Reply {
   switch (outcome.kind) {
     case 'processed': return reply(Status.OK, payoutDescription(outcome.answer), shape(outcome.answer));
     case 'duplicate_order': return DUPLICATE;
     case 'in_progress': return IN_PROGRESS;
-    case 'no_gateway': return reply(Status.NO_GATEWAY,
-      `Gateway unavailable: gateway ${gateway} is not this merchant's or does not accept ${outcome.currency}`);
+    case 'no_gateway': return gatewayRefusalReply(outcome.refusal);
   }
 }
 
@@ -276,6 +275,7 @@ async function handleEncryptedPayout(context: SignedContext, body: PayoutEncrypt
     amount_minor: body.amount,
     currency: body.currency,
     card,
+    customer: customerFrom(context.body),
     pin: body.pin,
     gateway: body.gateway,
     return_url: body.return_url,
@@ -283,7 +283,7 @@ async function handleEncryptedPayout(context: SignedContext, body: PayoutEncrypt
     request_fingerprint: requestFingerprint(context.deps, content),
     variables: variablesOf(context.body),
   });
-  return payoutReply(outcome, body.gateway);
+  return payoutReply(outcome);
 }
 
 async function handlePlainPayout(context: SignedContext, body: PayoutFrontendBody): Promise<Reply> {
@@ -297,6 +297,7 @@ async function handlePlainPayout(context: SignedContext, body: PayoutFrontendBod
     amount_minor: body.amount,
     currency: body.currency,
     card: cardOf(body),
+    customer: customerFrom(context.body),
     pin: body.pin,
     gateway: body.gateway,
     return_url: body.return_url,
@@ -304,7 +305,7 @@ async function handlePlainPayout(context: SignedContext, body: PayoutFrontendBod
     request_fingerprint: requestFingerprint(context.deps, context.body),
     variables: variablesOf(context.body),
   });
-  return payoutReply(outcome, body.gateway);
+  return payoutReply(outcome);
 }
 
 export function processRoute(): SignedRoute<ProcessInput> {

@@ -3,6 +3,7 @@
 // order or a link is over. Server-rendered; each form posts to the gateway with its CSRF token.
 import { formatAmount, minorUnitExponent } from '../../domain/money.js';
 import type { CustomerData, CustomerField } from '../../operations/cashier-session.js';
+import type { CashierTexts } from '../../connectors/connector.js';
 import type { CashierSessionRow, TransactionRow } from '../../store/schema.js';
 import { type Html, html } from '../html.js';
 import { cashierShell } from './layout.js';
@@ -12,6 +13,8 @@ export interface CashierView {
   readonly language: Language;
   readonly say: Say;
   readonly sandbox: boolean;
+  /** The texts of the session's connector (the sandbox's test hints), or null. */
+  readonly connector_texts: CashierTexts | null;
   readonly session: CashierSessionRow;
   readonly csrf: string;
   /** Withdrawals: what is left of the balance sent (null: no bound). */
@@ -139,12 +142,17 @@ export function registrationPage(view: CashierView, fields: readonly CustomerFie
     </form>`, true);
 }
 
+/** A method's name: the connector's own for its e-wallet (the sandbox's), else the cashier's. */
+function methodLabel(view: CashierView, method: string, label: TextKey): string {
+  return method === 'ewallet' && view.connector_texts ? view.connector_texts.ewallet_label(view.language) : view.say(label);
+}
+
 /** The choice of method: one button per method, each opening its form (GET, so no script is needed). */
 export function methodChoice(view: CashierView, methods: readonly string[]): Html {
   const { say } = view;
   const buttons = methods.map((method) => {
     const [label, note]: [TextKey, TextKey] = method === 'ewallet' ? ['method_ewallet', 'method_ewallet_note'] : ['method_card', 'method_card_note'];
-    return html`<button class="method" type="submit" name="method" value="${method}">${say(label)}<small>${say(note)}</small></button>`;
+    return html`<button class="method" type="submit" name="method" value="${method}">${methodLabel(view, method, label)}<small>${say(note)}</small></button>`;
   });
   return html`<h2>${say(isPayoutKind(view.session.kind) ? 'choose_method_payout' : 'choose_method')}</h2>
     <form method="get" action="/cashier" class="methods">${buttons}</form>
@@ -197,16 +205,16 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
       name: 'cvv', label: say('cvv'), inputmode: 'numeric', autocomplete: 'cc-csc', error: errors.cvv, maxlength: 4, type: 'password',
     })}</div>`);
   }
-  // The sandbox's declining payout amount is 1400 minor units (decisions.md §7).
-  const note = view.sandbox
-    ? html`<p class="note">${payout ? say('sandbox_payout_note', { amount: formatAmount(1400, session.currency) }) : say('sandbox_card_note')}</p>` : '';
+  // The connector's hint of how to reach each outcome (the sandbox's test cards and amounts).
+  const hint = view.connector_texts?.form_note(payout ? 'payout' : 'card', view.language, session.currency) ?? null;
+  const note = hint !== null ? html`<p class="note">${hint}</p>` : '';
   const other = options.methods.length > 1 ? html`<p><a href="/cashier?method=choose">${say('other_method')}</a></p>` : '';
   const label: TextKey = options.method === 'ewallet' ? 'method_ewallet' : 'method_card';
   return html`<form method="post" action="/cashier/pay" novalidate>
       <input type="hidden" name="csrf" value="${view.csrf}">
       <input type="hidden" name="method" value="${options.method}">
       ${amount}
-      <h2>${say(label)}</h2>
+      <h2>${methodLabel(view, options.method, label)}</h2>
       ${fields}
       ${note}
       <div class="actions">

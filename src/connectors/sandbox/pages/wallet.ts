@@ -1,9 +1,9 @@
 // The sandbox e-wallet page: where a customer confirms or cancels a direct payout to their
 // wallet (spec §4.2 pending_async), or a deposit paid from it (the hosted cashier's e-wallet
 // method). Plain HTML form, no JavaScript (decisions.md §12).
-import { formatAmount } from '../domain/money.js';
-import type { ChallengeView } from '../operations/challenge.js';
-import { html, page } from './html.js';
+import { formatAmount } from '../../../domain/money.js';
+import { html, page } from '../../../pages/html.js';
+import type { ChallengeView } from '../challenge.js';
 
 /** Only the last 4 characters of the account are shown. */
 function maskedAccount(data_json: string | null): string {

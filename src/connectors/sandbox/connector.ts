@@ -1,18 +1,26 @@
-// The sandbox test processor of decisions.md §7. Outcomes are chosen by CVV (and for two
-// cases by amount) so a merchant's developer can reach every path on purpose.
+// The sandbox connector: the test processor of decisions.md §7. Outcomes are chosen by CVV (and
+// for two cases by amount) so a merchant's developer can reach every path on purpose. It keeps no
+// state of its own and runs in sandbox mode only; its 3-D Secure and e-wallet pages, the sandbox
+// clock and its cashier hints live beside it in this folder.
 import { randomBytes } from 'node:crypto';
 import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
 import {
-  type CardPayoutRequest, type CardSaleRequest, checkDataFields, type DataFieldSpec, type DirectPayoutCheck, type DirectPayoutRequest,
-  type PayoutStatusRequest, type Processor, type ProcessorResult, type RefundRequest, type WalletDepositRequest,
-} from '../processor.js';
+  type CardPayoutRequest, type CardSaleRequest, checkDataFields, type Connector, type ConnectorDefinition, type DataFieldSpec,
+  type DirectPayoutCheck, type DirectPayoutRequest, type LookupRequest, type LookupResult, type ProcessorResult, type RefundRequest,
+  type WalletDepositRequest,
+} from '../connector.js';
+import { SANDBOX_CASHIER_TEXTS } from './cashier-texts.js';
+import { sandboxRoutes } from './routes.js';
 
 export interface SandboxTimings {
   readonly challenge_timeout_ms: number;
   readonly async_settle_ms: number;
   readonly issuer_timeout_ms: number;
 }
+
+/** What a sandbox gateway takes (decisions.md §8: at least USD, EUR, GBP, JPY and BHD). */
+export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'BHD', 'CAD', 'AUD', 'CHF', 'SEK', 'PLN', 'KWD'] as const;
 
 const APPROVED = '0';
 const FAILED = '1';
@@ -59,8 +67,10 @@ function test(text: string): string {
   return `[TEST] ${text}`;
 }
 
-export class SandboxProcessor implements Processor {
+export class SandboxConnector implements Connector {
   readonly name = 'sandbox';
+  readonly details_prefix = '[TEST] ';
+  readonly cashier_texts = SANDBOX_CASHIER_TEXTS;
 
   constructor(private readonly clock: Clock, private readonly public_url: () => string, private readonly timings: SandboxTimings) {}
 
@@ -142,9 +152,14 @@ export class SandboxProcessor implements Processor {
     return { kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: amount_minor, charge_currency: currency, error_code: APPROVED, error_details: test('Payout approved') };
   }
 
-  /** The sandbox keeps no state: it answers as if it had received the payout (the amount decides, decisions.md §7). */
-  async payoutStatus(request: PayoutStatusRequest): Promise<ProcessorResult | null> {
-    return this.payoutByAmount(request.amount_minor, request.currency);
+  /**
+   * The sandbox keeps no state. A payout is answered as if it had received it (the amount decides,
+   * decisions.md §7), so an interrupted payout can be settled; a sale or refund it was asked for
+   * died with the process that was asking (the sandbox runs inside it), so it has none.
+   */
+  async lookup(request: LookupRequest): Promise<LookupResult> {
+    if (request.transaction_type !== 'payout') return { kind: 'not_found' };
+    return { kind: 'found', result: this.payoutByAmount(request.amount_minor, request.currency) };
   }
 
   async cardPayout(request: CardPayoutRequest): Promise<ProcessorResult> {
@@ -160,15 +175,17 @@ export class SandboxProcessor implements Processor {
     };
   }
 
-  readonly direct_payout_fields = SANDBOX_DIRECT_FIELDS;
+  readonly direct = {
+    fields: SANDBOX_DIRECT_FIELDS,
+    check: (data: Readonly<Record<string, string>>): DirectPayoutCheck => {
+      const problem = checkDataFields(SANDBOX_DIRECT_FIELDS, data);
+      if (problem) return { ok: false, problem };
+      return { ok: true, payment_method: data.data_method === 'ewallet' ? 'ewallet' : 'bank' };
+    },
+    payout: (request: DirectPayoutRequest) => this.directPayout(request),
+  };
 
-  checkDirectPayout(data: Readonly<Record<string, string>>): DirectPayoutCheck {
-    const problem = checkDataFields(SANDBOX_DIRECT_FIELDS, data);
-    if (problem) return { ok: false, problem };
-    return { ok: true, payment_method: data.data_method === 'ewallet' ? 'ewallet' : 'bank' };
-  }
-
-  async directPayout(request: DirectPayoutRequest): Promise<ProcessorResult> {
+  private async directPayout(request: DirectPayoutRequest): Promise<ProcessorResult> {
     // The amount decides first (1400 rejected, 1500 error), for the wallet too; otherwise a
     // customer at the merchant's site confirms an e-wallet payout on the sandbox wallet page.
     const by_amount = this.payoutByAmount(request.amount_minor, request.currency);
@@ -186,3 +203,24 @@ export class SandboxProcessor implements Processor {
     return `${this.public_url()}/sandbox/${kind === 'card' ? '3ds' : 'wallet'}/${token}`;
   }
 }
+
+/**
+ * The sandbox as a connector: no settings, every capability, sandbox mode only. A new sandbox
+ * gateway takes the currencies of SANDBOX_CURRENCIES (decisions.md §8).
+ */
+export const sandboxDefinition: ConnectorDefinition = {
+  name: 'sandbox',
+  environments: ['sandbox'],
+  capabilities: {
+    card_sale: true, refund: true, card_payout: true, direct_payout: true, wallet_deposit: true, merchant_initiated: true,
+    three_d_secure: true, webhooks: false,
+  },
+  settings: [],
+  default_currencies: SANDBOX_CURRENCIES,
+  create: (_settings, context) => new SandboxConnector(context.clock, context.public_url, {
+    challenge_timeout_ms: context.config.schedules.challenge_timeout_seconds * 1000,
+    async_settle_ms: context.config.schedules.sandbox_async_settle_seconds * 1000,
+    issuer_timeout_ms: context.config.schedules.sandbox_issuer_timeout_seconds * 1000,
+  }),
+  routes: (deps, clock) => sandboxRoutes(deps, clock),
+};

@@ -1,17 +1,19 @@
-// Sandbox-only routes: the 3-D Secure and e-wallet pages and the clock control (decisions.md §8).
-// None of them exist when PAYGATE_ENV=live. The pages cannot be framed by other sites (see frameOriginsOf).
+// The sandbox connector's routes: its 3-D Secure and e-wallet pages and the clock control
+// (decisions.md §8). They are registered only where the sandbox connector may run, so none of
+// them exist when PAYGATE_ENV=live. The pages cannot be framed by other sites (see frameOriginsOf).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { requireAdmin } from '../admin-auth.js';
+import { requireAdmin } from '../../http/admin-auth.js';
+import { isPlainObject, type PlainRoute } from '../../http/route.js';
 import type { AdjustableClock } from '../../domain/clock.js';
 import { framingHeaders } from '../../domain/frame-origins.js';
 import { sessionFrameOrigins } from '../../operations/cashier-session.js';
-import { completeChallenge, findChallenge } from '../../operations/challenge.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import { notFoundPage, threeDsPage } from '../../pages/three-ds.js';
-import { walletPage } from '../../pages/wallet.js';
 import type { TransactionRow } from '../../store/schema.js';
-import { isPlainObject, type PlainRoute } from '../route.js';
+import { completeChallenge, findChallenge } from './challenge.js';
+import { notFoundPage } from '../../pages/not-found.js';
+import { threeDsPage } from './pages/three-ds.js';
+import { walletPage } from './pages/wallet.js';
 
 const PAGE_HEADERS = {
   'cache-control': 'no-store',

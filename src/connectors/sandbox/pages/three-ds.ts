@@ -1,7 +1,7 @@
 // The sandbox 3-D Secure page: what the card issuer's challenge looks like to the customer.
-import { formatAmount } from '../domain/money.js';
-import type { ChallengeView } from '../operations/challenge.js';
-import { html, page } from './html.js';
+import { formatAmount } from '../../../domain/money.js';
+import { html, page } from '../../../pages/html.js';
+import type { ChallengeView } from '../challenge.js';
 
 export function threeDsPage(view: ChallengeView, action_url: string): string {
   const row = view.row;
@@ -30,8 +30,4 @@ export function threeDsPage(view: ChallengeView, action_url: string): string {
       ${details}
       ${body}
     </div>`);
-}
-
-export function notFoundPage(): string {
-  return page('Not found', html`<div class="card"><h1>Link not valid</h1><p>This payment link is unknown or no longer valid.</p></div>`);
 }

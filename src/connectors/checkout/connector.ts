@@ -1,0 +1,348 @@
+// The Checkout.com connector (`checkout`), on its Unified Payments API (decisions.md §13,
+// docs/connectors.md): card sales with the card as the payment source, 3-D Secure on Checkout.com's
+// own page when it asks for it, full and partial refunds, payouts to a card, a lookup of any of
+// them by our reference, and its webhooks verified with the gateway's webhook secret.
+//
+// Every request that moves money carries a Cko-Idempotency-Key derived from the gateway, the
+// transaction and the operation, so a retry (ours after a fault, or a crash recovery) finds the
+// first attempt's payment instead of making a second one. An answer the connector did not get
+// (a time-out, a connection lost after sending, a body that does not parse, a 5xx) is an unknown
+// outcome: the gateway then asks Checkout.com before deciding anything (operations/processor-lookup.ts).
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { Environment } from '../../config.js';
+import type {
+  CardPayoutRequest, CardSaleRequest, Connector, ConnectorContext, ConnectorDefinition, Customer, LookupRequest, LookupResult, ProcessorResult,
+  RefundRequest, WebhookReading,
+} from '../connector.js';
+import { type CheckoutAnswer, CheckoutClient } from './client.js';
+import { type Asked, eventMeaning, paymentResult, refundResult } from './status-map.js';
+import {
+  type CkoAddress, type CkoPaymentRequest, readActions, readErrorCodes, readEvent, readPayment, readPaymentList, readRefundAccepted,
+} from './wire.js';
+
+export const CHECKOUT_LIVE_URL = 'https://api.checkout.com';
+
+export interface CheckoutSettings {
+  readonly secret_key: string;
+  readonly processing_channel_id: string;
+  readonly webhook_secret: string;
+  readonly base_url: string;
+  /** The payout source; without it the gateway makes no payouts. */
+  readonly currency_account_id: string | null;
+  readonly three_ds: 'never' | 'always';
+}
+
+/** Payments found by reference, at most (a reference is one order: a handful of attempts at most). */
+const LIST_LIMIT = 100;
+
+function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'refund' | 'payout'): string {
+  // The gateway's id keeps two installations that share one Checkout.com account (a staging and a
+  // production database, both with trace_id 1) from ever meeting on one key.
+  return `paygate-${gateway_id}-${trace_id}-${operation}`;
+}
+
+function addressOf(customer: Customer): CkoAddress | undefined {
+  const address: Record<string, string> = {};
+  if (customer.address) address.address_line1 = customer.address.slice(0, 200);
+  if (customer.city) address.city = customer.city.slice(0, 50);
+  if (customer.state) address.state = customer.state.slice(0, 50);
+  if (customer.zip) address.zip = customer.zip.slice(0, 50);
+  if (customer.country && /^[A-Z]{2}$/.test(customer.country)) address.country = customer.country;
+  return Object.keys(address).length > 0 ? address : undefined;
+}
+
+function nameOf(customer: Customer): string | undefined {
+  const name = [customer.first_name, customer.last_name].filter((part) => part !== null && part !== '').join(' ');
+  return name === '' ? undefined : name.slice(0, 255);
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,}$/;
+
+/** What a refusal before processing (4xx) means: the request was refused, nothing moved. */
+function refusedResult(answer: Extract<CheckoutAnswer, { kind: 'answer' }>, what: string): ProcessorResult {
+  const codes = readErrorCodes(answer.json);
+  if (answer.http_status === 401 || answer.http_status === 403) {
+    return {
+      kind: 'error', psp_transaction_id: null, error_code: String(answer.http_status),
+      error_details: `${what} refused by the processor: the gateway's credentials were not accepted (HTTP ${answer.http_status})`,
+    };
+  }
+  return {
+    kind: 'error', psp_transaction_id: null, error_code: String(answer.http_status),
+    error_details: `${what} refused by the processor (HTTP ${answer.http_status}${codes ? `: ${codes}` : ''})`,
+  };
+}
+
+/** No answer, or one that cannot be read: the outcome is unknown until the processor is asked. */
+function unknownResult(answer: CheckoutAnswer): ProcessorResult {
+  if (answer.kind === 'answer') {
+    return { kind: 'unknown', psp_transaction_id: null, reason: answer.parsed ? `an answer of an unexpected shape (HTTP ${answer.http_status})` : `an answer that does not parse (HTTP ${answer.http_status})` };
+  }
+  return { kind: 'unknown', psp_transaction_id: null, reason: answer.reason };
+}
+
+/** A request that never reached the processor, even on its second try: it failed, and nothing moved. */
+function unreachedResult(reason: string): ProcessorResult {
+  return { kind: 'error', psp_transaction_id: null, error_code: 'unreachable', error_details: `Processor unreachable (${reason}); nothing was charged` };
+}
+
+export class CheckoutConnector implements Connector {
+  readonly name = 'checkout';
+  readonly details_prefix = '';
+  private readonly client: CheckoutClient;
+  /** Payouts to a card, from the gateway's currency account; absent without one (refused with status 15 before anything is stored). */
+  readonly cardPayout?: (request: CardPayoutRequest) => Promise<ProcessorResult>;
+
+  constructor(private readonly settings: CheckoutSettings, private readonly context: ConnectorContext, private readonly gateway_id: string) {
+    this.client = new CheckoutClient(context.http, settings.base_url, settings.secret_key);
+    if (settings.currency_account_id !== null) this.cardPayout = (request) => this.payout(request, settings.currency_account_id!);
+  }
+
+  /** How long after sending the customer to 3-D Secure (or accepting for later) the processor is asked, if nothing came back. */
+  private get recheck_after_ms(): number {
+    return this.context.config.schedules.challenge_timeout_seconds * 1000 + 60_000;
+  }
+
+  async sale(request: CardSaleRequest): Promise<ProcessorResult> {
+    const { card, customer } = request;
+    const body: CkoPaymentRequest = {
+      source: {
+        type: 'card',
+        number: card.pan,
+        expiry_month: card.expiry.month,
+        expiry_year: card.expiry.year,
+        ...(card.cvv !== null ? { cvv: card.cvv } : {}),
+        ...(nameOf(customer) !== undefined ? { name: nameOf(customer)! } : {}),
+        ...(addressOf(customer) !== undefined ? { billing_address: addressOf(customer)! } : {}),
+      },
+      amount: request.amount_minor,
+      currency: request.currency,
+      // A stored card charged by the merchant (a renewal) is recurring and merchant-initiated.
+      payment_type: request.initiated_by === 'merchant' ? 'Recurring' : 'Regular',
+      ...(request.initiated_by === 'merchant' ? { merchant_initiated: true } : {}),
+      reference: request.reference,
+      capture: true,
+      ...(customer.email && EMAIL.test(customer.email) ? { customer: { email: customer.email, ...(nameOf(customer) ? { name: nameOf(customer)! } : {}) } } : {}),
+      // 3-D Secure asked for when the gateway says so; Checkout.com may ask for it anyway (its risk
+      // rules), and then answers with its own page whatever this says.
+      ...(request.return_to !== null ? { '3ds': { enabled: this.settings.three_ds === 'always' } } : {}),
+      processing_channel_id: this.settings.processing_channel_id,
+      ...(request.return_to !== null ? { success_url: request.return_to.success_url, failure_url: request.return_to.failure_url } : {}),
+      ...(customer.ip && IPV4.test(customer.ip) ? { payment_ip: customer.ip } : {}),
+      metadata: { paygate_trace_id: request.trace_id },
+    };
+    const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, 'sale'));
+    return this.paymentAnswer(answer, 'sale', request);
+  }
+
+  /** Checkout.com makes payouts to a card from a currency account (the gateway's currency_account_id). */
+  private async payout(request: CardPayoutRequest, currency_account_id: string): Promise<ProcessorResult> {
+    const { card, customer } = request;
+    const body = {
+      source: { type: 'currency_account', id: currency_account_id },
+      destination: {
+        type: 'card',
+        number: card.pan,
+        expiry_month: card.expiry.month,
+        expiry_year: card.expiry.year,
+        account_holder: {
+          type: 'individual',
+          first_name: (customer.first_name ?? 'Card').slice(0, 50),
+          last_name: (customer.last_name ?? 'Holder').slice(0, 50),
+          ...(addressOf(customer) !== undefined ? { billing_address: addressOf(customer)! } : {}),
+        },
+      },
+      amount: request.amount_minor,
+      currency: request.currency,
+      reference: request.reference,
+      billing_descriptor: { reference: request.reference.slice(0, 50) },
+      instruction: { purpose: 'Withdrawal', funds_transfer_type: 'FD' },
+      processing_channel_id: this.settings.processing_channel_id,
+      metadata: { paygate_trace_id: request.trace_id },
+    };
+    const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, 'payout'));
+    return this.paymentAnswer(answer, 'payout', request);
+  }
+
+  /** The answer to POST /payments (a sale or a payout), in our terms. */
+  private paymentAnswer(answer: CheckoutAnswer, kind: 'sale' | 'payout', asked: Asked): ProcessorResult {
+    if (answer.kind === 'not_sent') return unreachedResult(answer.reason);
+    if (answer.kind === 'lost') return unknownResult(answer);
+    if (answer.http_status === 201 || answer.http_status === 202) {
+      const payment = readPayment(answer.json);
+      return payment ? paymentResult(payment, kind, asked, this.recheck_after_ms) : unknownResult(answer);
+    }
+    // 429 ("too many requests or duplicate request detected") and 5xx: processed or not, unknown.
+    if (answer.http_status === 429 || answer.http_status >= 500) return unknownResult(answer);
+    if (answer.http_status >= 400) return refusedResult(answer, kind === 'sale' ? 'Payment' : 'Payout');
+    return unknownResult(answer);
+  }
+
+  async refund(request: RefundRequest): Promise<ProcessorResult> {
+    if (request.sale_psp_transaction_id === null) {
+      return { kind: 'error', psp_transaction_id: null, error_code: 'no_payment', error_details: 'The sale has no payment id at the processor to refund' };
+    }
+    const answer = await this.client.post(`/payments/${encodeURIComponent(request.sale_psp_transaction_id)}/refunds`, {
+      amount: request.amount_minor, reference: request.reference, metadata: { paygate_trace_id: request.trace_id },
+    }, idempotencyKey(this.gateway_id, request.trace_id, 'refund'));
+    if (answer.kind === 'not_sent') return unreachedResult(answer.reason);
+    if (answer.kind === 'lost') return unknownResult(answer);
+    if (answer.http_status === 202 || answer.http_status === 201) {
+      const accepted = readRefundAccepted(answer.json);
+      if (!accepted) return unknownResult(answer);
+      // Refunds are processed after the answer: the payment_refunded webhook (or a lookup) settles it.
+      return {
+        kind: 'pending', psp_transaction_id: accepted.action_id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+        error_details: 'Refund accepted by the processor; the final status will be notified',
+      };
+    }
+    if (answer.http_status === 429 || answer.http_status >= 500) return unknownResult(answer);
+    // 403 (not refundable now: not captured, fully refunded) and 422 (an amount over what remains):
+    // refused, and the reservation goes back to the sale.
+    if (answer.http_status === 403 || answer.http_status === 422) {
+      const codes = readErrorCodes(answer.json);
+      return {
+        kind: 'rejected', psp_transaction_id: null, error_code: String(answer.http_status),
+        error_details: `Refund refused by the processor (HTTP ${answer.http_status}${codes ? `: ${codes}` : ''})`,
+      };
+    }
+    return refusedResult(answer, 'Refund');
+  }
+
+  async lookup(request: LookupRequest): Promise<LookupResult> {
+    if (request.transaction_type === 'refund') return this.lookupRefund(request);
+    const kind = request.transaction_type === 'payout' ? 'payout' : 'sale';
+    if (request.psp_transaction_id !== null) {
+      const answer = await this.client.get(`/payments/${encodeURIComponent(request.psp_transaction_id)}`);
+      if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
+      if (answer.http_status === 404) return { kind: 'not_found' };
+      const payment = answer.http_status === 200 ? readPayment(answer.json) : null;
+      if (!payment) return { kind: 'unavailable', reason: `GET /payments/{id} answered HTTP ${answer.http_status}` };
+      return { kind: 'found', result: paymentResult(payment, kind, request, this.recheck_after_ms) };
+    }
+    const answer = await this.client.get(`/payments?reference=${encodeURIComponent(request.reference)}&limit=${LIST_LIMIT}&skip=0`);
+    if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
+    if (answer.http_status === 404) return { kind: 'not_found' };
+    const payments = answer.http_status === 200 ? readPaymentList(answer.json) : null;
+    if (!payments) return { kind: 'unavailable', reason: `GET /payments?reference= answered HTTP ${answer.http_status}` };
+    // The reference is the merchant's order_id, which another attempt (or another installation on
+    // the same account) may share: only the payment carrying our trace_id is ours.
+    const ours = payments.find((p) => p.trace_id === request.trace_id);
+    return ours ? { kind: 'found', result: paymentResult(ours, kind, request, this.recheck_after_ms) } : { kind: 'not_found' };
+  }
+
+  private async lookupRefund(request: LookupRequest): Promise<LookupResult> {
+    if (request.sale_psp_transaction_id === null) return { kind: 'not_found' };
+    const answer = await this.client.get(`/payments/${encodeURIComponent(request.sale_psp_transaction_id)}/actions`);
+    if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
+    if (answer.http_status === 404) return { kind: 'not_found' };
+    const actions = answer.http_status === 200 ? readActions(answer.json) : null;
+    if (!actions) return { kind: 'unavailable', reason: `GET /payments/{id}/actions answered HTTP ${answer.http_status}` };
+    const refund = actions.find((a) => a.type === 'Refund' && (a.id === request.psp_transaction_id || a.reference === request.reference));
+    // A refund accepted but not processed yet has no action: still pending, if its id was answered.
+    if (!refund) return request.psp_transaction_id !== null ? { kind: 'found', result: this.pendingRefund(request.psp_transaction_id) } : { kind: 'not_found' };
+    return { kind: 'found', result: refundResult(refund, request) };
+  }
+
+  private pendingRefund(action_id: string): ProcessorResult {
+    return {
+      kind: 'pending', psp_transaction_id: action_id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+      error_details: 'Refund accepted by the processor; the final status will be notified',
+    };
+  }
+
+  /**
+   * A webhook: `Cko-Signature` must be the hex HMAC-SHA256 of the exact body with the gateway's
+   * webhook secret (compared in constant time), else nothing of it is read.
+   */
+  readWebhook(raw_body: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): WebhookReading {
+    const given = headers['cko-signature'];
+    if (typeof given !== 'string' || !/^[0-9a-fA-F]{64}$/.test(given)) return { kind: 'bad_signature' };
+    const expected = createHmac('sha256', this.settings.webhook_secret).update(raw_body).digest();
+    if (!timingSafeEqual(expected, Buffer.from(given, 'hex'))) return { kind: 'bad_signature' };
+    let json: unknown;
+    try {
+      json = JSON.parse(raw_body.toString('utf8'));
+    } catch {
+      return { kind: 'ignored', reason: 'the event does not parse' };
+    }
+    const event = readEvent(json);
+    if (!event) return { kind: 'ignored', reason: 'not an event of the shape Checkout.com sends' };
+    const meaning = eventMeaning(event.type);
+    const data = event.data;
+    const asked = { amount_minor: data.amount ?? 0, currency: data.currency ?? '' };
+    if (meaning?.about === 'refund') {
+      // A refund's event is about the payment (data.id) and names the refund by its action id.
+      const result: ProcessorResult = meaning.outcome === 'approved'
+        ? { kind: 'approved', psp_transaction_id: data.action_id ?? '', charge_amount_minor: asked.amount_minor, charge_currency: asked.currency, error_code: data.response_code ?? '10000', error_details: (data.response_summary ?? 'Refund approved').slice(0, 200) }
+        : { kind: 'rejected', psp_transaction_id: data.action_id, error_code: data.response_code ?? 'declined', error_details: (data.response_summary ?? 'Refund declined by the processor').slice(0, 200) };
+      return {
+        kind: 'event',
+        event: {
+          event_id: event.id, event_type: event.type, result,
+          match: { trace_id: null, psp_transaction_id: data.action_id, transaction_type: 'refund', reference: data.reference },
+        },
+      };
+    }
+    let result: ProcessorResult | null = null;
+    if (meaning?.outcome === 'approved') {
+      result = {
+        kind: 'approved', psp_transaction_id: data.id ?? '', charge_amount_minor: asked.amount_minor, charge_currency: asked.currency,
+        error_code: data.response_code ?? '10000', error_details: (data.response_summary ?? 'Approved').slice(0, 200),
+      };
+    } else if (meaning?.outcome === 'rejected') {
+      result = {
+        kind: 'rejected', psp_transaction_id: data.id, error_code: data.response_code ?? event.type,
+        error_details: (data.response_summary ?? `Payment ${event.type.replace(/^payment_/, '').replace(/_/g, ' ')} at the processor`).slice(0, 200),
+      };
+    }
+    return {
+      kind: 'event',
+      event: {
+        event_id: event.id, event_type: event.type, result,
+        match: { trace_id: data.trace_id, psp_transaction_id: data.id, transaction_type: null, reference: data.reference },
+      },
+    };
+  }
+}
+
+const KEY_PATTERN = '^sk_[!-~]{8,200}$';
+const ID_PATTERN = (prefix: string) => `^${prefix}_[a-z0-9]{8,64}$`;
+
+export const checkoutDefinition: ConnectorDefinition = {
+  name: 'checkout',
+  environments: ['sandbox', 'live'],
+  capabilities: {
+    card_sale: true, refund: true, card_payout: true, direct_payout: false, wallet_deposit: false, merchant_initiated: true,
+    three_d_secure: true, webhooks: true,
+  },
+  settings: [
+    { name: 'secret_key', required: true, secret: true, schema: Type.String({ pattern: KEY_PATTERN }), description: 'the account\'s secret key (sk_...), sent as Authorization: Bearer' },
+    { name: 'processing_channel_id', required: true, secret: false, schema: Type.String({ pattern: ID_PATTERN('pc') }), description: 'the processing channel (pc_...) payments and payouts go through' },
+    { name: 'webhook_secret', required: true, secret: true, schema: Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' }), description: 'the key of the Cko-Signature HMAC of the webhooks (16 to 256 printable characters)' },
+    { name: 'base_url', required: false, secret: false, schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }), default: CHECKOUT_LIVE_URL, description: 'the API\'s address, https://api.checkout.com by default (https://api.sandbox.checkout.com for its test environment)' },
+    { name: 'currency_account_id', required: false, secret: false, schema: Type.String({ pattern: ID_PATTERN('ca') }), description: 'the currency account (ca_...) payouts are paid from; without it the gateway makes no payouts' },
+    { name: 'three_ds', required: false, secret: false, schema: Type.Union([Type.Literal('never'), Type.Literal('always')]), default: 'never', description: 'never (3-D Secure only when Checkout.com asks for it) or always' },
+  ],
+  default_currencies: null,
+  check(settings, context: { readonly environment: Environment; readonly allow_private_urls: boolean }) {
+    // Card data and the secret key travel to base_url: in live mode only over TLS, unless the
+    // operator allowed private addresses (a processor's test double on this network).
+    if (context.environment === 'live' && !settings.base_url!.startsWith('https://') && !context.allow_private_urls) {
+      return { field: 'base_url', reason: 'must be an https:// address in live mode' };
+    }
+    return null;
+  },
+  create(settings, context, gateway_id) {
+    return new CheckoutConnector({
+      secret_key: settings.secret_key!,
+      processing_channel_id: settings.processing_channel_id!,
+      webhook_secret: settings.webhook_secret!,
+      base_url: settings.base_url ?? CHECKOUT_LIVE_URL,
+      currency_account_id: settings.currency_account_id ?? null,
+      three_ds: settings.three_ds === 'always' ? 'always' : 'never',
+    }, context, gateway_id);
+  },
+};

@@ -1,0 +1,337 @@
+// What every connector (one per payment processor: the sandbox, Checkout.com, ...) is to the rest
+// of the gateway: a definition (its name, settings, capabilities, the environments it may run in)
+// that builds one Connector per configured gateway, and the normalized requests and results the
+// operations exchange with it. Operations never see a processor's own wire format; each
+// connector folder holds its wire types and the one map from the processor's statuses to ours.
+import type { TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import type { Config, Environment } from '../config.js';
+import type { CardData } from '../domain/cards.js';
+import type { AdjustableClock, Clock } from '../domain/clock.js';
+import type { ProcessorHttp } from '../outbound/processor-http.js';
+import type { PlainRoute } from '../http/route.js';
+import type { OperationDeps } from '../operations/deps.js';
+
+/** The customer as the request described them; processors use it for risk checks and card payouts. */
+export interface Customer {
+  readonly first_name: string | null;
+  readonly last_name: string | null;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly address: string | null;
+  readonly city: string | null;
+  readonly state: string | null;
+  readonly zip: string | null;
+  /** ISO 3166-1 alpha-2. */
+  readonly country: string | null;
+  readonly ip: string | null;
+}
+
+export const NO_CUSTOMER: Customer = {
+  first_name: null, last_name: null, email: null, phone: null, address: null, city: null, state: null, zip: null, country: null, ip: null,
+};
+
+/** The customer from a request's (or a cashier session's) fields of the same names; requester_ip is the ip. */
+export function customerFrom(fields: Readonly<Record<string, unknown>>): Customer {
+  const text = (name: string): string | null => (typeof fields[name] === 'string' && fields[name] !== '' ? fields[name] as string : null);
+  return {
+    first_name: text('first_name'), last_name: text('last_name'), email: text('email'), phone: text('phone'), address: text('address'),
+    city: text('city'), state: text('state'), zip: text('zip'), country: text('country'), ip: text('requester_ip'),
+  };
+}
+
+/** Every request a connector sends carries what identifies it at the processor and lets it be found again. */
+export interface ProcessorReference {
+  /** Ours: sent to the processor (as metadata where it takes it) so a lookup finds exactly this transaction. */
+  readonly trace_id: number;
+  /** The merchant's order_id, sent as the processor's own reference (decisions §13). */
+  readonly reference: string;
+}
+
+export interface CardSaleRequest extends ProcessorReference {
+  readonly merchant_id: string;
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly card: CardData;
+  readonly customer: Customer;
+  /** customer: the cardholder is present (CVV given); merchant: a stored-card charge (MIT). */
+  readonly initiated_by: 'customer' | 'merchant';
+  /**
+   * A merchant-initiated retry of a stored-card charge that was declined before (card schemes
+   * want retries flagged); false for first tries and customer-initiated sales.
+   */
+  readonly mit_retry: boolean;
+  /**
+   * Where the processor sends the customer back after its own 3-D Secure page: the gateway,
+   * which asks the processor for the outcome and then sends the customer on to return_url.
+   * null for a merchant-initiated charge (nobody is there to send anywhere).
+   */
+  readonly return_to: { readonly success_url: string; readonly failure_url: string } | null;
+}
+
+export interface RefundRequest extends ProcessorReference {
+  /** The sale's id at the processor (its transaction_id). */
+  readonly sale_psp_transaction_id: string | null;
+  readonly sale_trace_id: number;
+  readonly amount_minor: number;
+  readonly currency: string;
+}
+
+/** A deposit paid from the customer's e-wallet (hosted cashier); the customer confirms it at the wallet. */
+export interface WalletDepositRequest extends ProcessorReference {
+  readonly amount_minor: number;
+  readonly currency: string;
+  /** The customer's account at the wallet provider. */
+  readonly wallet_id: string;
+}
+
+export interface CardPayoutRequest extends ProcessorReference {
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly card: CardData;
+  readonly customer: Customer;
+}
+
+export interface DirectPayoutRequest extends ProcessorReference {
+  readonly amount_minor: number;
+  readonly currency: string;
+  /** The payment_method the connector's checkDirectPayout named for these data_ fields. */
+  readonly method: string;
+  /** Every data_ field of the request (spec §4.2 data_PARAM), names included. */
+  readonly data: Readonly<Record<string, string>>;
+  /**
+   * true when the customer is at the merchant's site right now (the payout request itself);
+   * false when an operator released a held payout later. A connector must not ask an absent
+   * customer to act on a page (no `challenge` or `redirect` result).
+   */
+  readonly customer_present: boolean;
+}
+
+/** What a lookup asks about: a transaction this gateway sent (or was sending) to the processor. */
+export interface LookupRequest extends ProcessorReference {
+  readonly transaction_type: 'sale' | 'refund' | 'payout';
+  /** The processor's id when the gateway recorded one (a later lookup), else null (the answer was lost). */
+  readonly psp_transaction_id: string | null;
+  /** Refunds: the refunded sale's id at the processor. */
+  readonly sale_psp_transaction_id: string | null;
+  readonly amount_minor: number;
+  readonly currency: string;
+}
+
+export type LookupResult =
+  /** The processor knows it: its result now (possibly still pending). */
+  | { readonly kind: 'found'; readonly result: ProcessorResult }
+  /** The processor has no such transaction: it never reached it. */
+  | { readonly kind: 'not_found' }
+  /** The processor could not be asked now (unreachable, an error of its own): ask again later. */
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+/**
+ * One data_ field a connector's direct payout takes (spec §4.2: "defined per PSP"). Each
+ * connector declares its own and docs/payouts.md lists them per connector. data_ fields a
+ * connector does not declare are still stored and passed on.
+ */
+export interface DataFieldSpec {
+  /** The full field name, data_ included. */
+  readonly name: string;
+  readonly required: boolean;
+  readonly max_length: number;
+  readonly pattern?: RegExp;
+  /** When the field is a choice: its values. */
+  readonly values?: readonly string[];
+  /** What a valid value is, as the error names it: "Invalid field: NAME (expected RULE)". */
+  readonly rule: string;
+}
+
+export interface DataFieldProblem {
+  readonly field: string;
+  readonly kind: 'missing' | 'invalid';
+  readonly rule: string;
+}
+
+/** Checks data_ fields against a connector's declarations; the first problem, or null. An empty text counts as missing. */
+export function checkDataFields(specs: readonly DataFieldSpec[], data: Readonly<Record<string, string>>): DataFieldProblem | null {
+  for (const spec of specs) {
+    const value = data[spec.name];
+    if (value === undefined || value === '') {
+      if (spec.required) return { field: spec.name, kind: 'missing', rule: spec.rule };
+      continue;
+    }
+    const fits = value.length <= spec.max_length
+      && (spec.pattern === undefined || spec.pattern.test(value))
+      && (spec.values === undefined || spec.values.includes(value));
+    if (!fits) return { field: spec.name, kind: 'invalid', rule: spec.rule };
+  }
+  return null;
+}
+
+export type DirectPayoutCheck =
+  | { readonly ok: true; readonly payment_method: string }
+  | { readonly ok: false; readonly problem: DataFieldProblem };
+
+/**
+ * A result the processor will produce later by itself. A live processor reports it through its
+ * webhooks; the sandbox simulates it, and the gateway keeps it as due work in the database.
+ */
+export interface LaterResult {
+  readonly after_ms: number;
+  readonly to: 'approved' | 'rejected' | 'error';
+  readonly error_code: string;
+  readonly error_details: string;
+}
+
+/**
+ * A decline a cascade may retry on another gateway ('soft': do not honour, insufficient funds,
+ * a processor error) or must not ('hard': lost or stolen card, fraud). Each connector classifies
+ * its own codes (issue 17 builds the cascade on it).
+ */
+export type DeclineKind = 'soft' | 'hard';
+
+export type ProcessorResult =
+  | { readonly kind: 'approved'; readonly psp_transaction_id: string; readonly charge_amount_minor: number; readonly charge_currency: string; readonly error_code: string; readonly error_details: string }
+  | { readonly kind: 'rejected'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string; readonly decline?: DeclineKind }
+  | { readonly kind: 'error'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string }
+  /**
+   * Accepted; the final answer comes later: `later` when the connector knows it now (the
+   * sandbox), else from the processor's webhook or a lookup the gateway schedules
+   * (`recheck_after_ms`; null: the connector's default).
+   */
+  | { readonly kind: 'pending'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly later: LaterResult | null; readonly recheck_after_ms?: number }
+  /**
+   * The outcome is unknown: the request may or may not have reached the processor (a time-out,
+   * a connection lost after sending, an answer that does not parse, a processor error). Nothing
+   * may be decided before the processor is asked: the transaction stays pending and a lookup is
+   * scheduled. Retrying with the same idempotency key never charges twice.
+   */
+  | { readonly kind: 'unknown'; readonly psp_transaction_id: string | null; readonly reason: string }
+  /** The customer must act on one of the gateway's own pages (the sandbox's 3-D Secure and e-wallet); `later` is what happens if nobody does. */
+  | { readonly kind: 'challenge'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly mode: 'interactive' | 'unresponsive'; readonly later: LaterResult }
+  /**
+   * The customer must act on the processor's own page (its 3-D Secure): `redirect_url` leads
+   * there, and the processor sends the customer back to the request's return_to URLs. The outcome
+   * arrives by webhook, by the customer's return, or by a lookup after `recheck_after_ms`.
+   */
+  | { readonly kind: 'redirect'; readonly psp_transaction_id: string; readonly redirect_url: string; readonly error_code: string; readonly error_details: string; readonly recheck_after_ms: number };
+
+/** What a verified processor webhook says happened, in our terms. */
+export interface WebhookEvent {
+  /** The processor's event id: an event applied once is never applied again. */
+  readonly event_id: string;
+  readonly event_type: string;
+  /** How to find the transaction, most precise first. */
+  readonly match: {
+    readonly trace_id: number | null;
+    readonly psp_transaction_id: string | null;
+    readonly transaction_type: 'sale' | 'refund' | 'payout' | null;
+    readonly reference: string | null;
+  };
+  /** The result to apply, or null for an event that changes nothing of ours (pending, informational). */
+  readonly result: ProcessorResult | null;
+}
+
+export type WebhookReading =
+  | { readonly kind: 'event'; readonly event: WebhookEvent }
+  /** The signature does not verify with the gateway's webhook secret: HTTP 401, nothing read. */
+  | { readonly kind: 'bad_signature' }
+  /** Verified, but not something this gateway reads (unknown shape): HTTP 200, nothing applied. */
+  | { readonly kind: 'ignored'; readonly reason: string };
+
+/** What the hosted cashier shows for a connector besides its own texts (the sandbox's test hints). */
+export interface CashierTexts {
+  /** The name of the e-wallet method. */
+  ewallet_label(language: string): string;
+  /** A line under the payment form (card payments, or payouts): how to reach each outcome. */
+  form_note(kind: 'card' | 'payout', language: string, currency: string): string;
+}
+
+/** One gateway's connection to its processor. */
+export interface Connector {
+  /** As shown to merchants in payment_processor (the connector's name). */
+  readonly name: string;
+  /**
+   * Prefixed to the error_details the gateway writes itself about this connector's transactions
+   * (an interrupted call, a lookup that found nothing): `[TEST] ` in the sandbox (decisions §7).
+   */
+  readonly details_prefix: string;
+  sale(request: CardSaleRequest): Promise<ProcessorResult>;
+  refund(request: RefundRequest): Promise<ProcessorResult>;
+  /** Absent when the connector has no card payouts: such a payout is refused with status 15. */
+  cardPayout?(request: CardPayoutRequest): Promise<ProcessorResult>;
+  /** Absent when the connector has no direct (bank, e-wallet) payouts. */
+  readonly direct?: {
+    /** The data_ fields this connector's direct payout takes. */
+    readonly fields: readonly DataFieldSpec[];
+    /** Validates the data_ fields (before anything is stored) and names the payment method they select. */
+    check(data: Readonly<Record<string, string>>): DirectPayoutCheck;
+    payout(request: DirectPayoutRequest): Promise<ProcessorResult>;
+  };
+  /** Absent when the connector takes no e-wallet deposits; the cashier then offers only cards for pay-ins. */
+  walletDeposit?(request: WalletDepositRequest): Promise<ProcessorResult>;
+  /**
+   * What became of a transaction this gateway sent (or was sending): after a crash during the
+   * call, a time-out, an unreadable answer, a customer back from 3-D Secure, or a pending result
+   * that no webhook settled. Never moves money.
+   */
+  lookup(request: LookupRequest): Promise<LookupResult>;
+  /** The gateway's own challenge pages (`challenge` results): where the customer goes for one. */
+  challengeUrl?(token: string, kind: 'card' | 'wallet'): string;
+  /** Texts of this connector's own on the hosted cashier (the sandbox's); absent: the cashier's. */
+  readonly cashier_texts?: CashierTexts;
+  /** Present when the processor sends webhooks: verifies and reads one (raw body as received). */
+  readWebhook?(raw_body: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): WebhookReading;
+}
+
+/** What a connector can do, for docs, `gateway show` and the operator API; must match the methods it has. */
+export interface Capabilities {
+  readonly card_sale: true;
+  readonly refund: true;
+  readonly card_payout: boolean;
+  readonly direct_payout: boolean;
+  readonly wallet_deposit: boolean;
+  /** Stored-card charges (subscription renewals). */
+  readonly merchant_initiated: boolean;
+  /** 3-D Secure, on the gateway's own page (sandbox) or the processor's. */
+  readonly three_d_secure: boolean;
+  readonly webhooks: boolean;
+}
+
+/** What a connector is built with: nothing global, every dependency passed. */
+export interface ConnectorContext {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** PUBLIC_URL, or the bound address once listening. */
+  readonly public_url: () => string;
+  /** Outbound HTTP to processors: time-outs, size caps, address policy. */
+  readonly http: ProcessorHttp;
+}
+
+/** A setting a connector takes (`gateway create --setting KEY=VALUE`). */
+export interface SettingSpec {
+  readonly name: string;
+  readonly required: boolean;
+  /** Sealed at rest like every setting, and never shown or logged again. */
+  readonly secret: boolean;
+  readonly description: string;
+  /** Checked when the gateway is created or its settings replaced. */
+  readonly schema: TSchema;
+  readonly default?: string;
+}
+
+export interface ConnectorDefinition {
+  readonly name: string;
+  /** Where a gateway of this connector may take payments: the sandbox connector never runs live. */
+  readonly environments: readonly Environment[];
+  readonly capabilities: Capabilities;
+  readonly settings: readonly SettingSpec[];
+  /** Currencies a new gateway takes when `--currencies` is not given; null: the option is required. */
+  readonly default_currencies: readonly string[] | null;
+  /** Checks settings as a whole beyond each one's schema (a base_url that must be https in live mode...); the problem, or null. */
+  check?(
+    settings: Readonly<Record<string, string>>,
+    context: { readonly environment: Environment; readonly allow_private_urls: boolean },
+  ): { readonly field: string; readonly reason: string } | null;
+  create(settings: Readonly<Record<string, string>>, context: ConnectorContext, gateway_id: string): Connector;
+  /** Routes of the connector's own (the sandbox's pages and clock); registered when it may run here. */
+  routes?(deps: OperationDeps, clock: AdjustableClock): PlainRoute[];
+}

@@ -1,0 +1,54 @@
+// What processors send to the gateway: their webhooks (POST /webhooks/{connector}/{gateway_id},
+// the webhook_url a gateway is created with) and their customers back from a 3-D Secure page of
+// theirs (GET /return/{trace_id}/{check}). Both only hand over to operations/: the webhook to
+// processor-webhook.ts, the return to processor-return.ts.
+import type { OperationDeps } from '../../operations/deps.js';
+import { receiveWebhook } from '../../operations/processor-webhook.js';
+import { customerReturned } from '../../operations/processor-return.js';
+import { notFoundPage } from '../../pages/not-found.js';
+import type { PlainRoute } from '../route.js';
+
+/** The URL a gateway's processor sends its webhooks to (decisions.md §13: under PUBLIC_URL). */
+export function webhookUrl(public_url: string, connector: string, gateway_id: string): string {
+  return `${public_url}/webhooks/${connector}/${gateway_id}`;
+}
+
+export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
+  return [
+    {
+      kind: 'plain',
+      method: 'POST',
+      url: '/webhooks/:connector/:gateway_id',
+      summary: 'A processor\'s webhook for one gateway: 401 unless its signature verifies with the gateway\'s webhook secret, 200 for every verified event',
+      produces: 'application/json',
+      raw_body: true,
+      async handle(request, response) {
+        const { connector, gateway_id } = request.params as { connector: string; gateway_id: string };
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const outcome = await receiveWebhook(deps, connector, gateway_id, body, request.headers);
+        switch (outcome.kind) {
+          case 'unknown_gateway': return response.code(404).send({ received: false, reason: 'unknown gateway' });
+          case 'bad_signature': return response.code(401).send({ received: false, reason: 'signature does not verify' });
+          case 'accepted': return response.code(200).send({ received: true, outcome: outcome.outcome });
+        }
+      },
+    },
+    {
+      kind: 'plain',
+      method: 'GET',
+      url: '/return/:trace_id/:check',
+      summary: 'Where a processor sends the customer after its 3-D Secure page: the gateway asks the processor for the outcome, then redirects to return_url',
+      produces: 'text/html',
+      async handle(request, response) {
+        const { trace_id, check } = request.params as { trace_id: string; check: string };
+        const outcome = await customerReturned(deps, trace_id, check);
+        const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
+        if (outcome.kind === 'not_found') {
+          return response.code(404).headers(headers).header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+            .type('text/html; charset=utf-8').send(notFoundPage());
+        }
+        return response.code(303).headers(headers).redirect(outcome.to, 303);
+      },
+    },
+  ];
+}

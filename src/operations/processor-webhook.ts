@@ -1,0 +1,130 @@
+// A processor's webhook (decisions.md §13): verified with the gateway's webhook secret by its
+// connector, matched to the transaction, and applied through the state machine, so the
+// merchant's notification follows as for any other change. The event's id is recorded in the
+// same database transaction as the change: a replayed event (the processor retrying, or someone
+// resending a captured one) finds its id taken and changes nothing. An event whose outcome the
+// transaction already has changes nothing and notifies nothing: a sale answered approved is not
+// notified again when the processor's webhooks confirm it.
+import type { WebhookEvent } from '../connectors/connector.js';
+import { isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
+import type { TransactionRow } from '../store/schema.js';
+import type { StoreOps, TransactionPatch } from '../store/store.js';
+import { changeStatus } from '../transitions/transaction.js';
+import type { OperationDeps } from './deps.js';
+import { transactionAnswer } from './lifecycle.js';
+
+export type WebhookOutcome =
+  /** No such gateway, or its connector takes no webhooks: HTTP 404. */
+  | { readonly kind: 'unknown_gateway' }
+  /** The signature does not verify with the gateway's webhook secret: HTTP 401. */
+  | { readonly kind: 'bad_signature' }
+  /** Verified (HTTP 200), with what it did. */
+  | { readonly kind: 'accepted'; readonly outcome: 'applied' | 'unchanged' | 'duplicate' | 'unmatched' | 'ignored'; readonly trace_id: number | null };
+
+class ReplayedEvent extends Error {}
+
+const RESULT_STATUS: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = { approved: 'approved', rejected: 'rejected', error: 'error' };
+
+export async function receiveWebhook(
+  deps: OperationDeps, connector_name: string, gateway_id: string, raw_body: Buffer,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): Promise<WebhookOutcome> {
+  if (!/^[0-9a-f]{32}$/.test(gateway_id)) return { kind: 'unknown_gateway' };
+  const found = await deps.connectors.forGatewayId(deps.store, gateway_id);
+  if (!found || found.gateway.connector !== connector_name || !found.connector.readWebhook) return { kind: 'unknown_gateway' };
+  const reading = found.connector.readWebhook(raw_body, headers);
+  if (reading.kind === 'bad_signature') {
+    deps.logger.warn({ gateway_id, connector: connector_name }, 'processor webhook refused: the signature does not verify with the gateway\'s webhook secret');
+    return { kind: 'bad_signature' };
+  }
+  if (reading.kind === 'ignored') {
+    deps.logger.info({ gateway_id, reason: reading.reason }, 'processor webhook verified and ignored');
+    return { kind: 'accepted', outcome: 'ignored', trace_id: null };
+  }
+  const event = reading.event;
+  const row = await afterItsRequest(deps, await matchTransaction(deps, gateway_id, event));
+  const now_ms = deps.clock.now_ms();
+  try {
+    const outcome = await deps.store.transaction(async (tx) => {
+      const locked = row ? await tx.lockTransaction(row.trace_id) : null;
+      const applied = locked ? await apply(tx, locked, event, now_ms) : 'unmatched';
+      const recorded = await tx.insertProcessorEvent({
+        gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: locked?.trace_id ?? null, outcome: applied, received_at_ms: now_ms,
+      });
+      // Rolls back whatever apply wrote: the event was applied before.
+      if (!recorded) throw new ReplayedEvent();
+      return applied;
+    });
+    deps.logger.info({ gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: row?.trace_id ?? null, outcome }, 'processor webhook');
+    return { kind: 'accepted', outcome, trace_id: row?.trace_id ?? null };
+  } catch (error) {
+    if (!(error instanceof ReplayedEvent)) throw error;
+    return { kind: 'accepted', outcome: 'duplicate', trace_id: row?.trace_id ?? null };
+  }
+}
+
+/** Polling step and bound of afterItsRequest. */
+const REQUEST_WAIT_STEP_MS = 25;
+const REQUEST_WAIT_MAX_MS = 5_000;
+
+/**
+ * A processor often sends its webhook while the request that made the payment is still waiting
+ * for the answer. That request applies the answer with what only it knows (the card's token, in
+ * the answer and in the merchant's notification), so the webhook waits for it, bounded by half
+ * the processor time-out: the same outcome from the webhook then changes nothing. A request
+ * that never finishes (its process died, its answer lost) leaves the webhook to apply the
+ * outcome after the wait.
+ */
+async function afterItsRequest(deps: OperationDeps, row: TransactionRow | null): Promise<TransactionRow | null> {
+  if (!row || row.status !== 'pending' || row.answer_json !== null) return row;
+  const wait_ms = Math.min(REQUEST_WAIT_MAX_MS, Math.floor(deps.config.limits.processor_timeout_ms / 2));
+  const deadline_ms = Date.now() + wait_ms;
+  let current: TransactionRow | null = row;
+  while (current && current.status === 'pending' && current.answer_json === null && Date.now() < deadline_ms) {
+    await new Promise((resolve) => setTimeout(resolve, REQUEST_WAIT_STEP_MS));
+    current = await deps.store.getTransaction(row.trace_id);
+  }
+  return current;
+}
+
+/** The transaction an event is about, most precise key first; always one of this gateway's. */
+async function matchTransaction(deps: OperationDeps, gateway_id: string, event: WebhookEvent): Promise<TransactionRow | null> {
+  const { match } = event;
+  const ours = (row: TransactionRow | null) => (row && row.gateway_id === gateway_id
+    && (match.transaction_type === null || row.transaction_type === match.transaction_type) ? row : null);
+  if (match.trace_id !== null) {
+    const row = ours(await deps.store.getTransaction(match.trace_id));
+    if (row) return row;
+  }
+  if (match.psp_transaction_id !== null) {
+    const row = ours(await deps.store.findTransactionByPspId(gateway_id, match.psp_transaction_id));
+    if (row) return row;
+  }
+  if (match.reference !== null && match.transaction_type !== null) {
+    const gateway = await deps.store.getGateway(gateway_id);
+    if (gateway) return ours(await deps.store.findTransactionByKey(gateway.merchant_id, match.transaction_type, match.reference));
+  }
+  return null;
+}
+
+async function apply(tx: StoreOps, row: TransactionRow, event: WebhookEvent, now_ms: number): Promise<'applied' | 'unchanged' | 'ignored'> {
+  const result = event.result;
+  if (result === null || (result.kind !== 'approved' && result.kind !== 'rejected' && result.kind !== 'error')) return 'ignored';
+  const to = RESULT_STATUS[result.kind];
+  if (row.status === to || !isTransitionAllowed(row.transaction_type, row.status, to)) return 'unchanged';
+  const patch: TransactionPatch = {
+    psp_transaction_id: row.psp_transaction_id ?? result.psp_transaction_id,
+    error_code: result.error_code,
+    error_details: result.error_details,
+  };
+  if (result.kind === 'approved') {
+    patch.charge_amount_minor = result.charge_amount_minor;
+    patch.charge_currency = result.charge_currency;
+  }
+  // A request never answered (its processor call still running, or its process gone) gets its
+  // answer with the change, so a replay answers this outcome instead of waiting for one that may
+  // never come; a request still running completes it (lifecycle.ts finish: the card's token).
+  if (row.answer_json === null) patch.answer_json = JSON.stringify(transactionAnswer({ ...row, ...patch, status: to } as TransactionRow));
+  const changed = await changeStatus(tx, row, { to, reason: `processor webhook ${event.event_type}`, patch }, now_ms);
+  return changed.kind === 'changed' ? 'applied' : 'unchanged';
+}

@@ -1,0 +1,143 @@
+// Every request the gateway sends to a payment processor goes through ProcessorHttp: one deadline
+// for the whole exchange, a cap on the answer's size, no redirects, the same address policy as
+// merchant URLs (live mode reaches no loopback, private or link-local address unless
+// PAYGATE_ALLOW_PRIVATE_URLS is set; checked inside the socket's DNS lookup), and kept-alive
+// connections per processor host (undici).
+//
+// The one thing a connector must know about a failed exchange is whether the processor may
+// have received the request. `not_sent` means it cannot have (the connection was never made):
+// the operation failed and nothing moved. `lost` means it may have (a time-out, a connection
+// closed after sending): the outcome is unknown, and only asking the processor settles it.
+import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
+import { checkedLookup, DESTINATION_NOT_ALLOWED, precheckUrl } from './post.js';
+
+export interface ProcessorHttpPolicy {
+  /** Connect, send and read the whole answer within this time. */
+  readonly timeout_ms: number;
+  /** Establishing the connection (DNS, TCP, TLS) within this time; a connection never made sent nothing. */
+  readonly connect_timeout_ms: number;
+  /** A longer answer is cut off and reported as lost (its end, and so its meaning, is unknown). */
+  readonly max_reply_bytes: number;
+  /** False in live mode unless PAYGATE_ALLOW_PRIVATE_URLS=true. */
+  readonly allow_private: boolean;
+}
+
+export interface ProcessorRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** A JSON text; absent for GET. */
+  readonly body?: string;
+}
+
+export type ProcessorExchange =
+  | { readonly kind: 'answer'; readonly http_status: number; readonly body: string; readonly duration_ms: number }
+  /** The processor cannot have received the request. */
+  | { readonly kind: 'not_sent'; readonly reason: string; readonly duration_ms: number }
+  /** The processor may have received (and acted on) the request; no complete answer came back. */
+  | { readonly kind: 'lost'; readonly reason: string; readonly duration_ms: number };
+
+/** Sockets per processor host kept for reuse, at most. */
+const SOCKETS_PER_HOST = 32;
+/** An idle kept socket is closed after this long, before common servers close it themselves. */
+const KEEP_ALIVE_IDLE_MS = 4_000;
+
+/** Error codes raised before a connection existed: the request was never written. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EDESTINATIONNOTALLOWED', 'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+const REASONS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed (temporary)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'host unreachable',
+  EDESTINATIONNOTALLOWED: DESTINATION_NOT_ALLOWED,
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for the answer',
+  UND_ERR_BODY_TIMEOUT: 'timed out reading the answer',
+  UND_ERR_SOCKET: 'connection closed before the answer',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed while sending',
+};
+
+function codeOf(error: unknown): string | null {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  // undici wraps the socket's error (cause); the lookup's refusal arrives as the cause too.
+  while (typeof current === 'object' && current !== null && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+export class ProcessorHttp {
+  private readonly agent: Agent;
+
+  constructor(private readonly policy: ProcessorHttpPolicy) {
+    this.agent = new Agent({
+      connections: SOCKETS_PER_HOST,
+      keepAliveTimeout: KEEP_ALIVE_IDLE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_IDLE_MS,
+      headersTimeout: policy.timeout_ms,
+      bodyTimeout: policy.timeout_ms,
+      maxRedirections: 0,
+      connect: {
+        timeout: policy.connect_timeout_ms,
+        lookup: checkedLookup(policy.allow_private) as never,
+      },
+    });
+  }
+
+  /** Never throws: every outcome is a value. */
+  async send(request: ProcessorRequest): Promise<ProcessorExchange> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const checked = precheckUrl(request.url, this.policy.allow_private);
+    if ('reason' in checked) return { kind: 'not_sent', reason: checked.reason, duration_ms: 0 };
+    const deadline = AbortSignal.timeout(this.policy.timeout_ms);
+    let written = false;
+    try {
+      const response = await undiciRequest(checked.url, {
+        method: request.method,
+        dispatcher: this.agent,
+        headers: {
+          accept: 'application/json',
+          'user-agent': 'paygate/1',
+          ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...request.headers,
+        },
+        body: request.body,
+        signal: deadline,
+      });
+      written = true;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.policy.max_reply_bytes) {
+          response.body.destroy();
+          return { kind: 'lost', reason: `answer larger than ${this.policy.max_reply_bytes} bytes`, duration_ms: elapsed() };
+        }
+        chunks.push(chunk as Buffer);
+      }
+      return { kind: 'answer', http_status: response.statusCode, body: Buffer.concat(chunks).toString('utf8'), duration_ms: elapsed() };
+    } catch (error) {
+      const code = codeOf(error);
+      if (!written && code !== null && NOT_SENT_CODES.has(code)) {
+        return { kind: 'not_sent', reason: REASONS[code] ?? code, duration_ms: elapsed() };
+      }
+      const timed_out = deadline.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError;
+      const reason = timed_out ? `timed out after ${this.policy.timeout_ms} ms` : (code !== null ? (REASONS[code] ?? `connection failed (${code})`) : 'connection failed');
+      return { kind: 'lost', reason, duration_ms: elapsed() };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
