@@ -1,0 +1,1308 @@
+// A stateful fake of Checkout.com's Unified Payments API ("NAS") on 127.0.0.1, for the tests of
+// our `checkout` connector, which cannot reach Checkout.com. It follows the sandbox's published
+// behaviour (test cards, amounts, 3-D Secure, webhooks, idempotency; see sandbox-rules.ts and
+// test/psp-specs/checkout.com/SOURCE.md for the pages relied on) and checks itself and its client
+// against the published description: every API request is validated with spec.ts and an invalid
+// one is answered 422 as Checkout.com would; every JSON answer and every webhook event it sends is
+// validated too; all problems land in `fake.violations`, which tests assert is empty.
+//
+// Endpoints: POST /payments (card payment or card payout), GET /payments/{id} (payment or sid_
+// session id), GET /payments?reference= (our supplement), POST /payments/{id}/refunds,
+// GET /payments/{id}/actions; GET/POST /3ds/{sid} is the challenge page for a person.
+//
+// Documented behaviour followed (pages in SOURCE.md):
+// - Authorization: "Bearer <secret key>"; anything else is 401 with no body.
+// - Cko-Idempotency-Key: a request repeating a key answers the original status and body again
+//   (Checkout.com's idempotency page: "Subsequent requests with the same key will return the same
+//   HTTP status code and response body as the original request"; it says nothing of a different
+//   body, so a different body is answered the same way, and `requests[i].idempotency` says
+//   'replayed_different_body'). Only requests processed with a 2xx answer are kept (not 4xx
+//   answers, not injected failures before processing). Keys are scoped to the route and path and
+//   kept `idempotency_window_ms` (24 h, the documented default). The documented 429 for a
+//   duplicate arriving while the first is still processed cannot happen here: processing is
+//   synchronous.
+// - A card payment answers 201 Authorized/Declined (or Card Verified for amount 0 or no amount);
+//   with `capture` true or absent it is then captured (payment_approved, then payment_captured).
+//   3-D Secure challenges answer 202 Pending with _links.redirect to /3ds/{sid}; the page redirects
+//   (303) to success_url or failure_url with ?cko-session-id=sid_… appended.
+// - A payout to a card answers 202 Pending, then after `payout_settle_ms` (or settlePayouts())
+//   becomes Paid (payment_paid) or Declined (payment_declined) by the documented payout cards and
+//   (CHOSEN) the xx05 amounts (sandbox-rules.ts payoutCode). Both request forms are taken: today's
+//   card payout (CardPayoutRequest: instruction.funds_transfer_type, no billing_descriptor; our
+//   supplement) and the 2021 PayoutRequest with our card destination. The amount paid is `amount`,
+//   else `source.amount` (CHOSEN: the fake has no FX, so both are read in the payout currency);
+//   neither is 422 `amount_required`. `metadata` is kept and shown in GET /payments/{id}, the list
+//   and the events (PaygateSupplementCardPayoutDetails), as for card payments.
+// - Refunds answer 202 and are processed at once (payment_refunded or payment_refund_declined);
+//   403 with no body when the payment is not captured or has nothing left to refund, 422
+//   `refund_amount_exceeds_balance` when the amount exceeds what remains.
+// - Webhooks: POST of the event JSON with Cko-Signature = lowercase hex HMAC-SHA256 of the raw body
+//   keyed with the webhook secret; retried on a non-2xx answer or a network error (bounded:
+//   `webhook_attempts`). Events are sent one at a time in the order they were made.
+// Not checked against the description: the 3-D Secure page (HTML for a browser) and the answers
+// of injected failures (500, 503, garbage). Operations of the description the fake does not
+// implement (captures, voids, …) are answered 404.
+// CHOSEN where the documentation is silent (each also said where it is done): event body shape is
+// the description's Events/EventObject ({id, type, created_on, data, _links}); events carry no
+// `status` (its enum lacks Paid); capture_on is captured at once; an answer of actions for a
+// payment that has none yet (pending) is 404; error codes of 422 answers are derived from the
+// problem (`<field>_required` / `<field>_invalid`, the documented naming, not each name checked).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request as httpRequest } from 'undici';
+import { checkoutValidator, type CheckoutValidator, type MatchedOperation } from './spec.js';
+import * as rules from './sandbox-rules.js';
+import { challengePage, finishedPage, unknownSessionPage } from './challenge-page.js';
+
+export const FAKE_CHECKOUT_SECRET_KEY = 'sk_sbox_paygatefake7xkq3mzt2vwnd5hj4ra6';
+
+export type FakeCheckoutRoute = 'POST /payments' | 'GET /payments' | 'GET /payments/{id}' | 'POST /payments/{id}/refunds' | 'GET /payments/{id}/actions';
+
+export type FakeFailureMode =
+  /** Processed (the payment exists, its events are sent), but no answer: the socket is held until the client gives up. */
+  | 'timeout'
+  /** Processed, then the socket is destroyed without an answer. */
+  | 'reset_after_processing'
+  /** The socket is destroyed without processing. */
+  | 'reset_before_processing'
+  /** Answered 500 (no body) without processing. */
+  | 'http_500'
+  /** Answered 503 (no body) without processing. */
+  | 'http_503'
+  /** Processed, answered with the right status and a body that is not JSON. */
+  | 'garbage'
+  /** Processed; its webhook events are delivered (receiver's answers awaited) before the answer is sent. */
+  | 'webhook_first';
+
+export interface FakeCheckoutOptions {
+  /** The secret key the Authorization header must carry (default FAKE_CHECKOUT_SECRET_KEY). */
+  readonly secret_key?: string;
+  readonly webhook_url?: string;
+  readonly webhook_secret?: string;
+  /** Delay before a pending payout is settled; null: only by settlePayouts(). Default 20 ms. */
+  readonly payout_settle_ms?: number | null;
+  /** Delivery attempts per event (first one included), 1–10. Default 3. */
+  readonly webhook_attempts?: number;
+  readonly webhook_retry_delay_ms?: number;
+  readonly webhook_timeout_ms?: number;
+  /** Start with events held (see holdEvents). */
+  readonly hold_events?: boolean;
+  readonly idempotency_window_ms?: number;
+  /** Honour the documented response-code amounts (xxx05 → 20005, …). Default true. */
+  readonly amount_triggers?: boolean;
+  readonly max_payments?: number;
+  /** Requests and events kept for inspection (oldest dropped beyond). */
+  readonly max_recorded?: number;
+  /** Another validator (tests of the fake's checks); default the project's description. */
+  readonly validator?: CheckoutValidator;
+}
+
+export interface Violation {
+  readonly kind: 'request' | 'response' | 'event' | 'fake';
+  /** e.g. "POST /payments" or "event payment_approved evt_…". */
+  readonly label: string;
+  readonly problems: readonly string[];
+}
+
+export interface RecordedRequest {
+  readonly seq: number;
+  readonly method: string;
+  /** Without the query string. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** The operation it matched, or null (challenge page, unknown path). */
+  readonly route: FakeCheckoutRoute | null;
+  /** Lower-case names, as Node gives them. */
+  readonly headers: Readonly<http.IncomingHttpHeaders>;
+  readonly idempotency_key: string | null;
+  /** Raw body text ('' when none). */
+  readonly body: string;
+  /** The body parsed as JSON, or null. */
+  readonly json: unknown;
+  readonly at_ms: number;
+  /** The status answered; null when no answer was sent (held or destroyed socket). */
+  readonly status: number | null;
+  readonly answer_body: string | null;
+  readonly failure: FakeFailureMode | null;
+  /** For requests with Cko-Idempotency-Key: processed anew, or the original answer replayed. */
+  readonly idempotency: 'new' | 'replayed' | 'replayed_different_body' | null;
+}
+
+export interface FakeEventDelivery {
+  readonly attempt: number;
+  /** The receiver's HTTP status, or null when it could not be reached. */
+  readonly status: number | null;
+  readonly error: string | null;
+  readonly signature: string;
+  readonly at_ms: number;
+  /** Sent by redeliver() or releaseHeldEvents() with an explicit order, not by the automatic sender. */
+  readonly manual: boolean;
+}
+
+export type FakeEventState = 'held' | 'queued' | 'sending' | 'delivered' | 'failed' | 'no_endpoint';
+
+export interface FakeEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly payment_id: string;
+  readonly action_id: string;
+  /** The exact bytes sent (and signed). */
+  readonly body: string;
+  readonly json: { readonly id: string; readonly type: string; readonly created_on: string; readonly data: Readonly<Record<string, unknown>>; readonly _links: unknown };
+  readonly created_ms: number;
+  readonly state: FakeEventState;
+  /** Cko-Signature of the last delivery (null before any). */
+  readonly signature: string | null;
+  /** The receiver's answer to the last delivery. */
+  readonly status: number | null;
+  readonly deliveries: readonly FakeEventDelivery[];
+}
+
+export interface FakeAction {
+  readonly id: string;
+  readonly type: 'Authorization' | 'Card Verification' | 'Capture' | 'Refund' | 'Payout';
+  readonly amount: number;
+  readonly approved: boolean;
+  readonly response_code: string;
+  readonly reference: string | null;
+}
+
+export interface FakePaymentView {
+  readonly id: string;
+  readonly session_id: string | null;
+  readonly kind: 'payment' | 'payout';
+  readonly reference: string | null;
+  readonly amount: number;
+  readonly currency: string;
+  /** PaymentDetails/PayoutDetails status: Pending, Authorized, Card Verified, Captured, Partially Refunded, Refunded, Declined, Paid. */
+  readonly status: string;
+  readonly approved: boolean;
+  readonly response_code: string | null;
+  readonly captured_amount: number;
+  readonly refunded_amount: number;
+  readonly refunds: readonly FakeAction[];
+  /** Oldest first. */
+  readonly actions: readonly FakeAction[];
+  readonly idempotency_keys: readonly string[];
+  readonly card_last4: string;
+  /** The request's metadata (payments and payouts), or null. */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+  readonly three_ds: 'none' | 'pending' | 'authenticated' | 'failed' | 'frictionless' | 'downgraded' | 'not_enrolled';
+}
+
+export interface FakeCheckout {
+  /** http://127.0.0.1:PORT, without a trailing slash: the connector's base_url. */
+  readonly url: string;
+  readonly secret_key: string;
+  readonly violations: readonly Violation[];
+  readonly requests: readonly RecordedRequest[];
+  readonly events: readonly FakeEvent[];
+  /** A fresh snapshot of every payment and payout, oldest first. */
+  readonly payments: readonly FakePaymentView[];
+  payment(id_or_session_id: string): FakePaymentView | undefined;
+  paymentsWithReference(reference: string): FakePaymentView[];
+  requestsTo(route: FakeCheckoutRoute): RecordedRequest[];
+  /** Where events go; null stops sending (events are then recorded as 'no_endpoint'). */
+  setWebhookEndpoint(url: string | null, secret?: string, headers?: Readonly<Record<string, string>>): void;
+  /** The next request to `route` fails this way (calls queue up, one per request). */
+  failNext(route: FakeCheckoutRoute, mode: FakeFailureMode): void;
+  /** While on, new events are kept (state 'held') instead of sent. */
+  holdEvents(on: boolean): void;
+  /**
+   * Sends held events: in creation order, reversed, or exactly the listed event ids (any event,
+   * held or not, any number of times: duplicates). Resolves when those deliveries are over.
+   */
+  releaseHeldEvents(order?: 'as_created' | 'reversed' | readonly string[]): Promise<void>;
+  /** Sends an event again, once, as it was; resolves with the receiver's status (null: unreachable). */
+  redeliver(event_id: string): Promise<number | null>;
+  /** POSTs any body with this Cko-Signature (null: no header) to the webhook endpoint, once. */
+  sendRaw(body: string, signature: string | null): Promise<number | null>;
+  /** The first event (past or future) matching, once its delivery is over (or it is held). */
+  waitForEvent(predicate: (event: FakeEvent) => boolean, timeout_ms?: number): Promise<FakeEvent>;
+  /** Settles every pending payout now; resolves when their events are delivered. */
+  settlePayouts(): Promise<void>;
+  /** The customer never finishes a pending 3-D Secure challenge: Declined 20152 and payment_authentication_failed. */
+  abandonChallenge(payment_id: string): Promise<void>;
+  clearViolations(): void;
+  close(): Promise<void>;
+}
+
+/** Cko-Signature of a webhook body: lowercase hex HMAC-SHA256 keyed with the webhook secret. */
+export function checkoutSignature(raw_body: string, secret: string): string {
+  return createHmac('sha256', secret).update(raw_body).digest('hex');
+}
+
+type JsonObject = Record<string, unknown>;
+type ActionType = FakeAction['type'];
+
+interface ActionState {
+  readonly id: string;
+  readonly type: ActionType;
+  readonly processed_on: string;
+  readonly amount: number;
+  readonly approved: boolean;
+  readonly response_code: string;
+  readonly auth_code: string | null;
+  readonly reference: string | null;
+  readonly metadata: JsonObject | null;
+}
+
+interface CardState {
+  readonly number: string;
+  readonly expiry_month: number;
+  readonly expiry_year: number;
+  readonly name: string | null;
+  readonly billing_address: unknown;
+  readonly phone: unknown;
+  readonly source_id: string;
+}
+
+interface ThreeDsState {
+  readonly behaviour: rules.ThreeDsBehaviour;
+  phase: FakePaymentView['three_ds'];
+  readonly success_url: string | null;
+  readonly failure_url: string | null;
+  redirect_to: string | null;
+}
+
+interface PaymentState {
+  readonly seq: number;
+  readonly id: string;
+  readonly kind: 'payment' | 'payout';
+  readonly requested_on: string;
+  readonly request: JsonObject;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reference: string | null;
+  readonly card: CardState;
+  readonly capture: boolean;
+  readonly customer_id: string | null;
+  readonly scheme_id: string;
+  readonly retrieval_reference_number: string;
+  readonly acquirer_transaction_id: string;
+  session_id: string | null;
+  /** The id the Authorization action will have: named already by payment_pending. */
+  pending_action_id: string | null;
+  status: string;
+  approved: boolean;
+  response_code: string | null;
+  three_ds: ThreeDsState | null;
+  captured: number;
+  refunded: number;
+  readonly actions: ActionState[];
+  readonly idempotency_keys: string[];
+  payout_timer: NodeJS.Timeout | null;
+}
+
+interface EventState {
+  id: string;
+  type: string;
+  payment_id: string;
+  action_id: string;
+  body: string;
+  json: FakeEvent['json'];
+  created_ms: number;
+  state: FakeEventState;
+  signature: string | null;
+  status: number | null;
+  deliveries: FakeEventDelivery[];
+}
+
+interface RecordedState {
+  seq: number;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  route: FakeCheckoutRoute | null;
+  headers: http.IncomingHttpHeaders;
+  idempotency_key: string | null;
+  body: string;
+  json: unknown;
+  at_ms: number;
+  status: number | null;
+  answer_body: string | null;
+  failure: FakeFailureMode | null;
+  idempotency: RecordedRequest['idempotency'];
+}
+
+interface Answer {
+  readonly status: number;
+  /** The JSON body; undefined for none. */
+  readonly json?: unknown;
+  /** The exact text to send (idempotent replays); wins over json. */
+  readonly text?: string;
+  readonly events: readonly EventState[];
+}
+
+interface StoredAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly body_hash: string;
+  readonly at_ms: number;
+}
+
+const BODY_MAX_BYTES = 64 * 1024;
+const HELD_RESPONSES_MAX = 100;
+const WAIT_MAX_MS = 60_000;
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+const ROUTES: readonly FakeCheckoutRoute[] = ['POST /payments', 'GET /payments', 'GET /payments/{id}', 'POST /payments/{id}/refunds', 'GET /payments/{id}/actions'];
+
+export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Promise<FakeCheckout> {
+  const secret_key = options.secret_key ?? FAKE_CHECKOUT_SECRET_KEY;
+  const payout_settle_ms = options.payout_settle_ms === undefined ? 20 : options.payout_settle_ms;
+  const webhook_attempts = Math.min(Math.max(options.webhook_attempts ?? 3, 1), 10);
+  const webhook_retry_delay_ms = Math.min(options.webhook_retry_delay_ms ?? 25, 10_000);
+  const webhook_timeout_ms = Math.min(options.webhook_timeout_ms ?? 2000, 30_000);
+  const idempotency_window_ms = options.idempotency_window_ms ?? 24 * 60 * 60 * 1000;
+  const amount_triggers = options.amount_triggers ?? true;
+  const max_payments = options.max_payments ?? 10_000;
+  const max_recorded = options.max_recorded ?? 10_000;
+  const validator = options.validator ?? checkoutValidator();
+
+  const violations: Violation[] = [];
+  const requests: RecordedState[] = [];
+  const events: EventState[] = [];
+  const payments = new Map<string, PaymentState>();
+  const sessions = new Map<string, PaymentState>();
+  const idempotency = new Map<string, StoredAnswer>();
+  const failures = new Map<FakeCheckoutRoute, FakeFailureMode[]>();
+  const held_events: EventState[] = [];
+  const held_responses = new Set<http.ServerResponse>();
+  const waiters = new Set<{ predicate: (event: FakeEvent) => boolean; resolve: (event: FakeEvent) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  const closing = new AbortController();
+  const agent = new Agent({ connections: 4, keepAliveTimeout: 1000 });
+  let webhook: { url: string; secret: string; headers: Readonly<Record<string, string>> } | null = options.webhook_url
+    ? { url: options.webhook_url, secret: options.webhook_secret ?? '', headers: {} }
+    : null;
+  let holding = options.hold_events ?? false;
+  let outbox: Promise<void> = Promise.resolve();
+  let request_seq = 0;
+  let payment_seq = 0;
+  let closed = false;
+  let base_url = '';
+
+  // ---------------------------------------------------------------- recording and checking
+
+  function addViolation(kind: Violation['kind'], label: string, problems: readonly string[]): void {
+    if (problems.length === 0) return;
+    if (violations.length >= max_recorded) return;
+    violations.push({ kind, label, problems: [...problems] });
+  }
+
+  function keepBounded<T>(list: T[]): void {
+    if (list.length > max_recorded) list.splice(0, list.length - max_recorded);
+  }
+
+  // ---------------------------------------------------------------- payments
+
+  function newPayment(kind: 'payment' | 'payout', body: JsonObject, card_source: JsonObject, amount: number = typeof body.amount === 'number' ? body.amount : 0): PaymentState {
+    payment_seq += 1;
+    const customer = asRecord(body.customer);
+    const payment: PaymentState = {
+      seq: payment_seq,
+      id: newId('pay'),
+      kind,
+      requested_on: new Date().toISOString(),
+      request: body,
+      amount,
+      currency: String(body.currency),
+      reference: typeof body.reference === 'string' ? body.reference : null,
+      card: {
+        number: String(card_source.number),
+        expiry_month: Number(card_source.expiry_month),
+        expiry_year: Number(card_source.expiry_year),
+        name: typeof card_source.name === 'string' ? card_source.name : null,
+        billing_address: card_source.billing_address,
+        phone: card_source.phone,
+        source_id: newId('src'),
+      },
+      capture: body.capture !== false || body.capture_on !== undefined,
+      customer_id: customer ? (typeof customer.id === 'string' ? customer.id : newId('cus')) : null,
+      scheme_id: randomDigits(15),
+      retrieval_reference_number: randomDigits(12),
+      acquirer_transaction_id: randomDigits(21),
+      session_id: null,
+      pending_action_id: null,
+      status: 'Pending',
+      approved: false,
+      response_code: null,
+      three_ds: null,
+      captured: 0,
+      refunded: 0,
+      actions: [],
+      idempotency_keys: [],
+      payout_timer: null,
+    };
+    payments.set(payment.id, payment);
+    return payment;
+  }
+
+  function addAction(payment: PaymentState, type: ActionType, amount: number, code: string, extra: { reference?: string | null; metadata?: JsonObject | null } = {}): ActionState {
+    const approved = code === rules.APPROVED;
+    const action: ActionState = {
+      id: type === 'Authorization' && payment.pending_action_id !== null ? payment.pending_action_id : newId('act'),
+      type,
+      processed_on: new Date().toISOString(),
+      amount,
+      approved,
+      response_code: code,
+      auth_code: approved && (type === 'Authorization' || type === 'Card Verification') ? randomDigits(6) : null,
+      reference: extra.reference === undefined ? payment.reference : extra.reference,
+      metadata: extra.metadata ?? null,
+    };
+    payment.actions.push(action);
+    return action;
+  }
+
+  /** Authorizes (and captures when asked); returns the 201 body and the events. */
+  function authorize(payment: PaymentState, three_ds_done: boolean): { body: JsonObject; events: EventState[] } {
+    const code = rules.authorizationCode(payment.card.number, payment.amount, { amount_triggers, three_ds_done });
+    const action = addAction(payment, 'Authorization', payment.amount, code);
+    payment.approved = action.approved;
+    payment.response_code = code;
+    payment.status = action.approved ? 'Authorized' : 'Declined';
+    const body = paymentResponse(payment, action);
+    if (!action.approved) return { body, events: [makeEvent('payment_declined', payment, action)] };
+    const created = [makeEvent('payment_approved', payment, action)];
+    if (payment.capture) {
+      const capture = addAction(payment, 'Capture', payment.amount, rules.APPROVED);
+      payment.captured = payment.amount;
+      payment.status = 'Captured';
+      created.push(makeEvent('payment_captured', payment, capture));
+    }
+    return { body, events: created };
+  }
+
+  function processPaymentRequest(body: JsonObject): Answer {
+    if (payments.size >= max_payments) {
+      addViolation('fake', 'POST /payments', [`the fake holds ${max_payments} payments already (max_payments)`]);
+      return invalid(['fake_capacity_exceeded']);
+    }
+    const is_payout = body.destination !== undefined || asRecord(body.source)?.type === 'currency_account';
+    return is_payout ? processPayout(body) : processCardPayment(body);
+  }
+
+  function processCardPayment(body: JsonObject): Answer {
+    const source = asRecord(body.source);
+    if (!source) return invalid(['payment_source_required']);
+    // CHOSEN: the fake takes full card details only (no token, id or network token sources).
+    if (source.type !== 'card') return invalid(['payment_source_type_not_supported']);
+    const card_problems = cardProblems(source);
+    if (card_problems.length > 0) return invalid(card_problems);
+    const payment = newPayment('payment', body, source);
+    const three_ds = asRecord(body['3ds']);
+    const requested_3ds = three_ds?.enabled === true;
+    const behaviour = rules.threeDsBehaviour(payment.card.number);
+
+    if (payment.amount === 0) {
+      // Card verification: the decline cards still decline; the amount table needs an amount.
+      const code = rules.DECLINE_CARDS[payment.card.number] ?? rules.APPROVED;
+      const action = addAction(payment, 'Card Verification', 0, code);
+      payment.approved = action.approved;
+      payment.response_code = code;
+      payment.status = action.approved ? 'Card Verified' : 'Declined';
+      return { status: 201, json: paymentResponse(payment, action), events: [makeEvent(action.approved ? 'card_verified' : 'card_verification_declined', payment, action)] };
+    }
+    if ((requested_3ds && (behaviour === 'challenge' || behaviour === 'challenge_rejected')) || behaviour === 'challenge_forced') {
+      payment.session_id = newId('sid');
+      payment.pending_action_id = newId('act');
+      sessions.set(payment.session_id, payment);
+      payment.three_ds = {
+        behaviour,
+        phase: 'pending',
+        success_url: typeof body.success_url === 'string' ? body.success_url : null,
+        failure_url: typeof body.failure_url === 'string' ? body.failure_url : null,
+        redirect_to: null,
+      };
+      return { status: 202, json: acceptedResponse(payment), events: [makeEvent('payment_pending', payment, null)] };
+    }
+    if (requested_3ds && behaviour === 'not_enrolled') {
+      const downgrade = three_ds?.attempt_n3d === true;
+      payment.three_ds = { behaviour, phase: downgrade ? 'downgraded' : 'not_enrolled', success_url: null, failure_url: null, redirect_to: null };
+      if (!downgrade) {
+        const action = addAction(payment, 'Authorization', payment.amount, '20150');
+        payment.response_code = action.response_code;
+        payment.status = 'Declined';
+        return { status: 201, json: paymentResponse(payment, action), events: [makeEvent('payment_declined', payment, action)] };
+      }
+      const { body: answer, events: created } = authorize(payment, false);
+      return { status: 201, json: answer, events: created };
+    }
+    if (requested_3ds && behaviour === 'frictionless') {
+      payment.three_ds = { behaviour, phase: 'frictionless', success_url: null, failure_url: null, redirect_to: null };
+      const { body: answer, events: created } = authorize(payment, true);
+      return { status: 201, json: answer, events: created };
+    }
+    const { body: answer, events: created } = authorize(payment, false);
+    return { status: 201, json: answer, events: created };
+  }
+
+  function processPayout(body: JsonObject): Answer {
+    const source = asRecord(body.source);
+    const destination = asRecord(body.destination);
+    if (source?.type !== 'currency_account') return invalid(['payment_source_type_not_supported']);
+    // CHOSEN: the fake pays out to cards given in full only (no instrument ids or bank accounts).
+    if (destination?.type !== 'card') return invalid(['destination_type_not_supported']);
+    const card_problems = cardProblems(destination);
+    if (card_problems.length > 0) return invalid(card_problems);
+    // CardPayoutRequest asks for `amount` or `source.amount` in words (its schema requires neither).
+    const amount = typeof body.amount === 'number' ? body.amount : source.amount;
+    if (typeof amount !== 'number') return invalid(['amount_required']);
+    const payment = newPayment('payout', body, destination, amount);
+    if (payout_settle_ms !== null) {
+      payment.payout_timer = setTimeout(() => {
+        payment.payout_timer = null;
+        void publish(settlePayout(payment));
+      }, payout_settle_ms);
+    }
+    const json: JsonObject = { id: payment.id, status: 'Pending' };
+    if (payment.reference !== null) json.reference = payment.reference;
+    json._links = { self: { href: `${base_url}/payments/${payment.id}` } };
+    return { status: 202, json, events: [] };
+  }
+
+  function settlePayout(payment: PaymentState): EventState[] {
+    if (payment.kind !== 'payout' || payment.status !== 'Pending') return [];
+    if (payment.payout_timer) clearTimeout(payment.payout_timer);
+    payment.payout_timer = null;
+    const code = rules.payoutCode(payment.card.number, payment.amount, { amount_triggers });
+    const action = addAction(payment, 'Payout', payment.amount, code);
+    payment.approved = action.approved;
+    payment.response_code = code;
+    payment.status = action.approved ? 'Paid' : 'Declined';
+    return [makeEvent(action.approved ? 'payment_paid' : 'payment_declined', payment, action)];
+  }
+
+  function processRefund(payment: PaymentState | undefined, body: JsonObject): Answer {
+    if (!payment) return { status: 404, events: [] };
+    const remaining = payment.captured - payment.refunded;
+    if (payment.kind !== 'payment' || !['Captured', 'Partially Refunded'].includes(payment.status) || remaining <= 0) return { status: 403, events: [] };
+    const amount = typeof body.amount === 'number' ? body.amount : remaining;
+    if (amount <= 0) return invalid(['amount_invalid']);
+    // CHOSEN error code: modelled on the documented amount_exceeds_balance.
+    if (amount > remaining) return invalid(['refund_amount_exceeds_balance']);
+    const reference = typeof body.reference === 'string' ? body.reference : null;
+    const action = addAction(payment, 'Refund', amount, rules.refundCode(amount), { reference, metadata: asRecord(body.metadata) });
+    if (action.approved) {
+      payment.refunded += amount;
+      payment.status = payment.refunded >= payment.captured ? 'Refunded' : 'Partially Refunded';
+    }
+    const json: JsonObject = { action_id: action.id };
+    if (reference !== null) json.reference = reference;
+    json._links = { payment: { href: `${base_url}/payments/${payment.id}` } };
+    return { status: 202, json, events: [makeEvent(action.approved ? 'payment_refunded' : 'payment_refund_declined', payment, action)] };
+  }
+
+  function cardProblems(card: JsonObject): string[] {
+    const problems: string[] = [];
+    const number = String(card.number ?? '');
+    const month = Number(card.expiry_month);
+    const year = Number(card.expiry_year);
+    if (!rules.luhnValid(number)) problems.push('card_number_invalid');
+    // The description only says "integer" (its minLength/maxLength do not apply to numbers).
+    if (!Number.isInteger(month) || month < 1 || month > 12) problems.push('card_expiry_month_invalid');
+    if (!Number.isInteger(year) || year < 1000 || year > 9999) problems.push('card_expiry_year_invalid');
+    const now = new Date();
+    if (problems.length === 0 && (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1))) problems.push('card_expired');
+    return problems;
+  }
+
+  // ---------------------------------------------------------------- bodies of answers
+
+  function cardSource(payment: PaymentState, with_id: boolean): JsonObject {
+    const card = payment.card;
+    const source: JsonObject = { type: 'card' };
+    if (with_id) source.id = card.source_id;
+    if (card.billing_address !== undefined) source.billing_address = card.billing_address;
+    if (card.phone !== undefined) source.phone = card.phone;
+    source.expiry_month = card.expiry_month;
+    source.expiry_year = card.expiry_year;
+    if (card.name !== null) source.name = card.name;
+    source.scheme = rules.schemeOf(card.number);
+    source.last4 = card.number.slice(-4);
+    source.fingerprint = rules.fingerprintOf(card.number);
+    source.bin = card.number.slice(0, 6);
+    source.card_type = 'Credit';
+    source.card_category = 'Consumer';
+    return source;
+  }
+
+  function customerOf(payment: PaymentState): JsonObject | null {
+    const customer = asRecord(payment.request.customer);
+    if (!customer || payment.customer_id === null) return null;
+    const out: JsonObject = { id: payment.customer_id };
+    if (typeof customer.email === 'string') out.email = customer.email;
+    if (typeof customer.name === 'string') out.name = customer.name;
+    return out;
+  }
+
+  function links(payment: PaymentState): JsonObject {
+    const self = `${base_url}/payments/${payment.id}`;
+    const out: JsonObject = { self: { href: self }, actions: { href: `${self}/actions` } };
+    if (payment.status === 'Authorized') {
+      out.capture = { href: `${self}/captures` };
+      out.void = { href: `${self}/voids` };
+    }
+    if (payment.kind === 'payment' && payment.captured > payment.refunded) out.refund = { href: `${self}/refunds` };
+    return out;
+  }
+
+  /** PaymentResponse (201) for the authorization or verification just made. */
+  function paymentResponse(payment: PaymentState, action: ActionState): JsonObject {
+    const json: JsonObject = {
+      id: payment.id,
+      action_id: action.id,
+      amount: payment.amount,
+      currency: payment.currency,
+      approved: action.approved,
+      status: action.approved ? (action.type === 'Card Verification' ? 'Card Verified' : 'Authorized') : 'Declined',
+    };
+    if (action.auth_code !== null) json.auth_code = action.auth_code;
+    json.response_code = action.response_code;
+    json.response_summary = rules.summaryOf(action.response_code);
+    const three_ds = payment.three_ds;
+    if (three_ds && three_ds.phase !== 'pending') json['3ds'] = { downgraded: three_ds.phase === 'downgraded', enrolled: three_ds.behaviour === 'not_enrolled' ? 'N' : 'Y' };
+    json.risk = { flagged: false };
+    json.source = cardSource(payment, action.approved);
+    const customer = customerOf(payment);
+    if (customer) json.customer = customer;
+    json.processed_on = action.processed_on;
+    if (payment.reference !== null) json.reference = payment.reference;
+    json.processing = { retrieval_reference_number: payment.retrieval_reference_number, acquirer_transaction_id: payment.acquirer_transaction_id };
+    if (three_ds && (three_ds.phase === 'authenticated' || three_ds.phase === 'frictionless')) json.eci = '05';
+    if (action.approved) json.scheme_id = payment.scheme_id;
+    const self = `${base_url}/payments/${payment.id}`;
+    const answer_links: JsonObject = { self: { href: self }, actions: { href: `${self}/actions` } };
+    if (action.approved && action.type === 'Authorization') {
+      if (!payment.capture) {
+        answer_links.capture = { href: `${self}/captures` };
+        answer_links.void = { href: `${self}/voids` };
+      }
+    }
+    json._links = answer_links;
+    return json;
+  }
+
+  /** PaymentAcceptedResponse (202) of a payment waiting for its 3-D Secure challenge. */
+  function acceptedResponse(payment: PaymentState): JsonObject {
+    const json: JsonObject = { id: payment.id, status: 'Pending' };
+    if (payment.reference !== null) json.reference = payment.reference;
+    const customer = customerOf(payment);
+    if (customer) json.customer = customer;
+    json['3ds'] = { downgraded: false, enrolled: 'Y' };
+    json._links = {
+      self: { href: `${base_url}/payments/${payment.id}` },
+      redirect: { href: `${base_url}/3ds/${payment.session_id ?? ''}` },
+    };
+    return json;
+  }
+
+  /** PaymentDetails or PayoutDetails (GET /payments/{id} and the list). */
+  function details(payment: PaymentState, by_session: boolean): JsonObject {
+    if (payment.kind === 'payout') return payoutDetails(payment);
+    const request = payment.request;
+    const json: JsonObject = { id: payment.id, requested_on: payment.requested_on, source: cardSource(payment, payment.approved) };
+    json.amount = payment.amount;
+    json.currency = payment.currency;
+    json.payment_type = typeof request.payment_type === 'string' ? request.payment_type : 'Regular';
+    if (payment.reference !== null) json.reference = payment.reference;
+    if (typeof request.description === 'string') json.description = request.description;
+    json.approved = payment.approved;
+    json.status = payment.status;
+    const three_ds = payment.three_ds;
+    if (three_ds) {
+      const data: JsonObject = { downgraded: three_ds.phase === 'downgraded', enrolled: three_ds.behaviour === 'not_enrolled' ? 'N' : 'Y' };
+      if (three_ds.phase === 'authenticated' || three_ds.phase === 'frictionless') data.authentication_response = 'Y';
+      if (three_ds.phase === 'failed') data.authentication_response = 'N';
+      if (three_ds.behaviour !== 'not_enrolled') data.version = '2.2.0';
+      json['3ds'] = data;
+    }
+    json.risk = { flagged: false };
+    const customer = customerOf(payment);
+    if (customer) json.customer = customer;
+    for (const echoed of ['billing_descriptor', 'shipping', 'payment_ip', 'metadata'] as const) {
+      if (request[echoed] !== undefined) json[echoed] = request[echoed];
+    }
+    if (three_ds && (three_ds.phase === 'authenticated' || three_ds.phase === 'frictionless')) json.eci = '05';
+    if (payment.approved) json.scheme_id = payment.scheme_id;
+    if (by_session) {
+      json.actions = [...payment.actions].reverse().filter((a) => a.type !== 'Payout').map((a) => ({ id: a.id, type: a.type, response_code: a.response_code, response_summary: rules.summaryOf(a.response_code) }));
+    }
+    json._links = links(payment);
+    return json;
+  }
+
+  function payoutDetails(payment: PaymentState): JsonObject {
+    const request = payment.request;
+    const json: JsonObject = {
+      id: payment.id,
+      requested_on: payment.requested_on,
+      source: { type: 'currency_account', id: String(asRecord(request.source)?.id ?? '') },
+      destination: { type: 'card', id: payment.card.source_id },
+      amount: payment.amount,
+      currency: payment.currency,
+    };
+    if (payment.reference !== null) json.reference = payment.reference;
+    const descriptor = asRecord(request.billing_descriptor);
+    if (descriptor) json.billing_descriptor = { reference: descriptor.reference };
+    json.status = payment.status;
+    if (payment.status !== 'Pending') json.approved = payment.approved;
+    // PayoutDetails has no metadata; PaygateSupplementCardPayoutDetails is PayoutDetails with it.
+    const metadata = asRecord(request.metadata);
+    if (metadata) json.metadata = metadata;
+    json._links = { self: { href: `${base_url}/payments/${payment.id}` }, actions: { href: `${base_url}/payments/${payment.id}/actions` } };
+    return json;
+  }
+
+  function actionsResponse(payment: PaymentState): JsonObject[] {
+    return [...payment.actions].reverse().map((action) => {
+      const json: JsonObject = { id: action.id, type: action.type, processed_on: action.processed_on, amount: action.amount, approved: action.approved };
+      if (action.auth_code !== null) json.auth_code = action.auth_code;
+      json.response_code = action.response_code;
+      json.response_summary = rules.summaryOf(action.response_code);
+      if (action.reference !== null) json.reference = action.reference;
+      if (action.type === 'Authorization') json.processing = { retrieval_reference_number: payment.retrieval_reference_number, acquirer_transaction_id: payment.acquirer_transaction_id };
+      if (action.metadata !== null) json.metadata = action.metadata;
+      return json;
+    });
+  }
+
+  function invalid(error_codes: readonly string[]): Answer {
+    return { status: 422, json: { request_id: randomUUID(), error_type: 'request_invalid', error_codes: [...error_codes] }, events: [] };
+  }
+
+  // ---------------------------------------------------------------- events
+
+  function makeEvent(type: string, payment: PaymentState, action: ActionState | null): EventState {
+    const id = newId('evt');
+    const data: JsonObject = { id: payment.id };
+    // payment_pending has no action yet: it names the Authorization to come. CHOSEN.
+    const action_id = action?.id ?? payment.pending_action_id ?? newId('act');
+    data.action_id = action_id;
+    data.amount = action?.amount ?? payment.amount;
+    data.currency = payment.currency;
+    if (action) {
+      data.approved = action.approved;
+      if (action.auth_code !== null) data.auth_code = action.auth_code;
+      data.response_code = action.response_code;
+      data.response_summary = rules.summaryOf(action.response_code);
+      data.processed_on = action.processed_on;
+    }
+    const reference = action?.type === 'Refund' ? (action.reference ?? payment.reference) : payment.reference;
+    if (reference !== null) data.reference = reference;
+    const metadata = action?.metadata ?? asRecord(payment.request.metadata);
+    if (metadata) data.metadata = metadata;
+    const json = { id, type, created_on: new Date().toISOString(), data, _links: { self: { href: `${base_url}/events/${id}` } } };
+    const body = JSON.stringify(json);
+    addViolation('event', `event ${type} ${id}`, validator.validateEvent(json));
+    const event: EventState = { id, type, payment_id: payment.id, action_id, body, json, created_ms: Date.now(), state: 'queued', signature: null, status: null, deliveries: [] };
+    events.push(event);
+    keepBounded(events);
+    return event;
+  }
+
+  /** Sends (or holds) events in order; resolves when their deliveries are over. */
+  function publish(created: readonly EventState[]): Promise<void> {
+    const sending: Promise<void>[] = [];
+    for (const event of created) {
+      if (holding) {
+        event.state = 'held';
+        held_events.push(event);
+        notifyWaiters();
+      } else sending.push(enqueue(event, false));
+    }
+    return Promise.all(sending).then(() => undefined);
+  }
+
+  function enqueue(event: EventState, manual: boolean): Promise<void> {
+    event.state = 'queued';
+    const delivery = outbox.then(() => deliver(event, manual));
+    outbox = delivery.catch(() => undefined);
+    return delivery;
+  }
+
+  async function deliver(event: EventState, manual: boolean): Promise<void> {
+    if (closed) return;
+    if (!webhook) {
+      event.state = 'no_endpoint';
+      notifyWaiters();
+      return;
+    }
+    event.state = 'sending';
+    for (let attempt = 1; attempt <= webhook_attempts && !closed; attempt += 1) {
+      const result = await post(event.body, webhook, undefined);
+      event.deliveries.push({ attempt, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual });
+      event.signature = result.signature;
+      event.status = result.status;
+      if (result.status !== null && result.status >= 200 && result.status < 300) {
+        event.state = 'delivered';
+        notifyWaiters();
+        return;
+      }
+      if (attempt < webhook_attempts) await sleep(webhook_retry_delay_ms, undefined, { signal: closing.signal }).catch(() => undefined);
+    }
+    event.state = 'failed';
+    notifyWaiters();
+  }
+
+  /** One POST to the endpoint. `signature_override`: undefined signs the body, null sends no Cko-Signature, a string is sent as it is. */
+  async function post(body: string, endpoint: NonNullable<typeof webhook>, signature_override: string | null | undefined): Promise<{ status: number | null; error: string | null; signature: string }> {
+    const signature = signature_override ?? checkoutSignature(body, endpoint.secret);
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'paygate-fake-checkout', ...endpoint.headers };
+    if (signature_override !== null) headers['cko-signature'] = signature;
+    try {
+      const answer = await httpRequest(endpoint.url, {
+        method: 'POST',
+        body,
+        headers,
+        dispatcher: agent,
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(webhook_timeout_ms)]),
+        headersTimeout: webhook_timeout_ms,
+        bodyTimeout: webhook_timeout_ms,
+      });
+      await answer.body.dump({ limit: 64 * 1024 });
+      return { status: answer.statusCode, error: null, signature };
+    } catch (error) {
+      return { status: null, error: error instanceof Error ? error.message : String(error), signature };
+    }
+  }
+
+  function notifyWaiters(): void {
+    for (const waiter of [...waiters]) {
+      const found = events.find((event) => settled(event) && waiter.predicate(event));
+      if (found) {
+        waiters.delete(waiter);
+        clearTimeout(waiter.timer);
+        waiter.resolve(found);
+      }
+    }
+  }
+
+  function settled(event: EventState): boolean {
+    return event.state !== 'queued' && event.state !== 'sending';
+  }
+
+  // ---------------------------------------------------------------- 3-D Secure page
+
+  function completeChallenge(payment: PaymentState, password: string): EventState[] {
+    const three_ds = payment.three_ds;
+    if (!three_ds || three_ds.phase !== 'pending') return [];
+    const authenticated = password === rules.SANDBOX_3DS_PASSWORD && three_ds.behaviour !== 'challenge_rejected';
+    if (!authenticated) {
+      three_ds.phase = 'failed';
+      const action = addAction(payment, 'Authorization', payment.amount, '20151');
+      payment.response_code = action.response_code;
+      payment.status = 'Declined';
+      three_ds.redirect_to = withSession(three_ds.failure_url, payment);
+      return [makeEvent('payment_authentication_failed', payment, action)];
+    }
+    three_ds.phase = 'authenticated';
+    const { events: created } = authorize(payment, true);
+    three_ds.redirect_to = withSession(payment.approved ? three_ds.success_url : three_ds.failure_url, payment);
+    return created;
+  }
+
+  function withSession(target: string | null, payment: PaymentState): string | null {
+    if (target === null) return null;
+    return `${target}${target.includes('?') ? '&' : '?'}cko-session-id=${encodeURIComponent(payment.session_id ?? '')}`;
+  }
+
+  function handleChallenge(method: string, path: string, body: string, record: RecordedState, response: http.ServerResponse): void {
+    const session_id = decodeURIComponent(path.slice('/3ds/'.length));
+    const payment = sessions.get(session_id);
+    const html = (status: number, page: string): void => {
+      record.status = status;
+      response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
+    };
+    const redirect = (location: string): void => {
+      record.status = 303;
+      response.writeHead(303, { location, 'cache-control': 'no-store' }).end();
+    };
+    if (!payment?.three_ds) return html(404, unknownSessionPage());
+    const three_ds = payment.three_ds;
+    if (three_ds.phase !== 'pending') {
+      return three_ds.redirect_to ? redirect(three_ds.redirect_to) : html(200, finishedPage(three_ds.phase === 'authenticated' && payment.approved));
+    }
+    if (method === 'GET') return html(200, challengePage({ session_id, amount: payment.amount, currency: payment.currency }));
+    if (method !== 'POST') return html(405, unknownSessionPage());
+    const password = new URLSearchParams(body).get('password') ?? '';
+    void publish(completeChallenge(payment, password));
+    // completeChallenge moved the phase on (TypeScript still narrows it to 'pending' here).
+    const phase = three_ds.phase as FakePaymentView['three_ds'];
+    return three_ds.redirect_to ? redirect(three_ds.redirect_to) : html(200, finishedPage(phase === 'authenticated' && payment.approved));
+  }
+
+  // ---------------------------------------------------------------- API routes
+
+  function idempotent(route: FakeCheckoutRoute, path: string, record: RecordedState, work: () => Answer): Answer {
+    const key = record.idempotency_key;
+    if (key === null) return work();
+    const scope = `${route}|${path}|${key}`;
+    const body_hash = createHash('sha256').update(record.body).digest('hex');
+    const stored = idempotency.get(scope);
+    if (stored && Date.now() - stored.at_ms < idempotency_window_ms) {
+      record.idempotency = stored.body_hash === body_hash ? 'replayed' : 'replayed_different_body';
+      return { status: stored.status, text: stored.text, events: [] };
+    }
+    record.idempotency = 'new';
+    const answer = work();
+    if (answer.status >= 200 && answer.status < 300) {
+      idempotency.set(scope, { status: answer.status, text: JSON.stringify(answer.json), body_hash, at_ms: Date.now() });
+      if (idempotency.size > max_recorded) idempotency.delete(idempotency.keys().next().value ?? '');
+      const id = asRecord(answer.json)?.id;
+      const payment = typeof id === 'string' ? payments.get(id) : path.startsWith('/payments/') ? payments.get(path.split('/')[2] ?? '') : undefined;
+      payment?.idempotency_keys.push(key);
+    }
+    return answer;
+  }
+
+  function findPayment(id: string): PaymentState | undefined {
+    return id.startsWith('sid_') ? sessions.get(id) : payments.get(id);
+  }
+
+  function processRoute(route: FakeCheckoutRoute, match: MatchedOperation, url: URL, record: RecordedState): Answer {
+    const body = asRecord(record.json) ?? {};
+    const id = match.path_params.id ?? '';
+    switch (route) {
+      case 'POST /payments':
+        return idempotent(route, url.pathname, record, () => processPaymentRequest(body));
+      case 'POST /payments/{id}/refunds':
+        return idempotent(route, url.pathname, record, () => processRefund(payments.get(id), body));
+      case 'GET /payments/{id}': {
+        const payment = findPayment(id);
+        return payment ? { status: 200, json: details(payment, id.startsWith('sid_')), events: [] } : { status: 404, events: [] };
+      }
+      case 'GET /payments/{id}/actions': {
+        const payment = payments.get(id);
+        // CHOSEN: a payment with no action yet (3DS or payout pending) is answered 404, as the
+        // description requires at least one action in a 200 answer.
+        return payment && payment.actions.length > 0 ? { status: 200, json: actionsResponse(payment), events: [] } : { status: 404, events: [] };
+      }
+      case 'GET /payments': {
+        const reference = url.searchParams.get('reference') ?? '';
+        const limit = Number(url.searchParams.get('limit') ?? 10);
+        const skip = Number(url.searchParams.get('skip') ?? 0);
+        const matching = [...payments.values()].filter((p) => p.reference === reference).sort((a, b) => b.seq - a.seq);
+        return { status: 200, json: { limit, skip, total_count: matching.length, data: matching.slice(skip, skip + limit).map((p) => details(p, false)) }, events: [] };
+      }
+    }
+  }
+
+  function invalidRequestAnswer(route: FakeCheckoutRoute, problems: readonly string[]): Answer {
+    // The GET-by-id operations declare no 422: a malformed id is an unknown payment there.
+    if (route === 'GET /payments/{id}' || route === 'GET /payments/{id}/actions') return { status: 404, events: [] };
+    return invalid(errorCodesOf(problems, route));
+  }
+
+  function writeAnswer(response: http.ServerResponse, record: RecordedState, status: number, text: string | null, request_id: string): void {
+    record.status = status;
+    record.answer_body = text;
+    const headers: Record<string, string> = { 'cko-request-id': request_id, 'cache-control': 'no-store' };
+    if (text === null) response.writeHead(status, { ...headers, 'content-length': '0' }).end();
+    else response.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' }).end(text);
+  }
+
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse, body_text: string, too_large: boolean): Promise<void> {
+    const method = request.method ?? 'GET';
+    const url = new URL(request.url ?? '/', base_url);
+    let json: unknown = null;
+    try {
+      json = body_text === '' ? null : (JSON.parse(body_text) as unknown);
+    } catch {
+      json = null;
+    }
+    const key_header = request.headers['cko-idempotency-key'];
+    request_seq += 1;
+    const record: RecordedState = {
+      seq: request_seq,
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      route: null,
+      headers: request.headers,
+      idempotency_key: typeof key_header === 'string' ? key_header : null,
+      body: body_text,
+      json,
+      at_ms: Date.now(),
+      status: null,
+      answer_body: null,
+      failure: null,
+      idempotency: null,
+    };
+    requests.push(record);
+    keepBounded(requests);
+
+    if (url.pathname.startsWith('/3ds/')) return handleChallenge(method, url.pathname, body_text, record, response);
+    // A browser on the challenge page may ask for an icon: not an API request, not a violation.
+    if (url.pathname === '/favicon.ico') {
+      record.status = 404;
+      response.writeHead(404, { 'content-length': '0' }).end();
+      return;
+    }
+    const label = `${method} ${url.pathname}`;
+    if (too_large) {
+      addViolation('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
+      return writeAnswer(response, record, 413, null, randomUUID());
+    }
+    const match = validator.matchOperation(method, url.pathname);
+    const route = match && ROUTES.includes(`${match.method} ${match.template}` as FakeCheckoutRoute) ? (`${match.method} ${match.template}` as FakeCheckoutRoute) : null;
+    record.route = route;
+    const failure = route ? (failures.get(route)?.shift() ?? null) : null;
+    record.failure = failure;
+    if (failure === 'reset_before_processing') {
+      request.socket.destroy();
+      return;
+    }
+    if (failure === 'http_500' || failure === 'http_503') return writeAnswer(response, record, failure === 'http_500' ? 500 : 503, null, randomUUID());
+
+    const problems = validator.validateRequest({ method, path: url.pathname + url.search, headers: request.headers, raw_body: body_text });
+    addViolation('request', label, problems);
+    let answer: Answer;
+    if (!match || !route) answer = { status: 404, events: [] };
+    else if (request.headers.authorization !== `Bearer ${secret_key}`) answer = { status: 401, events: [] };
+    else if (problems.length > 0) answer = invalidRequestAnswer(route, problems);
+    else answer = processRoute(route, match, url, record);
+
+    const text = answer.text ?? (answer.json === undefined ? null : JSON.stringify(answer.json));
+    if (route) {
+      addViolation('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, raw_body: text ?? '' }));
+    }
+    const request_id = randomUUID();
+    switch (failure) {
+      case 'timeout':
+        record.answer_body = text;
+        held_responses.add(response);
+        response.on('close', () => held_responses.delete(response));
+        if (held_responses.size > HELD_RESPONSES_MAX) {
+          const oldest = held_responses.values().next().value;
+          oldest?.destroy();
+        }
+        void publish(answer.events);
+        return;
+      case 'reset_after_processing':
+        request.socket.destroy();
+        void publish(answer.events);
+        return;
+      case 'garbage':
+        writeAnswer(response, record, answer.status, (text ?? '{"id":"pay_').slice(0, Math.max(5, Math.floor((text ?? '').length / 2))) + '\u0000<', request_id);
+        void publish(answer.events);
+        return;
+      case 'webhook_first':
+        await publish(answer.events);
+        return writeAnswer(response, record, answer.status, text, request_id);
+      default:
+        writeAnswer(response, record, answer.status, text, request_id);
+        void publish(answer.events);
+    }
+  }
+
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let too_large = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_MAX_BYTES) too_large = true;
+      else chunks.push(chunk);
+    });
+    request.on('end', () => {
+      handle(request, response, too_large ? '' : Buffer.concat(chunks).toString('utf8'), too_large).catch((error: unknown) => {
+        addViolation('fake', `${request.method ?? ''} ${request.url ?? ''}`, [`the fake failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`]);
+        if (!response.headersSent) response.writeHead(500).end();
+      });
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  base_url = `http://127.0.0.1:${port}`;
+
+  // ---------------------------------------------------------------- views and controls
+
+  function view(payment: PaymentState): FakePaymentView {
+    const actions = payment.actions.map((a): FakeAction => ({ id: a.id, type: a.type, amount: a.amount, approved: a.approved, response_code: a.response_code, reference: a.reference }));
+    return {
+      id: payment.id,
+      session_id: payment.session_id,
+      kind: payment.kind,
+      reference: payment.reference,
+      amount: payment.amount,
+      currency: payment.currency,
+      status: payment.status,
+      approved: payment.approved,
+      response_code: payment.response_code,
+      captured_amount: payment.captured,
+      refunded_amount: payment.refunded,
+      refunds: actions.filter((a) => a.type === 'Refund'),
+      actions,
+      idempotency_keys: [...payment.idempotency_keys],
+      card_last4: payment.card.number.slice(-4),
+      metadata: asRecord(payment.request.metadata),
+      three_ds: payment.three_ds?.phase ?? 'none',
+    };
+  }
+
+  return {
+    url: base_url,
+    secret_key,
+    violations,
+    requests,
+    events,
+    get payments() {
+      return [...payments.values()].map(view);
+    },
+    payment(id) {
+      const payment = findPayment(id);
+      return payment ? view(payment) : undefined;
+    },
+    paymentsWithReference(reference) {
+      return [...payments.values()].filter((p) => p.reference === reference).map(view);
+    },
+    requestsTo(route) {
+      return requests.filter((r) => r.route === route);
+    },
+    setWebhookEndpoint(url, secret = '', headers = {}) {
+      webhook = url === null ? null : { url, secret, headers: { ...headers } };
+    },
+    failNext(route, mode) {
+      const queue = failures.get(route) ?? [];
+      if (queue.length >= 100) throw new Error('fake checkout: more than 100 failures queued');
+      queue.push(mode);
+      failures.set(route, queue);
+    },
+    holdEvents(on) {
+      holding = on;
+    },
+    releaseHeldEvents(order = 'as_created') {
+      let chosen: EventState[];
+      if (order === 'as_created') chosen = held_events.splice(0);
+      else if (order === 'reversed') chosen = held_events.splice(0).reverse();
+      else {
+        chosen = order.map((id) => {
+          const event = events.find((e) => e.id === id);
+          if (!event) throw new Error(`fake checkout: no event ${id}`);
+          return event;
+        });
+        for (const event of chosen) {
+          const at = held_events.indexOf(event);
+          if (at >= 0) held_events.splice(at, 1);
+        }
+      }
+      return Promise.all(chosen.map((event) => enqueue(event, Array.isArray(order)))).then(() => undefined);
+    },
+    async redeliver(event_id) {
+      const event = events.find((e) => e.id === event_id);
+      if (!event) throw new Error(`fake checkout: no event ${event_id}`);
+      if (!webhook) return null;
+      const result = await post(event.body, webhook, undefined);
+      event.deliveries.push({ attempt: event.deliveries.length + 1, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual: true });
+      event.signature = result.signature;
+      event.status = result.status;
+      return result.status;
+    },
+    async sendRaw(body, signature) {
+      if (!webhook) return null;
+      return (await post(body, webhook, signature)).status;
+    },
+    waitForEvent(predicate, timeout_ms = 5000) {
+      const found = events.find((event) => settled(event) && predicate(event));
+      if (found) return Promise.resolve(found);
+      const bounded_ms = Math.min(timeout_ms, WAIT_MAX_MS);
+      return new Promise<FakeEvent>((resolve, reject) => {
+        const waiter = {
+          predicate,
+          resolve,
+          reject,
+          timer: setTimeout(() => {
+            waiters.delete(waiter);
+            reject(new Error(`fake checkout: no matching event within ${bounded_ms} ms (events so far: ${events.map((e) => `${e.type}:${e.state}`).join(', ') || 'none'})`));
+          }, bounded_ms),
+        };
+        waiters.add(waiter);
+      });
+    },
+    async settlePayouts() {
+      const created = [...payments.values()].filter((p) => p.kind === 'payout' && p.status === 'Pending').flatMap(settlePayout);
+      await publish(created);
+    },
+    async abandonChallenge(payment_id) {
+      const payment = payments.get(payment_id);
+      if (!payment?.three_ds || payment.three_ds.phase !== 'pending') throw new Error(`fake checkout: ${payment_id} has no pending challenge`);
+      payment.three_ds.phase = 'failed';
+      const action = addAction(payment, 'Authorization', payment.amount, '20152');
+      payment.response_code = action.response_code;
+      payment.status = 'Declined';
+      payment.three_ds.redirect_to = withSession(payment.three_ds.failure_url, payment);
+      await publish([makeEvent('payment_authentication_failed', payment, action)]);
+    },
+    clearViolations() {
+      violations.length = 0;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      closing.abort();
+      for (const payment of payments.values()) if (payment.payout_timer) clearTimeout(payment.payout_timer);
+      for (const waiter of waiters) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new Error('fake checkout closed'));
+      }
+      waiters.clear();
+      for (const response of held_responses) response.destroy();
+      held_responses.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await agent.close();
+    },
+  };
+}
+
+/** 422 error codes from the validator's problems, after Checkout.com's `<field>_required` / `<field>_invalid` naming. */
+function errorCodesOf(problems: readonly string[], route: FakeCheckoutRoute): string[] {
+  const names: Record<string, string> = {
+    source: 'payment_source',
+    'source.type': 'payment_source_type',
+    'source.number': 'card_number',
+    'source.expiry_month': 'card_expiry_month',
+    'source.expiry_year': 'card_expiry_year',
+    'source.cvv': 'cvv',
+  };
+  const field = (path: string): string => {
+    const dotted = path.replace(/^\//, '').split('/').filter((s) => !/^\d+$/.test(s)).join('.');
+    return names[dotted] ?? dotted.replace(/\./g, '_');
+  };
+  const codes = new Set<string>();
+  for (const problem of problems) {
+    const missing = /body( \/\S+)? is missing required property "([^"]+)"/.exec(problem);
+    const query = /query parameter (\w+) (is required|.*)/.exec(problem);
+    const wrong = /body (\/\S+) /.exec(problem);
+    if (missing) codes.add(`${field(`${missing[1]?.trim() ?? ''}/${missing[2] ?? ''}`)}_required`);
+    else if (query) {
+      const name = query[1] ?? '';
+      const paging = route === 'GET /payments' && (name === 'limit' || name === 'skip');
+      codes.add(`${paging ? 'paging_' : ''}${name}_${query[2] === 'is required' ? 'required' : 'invalid'}`);
+    } else if (wrong) codes.add(`${field(wrong[1] ?? '')}_invalid`);
+  }
+  return codes.size > 0 ? [...codes] : ['request_invalid'];
+}
+
+function asRecord(value: unknown): JsonObject | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : null;
+}
+
+function newId(prefix: string): string {
+  let text = '';
+  for (const byte of randomBytes(26)) text += ID_ALPHABET[byte & 31];
+  return `${prefix}_${text}`;
+}
+
+function randomDigits(count: number): string {
+  let text = '';
+  for (const byte of randomBytes(count)) text += String(byte % 10);
+  return text;
+}
