@@ -5,7 +5,7 @@
 import { CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type {
-  CardVaultRow, Database, DueActionTable, GatewayRow, NewGatewayRow, NewTransactionRow, ProcessorEventTable, NotificationAttemptTable, NotificationRow,
+  CardVaultRow, Database, DueActionTable, GatewayRow, NewGatewayRow, NewTransactionRow, ProcessorEventRow, ProcessorEventTable, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
@@ -230,6 +230,11 @@ class SqlOps implements StoreOps {
       .returning('event_id')
       .executeTakeFirst();
     return inserted !== undefined;
+  }
+
+  async listProcessorEvents(gateway_id: string, limit: number): Promise<ProcessorEventRow[]> {
+    return this.db.selectFrom('processor_events').selectAll().where('gateway_id', '=', gateway_id)
+      .orderBy('received_at_ms').orderBy('event_id').limit(limit).execute();
   }
 
   async setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean> {

@@ -1,7 +1,7 @@
 // The one interface domain code sees. Two implementations sit behind it (SQLite and
 // PostgreSQL, both through Kysely in sql-store.ts); nothing outside store/ writes SQL.
 import type {
-  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventTable, TransactionRow,
+  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventRow, ProcessorEventTable, TransactionRow,
 } from './schema.js';
 import type { Insertable } from 'kysely';
 import type { DueActionTable, NotificationAttemptTable, NotificationTable, StatusChangeTable } from './schema.js';
@@ -80,6 +80,8 @@ export interface StoreOps {
   updateGateway(gateway_id: string, patch: GatewayPatch): Promise<boolean>;
   /** Records a processor's webhook event; false when this gateway already has an event of that id (a replay). */
   insertProcessorEvent(row: Insertable<ProcessorEventTable>): Promise<boolean>;
+  /** A gateway's webhook events, oldest first, at most `limit`. */
+  listProcessorEvents(gateway_id: string, limit: number): Promise<ProcessorEventRow[]>;
   /** Operator setting: payouts through this gateway wait in `requested` for approval. False when no such gateway. */
   setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean>;
 

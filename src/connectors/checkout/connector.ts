@@ -16,9 +16,9 @@ import type {
   RefundRequest, WebhookReading,
 } from '../connector.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
-import { type Asked, eventMeaning, paymentResult, refundResult } from './status-map.js';
+import { type Asked, declineKind, eventMeaning, paymentResult, refundResult } from './status-map.js';
 import {
-  type CkoAddress, type CkoPaymentRequest, readActions, readErrorCodes, readEvent, readPayment, readPaymentList, readRefundAccepted,
+  type CkoAddress, type CkoCardPayoutRequest, type CkoPaymentRequest, readActions, readErrorCodes, readEvent, readPayment, readPaymentList, readRefundAccepted,
 } from './wire.js';
 
 export const CHECKOUT_LIVE_URL = 'https://api.checkout.com';
@@ -30,6 +30,8 @@ export interface CheckoutSettings {
   readonly base_url: string;
   /** The payout source; without it the gateway makes no payouts. */
   readonly currency_account_id: string | null;
+  /** The card payout's funds transfer type, the code Checkout.com assigned to the account (FD by default). */
+  readonly funds_transfer_type: string;
   readonly three_ds: 'never' | 'always';
 }
 
@@ -50,6 +52,20 @@ function addressOf(customer: Customer): CkoAddress | undefined {
   if (customer.zip) address.zip = customer.zip.slice(0, 50);
   if (customer.country && /^[A-Z]{2}$/.test(customer.country)) address.country = customer.country;
   return Object.keys(address).length > 0 ? address : undefined;
+}
+
+/**
+ * A payee's address as a card payout takes it (tighter than a payment's): each part only when it
+ * fits, since a part cut short would name another place.
+ */
+function holderAddressOf(customer: Customer): CkoAddress | undefined {
+  const address: Record<string, string> = {};
+  if (customer.address && customer.address.length <= 50) address.address_line1 = customer.address;
+  if (customer.city && customer.city.length <= 25) address.city = customer.city;
+  if (customer.state && /^[A-Za-z0-9]{2,3}$/.test(customer.state)) address.state = customer.state;
+  if (customer.zip && customer.zip.length <= 10) address.zip = customer.zip;
+  if (customer.country && /^[A-Z]{2}$/.test(customer.country)) address.country = customer.country;
+  return address.country !== undefined ? address : undefined;
 }
 
 function nameOf(customer: Customer): string | undefined {
@@ -140,7 +156,8 @@ export class CheckoutConnector implements Connector {
   /** Checkout.com makes payouts to a card from a currency account (the gateway's currency_account_id). */
   private async payout(request: CardPayoutRequest, currency_account_id: string): Promise<ProcessorResult> {
     const { card, customer } = request;
-    const body = {
+    const holder_address = holderAddressOf(customer);
+    const body: CkoCardPayoutRequest = {
       source: { type: 'currency_account', id: currency_account_id },
       destination: {
         type: 'card',
@@ -149,16 +166,15 @@ export class CheckoutConnector implements Connector {
         expiry_year: card.expiry.year,
         account_holder: {
           type: 'individual',
-          first_name: (customer.first_name ?? 'Card').slice(0, 50),
-          last_name: (customer.last_name ?? 'Holder').slice(0, 50),
-          ...(addressOf(customer) !== undefined ? { billing_address: addressOf(customer)! } : {}),
+          first_name: (customer.first_name ?? 'Card').slice(0, 35),
+          last_name: (customer.last_name ?? 'Holder').slice(0, 35),
+          ...(holder_address !== undefined ? { billing_address: holder_address } : {}),
         },
       },
       amount: request.amount_minor,
       currency: request.currency,
       reference: request.reference,
-      billing_descriptor: { reference: request.reference.slice(0, 50) },
-      instruction: { purpose: 'Withdrawal', funds_transfer_type: 'FD' },
+      instruction: { funds_transfer_type: this.settings.funds_transfer_type },
       processing_channel_id: this.settings.processing_channel_id,
       metadata: { paygate_trace_id: request.trace_id },
     };
@@ -220,7 +236,7 @@ export class CheckoutConnector implements Connector {
       if (answer.http_status === 404) return { kind: 'not_found' };
       const payment = answer.http_status === 200 ? readPayment(answer.json) : null;
       if (!payment) return { kind: 'unavailable', reason: `GET /payments/{id} answered HTTP ${answer.http_status}` };
-      return { kind: 'found', result: paymentResult(payment, kind, request, this.recheck_after_ms) };
+      return { kind: 'found', result: await this.withDeclineCode(paymentResult(payment, kind, request, this.recheck_after_ms), payment.id) };
     }
     const answer = await this.client.get(`/payments?reference=${encodeURIComponent(request.reference)}&limit=${LIST_LIMIT}&skip=0`);
     if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
@@ -230,7 +246,25 @@ export class CheckoutConnector implements Connector {
     // The reference is the merchant's order_id, which another attempt (or another installation on
     // the same account) may share: only the payment carrying our trace_id is ours.
     const ours = payments.find((p) => p.trace_id === request.trace_id);
-    return ours ? { kind: 'found', result: paymentResult(ours, kind, request, this.recheck_after_ms) } : { kind: 'not_found' };
+    if (!ours) return { kind: 'not_found' };
+    return { kind: 'found', result: await this.withDeclineCode(paymentResult(ours, kind, request, this.recheck_after_ms), ours.id) };
+  }
+
+  /**
+   * A payment's details carry its status but no response code (PaymentDetails has none): for a
+   * decline found by lookup, its last authorisation or payout action gives the code and words the
+   * merchant is shown. Without them (no action yet, the processor not answering) the status says it.
+   */
+  private async withDeclineCode(result: ProcessorResult, payment_id: string): Promise<ProcessorResult> {
+    if (result.kind !== 'rejected' || /^[0-9]/.test(result.error_code)) return result;
+    const answer = await this.client.get(`/payments/${encodeURIComponent(payment_id)}/actions`);
+    const actions = answer.kind === 'answer' && answer.http_status === 200 ? readActions(answer.json) : null;
+    const decided = actions?.filter((a) => (a.type === 'Authorization' || a.type === 'Payout') && a.response_code !== null).at(0);
+    if (!decided) return result;
+    return {
+      ...result, error_code: decided.response_code!, error_details: (decided.response_summary ?? result.error_details).slice(0, 200),
+      decline: declineKind(decided.response_code),
+    };
   }
 
   private async lookupRefund(request: LookupRequest): Promise<LookupResult> {
@@ -309,7 +343,8 @@ export class CheckoutConnector implements Connector {
 }
 
 const KEY_PATTERN = '^sk_[!-~]{8,200}$';
-const ID_PATTERN = (prefix: string) => `^${prefix}_[a-z0-9]{8,64}$`;
+/** Checkout.com's ids: a prefix and 26 base-32 characters (pc_..., ca_...), as its description gives them. */
+const ID_PATTERN = (prefix: string) => `^${prefix}_[a-z0-9]{26}$`;
 
 export const checkoutDefinition: ConnectorDefinition = {
   name: 'checkout',
@@ -324,6 +359,7 @@ export const checkoutDefinition: ConnectorDefinition = {
     { name: 'webhook_secret', required: true, secret: true, schema: Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' }), description: 'the key of the Cko-Signature HMAC of the webhooks (16 to 256 printable characters)' },
     { name: 'base_url', required: false, secret: false, schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }), default: CHECKOUT_LIVE_URL, description: 'the API\'s address, https://api.checkout.com by default (https://api.sandbox.checkout.com for its test environment)' },
     { name: 'currency_account_id', required: false, secret: false, schema: Type.String({ pattern: ID_PATTERN('ca') }), description: 'the currency account (ca_...) payouts are paid from; without it the gateway makes no payouts' },
+    { name: 'funds_transfer_type', required: false, secret: false, schema: Type.String({ pattern: '^[A-Za-z0-9_]{1,20}$' }), default: 'FD', description: 'the funds transfer type of card payouts Checkout.com assigned to the account (FD by default)' },
     { name: 'three_ds', required: false, secret: false, schema: Type.Union([Type.Literal('never'), Type.Literal('always')]), default: 'never', description: 'never (3-D Secure only when Checkout.com asks for it) or always' },
   ],
   default_currencies: null,
@@ -342,6 +378,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       webhook_secret: settings.webhook_secret!,
       base_url: settings.base_url ?? CHECKOUT_LIVE_URL,
       currency_account_id: settings.currency_account_id ?? null,
+      funds_transfer_type: settings.funds_transfer_type ?? 'FD',
       three_ds: settings.three_ds === 'always' ? 'always' : 'never',
     }, context, gateway_id);
   },

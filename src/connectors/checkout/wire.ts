@@ -45,6 +45,27 @@ export interface CkoPaymentRequest {
   readonly metadata: CkoMetadata;
 }
 
+/**
+ * A payout to a card (Checkout.com's card payouts through POST /payments, as its later description
+ * gives them: a card destination and instruction.funds_transfer_type; test/psp-specs/checkout.com).
+ */
+export interface CkoCardPayoutRequest {
+  readonly source: { readonly type: 'currency_account'; readonly id: string };
+  readonly destination: {
+    readonly type: 'card';
+    readonly number: string;
+    readonly expiry_month: number;
+    readonly expiry_year: number;
+    readonly account_holder: { readonly type: 'individual'; readonly first_name: string; readonly last_name: string; readonly billing_address?: CkoAddress };
+  };
+  readonly amount: number;
+  readonly currency: string;
+  readonly reference: string;
+  readonly instruction: { readonly funds_transfer_type: string };
+  readonly processing_channel_id: string;
+  readonly metadata: CkoMetadata;
+}
+
 export interface CkoRefundRequest {
   readonly amount: number;
   readonly reference: string;
