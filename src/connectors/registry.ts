@@ -2,7 +2,7 @@
 // names its connector and keeps its settings sealed with the master key; the registry opens
 // them and builds the connector once per version of the settings (a gateway's updated_at_ms), so
 // new credentials take effect with the next request that sees the new version. A connector that
-// may not run in this environment (the sandbox on a live gateway) is never built here.
+// may not run in this environment (the sandbox on a live instance) is never built here.
 import type { Environment } from '../config.js';
 import type { Sealer } from '../crypto/sealer.js';
 import type { AdjustableClock } from '../domain/clock.js';

@@ -105,7 +105,7 @@ export type GatewayRefusal =
   /** The request named a gateway that is not this merchant's. */
   | { readonly kind: 'unknown'; readonly gateway_id: string }
   | { readonly kind: 'disabled'; readonly gateway_id: string }
-  /** Its connector does not run in this environment (a sandbox gateway on a live gateway). */
+  /** Its connector does not run in this environment (a sandbox gateway on a live instance). */
   | { readonly kind: 'not_here'; readonly gateway_id: string; readonly connector: string }
   | { readonly kind: 'currency'; readonly gateway_id: string; readonly currency: string }
   /** No gateway named: none of the merchant's usable gateways takes the currency. */

@@ -27,7 +27,7 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
 
   const envelope = (status: number, description: string) => answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
 
-  // Sandbox pages post plain HTML forms.
+  // HTML pages (the cashier, the connectors' challenge pages) post plain forms.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_MAX_BYTES }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });

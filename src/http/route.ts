@@ -127,7 +127,7 @@ export async function runSignedRoute(
   const send = (answer: Reply) => {
     response.code(answer.http_code ?? 200).type('application/json').send(answerBody(answer, version, unixSeconds(deps.clock), secret));
   };
-  // Only JSON reaches the API; the form parser exists for the sandbox pages.
+  // Only JSON reaches the API; the form parser exists for the HTML pages (the cashier, the connectors' challenge pages).
   if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) {
     send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object (Content-Type: application/json)'), http_code: 400 });
     return;

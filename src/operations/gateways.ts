@@ -48,7 +48,7 @@ export interface GatewayView {
   readonly secret_settings: readonly string[];
   /** Where the processor sends its webhooks; null when the connector takes none. */
   readonly webhook_url: string | null;
-  /** False when its connector takes no payments in this environment (a sandbox gateway on a live gateway). */
+  /** False when its connector takes no payments in this environment (a sandbox gateway on a live instance). */
   readonly usable_here: boolean;
   readonly created_at_ms: number;
   readonly updated_at_ms: number;
@@ -156,7 +156,7 @@ function checkCurrencies(definition: ConnectorDefinition, given: readonly string
 export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInput, now_ms: number): Promise<GatewayOutcome> {
   const definition = deps.connectors.definition(input.connector);
   if (!definition) return { kind: 'unknown_connector', known: deps.connectors.definitions().map((d) => d.name) };
-  // A sandbox gateway would only ever answer status 15 on a live gateway: refused at once.
+  // A sandbox gateway would only ever answer status 15 on a live instance: refused at once.
   if (!deps.connectors.runsHere(definition.name)) return { kind: 'not_here', connector: definition.name };
   const currencies = checkCurrencies(definition, input.currencies);
   if (!currencies.ok) return { kind: 'invalid', field: 'currencies', reason: currencies.reason };

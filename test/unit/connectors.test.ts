@@ -1,0 +1,111 @@
+// The connectors as the rest of the gateway relies on them: each declares the capabilities it
+// has and no others (routing refuses with status 15 on the declaration, the operation on the
+// method), runs only where it may, and Checkout.com's one status map gives every status and
+// response code its meaning, declines classified soft or hard for a cascade.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { Connector, ConnectorContext } from '../../src/connectors/connector.js';
+import { CONNECTOR_DEFINITIONS } from '../../src/connectors/registry.js';
+import { declineKind, eventMeaning, paymentResult, STATUS_MEANING } from '../../src/connectors/checkout/status-map.js';
+import { CKO_PAYMENT_STATUSES, type CkoPayment } from '../../src/connectors/checkout/wire.js';
+import { AdjustableClock } from '../../src/domain/clock.js';
+import { ProcessorHttp } from '../../src/outbound/processor-http.js';
+
+const context: ConnectorContext = {
+  config: loadConfig({}),
+  clock: new AdjustableClock(),
+  logger: pino({ level: 'silent' }),
+  public_url: () => 'https://pay.example.com',
+  http: new ProcessorHttp({ timeout_ms: 1000, connect_timeout_ms: 500, max_reply_bytes: 1024, allow_private: false }),
+};
+
+const CHECKOUT_SETTINGS = {
+  secret_key: 'sk_sbox_0123456789', processing_channel_id: `pc_${'a'.repeat(26)}`, webhook_secret: 'w'.repeat(32),
+  base_url: 'https://api.sandbox.checkout.com', currency_account_id: `ca_${'b'.repeat(26)}`,
+};
+
+function built(name: string, settings: Record<string, string> = {}): Connector {
+  const definition = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!;
+  return definition.create(settings, context, 'f'.repeat(32));
+}
+
+describe('connector definitions', () => {
+  it('each connector has exactly the capabilities it declares', () => {
+    const cases: [string, Record<string, string>][] = [['sandbox', {}], ['checkout', CHECKOUT_SETTINGS]];
+    expect(cases.map(([name]) => name).sort()).toEqual(CONNECTOR_DEFINITIONS.map((d) => d.name).sort());
+    for (const [name, settings] of cases) {
+      const declared = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!.capabilities;
+      const connector = built(name, settings);
+      expect(connector.name).toBe(name);
+      expect({
+        card_payout: typeof connector.cardPayout === 'function',
+        direct_payout: connector.direct !== undefined,
+        wallet_deposit: typeof connector.walletDeposit === 'function',
+        webhooks: typeof connector.readWebhook === 'function',
+      }, name).toEqual({
+        card_payout: declared.card_payout, direct_payout: declared.direct_payout, wallet_deposit: declared.wallet_deposit, webhooks: declared.webhooks,
+      });
+    }
+  });
+
+  it('the sandbox runs in sandbox mode only; Checkout.com in both; a Checkout.com gateway without a payout account makes no payouts', () => {
+    expect(CONNECTOR_DEFINITIONS.find((d) => d.name === 'sandbox')!.environments).toEqual(['sandbox']);
+    expect(CONNECTOR_DEFINITIONS.find((d) => d.name === 'checkout')!.environments).toEqual(['sandbox', 'live']);
+    const { currency_account_id: _, ...without } = CHECKOUT_SETTINGS;
+    expect(built('checkout', without).cardPayout).toBeUndefined();
+  });
+
+  it('every setting has a description, and secrets are marked secret', () => {
+    for (const definition of CONNECTOR_DEFINITIONS) {
+      for (const setting of definition.settings) {
+        expect(setting.description.length, `${definition.name}.${setting.name}`).toBeGreaterThan(10);
+        if (/secret|key/.test(setting.name) && setting.name !== 'currency_account_id') expect(setting.secret, setting.name).toBe(true);
+      }
+    }
+  });
+});
+
+describe('Checkout.com status map', () => {
+  const payment = (status: CkoPayment['status'], overrides: Partial<CkoPayment> = {}): CkoPayment => ({
+    id: 'pay_1', status, approved: null, amount: 1000, currency: 'USD', response_code: null, response_summary: null, reference: 'o-1',
+    trace_id: 1, redirect_url: null, ...overrides,
+  });
+  const asked = { amount_minor: 1000, currency: 'USD' };
+
+  it('gives every published status a meaning, for a sale and for a payout', () => {
+    expect(Object.keys(STATUS_MEANING).sort()).toEqual([...CKO_PAYMENT_STATUSES].sort());
+    const kinds = (kind: 'sale' | 'payout') => Object.fromEntries(CKO_PAYMENT_STATUSES.map((s) => [s, paymentResult(payment(s), kind, asked, 1000).kind]));
+    expect(kinds('sale')).toEqual({
+      Pending: 'pending', Authorized: 'approved', 'Card Verified': 'approved', Voided: 'rejected', 'Partially Captured': 'approved', Captured: 'approved',
+      'Partially Refunded': 'approved', Refunded: 'approved', Declined: 'rejected', Canceled: 'rejected', Expired: 'rejected', Paid: 'approved',
+    });
+    expect(kinds('payout')).toMatchObject({ Pending: 'pending', Authorized: 'pending', Paid: 'approved', Declined: 'rejected', 'Card Verified': 'rejected' });
+    // A pending sale with the processor's page to go to is a redirect (pending_async), with that page.
+    expect(paymentResult(payment('Pending', { redirect_url: 'https://3ds.example/x' }), 'sale', asked, 1000))
+      .toMatchObject({ kind: 'redirect', redirect_url: 'https://3ds.example/x', psp_transaction_id: 'pay_1' });
+  });
+
+  it('keeps the processor\'s code and words, and what it charged', () => {
+    expect(paymentResult(payment('Declined', { response_code: '20051', response_summary: 'Insufficient Funds' }), 'sale', asked, 1000))
+      .toMatchObject({ kind: 'rejected', error_code: '20051', error_details: 'Insufficient Funds', decline: 'soft' });
+    expect(paymentResult(payment('Captured', { amount: 990, currency: 'EUR', response_code: '10000' }), 'sale', asked, 1000))
+      .toMatchObject({ kind: 'approved', charge_amount_minor: 990, charge_currency: 'EUR', error_code: '10000' });
+    expect(paymentResult(payment('Captured', { amount: null, currency: null }), 'sale', asked, 1000))
+      .toMatchObject({ charge_amount_minor: 1000, charge_currency: 'USD' });
+  });
+
+  it('classifies declines: 2xxxx soft, 3xxxx and 4xxxx hard', () => {
+    expect(['20005', '20051', '20154', '200N7'].map(declineKind)).toEqual(['soft', 'soft', 'soft', 'soft']);
+    expect(['30041', '30043', '40101'].map(declineKind)).toEqual(['hard', 'hard', 'hard']);
+  });
+
+  it('reads webhook event types: approvals, captures, payouts paid and refunds approve; declines reject; the rest change nothing', () => {
+    expect(eventMeaning('payment_captured')).toEqual({ about: 'payment', outcome: 'approved' });
+    expect(eventMeaning('payment_paid')).toEqual({ about: 'payment', outcome: 'approved' });
+    expect(eventMeaning('payment_authentication_failed')).toEqual({ about: 'payment', outcome: 'rejected' });
+    expect(eventMeaning('payment_refunded')).toEqual({ about: 'refund', outcome: 'approved' });
+    expect(eventMeaning('payment_refund_declined')).toEqual({ about: 'refund', outcome: 'rejected' });
+    for (const type of ['payment_pending', 'payment_voided', 'dispute_lost', 'constructor', '__proto__']) expect(eventMeaning(type), type).toBeNull();
+  });
+});
