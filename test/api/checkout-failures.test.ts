@@ -8,14 +8,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
 import { checkoutSignature } from '../support/checkout/fake.js';
-import { CHECKOUT_WEBHOOK_SECRET, type LiveCheckout, liveSale, startLiveCheckout } from '../support/live-checkout.js';
+import { CHECKOUT_WEBHOOK_SECRET, FAILURE_ENV, type LiveCheckout, liveSale, startLiveCheckout } from '../support/live-checkout.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
   let live: LiveCheckout;
   beforeAll(async () => {
-    live = await startLiveCheckout(kind);
+    live = await startLiveCheckout(kind, { env: FAILURE_ENV });
   });
   afterAll(async () => {
     await live?.close();

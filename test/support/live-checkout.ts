@@ -1,9 +1,10 @@
 // A live gateway (PAYGATE_ENV=live) with one merchant whose `checkout` gateway points at the fake
 // Checkout.com on 127.0.0.1 (test/support/checkout/fake.ts), created the way an operator would:
 // through the operator API, over real HTTP. The merchant's site is a real local server that
-// receives the signed notifications. Time-outs and lookup waits are short so that the failure
-// tests run in seconds: a processor call gives up after 1.5 s, the processor is asked again
-// every second, a transaction is taken for interrupted after 3 s.
+// receives the signed notifications. Time-outs and lookup waits are short so that the tests run
+// in seconds (a processor call gives up after 5 s, the processor is asked again every second, a
+// transaction is taken for interrupted after 6 s); the failure tests shorten them further
+// (FAILURE_ENV).
 import { expect } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import type { TransactionRow } from '../../src/store/schema.js';
@@ -11,7 +12,7 @@ import { type FakeCheckout, startFakeCheckout } from './checkout/fake.js';
 import { postSigned, type Answer } from './client.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway, type TestGatewayOptions } from './gateway.js';
 import { type MerchantReceiver, startMerchantReceiver } from './merchant-receiver.js';
-import { notificationOf, signedReply, waitUntil } from './notification-merchant.js';
+import { merchantVerify, notificationOf, signedReply, waitUntil } from './notification-merchant.js';
 import type { StoreKind } from './stores.js';
 
 export const CHECKOUT_WEBHOOK_SECRET = 'whsec-fake-checkout-0123456789abcdef';
@@ -23,11 +24,17 @@ export const LIVE_ENV: Readonly<Record<string, string>> = {
   PAYGATE_ENV: 'live',
   // The fake Checkout.com and the merchant's site are on 127.0.0.1 (decisions.md §13: tests set it).
   PAYGATE_ALLOW_PRIVATE_URLS: 'true',
-  PAYGATE_PROCESSOR_TIMEOUT_MS: '1500',
-  PAYGATE_STUCK_PROCESSING_SECONDS: '3',
+  PAYGATE_PROCESSOR_TIMEOUT_MS: '5000',
+  PAYGATE_STUCK_PROCESSING_SECONDS: '6',
   PAYGATE_PROCESSOR_LOOKUP_SECONDS: '1',
   PAYGATE_NOTIFY_RETRY_SECONDS: '1',
   PAYGATE_NOTIFY_POLL_MS: '50',
+};
+
+/** For the failure tests: a processor that holds its answer is given up on after 1.5 s. */
+export const FAILURE_ENV: Readonly<Record<string, string>> = {
+  PAYGATE_PROCESSOR_TIMEOUT_MS: '1500',
+  PAYGATE_STUCK_PROCESSING_SECONDS: '3',
 };
 
 export interface LiveCheckout {
@@ -43,7 +50,7 @@ export interface LiveCheckout {
   row(trace_id: number): Promise<TransactionRow>;
   /** The notifications the merchant's site received for a trace_id, oldest first. */
   notifications(trace_id: number): Record<string, unknown>[];
-  /** Waits until the transaction has this status, and its notification of it reached the merchant. */
+  /** Waits until the transaction has this status and its signed notification of it reached the merchant. */
   settled(trace_id: number, status: string, timeout_ms?: number): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
@@ -97,11 +104,14 @@ export async function startLiveCheckout(kind: StoreKind, options: LiveCheckoutOp
     row,
     notifications,
     async settled(trace_id, status, timeout_ms = 15_000) {
-      return waitUntil(async () => {
+      const notification = await waitUntil(async () => {
         const current = await row(trace_id);
         if (current.status !== status) return undefined;
         return notifications(trace_id).find((n) => n.transaction_status === status);
       }, `transaction ${trace_id} ${status} and notified`, timeout_ms);
+      // Signed with the merchant's secret (decisions §1), like every notification.
+      expect(merchantVerify(notification, merchant.secret), `notification of ${trace_id} signed`).toBe(true);
+      return notification;
     },
     async close() {
       await gw.close();
