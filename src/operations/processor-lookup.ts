@@ -33,10 +33,10 @@ const FINAL_RESULTS: ReadonlySet<ProcessorResult['kind']> = new Set(['approved',
 
 /**
  * Asks the connector about `row` and applies a final answer through finish (the answer stored
- * for replays only when the request was never answered). A pending answer is applied with finish
- * too when `pending` is 'apply' (the first time the gateway hears of it: its reference, a later
- * result the sandbox knows, a lookup scheduled); with 'report' it is only reported (a scheduled
- * lookup that reschedules itself).
+ * for replays only when the request was never answered). A pending answer (or the processor's
+ * 3-D Secure page still open) is applied with finish too when `pending` is 'apply' (the first time
+ * the gateway hears of it: its reference, a later result the sandbox knows, a lookup scheduled);
+ * with 'report' it is only reported (a scheduled lookup that reschedules itself).
  */
 export async function lookUpAndSettle(
   deps: Pick<OperationDeps, 'store' | 'clock' | 'config'>,
@@ -53,8 +53,9 @@ export async function lookUpAndSettle(
     await finish(deps, row, result, connector, { store_answer });
     return { kind: 'settled' };
   }
-  // Still at the processor: a 3-D Secure nobody finished, a payout on its way.
-  if (pending === 'apply' && (result.kind === 'pending' || result.kind === 'unknown')) {
+  // Still at the processor: a 3-D Secure nobody finished, a payout on its way. The first time the
+  // gateway hears of it, it is recorded (its id, its page) and a lookup scheduled.
+  if (pending === 'apply' && result.kind !== 'challenge') {
     await finish(deps, row, result, connector, { store_answer });
   }
   return { kind: 'pending' };

@@ -6,7 +6,7 @@
 // transaction already has changes nothing and notifies nothing: a sale answered approved is not
 // notified again when the processor's webhooks confirm it.
 import type { WebhookEvent } from '../connectors/connector.js';
-import { isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
+import { FINAL_STATUSES, isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
 import type { TransactionRow } from '../store/schema.js';
 import type { StoreOps, TransactionPatch } from '../store/store.js';
 import { changeStatus } from '../transitions/transaction.js';
@@ -56,6 +56,11 @@ export async function receiveWebhook(
       return applied;
     });
     deps.logger.info({ gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: row?.trace_id ?? null, outcome }, 'processor webhook');
+    const reported = event.result?.kind;
+    if (outcome === 'unchanged' && row && (reported === 'approved' || reported === 'rejected') && FINAL_STATUSES.has(row.status) && row.status !== reported) {
+      // The processor says otherwise than what was recorded and notified: an operator must reconcile it.
+      deps.logger.error({ gateway_id, trace_id: row.trace_id, recorded: row.status, reported, event_type: event.event_type }, 'processor webhook contradicts a final status');
+    }
     return { kind: 'accepted', outcome, trace_id: row?.trace_id ?? null };
   } catch (error) {
     if (!(error instanceof ReplayedEvent)) throw error;
