@@ -98,7 +98,7 @@ describe('paygate gateway (live mode, SQLite)', () => {
     expect(no_merchant.status).toBe(1);
     expect(no_merchant.stderr).toMatch(/no such merchant/);
     expect(paygate(['gateway', 'list']).stdout).toBe(before);
-  });
+  }, 180_000);
 
   it('a running gateway takes payments through a gateway created while it runs, and none once it is disabled', async () => {
     let child: ChildGateway | null = null;
@@ -124,5 +124,5 @@ describe('paygate gateway (live mode, SQLite)', () => {
     } finally {
       await child?.kill('SIGTERM');
     }
-  });
+  }, 180_000);
 });

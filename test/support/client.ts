@@ -1,5 +1,13 @@
 // A merchant's client as the merchant's own code would write it: sign, post, verify the answer.
+import { Agent, fetch } from 'undici';
 import { signBody, verifyBody } from '../../src/domain/signing.js';
+
+/**
+ * Idle connections are dropped after a second, well before the gateway closes them (5 s): with the
+ * default, a request sent after a pause of a few seconds on a loaded machine could go out on a
+ * socket the gateway was closing ("other side closed"), which a client may not retry for a POST.
+ */
+const CONNECTIONS = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 
 export interface Answer {
   readonly http_status: number;
@@ -19,6 +27,7 @@ export async function postJson(base_url: string, path: string, body: unknown, he
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
+    dispatcher: CONNECTIONS,
   });
   const text = await response.text();
   let parsed: Record<string, unknown>;
