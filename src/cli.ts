@@ -4,6 +4,7 @@
 // With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
 // each worker process, where start runs one gateway.
 import cluster from 'node:cluster';
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startClusterPrimary } from './cluster.js';
 import { createLogger } from './logging.js';
@@ -15,6 +16,7 @@ import {
   showGateway,
 } from './operations/gateways.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
+import { addRoutingRule, listRoutingRules, parseBinCsv } from './operations/routing-rules.js';
 import { checkFrameOrigins } from './domain/frame-origins.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
@@ -38,6 +40,15 @@ const USAGE = `Usage:
   paygate gateway enable --gateway ID
   paygate gateway settings --gateway ID --setting KEY=VALUE...
                                         replace some settings (new credentials)
+  paygate route add --merchant-id ID --gateway ID --priority N [--currency USD,EUR]
+                    [--min-amount MINOR] [--max-amount MINOR] [--card-brand VISA,...]
+                    [--bin-country GB,...]
+                                        a routing rule: matching payments go to the gateway,
+                                        rules tried by priority (lower first); prints JSON
+  paygate route list --merchant-id ID
+  paygate route delete --merchant-id ID --rule RULE_ID
+  paygate bins load --file PATH         replace the BIN table (CSV lines "prefix,country")
+                                        that bin-country conditions read
 `;
 
 /** The connectors of this release, where they run (the CLI builds none of them). */
@@ -189,6 +200,113 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
   }
 }
 
+/** A comma-separated option as a list; undefined when not given. */
+function listOption(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',');
+}
+
+/** A whole-number option; NaN (refused by the operation, naming it) when it is not one. */
+function numberOption(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : /^[0-9]{1,16}$/.test(value) ? Number(value) : Number.NaN;
+}
+
+async function routeCommand(config: Config, sub: string | undefined, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'merchant-id': { type: 'string' }, gateway: { type: 'string' }, priority: { type: 'string' }, currency: { type: 'string' },
+      'min-amount': { type: 'string' }, 'max-amount': { type: 'string' }, 'card-brand': { type: 'string' }, 'bin-country': { type: 'string' },
+      rule: { type: 'string' },
+    },
+    strict: true,
+  });
+  const merchant_id = values['merchant-id'];
+  if (merchant_id === undefined) {
+    process.stderr.write(`paygate: route ${sub ?? ''} needs --merchant-id ID\n`);
+    return 2;
+  }
+  const store = openConfiguredStore(config);
+  try {
+    await store.migrate();
+    switch (sub) {
+      case 'add': {
+        if (values.gateway === undefined || values.priority === undefined) {
+          process.stderr.write('paygate: route add needs --gateway and --priority\n');
+          return 2;
+        }
+        const outcome = await addRoutingRule(store, {
+          merchant_id, gateway_id: values.gateway, priority: numberOption(values.priority)!, currencies: listOption(values.currency),
+          amount_min_minor: numberOption(values['min-amount']), amount_max_minor: numberOption(values['max-amount']),
+          card_brands: listOption(values['card-brand']), bin_countries: listOption(values['bin-country']),
+        }, Date.now());
+        if (outcome.kind === 'ok') {
+          process.stdout.write(`${JSON.stringify(outcome.rule)}\n`);
+          return 0;
+        }
+        if (outcome.kind === 'merchant_not_found') {
+          process.stderr.write('paygate: no such merchant\n');
+          return 1;
+        }
+        process.stderr.write(`paygate: --${outcome.field}: ${outcome.reason}\n`);
+        return 2;
+      }
+      case 'list': {
+        const rules = await listRoutingRules(store, merchant_id);
+        if (rules === null) {
+          process.stderr.write('paygate: no such merchant\n');
+          return 1;
+        }
+        for (const rule of rules) process.stdout.write(`${JSON.stringify(rule)}\n`);
+        return 0;
+      }
+      case 'delete':
+        if (values.rule === undefined) {
+          process.stderr.write('paygate: route delete needs --rule RULE_ID\n');
+          return 2;
+        }
+        if (!(await store.deleteRoutingRule(merchant_id, values.rule))) {
+          process.stderr.write('paygate: no such rule for this merchant\n');
+          return 1;
+        }
+        return 0;
+      default:
+        process.stderr.write(USAGE);
+        return 64;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function loadBins(config: Config, argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { file: { type: 'string' } }, strict: true });
+  if (values.file === undefined) {
+    process.stderr.write('paygate: bins load needs --file PATH\n');
+    return 2;
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(values.file, 'utf8');
+  } catch (error) {
+    process.stderr.write(`paygate: cannot read ${values.file}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const parsed = parseBinCsv(text);
+  if (!parsed.ok) {
+    process.stderr.write(`paygate: ${values.file} line ${parsed.line}: ${parsed.reason}; nothing was loaded\n`);
+    return 2;
+  }
+  const store = openConfiguredStore(config);
+  try {
+    await store.migrate();
+    await store.transaction((tx) => tx.replaceBinRanges(parsed.rows));
+    process.stdout.write(`${JSON.stringify({ bin_prefixes: parsed.rows.length })}\n`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   let config: Config;
   try {
@@ -221,6 +339,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
   if (command === 'gateway') return gatewayCommand(config, sub, rest);
+  if (command === 'route') return routeCommand(config, sub, rest);
+  if (command === 'bins' && sub === 'load') return loadBins(config, rest);
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

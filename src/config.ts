@@ -54,6 +54,11 @@ export interface Limits {
   readonly processor_connect_timeout_ms: number;
   /** Largest answer read from a processor; a longer one counts as lost. */
   readonly processor_reply_max_bytes: number;
+  /**
+   * How many times a sale declined softly or failed by a processor error is tried again on the
+   * merchant's next routing candidate (the cascade); 0 turns it off.
+   */
+  readonly cascade_max_retries: number;
   readonly pg_pool_max: number;
   /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
   readonly merchant_cache_ms: number;
@@ -225,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       processor_timeout_ms,
       processor_connect_timeout_ms: Math.min(5_000, processor_timeout_ms),
       processor_reply_max_bytes: 256 * 1024,
+      cascade_max_retries: intVar(env, 'PAYGATE_CASCADE_MAX_RETRIES', 2, 0, 5),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
       merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),
     },

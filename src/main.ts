@@ -21,6 +21,7 @@ import { ConnectorRegistry, starterGateway } from './connectors/registry.js';
 import { ProcessorHttp } from './outbound/processor-http.js';
 import { processorCallbackRoutes } from './http/routes/processor-callbacks.js';
 import { operatorGatewayRoutes } from './http/routes/operator-gateways.js';
+import { operatorRoutingRoutes } from './http/routes/operator-routing.js';
 import { reportUnusableMerchants } from './operations/gateways.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -113,7 +114,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
   // The connectors' own routes: the sandbox's 3-D Secure and e-wallet pages and its clock, in sandbox mode only.
   routes.push(...connectors.routes(deps, clock));
-  routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps));
+  routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps), ...operatorRoutingRoutes(deps));
   routes.push(...operatorNotificationRoutes(deps));
   routes.push(directRoute(), ...operatorPayoutRoutes(deps));
   routes.push(...subscriptionRoutes());

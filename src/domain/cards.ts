@@ -47,8 +47,8 @@ export function expiryInFuture(expiry: CardExpiry, now_ms: number): boolean {
   return now_ms < first_of_next_month_ms;
 }
 
-export type CardBrand =
-  | 'AMEX' | 'DinersClub' | 'Discover' | 'Electron' | 'JCB' | 'Maestro' | 'MasterCard' | 'Mir' | 'VISA';
+export const CARD_BRANDS = ['AMEX', 'DinersClub', 'Discover', 'Electron', 'JCB', 'Maestro', 'MasterCard', 'Mir', 'VISA'] as const;
+export type CardBrand = (typeof CARD_BRANDS)[number];
 
 const BRAND_RULES: readonly [RegExp, CardBrand][] = [
   [/^(4026|417500|4508|4844|4913|4917)/, 'Electron'],

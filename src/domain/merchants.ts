@@ -2,7 +2,7 @@
 // merchant's identifiers may be, and which gateway serves a request (or why none does).
 // operations/merchant-directory.ts reads, caches and creates them.
 import { randomBytes } from 'node:crypto';
-import type { GatewayRow } from '../store/schema.js';
+import type { GatewayRow, RoutingRuleRow } from '../store/schema.js';
 import { isKnownCurrency } from './money.js';
 
 /** A merchant's account at one processor, as requests see it (decisions.md §13). */
@@ -26,6 +26,8 @@ export interface Merchant {
   readonly applications: readonly string[];
   readonly frontends: readonly { readonly name: string; readonly currency: string }[];
   readonly gateways: readonly Gateway[];
+  /** Its routing rules, by priority then creation (domain/routing.ts). */
+  readonly routing_rules: readonly RoutingRuleRow[];
 }
 
 export interface NewMerchantInput {
@@ -110,6 +112,8 @@ export type GatewayRefusal =
   | { readonly kind: 'currency'; readonly gateway_id: string; readonly currency: string }
   /** No gateway named: none of the merchant's usable gateways takes the currency. */
   | { readonly kind: 'no_currency'; readonly currency: string }
+  /** No gateway named: the merchant has routing rules and none matches the payment. */
+  | { readonly kind: 'no_rule'; readonly currency: string }
   /** Its connector cannot do what the request asks (card payouts, e-wallet, stored-card charges). */
   | { readonly kind: 'capability'; readonly gateway_id: string; readonly connector: string; readonly capability: string };
 

@@ -18,6 +18,7 @@ export function gatewayRefusalText(refusal: GatewayRefusal, short = false): stri
       : `Gateway unavailable: gateway ${refusal.gateway_id} is a ${refusal.connector} gateway, which takes no payments in this environment`;
     case 'currency': return `Gateway unavailable: ${gateway(refusal.gateway_id)} does not accept ${refusal.currency}`;
     case 'no_currency': return `Gateway unavailable: no gateway of this merchant accepts ${refusal.currency}`;
+    case 'no_rule': return 'Gateway unavailable: no routing rule of this merchant matches this payment';
     case 'capability': return short
       ? `Gateway unavailable: the gateway makes no ${refusal.capability}`
       : `Gateway unavailable: gateway ${refusal.gateway_id} (${refusal.connector}) does not support ${refusal.capability}`;

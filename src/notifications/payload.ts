@@ -27,6 +27,11 @@ export function buildNotificationPayload(row: TransactionRow, timestamp: number)
     version: row.identity_kind === 'frontend' ? '1.1' : '1.2',
     timestamp,
   };
+  // A cascade attempt (a retry of the merchant's sale on another gateway) says so (spec §6.2).
+  if (row.cascade_level > 0) {
+    payload.is_cascade = 1;
+    payload.cascade_level = row.cascade_level;
+  }
   if (row.card_masked) payload.card_number = row.card_masked;
   if (row.card_brand) payload.card_type = row.card_brand;
   if (row.card_exp) payload.card_exp = row.card_exp;

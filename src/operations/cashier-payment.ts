@@ -149,7 +149,9 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
       return { kind: 'busy' };
     }
-    const routing = await routePayment(deps, merchant, session.currency, session.gateway_id, request.choice.method === 'card' ? 'card_payout' : 'direct_payout');
+    const routing = await routePayment(deps, merchant, {
+      currency: session.currency, amount_minor: request.amount_minor, card: request.choice.method === 'card' ? request.choice.card : null,
+    }, session.gateway_id, request.choice.method === 'card' ? 'card_payout' : 'direct_payout');
     if (routing.kind === 'refused') return { kind: 'unavailable', reason: 'no_gateway' };
     const gateway = routing.gateway;
     const outcome = request.choice.method === 'card'

@@ -156,7 +156,8 @@ export function openCustomer(deps: Pick<OperationDeps, 'sealer'>, sealed: string
 
 /** Opens a session (or, for an order_id seen before with the same content, answers the same session again). */
 export async function openSession(deps: OperationDeps, public_url: string, input: OpenSessionInput): Promise<OpenSessionOutcome> {
-  const routing = await routePayment(deps, input.merchant, input.currency, input.gateway);
+  // The amount (when the merchant set one) is known; the card is not yet.
+  const routing = await routePayment(deps, input.merchant, { currency: input.currency, ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}) }, input.gateway);
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // Spec §4.3 / §4.5: payment_method is ignored (overridden) when a gateway is given.
   const payment_method = input.gateway !== null ? null : input.payment_method;

@@ -15,7 +15,7 @@ export interface DirectPayoutInput extends PayoutRequestBase {
 export type DirectPayoutOutcome = PayoutOutcome | { readonly kind: 'invalid_data'; readonly problem: DataFieldProblem };
 
 export async function processDirectPayout(deps: OperationDeps, input: DirectPayoutInput): Promise<DirectPayoutOutcome> {
-  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway, 'direct_payout');
+  const chosen = await payoutGateway(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: null }, input.gateway, 'direct_payout');
   if (chosen.kind === 'refused') return { kind: 'no_gateway', refusal: chosen.refusal };
   const { gateway, connector } = chosen;
   const direct = connector.direct;

@@ -1,13 +1,21 @@
-// Which gateway, and so which connector, takes a new payment: the one the request names, else
-// the merchant's first usable gateway for the currency (decisions.md §13). When none does, the
-// refusal says exactly why (status 15 names it: no gateway at all, disabled, not in this
-// environment, not this currency, cannot do this kind of payment).
+// Which gateway, and so which connector, takes a new payment (decisions.md §13): the one the
+// request names, else the first of the merchant's routing candidates (domain/routing.ts), with
+// the others kept in order for a cascade. When none can, the refusal says exactly why (status 15
+// names it: no gateway at all, no rule matching, disabled, not in this environment, not this
+// currency, cannot do this kind of payment).
 import type { Capabilities, Connector } from '../connectors/connector.js';
+import type { CardData } from '../domain/cards.js';
+import { cardBrand } from '../domain/cards.js';
 import { type Gateway, type GatewayRefusal, type Merchant, selectGateway } from '../domain/merchants.js';
+import { routeCandidates, type RoutedPayment, rulesNeedBinCountry } from '../domain/routing.js';
 import type { OperationDeps } from './deps.js';
 
 export type GatewayRouting =
-  | { readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector }
+  | {
+    readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector;
+    /** The next candidates, in order, for a cascade; empty when the request named its gateway. */
+    readonly alternatives: readonly Gateway[];
+  }
   | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
 
 /** The capabilities a request may need beyond a card sale and a refund, which every connector has. */
@@ -20,27 +28,68 @@ const CAPABILITY_WORDS: Readonly<Record<NeededCapability, string>> = {
   merchant_initiated: 'stored-card charges',
 };
 
+/** What routing looks at: the amount and the card when known (undefined: not known yet; null card: none). */
+export interface PaymentToRoute {
+  readonly currency: string;
+  readonly amount_minor?: number;
+  readonly card?: CardData | null;
+}
+
+/** BIN prefixes looked up in the BIN table: 8, 7 and 6 digits, the longest known one wins. */
+function binPrefixes(pan: string): string[] {
+  return [8, 7, 6].filter((n) => pan.length > n).map((n) => pan.slice(0, n));
+}
+
+async function routedPayment(deps: Pick<OperationDeps, 'store'>, merchant: Merchant, payment: PaymentToRoute): Promise<RoutedPayment> {
+  const card = payment.card;
+  const bin_country = card === undefined ? undefined
+    : card === null ? null
+      // Looked up only when a rule of the merchant names countries: most payments cost no query.
+      : rulesNeedBinCountry(merchant.routing_rules) ? await deps.store.findBinCountry(binPrefixes(card.pan)) : null;
+  return {
+    currency: payment.currency,
+    amount_minor: payment.amount_minor,
+    card_brand: card === undefined ? undefined : card === null ? null : cardBrand(card.pan),
+    bin_country,
+  };
+}
+
 export async function routePayment(
-  deps: Pick<OperationDeps, 'merchants' | 'connectors'>,
+  deps: Pick<OperationDeps, 'merchants' | 'connectors' | 'store'>,
   merchant: Merchant,
-  currency: string,
+  payment: PaymentToRoute,
   requested: string | null | undefined,
   need: NeededCapability | null = null,
 ): Promise<GatewayRouting> {
-  const runs_here = (connector: string) => deps.connectors.runsHere(connector);
-  let choice = selectGateway(merchant, currency, requested, runs_here);
+  const unusable = (gateway: Gateway): GatewayRefusal | null => {
+    if (!gateway.enabled) return { kind: 'disabled', gateway_id: gateway.gateway_id };
+    if (!deps.connectors.runsHere(gateway.connector)) return { kind: 'not_here', gateway_id: gateway.gateway_id, connector: gateway.connector };
+    if (!gateway.currencies.includes(payment.currency)) return { kind: 'currency', gateway_id: gateway.gateway_id, currency: payment.currency };
+    if (need !== null && deps.connectors.definition(gateway.connector)?.capabilities[need] !== true) {
+      return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: CAPABILITY_WORDS[need] };
+    }
+    return null;
+  };
+  const choose = async (current: Merchant): Promise<{ readonly gateways: readonly Gateway[] } | { readonly refusal: GatewayRefusal }> => {
+    if (requested !== undefined && requested !== null && requested !== '') {
+      const named = selectGateway(current, payment.currency, requested, (c) => deps.connectors.runsHere(c));
+      if (named.kind === 'refused') return { refusal: named.refusal };
+      const refusal = unusable(named.gateway);
+      return refusal ? { refusal } : { gateways: [named.gateway] };
+    }
+    const candidates = routeCandidates(current, current.routing_rules, await routedPayment(deps, current, payment), unusable);
+    return candidates.kind === 'candidates' ? { gateways: candidates.gateways } : { refusal: candidates.refusal };
+  };
+  let choice = await choose(merchant);
   // The merchant as this request found it may be a few seconds old (operations/merchant-directory.ts):
-  // a gateway added since then by the CLI or another instance is looked for once before refusing.
-  if (choice.kind === 'refused' && ['unknown', 'no_gateways', 'no_currency'].includes(choice.refusal.kind)) {
+  // a gateway (or rule) added since then by the CLI or another instance is looked for once before refusing.
+  if ('refusal' in choice && ['unknown', 'no_gateways', 'no_currency', 'no_rule'].includes(choice.refusal.kind)) {
     const fresh = await deps.merchants.findFresh(merchant.merchant_id);
-    if (fresh) choice = selectGateway(fresh, currency, requested, runs_here);
+    if (fresh) choice = await choose(fresh);
   }
-  if (choice.kind === 'refused') return choice;
-  const gateway = choice.gateway;
-  const connector = deps.connectors.forGateway(gateway);
-  if (!connector) return { kind: 'refused', refusal: { kind: 'not_here', gateway_id: gateway.gateway_id, connector: gateway.connector } };
-  if (need !== null && deps.connectors.definition(gateway.connector)?.capabilities[need] !== true) {
-    return { kind: 'refused', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: CAPABILITY_WORDS[need] } };
-  }
-  return { kind: 'routed', gateway, connector };
+  if ('refusal' in choice) return { kind: 'refused', refusal: choice.refusal };
+  const [gateway, ...alternatives] = choice.gateways;
+  const connector = deps.connectors.forGateway(gateway!);
+  if (!connector) return { kind: 'refused', refusal: { kind: 'not_here', gateway_id: gateway!.gateway_id, connector: gateway!.connector } };
+  return { kind: 'routed', gateway: gateway!, connector, alternatives };
 }

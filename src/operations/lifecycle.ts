@@ -101,14 +101,26 @@ export async function answerForExisting(
 ): Promise<Exclude<Reservation, { kind: 'reserved' }>> {
   if (existing.request_fingerprint !== fingerprint) return { kind: 'duplicate_order' };
   const deadline_ms = Date.now() + deps.config.limits.idempotency_wait_ms;
-  let row: TransactionRow | null = existing;
-  while (row && row.answer_json === null) {
+  let answer = await storedAnswer(deps, existing);
+  while (answer === null) {
     if (Date.now() >= deadline_ms) return { kind: 'in_progress' };
     await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
-    row = await deps.store.getTransaction(existing.trace_id);
+    const row = await deps.store.getTransaction(existing.trace_id);
+    if (!row) return { kind: 'in_progress' };
+    answer = await storedAnswer(deps, row);
   }
-  if (!row) return { kind: 'in_progress' };
-  return { kind: 'replay', answer: JSON.parse(row.answer_json!) as TransactionAnswer };
+  return { kind: 'replay', answer };
+}
+
+/**
+ * The answer a request got, or null while it is still being processed. A request whose attempt
+ * was tried again on another gateway (a cascade) got the answer of its last attempt.
+ */
+async function storedAnswer(deps: OperationDeps, row: TransactionRow): Promise<TransactionAnswer | null> {
+  if (row.answer_json !== null) return JSON.parse(row.answer_json) as TransactionAnswer;
+  if (row.status === 'pending' || row.cascade_root !== null) return null;
+  const last = await deps.store.latestCascadeAttempt(row.trace_id);
+  return last?.answer_json ? (JSON.parse(last.answer_json) as TransactionAnswer) : null;
 }
 
 export interface ReserveOptions {
@@ -172,6 +184,11 @@ export function transactionAnswer(row: TransactionRow): TransactionAnswer {
     error_code: row.error_code,
     error_details: row.error_details,
   };
+  // A cascade attempt says so (spec §6.2 is_cascade, cascade_level); a first attempt answers as always.
+  if (row.cascade_level > 0) {
+    answer.is_cascade = 1;
+    answer.cascade_level = row.cascade_level;
+  }
   // Card payouts (spec §4.1 variants D and E) answer no redirect_url at all.
   if (row.transaction_type !== 'payout' || row.payment_method !== 'card') {
     answer.redirect_url = row.status === 'pending_async' ? row.redirect_url : null;
@@ -316,6 +333,39 @@ function firstLookupDelayMs(config: Config): number {
 export async function scheduleLookup(tx: StoreOps, trace_id: number, expected_status: string, due_at_ms: number): Promise<void> {
   await tx.insertDueAction({
     trace_id, kind: 'processor_lookup', due_at_ms, expected_status, to_status: '', error_code: null, error_details: null,
+  });
+}
+
+/** A result the cascade may try elsewhere (domain/routing.ts cascadable): a soft decline or an error. */
+export type CascadableResult = Extract<ProcessorResult, { kind: 'rejected' | 'error' }>;
+
+export type CascadeStep =
+  /** The next attempt, reserved `pending`: ask its gateway's connector. */
+  | { readonly kind: 'attempt'; readonly row: TransactionRow }
+  /** The failed attempt had been settled meanwhile (its processor's webhook): no cascade; this is the answer. */
+  | { readonly kind: 'settled'; readonly answer: TransactionAnswer };
+
+/**
+ * A failed attempt that the cascade tries on another gateway, in one database transaction: the
+ * attempt ends as the processor said, without a notification (the merchant is notified of the
+ * attempt that ends the order) and without an answer of its own (a replay of the merchant's
+ * request follows the cascade to its last attempt: answerForExisting), and the next attempt is
+ * reserved. A crash after it leaves the next attempt pending without an answer: the
+ * stuck-transaction sweep settles it and the merchant is notified of it.
+ */
+export async function cascadeTo(
+  deps: Pick<OperationDeps, 'store' | 'clock'>, row: TransactionRow, result: CascadableResult, next: NewTransactionRow,
+): Promise<CascadeStep> {
+  const now_ms = deps.clock.now_ms();
+  return deps.store.transaction(async (tx) => {
+    const patch: TransactionPatch = { psp_transaction_id: result.psp_transaction_id, error_code: result.error_code, error_details: result.error_details };
+    const changed = await changeStatus(tx, row, {
+      to: STATUS_FOR_RESULT[result.kind], reason: `processor answered; tried again on gateway ${next.gateway_id} (cascade)`, patch, notify: false,
+    }, now_ms);
+    if (changed.kind !== 'changed') return { kind: 'settled', answer: await answerOfCurrent(tx, row.trace_id, row.status, {}, true) } as const;
+    const reserved = await tx.reserveTransactionWithChange(next, `cascade level ${String(next.cascade_level)} of transaction ${String(next.cascade_root)}`);
+    if (!reserved) throw new Error(`cascade attempt of ${row.trace_id}: its internal order_id was taken`);
+    return { kind: 'attempt', row: reserved } as const;
   });
 }
 

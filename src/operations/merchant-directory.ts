@@ -78,6 +78,7 @@ export class MerchantDirectory {
       applications: record.applications,
       frontends: record.frontends,
       gateways: record.gateways.map(gatewayOf),
+      routing_rules: record.routing_rules,
     };
   }
 

@@ -8,7 +8,7 @@ import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
 import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
 import type { StoreOps } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
-import { type NeededCapability, routePayment } from './gateway-choice.js';
+import { type NeededCapability, type PaymentToRoute, routePayment } from './gateway-choice.js';
 import { finish, holdForApproval, requestRow, type ReserveOptions, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 import type { CashierLink, Identity } from './sale.js';
@@ -52,9 +52,9 @@ export type PayoutOutcome =
  * takes effect on every instance at once.
  */
 export async function payoutGateway(
-  deps: OperationDeps, merchant: Merchant, currency: string, gateway_id: string, need: NeededCapability,
+  deps: OperationDeps, merchant: Merchant, payment: PaymentToRoute, gateway_id: string, need: NeededCapability,
 ): Promise<{ readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal }> {
-  const routing = await routePayment(deps, merchant, currency, gateway_id, need);
+  const routing = await routePayment(deps, merchant, payment, gateway_id, need);
   if (routing.kind === 'refused') return routing;
   const stored = await deps.store.getGateway(routing.gateway.gateway_id);
   if (!stored) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id } };
@@ -109,7 +109,7 @@ export async function runPayout(
 }
 
 export async function processCardPayout(deps: OperationDeps, input: CardPayoutInput): Promise<PayoutOutcome> {
-  const chosen = await payoutGateway(deps, input.merchant, input.currency, input.gateway, 'card_payout');
+  const chosen = await payoutGateway(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: input.card }, input.gateway, 'card_payout');
   if (chosen.kind === 'refused') return { kind: 'no_gateway', refusal: chosen.refusal };
   const { gateway, connector } = chosen;
   const cardPayout = connector.cardPayout?.bind(connector);

@@ -1,12 +1,17 @@
 // A card sale (spec §4.1 variants A and B): choose the gateway, reserve the idempotency key,
-// ask the gateway's connector, apply its result through the state machine.
-import type { Customer } from '../connectors/connector.js';
+// ask the gateway's connector, apply its result through the state machine. A soft decline or a
+// processor error is tried on the merchant's next routing candidate (the cascade, domain/routing.ts):
+// each attempt is a transaction of its own, with its own trace_id, under the merchant's order_id;
+// the merchant is answered, and notified of, the attempt that ends it.
+import { randomBytes } from 'node:crypto';
+import type { Connector, Customer } from '../connectors/connector.js';
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
-import type { GatewayRefusal, Merchant } from '../domain/merchants.js';
-import type { NewTransactionRow } from '../store/schema.js';
+import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
+import { cascadable } from '../domain/routing.js';
+import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
 import { routePayment } from './gateway-choice.js';
-import { finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
+import { type CascadableResult, cascadeTo, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 import { processorReturnUrls } from './processor-return.js';
 
@@ -49,7 +54,8 @@ export type SaleOutcome =
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
 export async function processSale(deps: OperationDeps, input: SaleInput): Promise<SaleOutcome> {
-  const routing = await routePayment(deps, input.merchant, input.currency, input.gateway, input.initiated_by === 'merchant' ? 'merchant_initiated' : null);
+  const routing = await routePayment(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
+    input.gateway, input.initiated_by === 'merchant' ? 'merchant_initiated' : null);
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   const { gateway, connector } = routing;
 
@@ -67,22 +73,74 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');
 
-  const row = reservation.row;
-  const result = await connector.sale({
-    trace_id: row.trace_id,
-    reference: input.cashier?.cashier_order_id ?? input.order_id,
-    merchant_id,
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    card: input.card,
-    customer: input.customer,
-    initiated_by: input.initiated_by,
-    mit_retry: input.mit_retry,
-    return_to: input.return_url === null ? null : processorReturnUrls(deps, row.trace_id),
-  });
-  // The card is kept only if the sale can still be approved; its token is shown once approved.
-  const answer = await finish(deps, row, result, connector, {
-    vault: (tx) => vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms),
-  });
-  return { kind: 'processed', answer, replayed: false };
+  let row = reservation.row;
+  let current = { gateway, connector };
+  const next_gateways = [...routing.alternatives];
+  for (;;) {
+    const result = await current.connector.sale({
+      trace_id: row.trace_id,
+      reference: input.cashier?.cashier_order_id ?? input.order_id,
+      merchant_id,
+      amount_minor: input.amount_minor,
+      currency: input.currency,
+      card: input.card,
+      customer: input.customer,
+      initiated_by: input.initiated_by,
+      mit_retry: input.mit_retry,
+      return_to: input.return_url === null ? null : processorReturnUrls(deps, row.trace_id),
+    });
+    const next = row.cascade_level < deps.config.limits.cascade_max_retries && cascadable(result) ? nextUsable(deps, next_gateways) : null;
+    if (next) {
+      const attempt = await cascadeTo(deps, row, result as CascadableResult, cascadeRow(row, next.gateway, next.connector, deps.clock.now_ms()));
+      if (attempt.kind === 'attempt') {
+        row = attempt.row;
+        current = next;
+        continue;
+      }
+      // The attempt was settled meanwhile (its processor's webhook): the merchant gets what it says.
+      return { kind: 'processed', answer: attempt.answer, replayed: false };
+    }
+    // The card is kept only if the sale can still be approved; its token is shown once approved.
+    const answer = await finish(deps, row, result, current.connector, {
+      vault: (tx) => vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms),
+    });
+    return { kind: 'processed', answer, replayed: false };
+  }
+}
+
+/** The next candidate whose connector can be built here; the ones it skips are dropped. */
+function nextUsable(deps: OperationDeps, gateways: Gateway[]): { readonly gateway: Gateway; readonly connector: Connector } | null {
+  while (gateways.length > 0) {
+    const gateway = gateways.shift()!;
+    const connector = deps.connectors.forGateway(gateway);
+    if (connector) return { gateway, connector };
+  }
+  return null;
+}
+
+/**
+ * A cascade attempt's row: the first attempt's request on another gateway, with its own trace_id
+ * and an internal order_id (longer than a merchant's may be, so it never meets one); notified and
+ * answered with the merchant's order_id, the cascade level and its first attempt.
+ */
+function cascadeRow(previous: TransactionRow, gateway: Gateway, connector: Connector, now_ms: number): NewTransactionRow {
+  const root = previous.cascade_root ?? previous.trace_id;
+  const level = previous.cascade_level + 1;
+  const { trace_id: _, ...copied } = previous;
+  return {
+    ...copied,
+    order_id: `cascade-attempt:${root}:${level}:${randomBytes(16).toString('hex')}`,
+    cashier_order_id: previous.cashier_order_id ?? previous.order_id,
+    cascade_root: root,
+    cascade_level: level,
+    gateway_id: gateway.gateway_id,
+    payment_processor: connector.name,
+    status: 'pending',
+    psp_transaction_id: null, error_code: null, error_details: null, redirect_url: null, answer_json: null, card_token: null,
+    challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
+    charge_amount_minor: previous.amount_minor, charge_currency: previous.currency,
+    refund_reserved_minor: 0,
+    created_at_ms: now_ms,
+    updated_at_ms: now_ms,
+  };
 }

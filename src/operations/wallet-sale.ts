@@ -15,7 +15,7 @@ export type WalletSaleInput = Omit<SaleInput, 'card' | 'initiated_by' | 'mit_ret
 export type WalletSaleOutcome = SaleOutcome;
 
 export async function processWalletSale(deps: OperationDeps, input: WalletSaleInput): Promise<WalletSaleOutcome> {
-  const routing = await routePayment(deps, input.merchant, input.currency, input.gateway, 'wallet_deposit');
+  const routing = await routePayment(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: null }, input.gateway, 'wallet_deposit');
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   const { gateway, connector } = routing;
   const walletDeposit = connector.walletDeposit?.bind(connector);

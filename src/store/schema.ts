@@ -43,6 +43,33 @@ export interface GatewayTable {
   updated_at_ms: number;
 }
 
+/**
+ * A merchant's routing rule (migration 0011, docs/connectors.md): the payments it matches go to
+ * its gateway, rules tried by priority. Each condition null matches any payment.
+ */
+export interface RoutingRuleTable {
+  rule_id: string;
+  merchant_id: string;
+  gateway_id: string;
+  /** Lower first; equal priorities in creation order. */
+  priority: number;
+  /** Comma-separated ISO 4217 codes. */
+  currencies: string | null;
+  amount_min_minor: number | null;
+  amount_max_minor: number | null;
+  /** Comma-separated card brands as domain/cards.ts names them (VISA, MASTERCARD, ...). */
+  card_brands: string | null;
+  /** Comma-separated ISO 3166-1 alpha-2 codes of the card's issuing country, by its BIN (bin_ranges). */
+  bin_countries: string | null;
+  created_at_ms: number;
+}
+
+/** The issuing country of card number prefixes (BINs of 6 to 8 digits), loaded by the operator (migration 0011). */
+export interface BinRangeTable {
+  prefix: string;
+  country: string;
+}
+
 /** The processors' webhook events applied, by their own id: a replayed event changes nothing (migration 0010). */
 export interface ProcessorEventTable {
   gateway_id: string;
@@ -109,6 +136,13 @@ export interface TransactionTable {
    * processor's card payout needs when an operator releases a held payout later.
    */
   customer_sealed: string | null;
+  /**
+   * Cascade (migration 0011): 0 for a merchant's request; n for the n-th retry of it on another
+   * gateway, whose row has its own trace_id and an internal order_id.
+   */
+  cascade_level: Generated<number>;
+  /** A cascade attempt's first attempt (the merchant's request); null on the first attempt itself. */
+  cascade_root: number | null;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -348,6 +382,8 @@ export interface Database {
   frontends: FrontendTable;
   gateways: GatewayTable;
   processor_events: ProcessorEventTable;
+  routing_rules: RoutingRuleTable;
+  bin_ranges: BinRangeTable;
   transactions: TransactionTable;
   status_changes: StatusChangeTable;
   notifications: NotificationTable;
@@ -382,12 +418,13 @@ export const TRANSACTION_COLUMN_DEFAULTS: { readonly [K in OptionalTransactionCo
   reference_id: null, return_url: null, notification_url: null, psp_transaction_id: null, error_code: null, error_details: null,
   description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
   answer_json: null, variables_json: null, data_json: null, cashier_session_id: null, cashier_order_id: null, cashier_auth_token: null,
-  customer_sealed: null,
+  customer_sealed: null, cascade_level: 0, cascade_root: null,
 };
 
 export type GatewayRow = Selectable<GatewayTable>;
 export type NewGatewayRow = Insertable<GatewayTable>;
 export type ProcessorEventRow = Selectable<ProcessorEventTable>;
+export type RoutingRuleRow = Selectable<RoutingRuleTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type DueActionRow = Selectable<DueActionTable>;
 export type CardVaultRow = Selectable<CardVaultTable>;

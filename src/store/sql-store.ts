@@ -5,7 +5,7 @@
 import { CompiledQuery, type Insertable, type Kysely, type QueryResult, type Transaction, sql } from 'kysely';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type {
-  CardVaultRow, Database, DueActionTable, GatewayRow, NewGatewayRow, NewTransactionRow, ProcessorEventRow, ProcessorEventTable, NotificationAttemptTable, NotificationRow,
+  CardVaultRow, Database, DueActionTable, GatewayRow, NewGatewayRow, NewTransactionRow, ProcessorEventRow, ProcessorEventTable, RoutingRuleRow, NotificationAttemptTable, NotificationRow,
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
@@ -178,10 +178,12 @@ class SqlOps implements StoreOps {
   async getMerchant(merchant_id: string): Promise<MerchantRecord | null> {
     const merchant = await this.db.selectFrom('merchants').selectAll().where('merchant_id', '=', merchant_id).executeTakeFirst();
     if (!merchant) return null;
-    const [applications, frontends, gateways] = await Promise.all([
+    const [applications, frontends, gateways, routing_rules] = await Promise.all([
       this.db.selectFrom('applications').select('application_key').where('merchant_id', '=', merchant_id).execute(),
       this.db.selectFrom('frontends').select(['name', 'currency']).where('merchant_id', '=', merchant_id).execute(),
       this.db.selectFrom('gateways').selectAll().where('merchant_id', '=', merchant_id).orderBy('created_at_ms').orderBy('gateway_id').execute(),
+      this.db.selectFrom('routing_rules').selectAll().where('merchant_id', '=', merchant_id)
+        .orderBy('priority').orderBy('created_at_ms').orderBy('rule_id').execute(),
     ]);
     return {
       merchant_id: merchant.merchant_id,
@@ -189,6 +191,7 @@ class SqlOps implements StoreOps {
       applications: applications.map((a) => a.application_key),
       frontends,
       gateways,
+      routing_rules,
     };
   }
 
@@ -235,6 +238,32 @@ class SqlOps implements StoreOps {
   async listProcessorEvents(gateway_id: string, limit: number): Promise<ProcessorEventRow[]> {
     return this.db.selectFrom('processor_events').selectAll().where('gateway_id', '=', gateway_id)
       .orderBy('received_at_ms').orderBy('event_id').limit(limit).execute();
+  }
+
+  async insertRoutingRule(row: RoutingRuleRow): Promise<void> {
+    await this.db.insertInto('routing_rules').values(row).execute();
+  }
+
+  async deleteRoutingRule(merchant_id: string, rule_id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('routing_rules').where('merchant_id', '=', merchant_id).where('rule_id', '=', rule_id).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  async replaceBinRanges(rows: readonly { readonly prefix: string; readonly country: string }[]): Promise<void> {
+    await this.db.deleteFrom('bin_ranges').execute();
+    // In slices: a statement's parameters are bounded (SQLite 32,766, PostgreSQL 65,535).
+    for (let at = 0; at < rows.length; at += 1000) await this.db.insertInto('bin_ranges').values(rows.slice(at, at + 1000)).execute();
+  }
+
+  async findBinCountry(prefixes: readonly string[]): Promise<string | null> {
+    if (prefixes.length === 0) return null;
+    const rows = await this.db.selectFrom('bin_ranges').select(['prefix', 'country']).where('prefix', 'in', [...prefixes]).execute();
+    return rows.sort((a, b) => b.prefix.length - a.prefix.length)[0]?.country ?? null;
+  }
+
+  async countBinRanges(): Promise<number> {
+    const row = await this.db.selectFrom('bin_ranges').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean> {
@@ -311,6 +340,11 @@ class SqlOps implements StoreOps {
 
   async findTransactionByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null> {
     return (await transactionScans.byPspId(this.db, gateway_id, psp_transaction_id).executeTakeFirst()) ?? null;
+  }
+
+  async latestCascadeAttempt(root_trace_id: number): Promise<TransactionRow | null> {
+    return (await this.db.selectFrom('transactions').selectAll().where('cascade_root', '=', root_trace_id).where('cascade_root', 'is not', null)
+      .orderBy('cascade_level', 'desc').limit(1).executeTakeFirst()) ?? null;
   }
 
   async listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {

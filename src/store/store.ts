@@ -1,7 +1,8 @@
 // The one interface domain code sees. Two implementations sit behind it (SQLite and
 // PostgreSQL, both through Kysely in sql-store.ts); nothing outside store/ writes SQL.
 import type {
-  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventRow, ProcessorEventTable, TransactionRow,
+  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventRow, ProcessorEventTable,
+  RoutingRuleRow, TransactionRow,
 } from './schema.js';
 import type { Insertable } from 'kysely';
 import type { DueActionTable, NotificationAttemptTable, NotificationTable, StatusChangeTable } from './schema.js';
@@ -28,6 +29,8 @@ export interface MerchantRecord {
   readonly applications: readonly string[];
   readonly frontends: readonly { readonly name: string; readonly currency: string }[];
   readonly gateways: readonly GatewayRow[];
+  /** Its routing rules, by priority then creation. */
+  readonly routing_rules: readonly RoutingRuleRow[];
 }
 
 export interface NewMerchant {
@@ -82,6 +85,16 @@ export interface StoreOps {
   insertProcessorEvent(row: Insertable<ProcessorEventTable>): Promise<boolean>;
   /** A gateway's webhook events, oldest first, at most `limit`. */
   listProcessorEvents(gateway_id: string, limit: number): Promise<ProcessorEventRow[]>;
+
+  // Routing (migration 0011)
+  insertRoutingRule(row: RoutingRuleRow): Promise<void>;
+  /** False when the merchant has no such rule. */
+  deleteRoutingRule(merchant_id: string, rule_id: string): Promise<boolean>;
+  /** Replaces the whole BIN table (the operator's load) in one step. */
+  replaceBinRanges(rows: readonly { readonly prefix: string; readonly country: string }[]): Promise<void>;
+  /** The country of the longest of these prefixes in the BIN table, or null. */
+  findBinCountry(prefixes: readonly string[]): Promise<string | null>;
+  countBinRanges(): Promise<number>;
   /** Operator setting: payouts through this gateway wait in `requested` for approval. False when no such gateway. */
   setGatewayHoldPayouts(gateway_id: string, hold_payouts: boolean): Promise<boolean>;
 
@@ -108,6 +121,8 @@ export interface StoreOps {
   findTransactionByChallenge(challenge_token_hash: string): Promise<TransactionRow | null>;
   /** A live processor's transaction by its id there (webhooks); never a sandbox one (transactions_psp). */
   findTransactionByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null>;
+  /** The latest cascade attempt of a merchant's request (its highest cascade_level), or null. */
+  latestCascadeAttempt(root_trace_id: number): Promise<TransactionRow | null>;
   /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
   listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */

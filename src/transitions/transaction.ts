@@ -17,6 +17,11 @@ export interface StatusChange {
   readonly reason: string;
   /** Other columns that change together with the status (error details, PSP id, ...). */
   readonly patch?: TransactionPatch;
+  /**
+   * false only for an attempt the cascade tries again on another gateway (operations/lifecycle.ts
+   * cascadeTo): the merchant is notified of the attempt that ends the order, not of each failure.
+   */
+  readonly notify?: boolean;
 }
 
 export type StatusChangeOutcome =
@@ -37,7 +42,7 @@ export async function changeStatus(
   // The merchant's notification describes the row as changed; it is written by the same store
   // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
   // only if the compare-and-set won.
-  const notification = updated.notification_url
+  const notification = updated.notification_url && change.notify !== false
     ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
       buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
     : null;

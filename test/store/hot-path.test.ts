@@ -53,11 +53,13 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     const optional = Object.keys(TRANSACTION_COLUMN_DEFAULTS).filter((column) => column !== 'cashier_session_id') as (keyof NewTransactionRow)[];
     const text = fc.string({ unit: 'grapheme', maxLength: 40 });
     const integer = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
-    const value = (column: string): fc.Arbitrary<string | number> => (['reference_id', 'challenge_expires_at_ms'].includes(column) ? integer
-      : column === 'refund_reserved_minor' ? fc.integer({ min: 0, max: 1999 }) : text);
+    const value = (column: string): fc.Arbitrary<string | number> => (['reference_id', 'challenge_expires_at_ms', 'cascade_root'].includes(column) ? integer
+      : column === 'refund_reserved_minor' ? fc.integer({ min: 0, max: 1999 }) : column === 'cascade_level' ? fc.integer({ min: 0, max: 5 }) : text);
+    /** The columns that take no null (they have a default). */
+    const not_null = new Set(['refund_reserved_minor', 'cascade_level']);
     // Left out, null (where the column allows it) or a value.
     const choice = (column: string): fc.Arbitrary<string | number | null | undefined> =>
-      fc.option(column === 'refund_reserved_minor' ? value(column) : fc.option(value(column)), { nil: undefined });
+      fc.option(not_null.has(column) ? value(column) : fc.option(value(column)), { nil: undefined });
     const choices = fc.record(Object.fromEntries(optional.map((column) => [column, choice(column)])));
     let run = 0;
     await fc.assert(fc.asyncProperty(choices, fc.boolean(), async (chosen, in_transaction) => {

@@ -8,7 +8,7 @@ import type { Clock } from '../../domain/clock.js';
 import {
   type CardPayoutRequest, type CardSaleRequest, checkDataFields, type Connector, type ConnectorDefinition, type DataFieldSpec,
   type DirectPayoutCheck, type DirectPayoutRequest, type LookupRequest, type LookupResult, type ProcessorResult, type RefundRequest,
-  type WalletDepositRequest,
+  type WalletDepositRequest, type DeclineKind,
 } from '../connector.js';
 import { SANDBOX_CASHIER_TEXTS } from './cashier-texts.js';
 import { sandboxRoutes } from './routes.js';
@@ -25,14 +25,15 @@ export const SANDBOX_CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'BHD', 'CAD', 'AU
 const APPROVED = '0';
 const FAILED = '1';
 
-type Fixed = { kind: 'rejected' | 'error'; details: string };
+/** A fixed failure; a decline says whether a cascade may try it elsewhere (soft) or not (hard). */
+type Fixed = { kind: 'rejected'; details: string; decline: DeclineKind } | { kind: 'error'; details: string };
 
 /** CVVs with a fixed synchronous failure. Any CVV not listed here or below is approved. */
 export const SANDBOX_CVV_FAILURES: Readonly<Record<string, Fixed>> = {
-  '000': { kind: 'rejected', details: 'Do not honor' },
-  '801': { kind: 'rejected', details: 'Insufficient funds' },
-  '900': { kind: 'rejected', details: 'Lost card' },
-  '901': { kind: 'rejected', details: 'Stolen card' },
+  '000': { kind: 'rejected', details: 'Do not honor', decline: 'soft' },
+  '801': { kind: 'rejected', details: 'Insufficient funds', decline: 'soft' },
+  '900': { kind: 'rejected', details: 'Lost card', decline: 'hard' },
+  '901': { kind: 'rejected', details: 'Stolen card', decline: 'hard' },
   '444': { kind: 'error', details: 'Processor error' },
 };
 
@@ -52,12 +53,19 @@ export const SANDBOX_DIRECT_FIELDS: readonly DataFieldSpec[] = [
  * them so a subscription's retries and deactivation can be tested. Any other amount is approved.
  */
 export const SANDBOX_MIT_AMOUNT_FAILURES: Readonly<Record<number, Fixed>> = {
-  1402: { kind: 'rejected', details: 'Insufficient funds' },
+  1402: { kind: 'rejected', details: 'Insufficient funds', decline: 'soft' },
   1444: { kind: 'error', details: 'Processor error' },
 };
 
 /** This amount fails a first merchant-initiated try and approves its retry: a renewal that recovers. */
 export const SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT = 1403;
+
+/** A fixed failure as the sandbox answers it: a processor id, error_code 1, its [TEST] words. */
+function failed(failure: Fixed): ProcessorResult {
+  return failure.kind === 'rejected'
+    ? { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details), decline: failure.decline }
+    : { kind: 'error', psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
+}
 
 function pspId(): string {
   return `sbx_${randomBytes(10).toString('hex')}`;
@@ -76,10 +84,10 @@ export class SandboxConnector implements Connector {
 
   private cardProblem(request: { card: CardSaleRequest['card'] }): ProcessorResult | null {
     if (!luhnValid(request.card.pan)) {
-      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Invalid card number') };
+      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Invalid card number'), decline: 'hard' };
     }
     if (!expiryInFuture(request.card.expiry, this.clock.now_ms())) {
-      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Card expired') };
+      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Card expired'), decline: 'hard' };
     }
     return null;
   }
@@ -91,7 +99,7 @@ export class SandboxConnector implements Connector {
     const timed_out = { to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') } as const;
     if (request.initiated_by === 'customer') {
       if (request.card.cvv === null) {
-        return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('CVV required for a customer-initiated sale') };
+        return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('CVV required for a customer-initiated sale'), decline: 'hard' };
       }
       if (cvv === '333' || cvv === '300') {
         return {
@@ -118,14 +126,14 @@ export class SandboxConnector implements Connector {
         };
       }
       const failure = SANDBOX_CVV_FAILURES[cvv];
-      if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
+      if (failure) return failed(failure);
     } else {
       // A stored-card charge has no CVV: its failures are chosen by the amount (docs/subscriptions.md).
       if (request.amount_minor === SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT && !request.mit_retry) {
         return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Insufficient funds (approved on retry)') };
       }
       const failure = SANDBOX_MIT_AMOUNT_FAILURES[request.amount_minor];
-      if (failure) return { kind: failure.kind, psp_transaction_id: pspId(), error_code: FAILED, error_details: test(failure.details) };
+      if (failure) return failed(failure);
     }
     return {
       kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
