@@ -11,11 +11,12 @@ import type { PlainRoute } from '../http/route.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { StoreOps } from '../store/store.js';
 import { checkoutDefinition } from './checkout/connector.js';
+import { stripeDefinition } from './stripe/connector.js';
 import type { Connector, ConnectorContext, ConnectorDefinition } from './connector.js';
 import { SANDBOX_CURRENCIES, sandboxDefinition } from './sandbox/connector.js';
 
 /** Every connector of this release, by name. Adding a processor adds its definition here (docs/connectors.md). */
-export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition];
+export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition, stripeDefinition];
 
 /** Built connectors kept at most; beyond it the oldest is dropped (and built again when needed). */
 const CACHE_MAX_CONNECTORS = 10_000;

@@ -52,7 +52,7 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
     const settings = { secret_key: live.fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: live.fake.url };
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ connector: 'checkout', currencies: ['USD'], settings }, /Invalid field: merchant_id/],
-      [{ merchant_id: live.merchant.merchant_id, connector: 'paypal', currencies: ['USD'], settings }, /Invalid field: connector \(expected one of sandbox, checkout\)/],
+      [{ merchant_id: live.merchant.merchant_id, connector: 'paypal', currencies: ['USD'], settings }, /Invalid field: connector \(expected one of sandbox, checkout, stripe\)/],
       [{ merchant_id: live.merchant.merchant_id, connector: 'sandbox' }, /Invalid field: connector \(sandbox gateways take no payments in live mode\)/],
       [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', settings }, /Invalid field: currencies \(required/],
       [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: 'USD', settings }, /Invalid field: currencies/],

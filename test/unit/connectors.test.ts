@@ -9,6 +9,8 @@ import type { Connector, ConnectorContext } from '../../src/connectors/connector
 import { CONNECTOR_DEFINITIONS } from '../../src/connectors/registry.js';
 import { declineKind, eventMeaning, paymentResult, STATUS_MEANING } from '../../src/connectors/checkout/status-map.js';
 import { CKO_PAYMENT_STATUSES, type CkoPayment } from '../../src/connectors/checkout/wire.js';
+import * as stripeMap from '../../src/connectors/stripe/status-map.js';
+import { readIntent, readRefund } from '../../src/connectors/stripe/connector.js';
 import { AdjustableClock } from '../../src/domain/clock.js';
 import { ProcessorHttp } from '../../src/outbound/processor-http.js';
 
@@ -32,7 +34,10 @@ function built(name: string, settings: Record<string, string> = {}): Connector {
 
 describe('connector definitions', () => {
   it('each connector has exactly the capabilities it declares', () => {
-    const cases: [string, Record<string, string>][] = [['sandbox', {}], ['checkout', CHECKOUT_SETTINGS]];
+    const cases: [string, Record<string, string>][] = [
+      ['sandbox', {}], ['checkout', CHECKOUT_SETTINGS],
+      ['stripe', { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' }],
+    ];
     expect(cases.map(([name]) => name).sort()).toEqual(CONNECTOR_DEFINITIONS.map((d) => d.name).sort());
     for (const [name, settings] of cases) {
       const declared = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!.capabilities;
@@ -52,8 +57,20 @@ describe('connector definitions', () => {
   it('the sandbox runs in sandbox mode only; Checkout.com in both; a Checkout.com gateway without a payout account makes no payouts', () => {
     expect(CONNECTOR_DEFINITIONS.find((d) => d.name === 'sandbox')!.environments).toEqual(['sandbox']);
     expect(CONNECTOR_DEFINITIONS.find((d) => d.name === 'checkout')!.environments).toEqual(['sandbox', 'live']);
+    expect(CONNECTOR_DEFINITIONS.find((d) => d.name === 'stripe')!.environments).toEqual(['sandbox', 'live']);
     const { currency_account_id: _, ...without } = CHECKOUT_SETTINGS;
     expect(built('checkout', without).cardPayout).toBeUndefined();
+  });
+
+  it('a Stripe gateway in live mode refuses a test key at Stripe\'s own address and plain http, naming the setting', () => {
+    const stripe = CONNECTOR_DEFINITIONS.find((d) => d.name === 'stripe')!;
+    const live = { environment: 'live' as const, allow_private_urls: false };
+    const settings = { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' };
+    expect(stripe.check!(settings, live)).toEqual({ field: 'secret_key', reason: 'a test key (sk_test_) takes no live payments' });
+    expect(stripe.check!({ ...settings, secret_key: 'sk_live_0123456789abcdef' }, live)).toBeNull();
+    expect(stripe.check!({ ...settings, secret_key: 'sk_live_0123456789abcdef', base_url: 'http://stripe.internal:8080' }, live))
+      .toEqual({ field: 'base_url', reason: 'must be an https:// address in live mode' });
+    expect(stripe.check!(settings, { environment: 'sandbox', allow_private_urls: false })).toBeNull();
   });
 
   it('every setting has a description, and secrets are marked secret', () => {
@@ -107,5 +124,45 @@ describe('Checkout.com status map', () => {
     expect(eventMeaning('payment_refunded')).toEqual({ about: 'refund', outcome: 'approved' });
     expect(eventMeaning('payment_refund_declined')).toEqual({ about: 'refund', outcome: 'rejected' });
     for (const type of ['payment_pending', 'payment_voided', 'dispute_lost', 'constructor', '__proto__']) expect(eventMeaning(type), type).toBeNull();
+  });
+});
+
+describe('Stripe status map', () => {
+  const intent = (status: string, extra: Record<string, unknown> = {}) => readIntent({
+    object: 'payment_intent', id: 'pi_1', status, amount: 1000, currency: 'usd', metadata: { paygate_trace_id: '42' }, ...extra,
+  });
+
+  it('gives every published PaymentIntent and Refund status a meaning', () => {
+    expect(Object.keys(stripeMap.INTENT_MEANING).sort()).toEqual([...stripeMap.INTENT_STATUSES].sort());
+    expect(Object.keys(stripeMap.REFUND_MEANING).sort()).toEqual([...stripeMap.REFUND_STATUSES].sort());
+    expect(stripeMap.INTENT_MEANING).toMatchObject({ succeeded: 'approved', requires_payment_method: 'rejected', canceled: 'rejected', processing: 'pending', requires_action: 'action' });
+    expect(stripeMap.REFUND_MEANING).toMatchObject({ succeeded: 'approved', pending: 'pending', failed: 'rejected', canceled: 'rejected' });
+  });
+
+  it('reads what it needs of a PaymentIntent and a Refund, and nothing of another object or status', () => {
+    expect(intent('succeeded')).toMatchObject({ id: 'pi_1', status: 'succeeded', amount: 1000, currency: 'usd', trace_id: 42, redirect_url: null });
+    expect(intent('requires_payment_method', { last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } }))
+      .toMatchObject({ error_code: 'insufficient_funds', error_message: 'Your card has insufficient funds.' });
+    expect(intent('requires_payment_method', { last_payment_error: { code: 'incorrect_cvc', decline_code: '' } })).toMatchObject({ error_code: 'incorrect_cvc' });
+    expect(intent('requires_action', { next_action: { type: 'redirect_to_url', redirect_to_url: { url: 'https://hooks.stripe.com/3ds', return_url: 'x' } } }))
+      .toMatchObject({ redirect_url: 'https://hooks.stripe.com/3ds' });
+    expect(intent('succeeded', { metadata: { paygate_trace_id: '0042' } })!.trace_id).toBeNull();
+    expect(intent('some_new_status')).toBeNull();
+    expect(readIntent({ object: 'charge', id: 'ch_1', status: 'succeeded' })).toBeNull();
+    expect(readRefund({ object: 'refund', id: 're_1', status: 'failed', amount: 500, currency: 'eur', failure_reason: 'expired_or_canceled_card', metadata: {} }))
+      .toEqual({ id: 're_1', status: 'failed', amount: 500, currency: 'EUR', trace_id: null, reason: 'expired_or_canceled_card' });
+  });
+
+  it('classifies declines: lost, stolen, fraudulent, wrong card data hard (never cascaded); the rest soft', () => {
+    expect(['lost_card', 'stolen_card', 'fraudulent', 'incorrect_cvc', 'expired_card', 'do_not_try_again'].map(stripeMap.declineKind)).toEqual(Array(6).fill('hard'));
+    expect(['generic_decline', 'insufficient_funds', 'do_not_honor', 'processing_error', 'try_again_later', null].map(stripeMap.declineKind)).toEqual(Array(6).fill('soft'));
+  });
+
+  it('reads webhook event types: succeeded approves, payment_failed and canceled reject, refunds by their status; the rest change nothing', () => {
+    expect(stripeMap.eventMeaning('payment_intent.succeeded')).toEqual({ about: 'payment', outcome: 'approved' });
+    expect(stripeMap.eventMeaning('payment_intent.payment_failed')).toEqual({ about: 'payment', outcome: 'rejected' });
+    expect(stripeMap.eventMeaning('refund.updated')).toEqual({ about: 'refund', outcome: 'from_status' });
+    expect(stripeMap.eventMeaning('refund.failed')).toEqual({ about: 'refund', outcome: 'rejected' });
+    for (const type of ['payment_intent.created', 'charge.succeeded', 'charge.refunded', 'constructor', '__proto__']) expect(stripeMap.eventMeaning(type), type).toBeNull();
   });
 });
