@@ -42,7 +42,9 @@ export async function receiveWebhook(
     return { kind: 'accepted', outcome: 'ignored', trace_id: null };
   }
   const event = reading.event;
-  const row = await afterItsRequest(deps, await matchTransaction(deps, gateway_id, event));
+  const matched = await matchTransaction(deps, gateway_id, event);
+  // Only an event that decides something has a request to wait for (payment_intent.created... do not).
+  const row = event.result !== null ? await afterItsRequest(deps, matched) : matched;
   const now_ms = deps.clock.now_ms();
   try {
     const outcome = await deps.store.transaction(async (tx) => {
@@ -122,7 +124,8 @@ async function apply(tx: StoreOps, row: TransactionRow, event: WebhookEvent, now
     error_code: result.error_code,
     error_details: result.error_details,
   };
-  if (result.kind === 'approved') {
+  // What was charged, when the event says it (an event without it leaves what the request recorded).
+  if (result.kind === 'approved' && /^[A-Z]{3}$/.test(result.charge_currency) && result.charge_amount_minor > 0) {
     patch.charge_amount_minor = result.charge_amount_minor;
     patch.charge_currency = result.charge_currency;
   }
