@@ -4,13 +4,19 @@
 // notified once with cascade_level 1, Checkout.com holds the declined payment and Stripe the
 // approved PaymentIntent, and a replay answers the final attempt. A hard decline is never
 // cascaded, nor an outcome the gateway does not know (a time-out): the card may have been
-// charged, so asking another processor could charge it twice.
+// charged, so asking another processor could charge it twice. A cashier order cascades the same
+// way, and find-order answers its approved attempt. In the sandbox, the sandbox's soft decline is
+// tried at Stripe.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
+import { CashierCustomer, findOrderBody, gatewayNow, initCheckout, openSession } from '../support/cashier.js';
+import { postSigned } from '../support/client.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
 import { type LiveCheckout, startLiveCheckout } from '../support/live-checkout.js';
 import { liveSale, operatorCall } from '../support/live-gateway.js';
 import { STRIPE_WEBHOOK_SECRET } from '../support/live-stripe.js';
-import { sleep } from '../support/notification-merchant.js';
+import { merchantVerify, notificationOf, signedReply, sleep, waitUntil } from '../support/notification-merchant.js';
 import { type FakeStripe, startFakeStripe } from '../support/stripe/fake.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -84,6 +90,23 @@ describe.each(storeKinds())('cascade from Checkout.com to Stripe on %s', (kind) 
     expect(stripe.intentsWithMetadata('paygate_trace_id', String(trace_id))).toHaveLength(1);
   });
 
+  it('a cashier order cascades too: find-order answers the attempt Stripe approved, with is_cascade and cascade_level 1', async () => {
+    live.receiver.setReply('/validate', () => signedReply(live.merchant.secret, 0, 'Accepted'));
+    const body = initCheckout(live.merchant, live.receiver.url, { amount: 1005, timestamp: gatewayNow(live.gw) });
+    const opened = await openSession(live.gw, '/api/init-checkout', body, live.merchant);
+    expect(opened.body.status).toBe(0);
+    const customer = new CashierCustomer(live.gw.url);
+    await customer.login(opened.body.redirect_url as string);
+    const form = await customer.get('/cashier?method=card');
+    expect((await customer.payByCard(form.text, { card_number: CARD })).status).toBe(303);
+    const found = await postSigned(live.gw.url, '/api/find-order', findOrderBody(live.merchant, body.order_id as string, { timestamp: gatewayNow(live.gw) }), live.merchant.secret);
+    expect(found.body).toMatchObject({
+      status: 0, order_status: 'approved', transaction_status: 'approved', order_id: body.order_id, is_cascade: 1, cascade_level: 1,
+      payment_processor: 'stripe', gateway: stripe_gateway, transaction_id: expect.stringMatching(/^pi_/),
+    });
+    expect(live.fake.paymentsWithReference(body.order_id as string)).toMatchObject([{ status: 'Declined' }]);
+  });
+
   it('a hard decline (stolen card) is answered as it is: Stripe is never asked', async () => {
     const body = sale({ card_number: STOLEN_AT_CHECKOUT, amount: 2000 });
     const answer = await live.process(body);
@@ -104,5 +127,44 @@ describe.each(storeKinds())('cascade from Checkout.com to Stripe on %s', (kind) 
     await live.settled(trace_id, 'approved');
     expect(live.fake.paymentsWithReference(body.order_id as string)).toHaveLength(1);
     expect(stripe.requestsTo('POST /v1/payment_intents').filter((r) => r.form.amount === 2100)).toEqual([]);
+  });
+});
+
+describe.each(storeKinds())('cascade from the sandbox to Stripe on %s', (kind) => {
+  let gw: TestGateway;
+  let stripe: FakeStripe;
+  let shop: MerchantReceiver;
+  let stripe_gateway: string;
+  beforeAll(async () => {
+    stripe = await startFakeStripe();
+    shop = await startMerchantReceiver();
+    gw = await startTestGateway(kind, { env: { PAYGATE_PROCESSOR_TIMEOUT_MS: '5000' } });
+    shop.setReply('/notify', signedReply(gw.merchant.secret));
+    const created = await operatorCall(gw, 'POST', '/operator/gateways', {
+      merchant_id: gw.merchant.merchant_id, connector: 'stripe', currencies: ['USD'],
+      settings: { secret_key: stripe.secret_key, webhook_secret: STRIPE_WEBHOOK_SECRET, base_url: stripe.url },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    stripe_gateway = created.body.gateway as string;
+    stripe.setWebhookEndpoint(created.body.webhook_url as string, STRIPE_WEBHOOK_SECRET);
+    for (const [gateway, priority] of [[gw.merchant.gateway!, 1], [stripe_gateway, 2]] as const) {
+      expect((await operatorCall(gw, 'POST', `/operator/merchants/${gw.merchant.merchant_id}/routing-rules`, { gateway, priority })).status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await shop?.close();
+    await stripe?.close();
+  });
+
+  it('the sandbox\'s soft decline (do not honour) is approved at Stripe: cascade_level 1 in the answer and the notification', async () => {
+    const body = saleA(gw.merchant, { card_number: CARD, cvv: '000', amount: 1500, notification_url: `${shop.url}/notify` });
+    const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'stripe', is_cascade: 1, cascade_level: 1 });
+    const notified = await waitUntil(() => shop.requestsTo('/notify', 'POST').map(notificationOf).find((n) => n.order_id === body.order_id), 'the notification');
+    expect(notified).toMatchObject({ trace_id: answer.body.trace_id, transaction_status: 'approved', is_cascade: 1, cascade_level: 1, gateway: stripe_gateway });
+    expect(merchantVerify(notified, gw.merchant.secret)).toBe(true);
+    expect(stripe.intentsWithMetadata('paygate_trace_id', String(answer.body.trace_id))).toMatchObject([{ status: 'succeeded', amount: 1500 }]);
+    expect(stripe.violations).toEqual([]);
   });
 });
