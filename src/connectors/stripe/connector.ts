@@ -209,7 +209,7 @@ export class StripeConnector implements Connector {
         const code = intent.error_code ?? intent.status;
         return {
           kind: 'rejected', psp_transaction_id: intent.id, error_code: code, decline: declineKind(intent.error_code),
-          error_details: (intent.error_message ?? `Payment ${intent.status.replace(/_/g, ' ')} at the processor`).slice(0, 200),
+          error_details: (intent.error_message ?? (intent.status === 'canceled' ? 'Payment canceled at the processor' : 'Payment failed at the processor')).slice(0, 200),
         };
       }
       case 'action':
