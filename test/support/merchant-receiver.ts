@@ -1,8 +1,9 @@
 // A real local HTTP server standing for the merchant's site: the page the customer returns to
 // (GET /return) and any endpoint the gateway calls (notifications, validation requests).
 // It records every request; a test chooses the reply per path.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { startLocalServer } from './fake-processor/local-server.js';
+import type { RequestBody } from './fake-processor/read-body.js';
 
 export interface ReceivedRequest {
   readonly method: string;
@@ -61,74 +62,57 @@ export async function startMerchantReceiver(options: { readonly port?: number } 
   const replies = new Map<string, ReplyFor>();
   const waiters = new Set<{ predicate: (r: ReceivedRequest) => boolean; resolve: (r: ReceivedRequest) => void }>();
 
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let too_large = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_MAX_BYTES) too_large = true;
-      else chunks.push(chunk);
-    });
-    request.on('end', () => {
-      void (async () => {
-        if (too_large) {
-          response.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too large"}');
-          return;
-        }
-        const url = new URL(request.url ?? '/', 'http://receiver.invalid');
-        const body = Buffer.concat(chunks).toString('utf8');
-        const content_type = (request.headers['content-type'] ?? '').toLowerCase();
-        let json: unknown = null;
-        if (body !== '') {
-          try {
-            json = JSON.parse(body);
-          } catch {
-            json = null;
-          }
-        }
-        const form = content_type.startsWith('application/x-www-form-urlencoded') ? Object.fromEntries(new URLSearchParams(body)) : null;
-        const received: ReceivedRequest = {
-          method: request.method ?? 'GET',
-          path: url.pathname,
-          query: Object.fromEntries(url.searchParams),
-          headers: request.headers,
-          body,
-          json,
-          form,
-          at_ms: Date.now(),
-        };
-        requests.push(received);
-        for (const waiter of [...waiters]) {
-          if (waiter.predicate(received)) {
-            waiters.delete(waiter);
-            waiter.resolve(received);
-          }
-        }
-        const reply_for = replies.get(url.pathname);
-        if (reply_for === undefined && received.method === 'GET' && url.pathname === '/return') {
-          response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(RETURN_PAGE);
-          return;
-        }
-        try {
-          const reply = reply_for === undefined ? DEFAULT_REPLY : typeof reply_for === 'function' ? await reply_for(received) : reply_for;
-          response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(reply.raw ?? JSON.stringify(reply.body));
-        } catch (error) {
-          response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
-        }
-      })();
-    });
-  });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // A fixed port lets a test stop the receiver and bring it back at the same URL.
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  async function receive(request: http.IncomingMessage, response: http.ServerResponse, { text: body, too_large }: RequestBody): Promise<void> {
+    if (too_large) {
+      response.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too large"}');
+      return;
+    }
+    const url = new URL(request.url ?? '/', 'http://receiver.invalid');
+    const content_type = (request.headers['content-type'] ?? '').toLowerCase();
+    let json: unknown = null;
+    if (body !== '') {
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = null;
+      }
+    }
+    const form = content_type.startsWith('application/x-www-form-urlencoded') ? Object.fromEntries(new URLSearchParams(body)) : null;
+    const received: ReceivedRequest = {
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: request.headers,
+      body,
+      json,
+      form,
+      at_ms: Date.now(),
+    };
+    requests.push(received);
+    for (const waiter of [...waiters]) {
+      if (waiter.predicate(received)) {
+        waiters.delete(waiter);
+        waiter.resolve(received);
+      }
+    }
+    const reply_for = replies.get(url.pathname);
+    if (reply_for === undefined && received.method === 'GET' && url.pathname === '/return') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(RETURN_PAGE);
+      return;
+    }
+    try {
+      const reply = reply_for === undefined ? DEFAULT_REPLY : typeof reply_for === 'function' ? await reply_for(received) : reply_for;
+      response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(reply.raw ?? JSON.stringify(reply.body));
+    } catch (error) {
+      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
+    }
+  }
+
+  // A fixed port lets a test stop the receiver and bring it back at the same URL.
+  const server = await startLocalServer({ port: options.port, body_max_bytes: BODY_MAX_BYTES, handle: receive });
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests,
     requestsTo: (path, method) => requests.filter((r) => r.path === path && (method === undefined || r.method === method)),
     setReply: (path, reply) => void replies.set(path, reply),
@@ -155,9 +139,6 @@ export async function startMerchantReceiver(options: { readonly port?: number } 
       requests.length = 0;
       replies.clear();
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () => server.close(),
   };
 }

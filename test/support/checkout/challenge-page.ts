@@ -2,6 +2,7 @@
 // They are for a real person in Chromium, so they look like the sandbox's simulator: one password
 // field labelled "Password" and a "Continue" button, with the element ids public end-to-end tests
 // use against the real sandbox (form#form, input#password, #txtButton). Plain HTML, no script.
+import { escapeHtml, htmlPage } from '../fake-processor/html.js';
 
 export interface ChallengePageInput {
   readonly session_id: string;
@@ -19,14 +20,10 @@ const STYLE = 'body{font-family:system-ui,sans-serif;margin:0;padding:0 16px;bac
   + 'button{width:100%;padding:12px;font-size:1rem;border:0;border-radius:4px;background:#1d4ed8;color:#fff;cursor:pointer}'
   + '.small{font-size:.85rem;color:#4b5563;margin:16px 0 0}';
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
+export { escapeHtml };
 
 function shell(title: string, body: string): string {
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-    + '<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">'
-    + `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return htmlPage(title, STYLE, body);
 }
 
 /** Minor units shown with two decimals (the fake only sees two-decimal currencies in tests). */

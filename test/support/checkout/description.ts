@@ -11,8 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { describedOperations, descriptionObject, type DescribedOperation, type JsonObject } from '../fake-processor/openapi-operations.js';
 
-export type JsonObject = { [key: string]: unknown };
+export type { JsonObject };
 
 export interface CheckoutDescription {
   /** The assembled OpenAPI 3.0 document (paths, components, info, …). */
@@ -31,7 +32,6 @@ const SUPPLEMENT_KEYS = ['x-paygate-supplement', 'paths', 'components', 'x-payga
 const MAX_FILES = 2000;
 const MAX_FILE_BYTES = 512 * 1024;
 const MAX_DEPTH = 8;
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 /** Reads and assembles the description under `dir` (default: the project's copy). */
 export function loadCheckoutDescription(dir: string = CHECKOUT_SPEC_DIR): CheckoutDescription {
@@ -200,17 +200,9 @@ function readYamlObject(file: string): JsonObject {
 }
 
 export function asObject(value: unknown, what: string): JsonObject {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`checkout description: ${what} is not an object`);
-  return value as JsonObject;
+  return descriptionObject(value, what, 'checkout description');
 }
 
-export function operationsOf(document: JsonObject): { method: string; template: string; operation: JsonObject }[] {
-  const found: { method: string; template: string; operation: JsonObject }[] = [];
-  for (const [template, item] of Object.entries(asObject(document.paths, 'paths'))) {
-    for (const method of HTTP_METHODS) {
-      const operation = asObject(item, template)[method];
-      if (operation !== undefined) found.push({ method: method.toUpperCase(), template, operation: asObject(operation, `${method} ${template}`) });
-    }
-  }
-  return found;
+export function operationsOf(document: JsonObject): DescribedOperation[] {
+  return describedOperations(document, 'checkout description');
 }

@@ -3,6 +3,7 @@
 // reference, webhooks and every failure mode; and that the fake's own answers and events keep to
 // the published description (fake.violations stays empty unless a test sends a wrong request).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fetchAnswer, waitUntil, type FetchedAnswer } from '../fake-processor/fetch-answer.js';
 import { startMerchantReceiver, type MerchantReceiver } from '../merchant-receiver.js';
 import { checkoutSignature, startFakeCheckout, type FakeCheckout, type FakeEvent } from './fake.js';
 
@@ -15,29 +16,13 @@ let fake: FakeCheckout;
 let receiver: MerchantReceiver;
 let reference_seq = 0;
 
-interface ApiAnswer {
-  readonly status: number;
-  readonly text: string;
-  readonly json: any;
-  readonly headers: Headers;
-}
-
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<ApiAnswer> {
-  const response = await fetch(`${fake.url}${path}`, {
+async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<FetchedAnswer> {
+  return fetchAnswer(`${fake.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${fake.secret_key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
-    redirect: 'manual',
-    signal: signal ?? AbortSignal.timeout(5000),
+    signal,
   });
-  const text = await response.text();
-  let json: unknown = null;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, text, json, headers: response.headers };
 }
 
 function nextReference(prefix = 'ORD'): string {
@@ -96,15 +81,6 @@ function cardPayout2021(overrides: Record<string, unknown> = {}, number = '49218
     processing_channel_id: PROCESSING_CHANNEL,
     ...overrides,
   };
-}
-
-/** Polls a condition every 5 ms for at most timeout_ms. */
-async function waitUntil(condition: () => boolean, timeout_ms = 5000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout_ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 function eventsOf(payment_id: string): FakeEvent[] {
@@ -283,7 +259,7 @@ describe('idempotency (Cko-Idempotency-Key)', () => {
 });
 
 describe('3-D Secure', () => {
-  async function startChallenge(overrides: Record<string, unknown> = {}, source: Record<string, unknown> = {}): Promise<ApiAnswer> {
+  async function startChallenge(overrides: Record<string, unknown> = {}, source: Record<string, unknown> = {}): Promise<FetchedAnswer> {
     const answer = await api('POST', '/payments', cardPayment({
       '3ds': { enabled: true },
       success_url: `${receiver.url}/return?outcome=success`,
@@ -435,10 +411,7 @@ describe('payouts to a card', () => {
     const answer = await api('POST', '/payments', body);
     expect(answer.status).toBe(202);
     expect(answer.json).toEqual({ id: expect.stringMatching(/^pay_[a-z2-7]{26}$/), status: 'Pending', reference: body.reference, _links: { self: { href: `${fake.url}/payments/${answer.json.id}` } } });
-    const pending = await api('GET', `/payments/${answer.json.id}`);
-    expect(pending.json).toMatchObject({ status: 'Pending', metadata: { paygate_trace_id: 7001 } });
-    expect(pending.json.approved).toBeUndefined();
-
+    // (What a GET shows while it is pending: the next test, whose fake settles only when told.)
     const paid = await fake.waitForEvent((e) => e.payment_id === answer.json.id && e.type === 'payment_paid');
     expect(paid.json.data).toMatchObject({ id: answer.json.id, amount: 2500, currency: 'GBP', response_code: '10000', reference: body.reference, metadata: { paygate_trace_id: 7001 } });
     expect(paid.signature).toBe(checkoutSignature(paid.body, WEBHOOK_SECRET));
@@ -485,7 +458,7 @@ describe('payouts to a card', () => {
     expect(got.json.metadata).toBeUndefined();
   });
 
-  it('settles only when told to with payout_settle_ms null', async () => {
+  it('settles only when told to with payout_settle_ms null; a GET meanwhile shows it Pending, not approved', async () => {
     const manual = await startFakeCheckout({ payout_settle_ms: null });
     try {
       const response = await fetch(`${manual.url}/payments`, {
@@ -496,6 +469,10 @@ describe('payouts to a card', () => {
       const { id } = (await response.json()) as { id: string };
       await new Promise((resolve) => setTimeout(resolve, 30));
       expect(manual.payment(id)?.status).toBe('Pending');
+      const pending = await fetch(`${manual.url}/payments/${id}`, { headers: { authorization: `Bearer ${manual.secret_key}` } });
+      const pending_json = (await pending.json()) as Record<string, unknown>;
+      expect(pending_json).toMatchObject({ status: 'Pending', metadata: { paygate_trace_id: 7001 } });
+      expect(pending_json.approved).toBeUndefined();
       await manual.settlePayouts();
       expect(manual.payment(id)?.status).toBe('Paid');
       expect(manual.events.map((e) => [e.type, e.state])).toEqual([['payment_paid', 'no_endpoint']]);

@@ -47,11 +47,17 @@
 // `status` (its enum lacks Paid); capture_on is captured at once; an answer of actions for a
 // payment that has none yet (pending) is 404; error codes of 422 answers are derived from the
 // problem (`<field>_required` / `<field>_invalid`, the documented naming, not each name checked).
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// What both fakes do alike (the webhook outbox, the failure modes, the recording of requests and
+// violations, the local server, the controls every fake offers) is in ../fake-processor/.
+import type http from 'node:http';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request as httpRequest } from 'undici';
+import { createProcessorControls, type FakeProcessorControls } from '../fake-processor/controls.js';
+import { answerText, createFailureQueue, createHeldAnswers, sendProcessed, type FakeAnswer, type FakeFailureMode } from '../fake-processor/failure-modes.js';
+import { answeredIconRequest, pageAnswers } from '../fake-processor/html.js';
+import { failuresAsViolations, startLocalServer } from '../fake-processor/local-server.js';
+import type { RequestBody } from '../fake-processor/read-body.js';
+import { createViolationLog, keepBounded, type RecordedRequestBase, type Violation, type Writable } from '../fake-processor/recording.js';
+import { createWebhookOutbox, type OutboxEvent, type WebhookDelivery, type WebhookEventState, type WebhookEventView, type WebhookOptions } from '../fake-processor/webhook-outbox.js';
 import { checkoutValidator, type CheckoutValidator, type MatchedOperation } from './spec.js';
 import * as rules from './sandbox-rules.js';
 import { challengePage, finishedPage, unknownSessionPage } from './challenge-page.js';
@@ -60,35 +66,13 @@ export const FAKE_CHECKOUT_SECRET_KEY = 'sk_sbox_paygatefake7xkq3mzt2vwnd5hj4ra6
 
 export type FakeCheckoutRoute = 'POST /payments' | 'GET /payments' | 'GET /payments/{id}' | 'POST /payments/{id}/refunds' | 'GET /payments/{id}/actions';
 
-export type FakeFailureMode =
-  /** Processed (the payment exists, its events are sent), but no answer: the socket is held until the client gives up. */
-  | 'timeout'
-  /** Processed, then the socket is destroyed without an answer. */
-  | 'reset_after_processing'
-  /** The socket is destroyed without processing. */
-  | 'reset_before_processing'
-  /** Answered 500 (no body) without processing. */
-  | 'http_500'
-  /** Answered 503 (no body) without processing. */
-  | 'http_503'
-  /** Processed, answered with the right status and a body that is not JSON. */
-  | 'garbage'
-  /** Processed; its webhook events are delivered (receiver's answers awaited) before the answer is sent. */
-  | 'webhook_first';
+export type { FakeFailureMode, Violation };
 
-export interface FakeCheckoutOptions {
+export interface FakeCheckoutOptions extends WebhookOptions {
   /** The secret key the Authorization header must carry (default FAKE_CHECKOUT_SECRET_KEY). */
   readonly secret_key?: string;
-  readonly webhook_url?: string;
-  readonly webhook_secret?: string;
   /** Delay before a pending payout is settled; null: only by settlePayouts(). Default 20 ms. */
   readonly payout_settle_ms?: number | null;
-  /** Delivery attempts per event (first one included), 1–10. Default 3. */
-  readonly webhook_attempts?: number;
-  readonly webhook_retry_delay_ms?: number;
-  readonly webhook_timeout_ms?: number;
-  /** Start with events held (see holdEvents). */
-  readonly hold_events?: boolean;
   readonly idempotency_window_ms?: number;
   /** Honour the documented response-code amounts (xxx05 → 20005, …). Default true. */
   readonly amount_triggers?: boolean;
@@ -99,65 +83,24 @@ export interface FakeCheckoutOptions {
   readonly validator?: CheckoutValidator;
 }
 
-export interface Violation {
-  readonly kind: 'request' | 'response' | 'event' | 'fake';
-  /** e.g. "POST /payments" or "event payment_approved evt_…". */
-  readonly label: string;
-  readonly problems: readonly string[];
-}
-
-export interface RecordedRequest {
-  readonly seq: number;
-  readonly method: string;
-  /** Without the query string. */
-  readonly path: string;
+export interface RecordedRequest extends RecordedRequestBase<FakeCheckoutRoute> {
   readonly query: Readonly<Record<string, string>>;
-  /** The operation it matched, or null (challenge page, unknown path). */
-  readonly route: FakeCheckoutRoute | null;
-  /** Lower-case names, as Node gives them. */
-  readonly headers: Readonly<http.IncomingHttpHeaders>;
-  readonly idempotency_key: string | null;
-  /** Raw body text ('' when none). */
-  readonly body: string;
   /** The body parsed as JSON, or null. */
   readonly json: unknown;
-  readonly at_ms: number;
-  /** The status answered; null when no answer was sent (held or destroyed socket). */
-  readonly status: number | null;
-  readonly answer_body: string | null;
-  readonly failure: FakeFailureMode | null;
   /** For requests with Cko-Idempotency-Key: processed anew, or the original answer replayed. */
   readonly idempotency: 'new' | 'replayed' | 'replayed_different_body' | null;
 }
 
-export interface FakeEventDelivery {
-  readonly attempt: number;
-  /** The receiver's HTTP status, or null when it could not be reached. */
-  readonly status: number | null;
-  readonly error: string | null;
-  readonly signature: string;
-  readonly at_ms: number;
-  /** Sent by redeliver() or releaseHeldEvents() with an explicit order, not by the automatic sender. */
-  readonly manual: boolean;
-}
+/** One attempt to deliver an event (signature: the Cko-Signature sent). */
+export type FakeEventDelivery = WebhookDelivery;
 
-export type FakeEventState = 'held' | 'queued' | 'sending' | 'delivered' | 'failed' | 'no_endpoint';
+export type FakeEventState = WebhookEventState;
 
-export interface FakeEvent {
-  readonly id: string;
-  readonly type: string;
+/** Its signature is the Cko-Signature of its last delivery. */
+export interface FakeEvent extends WebhookEventView {
   readonly payment_id: string;
   readonly action_id: string;
-  /** The exact bytes sent (and signed). */
-  readonly body: string;
   readonly json: { readonly id: string; readonly type: string; readonly created_on: string; readonly data: Readonly<Record<string, unknown>>; readonly _links: unknown };
-  readonly created_ms: number;
-  readonly state: FakeEventState;
-  /** Cko-Signature of the last delivery (null before any). */
-  readonly signature: string | null;
-  /** The receiver's answer to the last delivery. */
-  readonly status: number | null;
-  readonly deliveries: readonly FakeEventDelivery[];
 }
 
 export interface FakeAction {
@@ -192,41 +135,20 @@ export interface FakePaymentView {
   readonly three_ds: 'none' | 'pending' | 'authenticated' | 'failed' | 'frictionless' | 'downgraded' | 'not_enrolled';
 }
 
-export interface FakeCheckout {
+export interface FakeCheckout extends FakeProcessorControls<FakeCheckoutRoute, FakeEvent, RecordedRequest> {
   /** http://127.0.0.1:PORT, without a trailing slash: the connector's base_url. */
   readonly url: string;
   readonly secret_key: string;
-  readonly violations: readonly Violation[];
-  readonly requests: readonly RecordedRequest[];
-  readonly events: readonly FakeEvent[];
   /** A fresh snapshot of every payment and payout, oldest first. */
   readonly payments: readonly FakePaymentView[];
   payment(id_or_session_id: string): FakePaymentView | undefined;
   paymentsWithReference(reference: string): FakePaymentView[];
-  requestsTo(route: FakeCheckoutRoute): RecordedRequest[];
   /** Where events go; null stops sending (events are then recorded as 'no_endpoint'). */
   setWebhookEndpoint(url: string | null, secret?: string, headers?: Readonly<Record<string, string>>): void;
-  /** The next request to `route` fails this way (calls queue up, one per request). */
-  failNext(route: FakeCheckoutRoute, mode: FakeFailureMode): void;
-  /** While on, new events are kept (state 'held') instead of sent. */
-  holdEvents(on: boolean): void;
-  /**
-   * Sends held events: in creation order, reversed, or exactly the listed event ids (any event,
-   * held or not, any number of times: duplicates). Resolves when those deliveries are over.
-   */
-  releaseHeldEvents(order?: 'as_created' | 'reversed' | readonly string[]): Promise<void>;
-  /** Sends an event again, once, as it was; resolves with the receiver's status (null: unreachable). */
-  redeliver(event_id: string): Promise<number | null>;
-  /** POSTs any body with this Cko-Signature (null: no header) to the webhook endpoint, once. */
-  sendRaw(body: string, signature: string | null): Promise<number | null>;
-  /** The first event (past or future) matching, once its delivery is over (or it is held). */
-  waitForEvent(predicate: (event: FakeEvent) => boolean, timeout_ms?: number): Promise<FakeEvent>;
   /** Settles every pending payout now; resolves when their events are delivered. */
   settlePayouts(): Promise<void>;
   /** The customer never finishes a pending 3-D Secure challenge: Declined 20152 and payment_authentication_failed. */
   abandonChallenge(payment_id: string): Promise<void>;
-  clearViolations(): void;
-  close(): Promise<void>;
 }
 
 /** Cko-Signature of a webhook body: lowercase hex HMAC-SHA256 keyed with the webhook secret. */
@@ -296,45 +218,15 @@ interface PaymentState {
   payout_timer: NodeJS.Timeout | null;
 }
 
-interface EventState {
-  id: string;
-  type: string;
-  payment_id: string;
-  action_id: string;
-  body: string;
-  json: FakeEvent['json'];
-  created_ms: number;
-  state: FakeEventState;
-  signature: string | null;
-  status: number | null;
-  deliveries: FakeEventDelivery[];
+interface EventState extends OutboxEvent {
+  readonly payment_id: string;
+  readonly action_id: string;
+  readonly json: FakeEvent['json'];
 }
 
-interface RecordedState {
-  seq: number;
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  route: FakeCheckoutRoute | null;
-  headers: http.IncomingHttpHeaders;
-  idempotency_key: string | null;
-  body: string;
-  json: unknown;
-  at_ms: number;
-  status: number | null;
-  answer_body: string | null;
-  failure: FakeFailureMode | null;
-  idempotency: RecordedRequest['idempotency'];
-}
+type RecordedState = Writable<RecordedRequest>;
 
-interface Answer {
-  readonly status: number;
-  /** The JSON body; undefined for none. */
-  readonly json?: unknown;
-  /** The exact text to send (idempotent replays); wins over json. */
-  readonly text?: string;
-  readonly events: readonly EventState[];
-}
+type Answer = FakeAnswer<EventState>;
 
 interface StoredAnswer {
   readonly status: number;
@@ -345,6 +237,7 @@ interface StoredAnswer {
 
 const BODY_MAX_BYTES = 64 * 1024;
 const HELD_RESPONSES_MAX = 100;
+const FAILURES_QUEUED_MAX = 100;
 const WAIT_MAX_MS = 60_000;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 const ROUTES: readonly FakeCheckoutRoute[] = ['POST /payments', 'GET /payments', 'GET /payments/{id}', 'POST /payments/{id}/refunds', 'GET /payments/{id}/actions'];
@@ -352,48 +245,32 @@ const ROUTES: readonly FakeCheckoutRoute[] = ['POST /payments', 'GET /payments',
 export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Promise<FakeCheckout> {
   const secret_key = options.secret_key ?? FAKE_CHECKOUT_SECRET_KEY;
   const payout_settle_ms = options.payout_settle_ms === undefined ? 20 : options.payout_settle_ms;
-  const webhook_attempts = Math.min(Math.max(options.webhook_attempts ?? 3, 1), 10);
-  const webhook_retry_delay_ms = Math.min(options.webhook_retry_delay_ms ?? 25, 10_000);
-  const webhook_timeout_ms = Math.min(options.webhook_timeout_ms ?? 2000, 30_000);
   const idempotency_window_ms = options.idempotency_window_ms ?? 24 * 60 * 60 * 1000;
   const amount_triggers = options.amount_triggers ?? true;
   const max_payments = options.max_payments ?? 10_000;
   const max_recorded = options.max_recorded ?? 10_000;
   const validator = options.validator ?? checkoutValidator();
 
-  const violations: Violation[] = [];
+  const violations = createViolationLog(max_recorded);
   const requests: RecordedState[] = [];
   const events: EventState[] = [];
   const payments = new Map<string, PaymentState>();
   const sessions = new Map<string, PaymentState>();
   const idempotency = new Map<string, StoredAnswer>();
-  const failures = new Map<FakeCheckoutRoute, FakeFailureMode[]>();
-  const held_events: EventState[] = [];
-  const held_responses = new Set<http.ServerResponse>();
-  const waiters = new Set<{ predicate: (event: FakeEvent) => boolean; resolve: (event: FakeEvent) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
-  const closing = new AbortController();
-  const agent = new Agent({ connections: 4, keepAliveTimeout: 1000 });
-  let webhook: { url: string; secret: string; headers: Readonly<Record<string, string>> } | null = options.webhook_url
-    ? { url: options.webhook_url, secret: options.webhook_secret ?? '', headers: {} }
-    : null;
-  let holding = options.hold_events ?? false;
-  let outbox: Promise<void> = Promise.resolve();
+  const failures = createFailureQueue<FakeCheckoutRoute>('fake checkout', FAILURES_QUEUED_MAX);
+  const held_answers = createHeldAnswers(HELD_RESPONSES_MAX);
+  const webhooks = createWebhookOutbox<EventState>({
+    name: 'fake checkout',
+    events,
+    settings: options,
+    sign: checkoutSignature,
+    signature_header: 'cko-signature',
+    headers: { 'content-type': 'application/json', 'user-agent': 'paygate-fake-checkout' },
+    wait_max_ms: WAIT_MAX_MS,
+  });
   let request_seq = 0;
   let payment_seq = 0;
-  let closed = false;
   let base_url = '';
-
-  // ---------------------------------------------------------------- recording and checking
-
-  function addViolation(kind: Violation['kind'], label: string, problems: readonly string[]): void {
-    if (problems.length === 0) return;
-    if (violations.length >= max_recorded) return;
-    violations.push({ kind, label, problems: [...problems] });
-  }
-
-  function keepBounded<T>(list: T[]): void {
-    if (list.length > max_recorded) list.splice(0, list.length - max_recorded);
-  }
 
   // ---------------------------------------------------------------- payments
 
@@ -477,7 +354,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
   function processPaymentRequest(body: JsonObject): Answer {
     if (payments.size >= max_payments) {
-      addViolation('fake', 'POST /payments', [`the fake holds ${max_payments} payments already (max_payments)`]);
+      violations.add('fake', 'POST /payments', [`the fake holds ${max_payments} payments already (max_payments)`]);
       return invalid(['fake_capacity_exceeded']);
     }
     const is_payout = body.destination !== undefined || asRecord(body.source)?.type === 'currency_account';
@@ -554,7 +431,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (payout_settle_ms !== null) {
       payment.payout_timer = setTimeout(() => {
         payment.payout_timer = null;
-        void publish(settlePayout(payment));
+        void webhooks.publish(settlePayout(payment));
       }, payout_settle_ms);
     }
     const json: JsonObject = { id: payment.id, status: 'Pending' };
@@ -796,92 +673,11 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (metadata) data.metadata = metadata;
     const json = { id, type, created_on: new Date().toISOString(), data, _links: { self: { href: `${base_url}/events/${id}` } } };
     const body = JSON.stringify(json);
-    addViolation('event', `event ${type} ${id}`, validator.validateEvent(json));
+    violations.add('event', `event ${type} ${id}`, validator.validateEvent(json));
     const event: EventState = { id, type, payment_id: payment.id, action_id, body, json, created_ms: Date.now(), state: 'queued', signature: null, status: null, deliveries: [] };
     events.push(event);
-    keepBounded(events);
+    keepBounded(events, max_recorded);
     return event;
-  }
-
-  /** Sends (or holds) events in order; resolves when their deliveries are over. */
-  function publish(created: readonly EventState[]): Promise<void> {
-    const sending: Promise<void>[] = [];
-    for (const event of created) {
-      if (holding) {
-        event.state = 'held';
-        held_events.push(event);
-        notifyWaiters();
-      } else sending.push(enqueue(event, false));
-    }
-    return Promise.all(sending).then(() => undefined);
-  }
-
-  function enqueue(event: EventState, manual: boolean): Promise<void> {
-    event.state = 'queued';
-    const delivery = outbox.then(() => deliver(event, manual));
-    outbox = delivery.catch(() => undefined);
-    return delivery;
-  }
-
-  async function deliver(event: EventState, manual: boolean): Promise<void> {
-    if (closed) return;
-    if (!webhook) {
-      event.state = 'no_endpoint';
-      notifyWaiters();
-      return;
-    }
-    event.state = 'sending';
-    for (let attempt = 1; attempt <= webhook_attempts && !closed; attempt += 1) {
-      const result = await post(event.body, webhook, undefined);
-      event.deliveries.push({ attempt, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual });
-      event.signature = result.signature;
-      event.status = result.status;
-      if (result.status !== null && result.status >= 200 && result.status < 300) {
-        event.state = 'delivered';
-        notifyWaiters();
-        return;
-      }
-      if (attempt < webhook_attempts) await sleep(webhook_retry_delay_ms, undefined, { signal: closing.signal }).catch(() => undefined);
-    }
-    event.state = 'failed';
-    notifyWaiters();
-  }
-
-  /** One POST to the endpoint. `signature_override`: undefined signs the body, null sends no Cko-Signature, a string is sent as it is. */
-  async function post(body: string, endpoint: NonNullable<typeof webhook>, signature_override: string | null | undefined): Promise<{ status: number | null; error: string | null; signature: string }> {
-    const signature = signature_override ?? checkoutSignature(body, endpoint.secret);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'paygate-fake-checkout', ...endpoint.headers };
-    if (signature_override !== null) headers['cko-signature'] = signature;
-    try {
-      const answer = await httpRequest(endpoint.url, {
-        method: 'POST',
-        body,
-        headers,
-        dispatcher: agent,
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(webhook_timeout_ms)]),
-        headersTimeout: webhook_timeout_ms,
-        bodyTimeout: webhook_timeout_ms,
-      });
-      await answer.body.dump({ limit: 64 * 1024 });
-      return { status: answer.statusCode, error: null, signature };
-    } catch (error) {
-      return { status: null, error: error instanceof Error ? error.message : String(error), signature };
-    }
-  }
-
-  function notifyWaiters(): void {
-    for (const waiter of [...waiters]) {
-      const found = events.find((event) => settled(event) && waiter.predicate(event));
-      if (found) {
-        waiters.delete(waiter);
-        clearTimeout(waiter.timer);
-        waiter.resolve(found);
-      }
-    }
-  }
-
-  function settled(event: EventState): boolean {
-    return event.state !== 'queued' && event.state !== 'sending';
   }
 
   // ---------------------------------------------------------------- 3-D Secure page
@@ -912,14 +708,9 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   function handleChallenge(method: string, path: string, body: string, record: RecordedState, response: http.ServerResponse): void {
     const session_id = decodeURIComponent(path.slice('/3ds/'.length));
     const payment = sessions.get(session_id);
-    const html = (status: number, page: string): void => {
+    const { page: html, redirect } = pageAnswers(response, (status) => {
       record.status = status;
-      response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
-    };
-    const redirect = (location: string): void => {
-      record.status = 303;
-      response.writeHead(303, { location, 'cache-control': 'no-store' }).end();
-    };
+    });
     if (!payment?.three_ds) return html(404, unknownSessionPage());
     const three_ds = payment.three_ds;
     if (three_ds.phase !== 'pending') {
@@ -928,7 +719,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (method === 'GET') return html(200, challengePage({ session_id, amount: payment.amount, currency: payment.currency }));
     if (method !== 'POST') return html(405, unknownSessionPage());
     const password = new URLSearchParams(body).get('password') ?? '';
-    void publish(completeChallenge(payment, password));
+    void webhooks.publish(completeChallenge(payment, password));
     // completeChallenge moved the phase on (TypeScript still narrows it to 'pending' here).
     const phase = three_ds.phase as FakePaymentView['three_ds'];
     return three_ds.redirect_to ? redirect(three_ds.redirect_to) : html(200, finishedPage(phase === 'authenticated' && payment.approved));
@@ -1004,7 +795,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     else response.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' }).end(text);
   }
 
-  async function handle(request: http.IncomingMessage, response: http.ServerResponse, body_text: string, too_large: boolean): Promise<void> {
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse, { text: body_text, too_large }: RequestBody): Promise<void> {
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
     let json: unknown = null;
@@ -1032,24 +823,19 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       idempotency: null,
     };
     requests.push(record);
-    keepBounded(requests);
+    keepBounded(requests, max_recorded);
 
     if (url.pathname.startsWith('/3ds/')) return handleChallenge(method, url.pathname, body_text, record, response);
-    // A browser on the challenge page may ask for an icon: not an API request, not a violation.
-    if (url.pathname === '/favicon.ico') {
-      record.status = 404;
-      response.writeHead(404, { 'content-length': '0' }).end();
-      return;
-    }
+    if (answeredIconRequest(url.pathname, response, record)) return;
     const label = `${method} ${url.pathname}`;
     if (too_large) {
-      addViolation('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
+      violations.add('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
       return writeAnswer(response, record, 413, null, randomUUID());
     }
     const match = validator.matchOperation(method, url.pathname);
     const route = match && ROUTES.includes(`${match.method} ${match.template}` as FakeCheckoutRoute) ? (`${match.method} ${match.template}` as FakeCheckoutRoute) : null;
     record.route = route;
-    const failure = route ? (failures.get(route)?.shift() ?? null) : null;
+    const failure = route ? failures.take(route) : null;
     record.failure = failure;
     if (failure === 'reset_before_processing') {
       request.socket.destroy();
@@ -1058,69 +844,31 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (failure === 'http_500' || failure === 'http_503') return writeAnswer(response, record, failure === 'http_500' ? 500 : 503, null, randomUUID());
 
     const problems = validator.validateRequest({ method, path: url.pathname + url.search, headers: request.headers, raw_body: body_text });
-    addViolation('request', label, problems);
+    violations.add('request', label, problems);
     let answer: Answer;
     if (!match || !route) answer = { status: 404, events: [] };
     else if (request.headers.authorization !== `Bearer ${secret_key}`) answer = { status: 401, events: [] };
     else if (problems.length > 0) answer = invalidRequestAnswer(route, problems);
     else answer = processRoute(route, match, url, record);
 
-    const text = answer.text ?? (answer.json === undefined ? null : JSON.stringify(answer.json));
+    const text = answerText(answer);
     if (route) {
-      addViolation('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, raw_body: text ?? '' }));
+      violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, raw_body: text ?? '' }));
     }
     const request_id = randomUUID();
-    switch (failure) {
-      case 'timeout':
-        record.answer_body = text;
-        held_responses.add(response);
-        response.on('close', () => held_responses.delete(response));
-        if (held_responses.size > HELD_RESPONSES_MAX) {
-          const oldest = held_responses.values().next().value;
-          oldest?.destroy();
-        }
-        void publish(answer.events);
-        return;
-      case 'reset_after_processing':
-        request.socket.destroy();
-        void publish(answer.events);
-        return;
-      case 'garbage':
-        writeAnswer(response, record, answer.status, (text ?? '{"id":"pay_').slice(0, Math.max(5, Math.floor((text ?? '').length / 2))) + '\u0000<', request_id);
-        void publish(answer.events);
-        return;
-      case 'webhook_first':
-        await publish(answer.events);
-        return writeAnswer(response, record, answer.status, text, request_id);
-      default:
-        writeAnswer(response, record, answer.status, text, request_id);
-        void publish(answer.events);
-    }
+    await sendProcessed(failure, {
+      request,
+      response,
+      record,
+      text,
+      garbage_start: '{"id":"pay_',
+      write: (body) => writeAnswer(response, record, answer.status, body, request_id),
+      publish: () => webhooks.publish(answer.events),
+    }, held_answers);
   }
 
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let too_large = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_MAX_BYTES) too_large = true;
-      else chunks.push(chunk);
-    });
-    request.on('end', () => {
-      handle(request, response, too_large ? '' : Buffer.concat(chunks).toString('utf8'), too_large).catch((error: unknown) => {
-        addViolation('fake', `${request.method ?? ''} ${request.url ?? ''}`, [`the fake failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`]);
-        if (!response.headersSent) response.writeHead(500).end();
-      });
-    });
-  });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  base_url = `http://127.0.0.1:${port}`;
+  const server = await startLocalServer({ body_max_bytes: BODY_MAX_BYTES, handle: failuresAsViolations(violations, handle) });
+  base_url = server.url;
 
   // ---------------------------------------------------------------- views and controls
 
@@ -1147,12 +895,15 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     };
   }
 
+  /** Pending payouts settle no more. */
+  function stopTimers(): void {
+    for (const payment of payments.values()) if (payment.payout_timer) clearTimeout(payment.payout_timer);
+  }
+
   return {
+    ...createProcessorControls({ violations, requests, events, failures, webhooks, held_answers, server, stopTimers }),
     url: base_url,
     secret_key,
-    violations,
-    requests,
-    events,
     get payments() {
       return [...payments.values()].map(view);
     },
@@ -1163,72 +914,12 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     paymentsWithReference(reference) {
       return [...payments.values()].filter((p) => p.reference === reference).map(view);
     },
-    requestsTo(route) {
-      return requests.filter((r) => r.route === route);
-    },
     setWebhookEndpoint(url, secret = '', headers = {}) {
-      webhook = url === null ? null : { url, secret, headers: { ...headers } };
-    },
-    failNext(route, mode) {
-      const queue = failures.get(route) ?? [];
-      if (queue.length >= 100) throw new Error('fake checkout: more than 100 failures queued');
-      queue.push(mode);
-      failures.set(route, queue);
-    },
-    holdEvents(on) {
-      holding = on;
-    },
-    releaseHeldEvents(order = 'as_created') {
-      let chosen: EventState[];
-      if (order === 'as_created') chosen = held_events.splice(0);
-      else if (order === 'reversed') chosen = held_events.splice(0).reverse();
-      else {
-        chosen = order.map((id) => {
-          const event = events.find((e) => e.id === id);
-          if (!event) throw new Error(`fake checkout: no event ${id}`);
-          return event;
-        });
-        for (const event of chosen) {
-          const at = held_events.indexOf(event);
-          if (at >= 0) held_events.splice(at, 1);
-        }
-      }
-      return Promise.all(chosen.map((event) => enqueue(event, Array.isArray(order)))).then(() => undefined);
-    },
-    async redeliver(event_id) {
-      const event = events.find((e) => e.id === event_id);
-      if (!event) throw new Error(`fake checkout: no event ${event_id}`);
-      if (!webhook) return null;
-      const result = await post(event.body, webhook, undefined);
-      event.deliveries.push({ attempt: event.deliveries.length + 1, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual: true });
-      event.signature = result.signature;
-      event.status = result.status;
-      return result.status;
-    },
-    async sendRaw(body, signature) {
-      if (!webhook) return null;
-      return (await post(body, webhook, signature)).status;
-    },
-    waitForEvent(predicate, timeout_ms = 5000) {
-      const found = events.find((event) => settled(event) && predicate(event));
-      if (found) return Promise.resolve(found);
-      const bounded_ms = Math.min(timeout_ms, WAIT_MAX_MS);
-      return new Promise<FakeEvent>((resolve, reject) => {
-        const waiter = {
-          predicate,
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            waiters.delete(waiter);
-            reject(new Error(`fake checkout: no matching event within ${bounded_ms} ms (events so far: ${events.map((e) => `${e.type}:${e.state}`).join(', ') || 'none'})`));
-          }, bounded_ms),
-        };
-        waiters.add(waiter);
-      });
+      webhooks.setEndpoint(url === null ? null : { url, secret, headers: { ...headers } });
     },
     async settlePayouts() {
       const created = [...payments.values()].filter((p) => p.kind === 'payout' && p.status === 'Pending').flatMap(settlePayout);
-      await publish(created);
+      await webhooks.publish(created);
     },
     async abandonChallenge(payment_id) {
       const payment = payments.get(payment_id);
@@ -1238,26 +929,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       payment.response_code = action.response_code;
       payment.status = 'Declined';
       payment.three_ds.redirect_to = withSession(payment.three_ds.failure_url, payment);
-      await publish([makeEvent('payment_authentication_failed', payment, action)]);
-    },
-    clearViolations() {
-      violations.length = 0;
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      closing.abort();
-      for (const payment of payments.values()) if (payment.payout_timer) clearTimeout(payment.payout_timer);
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new Error('fake checkout closed'));
-      }
-      waiters.clear();
-      for (const response of held_responses) response.destroy();
-      held_responses.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await agent.close();
+      await webhooks.publish([makeEvent('payment_authentication_failed', payment, action)]);
     },
   };
 }

@@ -16,6 +16,7 @@
 //            against the sandbox drive it; Visa/Mastercard test cards "default to 3DS 2.0
 //            authentication" when 3DS is requested (https://checkoutdocs.readme.io/docs/testing)
 import { createHash } from 'node:crypto';
+import { luhnValid } from '../fake-processor/card-number.js';
 
 /** The password the sandbox's 3-D Secure challenge accepts [3ds]. */
 export const SANDBOX_3DS_PASSWORD = 'Checkout1!';
@@ -189,19 +190,8 @@ export function refundCode(amount: number): string {
   return amount % 100 === 5 ? '20005' : APPROVED;
 }
 
-export function luhnValid(number: string): boolean {
-  if (!/^\d{12,19}$/.test(number)) return false;
-  let sum = 0;
-  for (let i = 0; i < number.length; i += 1) {
-    let digit = Number(number[number.length - 1 - i]);
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
+/** The Luhn check the fake applies to card numbers (card_number_invalid when it fails). */
+export { luhnValid };
 
 export function schemeOf(number: string): string {
   if (/^4/.test(number)) return 'Visa';

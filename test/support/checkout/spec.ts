@@ -25,6 +25,7 @@
 //   a status declared without content must come without a body.
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 import addFormatsModule from 'ajv-formats';
+import { lowerCaseHeaders, operationTable, projectValidator, unmatchedRequestProblem } from '../fake-processor/openapi-operations.js';
 import { asObject, loadCheckoutDescription, operationsOf, type CheckoutDescription, type JsonObject } from './description.js';
 
 export interface CheckoutRequestToCheck {
@@ -79,16 +80,6 @@ const COPIED_KEYWORDS = ['type', 'enum', 'format', 'pattern', 'minLength', 'maxL
 const CHECKED_FORMATS = ['date-time', 'date', 'email', 'uri', 'ipv4', 'ipv6'] as const;
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv2019, formats: readonly string[]) => Ajv2019 }).default;
 
-interface OperationEntry {
-  readonly method: string;
-  readonly template: string;
-  readonly pattern: RegExp;
-  readonly param_names: readonly string[];
-  readonly operation: JsonObject;
-  readonly key: string;
-  readonly supplemented: boolean;
-}
-
 /** Builds a validator over a description (default: the project's copy plus our supplement). */
 export function createCheckoutValidator(description: CheckoutDescription = loadCheckoutDescription()): CheckoutValidator {
   const document = description.document;
@@ -105,18 +96,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     }
   }
   const supplemented = new Set(description.supplemented);
-  const operations: OperationEntry[] = operationsOf(document).map(({ method, template, operation }) => {
-    const param_names: string[] = [];
-    const source = template.split('/').map((segment) => {
-      const m = /^\{([^}]+)\}$/.exec(segment);
-      if (!m) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      param_names.push(m[1] ?? '');
-      return '([^/]+)';
-    }).join('/');
-    return { method, template, pattern: new RegExp(`^${source}$`), param_names, operation, key: `${method} ${template}`, supplemented: supplemented.has(`${method} ${template}`) };
-  });
   // Literal segments win over parameters ("/payments/x/actions" is not "/payments/{id}").
-  operations.sort((a, b) => a.param_names.length - b.param_names.length);
+  const operations = operationTable(operationsOf(document));
   const compiled = new Map<string, ValidateFunction>();
 
   function schemaValidator(ctx: Ctx, id: string, raw: unknown): ValidateFunction {
@@ -150,7 +131,7 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
   }
 
   function matchOperation(method: string, path: string): MatchedOperation | null {
-    const found = findOperation(method, path);
+    const found = operations.find(method, path);
     if (!found.entry) return null;
     const entry = found.entry;
     return {
@@ -158,26 +139,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
       template: entry.template,
       path_params: found.path_params,
       operation_id: typeof entry.operation.operationId === 'string' ? entry.operation.operationId : null,
-      supplemented: entry.supplemented,
+      supplemented: supplemented.has(entry.key),
     };
-  }
-
-  function findOperation(method: string, raw_path: string): { entry: OperationEntry | null; path_params: Record<string, string>; templates: string[] } {
-    const path = raw_path.split('?')[0] ?? '';
-    const upper = method.toUpperCase();
-    const templates: string[] = [];
-    for (const entry of operations) {
-      const m = entry.pattern.exec(path);
-      if (!m) continue;
-      templates.push(entry.template);
-      if (entry.method !== upper) continue;
-      const path_params: Record<string, string> = {};
-      entry.param_names.forEach((name, i) => {
-        path_params[name] = safeDecode(m[i + 1] ?? '');
-      });
-      return { entry, path_params, templates };
-    }
-    return { entry: null, path_params: {}, templates };
   }
 
   function resolveParameter(raw: unknown): JsonObject {
@@ -193,12 +156,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     const method = request.method.toUpperCase();
     const path = request.path.split('?')[0] ?? '';
     const label = `${method} ${path}`;
-    const found = findOperation(method, request.path);
-    if (!found.entry) {
-      return found.templates.length > 0
-        ? [`${label}: ${method} is not declared for ${found.templates[0]} in the description`]
-        : [`${label}: no path of the description matches`];
-    }
+    const found = operations.find(method, request.path);
+    if (!found.entry) return [unmatchedRequestProblem(label, method, found)];
     const entry = found.entry;
     const problems: string[] = [];
     const headers = lowerCaseHeaders(request.headers ?? {});
@@ -258,12 +217,9 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
   }
 
   function validateResponse(response: CheckoutResponseToCheck): string[] {
-    const method = response.method.toUpperCase();
-    const path = response.path.split('?')[0] ?? '';
-    const label = `${method} ${path} → ${response.status}`;
-    const found = findOperation(method, response.path);
-    if (!found.entry) return [`${label}: no operation of the description matches ${method} ${path}`];
-    const entry = found.entry;
+    const answered = operations.findAnswered(response.method, response.path, response.status);
+    if (answered.entry === null) return [answered.problem];
+    const { entry, label } = answered;
     const responses = asObject(entry.operation.responses ?? {}, `responses of ${entry.key}`);
     const declared = responses[String(response.status)] ?? responses[`${String(response.status)[0]}XX`] ?? responses.default;
     if (declared === undefined) return [`${label}: status ${response.status} is not declared for ${entry.key} (declared: ${Object.keys(responses).join(', ')})`];
@@ -294,25 +250,13 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
   };
 }
 
-let default_validator: CheckoutValidator | null = null;
+const project_validator = projectValidator<CheckoutRequestToCheck, CheckoutResponseToCheck, CheckoutValidator>(() => createCheckoutValidator());
 
 /** The validator over the project's copy of the description, built on first use (read-only afterwards). */
-export function checkoutValidator(): CheckoutValidator {
-  default_validator ??= createCheckoutValidator();
-  return default_validator;
-}
-
-export function validateCheckoutRequest(request: CheckoutRequestToCheck): string[] {
-  return checkoutValidator().validateRequest(request);
-}
-
-export function validateCheckoutResponse(response: CheckoutResponseToCheck): string[] {
-  return checkoutValidator().validateResponse(response);
-}
-
-export function validateCheckoutEvent(body: unknown): string[] {
-  return checkoutValidator().validateEvent(body);
-}
+export const checkoutValidator = project_validator.get;
+export const validateCheckoutRequest = project_validator.validateRequest;
+export const validateCheckoutResponse = project_validator.validateResponse;
+export const validateCheckoutEvent = project_validator.validateEvent;
 
 /** Converts the description's OpenAPI 3.0 schemas into JSON Schema 2019-09 (see the file comment). */
 class SchemaConverter {
@@ -525,15 +469,6 @@ function readBody(raw_body: string | undefined, body: unknown): { present: boole
   return body === undefined ? { present: false } : { present: true, value: body };
 }
 
-function lowerCaseHeaders(headers: Readonly<Record<string, string | readonly string[] | number | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
-  return out;
-}
-
 function mergedQuery(path: string, query: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const add = (name: string, value: string): void => {
@@ -557,12 +492,4 @@ function coerceParameter(value: string, schema: unknown): unknown {
   if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) return Number(value);
   if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
   return value;
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

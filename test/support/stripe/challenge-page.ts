@@ -6,6 +6,7 @@
 // authentication process displays a mock authentication page. On that page, you can either
 // authorize or cancel the payment" (https://docs.stripe.com/payments/3d-secure/authentication-flow#testing).
 // Plain HTML, one form, no script.
+import { escapeHtml, htmlPage } from '../fake-processor/html.js';
 
 export interface ChallengePageInput {
   /** The form's target (the page's own path). */
@@ -24,14 +25,10 @@ const STYLE = 'body{font-family:system-ui,sans-serif;margin:0;padding:0 16px;bac
   + '#test-source-authorize-3ds{background:#635bff;color:#fff}#test-source-fail-3ds{background:#fff;color:#635bff}'
   + '.small{font-size:.85rem;color:#697386;margin:16px 0 0}';
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
+export { escapeHtml };
 
 function shell(title: string, body: string): string {
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-    + '<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">'
-    + `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return htmlPage(title, STYLE, body);
 }
 
 /** Minor units shown with two decimals (the tests use two-decimal currencies). */

@@ -7,8 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describedOperations, descriptionObject, HTTP_METHODS, type DescribedOperation, type JsonObject } from '../fake-processor/openapi-operations.js';
 
-export type JsonObject = { [key: string]: unknown };
+export type { JsonObject };
 
 export interface StripeDescription {
   /** The OpenAPI 3.0 document: Stripe's subset with the supplement's additions. */
@@ -27,7 +28,7 @@ const MAX_FILE_BYTES = 8 * 1024 * 1024;
 const SUPPLEMENT_KEYS = ['x-paygate-supplement', 'additions'];
 const ADDITION_KEYS = ['why', 'at', 'add', 'append'];
 const MAX_ADDITIONS = 100;
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+export { HTTP_METHODS };
 
 /** Reads the description under `dir` (default: the project's copy) with the supplement merged. */
 export function loadStripeDescription(dir: string = STRIPE_SPEC_DIR): StripeDescription {
@@ -93,17 +94,9 @@ function readJsonObject(file: string): JsonObject {
 }
 
 export function asObject(value: unknown, what: string): JsonObject {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`stripe description: ${what} is not an object`);
-  return value as JsonObject;
+  return descriptionObject(value, what, 'stripe description');
 }
 
-export function operationsOf(document: JsonObject): { method: string; template: string; operation: JsonObject }[] {
-  const found: { method: string; template: string; operation: JsonObject }[] = [];
-  for (const [template, item] of Object.entries(asObject(document.paths, 'paths'))) {
-    for (const method of HTTP_METHODS) {
-      const operation = asObject(item, template)[method];
-      if (operation !== undefined) found.push({ method: method.toUpperCase(), template, operation: asObject(operation, `${method} ${template}`) });
-    }
-  }
-  return found;
+export function operationsOf(document: JsonObject): DescribedOperation[] {
+  return describedOperations(document, 'stripe description');
 }

@@ -6,6 +6,7 @@
 // published description (fake.violations stays empty unless a test sends a wrong request).
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fetchAnswer, waitUntil, type FetchedAnswer } from '../fake-processor/fetch-answer.js';
 import { startMerchantReceiver, type MerchantReceiver } from '../merchant-receiver.js';
 import { startFakeStripe, stripeSignatureHeader, type FakeEvent, type FakeStripe } from './fake.js';
 
@@ -15,31 +16,15 @@ const WEBHOOK_SECRET = 'whsec_test_5Jq8cW2mR4tY7uI0oP3aS6dF9gH1jK';
 let fake: FakeStripe;
 let receiver: MerchantReceiver;
 
-interface ApiAnswer {
-  readonly status: number;
-  readonly text: string;
-  readonly json: any;
-  readonly headers: Headers;
-}
-
 type Form = Record<string, string>;
 
-async function api(method: string, path: string, form?: Form, headers: Record<string, string> = {}, on: FakeStripe = fake, signal?: AbortSignal): Promise<ApiAnswer> {
-  const response = await fetch(`${on.url}${path}`, {
+async function api(method: string, path: string, form?: Form, headers: Record<string, string> = {}, on: FakeStripe = fake, signal?: AbortSignal): Promise<FetchedAnswer> {
+  return fetchAnswer(`${on.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${on.secret_key}`, ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }), ...headers },
     body: form === undefined ? undefined : new URLSearchParams(form).toString(),
-    redirect: 'manual',
-    signal: signal ?? AbortSignal.timeout(5000),
+    signal,
   });
-  const text = await response.text();
-  let json: unknown = null;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, text, json, headers: response.headers };
 }
 
 function traceId(): string {
@@ -75,15 +60,6 @@ function eventsOf(intent_id: string): FakeEvent[] {
 
 async function settle(intent_id: string, type: string): Promise<FakeEvent> {
   return fake.waitForEvent((e) => e.payment_intent_id === intent_id && e.type === type);
-}
-
-/** Polls a condition every 5 ms for at most timeout_ms. */
-async function waitUntil(condition: () => boolean, timeout_ms = 5000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout_ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 beforeAll(async () => {
@@ -283,7 +259,7 @@ describe('merchant-initiated (off_session=true) charges', () => {
 describe('3-D Secure', () => {
   const RETURN_URL = 'https://shop.example/return/42/check?lang=en';
 
-  async function challenged(number = '4000000000003220'): Promise<ApiAnswer> {
+  async function challenged(number = '4000000000003220'): Promise<FetchedAnswer> {
     const answer = await api('POST', '/v1/payment_intents', sale(number, { return_url: RETURN_URL }));
     expect(answer.status).toBe(200);
     return answer;

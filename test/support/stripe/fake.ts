@@ -60,11 +60,18 @@
 //   .failed / .refunded, refund.created / .updated / .failed, charge.refund.updated.
 // Not checked against the description: the 3-D Secure page (HTML for a browser) and answers to
 // unknown paths. CHOSEN where the documentation is silent is marked so at the place.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// What both fakes do alike (the webhook outbox, the failure modes, the recording of requests and
+// violations, the local server, the controls every fake offers) is in ../fake-processor/.
+import type http from 'node:http';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request as httpRequest } from 'undici';
+import { createProcessorControls, type FakeProcessorControls } from '../fake-processor/controls.js';
+import { answerText, createFailureQueue, createHeldAnswers, sendProcessed, type FakeAnswer, type FakeFailureMode } from '../fake-processor/failure-modes.js';
+import { answeredIconRequest, pageAnswers } from '../fake-processor/html.js';
+import { failuresAsViolations, startLocalServer } from '../fake-processor/local-server.js';
+import { safeDecode } from '../fake-processor/openapi-operations.js';
+import type { RequestBody } from '../fake-processor/read-body.js';
+import { createViolationLog, keepBounded, type RecordedRequestBase, type Violation, type Writable } from '../fake-processor/recording.js';
+import { createWebhookOutbox, type OutboxEvent, type WebhookDelivery, type WebhookEventState, type WebhookEventView, type WebhookOptions } from '../fake-processor/webhook-outbox.js';
 import { stripeValidator, type StripeProblem, type StripeValidator } from './spec.js';
 import * as cards from './test-cards.js';
 import { challengePage, finishedPage, unknownAuthenticationPage } from './challenge-page.js';
@@ -79,34 +86,11 @@ export type FakeStripeRoute =
   | 'GET /v1/refunds/{refund}'
   | 'GET /v1/refunds';
 
-export type FakeFailureMode =
-  /** Processed (the objects exist, their events are sent), but no answer: the socket is held until the client gives up. */
-  | 'timeout'
-  /** Processed, then the socket is destroyed without an answer. */
-  | 'reset_after_processing'
-  /** The socket is destroyed without processing. */
-  | 'reset_before_processing'
-  /** Answered 500 (Stripe's api_error object) without processing. */
-  | 'http_500'
-  /** Answered 503 (Stripe's api_error object) without processing. */
-  | 'http_503'
-  /** Processed, answered with the right status and a body that is not JSON. */
-  | 'garbage'
-  /** Processed; its webhook events are delivered (receiver's answers awaited) before the answer is sent. */
-  | 'webhook_first';
+export type { FakeFailureMode, Violation };
 
-export interface FakeStripeOptions {
+export interface FakeStripeOptions extends WebhookOptions {
   /** The secret key the Authorization header must carry (default FAKE_STRIPE_SECRET_KEY). */
   readonly secret_key?: string;
-  readonly webhook_url?: string;
-  /** The endpoint's signing secret (whsec_…). */
-  readonly webhook_secret?: string;
-  /** Delivery attempts per event (first one included), 1–10. Default 3. */
-  readonly webhook_attempts?: number;
-  readonly webhook_retry_delay_ms?: number;
-  readonly webhook_timeout_ms?: number;
-  /** Start with events held (see holdEvents). */
-  readonly hold_events?: boolean;
   readonly idempotency_window_ms?: number;
   /** Delay before an asynchronous refund changes status; null: only by settleRefunds(). Default 20 ms. */
   readonly refund_settle_ms?: number | null;
@@ -124,52 +108,21 @@ export interface FakeStripeOptions {
   readonly validator?: StripeValidator;
 }
 
-export interface Violation {
-  readonly kind: 'request' | 'response' | 'event' | 'fake';
-  /** e.g. "POST /v1/payment_intents" or "event payment_intent.succeeded evt_…". */
-  readonly label: string;
-  readonly problems: readonly string[];
-}
-
-export interface RecordedRequest {
-  readonly seq: number;
-  readonly method: string;
-  /** Without the query string. */
-  readonly path: string;
+export interface RecordedRequest extends RecordedRequestBase<FakeStripeRoute> {
   /** The query decoded (bracket notation) and typed. */
   readonly query: Readonly<Record<string, unknown>>;
-  readonly route: FakeStripeRoute | null;
-  /** Lower-case names, as Node gives them. */
-  readonly headers: Readonly<http.IncomingHttpHeaders>;
-  readonly idempotency_key: string | null;
   readonly stripe_version: string | null;
-  /** Raw body text ('' when none). */
-  readonly body: string;
   /** The form body decoded (bracket notation) and typed by the operation's schema. */
   readonly form: Readonly<Record<string, unknown>>;
-  readonly at_ms: number;
-  /** The status answered; null when no answer was sent (held or destroyed socket). */
-  readonly status: number | null;
-  readonly answer_body: string | null;
   readonly request_id: string;
-  readonly failure: FakeFailureMode | null;
   /** For POSTs with an Idempotency-Key: processed anew, replayed, refused as a mismatch or as in flight. */
   readonly idempotency: 'new' | 'replayed' | 'mismatch' | 'in_flight' | null;
 }
 
-export interface FakeEventDelivery {
-  readonly attempt: number;
-  /** The receiver's HTTP status, or null when it could not be reached. */
-  readonly status: number | null;
-  readonly error: string | null;
-  /** The Stripe-Signature header sent. */
-  readonly signature: string;
-  readonly at_ms: number;
-  /** Sent by redeliver() or releaseHeldEvents() with an explicit order, not by the automatic sender. */
-  readonly manual: boolean;
-}
+/** One attempt to deliver an event (signature: the Stripe-Signature header sent). */
+export type FakeEventDelivery = WebhookDelivery;
 
-export type FakeEventState = 'held' | 'queued' | 'sending' | 'delivered' | 'failed' | 'no_endpoint';
+export type FakeEventState = WebhookEventState;
 
 export interface StripeEventJson {
   readonly id: string;
@@ -183,23 +136,13 @@ export interface StripeEventJson {
   readonly type: string;
 }
 
-export interface FakeEvent {
-  readonly id: string;
-  readonly type: string;
+/** Its signature is the Stripe-Signature header of its last delivery. */
+export interface FakeEvent extends WebhookEventView {
   /** The id of data.object (pi_…, ch_…, re_…). */
   readonly object_id: string;
   readonly payment_intent_id: string | null;
   readonly refund_id: string | null;
-  /** The exact bytes sent (and signed). */
-  readonly body: string;
   readonly json: StripeEventJson;
-  readonly created_ms: number;
-  readonly state: FakeEventState;
-  /** Stripe-Signature of the last delivery (null before any). */
-  readonly signature: string | null;
-  /** The receiver's answer to the last delivery. */
-  readonly status: number | null;
-  readonly deliveries: readonly FakeEventDelivery[];
 }
 
 export interface FakeRefundView {
@@ -241,16 +184,13 @@ export interface FakePaymentIntentView {
   readonly json: Readonly<Record<string, unknown>>;
 }
 
-export interface FakeStripe {
+export interface FakeStripe extends FakeProcessorControls<FakeStripeRoute, FakeEvent, RecordedRequest> {
   /** http://127.0.0.1:PORT, without a trailing slash. */
   readonly url: string;
   /** For the stripe package: new Stripe(secret_key, { host, port, protocol: 'http' }). */
   readonly host: string;
   readonly port: number;
   readonly secret_key: string;
-  readonly violations: readonly Violation[];
-  readonly requests: readonly RecordedRequest[];
-  readonly events: readonly FakeEvent[];
   /** A fresh snapshot of every PaymentIntent, oldest first. */
   readonly paymentIntents: readonly FakePaymentIntentView[];
   paymentIntent(id: string): FakePaymentIntentView | undefined;
@@ -258,21 +198,8 @@ export interface FakeStripe {
   intentsWithMetadata(key: string, value: string): FakePaymentIntentView[];
   readonly refunds: readonly FakeRefundView[];
   refund(id: string): FakeRefundView | undefined;
-  requestsTo(route: FakeStripeRoute): RecordedRequest[];
   /** Where events go and the signing secret (whsec_…); null stops sending (events are then 'no_endpoint'). */
   setWebhookEndpoint(url: string | null, secret?: string): void;
-  /** The next request to `route` fails this way (calls queue up, one per request). */
-  failNext(route: FakeStripeRoute, mode: FakeFailureMode): void;
-  /** While on, new events are kept (state 'held') instead of sent. */
-  holdEvents(on: boolean): void;
-  /** Sends held events: in creation order, reversed, or exactly the listed ids (any event, any number of times). */
-  releaseHeldEvents(order?: 'as_created' | 'reversed' | readonly string[]): Promise<void>;
-  /** Sends an event again, once, as it was (newly signed); resolves with the receiver's status (null: unreachable). */
-  redeliver(event_id: string): Promise<number | null>;
-  /** POSTs any body with this Stripe-Signature header (null: none) to the webhook endpoint, once. */
-  sendRaw(body: string, signature_header: string | null): Promise<number | null>;
-  /** The first event (past or future) matching, once its delivery is over (or it is held). */
-  waitForEvent(predicate: (event: FakeEvent) => boolean, timeout_ms?: number): Promise<FakeEvent>;
   /**
    * What the 3-D Secure page's buttons do, without a browser: completes or fails the pending
    * authentication; resolves (events delivered) with where the browser would be sent, or null.
@@ -280,8 +207,6 @@ export interface FakeStripe {
   authenticate(payment_intent_id: string, outcome: 'complete' | 'fail'): Promise<string | null>;
   /** Moves every asynchronous refund to its final status now; resolves when their events are delivered. */
   settleRefunds(): Promise<void>;
-  clearViolations(): void;
-  close(): Promise<void>;
 }
 
 /** The Stripe-Signature header of a webhook body: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">. */
@@ -379,47 +304,16 @@ interface IntentState {
   readonly idempotency_keys: string[];
 }
 
-interface EventState {
-  id: string;
-  type: string;
-  object_id: string;
-  payment_intent_id: string | null;
-  refund_id: string | null;
-  body: string;
-  json: StripeEventJson;
-  created_ms: number;
-  state: FakeEventState;
-  signature: string | null;
-  status: number | null;
-  deliveries: FakeEventDelivery[];
+interface EventState extends OutboxEvent {
+  readonly object_id: string;
+  readonly payment_intent_id: string | null;
+  readonly refund_id: string | null;
+  readonly json: StripeEventJson;
 }
 
-interface RecordedState {
-  seq: number;
-  method: string;
-  path: string;
-  query: Record<string, unknown>;
-  route: FakeStripeRoute | null;
-  headers: http.IncomingHttpHeaders;
-  idempotency_key: string | null;
-  stripe_version: string | null;
-  body: string;
-  form: Record<string, unknown>;
-  at_ms: number;
-  status: number | null;
-  answer_body: string | null;
-  request_id: string;
-  failure: FakeFailureMode | null;
-  idempotency: RecordedRequest['idempotency'];
-}
+type RecordedState = Writable<RecordedRequest>;
 
-interface Answer {
-  readonly status: number;
-  /** The JSON body. */
-  readonly json?: unknown;
-  /** The exact text to send (idempotent replays); wins over json. */
-  readonly text?: string;
-  readonly events: readonly EventState[];
+interface Answer extends FakeAnswer<EventState> {
   /** Whether an Idempotency-Key keeps this answer (false: the endpoint never began, e.g. invalid parameters). */
   readonly keep: boolean;
   readonly headers?: Readonly<Record<string, string>>;
@@ -451,6 +345,8 @@ function apiVersionAtLeast(version: string | null, date: string): boolean {
 
 const BODY_MAX_BYTES = 64 * 1024;
 const HELD_RESPONSES_MAX = 100;
+const FAILURES_QUEUED_MAX = 100;
+const RELEASED_AT_ONCE_MAX = 1000;
 const WAIT_MAX_MS = 60_000;
 const SEARCH_DELAY_MAX_MS = 3_600_000;
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -461,9 +357,6 @@ const SEARCH_FIELDS = new Set(['amount', 'created', 'currency', 'customer', 'met
 
 export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
   const secret_key = options.secret_key ?? FAKE_STRIPE_SECRET_KEY;
-  const webhook_attempts = Math.min(Math.max(options.webhook_attempts ?? 3, 1), 10);
-  const webhook_retry_delay_ms = Math.min(Math.max(options.webhook_retry_delay_ms ?? 25, 0), 10_000);
-  const webhook_timeout_ms = Math.min(Math.max(options.webhook_timeout_ms ?? 2000, 1), 30_000);
   const idempotency_window_ms = options.idempotency_window_ms ?? 24 * 60 * 60 * 1000;
   const refund_settle_ms = options.refund_settle_ms === undefined ? 20 : options.refund_settle_ms === null ? null : Math.min(Math.max(options.refund_settle_ms, 0), 600_000);
   const search_delay_ms = Math.min(Math.max(options.search_delay_ms ?? 0, 0), SEARCH_DELAY_MAX_MS);
@@ -475,7 +368,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   validator.precompile();
   const api_version = options.api_version ?? String((validator.description.document.info as JsonObject | undefined)?.version ?? '2023-08-16');
 
-  const violations: Violation[] = [];
+  const violations = createViolationLog(max_recorded);
   const requests: RecordedState[] = [];
   const events: EventState[] = [];
   const intents = new Map<string, IntentState>();
@@ -483,31 +376,24 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const refunds = new Map<string, RefundState>();
   const idempotency = new Map<string, StoredAnswer>();
   const in_flight = new Set<string>();
-  const failures = new Map<FakeStripeRoute, FakeFailureMode[]>();
-  const held_events: EventState[] = [];
-  const held_responses = new Set<http.ServerResponse>();
-  const waiters = new Set<{ predicate: (event: FakeEvent) => boolean; resolve: (event: FakeEvent) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
-  const closing = new AbortController();
-  const agent = new Agent({ connections: 4, keepAliveTimeout: 1000 });
-  let webhook: { url: string; secret: string } | null = options.webhook_url ? { url: options.webhook_url, secret: options.webhook_secret ?? '' } : null;
-  let holding = options.hold_events ?? false;
-  let outbox: Promise<void> = Promise.resolve();
+  const failures = createFailureQueue<FakeStripeRoute>('fake stripe', FAILURES_QUEUED_MAX);
+  const held_answers = createHeldAnswers(HELD_RESPONSES_MAX);
+  const webhooks = createWebhookOutbox<EventState>({
+    name: 'fake stripe',
+    events,
+    settings: options,
+    // Signed anew at each attempt, with the time of the attempt (t=), as Stripe does.
+    sign: (raw_body, secret) => stripeSignatureHeader(raw_body, secret),
+    signature_header: 'stripe-signature',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'cache-control': 'no-cache' },
+    max_held_events: max_recorded,
+    max_released_ids: RELEASED_AT_ONCE_MAX,
+    wait_max_ms: WAIT_MAX_MS,
+  });
   let request_seq = 0;
   let intent_seq = 0;
   let refund_seq = 0;
-  let closed = false;
   let base_url = '';
-
-  // ---------------------------------------------------------------- recording
-
-  function addViolation(kind: Violation['kind'], label: string, problems: readonly string[]): void {
-    if (problems.length === 0 || violations.length >= max_recorded) return;
-    violations.push({ kind, label, problems: [...problems] });
-  }
-
-  function keepBounded<T>(list: T[]): void {
-    if (list.length > max_recorded) list.splice(0, list.length - max_recorded);
-  }
 
   const nowS = (): number => Math.floor(Date.now() / 1000);
 
@@ -715,13 +601,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       created: nowS(),
       data: previous_attributes ? { object, previous_attributes } : { object },
       livemode: false,
-      pending_webhooks: webhook ? 1 : 0,
+      pending_webhooks: webhooks.endpoint ? 1 : 0,
       request: { id: context?.request_id ?? null, idempotency_key: context?.idempotency_key ?? null },
       type,
     };
     // Stripe sends events pretty-printed; the signature covers these exact bytes.
     const body = JSON.stringify(json, null, 2);
-    addViolation('event', `event ${type} ${id}`, validator.validateEvent(json));
+    violations.add('event', `event ${type} ${id}`, validator.validateEvent(json));
     const kind = String(object.object);
     const object_id = String(object.id);
     const event: EventState = {
@@ -739,90 +625,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       deliveries: [],
     };
     events.push(event);
-    keepBounded(events);
+    keepBounded(events, max_recorded);
     return event;
-  }
-
-  /** Sends (or holds) events in order; resolves when their deliveries are over. */
-  function publish(created: readonly EventState[]): Promise<void> {
-    const sending: Promise<void>[] = [];
-    for (const event of created) {
-      if (holding) {
-        event.state = 'held';
-        held_events.push(event);
-        keepBounded(held_events);
-        notifyWaiters();
-      } else sending.push(enqueue(event, false));
-    }
-    return Promise.all(sending).then(() => undefined);
-  }
-
-  function enqueue(event: EventState, manual: boolean): Promise<void> {
-    event.state = 'queued';
-    const delivery = outbox.then(() => deliver(event, manual));
-    outbox = delivery.catch(() => undefined);
-    return delivery;
-  }
-
-  async function deliver(event: EventState, manual: boolean): Promise<void> {
-    if (closed) return;
-    if (!webhook) {
-      event.state = 'no_endpoint';
-      notifyWaiters();
-      return;
-    }
-    event.state = 'sending';
-    for (let attempt = 1; attempt <= webhook_attempts && !closed; attempt += 1) {
-      const result = await post(event.body, webhook, undefined);
-      event.deliveries.push({ attempt, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual });
-      event.signature = result.signature;
-      event.status = result.status;
-      if (result.status !== null && result.status >= 200 && result.status < 300) {
-        event.state = 'delivered';
-        notifyWaiters();
-        return;
-      }
-      if (attempt < webhook_attempts) await sleep(webhook_retry_delay_ms, undefined, { signal: closing.signal }).catch(() => undefined);
-    }
-    event.state = 'failed';
-    notifyWaiters();
-  }
-
-  /** One POST to the endpoint. `signature_override`: undefined signs now, null sends no Stripe-Signature, text is sent as it is. */
-  async function post(body: string, endpoint: NonNullable<typeof webhook>, signature_override: string | null | undefined): Promise<{ status: number | null; error: string | null; signature: string }> {
-    const signature = signature_override ?? stripeSignatureHeader(body, endpoint.secret);
-    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'cache-control': 'no-cache' };
-    if (signature_override !== null) headers['stripe-signature'] = signature;
-    try {
-      const answer = await httpRequest(endpoint.url, {
-        method: 'POST',
-        body,
-        headers,
-        dispatcher: agent,
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(webhook_timeout_ms)]),
-        headersTimeout: webhook_timeout_ms,
-        bodyTimeout: webhook_timeout_ms,
-      });
-      await answer.body.dump({ limit: 64 * 1024 });
-      return { status: answer.statusCode, error: null, signature };
-    } catch (error) {
-      return { status: null, error: error instanceof Error ? error.message : String(error), signature };
-    }
-  }
-
-  function notifyWaiters(): void {
-    for (const waiter of [...waiters]) {
-      const found = events.find((event) => settled(event) && waiter.predicate(event));
-      if (found) {
-        waiters.delete(waiter);
-        clearTimeout(waiter.timer);
-        waiter.resolve(found);
-      }
-    }
-  }
-
-  function settled(event: EventState): boolean {
-    return event.state !== 'queued' && event.state !== 'sending';
   }
 
   // ---------------------------------------------------------------- payment intents
@@ -906,7 +710,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
   function processCreateIntent(body: JsonObject, context: RequestContext): Answer {
     if (intents.size >= max_intents) {
-      addViolation('fake', 'POST /v1/payment_intents', [`the fake holds ${max_intents} PaymentIntents already (max_intents)`]);
+      violations.add('fake', 'POST /v1/payment_intents', [`the fake holds ${max_intents} PaymentIntents already (max_intents)`]);
       return errorAnswer(500, context, { type: 'api_error', message: 'The fake holds too many PaymentIntents.' }, false);
     }
     const confirm = body.confirm === true;
@@ -1077,14 +881,9 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   function handleChallenge(method: string, path: string, body: string, record: RecordedState, response: http.ServerResponse): void {
     const [intent_id = '', token = ''] = path.slice(CHALLENGE_PREFIX.length).split('/').map(safeDecode);
     const intent = intents.get(intent_id);
-    const html = (status: number, page: string): void => {
+    const { page: html, redirect } = pageAnswers(response, (status) => {
       record.status = status;
-      response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
-    };
-    const redirect = (location: string): void => {
-      record.status = 303;
-      response.writeHead(303, { location, 'cache-control': 'no-store' }).end();
-    };
+    });
     if (!intent?.three_ds || intent.three_ds.token !== token) return html(404, unknownAuthenticationPage());
     if (intent.three_ds.phase !== 'pending') {
       const target = returnUrlOf(intent);
@@ -1094,7 +893,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     if (method !== 'POST') return html(405, unknownAuthenticationPage());
     const outcome = new URLSearchParams(body).get('outcome') === 'complete' ? 'complete' : 'fail';
     const finished = finishAuthentication(intent, outcome);
-    void publish(finished.events);
+    void webhooks.publish(finished.events);
     return finished.redirect_to ? redirect(finished.redirect_to) : html(200, finishedPage(intent.status === 'succeeded'));
   }
 
@@ -1126,7 +925,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       return invalidRequest(context, `Refund amount (${cards.formatAmount(amount, charge.currency)}) is greater than unrefunded amount on charge (${cards.formatAmount(remaining, charge.currency)})`, { param: 'amount' });
     }
     if (refunds.size >= max_refunds) {
-      addViolation('fake', 'POST /v1/refunds', [`the fake holds ${max_refunds} refunds already (max_refunds)`]);
+      violations.add('fake', 'POST /v1/refunds', [`the fake holds ${max_refunds} refunds already (max_refunds)`]);
       return errorAnswer(500, context, { type: 'api_error', message: 'The fake holds too many refunds.' }, false);
     }
     refund_seq += 1;
@@ -1157,7 +956,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     if (!refund.settled && refund_settle_ms !== null) {
       refund.timer = setTimeout(() => {
         refund.timer = null;
-        void publish(settleRefund(refund));
+        void webhooks.publish(settleRefund(refund));
       }, refund_settle_ms);
     }
     const created = [makeEvent('refund.created', refundJson(refund), context), makeEvent('charge.refunded', chargeJson(charge), context)];
@@ -1361,7 +1160,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     else response.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(text);
   }
 
-  async function handle(request: http.IncomingMessage, response: http.ServerResponse, body_text: string, too_large: boolean): Promise<void> {
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse, { text: body_text, too_large }: RequestBody): Promise<void> {
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
     const key_header = request.headers['idempotency-key'];
@@ -1386,29 +1185,24 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       idempotency: null,
     };
     requests.push(record);
-    keepBounded(requests);
+    keepBounded(requests, max_recorded);
     const context: RequestContext = { request_id: record.request_id, idempotency_key: method === 'POST' ? record.idempotency_key : null, stripe_version: record.stripe_version };
 
     if (url.pathname.startsWith(CHALLENGE_PREFIX)) return handleChallenge(method, url.pathname, body_text, record, response);
-    // A browser on the test page may ask for an icon: not an API request, not a violation.
-    if (url.pathname === '/favicon.ico') {
-      record.status = 404;
-      response.writeHead(404, { 'content-length': '0' }).end();
-      return;
-    }
+    if (answeredIconRequest(url.pathname, response, record)) return;
     const label = `${method} ${url.pathname}`;
     if (too_large) {
-      addViolation('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
+      violations.add('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
       return writeAnswer(response, record, 413, JSON.stringify({ error: { message: 'Request body too large.', type: 'invalid_request_error' } }));
     }
     const match = validator.matchOperation(method, url.pathname);
     const route = match && ROUTES.includes(`${match.method} ${match.template}` as FakeStripeRoute) ? (`${match.method} ${match.template}` as FakeStripeRoute) : null;
     record.route = route;
     if (!match || !route) {
-      addViolation('request', label, [`${label}: no operation of the description (subset) the fake serves`]);
+      violations.add('request', label, [`${label}: no operation of the description (subset) the fake serves`]);
       return writeAnswer(response, record, 404, JSON.stringify({ error: { message: `Unrecognized request URL (${method}: ${url.pathname}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`, type: 'invalid_request_error' } }));
     }
-    const failure = failures.get(route)?.shift() ?? null;
+    const failure = failures.take(route);
     record.failure = failure;
     if (failure === 'reset_before_processing') {
       request.socket.destroy();
@@ -1417,15 +1211,19 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     if (failure === 'http_500' || failure === 'http_503') {
       const answer = errorAnswer(failure === 'http_500' ? 500 : 503, context, { type: 'api_error', message: 'An unknown error occurred' }, false);
       const text = JSON.stringify(answer.json);
-      addViolation('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text }));
+      violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text }));
       return writeAnswer(response, record, answer.status, text);
     }
 
+    // The Idempotency-Key of a request processed anew is in flight while its answer waits (webhook_first).
+    const releaseKey = (): void => {
+      if (record.idempotency === 'new' && record.idempotency_key !== null) in_flight.delete(record.idempotency_key);
+    };
     const checked = validator.checkRequest({ method, path: url.pathname + url.search, headers: request.headers, body: body_text });
     record.form = checked.body;
     record.query = checked.query;
     // A missing or malformed Authorization header is a problem of the request; a wrong key is only a 401.
-    addViolation('request', label, checked.problems.map((p) => p.text));
+    violations.add('request', label, checked.problems.map((p) => p.text));
     const problems = checked.problems.filter((p) => p.kind !== 'auth');
     let answer: Answer;
     if (!request.headers.authorization) {
@@ -1440,66 +1238,27 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       try {
         answer = idempotentProcess(route, record, params_hash, context, failure === 'webhook_first', () => processRoute(route, match.path_params, checked.body, checked.query, query_text, context));
       } catch (error) {
-        if (record.idempotency === 'new' && record.idempotency_key !== null) in_flight.delete(record.idempotency_key);
+        releaseKey();
         throw error;
       }
     }
 
-    const text = answer.text ?? (answer.json === undefined ? null : JSON.stringify(answer.json));
-    addViolation('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text ?? undefined }));
+    const text = answerText(answer);
+    violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text ?? undefined }));
     const headers: Record<string, string> = { ...(answer.headers ?? {}), ...(answer.status === 401 ? { 'www-authenticate': 'Bearer realm="Stripe"' } : {}) };
-    switch (failure) {
-      case 'timeout':
-        record.answer_body = text;
-        held_responses.add(response);
-        response.on('close', () => held_responses.delete(response));
-        if (held_responses.size > HELD_RESPONSES_MAX) held_responses.values().next().value?.destroy();
-        void publish(answer.events);
-        return;
-      case 'reset_after_processing':
-        request.socket.destroy();
-        void publish(answer.events);
-        return;
-      case 'garbage':
-        writeAnswer(response, record, answer.status, `${(text ?? '{"id":"pi_').slice(0, Math.max(5, Math.floor((text ?? '').length / 2)))}\u0000<`, headers);
-        void publish(answer.events);
-        return;
-      case 'webhook_first':
-        try {
-          await publish(answer.events);
-        } finally {
-          if (record.idempotency === 'new' && record.idempotency_key !== null) in_flight.delete(record.idempotency_key);
-        }
-        return writeAnswer(response, record, answer.status, text, headers);
-      default:
-        writeAnswer(response, record, answer.status, text, headers);
-        void publish(answer.events);
-    }
+    await sendProcessed(failure, {
+      request,
+      response,
+      record,
+      text,
+      garbage_start: '{"id":"pi_',
+      write: (body) => writeAnswer(response, record, answer.status, body, headers),
+      publish: failure === 'webhook_first' ? () => webhooks.publish(answer.events).finally(releaseKey) : () => webhooks.publish(answer.events),
+    }, held_answers);
   }
 
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let too_large = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_MAX_BYTES) too_large = true;
-      else chunks.push(chunk);
-    });
-    request.on('end', () => {
-      handle(request, response, too_large ? '' : Buffer.concat(chunks).toString('utf8'), too_large).catch((error: unknown) => {
-        addViolation('fake', `${request.method ?? ''} ${request.url ?? ''}`, [`the fake failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`]);
-        if (!response.headersSent) response.writeHead(500).end();
-      });
-    });
-  });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  base_url = `http://127.0.0.1:${port}`;
+  const server = await startLocalServer({ body_max_bytes: BODY_MAX_BYTES, handle: failuresAsViolations(violations, handle) });
+  base_url = server.url;
 
   // ---------------------------------------------------------------- views and controls
 
@@ -1547,14 +1306,17 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     };
   }
 
+  /** Asynchronous refunds change no more. */
+  function stopTimers(): void {
+    for (const refund of refunds.values()) if (refund.timer) clearTimeout(refund.timer);
+  }
+
   return {
+    ...createProcessorControls({ violations, requests, events, failures, webhooks, held_answers, server, stopTimers }),
     url: base_url,
     host: '127.0.0.1',
-    port,
+    port: server.port,
     secret_key,
-    violations,
-    requests,
-    events,
     get paymentIntents() {
       return [...intents.values()].map(intentView);
     },
@@ -1572,99 +1334,19 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       const refund = refunds.get(id);
       return refund ? refundView(refund) : undefined;
     },
-    requestsTo(route) {
-      return requests.filter((r) => r.route === route);
-    },
     setWebhookEndpoint(url, secret = '') {
-      webhook = url === null ? null : { url, secret };
-    },
-    failNext(route, mode) {
-      const queue = failures.get(route) ?? [];
-      if (queue.length >= 100) throw new Error('fake stripe: more than 100 failures queued');
-      queue.push(mode);
-      failures.set(route, queue);
-    },
-    holdEvents(on) {
-      holding = on;
-    },
-    releaseHeldEvents(order = 'as_created') {
-      let chosen: EventState[];
-      if (order === 'as_created') chosen = held_events.splice(0);
-      else if (order === 'reversed') chosen = held_events.splice(0).reverse();
-      else {
-        if (order.length > 1000) throw new Error('fake stripe: more than 1000 events to release at once');
-        chosen = order.map((id) => {
-          const event = events.find((e) => e.id === id);
-          if (!event) throw new Error(`fake stripe: no event ${id}`);
-          return event;
-        });
-        for (const event of chosen) {
-          const at = held_events.indexOf(event);
-          if (at >= 0) held_events.splice(at, 1);
-        }
-      }
-      return Promise.all(chosen.map((event) => enqueue(event, Array.isArray(order)))).then(() => undefined);
-    },
-    async redeliver(event_id) {
-      const event = events.find((e) => e.id === event_id);
-      if (!event) throw new Error(`fake stripe: no event ${event_id}`);
-      if (!webhook) return null;
-      const result = await post(event.body, webhook, undefined);
-      event.deliveries.push({ attempt: event.deliveries.length + 1, status: result.status, error: result.error, signature: result.signature, at_ms: Date.now(), manual: true });
-      event.signature = result.signature;
-      event.status = result.status;
-      return result.status;
-    },
-    async sendRaw(body, signature_header) {
-      if (!webhook) return null;
-      return (await post(body, webhook, signature_header)).status;
-    },
-    waitForEvent(predicate, timeout_ms = 5000) {
-      const found = events.find((event) => settled(event) && predicate(event));
-      if (found) return Promise.resolve(found);
-      const bounded_ms = Math.min(Math.max(timeout_ms, 1), WAIT_MAX_MS);
-      return new Promise<FakeEvent>((resolve, reject) => {
-        const waiter = {
-          predicate,
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            waiters.delete(waiter);
-            reject(new Error(`fake stripe: no matching event within ${bounded_ms} ms (events so far: ${events.map((e) => `${e.type}:${e.state}`).join(', ') || 'none'})`));
-          }, bounded_ms),
-        };
-        waiters.add(waiter);
-      });
+      webhooks.setEndpoint(url === null ? null : { url, secret });
     },
     async authenticate(payment_intent_id, outcome) {
       const intent = intents.get(payment_intent_id);
       if (!intent?.three_ds || intent.three_ds.phase !== 'pending') throw new Error(`fake stripe: ${payment_intent_id} has no pending authentication`);
       const finished = finishAuthentication(intent, outcome);
-      await publish(finished.events);
+      await webhooks.publish(finished.events);
       return finished.redirect_to;
     },
     async settleRefunds() {
       const created = [...refunds.values()].flatMap(settleRefund);
-      await publish(created);
-    },
-    clearViolations() {
-      violations.length = 0;
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      closing.abort();
-      for (const refund of refunds.values()) if (refund.timer) clearTimeout(refund.timer);
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new Error('fake stripe closed'));
-      }
-      waiters.clear();
-      for (const response of held_responses) response.destroy();
-      held_responses.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await agent.close();
+      await webhooks.publish(created);
     },
   };
 }
@@ -1763,12 +1445,4 @@ function canonicalJson(value: unknown): string {
     return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as JsonObject)[key])}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

@@ -24,6 +24,7 @@
 //   `object` field names (payment_intent, charge or refund), which must agree with the type
 //   (`payment_intent.*`, `charge.refund.updated` → refund, `charge.*`, `refund.*`).
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
+import { lowerCaseHeaders, operationTable, projectValidator, unmatchedRequestProblem } from '../fake-processor/openapi-operations.js';
 import { asObject, loadStripeDescription, operationsOf, type JsonObject, type StripeDescription } from './description.js';
 import { bracketName, coerceByStripeSchema, decodeStripeForm } from './form.js';
 
@@ -105,16 +106,6 @@ const EVENT_OBJECTS: readonly { readonly prefix: string; readonly object: string
   { prefix: 'refund.', object: 'refund' },
 ];
 
-interface OperationEntry {
-  readonly method: string;
-  readonly template: string;
-  readonly pattern: RegExp;
-  readonly param_names: readonly string[];
-  readonly literal_segments: number;
-  readonly operation: JsonObject;
-  readonly key: string;
-}
-
 /** Builds a validator over a description (default: the project's copy with our supplement). */
 export function createStripeValidator(description: StripeDescription = loadStripeDescription()): StripeValidator {
   const document = description.document;
@@ -123,22 +114,8 @@ export function createStripeValidator(description: StripeDescription = loadStrip
   for (const name of Object.keys(schemas)) ajv.addSchema({ $id: schemaId(name), ...convert(schemas[name]) });
   const resolve = (ref: string): JsonObject | undefined => (ref.startsWith(REF_PREFIX) ? (schemas[ref.slice(REF_PREFIX.length)] as JsonObject | undefined) : undefined);
 
-  const operations: OperationEntry[] = operationsOf(document).map(({ method, template, operation }) => {
-    const param_names: string[] = [];
-    let literal_segments = 0;
-    const source = template.split('/').map((segment) => {
-      const m = /^\{([^}]+)\}$/.exec(segment);
-      if (!m) {
-        literal_segments += 1;
-        return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      }
-      param_names.push(m[1] ?? '');
-      return '([^/]+)';
-    }).join('/');
-    return { method, template, pattern: new RegExp(`^${source}$`), param_names, literal_segments, operation, key: `${method} ${template}` };
-  });
   // Literal segments win over parameters ("/v1/payment_intents/search" is not "/{intent}").
-  operations.sort((a, b) => a.param_names.length - b.param_names.length || b.literal_segments - a.literal_segments);
+  const operations = operationTable(operationsOf(document));
   const compiled = new Map<string, ValidateFunction>();
 
   function validatorFor(id: string, schema: unknown): ValidateFunction {
@@ -150,26 +127,8 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     return validate;
   }
 
-  function findOperation(method: string, raw_path: string): { entry: OperationEntry | null; path_params: Record<string, string>; templates: string[] } {
-    const path = raw_path.split('?')[0] ?? '';
-    const upper = method.toUpperCase();
-    const templates: string[] = [];
-    for (const entry of operations) {
-      const m = entry.pattern.exec(path);
-      if (!m) continue;
-      templates.push(entry.template);
-      if (entry.method !== upper) continue;
-      const path_params: Record<string, string> = {};
-      entry.param_names.forEach((name, i) => {
-        path_params[name] = safeDecode(m[i + 1] ?? '');
-      });
-      return { entry, path_params, templates };
-    }
-    return { entry: null, path_params: {}, templates };
-  }
-
   function matchOperation(method: string, path: string): MatchedStripeOperation | null {
-    const found = findOperation(method, path);
+    const found = operations.find(method, path);
     if (!found.entry) return null;
     return {
       method: found.entry.method,
@@ -183,12 +142,9 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     const method = request.method.toUpperCase();
     const path = request.path.split('?')[0] ?? '';
     const label = `${method} ${path}`;
-    const found = findOperation(method, request.path);
+    const found = operations.find(method, request.path);
     const problems: StripeProblem[] = [];
-    if (!found.entry) {
-      const text = found.templates.length > 0 ? `${label}: ${method} is not declared for ${found.templates[0]} in the description` : `${label}: no path of the description matches`;
-      return { problems: [{ text, kind: 'route', param: null }], operation: null, body: {}, query: {} };
-    }
+    if (!found.entry) return { problems: [{ text: unmatchedRequestProblem(label, method, found), kind: 'route', param: null }], operation: null, body: {}, query: {} };
     const entry = found.entry;
     const operation = matchOperation(method, request.path);
     const headers = lowerCaseHeaders(request.headers ?? {});
@@ -265,12 +221,9 @@ export function createStripeValidator(description: StripeDescription = loadStrip
   }
 
   function validateResponse(response: StripeResponseToCheck): string[] {
-    const method = response.method.toUpperCase();
-    const path = response.path.split('?')[0] ?? '';
-    const label = `${method} ${path} → ${response.status}`;
-    const found = findOperation(method, response.path);
-    if (!found.entry) return [`${label}: no operation of the description matches ${method} ${path}`];
-    const entry = found.entry;
+    const answered = operations.findAnswered(response.method, response.path, response.status);
+    if (answered.entry === null) return [answered.problem];
+    const { entry, label } = answered;
     const responses = asObject(entry.operation.responses ?? {}, `responses of ${entry.key}`);
     const status_key = responses[String(response.status)] !== undefined ? String(response.status) : 'default';
     const declared = responses[status_key];
@@ -318,7 +271,7 @@ export function createStripeValidator(description: StripeDescription = loadStrip
   function precompile(): void {
     if (precompiled) return;
     precompiled = true;
-    for (const entry of operations) {
+    for (const entry of operations.entries) {
       const request_body = entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, 'requestBody');
       const media = request_body ? asObject(request_body.content ?? {}, 'content')['application/x-www-form-urlencoded'] : undefined;
       if (media !== undefined) validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/request`, asObject(media, 'media type').schema);
@@ -342,25 +295,13 @@ export function createStripeValidator(description: StripeDescription = loadStrip
   };
 }
 
-let default_validator: StripeValidator | null = null;
+const project_validator = projectValidator<StripeRequestToCheck, StripeResponseToCheck, StripeValidator>(() => createStripeValidator());
 
 /** The validator over the project's copy of the description, built on first use (read-only afterwards). */
-export function stripeValidator(): StripeValidator {
-  default_validator ??= createStripeValidator();
-  return default_validator;
-}
-
-export function validateStripeRequest(request: StripeRequestToCheck): string[] {
-  return stripeValidator().validateRequest(request);
-}
-
-export function validateStripeResponse(response: StripeResponseToCheck): string[] {
-  return stripeValidator().validateResponse(response);
-}
-
-export function validateStripeEvent(body: unknown): string[] {
-  return stripeValidator().validateEvent(body);
-}
+export const stripeValidator = project_validator.get;
+export const validateStripeRequest = project_validator.validateRequest;
+export const validateStripeResponse = project_validator.validateResponse;
+export const validateStripeEvent = project_validator.validateEvent;
 
 function schemaId(name: string): string {
   return `${ID_BASE}/schemas/${encodeURIComponent(name)}`;
@@ -453,21 +394,4 @@ function queryText(query: StripeRequestToCheck['query']): string {
     else for (const item of value) params.append(name, item);
   }
   return params.toString();
-}
-
-function lowerCaseHeaders(headers: Readonly<Record<string, string | readonly string[] | number | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
-  return out;
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

@@ -11,6 +11,7 @@
 // [offsess]  https://support.stripe.com/questions/manual-confirmation-for-off-session-payments-requiring-strong-customer-authentication-sca
 //            (an off-session payment that needs authentication fails, the PaymentIntent goes back
 //            to requires_payment_method with the authentication_required code)
+import { luhnValid } from '../fake-processor/card-number.js';
 
 /** A decline as Stripe reports it: a card_error with a code, maybe a decline code, a message. */
 export interface Decline {
@@ -162,19 +163,8 @@ export function testCardFor(number: string): TestCard {
   return TEST_CARDS.get(number) ?? card(number, 'not a test card', { on_session: DECLINES.live_card });
 }
 
-export function luhnValid(number: string): boolean {
-  if (!/^\d{12,19}$/.test(number)) return false;
-  let sum = 0;
-  for (let i = 0; i < number.length; i += 1) {
-    let digit = Number(number[number.length - 1 - i]);
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
+/** The Luhn check the fake applies to card numbers (incorrect_number when it fails). */
+export { luhnValid };
 
 /** The card brand as Stripe names it (payment_method.card.brand). */
 export function brandOf(number: string): string {
