@@ -10,7 +10,7 @@ import { framingHeaders } from '../../domain/frame-origins.js';
 import { sessionFrameOrigins } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { TransactionRow } from '../../store/schema.js';
-import { completeChallenge, findChallenge } from './challenge.js';
+import { type ChallengeAction, type ChallengeKind, type ChallengeView, completeChallenge, findChallenge } from './challenge.js';
 import { notFoundPage } from '../../pages/not-found.js';
 import { threeDsPage } from './pages/three-ds.js';
 import { walletPage } from './pages/wallet.js';
@@ -61,82 +61,71 @@ function originOf(url: string | null): string[] {
   }
 }
 
-export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): PlainRoute[] {
+/** What tells the sandbox's two challenge pages apart: the 3-D Secure page and the e-wallet page. */
+interface ChallengePageSpec {
+  readonly kind: ChallengeKind;
+  /** The pages' path, without the token. */
+  readonly path: string;
+  /** The form's two buttons, as their action values. */
+  readonly actions: readonly [ChallengeAction, ChallengeAction];
+  readonly page: (view: ChallengeView, action_url: string) => string;
+  readonly summaries: { readonly get: string; readonly post: string };
+}
+
+const CHALLENGE_PAGES: readonly ChallengePageSpec[] = [
+  {
+    kind: 'card', path: '/sandbox/3ds', actions: ['approve', 'decline'], page: threeDsPage,
+    summaries: { get: 'Sandbox 3-D Secure page (Approve / Decline)', post: 'Sandbox 3-D Secure answer (form field action=approve|decline); redirects to return_url' },
+  },
+  {
+    kind: 'wallet', path: '/sandbox/wallet', actions: ['confirm', 'cancel'], page: walletPage,
+    summaries: { get: 'Sandbox e-wallet page of a direct payout (Confirm / Cancel)', post: 'Sandbox e-wallet answer (form field action=confirm|cancel); redirects to return_url' },
+  },
+];
+
+/** A challenge page (GET) and its form's answer (POST): on to return_url, or the page again. */
+function challengeRoutes(deps: OperationDeps, spec: ChallengePageSpec): PlainRoute[] {
+  const show = async (response: FastifyReply, token: string, code: number): Promise<FastifyReply> => {
+    const view = await findChallenge(deps, token, spec.kind);
+    if (!view) return sendPage(response, 404, notFoundPage(), null);
+    return sendPage(response, code, spec.page(view, `${spec.path}/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
+  };
   return [
     {
       kind: 'plain',
       method: 'GET',
-      url: '/sandbox/3ds/:token',
-      summary: 'Sandbox 3-D Secure page (Approve / Decline)',
+      url: `${spec.path}/:token`,
+      summary: spec.summaries.get,
       produces: 'text/html',
       async handle(request, response) {
-        const { token } = request.params as { token: string };
-        const view = await findChallenge(deps, token);
-        if (!view) return sendPage(response, 404, notFoundPage(), null);
-        return sendPage(response, 200, threeDsPage(view, `/sandbox/3ds/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
+        return show(response, (request.params as { token: string }).token, 200);
       },
     },
     {
       kind: 'plain',
       method: 'POST',
-      url: '/sandbox/3ds/:token',
-      summary: 'Sandbox 3-D Secure answer (form field action=approve|decline); redirects to return_url',
+      url: `${spec.path}/:token`,
+      summary: spec.summaries.post,
       produces: 'text/html',
       async handle(request, response) {
         const { token } = request.params as { token: string };
         const form = isPlainObject(request.body) ? request.body : {};
-        const action = form.action === 'approve' || form.action === 'decline' ? form.action : null;
-        if (action === null) {
-          const view = await findChallenge(deps, token);
-          if (!view) return sendPage(response, 404, notFoundPage(), null);
-          return sendPage(response, 400, threeDsPage(view, `/sandbox/3ds/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
-        }
+        const action = spec.actions.find((known) => known === form.action);
+        if (action === undefined) return show(response, token, 400);
         const outcome = await completeChallenge(deps, token, action);
         if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage(), null);
-        const return_url = outcome.row.return_url;
         const frame = await frameOriginsOf(deps, outcome.row);
-        if (return_url) return sendRedirect(response, return_url, frame);
-        const view = await findChallenge(deps, token);
-        return sendPage(response, 200, view ? threeDsPage(view, `/sandbox/3ds/${token}`) : notFoundPage(), frame);
+        if (outcome.row.return_url) return sendRedirect(response, outcome.row.return_url, frame);
+        const view = await findChallenge(deps, token, spec.kind);
+        return sendPage(response, 200, view ? spec.page(view, `${spec.path}/${token}`) : notFoundPage(), frame);
       },
     },
-    {
-      kind: 'plain',
-      method: 'GET',
-      url: '/sandbox/wallet/:token',
-      summary: 'Sandbox e-wallet page of a direct payout (Confirm / Cancel)',
-      produces: 'text/html',
-      async handle(request, response) {
-        const { token } = request.params as { token: string };
-        const view = await findChallenge(deps, token, 'wallet');
-        if (!view) return sendPage(response, 404, notFoundPage(), null);
-        return sendPage(response, 200, walletPage(view, `/sandbox/wallet/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
-      },
-    },
-    {
-      kind: 'plain',
-      method: 'POST',
-      url: '/sandbox/wallet/:token',
-      summary: 'Sandbox e-wallet answer (form field action=confirm|cancel); redirects to return_url',
-      produces: 'text/html',
-      async handle(request, response) {
-        const { token } = request.params as { token: string };
-        const form = isPlainObject(request.body) ? request.body : {};
-        const action = form.action === 'confirm' || form.action === 'cancel' ? form.action : null;
-        if (action === null) {
-          const view = await findChallenge(deps, token, 'wallet');
-          if (!view) return sendPage(response, 404, notFoundPage(), null);
-          return sendPage(response, 400, walletPage(view, `/sandbox/wallet/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
-        }
-        const outcome = await completeChallenge(deps, token, action);
-        if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage(), null);
-        const return_url = outcome.row.return_url;
-        const frame = await frameOriginsOf(deps, outcome.row);
-        if (return_url) return sendRedirect(response, return_url, frame);
-        const view = await findChallenge(deps, token, 'wallet');
-        return sendPage(response, 200, view ? walletPage(view, `/sandbox/wallet/${token}`) : notFoundPage(), frame);
-      },
-    },
+  ];
+}
+
+export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): PlainRoute[] {
+  return [
+    ...CHALLENGE_PAGES.flatMap((spec) => challengeRoutes(deps, spec)),
     {
       kind: 'plain',
       method: 'POST',
