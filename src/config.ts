@@ -13,8 +13,14 @@ export interface Config {
   /** Unset: the embedded SQLite store under data_dir. */
   readonly database_url: string | null;
   readonly data_dir: string;
-  /** 32 bytes; null means "use or create the key file under data_dir" (embedded store only). */
+  /** 32 bytes; null means "use or create the key file" (master_key_file; embedded store only). */
   readonly master_key: Buffer | null;
+  /**
+   * Where the embedded store's key file is read (or created): PAYGATE_MASTER_KEY_FILE, by default
+   * master.key in data_dir, beside the database. A copy of the data folder then holds the data and
+   * the key that opens it, so live mode warns at start (docs/security.md).
+   */
+  readonly master_key_file: string;
   readonly admin_token: string | null;
   readonly log_level: string;
   readonly log_file: string | null;
@@ -62,6 +68,12 @@ export interface Limits {
   readonly pg_pool_max: number;
   /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
   readonly merchant_cache_ms: number;
+  /** How long a merchant_id that was not found is answered as unknown without asking the store again; 0 asks every time. */
+  readonly unknown_merchant_cache_ms: number;
+  /** A request whose headers and body are not all received by then is answered 408 and its connection closed (decisions.md §15). */
+  readonly request_timeout_ms: number;
+  /** A request whose headers are not all received by then is answered 408 and its connection closed; at most request_timeout_ms. */
+  readonly headers_timeout_ms: number;
 }
 
 export interface Schedules {
@@ -205,6 +217,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (notify_lease_ms < outbound_timeout_ms + 1_000) {
     throw new ConfigError(`PAYGATE_NOTIFY_LEASE_MS (${notify_lease_ms}) must be at least PAYGATE_OUTBOUND_TIMEOUT_MS + 1000 (${outbound_timeout_ms + 1_000})`);
   }
+  const request_timeout_ms = intVar(env, 'PAYGATE_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000);
+  const headers_timeout_ms = intVar(env, 'PAYGATE_HEADERS_TIMEOUT_MS', Math.min(10_000, request_timeout_ms), 500, 600_000);
+  if (headers_timeout_ms > request_timeout_ms) {
+    throw new ConfigError(`PAYGATE_HEADERS_TIMEOUT_MS (${headers_timeout_ms}) must not be longer than PAYGATE_REQUEST_TIMEOUT_MS (${request_timeout_ms})`);
+  }
   return {
     port,
     host,
@@ -213,6 +230,9 @@ export function loadConfig(env: Env = process.env): Config {
     database_url,
     data_dir: path.resolve(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data'),
     master_key,
+    master_key_file: path.resolve(env.PAYGATE_MASTER_KEY_FILE && env.PAYGATE_MASTER_KEY_FILE !== ''
+      ? env.PAYGATE_MASTER_KEY_FILE
+      : path.join(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data', 'master.key')),
     admin_token,
     log_level: env.PAYGATE_LOG_LEVEL ?? 'info',
     log_file: env.PAYGATE_LOG_FILE && env.PAYGATE_LOG_FILE !== '' ? env.PAYGATE_LOG_FILE : null,
@@ -233,6 +253,9 @@ export function loadConfig(env: Env = process.env): Config {
       cascade_max_retries: intVar(env, 'PAYGATE_CASCADE_MAX_RETRIES', 2, 0, 5),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
       merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),
+      unknown_merchant_cache_ms: intVar(env, 'PAYGATE_UNKNOWN_MERCHANT_CACHE_MS', 2_000, 0, 60_000),
+      request_timeout_ms,
+      headers_timeout_ms,
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,

@@ -70,13 +70,41 @@ export function redactLogObject(object: Record<string, unknown>): Record<string,
   return copy;
 }
 
-/** Path segments that are capabilities (challenge and cashier tokens) never reach a log. */
+/**
+ * Query parameter names that can carry a credential: besides the sensitive keys above, every
+ * spelling of an API key, access key, signature, session or bearer value. The gateway accepts
+ * no credential in a query string (http/admin-auth.ts); one sent there anyway never reaches a log.
+ */
+const CREDENTIAL_PARAMETER = /key|sig|auth|cred|session|jwt|bearer|pass|code|token|secret/i;
+
+export function isCredentialParameter(name: string): boolean {
+  return isSensitiveKey(name) || CREDENTIAL_PARAMETER.test(name);
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    return name;
+  }
+}
+
+/** Path segments that are capabilities (challenge and cashier tokens) and query values that can be credentials never reach a log. */
 export function redactUrl(url: string): string {
-  return url
+  const query_at = url.indexOf('?');
+  const path = query_at === -1 ? url : url.slice(0, query_at);
+  const query = query_at === -1 ? null : url.slice(query_at + 1);
+  const redacted_path = path
     .replace(/\/(3ds|wallet|cashier|session|login)\/[A-Za-z0-9_-]{8,}/g, '/$1/[redacted]')
     // The way back from a processor's 3-D Secure page: its check proves the link was the gateway's.
-    .replace(/\/return\/([0-9]+)\/[0-9a-f]{8,}/g, '/return/$1/[redacted]')
-    .replace(/([?&](token|auth_token|card_token)=)[^&]*/g, '$1[redacted]');
+    .replace(/\/return\/([0-9]+)\/[0-9a-f]{8,}/g, '/return/$1/[redacted]');
+  if (query === null) return redacted_path;
+  const redacted_query = query.split('&').map((pair) => {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    return equals !== -1 && isCredentialParameter(decodedName(name)) ? `${name}=[redacted]` : pair;
+  }).join('&');
+  return `${redacted_path}?${redacted_query}`;
 }
 
 export function createLogger(options: { level: string; destination?: string | null }): Logger {

@@ -1,5 +1,6 @@
 // The composition root: read config, open the store, start HTTP and the workers. Nothing else.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -14,6 +15,7 @@ import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
 import { processRoute } from './http/routes/process.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
 import { operatorNotificationRoutes } from './http/routes/operator-notifications.js';
+import { operatorMerchantRoutes } from './http/routes/operator-merchants.js';
 import { createLogger } from './logging.js';
 import { type NotificationWorker, startNotificationWorker } from './notifications/worker.js';
 import type { OperationDeps } from './operations/deps.js';
@@ -33,6 +35,8 @@ import { cashierSessionRoutes } from './http/routes/cashier-sessions.js';
 import { operatorApplicationRoutes } from './http/routes/operator-applications.js';
 import { findOrderRoute } from './http/routes/orders.js';
 import { outboundConnections } from './outbound/post.js';
+import { GatewayMetrics } from './metrics.js';
+import { HeaderReuseWatch } from './http/header-reuse.js';
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -76,7 +80,12 @@ export async function ensureDemoMerchant(
 
 export function masterKeyFor(config: Config): Buffer {
   if (config.master_key) return config.master_key;
-  return loadOrCreateKeyFile(config.data_dir);
+  return loadOrCreateKeyFile(config.data_dir, config.master_key_file);
+}
+
+/** Live mode with the embedded store's key file in the data folder: whoever copies the folder has the key too. */
+export function keyBesideDatabase(config: Config): boolean {
+  return config.master_key === null && config.database_url === null && path.dirname(config.master_key_file) === config.data_dir;
 }
 
 export function openConfiguredStore(config: Config, logger?: Logger): Store {
@@ -89,6 +98,9 @@ export function openConfiguredStore(config: Config, logger?: Logger): Store {
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: config.log_file });
   const sealer = new Sealer(masterKeyFor(config));
+  if (config.environment === 'live' && keyBesideDatabase(config)) {
+    logger.warn({ key_file: config.master_key_file }, 'the master key file is beside the database: a copy of the data folder opens every sealed secret and card; set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE (docs/security.md)');
+  }
   const store = openConfiguredStore(config, logger);
   await store.migrate();
   const clock = new AdjustableClock();
@@ -104,8 +116,13 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
   });
   const connectors = new ConnectorRegistry(config.environment, sealer, { config, clock, logger, public_url: () => public_url, http: processor_http });
-  const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms);
-  const deps: OperationDeps = { store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url };
+  const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms, config.limits.unknown_merchant_cache_ms);
+  const deps: OperationDeps = {
+    store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url,
+    metrics: new GatewayMetrics(),
+    // A header is accepted within the timestamp window on either side: remembered for both.
+    header_reuse: new HeaderReuseWatch(2 * config.limits.request_window_seconds * 1000 + 1000),
+  };
 
   const primary = options.create_demo !== false;
   const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
@@ -115,7 +132,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // The connectors' own routes: the sandbox's 3-D Secure and e-wallet pages and its clock, in sandbox mode only.
   routes.push(...connectors.routes(deps, clock));
   routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps), ...operatorRoutingRoutes(deps));
-  routes.push(...operatorNotificationRoutes(deps));
+  routes.push(...operatorNotificationRoutes(deps), ...operatorMerchantRoutes(deps));
   routes.push(directRoute(), ...operatorPayoutRoutes(deps));
   routes.push(...subscriptionRoutes());
   // The hosted cashier (issue 5): session calls, find-order, the pages, the operator's framing setting.

@@ -52,9 +52,8 @@ export class Sealer {
  * The embedded default keeps its master key in a file beside the database, created once
  * with owner-only permissions. An explicit key (PAYGATE_MASTER_KEY) always wins.
  */
-export function loadOrCreateKeyFile(data_dir: string): Buffer {
-  const key_path = path.join(data_dir, 'master.key');
-  fs.mkdirSync(data_dir, { recursive: true, mode: 0o700 });
+export function loadOrCreateKeyFile(data_dir: string, key_path = path.join(data_dir, 'master.key')): Buffer {
+  fs.mkdirSync(path.dirname(key_path), { recursive: true, mode: 0o700 });
   try {
     const hex = fs.readFileSync(key_path, 'utf8').trim();
     if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${key_path} does not hold a 64-hex-character key`);
@@ -68,7 +67,7 @@ export function loadOrCreateKeyFile(data_dir: string): Buffer {
     fs.writeFileSync(key_path, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
     return key;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateKeyFile(data_dir);
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateKeyFile(data_dir, key_path);
     throw error;
   }
 }

@@ -28,6 +28,8 @@ export interface Merchant {
   readonly gateways: readonly Gateway[];
   /** Its routing rules, by priority then creation (domain/routing.ts). */
   readonly routing_rules: readonly RoutingRuleRow[];
+  /** Its v1.3 requests must carry Gt-Body-Signature (docs/security.md §3). */
+  readonly v13_body_signature_required: boolean;
 }
 
 export interface NewMerchantInput {

@@ -1,31 +1,77 @@
 // Builds the Fastify app from explicit dependencies and a list of route declarations.
 // Edge rules of decisions.md §5 live here: 64 KiB bodies (413), non-object JSON (400),
 // unknown paths (404), wrong methods (405), internal failures (500, status -1).
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { describeTextProblem, type TextProblem, textProblem } from '../domain/text.js';
+import { notFoundPage } from '../pages/not-found.js';
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { OperationDeps } from '../operations/deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
+import { requireAdmin } from './admin-auth.js';
 import { type PlainRoute, type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+/** Node checks this often for requests over their time limits. */
+const CONNECTIONS_CHECK_MS = 1_000;
+/** An idle kept-alive connection is closed after this (shorter than common proxies' 60 s, so the gateway closes first). */
+const KEEP_ALIVE_MS = 5_000;
+/** A socket with no traffic at all for this long is closed. */
+const IDLE_SOCKET_MS = 30_000;
+/** Request line and headers together (Node's default); over it: 431. */
+const HEADERS_MAX_BYTES = 16 * 1024;
+/** A path parameter (an id, a token) longer than this is answered 414. */
+const PATH_PARAMETER_MAX_CHARS = 200;
 const FORM_MAX_BYTES = 8 * 1024;
 /** A processor's webhook event: larger than a merchant's request may be (a payment's whole details), still bounded. */
 const WEBHOOK_MAX_BYTES = 256 * 1024;
 
 export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
+  const limits = deps.config.limits;
+  const envelope = (status: number, description: string) => answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    bodyLimit: deps.config.limits.body_max_bytes,
-    // Connection and request time limits: a slow client cannot hold a socket forever.
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 5_000,
+    bodyLimit: limits.body_max_bytes,
+    // The time limits are given to the server as it is created: set afterwards (as Fastify's own
+    // requestTimeout option does), Node never enforced them here, and a client sending a byte
+    // every few seconds held its socket for ever.
+    serverFactory: (handler) => http.createServer({
+      requestTimeout: limits.request_timeout_ms,
+      headersTimeout: limits.headers_timeout_ms,
+      // How often Node looks for requests past those limits: they are enforced within a second.
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      maxHeaderSize: HEADERS_MAX_BYTES,
+    }, handler).setTimeout(IDLE_SOCKET_MS),
     return503OnClosing: true,
     trustProxy: false,
+    // Errors met before a request reaches a route still answer with the envelope.
+    clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket, envelope, limits.request_timeout_ms),
+    frameworkErrors: (error, _request, response) => {
+      const too_long = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void (response as FastifyReply).code(too_long ? 414 : 400).send(envelope(Status.MALFORMED_URL, too_long
+        ? `URL too long: a path parameter is over ${PATH_PARAMETER_MAX_CHARS} characters`
+        : 'Malformed URL: not valid percent-encoded UTF-8'));
+    },
+    routerOptions: { maxParamLength: PATH_PARAMETER_MAX_CHARS },
   });
 
-  const envelope = (status: number, description: string) => answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
+  // JSON bodies are parsed by Fastify's own parser (prototype-poisoning checks included); the
+  // text is kept as received for the v1.3 Gt-Body-Signature, which covers the exact bytes.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.decorateRequest('raw_json', null);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.raw_json = body as string;
+    parseJson(request, body as string, done);
+  });
+
+  // Every answer counted by route pattern (GET /metrics).
+  app.addHook('onResponse', async (request, response) => {
+    deps.metrics.http_requests.inc({ route: request.routeOptions.url ?? 'unknown', method: request.method, http_status: String(response.statusCode) });
+  });
 
   // HTML pages (the cashier, the connectors' challenge pages) post plain forms.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_MAX_BYTES }, (_request, body, done) => {
@@ -48,13 +94,28 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
 
   app.setNotFoundHandler((_request, response) => response.code(404).send(envelope(Status.UNKNOWN_PATH, 'Unknown path')));
 
+  // Plain routes (operator API, pages, processors' callbacks) read their path and query
+  // parameters and JSON bodies themselves: the text rules (domain/text.ts) are applied to all of
+  // them here, once, before any reaches a query.
+  const textGuard = (route: PlainRoute) => async (request: FastifyRequest, response: FastifyReply) => {
+    // A page's form fields are checked by the page, which shows the customer which field is wrong.
+    const json_body = route.raw_body !== true && route.produces === 'application/json';
+    const found = findBadText({ params: request.params, query: request.query, body: json_body ? request.body : undefined });
+    if (found === null) return;
+    request.log.info({ route: route.url, field: found.field }, 'refused text in a request');
+    if (route.produces === 'text/html') return response.code(404).type('text/html; charset=utf-8').send(notFoundPage());
+    return response.code(400).send({ status: Status.INVALID_FIELD, description: `Invalid field: ${found.field} (${describeTextProblem(found.problem)})` });
+  };
+
   const methods_by_url = new Map<string, Set<string>>();
   const raw_routes = routes.filter((route) => route.kind === 'plain' && route.raw_body === true) as PlainRoute[];
   // Processors' webhooks: the exact bytes, whatever the content type, since their signature covers them.
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) => done(null, body));
-    for (const route of raw_routes) scope.route({ method: route.method, url: route.url, handler: (request, response) => route.handle(request, response) });
+    for (const route of raw_routes) {
+      scope.route({ method: route.method, url: route.url, preHandler: textGuard(route), handler: (request, response) => route.handle(request, response) });
+    }
   });
   for (const route of routes) {
     methods_by_url.set(route.url, (methods_by_url.get(route.url) ?? new Set()).add(route.method));
@@ -62,6 +123,7 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     app.route({
       method: route.method,
       url: route.url,
+      ...(route.kind === 'plain' ? { preHandler: textGuard(route) } : {}),
       handler: route.kind === 'signed'
         ? (request, response) => runSignedRoute(deps, route, request, response)
         : route.kind === 'header-signed'
@@ -81,6 +143,12 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     }
   });
   methods_by_url.set('/healthz', new Set(['GET']));
+  // Prometheus text format, to the operator's token only (decisions.md §15).
+  app.get('/metrics', async (request, response) => {
+    if (!requireAdmin(request, response, deps.config.admin_token)) return response;
+    return response.type(deps.metrics.content_type).send(await deps.metrics.text());
+  });
+  methods_by_url.set('/metrics', new Set(['GET']));
 
   for (const [url, registered] of methods_by_url) {
     const others = ALL_METHODS.filter((m) => !registered.has(m) && !(m === 'GET' && registered.has('HEAD')));
@@ -94,4 +162,60 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     }
   }
   return app;
+}
+
+/** Nesting walked at most when looking for bad text; operator bodies are flat or one level deep. */
+const TEXT_SCAN_MAX_DEPTH = 8;
+
+/** The first string (a value or a key) in the request's parameters or body that breaks the text rules, named by its path. */
+export function findBadText(parts: Readonly<Record<string, unknown>>): { field: string; problem: TextProblem } | null {
+  const walk = (value: unknown, field: string, depth: number): { field: string; problem: TextProblem } | null => {
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      return problem === null ? null : { field, problem };
+    }
+    if (typeof value !== 'object' || value === null || depth >= TEXT_SCAN_MAX_DEPTH) return null;
+    for (const [key, item] of Object.entries(value)) {
+      const name = Array.isArray(value) ? `${field}[${key}]` : key;
+      const key_problem = Array.isArray(value) ? null : textProblem(key);
+      if (key_problem !== null) return { field: 'a field name', problem: key_problem };
+      const found = walk(item, name, depth + 1);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  for (const value of Object.values(parts)) {
+    const found = walk(value, '', 0);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * Answers what Node refuses before Fastify sees a request, with the envelope: 408 for a request
+ * not received in time, 431 for headers over the limit, 400 for anything that does not parse as
+ * HTTP. Then the connection is closed. Nothing is written once an answer has begun.
+ */
+function answerClientError(
+  error: NodeJS.ErrnoException, socket: Duplex, envelope: (status: number, description: string) => object, request_timeout_ms: number,
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, reason, status, description] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'Request Timeout', Status.REQUEST_TIMEOUT, `Request timeout: headers and body must arrive within ${Math.round(request_timeout_ms / 1000)} seconds`]
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', Status.HEADERS_TOO_LARGE, `Headers too large: at most ${HEADERS_MAX_BYTES} bytes with the request line`]
+      : [400, 'Bad Request', Status.MALFORMED_BODY, 'Malformed HTTP request'];
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && answering?.headersSent !== true) {
+    const body = JSON.stringify(envelope(status, description));
+    socket.write(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A JSON body's text exactly as received; null for other bodies. */
+    raw_json: string | null;
+  }
 }

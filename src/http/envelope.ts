@@ -32,6 +32,12 @@ export const Status = {
   MALFORMED_BODY: 23,
   /** init-checkout / init-pay-out-order sent again, same content, for an order that can no longer be paid (approved or expired). */
   ORDER_CLOSED: 24,
+  /** The request's headers and body did not all arrive within the time limit (HTTP 408; decisions.md §15). */
+  REQUEST_TIMEOUT: 25,
+  /** The request's headers are over the size limit (HTTP 431). */
+  HEADERS_TOO_LARGE: 26,
+  /** The URL is not valid percent-encoding (HTTP 400) or a path parameter is over its limit (HTTP 414). */
+  MALFORMED_URL: 27,
   /** v1.3: no such plan for this merchant (a deleted plan included). Subscription create answers -1 instead (spec §7). */
   PLAN_NOT_FOUND: 30,
   /** v1.3: no such subscription for this merchant. */

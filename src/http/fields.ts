@@ -6,14 +6,24 @@ import { OptionalKind, type Static, type TObject, type TProperties, type TSchema
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { isKnownCurrency } from '../domain/money.js';
 import { BILLING_CYCLES, TRIAL_UNITS } from '../domain/billing-calendar.js';
+import { characterLength, describeTextProblem, hasContent, textProblem } from '../domain/text.js';
 
 const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 /** Lists of plans and subscriptions answer at most this many per page. */
 export const MAX_PAGE_SIZE = 100;
 
+/** No control character (C0, DEL, C1): domain/text.ts says why. */
+const NO_CONTROLS = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+/** As NO_CONTROLS, and at least one character that is not a space. */
+const SOME_CONTENT = '^\\s*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
 function text(max: number, description = `text of 1 to ${max} characters`): TString {
-  // No control characters: they have no place in these fields and confuse logs and pages.
-  return Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description });
+  return Type.String({ minLength: 1, maxLength: max, pattern: SOME_CONTENT, description });
+}
+
+/** Optional free text: may be empty, never control characters. */
+function freeText(max: number): TString {
+  return Type.String({ maxLength: max, pattern: NO_CONTROLS, description: `free text of up to ${max} characters, no control characters` });
 }
 
 function url(max: number): TString {
@@ -79,16 +89,16 @@ export const FIELDS = {
   trace_id: DIGITS_ID,
   timestamp: Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'unix time in seconds' }),
   signature: Type.String({ pattern: '^[0-9a-f]{96}$', description: 'hex SHA-384 (decisions.md §1)' }),
-  variable1: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
-  variable2: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
-  variable3: Type.String({ maxLength: 256, description: 'free text of up to 256 characters' }),
+  variable1: freeText(256),
+  variable2: freeText(256),
+  variable3: freeText(256),
   // Subscription plans and subscriptions (spec §2.6, §2.7, §4.8, §4.9; decisions.md §10)
   plan_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a plan_id of up to 32 characters' }),
   price_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a price_id of up to 32 characters' }),
   subscription_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'a subscription_id of up to 32 characters' }),
   cid: text(32),
   name: text(32),
-  description: Type.String({ maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'text of up to 256 characters' }),
+  description: freeText(256),
   subscription_plan_status: Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('deleted')], {
     description: 'active, inactive or deleted',
   }),
@@ -174,8 +184,38 @@ export interface BodySchema<T> {
 interface CompiledField {
   readonly name: string;
   readonly required: boolean;
+  /** The schema's checks with string lengths left to `lengths` (TypeBox counts UTF-16 units). */
   readonly check: TypeCheck<TSchema>;
+  /** The schema's own string length bounds, counted in characters (code points). */
+  readonly lengths: { readonly min: number; readonly max: number } | null;
+  /** A text that must hold something other than white space (text() fields). */
+  readonly needs_content: boolean;
   readonly rule: string;
+}
+
+/**
+ * A copy of a string schema whose maxLength holds any text of maxLength characters in UTF-16
+ * units (a character takes at most two), so that the exact bound is counted in characters by
+ * the caller. Other schemas are compiled as they are: their strings are digits or codes.
+ */
+function lengthsAndCheck(schema: TSchema): { check: TypeCheck<TSchema>; lengths: CompiledField['lengths'] } {
+  if (schema.type !== 'string' || (schema.maxLength === undefined && schema.minLength === undefined)) {
+    return { check: TypeCompiler.Compile(schema), lengths: null };
+  }
+  const max = typeof schema.maxLength === 'number' ? schema.maxLength : Number.MAX_SAFE_INTEGER;
+  const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
+  const relaxed = { ...schema, minLength: undefined, maxLength: max === Number.MAX_SAFE_INTEGER ? undefined : max * 2 } as TSchema;
+  return { check: TypeCompiler.Compile(relaxed), lengths: { min, max } };
+}
+
+/** Why a value the schema accepted is still not acceptable: its length in characters. */
+function textRuleBroken(value: unknown, field: CompiledField): string | null {
+  if (typeof value !== 'string') return null;
+  if (field.lengths !== null) {
+    const length = characterLength(value);
+    if (length < field.lengths.min || length > field.lengths.max) return `expected ${field.rule}`;
+  }
+  return null;
 }
 
 function ruleOf(schema: TSchema): string {
@@ -196,7 +236,7 @@ export function bodySchema<S extends Shape, E extends ExtraSchemas = Record<neve
   const compiled: CompiledField[] = [];
   const add = (name: string, schema: TSchema, required: boolean) => {
     properties[name] = required ? schema : Type.Optional(schema);
-    compiled.push({ name, required, check: TypeCompiler.Compile(schema), rule: ruleOf(schema) });
+    compiled.push({ name, required, ...lengthsAndCheck(schema), needs_content: schema.pattern === SOME_CONTENT, rule: ruleOf(schema) });
   };
   for (const [name, presence] of Object.entries(shape) as [FieldName, Presence][]) add(name, FIELDS[name], presence === 'required');
   for (const [name, schema] of Object.entries(extra ?? {})) add(name, schema, (schema as { [OptionalKind]?: string })[OptionalKind] !== 'Optional');
@@ -210,10 +250,18 @@ export function bodySchema<S extends Shape, E extends ExtraSchemas = Record<neve
           if (field.required) return { ok: false, error: { field: field.name, description: `Missing required field: ${field.name}` } };
           continue;
         }
+        // Control characters, broken Unicode and blank text named as such, before the field's own rule.
+        const problem = typeof value === 'string' ? textProblem(value) : null;
+        if (problem !== null) return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${describeTextProblem(problem)})` } };
+        if (field.needs_content && typeof value === 'string' && value !== '' && !hasContent(value)) {
+          return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (must not be only spaces)` } };
+        }
         const refine = REFINEMENTS[field.name];
         if (!field.check.Check(value) || (refine !== undefined && !refine(value))) {
           return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (expected ${field.rule})` } };
         }
+        const broken = textRuleBroken(value, field);
+        if (broken !== null) return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${broken})` } };
       }
       return { ok: true, value: body as ValueOf<S> & ExtraValue<E> };
     },

@@ -12,7 +12,13 @@ import { signaturesEqual, signHeader, verifyBody } from '../domain/signing.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { Identity } from '../operations/sale.js';
 import { answerBody, answerJson, fieldError, type JsonReply, reply, type Reply, Status } from './envelope.js';
-import type { Parsed } from './fields.js';
+import { bodySchema, type Parsed } from './fields.js';
+import { describeTextProblem, textProblem } from '../domain/text.js';
+import { urlHostNotPublic } from '../outbound/addresses.js';
+
+/** The fields read before the rest of a body is checked, by the dictionary's own rules. */
+const MERCHANT_ID = bodySchema({ merchant_id: 'required' });
+const APPLICATION_KEY = bodySchema({ application_key: 'required' });
 
 export interface SignedContext {
   readonly deps: OperationDeps;
@@ -114,6 +120,23 @@ export function versionsOf(route: SignedRoute): ReadonlySet<string> {
   return versions;
 }
 
+/** The fields holding a URL the gateway will call or send the customer to. */
+const MERCHANT_URL_FIELDS = ['notification_url', 'validation_url', 'return_url'] as const;
+
+/**
+ * Live mode (unless PAYGATE_ALLOW_PRIVATE_URLS): a merchant URL that points at a loopback,
+ * private or link-local host is refused when the request arrives, not only when the gateway
+ * connects (docs/notifications.md §7). The description fits the 75 characters of init-* answers.
+ */
+function refusedMerchantUrl(deps: OperationDeps, input: Readonly<Record<string, unknown>>): string | null {
+  if (deps.config.environment !== 'live' || deps.config.limits.allow_private_urls) return null;
+  for (const name of MERCHANT_URL_FIELDS) {
+    const value = input[name];
+    if (typeof value === 'string' && urlHostNotPublic(value)) return `Invalid field: ${name} (a loopback, private or link-local address)`;
+  }
+  return null;
+}
+
 export async function runSignedRoute(
   deps: OperationDeps,
   route: SignedRoute,
@@ -135,11 +158,13 @@ export async function runSignedRoute(
   // Echo the client's version only when it is one this route takes; otherwise the route's own.
   if (typeof body.version === 'string' && versionsOf(route).has(body.version)) version = body.version;
   const keys = Object.keys(body);
-  const merchant_id = body.merchant_id;
-  if (typeof merchant_id !== 'string' || merchant_id.length === 0 || merchant_id.length > 50) {
-    send(fieldError(merchant_id === undefined || merchant_id === null ? 'Missing required field: merchant_id' : 'Invalid field: merchant_id (expected text of 1 to 50 characters)'));
+  // merchant_id is read before any other field: checked by its own rule before it reaches a query.
+  const identified = MERCHANT_ID.parse(body);
+  if (!identified.ok) {
+    send(fieldError(identified.error.description));
     return;
   }
+  const merchant_id = identified.value.merchant_id;
   // Card fields, signatures and tokens are redacted by the logger (logging.ts); the scan test checks it.
   request.log.debug({ body }, 'signed request');
   try {
@@ -182,6 +207,11 @@ export async function runSignedRoute(
     const parsed = route.input.parse(body);
     if (!parsed.ok) {
       send('reply' in parsed ? parsed.reply : fieldError(parsed.error.description));
+      return;
+    }
+    const url_refused = refusedMerchantUrl(deps, body);
+    if (url_refused !== null) {
+      send(fieldError(url_refused));
       return;
     }
     send(await route.handle({ deps, merchant, body, request }, parsed.value));
@@ -227,6 +257,26 @@ export interface HeaderSignedRoute<T = unknown> {
   readonly field_error_status?: number;
   readonly response: TSchema;
   handle(context: HeaderSignedContext, input: T): Promise<JsonReply>;
+}
+
+/** The optional second header of a v1.3 request: the method, path and body signed (docs/security.md §3). */
+export const GT_BODY_SIGNATURE = 'gt-body-signature';
+
+/**
+ * What Gt-Body-Signature covers: the method, the path as sent, and the body exactly as sent (for
+ * a GET, the query string after "?"), joined with no separators.
+ */
+export function v13SignedContent(request: FastifyRequest): string {
+  const url = request.raw.url ?? request.url;
+  const query_at = url.indexOf('?');
+  const path = query_at === -1 ? url : url.slice(0, query_at);
+  const body = request.method === 'GET' ? (query_at === -1 ? '' : url.slice(query_at + 1)) : (request.raw_json ?? '');
+  return `${request.method}${path}${body}`;
+}
+
+/** Gt-Body-Signature = sha384hex(method + path + body + secret). */
+export function bodyHeaderSignature(signed_content: string, secret: string): string {
+  return signHeader([signed_content], secret);
 }
 
 /** The request's Gt-Authentication value for these parts. */
@@ -283,12 +333,12 @@ export async function runHeaderSignedRoute(
     send(fieldProblem(`Too many fields: at most ${deps.config.limits.body_max_fields} are accepted`));
     return;
   }
-  const merchant_id = input.merchant_id;
-  if (typeof merchant_id !== 'string' || merchant_id.length === 0 || merchant_id.length > 50) {
-    send(fieldProblem(merchant_id === undefined || merchant_id === null || merchant_id === ''
-      ? 'Missing required field: merchant_id' : 'Invalid field: merchant_id (expected text of 1 to 50 characters)'));
+  const identified = MERCHANT_ID.parse(input.merchant_id === '' ? { ...input, merchant_id: undefined } : input);
+  if (!identified.ok) {
+    send(fieldProblem(identified.error.description));
     return;
   }
+  const merchant_id = identified.value.merchant_id;
   request.log.debug({ input }, 'header-signed request');
   try {
     const merchant = await deps.merchants.find(merchant_id);
@@ -297,12 +347,12 @@ export async function runHeaderSignedRoute(
       return;
     }
     secret = merchant.secret;
-    const application_key = input.application_key;
-    if (typeof application_key !== 'string' || application_key.length === 0 || application_key.length > 32) {
-      send(fieldProblem(application_key === undefined || application_key === null || application_key === ''
-        ? 'Missing required field: application_key' : 'Invalid field: application_key (expected text of 1 to 32 characters)'));
+    const keyed = APPLICATION_KEY.parse(input.application_key === '' ? { ...input, application_key: undefined } : input);
+    if (!keyed.ok) {
+      send(fieldProblem(keyed.error.description));
       return;
     }
+    const application_key = keyed.value.application_key;
     if (input.timestamp === undefined || input.timestamp === null) {
       send(fieldProblem('Missing required field: timestamp'));
       return;
@@ -324,12 +374,43 @@ export async function runHeaderSignedRoute(
       send(unknownCredentials());
       return;
     }
+    // The header covers neither the body nor the path: bind them when the merchant asked to, and
+    // watch for the same header coming back with something else (docs/security.md §3).
+    const signed_content = v13SignedContent(request);
+    const body_header = request.headers[GT_BODY_SIGNATURE];
+    const body_signed = body_header !== undefined && body_header !== '';
+    const body_valid = body_signed && signaturesEqual(bodyHeaderSignature(signed_content, merchant.secret), body_header);
+    const sighting = deps.header_reuse.observe(String(request.headers[GT_AUTHENTICATION]), signed_content, deps.wall_clock.now_ms());
+    const refused = (body_signed || merchant.v13_body_signature_required) && !body_valid;
+    if (sighting === 'other_body') {
+      deps.metrics.v13_header_reuse.inc({ route: route.url, refused: String(refused) });
+      request.log.warn({ merchant_id, route: route.url, refused }, 'Gt-Authentication header seen again with another body or path');
+    }
+    if (refused) {
+      send(reply(Status.INVALID_SIGNATURE, body_signed
+        ? 'Invalid signature (Gt-Body-Signature header)'
+        : 'Invalid signature (Gt-Body-Signature header required for this merchant)'));
+      return;
+    }
     const parsed = route.input.parse(input);
     if (!parsed.ok) {
       send(fieldProblem(parsed.error.description));
       return;
     }
+    const url_refused = refusedMerchantUrl(deps, input);
+    if (url_refused !== null) {
+      send(fieldProblem(url_refused));
+      return;
+    }
     const params = isPlainObject(request.params) ? (request.params as Record<string, string>) : {};
+    // Path parameters (planId, subscriptionId) reach queries: the same text rules as any field.
+    for (const [name, value] of Object.entries(params)) {
+      const problem = textProblem(value);
+      if (problem !== null) {
+        send(fieldProblem(`Invalid field: ${name} (${describeTextProblem(problem)})`));
+        return;
+      }
+    }
     send(await route.handle({ deps, merchant, application_key, params, request }, parsed.value));
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');

@@ -3,9 +3,14 @@
 // records the attempt and decides when to try again (schedule.ts).
 import { signaturesEqual, signBody, signHeader, verifyBody } from '../domain/signing.js';
 import { SUBSCRIPTION_EVENT_KIND, subscriptionEventSignature } from './subscription-event.js';
-import { type OutboundPolicy, type OutboundResult, postJson } from '../outbound/post.js';
+import { DESTINATION_NOT_ALLOWED, type OutboundPolicy, type OutboundResult, postJson } from '../outbound/post.js';
 
-export type AttemptOutcome = 'delivered' | 'refused' | 'retry';
+/**
+ * delivered: acknowledged; refused: the merchant answered with a positive status; retry: try
+ * again later; undeliverable: it can never be delivered as addressed (the URL's destination is
+ * not allowed), so it fails at once instead of being resent until the resend bound.
+ */
+export type AttemptOutcome = 'delivered' | 'refused' | 'retry' | 'undeliverable';
 
 export interface AttemptResult {
   readonly outcome: AttemptOutcome;
@@ -86,7 +91,7 @@ export function classifyReply(
 export function resultOf(response: OutboundResult, secret: string, header_replies = false): AttemptResult {
   switch (response.kind) {
     case 'failed':
-      return { outcome: 'retry', reason: response.reason, http_status: null, reply_excerpt: null, duration_ms: response.duration_ms };
+      return { outcome: response.reason === DESTINATION_NOT_ALLOWED ? 'undeliverable' : 'retry', reason: response.reason, http_status: null, reply_excerpt: null, duration_ms: response.duration_ms };
     case 'reply_too_large':
       return {
         outcome: 'retry', reason: 'reply not recognized (body too large)', http_status: response.http_status,

@@ -61,25 +61,33 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   let pumping: Promise<void> | null = null;
   let pump_again = false;
   let timer: NodeJS.Timeout | null = null;
-  const shutdown = new AbortController();
+  // One controller per attempt in flight, aborted one by one at shutdown: one shared signal
+  // would collect an abort listener per attempt (MaxListenersExceededWarning under load).
+  const cut_offs = new Set<AbortController>();
 
   async function attempt(row: NotificationRow): Promise<void> {
     const started_at_ms = options.clock.now_ms();
     let result: AttemptResult;
+    const cut_off = new AbortController();
+    cut_offs.add(cut_off);
     try {
       const secret = await options.secretOf(row.merchant_id);
       result = secret === null
         ? { outcome: 'retry', reason: 'merchant not found', http_status: null, reply_excerpt: null, duration_ms: 0 }
-        : await sendNotification(row, secret, options.policy, shutdown.signal);
+        : await sendNotification(row, secret, options.policy, cut_off.signal);
     } catch (error) {
       options.logger.error({ err: error, notification_id: row.id }, 'notification attempt failed inside the gateway');
       result = { outcome: 'retry', reason: 'gateway error while sending', http_status: null, reply_excerpt: null, duration_ms: 0 };
+    } finally {
+      cut_offs.delete(cut_off);
     }
     const now_ms = options.clock.now_ms();
     const attempts = row.attempts + 1;
     let patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number };
     if (result.outcome === 'delivered') {
       patch = { state: 'delivered', next_attempt_at_ms: row.next_attempt_at_ms, last_error: null, attempts };
+    } else if (result.outcome === 'undeliverable') {
+      patch = { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts };
     } else if (result.outcome === 'refused') {
       patch = { state: 'refused', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts };
     } else {
@@ -102,6 +110,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     }, now_ms);
     const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
     if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
+    else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');
     else options.logger.info(log, 'notification attempt');
   }
@@ -186,7 +195,9 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // Attempts end by themselves within the time-out. Past the grace period the rest are cut
       // off; each is recorded as interrupted and due again at once, for any instance.
       const grace_ms = options.stop_grace_ms ?? options.policy.timeout_ms;
-      const grace = setTimeout(() => shutdown.abort(), grace_ms);
+      const grace = setTimeout(() => {
+        for (const cut_off of cut_offs) cut_off.abort();
+      }, grace_ms);
       try {
         while (in_flight.size > 0) await Promise.all([...in_flight]);
       } finally {

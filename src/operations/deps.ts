@@ -6,6 +6,8 @@ import type { Clock } from '../domain/clock.js';
 import type { MerchantDirectory } from './merchant-directory.js';
 import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Store } from '../store/store.js';
+import type { GatewayMetrics } from '../metrics.js';
+import type { HeaderReuseWatch } from '../http/header-reuse.js';
 
 export interface OperationDeps {
   readonly store: Store;
@@ -21,4 +23,7 @@ export interface OperationDeps {
   /** PUBLIC_URL, or the address the server is bound to once listening: the base of every URL the gateway hands out. */
   readonly public_url: () => string;
   readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  /** v1.3 Gt-Authentication headers seen, to notice one replayed with another body. */
+  readonly header_reuse: HeaderReuseWatch;
 }

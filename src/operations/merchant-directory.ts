@@ -3,9 +3,10 @@
 //
 // Every signed request names its merchant, and reading one costs four queries and a decryption,
 // so a merchant that was found is kept for a short time (PAYGATE_MERCHANT_CACHE_MS, 5 s by
-// default; 0 turns it off). Only merchants that exist are kept: an unknown merchant_id is asked
-// of the store every time, so a merchant created by the CLI (or by another instance) is served
-// at once. A gateway added to a known merchant (by the CLI or another instance) is seen once the
+// default; 0 turns it off). An unknown merchant_id is remembered as unknown for a shorter time
+// (PAYGATE_UNKNOWN_MERCHANT_CACHE_MS, 2 s), so that anonymous requests repeating one cannot turn
+// into a query each; a merchant created on this instance is served at once, one created by the
+// CLI or another instance once that time has passed. A gateway added to a known merchant (by the CLI or another instance) is seen once the
 // copy is refreshed: a request naming a gateway the copy lacks reads the merchant again (findFresh).
 // Other changes to a merchant's gateways (disable, new credentials, hold_payouts) made on this
 // instance drop its copies at once (invalidate); another instance's copies follow within the
@@ -33,8 +34,14 @@ export class MerchantDirectory {
   /** Bumped by invalidate(): a read that started before it must not refill the cache. */
   private generation = 0;
 
-  /** cache_ms: how long a merchant that was found is served from memory; 0 reads the store every time. */
-  constructor(private readonly store: Store, private readonly sealer: Sealer, private readonly cache_ms = 0) {}
+  /**
+   * cache_ms: how long a merchant that was found is served from memory; unknown_cache_ms: how
+   * long a merchant_id that was not found is answered as unknown without asking the store. 0 reads
+   * the store every time.
+   */
+  constructor(
+    private readonly store: Store, private readonly sealer: Sealer, private readonly cache_ms = 0, private readonly unknown_cache_ms = 0,
+  ) {}
 
   /** The merchant read from the store now, refreshing this instance's copy. */
   async findFresh(merchant_id: string): Promise<Merchant | null> {
@@ -43,24 +50,37 @@ export class MerchantDirectory {
   }
 
   async find(merchant_id: string): Promise<Merchant | null> {
-    if (this.cache_ms <= 0) return this.load(merchant_id);
+    if (this.cache_ms <= 0 && this.unknown_cache_ms <= 0) return this.load(merchant_id);
     const now_ms = Date.now();
     const cached = this.cache.get(merchant_id);
     if (cached && cached.until_ms > now_ms) return cached.merchant;
-    // Concurrent requests for the same merchant share one read; a miss (null) is not kept.
+    // Concurrent requests for the same merchant share one read.
     const generation = this.generation;
     const merchant = this.load(merchant_id);
-    const entry: Cached = { merchant, until_ms: now_ms + this.cache_ms };
-    this.cache.delete(merchant_id);
-    if (this.cache.size >= CACHE_MAX_MERCHANTS) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(merchant_id, entry);
+    const entry: Cached = { merchant, until_ms: now_ms + Math.max(this.cache_ms, this.unknown_cache_ms) };
+    this.remember(merchant_id, entry);
     const drop = () => {
       if (this.cache.get(merchant_id) === entry) this.cache.delete(merchant_id);
     };
     merchant.then((found) => {
-      if (found === null || generation !== this.generation) drop();
+      if (generation !== this.generation) drop();
+      else if (found === null && this.unknown_cache_ms > 0) this.replace(entry, merchant_id, { merchant, until_ms: now_ms + this.unknown_cache_ms });
+      else if (found !== null && this.cache_ms > 0) this.replace(entry, merchant_id, { merchant, until_ms: now_ms + this.cache_ms });
+      else drop();
     }, drop);
     return merchant;
+  }
+
+  private remember(merchant_id: string, entry: Cached): void {
+    this.cache.delete(merchant_id);
+    // Oldest first: a flood of new merchant_ids pushes out old copies, never grows the map.
+    if (this.cache.size >= CACHE_MAX_MERCHANTS) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(merchant_id, entry);
+  }
+
+  /** Puts `next` in place of `entry` if that is still the copy kept. */
+  private replace(entry: Cached, merchant_id: string, next: Cached): void {
+    if (this.cache.get(merchant_id) === entry) this.cache.set(merchant_id, next);
   }
 
   /** Forgets every copy (a merchant's or a gateway's settings changed); the next request reads the store. */
@@ -79,6 +99,7 @@ export class MerchantDirectory {
       frontends: record.frontends,
       gateways: record.gateways.map(gatewayOf),
       routing_rules: record.routing_rules,
+      v13_body_signature_required: record.v13_body_signature_required,
     };
   }
 
@@ -104,6 +125,8 @@ export class MerchantDirectory {
       created_at_ms: now_ms,
     }));
     if (result === 'exists') return { kind: 'exists', merchant_id };
+    // It may have been asked for (and remembered as unknown) before it existed.
+    this.cache.delete(merchant_id);
     return { kind: 'created', merchant: { merchant_id, secret, application_key, frontend, currency, gateway } };
   }
 }

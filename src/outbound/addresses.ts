@@ -94,3 +94,23 @@ export function addressAllowed(text: string, allow_private: boolean): boolean {
   if (kind === 'invalid') return false;
   return allow_private || kind === 'public';
 }
+
+/**
+ * Live mode, when a request arrives: does this merchant URL point at a host that is not public,
+ * as far as can be told without resolving a name? An IP literal outside public space, or
+ * `localhost` and names under `.localhost` (the local host by definition, RFC 6761). Other names
+ * are checked when the gateway connects (outbound/post.ts). A URL that does not parse is left to
+ * the field's own format rule.
+ */
+export function urlHostNotPublic(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return net.isIP(host) !== 0 && classifyAddress(host) !== 'public';
+}

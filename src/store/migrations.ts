@@ -559,6 +559,15 @@ function routing(): Migration {
   };
 }
 
+/** Issue 18: a merchant may require v1.3 requests to carry the body's signature too (docs/security.md §3). */
+function v13BodySignature(): Migration {
+  return {
+    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+      await db.schema.alterTable('merchants').addColumn('v13_body_signature_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -567,7 +576,7 @@ class InlineMigrations implements MigrationProvider {
       '0004_cashier': cashier(), '0005_due_work_indexes': dueWorkIndexes(),
       '0006_one_active_subscription': oneActiveSubscription(), '0007_notification_bound': notificationBound(),
       '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
-      '0010_connectors': connectors(), '0011_routing': routing(),
+      '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
     };
   }
 }

@@ -7,6 +7,8 @@ export interface MerchantTable {
   merchant_id: string;
   secret_sealed: string;
   created_at_ms: number;
+  /** 1: its v1.3 requests must carry Gt-Body-Signature (migration 0012). */
+  v13_body_signature_required: Generated<number>;
 }
 
 export interface ApplicationTable {

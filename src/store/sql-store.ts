@@ -192,7 +192,14 @@ class SqlOps implements StoreOps {
       frontends,
       gateways,
       routing_rules,
+      v13_body_signature_required: Number(merchant.v13_body_signature_required) === 1,
     };
+  }
+
+  async setV13BodySignatureRequired(merchant_id: string, required: boolean): Promise<boolean> {
+    const result = await this.db.updateTable('merchants').set({ v13_body_signature_required: required ? 1 : 0 })
+      .where('merchant_id', '=', merchant_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async countMerchants(): Promise<number> {

@@ -31,6 +31,8 @@ export interface MerchantRecord {
   readonly gateways: readonly GatewayRow[];
   /** Its routing rules, by priority then creation. */
   readonly routing_rules: readonly RoutingRuleRow[];
+  /** Its v1.3 requests must carry Gt-Body-Signature. */
+  readonly v13_body_signature_required: boolean;
 }
 
 export interface NewMerchant {
@@ -267,6 +269,8 @@ export interface StoreOps {
   getFrameOrigins(merchant_id: string, application_key: string): Promise<string[] | null>;
   /** false when there is no such application. */
   setFrameOrigins(merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean>;
+  /** Sets whether the merchant's v1.3 requests must carry Gt-Body-Signature; false when there is no such merchant. */
+  setV13BodySignatureRequired(merchant_id: string, required: boolean): Promise<boolean>;
 }
 
 export type OrderSummary = Pick<CashierSessionRow, 'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'>;

@@ -102,7 +102,7 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       [direct(gw.merchant, { [`data_${'x'.repeat(40)}`]: 'x' }), /^Invalid field: data_x+\.\.\. \(expected a name of data_/],
       [direct(gw.merchant, { data_note: 'n'.repeat(257) }), 'Invalid field: data_note (expected text of up to 256 characters)'],
       [direct(gw.merchant, { data_note: 12 }), 'Invalid field: data_note (expected text of up to 256 characters)'],
-      [direct(gw.merchant, { data_note: 'line\nbreak' }), 'Invalid field: data_note (expected text of up to 256 characters)'],
+      [direct(gw.merchant, { data_note: 'line\nbreak' }), 'Invalid field: data_note (control characters are not allowed)'],
       [direct(gw.merchant, Object.fromEntries(Array.from({ length: 19 }, (_, i) => [`data_extra_${i}`, 'x']))), 'Too many data_ fields: at most 20 are accepted'],
       [without(direct(gw.merchant), 'gateway'), 'Missing required field: gateway'],
       [without(direct(gw.merchant), 'pin'), 'Missing required field: pin'],

@@ -614,7 +614,7 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     });
   }
 
-  it('refuses loopback destinations (IP literal and a name resolving to one) unless PAYGATE_ALLOW_PRIVATE_URLS=true', async () => {
+  it('refuses loopback destinations (IP literal and a name resolving to one) at once, never resent, unless PAYGATE_ALLOW_PRIVATE_URLS=true', async () => {
     const live = await startTestGateway(kind, { env: { ...FAST, PAYGATE_ENV: 'live' } });
     gateways.push(live);
     receiver.setReply('/live', { status: 200, body: {} });
@@ -622,8 +622,9 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     for (const url of [`http://127.0.0.1:${port}/live`, `http://localhost:${port}/live`, `http://[::1]:${port}/live`]) {
       const trace_id = await notifyVia(live, url);
       const [notification] = await viewWhen(live.url, trace_id, (n) => (n[0]?.attempt_count ?? 0) >= 1, `attempt to ${url}`);
-      expect(notification, url).toMatchObject({ state: 'pending', last_error: 'destination not allowed' });
-      expect(notification!.attempts[0]).toMatchObject({ outcome: 'retry', http_status: null, reason: 'destination not allowed' });
+      // Failed at once: no resend can reach a destination the policy refuses.
+      expect(notification, url).toMatchObject({ state: 'failed', last_error: 'destination not allowed', attempt_count: 1 });
+      expect(notification!.attempts[0]).toMatchObject({ outcome: 'undeliverable', http_status: null, reason: 'destination not allowed' });
     }
     expect(receiver.requestsTo('/live')).toHaveLength(0);
 
@@ -652,8 +653,8 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
       return { url, notification: notification! };
     }));
     for (const { url, notification } of checked) {
-      expect(notification, url).toMatchObject({ state: 'pending', last_error: 'destination not allowed' });
-      expect(notification.attempts[0], url).toMatchObject({ outcome: 'retry', http_status: null, reply_excerpt: null, reason: 'destination not allowed' });
+      expect(notification, url).toMatchObject({ state: 'failed', last_error: 'destination not allowed', attempt_count: 1 });
+      expect(notification.attempts[0], url).toMatchObject({ outcome: 'undeliverable', http_status: null, reply_excerpt: null, reason: 'destination not allowed' });
       // An IP literal is refused before any socket exists.
       if (literals.includes(url)) expect(notification.attempts[0]!.duration_ms, url).toBe(0);
     }
@@ -682,9 +683,17 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     const connectors = live.gateway.deps.connectors as unknown as { runsHere: (name: string) => boolean; forGateway: (gateway: unknown) => unknown };
     connectors.runsHere = () => true;
     connectors.forGateway = () => standIn;
-    const urls = ['http://10.0.0.7/validate', 'http://169.254.169.254/validate', 'http://merchant-lan.test/validate', 'http://metadata.test/validate'];
+    // The shop's own URLs are public in live mode (a loopback one is refused when the request arrives).
+    const shop = { notification_url: 'http://shop.test/notify', return_url: 'http://shop.test/return' };
+    // An IP literal outside public space is refused when the session is opened: nothing is stored.
+    for (const validation_url of ['http://10.0.0.7/validate', 'http://169.254.169.254/validate', 'http://[fd00::7]/validate', 'http://localhost:9/validate']) {
+      const answer = await openSession(live, '/api/init-pay-in', initPayIn(live.merchant, receiver.url, { ...shop, validation_url }));
+      expect(answer.body, validation_url).toMatchObject({ status: 10, description: 'Invalid field: validation_url (a loopback, private or link-local address)' });
+    }
+    // A name is resolved only when the gateway connects: the payment is refused then.
+    const urls = ['http://merchant-lan.test/validate', 'http://metadata.test/validate'];
     for (const validation_url of urls) {
-      const answer = await openSession(live, '/api/init-pay-in', initPayIn(live.merchant, receiver.url, { validation_url }));
+      const answer = await openSession(live, '/api/init-pay-in', initPayIn(live.merchant, receiver.url, { ...shop, validation_url }));
       expect(answer.body, validation_url).toMatchObject({ status: 0 });
       const customer = new CashierCustomer(live.url);
       const page = await customer.login(answer.body.redirect_url as string);

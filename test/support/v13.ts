@@ -42,6 +42,13 @@ export interface V13Options {
   readonly header?: string | null;
   /** Leave out merchant_id / application_key / timestamp / version fields the test wants absent. */
   readonly omit?: readonly string[];
+  /** Also send Gt-Body-Signature = sha384hex(method + path + body + secret) (docs/security.md §3); a string sends that value. */
+  readonly body_signature?: boolean | string;
+}
+
+/** Gt-Body-Signature, written from docs/security.md §3: the method, the path, the body (a GET: the query string) and the secret. */
+export function gtBodySignature(method: string, path: string, body: string, secret: string): string {
+  return sha384(`${method}${path}${body}${secret}`);
 }
 
 /**
@@ -76,6 +83,11 @@ export async function v13(
   } else {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(message);
+  }
+  if (options.body_signature === true) {
+    headers['gt-body-signature'] = gtBodySignature(method, path, method === 'GET' ? url.slice(url.indexOf('?') + 1) : body ?? '', secret);
+  } else if (typeof options.body_signature === 'string') {
+    headers['gt-body-signature'] = options.body_signature;
   }
   const response = await fetch(url, { method, headers, body });
   const text = await response.text();

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { processDirectPayout } from '../../operations/direct-payout.js';
 import { requestFingerprint, type TransactionAnswer } from '../../operations/lifecycle.js';
+import { characterLength, describeTextProblem, textProblem } from '../../domain/text.js';
 import { fieldError, type Reply } from '../envelope.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
@@ -31,7 +32,6 @@ interface DirectInput {
 export const DATA_FIELD_NAME = /^data_[a-z0-9_]{1,32}$/;
 export const DATA_FIELD_MAX_LENGTH = 256;
 export const DATA_FIELDS_MAX = 20;
-const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 /** A field name as it may appear in a description: bounded and printable. */
 function shownName(name: string): string {
@@ -48,7 +48,9 @@ function dataFields(body: Readonly<Record<string, unknown>>): { ok: true; data: 
       return { ok: false, reply: fieldError(`Invalid field: ${shownName(name)} (expected a name of data_ followed by 1 to 32 lowercase letters, digits or underscores)`) };
     }
     const value = body[name];
-    if (typeof value !== 'string' || value.length > DATA_FIELD_MAX_LENGTH || !NO_CONTROL_CHARACTERS.test(value)) {
+    const problem = typeof value === 'string' ? textProblem(value) : null;
+    if (problem !== null) return { ok: false, reply: fieldError(`Invalid field: ${name} (${describeTextProblem(problem)})`) };
+    if (typeof value !== 'string' || characterLength(value) > DATA_FIELD_MAX_LENGTH) {
       return { ok: false, reply: fieldError(`Invalid field: ${name} (expected text of up to ${DATA_FIELD_MAX_LENGTH} characters)`) };
     }
     data[name] = value;

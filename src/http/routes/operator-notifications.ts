@@ -19,7 +19,7 @@ const Attempt = Type.Object({
   duration_ms: Type.Integer(),
   http_status: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no HTTP reply came (refused, time-out, not allowed)' }),
   reply_excerpt: Type.Union([Type.String({ maxLength: 320 }), Type.Null()], { description: 'start of the reply, cleaned and cut' }),
-  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('retry')]),
+  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('retry'), Type.Literal('undeliverable')]),
   reason: Type.String(),
 });
 
