@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromiumPath } from './chromium.js';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
-export const CHROMIUM_PATH = process.env.PAYGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_PATH = chromiumPath();
 
 export const VIEWPORTS = {
   phone: { width: 390, height: 844 },

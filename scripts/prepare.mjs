@@ -1,0 +1,14 @@
+// npm's prepare step: builds dist/ once, at install time, when the TypeScript compiler is there
+// (a development install). A production install (`npm ci --omit=dev`) has no compiler: it must
+// ship a dist/ built before (docs/production.md), so this step says so instead of failing the install.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+
+if (!fs.existsSync('node_modules/typescript/bin/tsc')) {
+  process.stderr.write(fs.existsSync('dist/cli.js')
+    ? 'paygate: no TypeScript compiler (production install): using the dist/ already built\n'
+    : 'paygate: no TypeScript compiler (production install) and no dist/: build it where dev dependencies are installed (npm run build), see docs/production.md\n');
+  process.exit(0);
+}
+const result = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+process.exit(result.status ?? 1);

@@ -1,0 +1,30 @@
+// The browser tests need Debian's Chromium (playwright-core never downloads one). On a fresh
+// machine `npm test` installs it when it can (root with apt-get, as in a container or CI) and
+// otherwise stops at once with the one command to run, instead of failing every browser test
+// minutes later (issue 19).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+
+/** Where the browser tests look for Chromium (test/support/browser.ts reads the same variable). */
+export function chromiumPath(): string {
+  return process.env.PAYGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+}
+
+export const INSTALL_COMMAND = 'sudo apt-get install -y chromium';
+
+/** The reason the browser tests cannot run, or null once Chromium is there (installed now if it can be). */
+export function ensureChromium(log: (line: string) => void): string | null {
+  const path = chromiumPath();
+  if (fs.existsSync(path)) return null;
+  if (process.env.PAYGATE_TEST_CHROMIUM !== undefined) return `Chromium not found at PAYGATE_TEST_CHROMIUM=${path}`;
+  const is_root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const has_apt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!is_root || !has_apt) return `Chromium not found at ${path}. Install Debian's chromium once: ${INSTALL_COMMAND}`;
+  log('[paygate tests] Chromium not found: installing Debian\'s chromium (apt-get, once; about a minute)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+    const result = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 15 * 60_000 });
+    if (result.status !== 0) return `installing chromium failed (apt-get ${args.join(' ')}): ${(result.stderr ?? '').slice(-500)}. Run: ${INSTALL_COMMAND}`;
+  }
+  return fs.existsSync(path) ? null : `apt-get installed chromium but ${path} is still missing`;
+}

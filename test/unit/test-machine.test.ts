@@ -1,0 +1,52 @@
+// The test command on a fresh machine (issue 19): a missing Chromium stops the run at once with
+// the one command that fixes it, instead of failing each browser test minutes later.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ensureChromium, INSTALL_COMMAND } from '../support/chromium.js';
+
+describe('Chromium for the browser tests', () => {
+  it('is found where the browser tests look for it', () => {
+    expect(ensureChromium(() => undefined)).toBeNull();
+  });
+
+  it('named where it was looked for when it is not there, never installed over an explicit path', () => {
+    const saved = process.env.PAYGATE_TEST_CHROMIUM;
+    process.env.PAYGATE_TEST_CHROMIUM = '/nonexistent/chromium';
+    try {
+      const lines: string[] = [];
+      expect(ensureChromium((line) => lines.push(line))).toBe('Chromium not found at PAYGATE_TEST_CHROMIUM=/nonexistent/chromium');
+      expect(lines).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.PAYGATE_TEST_CHROMIUM;
+      else process.env.PAYGATE_TEST_CHROMIUM = saved;
+    }
+    expect(INSTALL_COMMAND).toBe('sudo apt-get install -y chromium');
+  });
+});
+
+describe('production install (issue 19)', () => {
+  const run = (script: string, cwd: string) => spawnSync(process.execPath, [path.resolve(script)], { cwd, encoding: 'utf8', timeout: 30_000 });
+
+  it('npm start runs the built code, and without dist/ says what to run instead of tracing', () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-nodist-'));
+    const result = run('scripts/start.mjs', empty);
+    expect(result.status).toBe(78);
+    expect(result.stderr).toBe('paygate: not built yet (no dist/cli.js): run `npm run build` (needs the dev dependencies), then `npm start`\n');
+    const scripts = (JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toBe('node scripts/start.mjs');
+    expect(scripts.prestart).toBeUndefined(); // no compiler on start
+  });
+
+  it('the install step without a compiler (npm ci --omit=dev) succeeds and names what is missing', () => {
+    const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-nodev-'));
+    const without = run('scripts/prepare.mjs', bare);
+    expect(without.status).toBe(0);
+    expect(without.stderr).toMatch(/no TypeScript compiler \(production install\) and no dist\/: build it where dev dependencies are installed/);
+    fs.mkdirSync(path.join(bare, 'dist'));
+    fs.writeFileSync(path.join(bare, 'dist', 'cli.js'), '');
+    expect(run('scripts/prepare.mjs', bare).stderr).toMatch(/using the dist\/ already built/);
+  });
+});
