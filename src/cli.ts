@@ -21,7 +21,9 @@ import { checkFrameOrigins } from './domain/frame-origins.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
 const USAGE = `Usage:
-  paygate [start]                       run the gateway (configuration from the environment)
+  paygate start                         run the gateway (configuration from the environment;
+                                        npm start runs it)
+  paygate help                          this text
   paygate merchant create [--merchant-id ID] [--secret SECRET] [--application-key KEY]
                           [--frontend NAME] [--currency CODE] [--frame-origin ORIGIN]...
                                         create a merchant; prints JSON. In sandbox mode it gets
@@ -317,6 +319,11 @@ async function main(argv: string[]): Promise<number> {
       return 78;
     }
     throw error;
+  }
+  // No command prints the usage (decisions.md §15): `paygate start` runs the gateway.
+  if (argv.length === 0) {
+    process.stderr.write(USAGE);
+    return 64;
   }
   const [command = 'start', sub, ...rest] = argv;
   if (command === 'start') {

@@ -26,6 +26,7 @@ import { operatorGatewayRoutes } from './http/routes/operator-gateways.js';
 import { operatorRoutingRoutes } from './http/routes/operator-routing.js';
 import { reportUnusableMerchants } from './operations/gateways.js';
 import { openStore } from './store/open.js';
+import { lockDataFolder } from './store/instance-lock.js';
 import type { Store } from './store/store.js';
 import { startDueWork, type Worker } from './workers/due-work.js';
 import { startSubscriptionBilling } from './workers/subscription-billing.js';
@@ -97,6 +98,8 @@ export function openConfiguredStore(config: Config, logger?: Logger): Store {
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: config.log_file });
+  // The embedded store serves one gateway process: a second one on the same folder stops here.
+  const instance_lock = config.database_url === null ? lockDataFolder(config.data_dir) : null;
   const sealer = new Sealer(masterKeyFor(config));
   if (config.environment === 'live' && keyBesideDatabase(config)) {
     logger.warn({ key_file: config.master_key_file }, 'the master key file is beside the database: a copy of the data folder opens every sealed secret and card; set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE (docs/security.md)');
@@ -192,6 +195,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       await app.close();
       await processor_http.close();
       await store.close();
+      instance_lock?.release();
     },
   };
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postSigned } from '../support/client.js';
 import { saleA } from '../support/bodies.js';
+import { spawnGateway } from '../support/child-gateway.js';
 
 const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
 const execFileAsync = promisify(execFile);
@@ -39,6 +40,32 @@ describe('paygate CLI', () => {
     expect(again.stderr).toMatch(/already exists/);
     const generated = paygate(['merchant', 'create', '--currency', 'EUR'], env);
     expect(JSON.parse(generated.stdout)).toMatchObject({ currency: 'EUR' });
+  });
+
+  it('without a command prints its usage and exits 64 (decisions.md §15); help exits 0', () => {
+    const bare = paygate([], { PAYGATE_DATA_DIR: tempDir() });
+    expect(bare.status).toBe(64);
+    expect(bare.stderr).toMatch(/^Usage:\n {2}paygate start /);
+    const help = paygate(['help'], { PAYGATE_DATA_DIR: tempDir() });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toBe(bare.stderr);
+  });
+
+  it('refuses a second gateway on the same SQLite data folder, naming it; a killed one leaves no stale lock', async () => {
+    const data_dir = tempDir();
+    const first = await spawnGateway({ PAYGATE_DATA_DIR: data_dir, PAYGATE_LOG_LEVEL: 'warn' });
+    try {
+      const second = paygate(['start'], { PAYGATE_DATA_DIR: data_dir, PORT: '0', PAYGATE_LOG_LEVEL: 'warn' });
+      expect(second.status).toBe(1);
+      expect(second.stderr).toContain(`paygate: another paygate gateway is already running on the data folder ${data_dir}`);
+      // The first one is untouched.
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+    } finally {
+      await first.kill('SIGKILL');
+    }
+    // kill -9 released the lock with the process: the folder starts again.
+    const again = await spawnGateway({ PAYGATE_DATA_DIR: data_dir, PAYGATE_LOG_LEVEL: 'warn' });
+    await again.kill('SIGTERM');
   });
 
   it('refuses a bad configuration value with a message naming it', () => {
