@@ -18,6 +18,7 @@ import {
 import { MerchantDirectory } from './operations/merchant-directory.js';
 import { addRoutingRule, listRoutingRules, parseBinCsv } from './operations/routing-rules.js';
 import { checkFrameOrigins } from './domain/frame-origins.js';
+import { bodySigningString, signBody } from './domain/signing.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
 const USAGE = `Usage:
@@ -51,6 +52,11 @@ const USAGE = `Usage:
   paygate route delete --merchant-id ID --rule RULE_ID
   paygate bins load --file PATH         replace the BIN table (CSV lines "prefix,country")
                                         that bin-country conditions read
+  paygate sign --secret SECRET [--file BODY.json] [--now]
+                                        sign a request body (stdin without --file) as the API
+                                        expects (decisions.md §1): prints it with its signature;
+                                        --now sets timestamp to the current unix time in seconds.
+                                        Prints the string hashed (without the secret) on stderr.
 `;
 
 /** The connectors of this release, where they run (the CLI builds none of them). */
@@ -309,6 +315,44 @@ async function loadBins(config: Config, argv: string[]): Promise<number> {
   }
 }
 
+/** Body fields at most, as the API takes (decisions.md §5). */
+const SIGN_MAX_BYTES = 64 * 1024;
+
+/** `paygate sign`: what a merchant's code must produce, for a body written by hand or by a test. */
+function signCommand(args: string[]): number {
+  const { values } = parseArgs({ args, options: { secret: { type: 'string' }, file: { type: 'string' }, now: { type: 'boolean' } }, strict: true });
+  if (!values.secret) {
+    process.stderr.write('paygate sign: --secret is required (the merchant secret)\n');
+    return 64;
+  }
+  const text = fs.readFileSync(values.file ?? 0, 'utf8');
+  if (Buffer.byteLength(text) > SIGN_MAX_BYTES) {
+    process.stderr.write(`paygate sign: the body is over ${SIGN_MAX_BYTES} bytes, which the API refuses\n`);
+    return 65;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = null;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    process.stderr.write('paygate sign: the body must be a JSON object\n');
+    return 65;
+  }
+  const message: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  delete message.signature;
+  if (values.now) message.timestamp = Math.floor(Date.now() / 1000);
+  const nested = Object.keys(message).find((key) => typeof message[key] === 'object' && message[key] !== null);
+  if (nested !== undefined) {
+    process.stderr.write(`paygate sign: field ${nested} is nested; the API takes flat values only\n`);
+    return 65;
+  }
+  process.stderr.write(`signed: sha384hex of "${bodySigningString(message, '')}" + secret\n`);
+  process.stdout.write(`${JSON.stringify({ ...message, signature: signBody(message, values.secret) })}\n`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   let config: Config;
   try {
@@ -348,6 +392,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'gateway') return gatewayCommand(config, sub, rest);
   if (command === 'route') return routeCommand(config, sub, rest);
   if (command === 'bins' && sub === 'load') return loadBins(config, rest);
+  if (command === 'sign') return signCommand(argv.slice(1));
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

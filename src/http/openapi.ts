@@ -44,7 +44,8 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'paygate', version: '0.1.0', description: 'Card, wallet, cashier-session and subscription payment API' },
+    info: { title: 'paygate', version: '0.1.0', description: 'Card, wallet, cashier-session and subscription payment API. Signing rules with test vectors: docs/signing.md; '
+      + 'the contract: docs/contract/payment-api.md and docs/contract/decisions.md; status values and error codes: docs/errors.md (in the repository).' },
     servers: [{ url: server_url }],
     paths,
   };

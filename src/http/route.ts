@@ -14,6 +14,7 @@ import type { Identity } from '../operations/sale.js';
 import { answerBody, answerJson, fieldError, type JsonReply, reply, type Reply, Status } from './envelope.js';
 import { bodySchema, type Parsed } from './fields.js';
 import { describeTextProblem, textProblem } from '../domain/text.js';
+import { invalidSignatureHelp, MILLISECOND_TIMESTAMP_FLOOR } from '../domain/signature-help.js';
 import { urlHostNotPublic } from '../outbound/addresses.js';
 
 /** The fields read before the rest of a body is checked, by the dictionary's own rules. */
@@ -46,6 +47,8 @@ export interface SignedRoute<T = unknown> {
   readonly answer_version: string;
   readonly input: SignedInput<T>;
   readonly response: TSchema;
+  /** The answer's description limit when the spec gives one shorter than 256 (init-* and find-order: 75). */
+  readonly description_max?: number;
   handle(context: SignedContext, input: T): Promise<Reply>;
 }
 
@@ -82,6 +85,9 @@ export function identityOf(merchant: Merchant, body: Readonly<Record<string, unk
   }
   return null;
 }
+
+/** decisions.md §15: a timestamp above 10^11 is answered as a millisecond one (status 1), within init-*'s 75 characters. */
+export const MILLISECONDS_DESCRIPTION = 'Timestamp looks like milliseconds: send unix time in seconds';
 
 export const UNKNOWN_CREDENTIALS = 'Authentication failed: unknown merchant_id, application_key or frontend';
 
@@ -188,7 +194,8 @@ export async function runSignedRoute(
       }
     }
     if (!verifyBody(body, merchant.secret)) {
-      send(reply(Status.INVALID_SIGNATURE, 'Invalid signature'));
+      // The sandbox shows what it hashed and the likely mistake; live mode says no more than this.
+      send(reply(Status.INVALID_SIGNATURE, deps.config.environment === 'sandbox' ? invalidSignatureHelp(body, merchant.secret, route.description_max) : 'Invalid signature'));
       return;
     }
     const timestamp = body.timestamp;
@@ -198,6 +205,10 @@ export async function runSignedRoute(
     }
     if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
       send(fieldError('Invalid field: timestamp (expected unix time in seconds)'));
+      return;
+    }
+    if (timestamp >= MILLISECOND_TIMESTAMP_FLOOR) {
+      send(reply(Status.TIMESTAMP_EXPIRED, MILLISECONDS_DESCRIPTION));
       return;
     }
     if (Math.abs(now_s - timestamp) > deps.config.limits.request_window_seconds) {
@@ -300,7 +311,8 @@ function headerSignedInput(route: HeaderSignedRoute, request: FastifyRequest): {
   const query = isPlainObject(request.query) ? { ...request.query } : {};
   const raw = query.timestamp;
   let timestamp_text: string | null = null;
-  if (typeof raw === 'string' && /^[0-9]{1,11}$/.test(raw)) {
+  // Up to 16 digits: a millisecond timestamp is read, so that it is answered as such.
+  if (typeof raw === 'string' && /^[0-9]{1,16}$/.test(raw)) {
     timestamp_text = raw;
     query.timestamp = Number(raw);
   }
@@ -364,6 +376,10 @@ export async function runHeaderSignedRoute(
     const expected = requestHeaderSignature(merchant_id, application_key, timestamp_text, merchant.secret);
     if (!signaturesEqual(expected, request.headers[GT_AUTHENTICATION])) {
       send(reply(Status.INVALID_SIGNATURE, 'Invalid signature (Gt-Authentication header)'));
+      return;
+    }
+    if (Number(timestamp_text) >= MILLISECOND_TIMESTAMP_FLOOR) {
+      send(reply(Status.TIMESTAMP_EXPIRED, MILLISECONDS_DESCRIPTION));
       return;
     }
     if (Math.abs(now_s - Number(timestamp_text)) > deps.config.limits.request_window_seconds) {

@@ -279,7 +279,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
 
   it.each(CALLS)('%s: bad signature 2, expired timestamp 1, unknown merchant or identity 11, currency without gateway 15', async (path, _version, body) => {
     const bad_signature = await postJson(gw.url, path, { ...body(), signature: 'a'.repeat(96) });
-    expect(bad_signature.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    expect(bad_signature.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/) });
     const expired = await openSession(gw, path, { ...body(), timestamp: nowSeconds() - 120 });
     expect(expired.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
     const identity = path === '/api/init-pay-in' ? { application_key: 'not-ours' } : { frontend: 'not-ours' };

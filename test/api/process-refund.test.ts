@@ -175,7 +175,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const trace_id = await approvedSale(1000);
     const body = signed(refundC(gw.merchant, trace_id, { amount: 200 }), gw.merchant.secret);
     const tampered = await postJson(gw.url, '/api/process', { ...body, amount: 1000 });
-    expect(tampered.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    expect(tampered.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/) });
     const late = await post(refundC(gw.merchant, trace_id, { timestamp: Math.floor(gw.gateway.clock.now_ms() / 1000) - 120 }));
     expect(late.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
     expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);

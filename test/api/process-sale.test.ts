@@ -187,7 +187,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     it('refuses a bad signature and a timestamp outside the window, storing nothing', async () => {
       const body = signed(saleB(gw.merchant), gw.merchant.secret);
       const tampered = await postJson(gw.url, '/api/process', { ...body, amount: 2501 });
-      expect(tampered.body).toMatchObject({ status: 2, description: 'Invalid signature', version: '1.1' });
+      expect(tampered.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/), version: '1.1' });
       expect(verifyBody(tampered.body, gw.merchant.secret)).toBe(true);
       const late = saleB(gw.merchant, { timestamp: unixSeconds(gw.gateway.clock) - 600 });
       expect((await sale(late)).body).toMatchObject({ status: 1, description: 'Timestamp expired', version: '1.1' });
@@ -244,7 +244,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
   it('refuses a bad signature with a signed positive status', async () => {
     const body = signed(saleA(gw.merchant), gw.merchant.secret);
     const answer = await postJson(gw.url, '/api/process', { ...body, amount: 2000 });
-    expect(answer.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    expect(answer.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/) });
     expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
     const short = await postJson(gw.url, '/api/process', { ...body, signature: 'abc' });
     expect(short.body).toMatchObject({ status: 2 });

@@ -129,7 +129,7 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     const merchant = await gw.createMerchant();
     const request = signed(body(merchant), merchant.secret);
     const tampered = await postJson(gw.url, '/api/tokenize', { ...request, pin: 'cust-99' });
-    expect(tampered.body).toMatchObject({ status: 2, description: 'Invalid signature', version: '1.2' });
+    expect(tampered.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/), version: '1.2' });
     expect(verifyBody(tampered.body, merchant.secret)).toBe(true);
     const wrong_secret = await postJson(gw.url, '/api/tokenize', signed(body(merchant), 'not-the-secret'));
     expect(wrong_secret.body).toMatchObject({ status: 2 });

@@ -195,6 +195,7 @@ export function cashierSessionRoutes(public_url: () => string): SignedRoute<AnyI
     answer_version: spec.version,
     input: { schema: spec.schema.schema, parse: fittedParse((body) => spec.schema.parse(body) as Parsed<AnyInitBody>) },
     response: SessionAnswer,
+    description_max: SESSION_DESCRIPTION_MAX,
     handle: async (context: SignedContext, body: AnyInitBody) => fitted(await handleInit(context, spec.kind, body, public_url)),
   }));
 }

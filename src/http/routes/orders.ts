@@ -8,7 +8,7 @@ import { findOrder } from '../../operations/find-order.js';
 import { reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { type SignedRoute, unknownCredentials } from '../route.js';
-import { fitted, fittedParse } from './cashier-sessions.js';
+import { fitted, fittedParse, SESSION_DESCRIPTION_MAX } from './cashier-sessions.js';
 
 const FindOrderBody = bodySchema({
   order_id: 'required', frontend: 'required', merchant_id: 'required', timestamp: 'required', signature: 'required',
@@ -39,6 +39,7 @@ export function findOrderRoute(): SignedRoute<BodyOf<typeof FindOrderBody>> {
     answer_version: '1.1',
     input: { schema: FindOrderBody.schema, parse: fittedParse((body) => FindOrderBody.parse(body)) },
     response: FindOrderAnswer,
+    description_max: SESSION_DESCRIPTION_MAX,
     async handle(context, body) {
       if (!identityByField(context.merchant, 'frontend', body.frontend)) return unknownCredentials();
       const outcome = await findOrder(context.deps, context.merchant.merchant_id, body.frontend, body.order_id);
