@@ -126,6 +126,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     // A header is accepted within the timestamp window on either side: remembered for both.
     header_reuse: new HeaderReuseWatch(2 * config.limits.request_window_seconds * 1000 + 1000),
   };
+  deps.metrics.watch(store, clock);
 
   const primary = options.create_demo !== false;
   const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
@@ -166,6 +167,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     concurrency: config.schedules.notify_concurrency,
     stop_grace_ms: Math.min(config.limits.outbound_timeout_ms, 5_000),
     sync_clock,
+    on_attempt: (outcome, lag_ms) => {
+      deps.metrics.notification_attempts.inc({ outcome });
+      deps.metrics.notification_lag.observe(lag_ms / 1000);
+    },
   });
   // A status change (or an operator's resend) that commits sends its notification at once.
   const stop_waking = store.onNotificationCommitted(() => notifications.wake());

@@ -1,16 +1,55 @@
 // The gateway's Prometheus metrics (prom-client), served at GET /metrics to the operator's
-// bearer token (decisions.md §15). One registry per running gateway, passed explicitly: two
-// gateways in one process (the tests) never mix their counts, and nothing is global.
-import { Counter, Registry } from 'prom-client';
+// bearer token (decisions.md §15, docs/operations.md). One registry per running gateway, passed
+// explicitly: two gateways in one process (the tests) never mix their counts, and nothing is
+// global. Counters and histograms are this instance's; the backlog gauges read the shared
+// database when scraped, so every instance reports the same backlog.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from './domain/clock.js';
+import type { Store } from './store/store.js';
+
+/** Seconds: API answers are milliseconds to a processor's time-out. */
+const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds a notification waited past its due time: the worker's poll to the resend schedule. */
+const LAG_BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
 
-  /** Every HTTP answer, by route pattern (never the raw URL: ids and tokens would explode the series), method and HTTP code. */
+  /** Every HTTP answer, by route pattern (never the raw URL: ids and tokens would explode the series), method, HTTP code and API status. */
   readonly http_requests = new Counter({
     name: 'http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and HTTP status code',
-    labelNames: ['route', 'method', 'http_status'] as const,
+    help: 'HTTP requests answered, by route pattern, method, HTTP status code and API status ("" when the answer has none)',
+    labelNames: ['route', 'method', 'http_status', 'api_status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly http_duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from a request\'s arrival to its answer, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: LATENCY_BUCKETS_S,
+    registers: [this.registry],
+  });
+
+  /** Answers that carried a transaction: its type and the status it had when answered (a later change is a notification). */
+  readonly transactions = new Counter({
+    name: 'paygate_transactions_total',
+    help: 'Transactions answered by the API, by transaction_type and the transaction_status answered',
+    labelNames: ['type', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly notification_attempts = new Counter({
+    name: 'paygate_notification_attempts_total',
+    help: 'Notification delivery attempts of this instance, by outcome (delivered, refused, retry, undeliverable)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly notification_lag = new Histogram({
+    name: 'paygate_notification_lag_seconds',
+    help: 'How long after it fell due a notification attempt started',
+    buckets: LAG_BUCKETS_S,
     registers: [this.registry],
   });
 
@@ -24,6 +63,50 @@ export class GatewayMetrics {
     labelNames: ['route', 'refused'] as const,
     registers: [this.registry],
   });
+
+  /** Requests answered 429 (docs/limits.md §3), by which limit. */
+  readonly rate_limited = new Counter({
+    name: 'paygate_rate_limited_total',
+    help: 'Requests refused with HTTP 429, by limit (merchant or address)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
+  /** The backlog gauges: read from the store when scraped. */
+  watch(store: Store, clock: Clock): void {
+    const backlog = new Gauge({
+      name: 'paygate_backlog',
+      help: 'Work waiting in the shared database: notifications_pending, notifications_due, due_actions (due now, not done)',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        const now = await store.backlog(clock.now_ms());
+        this.set({ queue: 'notifications_pending' }, now.notifications_pending);
+        this.set({ queue: 'notifications_due' }, now.notifications_due);
+        this.set({ queue: 'due_actions' }, now.due_actions);
+        oldest.set(now.oldest_due_notification_ms === null ? 0 : Math.max(0, (clock.now_ms() - now.oldest_due_notification_ms) / 1000));
+      },
+    });
+    const oldest = new Gauge({
+      name: 'paygate_notification_oldest_due_seconds',
+      help: 'How long the longest-waiting due notification has been due (0 when none is)',
+      registers: [this.registry],
+    });
+    void backlog;
+    new Gauge({
+      name: 'paygate_db_pool_connections',
+      help: 'PostgreSQL pool connections of this instance: total, idle, waiting (clients queued for one); absent on the embedded store',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const use = store.poolUse();
+        if (use === null) return;
+        this.set({ state: 'total' }, use.total);
+        this.set({ state: 'idle' }, use.idle);
+        this.set({ state: 'waiting' }, use.waiting);
+      },
+    });
+  }
 
   async text(): Promise<string> {
     return this.registry.metrics();

@@ -11,6 +11,8 @@ import type { OperationDeps } from '../operations/deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
 import { requireAdmin } from './admin-auth.js';
+import type { ApiLog } from './route.js';
+import { redactUrl } from '../logging.js';
 import { type PlainRoute, type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -47,6 +49,8 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     }, handler).setTimeout(IDLE_SOCKET_MS),
     return503OnClosing: true,
     trustProxy: false,
+    // The onResponse hook below writes one line per request instead.
+    disableRequestLogging: true,
     // Errors met before a request reaches a route still answer with the envelope.
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket, envelope, limits.request_timeout_ms),
     frameworkErrors: (error, _request, response) => {
@@ -68,9 +72,23 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     parseJson(request, body as string, done);
   });
 
-  // Every answer counted by route pattern (GET /metrics).
+  // One log line per request (Fastify's own two are off) and the request metrics: the route
+  // pattern, never the raw URL, in metric labels; what the API answered when it was an API call.
+  app.decorateRequest('api_log', null);
   app.addHook('onResponse', async (request, response) => {
-    deps.metrics.http_requests.inc({ route: request.routeOptions.url ?? 'unknown', method: request.method, http_status: String(response.statusCode) });
+    const route = request.routeOptions.url ?? 'unknown';
+    const api = request.api_log;
+    const duration_ms = response.elapsedTime;
+    deps.metrics.http_requests.inc({ route, method: request.method, http_status: String(response.statusCode), api_status: api === null ? '' : String(api.status) });
+    deps.metrics.http_duration.observe({ route, method: request.method }, duration_ms / 1000);
+    if (api?.transaction_type && api.transaction_status) deps.metrics.transactions.inc({ type: api.transaction_type, status: api.transaction_status });
+    const line = {
+      method: request.method, route, url: redactUrl(request.url), http_status: response.statusCode, duration_ms: Math.round(duration_ms * 10) / 10,
+      ...(api === null ? {} : { merchant_id: api.merchant_id, status: api.status, trace_id: api.trace_id }),
+    };
+    // Probes and scrapes every few seconds would drown the rest.
+    if (route === '/healthz' || route === '/metrics') request.log.debug(line, 'request');
+    else request.log.info(line, 'request');
   });
 
   // HTML pages (the cashier, the connectors' challenge pages) post plain forms.
@@ -217,5 +235,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A JSON body's text exactly as received; null for other bodies. */
     raw_json: string | null;
+    /** What an API call answered, for its log line and metrics (http/route.ts); null for other routes. */
+    api_log: ApiLog | null;
   }
 }

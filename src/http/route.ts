@@ -143,6 +143,31 @@ function refusedMerchantUrl(deps: OperationDeps, input: Readonly<Record<string, 
   return null;
 }
 
+/** What an API answer says about itself, for the request's log line and the metrics (http/app.ts). */
+export interface ApiLog {
+  readonly status: number;
+  /** The merchant, once identified (its secret known). */
+  readonly merchant_id: string | null;
+  readonly trace_id: number | null;
+  readonly transaction_type: string | null;
+  readonly transaction_status: string | null;
+}
+
+/** `body` only once the merchant is identified: an unidentified request's fields are not trusted even for a log line. */
+function apiLogOf(answer: Reply, body: Record<string, unknown> | null): ApiLog {
+  const fields = answer.fields ?? {};
+  const trace_id = Number(fields.trace_id);
+  // The type the request asked for (the answer does not repeat it), one of the few the API knows.
+  const type = body?.transaction_type;
+  return {
+    status: answer.status,
+    merchant_id: typeof body?.merchant_id === 'string' ? body.merchant_id : null,
+    trace_id: Number.isSafeInteger(trace_id) && trace_id > 0 ? trace_id : null,
+    transaction_type: typeof type === 'string' && ['sale', 'refund', 'payout'].includes(type) ? type : null,
+    transaction_status: typeof fields.transaction_status === 'string' ? fields.transaction_status : null,
+  };
+}
+
 export async function runSignedRoute(
   deps: OperationDeps,
   route: SignedRoute,
@@ -154,6 +179,7 @@ export async function runSignedRoute(
   let secret: string | null = null;
   let version = route.answer_version;
   const send = (answer: Reply) => {
+    request.api_log = apiLogOf(answer, secret === null ? null : body as Record<string, unknown>);
     response.code(answer.http_code ?? 200).type('application/json').send(answerBody(answer, version, unixSeconds(deps.clock), secret));
   };
   // Only JSON reaches the API; the form parser exists for the HTML pages (the cashier, the connectors' challenge pages).
@@ -329,11 +355,13 @@ export async function runHeaderSignedRoute(
   let secret: string | null = null;
   const field_status = route.field_error_status ?? Status.INVALID_FIELD;
   const send = (answer: JsonReply) => {
+    request.api_log = { status: answer.status, merchant_id: secret === null ? null : identified_merchant, trace_id: null, transaction_type: null, transaction_status: null };
     const timestamp = unixSeconds(deps.clock);
     if (secret !== null) void response.header('Gt-Authentication', answerHeaderSignature(answer.status, timestamp, secret));
     void response.code(answer.http_code ?? 200).type('application/json').send(answerJson(answer, V13_ANSWER_VERSION, timestamp));
   };
   const fieldProblem = (description: string): JsonReply => ({ status: field_status, description });
+  let identified_merchant: string | null = null;
   const read = headerSignedInput(route, request);
   if (read === null) {
     send({ ...reply(Status.MALFORMED_BODY, 'Body must be a JSON object (Content-Type: application/json)'), http_code: 400 });
@@ -351,6 +379,7 @@ export async function runHeaderSignedRoute(
     return;
   }
   const merchant_id = identified.value.merchant_id;
+  identified_merchant = merchant_id;
   request.log.debug({ input }, 'header-signed request');
   try {
     const merchant = await deps.merchants.find(merchant_id);

@@ -41,6 +41,8 @@ export interface NotificationWorkerOptions {
   readonly owner?: string;
   /** stop() waits this long for attempts in flight before cutting them off; the send time-out by default. */
   readonly stop_grace_ms?: number;
+  /** Told of every attempt once recorded: its outcome and how long after it fell due it started (metrics). */
+  readonly on_attempt?: (outcome: string, lag_ms: number) => void;
 }
 
 export interface NotificationWorker {
@@ -108,6 +110,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       outcome: result.outcome,
       reason: result.reason,
     }, now_ms);
+    options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
     const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
     if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');

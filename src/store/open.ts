@@ -56,7 +56,7 @@ export function openPostgresStore(connection_string: string, pool_max: number, o
   // A connection cut while checked out emits 'error' on its client, where the pool keeps no
   // listener; the query in flight fails on its own (500, status -1), the process must not.
   pool.on('connect', (client) => client.on('error', (error) => on_idle_error?.(error)));
-  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', { group_commit: false });
+  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', { group_commit: false, pool });
 }
 
 export function openStore(options: {

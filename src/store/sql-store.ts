@@ -9,7 +9,8 @@ import type {
   NotificationTable, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
-import type { Dialect, GatewayPatch, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
+import type pg from 'pg';
+import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -800,17 +801,20 @@ export class SqlStore extends SqlOps implements Store {
   /** SQLite only: one writer, so transactions are committed in groups (store/group-commit.ts). */
   private readonly group: GroupCommitter<Database> | null;
   private readonly direct_in_transaction: { readonly sqlite: DirectSqlite; readonly in_transaction: true } | null;
+  /** PostgreSQL: the pool, read for /metrics (poolUse). */
+  private readonly pool: pg.Pool | null;
 
   constructor(
     private readonly root: Kysely<Database>,
     dialect: Dialect,
-    options: { readonly group_commit?: boolean; readonly direct?: DirectSqlite } = {},
+    options: { readonly group_commit?: boolean; readonly direct?: DirectSqlite; readonly pool?: pg.Pool } = {},
     private readonly on_close: () => Promise<void> = async () => {},
   ) {
     const signal = new NotificationSignal();
     // Outside a transaction a statement commits by itself, so the signal fires at once.
     super(root, dialect, new SqlText(dialect), signal.fire, options.direct ? { sqlite: options.direct, in_transaction: false } : null);
     this.signal = signal;
+    this.pool = options.pool ?? null;
     this.direct_in_transaction = options.direct ? { sqlite: options.direct, in_transaction: true } : null;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
     const direct = options.direct;
@@ -833,6 +837,26 @@ export class SqlStore extends SqlOps implements Store {
 
   async migrate(): Promise<void> {
     await migrateToLatest(this.root as unknown as Kysely<unknown>, this.dialect);
+  }
+
+  async backlog(now_ms: number): Promise<Backlog> {
+    const [pending, due, actions] = await Promise.all([
+      this.db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirstOrThrow(),
+      this.db.selectFrom('notifications').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<number>('next_attempt_at_ms').as('oldest')])
+        .where('state', '=', 'pending').where('next_attempt_at_ms', '<=', now_ms).executeTakeFirstOrThrow(),
+      this.db.selectFrom('due_actions').select((eb) => eb.fn.countAll<number>().as('n')).where('done', '=', 0).where('due_at_ms', '<=', now_ms)
+        .executeTakeFirstOrThrow(),
+    ]);
+    return {
+      notifications_pending: Number(pending.n),
+      notifications_due: Number(due.n),
+      oldest_due_notification_ms: due.oldest === null || due.oldest === undefined ? null : Number(due.oldest),
+      due_actions: Number(actions.n),
+    };
+  }
+
+  poolUse(): { readonly total: number; readonly idle: number; readonly waiting: number } | null {
+    return this.pool === null ? null : { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async ping(): Promise<void> {

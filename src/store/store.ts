@@ -23,6 +23,17 @@ export interface LeaseTimes {
   readonly wall_ms: number;
 }
 
+export interface Backlog {
+  /** Notifications not yet delivered, refused or failed. */
+  readonly notifications_pending: number;
+  /** Of those, the ones due now. */
+  readonly notifications_due: number;
+  /** When the longest-waiting due notification fell due; null when none is due. */
+  readonly oldest_due_notification_ms: number | null;
+  /** Due actions (expiries, settlements, processor lookups) whose time has come and that are not done. */
+  readonly due_actions: number;
+}
+
 export interface MerchantRecord {
   readonly merchant_id: string;
   readonly secret_sealed: string;
@@ -284,6 +295,10 @@ export interface Store extends StoreOps {
   migrate(): Promise<void>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
+  /** Work waiting, for /metrics: read from the pending-only indexes, never a scan of the tables. */
+  backlog(now_ms: number): Promise<Backlog>;
+  /** Connections of the pool (PostgreSQL); null for the embedded store, which has two fixed connections. */
+  poolUse(): { readonly total: number; readonly idle: number; readonly waiting: number } | null;
   close(): Promise<void>;
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T>;

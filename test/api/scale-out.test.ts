@@ -109,7 +109,7 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
     // asynchronously, so the log may lag the answers a little.
     const serving = await waitUntil(() => {
       const pids = new Set(logLines(gateway)
-        .filter((line) => line.msg === 'incoming request' && (line.req as { url?: string } | undefined)?.url === '/api/process')
+        .filter((line) => line.msg === 'request' && line.route === '/api/process')
         .map((line) => line.pid as number));
       return pids.size === WORKERS ? pids : undefined;
     }, 'sales logged by every worker', 10_000);
