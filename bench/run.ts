@@ -228,6 +228,8 @@ async function startGateway(
   }
   const env: Record<string, string> = {
     PAYGATE_DATA_DIR: data_dir, PORT: String(port), PAYGATE_LOG_LEVEL: 'warn',
+    // The load comes from one address and one merchant: the rate limits would measure themselves.
+    PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE: '0', PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE: '0',
     ...(database_url ? { DATABASE_URL: database_url, PAYGATE_MASTER_KEY: MASTER_KEY } : {}),
     ...options.env,
   };

@@ -74,6 +74,10 @@ export interface Limits {
   readonly request_timeout_ms: number;
   /** A request whose headers are not all received by then is answered 408 and its connection closed; at most request_timeout_ms. */
   readonly headers_timeout_ms: number;
+  /** Requests per minute from one client address (every route but /healthz and /metrics), per instance; 0: no limit. */
+  readonly rate_per_address_per_minute: number;
+  /** API requests per minute of one merchant, per instance; 0: no limit. */
+  readonly rate_per_merchant_per_minute: number;
 }
 
 export interface Schedules {
@@ -256,6 +260,8 @@ export function loadConfig(env: Env = process.env): Config {
       unknown_merchant_cache_ms: intVar(env, 'PAYGATE_UNKNOWN_MERCHANT_CACHE_MS', 2_000, 0, 60_000),
       request_timeout_ms,
       headers_timeout_ms,
+      rate_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE', 12_000, 0, 10_000_000),
+      rate_per_merchant_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE', 6_000, 0, 10_000_000),
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,

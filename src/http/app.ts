@@ -72,6 +72,16 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     parseJson(request, body as string, done);
   });
 
+  // Per client address, before anything is read (docs/limits.md §3); the merchant's limit is in the pipelines (route.ts).
+  deps.rate_limits.attach(app);
+  app.addHook('onRequest', async (request, response) => {
+    if (request.url === '/healthz' || request.url.startsWith('/metrics')) return;
+    const refused = await deps.rate_limits.address(request);
+    if (refused === null) return;
+    deps.metrics.rate_limited.inc({ limit: 'address' });
+    return response.code(429).header('retry-after', String(refused.retry_after_s)).send(envelope(Status.TOO_MANY_REQUESTS, 'Too many requests'));
+  });
+
   // One log line per request (Fastify's own two are off) and the request metrics: the route
   // pattern, never the raw URL, in metric labels; what the API answered when it was an API call.
   app.decorateRequest('api_log', null);

@@ -38,6 +38,8 @@ export const Status = {
   HEADERS_TOO_LARGE: 26,
   /** The URL is not valid percent-encoding (HTTP 400) or a path parameter is over its limit (HTTP 414). */
   MALFORMED_URL: 27,
+  /** Above the rate allowed per client address or per merchant (HTTP 429, Retry-After; decisions.md §15). */
+  TOO_MANY_REQUESTS: 28,
   /** v1.3: no such plan for this merchant (a deleted plan included). Subscription create answers -1 instead (spec §7). */
   PLAN_NOT_FOUND: 30,
   /** v1.3: no such subscription for this merchant. */

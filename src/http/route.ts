@@ -206,6 +206,13 @@ export async function runSignedRoute(
       return;
     }
     secret = merchant.secret;
+    const limited = await deps.rate_limits.merchant(merchant.merchant_id);
+    if (limited !== null) {
+      deps.metrics.rate_limited.inc({ limit: 'merchant' });
+      void response.header('retry-after', String(limited.retry_after_s));
+      send({ ...reply(Status.TOO_MANY_REQUESTS, 'Too many requests'), http_code: 429 });
+      return;
+    }
     if (keys.length > deps.config.limits.body_max_fields) {
       send(fieldError(`Too many fields: at most ${deps.config.limits.body_max_fields} are accepted`));
       return;
@@ -388,6 +395,13 @@ export async function runHeaderSignedRoute(
       return;
     }
     secret = merchant.secret;
+    const limited = await deps.rate_limits.merchant(merchant.merchant_id);
+    if (limited !== null) {
+      deps.metrics.rate_limited.inc({ limit: 'merchant' });
+      void response.header('retry-after', String(limited.retry_after_s));
+      send({ ...reply(Status.TOO_MANY_REQUESTS, 'Too many requests'), http_code: 429 });
+      return;
+    }
     const keyed = APPLICATION_KEY.parse(input.application_key === '' ? { ...input, application_key: undefined } : input);
     if (!keyed.ok) {
       send(fieldProblem(keyed.error.description));

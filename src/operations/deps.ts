@@ -8,6 +8,7 @@ import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Store } from '../store/store.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { HeaderReuseWatch } from '../http/header-reuse.js';
+import type { RateLimits } from '../http/rate-limits.js';
 
 export interface OperationDeps {
   readonly store: Store;
@@ -26,4 +27,6 @@ export interface OperationDeps {
   readonly metrics: GatewayMetrics;
   /** v1.3 Gt-Authentication headers seen, to notice one replayed with another body. */
   readonly header_reuse: HeaderReuseWatch;
+  /** Requests per minute per client address and per merchant (docs/limits.md §3). */
+  readonly rate_limits: RateLimits;
 }
