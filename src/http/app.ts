@@ -1,7 +1,7 @@
 // Builds the Fastify app from explicit dependencies and a list of route declarations.
 // Edge rules of decisions.md §5 live here: 64 KiB bodies (413), non-object JSON (400),
 // unknown paths (404), wrong methods (405), internal failures (500, status -1).
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { describeTextProblem, type TextProblem, textProblem } from '../domain/text.js';
 import { notFoundPage } from '../pages/not-found.js';
 import http from 'node:http';
@@ -50,7 +50,7 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
     return503OnClosing: true,
     trustProxy: false,
     // The onResponse hook below writes one line per request instead.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Errors met before a request reaches a route still answer with the envelope.
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket, envelope, limits.request_timeout_ms),
     frameworkErrors: (error, _request, response) => {

@@ -111,6 +111,12 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       reason: result.reason,
     }, now_ms);
     options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
+    // A later status of the transaction was written meanwhile: this one is not sent again, and no
+    // longer holds the later one back (docs/notifications.md §5).
+    if (recorded && patch.state === 'pending' && row.trace_id !== null && (await options.store.supersedeIfNewer(row.id, now_ms))) {
+      options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
+      return;
+    }
     const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
     if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');

@@ -120,6 +120,9 @@ export const transactionScans = {
     .orderBy('trace_id').limit(limit),
 };
 
+/** Why a notification was superseded: shown to the operator as its last_error. */
+const SUPERSEDED_REASON = 'superseded by a later status of the transaction';
+
 class SqlOps implements StoreOps {
   /**
    * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
@@ -382,7 +385,13 @@ class SqlOps implements StoreOps {
         const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
         parameters.push(...columns.map((column) => values[column]));
         notify = `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) `
-          + `select ${placeholders.join(', ')} from changed)`;
+          + `select ${placeholders.join(', ')} from changed)`
+          // The new notification carries the transaction's current state: older ones not yet sent
+          // (and not being sent) are superseded (docs/notifications.md §5). Same snapshot: the new
+          // row is not among them.
+          + `, superseded as (update notifications set state = 'superseded', last_error = '${SUPERSEDED_REASON}', updated_at_ms = $${parameters.length + 1}::bigint `
+          + 'where trace_id = (select trace_id from changed) and state = \'pending\' and lease_owner is null)';
+        parameters.push(at_ms);
       }
       const recorded = await this.rows<{ trace_id: number }>(CompiledQuery.raw(
         `with changed as (${update.sql} returning trace_id, status), recorded as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
@@ -395,8 +404,24 @@ class SqlOps implements StoreOps {
     }
     if ((await this.changed(update)) !== 1) return false;
     await this.insertStatusChange({ trace_id, from_status, to_status: patch.status, reason, at_ms });
-    if (notification) await this.insertNotification(notification);
+    if (notification) {
+      // SQLite (PostgreSQL returned above): as the superseded CTE there.
+      await this.changed(CompiledQuery.raw(
+        'update notifications set state = \'superseded\', last_error = ?, updated_at_ms = ? where trace_id = ? and state = \'pending\' and lease_owner is null',
+        [SUPERSEDED_REASON, at_ms, trace_id]));
+      await this.insertNotification(notification);
+    }
     return true;
+  }
+
+  async supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean> {
+    const result = await this.db.updateTable('notifications')
+      .set({ state: 'superseded', last_error: SUPERSEDED_REASON, updated_at_ms: now_ms })
+      .where('id', '=', notification_id).where('state', '=', 'pending').where('lease_owner', 'is', null).where('trace_id', 'is not', null)
+      .where((eb) => eb.exists(eb.selectFrom('notifications as newer').select('newer.id')
+        .whereRef('newer.trace_id', '=', 'notifications.trace_id').where('newer.id', '>', notification_id)))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async updateTransaction(trace_id: number, patch: TransactionPatch): Promise<void> {

@@ -176,6 +176,11 @@ export interface StoreOps {
 
   // Notifications outbox
   insertNotification(row: Insertable<NotificationTable>): Promise<number>;
+  /**
+   * A transaction notification still pending after a failed attempt, with a newer notification of
+   * its transaction: superseded (never sent again). True when it was.
+   */
+  supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean>;
   listNotifications(trace_id: number): Promise<NotificationRow[]>;
   /** The event notifications of a subscription, oldest first (issue 6). */
   listSubscriptionEvents(subscription_id: string): Promise<NotificationRow[]>;

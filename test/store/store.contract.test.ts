@@ -436,6 +436,34 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(leasedOf(await store.leaseNotifications(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
     });
 
+    it('a later status supersedes the older notifications not being sent; one being sent is superseded when its attempt fails', async () => {
+      const t0 = NOW + 710_000_000;
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id, { status: 'pending' });
+      const change = (from: string, to: string, at_ms: number) => store.transaction((tx) => tx.changeTransactionStatus(
+        trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notificationFixture(trace_id, merchant_id, at_ms)));
+      expect(await change('pending', 'pending_async', t0)).toBe(true);
+      const [informational] = await store.listNotifications(trace_id);
+      // Waiting for its resend (not leased): the later status supersedes it in the same transaction.
+      expect(await change('pending_async', 'approved', t0 + 1)).toBe(true);
+      const [older, latest] = await store.listNotifications(trace_id);
+      expect(older).toMatchObject({ id: informational!.id, state: 'superseded', last_error: 'superseded by a later status of the transaction', updated_at_ms: t0 + 1 });
+      expect(latest).toMatchObject({ state: 'pending' });
+      // Nothing holds the latest back now.
+      expect((await store.leaseNotifications(at(t0 + 1), 100, 1000, 'w')).map((r) => r.id)).toContain(latest!.id);
+      // Being sent when the next status arrives: left alone then, superseded when its attempt fails.
+      expect(await change('approved', 'reversed', t0 + 2)).toBe(true);
+      const after = await store.listNotifications(trace_id);
+      expect(after.map((n) => n.state)).toEqual(['superseded', 'pending', 'pending']);
+      expect(await store.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
+      const failed = { notification_id: latest!.id, attempt_no: 1, started_at_ms: t0 + 2, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
+      expect(await store.finishNotificationAttempt(latest!.id, 'w', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, failed, t0 + 3)).toBe(true);
+      expect(await store.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
+      expect((await store.listNotifications(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
+      // The newest has nothing newer: never superseded by this.
+      expect(await store.supersedeIfNewer(after[2]!.id, t0 + 4)).toBe(false);
+    });
+
     it('a leased row is not leased again by another owner until the lease ends', async () => {
       const t0 = NOW + 100_000_000;
       const ids = await notifications(3, t0);

@@ -31,7 +31,7 @@ const NotificationView = Type.Object({
   event: Type.Union([Type.String(), Type.Null()], { description: 'a subscription event\'s name (subscription.created, …); null for a transaction notification' }),
   transaction_status: Type.String({ description: 'the status this notification reports (a subscription event: the subscription\'s status)' }),
   url: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('failed')]),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('failed'), Type.Literal('superseded')]),
   attempt_count: Type.Integer(),
   created_at: Type.String(),
   next_attempt_at: Type.Union([Type.String(), Type.Null()], { description: 'null unless pending' }),
