@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import type { OperationDeps } from '../operations/deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import { requireAdmin } from './admin-auth.js';
 import type { ApiLog } from './route.js';
 import { redactUrl } from '../logging.js';
@@ -24,6 +26,8 @@ const KEEP_ALIVE_MS = 5_000;
 const IDLE_SOCKET_MS = 30_000;
 /** Request line and headers together (Node's default); over it: 431. */
 const HEADERS_MAX_BYTES = 16 * 1024;
+/** Where the interactive API reference is served. */
+export const REFERENCE_PATH = '/reference';
 /** A path parameter (an id, a token) longer than this is answered 414. */
 const PATH_PARAMETER_MAX_CHARS = 200;
 const FORM_MAX_BYTES = 8 * 1024;
@@ -161,6 +165,9 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
   }
   const openapi = buildOpenApi(routes, deps.config.public_url ?? '/');
   app.get('/openapi.json', async () => openapi);
+  // The interactive reference (Swagger UI, its files served from node_modules, never a CDN) over the same document.
+  void app.register(swagger, { mode: 'static', specification: { document: openapi as never } });
+  void app.register(swaggerUi, { routePrefix: REFERENCE_PATH, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false } });
   methods_by_url.set('/openapi.json', new Set(['GET']));
   app.get('/healthz', async (_request, response) => {
     try {
