@@ -19,6 +19,7 @@ import { MerchantDirectory } from './operations/merchant-directory.js';
 import { addRoutingRule, listRoutingRules, parseBinCsv } from './operations/routing-rules.js';
 import { checkFrameOrigins } from './domain/frame-origins.js';
 import { bodySigningString, signBody } from './domain/signing.js';
+import { characterLength, hasContent, textProblem } from './domain/text.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
 
 const USAGE = `Usage:
@@ -27,11 +28,13 @@ const USAGE = `Usage:
   paygate help                          this text
   paygate merchant create [--merchant-id ID] [--secret SECRET] [--application-key KEY]
                           [--frontend NAME] [--currency CODE] [--frame-origin ORIGIN]...
+                          [--display-name NAME]
                                         create a merchant; prints JSON. In sandbox mode it gets
                                         one sandbox gateway; in live mode none (add one below).
                                         --frame-origin (repeatable): an origin such as
                                         https://shop.example allowed to show the application's
-                                        init-pay-in cashier in an iframe (docs/cashier.md)
+                                        init-pay-in cashier in an iframe (docs/cashier.md);
+                                        --display-name: the shop name the cashier shows
   paygate gateway create --merchant-id ID --connector NAME [--currencies USD,EUR,...]
                          [--setting KEY=VALUE]... [--no-mit] [--hold-payouts]
                                         add a gateway to a merchant; prints JSON with its id and
@@ -170,9 +173,15 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
     options: {
       'merchant-id': { type: 'string' }, secret: { type: 'string' }, 'application-key': { type: 'string' },
       frontend: { type: 'string' }, currency: { type: 'string' }, 'frame-origin': { type: 'string', multiple: true },
+      'display-name': { type: 'string' },
     },
     strict: true,
   });
+  const display_name = values['display-name'];
+  if (display_name !== undefined && (characterLength(display_name) < 1 || characterLength(display_name) > 64 || textProblem(display_name) !== null || !hasContent(display_name))) {
+    process.stderr.write('paygate: --display-name must be text of 1 to 64 characters\n');
+    return 2;
+  }
   // Checked before anything is created, so a bad origin changes nothing.
   const frame_origins = checkFrameOrigins(values['frame-origin'] ?? []);
   if (!frame_origins.ok) {
@@ -189,6 +198,11 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
     }, Date.now(), starterGateway(config.environment));
     switch (outcome.kind) {
       case 'created':
+        if (display_name !== undefined) {
+          // The shop's name for the cashier, on both of the new merchant's identities.
+          await store.setDisplayName(outcome.merchant.merchant_id, { kind: 'frontend', value: outcome.merchant.frontend }, display_name);
+          await store.setDisplayName(outcome.merchant.merchant_id, { kind: 'application_key', value: outcome.merchant.application_key }, display_name);
+        }
         if (frame_origins.origins.length > 0) {
           await store.setFrameOrigins(outcome.merchant.merchant_id, outcome.merchant.application_key, frame_origins.origins);
           process.stdout.write(`${JSON.stringify({ ...outcome.merchant, frame_origins: frame_origins.origins })}\n`);

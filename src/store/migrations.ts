@@ -568,6 +568,16 @@ function v13BodySignature(): Migration {
   };
 }
 
+/** Issue 19: the shop's name per frontend and application, shown by the cashier instead of the merchant_id. */
+function displayNames(): Migration {
+  return {
+    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+      await db.schema.alterTable('frontends').addColumn('display_name', 'text').execute();
+      await db.schema.alterTable('applications').addColumn('display_name', 'text').execute();
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -577,6 +587,7 @@ class InlineMigrations implements MigrationProvider {
       '0006_one_active_subscription': oneActiveSubscription(), '0007_notification_bound': notificationBound(),
       '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
       '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
+      '0013_display_names': displayNames(),
     };
   }
 }

@@ -17,6 +17,8 @@ export interface ApplicationTable {
   created_at_ms: number;
   /** Origins allowed to frame this application's init-pay-in cashier, space-separated (migration 0004_cashier). */
   frame_origins: Generated<string>;
+  /** The shop's name the cashier shows its customers; null: the merchant_id (migration 0013). */
+  display_name: string | null;
 }
 
 export interface FrontendTable {
@@ -24,6 +26,8 @@ export interface FrontendTable {
   name: string;
   currency: string;
   created_at_ms: number;
+  /** The shop's name the cashier shows its customers; null: the merchant_id (migration 0013). */
+  display_name: string | null;
 }
 
 /** A merchant's account at one processor, reached through a connector (decisions.md §13, docs/connectors.md). */

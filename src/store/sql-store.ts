@@ -200,6 +200,24 @@ class SqlOps implements StoreOps {
     };
   }
 
+  async getDisplayName(merchant_id: string, identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string }): Promise<string | null> {
+    const row = identity.kind === 'frontend'
+      ? await this.db.selectFrom('frontends').select('display_name').where('merchant_id', '=', merchant_id).where('name', '=', identity.value).executeTakeFirst()
+      : await this.db.selectFrom('applications').select('display_name').where('merchant_id', '=', merchant_id).where('application_key', '=', identity.value)
+        .executeTakeFirst();
+    return row?.display_name ?? null;
+  }
+
+  async setDisplayName(
+    merchant_id: string, identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string }, display_name: string | null,
+  ): Promise<boolean> {
+    const result = identity.kind === 'frontend'
+      ? await this.db.updateTable('frontends').set({ display_name }).where('merchant_id', '=', merchant_id).where('name', '=', identity.value).executeTakeFirst()
+      : await this.db.updateTable('applications').set({ display_name }).where('merchant_id', '=', merchant_id).where('application_key', '=', identity.value)
+        .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async setV13BodySignatureRequired(merchant_id: string, required: boolean): Promise<boolean> {
     const result = await this.db.updateTable('merchants').set({ v13_body_signature_required: required ? 1 : 0 })
       .where('merchant_id', '=', merchant_id).executeTakeFirst();

@@ -88,3 +88,22 @@ describe('Gt-Body-Signature', () => {
     expect(docs).toContain(bodyHeaderSignature(content, 'demo-secret'));
   });
 });
+
+describe('link previews (cashier one-time links)', () => {
+  it('tell preview robots and HEAD from people\'s browsers, in-app ones included', async () => {
+    const { isLinkPreview } = await import('../../src/domain/link-preview.js');
+    for (const robot of ['Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)', 'facebookexternalhit/1.1', 'WhatsApp/2.23.20.0 A',
+      'Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)', 'TelegramBot (like TwitterBot)', 'LinkedInBot/1.0',
+      'Mozilla/5.0 (Windows NT 6.1; WOW64) SkypeUriPreview Preview/0.5', 'Mozilla/5.0 (compatible; Googlebot/2.1)']) {
+      expect(isLinkPreview('GET', robot), robot).toBe(true);
+    }
+    expect(isLinkPreview('HEAD', 'Mozilla/5.0 Chrome/120')).toBe(true);
+    for (const person of [
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Edg/120.0',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36 Teams/1.6.00',
+      'Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Mobile Safari/537.36 [FBAN/EMA;FBLC/en_US]',
+      undefined,
+    ]) expect(isLinkPreview('GET', person), String(person)).toBe(false);
+  });
+});

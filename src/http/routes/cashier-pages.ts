@@ -11,6 +11,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { framingHeaders } from '../../domain/frame-origins.js';
 import { CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.js';
 import { attemptTransaction, sessionState, submitPayment } from '../../operations/cashier-payment.js';
+import { signedReturnUrl } from '../../domain/return-url.js';
+import { isLinkPreview } from '../../domain/link-preview.js';
 import {
   type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
   methodsFor, missingCustomerFields, saveRegistration, sessionConnector, sessionFrameOrigins,
@@ -105,8 +107,19 @@ async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ v
   const state = await sessionState(deps, browser.session);
   const merchant = await deps.merchants.find(browser.session.merchant_id);
   const connector_texts = (merchant ? sessionConnector(deps, merchant, browser.session)?.cashier_texts : undefined) ?? null;
+  // The latest payment of the session (transactions come oldest first), for the signed way back.
+  const latest = state.transactions.at(-1) ?? null;
+  const return_href = merchant === null ? browser.session.return_url : signedReturnUrl(browser.session.return_url, {
+    order_id: browser.session.order_id, trace_id: latest?.trace_id ?? null, transaction_status: latest?.status ?? null,
+    timestamp: Math.floor(deps.clock.now_ms() / 1000),
+  }, merchant.secret);
+  const identity_kind = browser.session.identity_kind === 'frontend' ? 'frontend' as const : 'application_key' as const;
+  const shop_name = await deps.store.getDisplayName(browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
   return {
-    view: { ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor },
+    view: {
+      ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor,
+      return_href, shop_name,
+    },
     state,
   };
 }
@@ -147,7 +160,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     if (state.in_flight) {
       const row = state.in_flight;
       const attempt_url = attemptUrlOf(row) ?? '/cashier';
-      return send(200, cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row)));
+      return send(200, cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row), row.status !== 'approved'));
     }
     if (session.kind === 'pay_out' && state.remaining_minor === 0) {
       return send(200, cashierPage(view, html`<div class="actions">${returnButton(view)}</div>`, { tone: 'bad', title: view.say('no_balance') }));
@@ -163,7 +176,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
 
   function returnButton(view: CashierView): Html {
     const target = view.session.kind === 'pay_in' ? html` target="_top"` : '';
-    return html`<a class="button primary" href="${view.session.return_url}"${target}>${view.say('return_to_shop')}</a>`;
+    return html`<a class="button primary" href="${view.return_href}"${target}>${view.say('return_to_shop')}</a>`;
   }
 
   async function methodsOf(session: CashierSessionRow): Promise<string[]> {
@@ -224,6 +237,10 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
       'Cashier auto-login (the redirect_url of a session call): one use, then redirects to /cashier',
       async (request, response) => {
         const { token } = request.params as { token: string };
+        // A chat app drawing the link's preview must not use up the customer's one-time link.
+        if (isLinkPreview(request.method, request.headers['user-agent'])) {
+          return sendHtml(deps, response, null, 200, messagePage(languageView(deps, null), null, 'link_preview', 'link_preview_text'));
+        }
         return answerLogin(page, response, await loginWithLink(deps, token));
       }),
     htmlRoute('GET', '/cashier/login',
@@ -315,8 +332,9 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
           retry = html`<p>${view.say('try_again')}</p>${method === null || methods.length > 1 ? methodChoice(view, methods) : paymentForm(view, { method, methods })}`;
         }
         const can_pay_again = browser.open && !isOrderSession(session) && state.remaining_minor !== 0;
+        // Paid: the "open until" footer would invite a second payment nobody asked for.
         return sendHtml(deps, response, session, 200,
-          cashierPage(view, resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again), resultAlert(view, row)));
+          cashierPage(view, resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again), resultAlert(view, row), row.status !== 'approved'));
       }),
   ];
 }

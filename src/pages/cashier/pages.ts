@@ -19,6 +19,10 @@ export interface CashierView {
   readonly csrf: string;
   /** Withdrawals: what is left of the balance sent (null: no bound). */
   readonly remaining_minor: number | null;
+  /** The session's return_url with what happened, signed (domain/return-url.ts). */
+  readonly return_href: string;
+  /** The shop's name for the session's frontend or application; null: the merchant_id is shown. */
+  readonly shop_name: string | null;
 }
 
 /** Errors by field name, as text keys; values as the customer typed them (never card data). */
@@ -46,9 +50,12 @@ function timeOf(ms: number): string {
 }
 
 /** `open`: the session still takes payments, so the footer says until when. */
-function shell(view: Pick<CashierView, 'language' | 'say' | 'sandbox'>, session: CashierSessionRow | null, title: string, body: Html, open = false): string {
+function shell(
+  view: Pick<CashierView, 'language' | 'say' | 'sandbox'> & { readonly shop_name?: string | null }, session: CashierSessionRow | null, title: string, body: Html,
+  open = false,
+): string {
   return cashierShell({
-    language: view.language, say: view.say, title, merchant: session?.merchant_id ?? null, sandbox: view.sandbox,
+    language: view.language, say: view.say, title, merchant: view.shop_name ?? session?.merchant_id ?? null, sandbox: view.sandbox,
     footer: session && open ? view.say('valid_until', { time: timeOf(session.expires_at_ms) }) : null,
   }, body);
 }
@@ -72,10 +79,10 @@ function summary(view: CashierView): Html {
   return rows.length > 0 ? html`<dl class="summary">${rows}</dl>` : html``;
 }
 
-function returnLink(view: Pick<CashierView, 'say' | 'session'>, label: TextKey = 'return_to_shop', tone = 'secondary'): Html {
+function returnLink(view: Pick<CashierView, 'say' | 'session' | 'return_href'>, label: TextKey = 'return_to_shop', tone = 'secondary'): Html {
   // init-pay-in pages live in the merchant's iframe: going back to the shop replaces the whole window.
   const target = view.session.kind === 'pay_in' ? '_top' : null;
-  return html`<a class="button ${tone}" href="${view.session.return_url}"${target ? html` target="${target}"` : ''}>${view.say(label)}</a>`;
+  return html`<a class="button ${tone}" href="${view.return_href}"${target ? html` target="${target}"` : ''}>${view.say(label)}</a>`;
 }
 
 interface InputSpec {
@@ -225,10 +232,14 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
     ${other}`;
 }
 
-/** The main cashier page: title, what is being paid, an optional message, then a section (choice or form). */
-export function cashierPage(view: CashierView, section: Html, alert?: Alert | null): string {
+/**
+ * The main cashier page: title, what is being paid, an optional message, then a section (choice
+ * or form). `open`: the session still waits for a payment, so the footer says until when; false
+ * once the payment shown is approved (nothing is left to do before that time).
+ */
+export function cashierPage(view: CashierView, section: Html, alert?: Alert | null, open = true): string {
   const title = view.say(TITLE[view.session.kind] ?? 'title_pay_in');
-  return shell(view, view.session, title, html`<h1>${title}</h1>${summary(view)}${alertBox(alert)}${section}`, true);
+  return shell(view, view.session, title, html`<h1>${title}</h1>${summary(view)}${alertBox(alert)}${section}`, open);
 }
 
 const FAILED = new Set(['declined', 'rejected', 'error', 'cancelled']);
@@ -279,14 +290,17 @@ export function resultActions(view: CashierView, row: TransactionRow, self_url: 
 
 /** A page that only says something (an order paid or expired, a session ended), with the way back to the shop. */
 export function messagePage(
-  view: Pick<CashierView, 'language' | 'say' | 'sandbox'>,
+  view: Pick<CashierView, 'language' | 'say' | 'sandbox'> & { readonly return_href?: string; readonly shop_name?: string | null },
   session: CashierSessionRow | null,
   title: TextKey,
   text: TextKey,
   extra?: Html,
 ): string {
   const { say } = view;
-  const back = session ? html`<div class="actions">${returnLink({ say, session }, 'return_to_shop', 'primary')}</div>` : '';
+  // The signed way back when the page knows the session's payments, else the plain return_url.
+  const back = session
+    ? html`<div class="actions">${returnLink({ say, session, return_href: view.return_href ?? session.return_url }, 'return_to_shop', 'primary')}</div>`
+    : '';
   return shell(view, session, say(title), html`<h1>${say(title)}</h1><p>${say(text)}</p>${extra ?? ''}${back}`);
 }
 
