@@ -126,6 +126,15 @@ export function versionsOf(route: SignedRoute): ReadonlySet<string> {
   return versions;
 }
 
+/** The merchant's rate (docs/limits.md §3): the 429 answer to send, its Retry-After set, or null when within it. */
+async function merchantOverRate(deps: OperationDeps, merchant_id: string, response: FastifyReply): Promise<Reply | null> {
+  const limited = await deps.rate_limits.merchant(merchant_id);
+  if (limited === null) return null;
+  deps.metrics.rate_limited.inc({ limit: 'merchant' });
+  void response.header('retry-after', String(limited.retry_after_s));
+  return { ...reply(Status.TOO_MANY_REQUESTS, 'Too many requests'), http_code: 429 };
+}
+
 /** The fields holding a URL the gateway will call or send the customer to. */
 const MERCHANT_URL_FIELDS = ['notification_url', 'validation_url', 'return_url'] as const;
 
@@ -206,11 +215,9 @@ export async function runSignedRoute(
       return;
     }
     secret = merchant.secret;
-    const limited = await deps.rate_limits.merchant(merchant.merchant_id);
+    const limited = await merchantOverRate(deps, merchant.merchant_id, response);
     if (limited !== null) {
-      deps.metrics.rate_limited.inc({ limit: 'merchant' });
-      void response.header('retry-after', String(limited.retry_after_s));
-      send({ ...reply(Status.TOO_MANY_REQUESTS, 'Too many requests'), http_code: 429 });
+      send(limited);
       return;
     }
     if (keys.length > deps.config.limits.body_max_fields) {
@@ -395,11 +402,9 @@ export async function runHeaderSignedRoute(
       return;
     }
     secret = merchant.secret;
-    const limited = await deps.rate_limits.merchant(merchant.merchant_id);
+    const limited = await merchantOverRate(deps, merchant.merchant_id, response);
     if (limited !== null) {
-      deps.metrics.rate_limited.inc({ limit: 'merchant' });
-      void response.header('retry-after', String(limited.retry_after_s));
-      send({ ...reply(Status.TOO_MANY_REQUESTS, 'Too many requests'), http_code: 429 });
+      send(limited);
       return;
     }
     const keyed = APPLICATION_KEY.parse(input.application_key === '' ? { ...input, application_key: undefined } : input);

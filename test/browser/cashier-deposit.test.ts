@@ -108,7 +108,7 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
       expect(await page.content()).not.toContain('4111111111111111');
       await checkTapTargets(page);
       await shoot(browser, page, kind, 'deposit-approved');
-      await Promise.all([page.waitForURL(`${shop.url}/return`), page.getByRole('link', { name: 'Return to shop' }).click()]);
+      await Promise.all([page.waitForURL((url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved'), page.getByRole('link', { name: 'Return to shop' }).click()]);
     } finally {
       await close();
     }

@@ -123,7 +123,7 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
         await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'cashier-embedded-desktop.png'), fullPage: true });
       }
       expect(page.url()).toBe(`${shop.url}/embed-allowed`);
-      await Promise.all([page.waitForURL(`${shop.url}/return`), frame.getByRole('link', { name: 'Return to shop' }).click()]);
+      await Promise.all([page.waitForURL((url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved'), frame.getByRole('link', { name: 'Return to shop' }).click()]);
     } finally {
       await close();
     }
