@@ -20,10 +20,11 @@ echo "[fresh] npm ci and npm test passed on a clean clone"
 env -i HOME="$HOME" PATH="$PATH" npm prune --omit=dev --no-audit --no-fund >/dev/null
 test ! -e node_modules/typescript
 port=18765
-env -i HOME="$HOME" PATH="$PATH" PORT=$port PAYGATE_DATA_DIR="$work/data" npm start >"$work/start.log" 2>&1 &
+# In a session of its own, so that npm, its script and the gateway all stop together below.
+setsid env -i HOME="$HOME" PATH="$PATH" PORT=$port PAYGATE_DATA_DIR="$work/data" npm start >"$work/start.log" 2>&1 &
 started=$!
 for _ in $(seq 1 60); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.5; done
 curl -fsS "http://127.0.0.1:$port/healthz"
 echo
-kill "$started"; wait "$started" || true
+kill -- -"$started"; wait "$started" || true
 echo "[fresh] production install (npm prune --omit=dev, npm start) serves /healthz"
