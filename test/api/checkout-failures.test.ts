@@ -5,26 +5,17 @@
 // the merchant is answered, that the processor holds at most one payment for the order (every
 // retry reused the idempotency key), and that the transaction reaches its final status (by a
 // lookup, a webhook or the sweep) with exactly one notification of it.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
 import { checkoutSignature } from '../support/checkout/fake.js';
 import { CHECKOUT_WEBHOOK_SECRET, FAILURE_ENV, type LiveCheckout, liveSale, startLiveCheckout } from '../support/live-checkout.js';
+import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
   let live: LiveCheckout;
-  beforeAll(async () => {
-    live = await startLiveCheckout(kind, { env: FAILURE_ENV });
-  });
-  afterAll(async () => {
-    await live?.close();
-  });
-  afterEach(async () => {
-    live.fake.holdEvents(false);
-    await live.fake.releaseHeldEvents();
-    expect(live.fake.violations).toEqual([]);
-  });
+  withLiveGateway(() => startLiveCheckout(kind, { env: FAILURE_ENV }), (started) => (live = started));
 
   const sale = (overrides: Record<string, unknown> = {}) => liveSale(live, saleA(live.merchant, { gateway: live.gateway, ...overrides }));
 

@@ -5,9 +5,10 @@
 // answered, that Stripe holds at most one PaymentIntent for the transaction (every attempt carried
 // the same idempotency key), and that the transaction reaches its final status (by a lookup, a
 // webhook or the sweep) with exactly one notification of it.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refundC, saleA } from '../support/bodies.js';
 import { FAILURE_ENV, type LiveStripe, liveSale, operatorCall, startLiveStripe, STRIPE_WEBHOOK_SECRET } from '../support/live-stripe.js';
+import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -15,17 +16,7 @@ const APPROVED = '4242424242424242';
 
 describe.each(storeKinds())('Stripe failures on %s', (kind) => {
   let live: LiveStripe;
-  beforeAll(async () => {
-    live = await startLiveStripe(kind, { env: FAILURE_ENV });
-  });
-  afterAll(async () => {
-    await live?.close();
-  });
-  afterEach(async () => {
-    live.fake.holdEvents(false);
-    await live.fake.releaseHeldEvents();
-    expect(live.fake.violations).toEqual([]);
-  });
+  withLiveGateway(() => startLiveStripe(kind, { env: FAILURE_ENV }), (started) => (live = started));
 
   const sale = (overrides: Record<string, unknown> = {}) => liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: APPROVED, ...overrides }));
 

@@ -6,9 +6,10 @@
 // transaction_status with a signed notification at the merchant's site, and every request the
 // package sent and every answer and event the fake gave is checked against Stripe's published
 // API description (fake.violations stays empty).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refundC, saleA } from '../support/bodies.js';
 import { type LiveStripe, liveSale, startLiveStripe, STRIPE_WEBHOOK_SECRET } from '../support/live-stripe.js';
+import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { payoutE } from '../support/payout-bodies.js';
 import { stripeSignatureHeader } from '../support/stripe/fake.js';
@@ -26,17 +27,7 @@ const REFUND_PENDING = '4000000000007726';
 
 describe.each(storeKinds())('live sales through Stripe on %s', (kind) => {
   let live: LiveStripe;
-  beforeAll(async () => {
-    live = await startLiveStripe(kind);
-  });
-  afterAll(async () => {
-    await live?.close();
-  });
-  afterEach(async () => {
-    live.fake.holdEvents(false);
-    await live.fake.releaseHeldEvents();
-    expect(live.fake.violations).toEqual([]);
-  });
+  withLiveGateway(() => startLiveStripe(kind), (started) => (live = started));
 
   const sale = (overrides: Record<string, unknown> = {}) => liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: APPROVED, ...overrides }));
   const refund = (sale_trace: number, amount: number, card_number = APPROVED) =>

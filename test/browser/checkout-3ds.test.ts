@@ -5,10 +5,11 @@
 // asks the processor for the outcome, records it with its notification, and sends them on to the
 // merchant's return_url. On both stores, at a phone's and a desktop's width.
 import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
 import { launchBrowser, newPage, type ViewportName } from '../support/browser.js';
 import { type LiveCheckout, liveSale, startLiveCheckout } from '../support/live-checkout.js';
+import { withLiveGateway } from '../support/live-gateway.js';
 import { storeKinds } from '../support/stores.js';
 
 let browser: Browser;
@@ -21,17 +22,7 @@ afterAll(async () => {
 
 describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) => {
   let live: LiveCheckout;
-  beforeAll(async () => {
-    live = await startLiveCheckout(kind, { settings: { three_ds: 'always' } });
-  });
-  afterAll(async () => {
-    await live?.close();
-  });
-  afterEach(async () => {
-    live.fake.holdEvents(false);
-    await live.fake.releaseHeldEvents();
-    expect(live.fake.violations).toEqual([]);
-  });
+  withLiveGateway(() => startLiveCheckout(kind, { settings: { three_ds: 'always' } }), (started) => (live = started));
 
   /** A sale sent to Checkout.com's 3-D Secure page; its return_url names the order. */
   async function challengedSale(overrides: Record<string, unknown> = {}) {

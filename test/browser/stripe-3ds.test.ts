@@ -5,10 +5,11 @@
 // records the outcome with its notification, and sends them on to the merchant's return_url. On
 // both stores, at a phone's and a desktop's width.
 import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
 import { launchBrowser, newPage, type ViewportName } from '../support/browser.js';
 import { type LiveStripe, liveSale, startLiveStripe } from '../support/live-stripe.js';
+import { withLiveGateway } from '../support/live-gateway.js';
 import { storeKinds } from '../support/stores.js';
 
 /** Stripe's test card that always asks for 3-D Secure. */
@@ -24,17 +25,7 @@ afterAll(async () => {
 
 describe.each(storeKinds())('Stripe 3-D Secure in Chromium on %s', (kind) => {
   let live: LiveStripe;
-  beforeAll(async () => {
-    live = await startLiveStripe(kind);
-  });
-  afterAll(async () => {
-    await live?.close();
-  });
-  afterEach(async () => {
-    live.fake.holdEvents(false);
-    await live.fake.releaseHeldEvents();
-    expect(live.fake.violations).toEqual([]);
-  });
+  withLiveGateway(() => startLiveStripe(kind), (started) => (live = started));
 
   async function challengedSale(amount: number) {
     const body = liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: THREE_DS, amount }));

@@ -5,7 +5,7 @@
 // tests run in seconds (a processor call gives up after 5 s, the processor is asked again every
 // second, a transaction is taken for interrupted after 6 s); the failure tests shorten them
 // further (FAILURE_ENV). live-checkout.ts and live-stripe.ts add each processor's fake.
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import type { TransactionRow } from '../../src/store/schema.js';
 import { postSigned, type Answer } from './client.js';
@@ -109,4 +109,34 @@ export async function startLiveGateway(kind: StoreKind, options: TestGatewayOpti
 /** A sale body (variant A) for the live merchant, its notification sent to the merchant's site. */
 export function liveSale(live: Pick<LiveGateway, 'merchant' | 'receiver'>, base: Record<string, unknown>): Record<string, unknown> {
   return { ...base, notification_url: `${live.receiver.url}/notify`, return_url: `${live.receiver.url}/return` };
+}
+
+/** What every fake processor lets a test hold and check (test/support/fake-processor/). */
+interface FakeWithEvents {
+  holdEvents(hold: boolean): void;
+  releaseHeldEvents(): Promise<void>;
+  readonly violations: readonly unknown[];
+}
+
+/**
+ * A describe block's live gateway: started once before its tests and closed after them; after
+ * each test the fake's held webhooks are released and its record of requests or answers that broke
+ * the processor's published API description must be empty.
+ */
+export function withLiveGateway<T extends { readonly fake: FakeWithEvents; close(): Promise<void> }>(
+  start: () => Promise<T>, started: (live: T) => void,
+): void {
+  let live: T | undefined;
+  beforeAll(async () => {
+    live = await start();
+    started(live);
+  });
+  afterAll(async () => {
+    await live?.close();
+  });
+  afterEach(async () => {
+    live!.fake.holdEvents(false);
+    await live!.fake.releaseHeldEvents();
+    expect(live!.fake.violations).toEqual([]);
+  });
 }
