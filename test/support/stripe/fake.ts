@@ -406,15 +406,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       object: 'payment_method',
       billing_details: pm.billing_details,
       card: {
-        brand: card.brand,
-        checks: cardChecks(card),
-        country: card.test.country,
-        exp_month: card.exp_month,
-        exp_year: card.exp_year,
-        fingerprint: card.fingerprint,
-        funding: card.test.funding,
+        ...cardFacts(card),
         generated_from: null,
-        last4: card.number.slice(-4),
         networks: { available: [card.brand], preferred: null },
         three_d_secure_usage: { supported: card.test.three_ds !== 'not_supported' },
         wallet: null,
@@ -424,6 +417,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       livemode: false,
       metadata: {},
       type: 'card',
+    };
+  }
+
+  /** What a PaymentMethod's card and a Charge's payment_method_details.card both say of the card. */
+  function cardFacts(card: CardState): JsonObject {
+    return {
+      brand: card.brand, checks: cardChecks(card), country: card.test.country, exp_month: card.exp_month, exp_year: card.exp_year,
+      fingerprint: card.fingerprint, funding: card.test.funding, last4: card.number.slice(-4),
     };
   }
 
@@ -471,15 +472,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       payment_method: charge.pm.id,
       payment_method_details: {
         card: {
-          brand: card.brand,
-          checks: cardChecks(card),
-          country: card.test.country,
-          exp_month: card.exp_month,
-          exp_year: card.exp_year,
-          fingerprint: card.fingerprint,
-          funding: card.test.funding,
+          ...cardFacts(card),
           installments: null,
-          last4: card.number.slice(-4),
           mandate: null,
           network: card.brand,
           network_token: { used: false },
