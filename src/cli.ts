@@ -21,6 +21,8 @@ import { checkFrameOrigins } from './domain/frame-origins.js';
 import { bodySigningString, signBody } from './domain/signing.js';
 import { characterLength, hasContent, textProblem } from './domain/text.js';
 import { masterKeyFor, openConfiguredStore, startGateway } from './main.js';
+import { createUser } from './operations/backoffice-users.js';
+import { wallClock } from './domain/clock.js';
 
 const USAGE = `Usage:
   paygate start                         run the gateway (configuration from the environment;
@@ -35,6 +37,11 @@ const USAGE = `Usage:
                                         https://shop.example allowed to show the application's
                                         init-pay-in cashier in an iframe (docs/cashier.md);
                                         --display-name: the shop name the cashier shows
+  paygate user create --email EMAIL --password PASSWORD --role operator|merchant
+                      [--merchant-id ID]
+                                        a back-office user (docs/backoffice.md); a merchant user
+                                        belongs to --merchant-id. Password: 12+ characters.
+                                        Prints JSON with user_id, email, role, merchant_id.
   paygate gateway create --merchant-id ID --connector NAME [--currencies USD,EUR,...]
                          [--setting KEY=VALUE]... [--no-mit] [--hold-payouts]
                                         add a gateway to a merchant; prints JSON with its id and
@@ -215,6 +222,43 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
         return 1;
       case 'invalid':
         process.stderr.write(`paygate: --${outcome.field} must be ${outcome.reason}\n`);
+        return 2;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function createUserCommand(config: Config, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, 'merchant-id': { type: 'string' } },
+    strict: true,
+  });
+  for (const name of ['email', 'password', 'role'] as const) {
+    if (values[name] === undefined) {
+      process.stderr.write(`paygate: --${name} is required\n${USAGE}`);
+      return 64;
+    }
+  }
+  const store = openConfiguredStore(config);
+  try {
+    await store.migrate();
+    const outcome = await createUser({ store, clock: wallClock }, {
+      email: values.email!, password: values.password!, role: values.role!, merchant_id: values['merchant-id'] ?? null,
+    });
+    switch (outcome.kind) {
+      case 'created':
+        process.stdout.write(`${JSON.stringify(outcome.user)}\n`);
+        return 0;
+      case 'exists':
+        process.stderr.write('paygate: a user with this e-mail already exists; nothing was changed\n');
+        return 1;
+      case 'merchant_not_found':
+        process.stderr.write('paygate: --merchant-id names no merchant; create it first with paygate merchant create\n');
+        return 1;
+      case 'invalid':
+        process.stderr.write(`paygate: --${outcome.field === 'merchant_id' ? 'merchant-id' : outcome.field} must be ${outcome.reason}\n`);
         return 2;
     }
   } finally {
@@ -403,6 +447,7 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keep running
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
+  if (command === 'user' && sub === 'create') return createUserCommand(config, rest);
   if (command === 'gateway') return gatewayCommand(config, sub, rest);
   if (command === 'route') return routeCommand(config, sub, rest);
   if (command === 'bins' && sub === 'load') return loadBins(config, rest);

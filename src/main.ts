@@ -9,6 +9,9 @@ import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
 import { buildApp } from './http/app.js';
+import { backOfficeRoutes } from './http/backoffice/routes.js';
+import { registerBackOffice } from './http/backoffice/plugin.js';
+import { signInRoutes } from './http/backoffice/sign-in.js';
 import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
@@ -144,6 +147,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // The hosted cashier (issue 5): session calls, find-order, the pages, the operator's framing setting.
   routes.push(...cashierSessionRoutes(() => public_url), findOrderRoute(), ...cashierPageRoutes(deps, () => public_url), ...operatorApplicationRoutes(deps));
   const app = buildApp(deps, routes, logger);
+  // The back office (issue 15): pages for operators and merchants' staff under /backoffice/.
+  registerBackOffice(app, deps, backOfficeRoutes(), signInRoutes());
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

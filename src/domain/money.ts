@@ -27,3 +27,18 @@ export function formatAmount(amount_minor: number, currency: string): string {
   const text = String(amount_minor).padStart(exponent + 1, '0');
   return `${text.slice(0, -exponent)}.${text.slice(-exponent)} ${currency}`;
 }
+
+/**
+ * What a person types into a page ("12.5", "12.50", "1,999.00" is refused): a decimal in the
+ * currency's major unit with at most its exponent's decimals, as minor units; null when it is not
+ * one, or not above zero, or above Number.MAX_SAFE_INTEGER minor units.
+ */
+export function parseMajorAmount(text: string, currency: string): number | null {
+  const exponent = minorUnitExponent(currency);
+  const match = /^\s*([0-9]{1,16})(?:\.([0-9]+))?\s*$/.exec(text);
+  if (match === null) return null;
+  const fraction = match[2] ?? '';
+  if (fraction.length > exponent) return null;
+  const minor = Number(match[1]! + fraction.padEnd(exponent, '0'));
+  return Number.isSafeInteger(minor) && minor > 0 ? minor : null;
+}

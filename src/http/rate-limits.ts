@@ -10,6 +10,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /** Addresses and merchants counted at once per instance; the least recently seen are forgotten past it. */
 const CACHE_KEYS = 10_000;
 const WINDOW_MS = 60_000;
+/** Back-office sign-in attempts per address and minute. */
+export const SIGN_IN_PER_ADDRESS_PER_MINUTE = 30;
 
 export interface RateRefusal {
   readonly limit: 'address' | 'merchant';
@@ -21,10 +23,14 @@ type Limiter = (request: unknown) => Promise<{ isAllowed: boolean; isExceeded?: 
 export class RateLimits {
   private address_limiter: Limiter | null = null;
   private merchant_limiter: Limiter | null = null;
+  private sign_in_limiter: Limiter | null = null;
   private app: FastifyInstance | null = null;
 
   /** Requests per minute; 0 turns a limit off. */
-  constructor(private readonly per_address_per_minute: number, private readonly per_merchant_per_minute: number) {}
+  constructor(
+    private readonly per_address_per_minute: number, private readonly per_merchant_per_minute: number,
+    private readonly sign_in_per_address_per_minute = SIGN_IN_PER_ADDRESS_PER_MINUTE,
+  ) {}
 
   /** Registers the plugin on the app (counters only: no route is limited by the plugin itself). */
   attach(app: FastifyInstance): void {
@@ -39,6 +45,18 @@ export class RateLimits {
       max: this.per_address_per_minute, timeWindow: WINDOW_MS, keyGenerator: (req) => `address:${req.ip}`,
     }) as Limiter;
     return refusal('address', await this.address_limiter(request));
+  }
+
+  /**
+   * Back-office sign-in attempts per client address (docs/backoffice.md): far below the API's
+   * allowance, since each guess costs an argon2 hash; the per-e-mail lock-out is the store's.
+   */
+  async signIn(request: FastifyRequest): Promise<RateRefusal | null> {
+    if (this.sign_in_per_address_per_minute === 0 || this.app === null) return null;
+    this.sign_in_limiter ??= this.app.createRateLimit({
+      max: this.sign_in_per_address_per_minute, timeWindow: WINDOW_MS, keyGenerator: (req) => `sign-in:${req.ip}`,
+    }) as Limiter;
+    return refusal('address', await this.sign_in_limiter(request));
   }
 
   async merchant(merchant_id: string): Promise<RateRefusal | null> {

@@ -7,6 +7,7 @@ import type { OperationDeps } from './deps.js';
 import { answerForExisting, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint } from './card-vault.js';
 import type { Identity } from './sale.js';
+import type { TransactionRow } from '../store/schema.js';
 
 export interface RefundInput {
   readonly merchant: Merchant;
@@ -49,6 +50,18 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
   if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
   if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };
+  return refundSale(deps, input, sale);
+}
+
+/** A refund's request without the card checks: the API checks the card first, the back office's signed-in staff need not. */
+export type RefundOfSale = Omit<RefundInput, 'card' | 'reference_id'>;
+
+/**
+ * Refunds `sale` (an approved sale of input.merchant, in input.currency, as the caller checked):
+ * the reservation under the sale's row lock, the processor's refund with the refund's order_id
+ * as its idempotency key, and the answer.
+ */
+export async function refundSale(deps: OperationDeps, input: RefundOfSale, sale: TransactionRow): Promise<RefundOutcome> {
   // The sale's own gateway refunds it, enabled or not: a disabled gateway still settles what it took.
   const found = await deps.connectors.forGatewayId(deps.store, sale.gateway_id);
   if (!found) return { kind: 'no_processor' };

@@ -578,6 +578,63 @@ function displayNames(): Migration {
   };
 }
 
+/**
+ * Issue 15: the back office's users, sessions, failed sign-ins and audit log, and the indexes its
+ * pages read through: a merchant's transactions newest first (keyset by trace_id) and the last
+ * 30 days by time (the overview).
+ */
+function backoffice(dialect: Dialect): Migration {
+  return {
+    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+      const id = (table: ReturnType<typeof db.schema.createTable>) =>
+        table.addColumn('id', autoId(dialect), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()));
+      await db.schema.createTable('backoffice_users')
+        .addColumn('user_id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('merchant_id', 'text', (c) => c.references('merchants.merchant_id'))
+        .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('disabled_at_ms', 'bigint')
+        .addCheckConstraint('backoffice_users_role', sql`(role = 'operator' AND merchant_id IS NULL) OR (role = 'merchant' AND merchant_id IS NOT NULL)`)
+        .execute();
+      await db.schema.createTable('backoffice_sessions')
+        .addColumn('session_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('backoffice_users.user_id'))
+        .addColumn('data_json', 'text', (c) => c.notNull())
+        .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('backoffice_sessions_expiry').on('backoffice_sessions').column('expires_at_ms').execute();
+      await id(db.schema.createTable('backoffice_sign_in_failures'))
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('at_ms', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('backoffice_sign_in_failures_email').on('backoffice_sign_in_failures').columns(['email', 'at_ms']).execute();
+      await db.schema.createTable('backoffice_sign_in_locks')
+        .addColumn('email', 'text', (c) => c.primaryKey())
+        .addColumn('until_ms', 'bigint', (c) => c.notNull())
+        .execute();
+      await id(db.schema.createTable('audit_log'))
+        .addColumn('at_ms', 'bigint', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('role', 'text')
+        .addColumn('merchant_id', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('detail', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_merchant').on('audit_log').columns(['merchant_id', 'id']).execute();
+      await db.schema.createIndex('transactions_merchant_trace').on('transactions').columns(['merchant_id', 'trace_id']).execute();
+      await db.schema.createIndex('transactions_created').on('transactions').column('created_at_ms').execute();
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -588,6 +645,8 @@ class InlineMigrations implements MigrationProvider {
       '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
       '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
       '0013_display_names': displayNames(),
+      // 0014 is the merchant credentials' migration (secret rolling, disabling).
+      '0015_backoffice': backoffice(this.dialect),
     };
   }
 }

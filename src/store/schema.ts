@@ -382,6 +382,65 @@ export interface CashierCustomerTable {
   updated_at_ms: number;
 }
 
+/** A person who signs in to the back office (migration 0015, docs/backoffice.md). */
+export interface BackofficeUserTable {
+  user_id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  /** argon2id, PHC string (@node-rs/argon2). */
+  password_hash: string;
+  /** operator (every merchant) or merchant (its merchant_id only): a CHECK ties the two columns. */
+  role: string;
+  merchant_id: string | null;
+  created_at_ms: number;
+  /** Set once disabled: the user can no longer sign in and its sessions end at their next request. */
+  disabled_at_ms: number | null;
+}
+
+/** A signed-in browser (@fastify/session's store), by the sha256 of the cookie's session id. */
+export interface BackofficeSessionTable {
+  session_hash: string;
+  user_id: string;
+  /** The session's data as @fastify/session keeps it, without the cookie's own attributes. */
+  data_json: string;
+  expires_at_ms: number;
+  created_at_ms: number;
+}
+
+/** Failed sign-ins, counted per e-mail over a window (the lock-out of decisions.md §14). */
+export interface BackofficeSignInFailureTable {
+  id: Generated<number>;
+  email: string;
+  address: string;
+  at_ms: number;
+}
+
+/** An e-mail refused at sign-in until until_ms, known to the system or not (so a lock tells nothing of who has an account). */
+export interface BackofficeSignInLockTable {
+  email: string;
+  until_ms: number;
+}
+
+/** Who did what, when and from where in the back office; operators read it (docs/backoffice.md). */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at_ms: number;
+  /** null for an attempt by nobody known (a failed sign-in with an unknown e-mail). */
+  user_id: string | null;
+  email: string;
+  role: string | null;
+  /** The merchant whose data the action touched, if any: a merchant's staff see only their own merchant's lines. */
+  merchant_id: string | null;
+  action: string;
+  /** What it acted on (a trace_id, a user's e-mail, a gateway id), or null. */
+  target: string | null;
+  address: string;
+  /** done, refused, failed: what came of it. */
+  outcome: string;
+  /** A short account, never a secret, a password or a card number. */
+  detail: string | null;
+}
+
 export interface Database {
   merchants: MerchantTable;
   applications: ApplicationTable;
@@ -404,6 +463,11 @@ export interface Database {
   cashier_sessions: CashierSessionTable;
   cashier_tokens: CashierTokenTable;
   cashier_customers: CashierCustomerTable;
+  backoffice_users: BackofficeUserTable;
+  backoffice_sessions: BackofficeSessionTable;
+  backoffice_sign_in_failures: BackofficeSignInFailureTable;
+  backoffice_sign_in_locks: BackofficeSignInLockTable;
+  audit_log: AuditLogTable;
 }
 
 export type TransactionRow = Selectable<TransactionTable>;
@@ -442,3 +506,5 @@ export type CashierSessionRow = Selectable<CashierSessionTable>;
 export type NewCashierSessionRow = Insertable<CashierSessionTable>;
 export type CashierTokenRow = Selectable<CashierTokenTable>;
 export type CashierCustomerRow = Selectable<CashierCustomerTable>;
+export type BackofficeUserRow = Selectable<BackofficeUserTable>;
+export type AuditLogRow = Selectable<AuditLogTable>;

@@ -14,6 +14,7 @@ import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, NewMer
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
+import { type BackOfficeStore, SqlBackOfficeStore } from './backoffice-store.js';
 
 /** Units of work committed together at most; bounds the latency one batch adds. */
 const GROUP_COMMIT_MAX_UNITS = 64;
@@ -846,6 +847,7 @@ export class SqlStore extends SqlOps implements Store {
   private readonly direct_in_transaction: { readonly sqlite: DirectSqlite; readonly in_transaction: true } | null;
   /** PostgreSQL: the pool, read for /metrics (poolUse). */
   private readonly pool: pg.Pool | null;
+  readonly backoffice: BackOfficeStore;
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -858,6 +860,7 @@ export class SqlStore extends SqlOps implements Store {
     super(root, dialect, new SqlText(dialect), signal.fire, options.direct ? { sqlite: options.direct, in_transaction: false } : null);
     this.signal = signal;
     this.pool = options.pool ?? null;
+    this.backoffice = new SqlBackOfficeStore(root);
     this.direct_in_transaction = options.direct ? { sqlite: options.direct, in_transaction: true } : null;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
     const direct = options.direct;

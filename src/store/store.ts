@@ -13,6 +13,8 @@ import type {
 
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
 
+import type { BackOfficeStore } from './backoffice-store.js';
+
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The two clocks of a notification lease round (leaseNotifications). */
@@ -301,6 +303,8 @@ export type CashierSessionExpectation = Partial<Pick<CashierSessionRow, 'order_s
 
 export interface Store extends StoreOps {
   readonly dialect: Dialect;
+  /** The back office's users, sessions, audit log and page queries (store/backoffice-store.ts). */
+  readonly backoffice: BackOfficeStore;
   migrate(): Promise<void>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;

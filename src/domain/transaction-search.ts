@@ -1,0 +1,103 @@
+// The back office's transactions search form (docs/backoffice.md), read from a query string into
+// the store's search (store/backoffice-store.ts): every field optional, each checked by its own
+// rule, and a wrong one named to the person who typed it. Dates are whole UTC days, the "to" day
+// included; amounts are minor units, as everywhere in the API.
+import type { TransactionSearch } from '../store/backoffice-store.js';
+import { textProblem } from './text.js';
+
+export const SEARCH_TEXT_MAX_CHARS = 128;
+/** The statuses a transaction can have (domain/transaction-state.ts), offered by the form. */
+export const SEARCH_STATUSES = [
+  'pending', 'approved', 'declined', 'requested', 'authorized', 'in progress', 'rejected', 'cancelled', 'chargeback', 'reversed', 'error',
+] as const;
+export const SEARCH_TYPES = ['sale', 'refund', 'payout'] as const;
+
+/** The form's fields as the page names them; the labels are the page's. */
+export const SEARCH_FIELDS = ['trace_id', 'order_id', 'pin', 'status', 'type', 'gateway', 'merchant', 'from', 'to', 'amount_min', 'amount_max'] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+export type SearchParse =
+  | {
+    readonly ok: true; readonly search: Omit<TransactionSearch, 'merchant_id'>; readonly before: number | null;
+    /** The merchant asked for (operators only; a merchant's staff are kept to their own whatever this says). */
+    readonly merchant: string | null;
+    readonly values: Partial<Record<SearchField, string>>;
+  }
+  | { readonly ok: false; readonly field: SearchField | 'before'; readonly reason: string; readonly values: Partial<Record<SearchField, string>> };
+
+const DAY_MS = 86_400_000;
+const TRACE_ID = /^[1-9][0-9]{0,14}$/;
+const MINOR = /^[0-9]{1,15}$/;
+
+function dayStart(text: string): number | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (match === null) return null;
+  const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  // Date.UTC rolls 2026-02-31 over into March: refuse what does not come back the same.
+  return new Date(ms).toISOString().slice(0, 10) === text ? ms : null;
+}
+
+export function parseTransactionSearch(query: Readonly<Record<string, unknown>>): SearchParse {
+  const values: Partial<Record<SearchField, string>> = {};
+  for (const field of SEARCH_FIELDS) {
+    const raw = query[field];
+    if (typeof raw === 'string' && raw.trim() !== '') values[field] = raw.trim();
+  }
+  const fail = (field: SearchField | 'before', reason: string): SearchParse => ({ ok: false, field, reason, values });
+  for (const [field, value] of Object.entries(values) as [SearchField, string][]) {
+    if ([...value].length > SEARCH_TEXT_MAX_CHARS || textProblem(value) !== null) return fail(field, `text of up to ${SEARCH_TEXT_MAX_CHARS} characters`);
+  }
+  const search: { -readonly [K in keyof Omit<TransactionSearch, 'merchant_id'>]: Omit<TransactionSearch, 'merchant_id'>[K] } = {};
+  if (values.trace_id !== undefined) {
+    if (!TRACE_ID.test(values.trace_id)) return fail('trace_id', 'a positive whole number');
+    search.trace_id = Number(values.trace_id);
+  }
+  if (values.order_id !== undefined) search.order_id = values.order_id;
+  if (values.pin !== undefined) search.pin = values.pin;
+  if (values.status !== undefined) {
+    if (!(SEARCH_STATUSES as readonly string[]).includes(values.status)) return fail('status', `one of ${SEARCH_STATUSES.join(', ')}`);
+    search.status = values.status;
+  }
+  if (values.type !== undefined) {
+    if (!(SEARCH_TYPES as readonly string[]).includes(values.type)) return fail('type', `one of ${SEARCH_TYPES.join(', ')}`);
+    search.transaction_type = values.type;
+  }
+  if (values.gateway !== undefined) search.gateway_id = values.gateway;
+  if (values.from !== undefined) {
+    const from = dayStart(values.from);
+    if (from === null) return fail('from', 'a date as YYYY-MM-DD');
+    search.created_from_ms = from;
+  }
+  if (values.to !== undefined) {
+    const to = dayStart(values.to);
+    if (to === null) return fail('to', 'a date as YYYY-MM-DD');
+    search.created_before_ms = to + DAY_MS;
+  }
+  if (search.created_from_ms !== undefined && search.created_before_ms !== undefined && search.created_from_ms >= search.created_before_ms) {
+    return fail('to', 'a day on or after the "from" day');
+  }
+  for (const [field, key] of [['amount_min', 'amount_min_minor'], ['amount_max', 'amount_max_minor']] as const) {
+    const value = values[field];
+    if (value === undefined) continue;
+    if (!MINOR.test(value)) return fail(field, 'a whole number of minor units (1999 for 19.99 USD)');
+    search[key] = Number(value);
+  }
+  if (search.amount_min_minor !== undefined && search.amount_max_minor !== undefined && search.amount_min_minor > search.amount_max_minor) {
+    return fail('amount_max', 'at least the minimum amount');
+  }
+  const before_raw = query.before;
+  let before: number | null = null;
+  if (typeof before_raw === 'string' && before_raw !== '') {
+    if (!TRACE_ID.test(before_raw)) return fail('before', 'a trace_id');
+    before = Number(before_raw);
+  }
+  return { ok: true, search, before, merchant: values.merchant ?? null, values };
+}
+
+/** The query string of a search (and a page of it), for links: the next page, the CSV export. */
+export function searchQuery(values: Partial<Record<SearchField, string>>, before: number | null = null): string {
+  const params = new URLSearchParams();
+  for (const field of SEARCH_FIELDS) if (values[field] !== undefined) params.set(field, values[field]!);
+  if (before !== null) params.set('before', String(before));
+  return params.toString();
+}

@@ -1,0 +1,211 @@
+// The back office under /backoffice/ (issue 15, decisions.md §14, docs/backoffice.md): one Fastify
+// scope with its own cookie, session and CSRF plugins, so that none of them touches the API.
+//   request → address rate limit (app.ts) → session (@fastify/session, rows in the store, so any
+//   instance serves any session) → CSRF check on every POST (@fastify/csrf-protection, a signed
+//   HttpOnly cookie) → signed-in user read afresh (a disabled user is out at once) → the page.
+// A visitor without a session is sent (303) to the sign-in page from every page but sign-in; a
+// page a role may not see, and a record of another merchant, answer exactly like a page that
+// does not exist (404, the same text).
+import { createHash } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import session from '@fastify/session';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Viewer } from '../../domain/backoffice-access.js';
+import { activeUser } from '../../operations/backoffice-users.js';
+import type { OperationDeps } from '../../operations/deps.js';
+import type { Store } from '../../store/store.js';
+import { html, type Html } from '../../pages/html.js';
+import { backOfficePage, bareBackOfficePage } from '../../pages/backoffice/layout.js';
+
+export const BACKOFFICE_PREFIX = '/backoffice';
+/** A session lasts this long from sign-in, whatever happens in it; then its person signs in again. */
+export const SESSION_MS = 8 * 3600_000;
+const SESSION_COOKIE = 'paygate_bo_session';
+const CSRF_COOKIE = 'paygate_bo_csrf';
+/** Expired sessions removed per sign-in, so the table never grows past the live ones by much. */
+const EXPIRED_SESSIONS_SWEEP = 100;
+
+declare module 'fastify' {
+  interface Session {
+    user_id?: string;
+  }
+}
+
+export interface PageContext {
+  readonly deps: OperationDeps;
+  readonly request: FastifyRequest;
+  readonly response: FastifyReply;
+  readonly viewer: Viewer;
+  /** The token for the forms of the page being answered. */
+  readonly csrf: string;
+  /** The client's address, as the audit log records it. */
+  readonly address: string;
+  /** Sends a page in the shell; `current` marks the navigation entry. */
+  page(title: string, current: string, body: Html, http_status?: number): FastifyReply;
+  /** The page that does not exist; `what` names what was asked for (the only part that differs). */
+  notFound(what?: string): FastifyReply;
+  /** 303 to a back-office path (after a form that changed something). */
+  redirect(path: string): FastifyReply;
+}
+
+export interface BackOfficeRoute {
+  readonly method: 'GET' | 'POST';
+  /** Under BACKOFFICE_PREFIX. */
+  readonly url: string;
+  /** Who may reach it; anyone else gets the page that does not exist. */
+  readonly roles: readonly Viewer['role'][];
+  handle(context: PageContext): Promise<unknown>;
+}
+
+export interface PublicRoute {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  handle(deps: OperationDeps, request: FastifyRequest, response: FastifyReply): Promise<unknown>;
+}
+
+/**
+ * @fastify/session's store over the database. Sessions are kept by the sha256 of their id, so a
+ * copy of the table opens no session; only signed-in sessions are saved (saveUninitialized off).
+ */
+class DatabaseSessionStore {
+  constructor(private readonly store: Store) {}
+
+  set(session_id: string, data: { user_id?: string; cookie: { expires?: Date | null } }, callback: (error?: unknown) => void): void {
+    if (typeof data.user_id !== 'string') {
+      callback();
+      return;
+    }
+    const expires_at_ms = data.cookie.expires ? new Date(data.cookie.expires).getTime() : Date.now() + SESSION_MS;
+    this.store.backoffice.saveSession(hashOf(session_id), data.user_id, JSON.stringify(data), expires_at_ms, Date.now())
+      .then(() => callback(), callback);
+  }
+
+  get(session_id: string, callback: (error: unknown, session?: unknown) => void): void {
+    this.store.backoffice.getSession(hashOf(session_id), Date.now())
+      .then((row) => callback(null, row === null ? null : JSON.parse(row.data_json)), (error: unknown) => callback(error));
+  }
+
+  destroy(session_id: string, callback: (error?: unknown) => void): void {
+    this.store.backoffice.deleteSession(hashOf(session_id)).then(() => callback(), callback);
+  }
+}
+
+function hashOf(session_id: string): string {
+  return createHash('sha256').update(session_id).digest('hex');
+}
+
+/** What every back-office answer carries: never cached, never framed, nothing loaded from elsewhere. */
+function securityHeaders(response: FastifyReply): void {
+  void response.header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'same-origin')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+}
+
+export function notFoundBody(what: string | undefined): Html {
+  return html`<div class="card"><h1>Not found</h1><p>There is nothing here${what === undefined ? '' : html` for ${what}`}.</p>
+<p><a href="/backoffice/transactions">Search transactions</a></p></div>`;
+}
+
+export function registerBackOffice(
+  app: FastifyInstance, deps: OperationDeps, routes: readonly BackOfficeRoute[], public_routes: readonly PublicRoute[],
+): void {
+  void app.register(async (scope) => {
+    // One key for every instance sharing the master key; never the key itself.
+    const secret = deps.sealer.fingerprint('cookies', 'backoffice');
+    const secure = (deps.config.public_url ?? '').startsWith('https://');
+    await scope.register(cookie, { secret });
+    await scope.register(session, {
+      secret,
+      cookieName: SESSION_COOKIE,
+      cookie: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MS },
+      saveUninitialized: false,
+      rolling: false,
+      store: new DatabaseSessionStore(deps.store) as never,
+    });
+    await scope.register(csrf, {
+      sessionPlugin: '@fastify/cookie',
+      cookieKey: CSRF_COOKIE,
+      cookieOpts: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'strict', secure, signed: true },
+      getToken: (request) => {
+        const body = request.body as Record<string, unknown> | undefined;
+        return typeof body?._csrf === 'string' ? body._csrf : undefined;
+      },
+    });
+    scope.addHook('onRequest', async (_request, response) => securityHeaders(response));
+
+    const viewerOf = async (request: FastifyRequest): Promise<Viewer | null> => {
+      const user_id = request.session.get('user_id');
+      return typeof user_id === 'string' ? activeUser(deps.store, user_id) : null;
+    };
+    const toSignIn = (response: FastifyReply) => response.code(303).header('location', `${BACKOFFICE_PREFIX}/`).send();
+    const contextOf = (request: FastifyRequest, response: FastifyReply, viewer: Viewer): PageContext => {
+      const csrf_token = response.generateCsrf();
+      const send = (body: string, http_status: number) => response.code(http_status).type('text/html; charset=utf-8').send(body);
+      return {
+        deps, request, response, viewer, csrf: csrf_token, address: request.ip,
+        page: (title, current, body, http_status = 200) => send(backOfficePage(title, { viewer, csrf: csrf_token, current }, body), http_status),
+        notFound: (what) => send(backOfficePage('Not found', { viewer, csrf: csrf_token, current: '' }, notFoundBody(what)), 404),
+        redirect: (path) => response.code(303).header('location', path).send(),
+      };
+    };
+
+    scope.setErrorHandler(async (error: FastifyError, request, response) => {
+      securityHeaders(response);
+      if (error.statusCode === 403 && typeof error.code === 'string' && error.code.startsWith('FST_CSRF')) {
+        request.log.info({ url: request.url }, 'back-office form refused: no valid CSRF token');
+        return response.code(403).type('text/html; charset=utf-8').send(bareBackOfficePage('Form expired', html`<div class="card signin">
+<h1>This form has expired</h1><p>It was not sent from this back office's current page. Go back, reload the page and try again.</p>
+<p><a href="/backoffice/">Back office</a></p></div>`));
+      }
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 400 || error.statusCode === 413 || error.statusCode === 415) {
+        return response.code(error.statusCode ?? 400).type('text/html; charset=utf-8').send(bareBackOfficePage('Not accepted', html`<div class="card signin">
+<h1>Form not accepted</h1><p>The form was too large or not a form. Go back and try again.</p></div>`));
+      }
+      request.log.error({ err: error }, 'back-office page failed');
+      return response.code(500).type('text/html; charset=utf-8').send(bareBackOfficePage('Error', html`<div class="card signin">
+<h1>Something went wrong</h1><p>Nothing was changed by this page's failure; try again in a moment.</p></div>`));
+    });
+
+    // Unknown back-office URLs: sign-in first, then the page that does not exist.
+    scope.setNotFoundHandler(async (request, response) => {
+      const viewer = await viewerOf(request);
+      if (viewer === null) return toSignIn(response);
+      return contextOf(request, response, viewer).notFound();
+    });
+
+    for (const route of public_routes) {
+      scope.route({
+        method: route.method, url: route.url,
+        ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
+        handler: (request, response) => route.handle(deps, request, response),
+      });
+    }
+    for (const route of routes) {
+      scope.route({
+        method: route.method, url: route.url,
+        ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
+        handler: async (request, response) => {
+          const viewer = await viewerOf(request);
+          if (viewer === null) {
+            // A session whose user was disabled (or removed) ends here.
+            if (request.session.get('user_id') !== undefined) await request.session.destroy();
+            return toSignIn(response);
+          }
+          const context = contextOf(request, response, viewer);
+          if (!route.roles.includes(viewer.role)) return context.notFound();
+          return route.handle(context);
+        },
+      });
+    }
+  }, { prefix: BACKOFFICE_PREFIX });
+}
+
+/** Starts a signed-in session for `user_id` under a new session id (no fixation), and sweeps a few expired ones. */
+export async function beginSession(deps: OperationDeps, request: FastifyRequest, user_id: string): Promise<void> {
+  await request.session.regenerate();
+  request.session.set('user_id', user_id);
+  await deps.store.backoffice.deleteExpiredSessions(Date.now(), EXPIRED_SESSIONS_SWEEP);
+}

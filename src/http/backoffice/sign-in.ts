@@ -1,0 +1,87 @@
+// Signing in and out of the back office (decisions.md §14): a form with an e-mail and a password
+// that works without JavaScript, carrying a CSRF token (a forged sign-in is refused too). Wrong
+// e-mail, wrong password and a disabled user get one answer; the lock-out after repeated failures
+// answers 429 with Retry-After. Every attempt goes to the audit log.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { activeUser, signIn } from '../../operations/backoffice-users.js';
+import { recordAudit } from '../../operations/audit.js';
+import type { OperationDeps } from '../../operations/deps.js';
+import { html } from '../../pages/html.js';
+import { bareBackOfficePage, csrfField } from '../../pages/backoffice/layout.js';
+import { beginSession, type PublicRoute } from './plugin.js';
+
+function signInPage(csrf: string, email: string, problem: string | null): string {
+  return bareBackOfficePage('Sign in', html`<div class="card signin"><h1>Sign in to the back office</h1>
+${problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`}
+<form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
+<label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
+<label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
+<button class="primary" type="submit">Sign in</button></form></div>`);
+}
+
+function sendPage(response: FastifyReply, status: number, body: string): FastifyReply {
+  return response.code(status).type('text/html; charset=utf-8').send(body);
+}
+
+function field(request: FastifyRequest, name: string): string {
+  const body = request.body as Record<string, unknown> | undefined;
+  const value = body?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+export function signInRoutes(): PublicRoute[] {
+  return [
+    {
+      method: 'GET',
+      url: '/',
+      async handle(deps, request, response) {
+        const user_id = request.session.get('user_id');
+        if (typeof user_id === 'string' && (await activeUser(deps.store, user_id)) !== null) {
+          return response.code(303).header('location', '/backoffice/overview').send();
+        }
+        return sendPage(response, 200, signInPage(response.generateCsrf(), '', null));
+      },
+    },
+    {
+      method: 'POST',
+      url: '/sign-in',
+      async handle(deps: OperationDeps, request, response) {
+        const email = field(request, 'email');
+        const limited = await deps.rate_limits.signIn(request);
+        if (limited !== null) {
+          return sendPage(response.header('retry-after', String(limited.retry_after_s)), 429,
+            signInPage(response.generateCsrf(), email.slice(0, 254), 'Too many sign-in attempts from your address. Wait a minute and try again.'));
+        }
+        const outcome = await signIn(deps, email, field(request, 'password'), request.ip);
+        switch (outcome.kind) {
+          case 'signed_in':
+            await beginSession(deps, request, outcome.user.user_id);
+            await recordAudit(deps, outcome.user, request.ip, { action: 'sign_in', outcome: 'done' });
+            return response.code(303).header('location', '/backoffice/overview').send();
+          case 'locked':
+            await recordAudit(deps, { email: outcome.email }, request.ip, { action: 'sign_in', outcome: 'refused', detail: 'account locked' });
+            return sendPage(response.header('retry-after', String(outcome.retry_after_s)), 429, signInPage(response.generateCsrf(), outcome.email,
+              `Too many failed sign-ins for this e-mail: it is locked for ${Math.ceil(outcome.retry_after_s / 60)} more minute(s).`));
+          case 'refused':
+            if (outcome.email !== null) {
+              await recordAudit(deps, { email: outcome.email }, request.ip, {
+                action: 'sign_in', outcome: 'refused', detail: outcome.locked_now ? 'wrong e-mail or password; account now locked' : 'wrong e-mail or password',
+              });
+            }
+            return sendPage(response, 401, signInPage(response.generateCsrf(), email.slice(0, 254), 'E-mail or password is wrong.'));
+        }
+      },
+    },
+    {
+      method: 'POST',
+      url: '/sign-out',
+      async handle(deps, request, response) {
+        const user_id = request.session.get('user_id');
+        const user = typeof user_id === 'string' ? await activeUser(deps.store, user_id) : null;
+        if (user !== null) await recordAudit(deps, user, request.ip, { action: 'sign_out', outcome: 'done' });
+        await request.session.destroy();
+        return response.code(303).header('location', '/backoffice/').send();
+      },
+    },
+  ];
+}

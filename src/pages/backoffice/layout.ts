@@ -1,0 +1,88 @@
+// The back office's page shell (docs/backoffice.md): a header with the signed-in person and the
+// sign-out button, navigation by role, and one stylesheet that fits a phone (tables scroll
+// sideways, the navigation wraps) and a desktop. Server-rendered, no script: every action is a
+// form, every form that changes something carries the CSRF token (csrfField).
+import { type Viewer } from '../../domain/backoffice-access.js';
+import { escapeHtml, Html, html } from '../html.js';
+
+const STYLE = `
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}
+header{background:#111827;color:#f9fafb;padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+header .brand{font-weight:700;margin-right:auto}header form{margin:0}
+header button{background:#374151;color:#f9fafb;border:0;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;min-height:36px}
+nav{background:#1f2937;padding:.25rem .75rem;display:flex;flex-wrap:wrap;gap:.25rem}
+nav a{color:#e5e7eb;text-decoration:none;padding:.45rem .6rem;border-radius:6px}nav a[aria-current=page]{background:#374151;color:#fff}
+main{max-width:72rem;margin:0 auto;padding:1rem}
+h1{font-size:1.35rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
+.card{background:#fff;border-radius:10px;box-shadow:0 1px 3px rgba(0,0,0,.1);padding:1rem;margin-bottom:1rem}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem;margin-bottom:1rem}
+.tile{background:#fff;border-radius:10px;box-shadow:0 1px 3px rgba(0,0,0,.1);padding:.8rem}.tile .label{color:#6b7280;font-size:.85rem}.tile .value{font-size:1.3rem;font-weight:700}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem}th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #e5e7eb;white-space:nowrap;vertical-align:top}
+th{background:#f9fafb;color:#374151;font-weight:600}td.wrap{white-space:normal;word-break:break-word;min-width:12rem}
+dl{display:grid;grid-template-columns:minmax(8rem,auto) 1fr;gap:.3rem 1rem;margin:0}dt{color:#6b7280}dd{margin:0;word-break:break-word}
+form.fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.6rem;align-items:end}
+label{display:flex;flex-direction:column;font-size:.85rem;color:#374151;gap:.2rem}
+input,select,textarea{font:inherit;padding:.45rem .5rem;border:1px solid #d1d5db;border-radius:6px;background:#fff;min-height:40px;width:100%}
+button.primary,button.secondary,button.danger{font:inherit;font-weight:600;padding:.5rem 1rem;border-radius:6px;border:0;cursor:pointer;min-height:40px}
+.primary{background:#2563eb;color:#fff}.secondary{background:#e5e7eb;color:#111827}.danger{background:#dc2626;color:#fff}
+.inline{display:inline-flex;gap:.4rem;align-items:end;flex-wrap:wrap;margin:.2rem 0}
+.notice{border-radius:8px;padding:.7rem 1rem;margin-bottom:1rem}.ok{background:#dcfce7;color:#14532d}.error{background:#fee2e2;color:#7f1d1d}
+.secret{font-family:ui-monospace,monospace;font-size:1.05rem;background:#fef3c7;padding:.6rem;border-radius:6px;word-break:break-all}
+.muted{color:#6b7280}.pager{display:flex;gap:1rem;margin:.75rem 0}
+figure{margin:0}figcaption{font-weight:600;margin-bottom:.4rem}svg{max-width:100%;height:auto}
+.signin{max-width:24rem;margin:3rem auto}.signin form{display:grid;gap:.8rem}
+`;
+
+export interface NavItem {
+  readonly href: string;
+  readonly label: string;
+}
+
+/** What each role finds in the navigation; a page not listed for a role answers as not found to it. */
+export function navigationFor(viewer: Viewer): readonly NavItem[] {
+  const common: NavItem[] = [
+    { href: '/backoffice/overview', label: 'Overview' },
+    { href: '/backoffice/transactions', label: 'Transactions' },
+    { href: '/backoffice/payouts', label: 'Payouts' },
+    { href: '/backoffice/subscriptions', label: 'Subscriptions' },
+  ];
+  return viewer.role === 'operator'
+    ? [...common, { href: '/backoffice/merchants', label: 'Merchants' }, { href: '/backoffice/gateways', label: 'Gateways' },
+      { href: '/backoffice/users', label: 'Users' }, { href: '/backoffice/audit', label: 'Audit log' }]
+    : [...common, { href: '/backoffice/credentials', label: 'API credentials' }];
+}
+
+export interface ShellContext {
+  readonly viewer: Viewer;
+  /** The CSRF token for this response's forms. */
+  readonly csrf: string;
+  /** The navigation entry to mark as current. */
+  readonly current: string;
+}
+
+export function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${csrf}">`;
+}
+
+export function backOfficePage(title: string, context: ShellContext, body: Html): string {
+  const { viewer } = context;
+  const who = viewer.role === 'operator' ? `${viewer.email} (operator)` : `${viewer.email} (${viewer.merchant_id})`;
+  const nav = navigationFor(viewer).map((item) =>
+    html`<a href="${item.href}"${item.href === context.current ? new Html(' aria-current="page"') : ''}>${item.label}</a>`);
+  return shell(title, html`<header><span class="brand">paygate back office</span><span>${who}</span>
+<form method="post" action="/backoffice/sign-out">${csrfField(context.csrf)}<button type="submit">Sign out</button></form></header>
+<nav aria-label="Back office">${nav}</nav><main>${body}</main>`);
+}
+
+/** A page without the navigation: sign-in. */
+export function bareBackOfficePage(title: string, body: Html): string {
+  return shell(title, html`<main>${body}</main>`);
+}
+
+function shell(title: string, body: Html): string {
+  const text = body.text;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">`
+    + `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">`
+    + `<title>${escapeHtml(title)} · paygate back office</title><style>${STYLE}</style></head><body>${text}</body></html>`;
+}
