@@ -1,0 +1,306 @@
+// The back office over real HTTP on both stores (decisions.md §14, docs/backoffice.md): sign-in
+// and its lock-out, CSRF on every form, the audit log, the access matrix (every URL as each role
+// and as another merchant: zero leaks), refunds, the search with its keyset pages and the CSV
+// export. Chromium drives the same pages in test/browser/backoffice.test.ts.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreatedMerchant } from '../../src/domain/merchants.js';
+import { backOfficeRoutes } from '../../src/http/backoffice/routes.js';
+import { signInRoutes } from '../../src/http/backoffice/sign-in.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { storeKinds } from '../support/stores.js';
+import { postSigned, nowSeconds } from '../support/client.js';
+import { payoutE } from '../support/payout-bodies.js';
+import { VISA } from '../support/bodies.js';
+import { addUser, advanceClock, BackOfficeClient, PASSWORD, pageText, sale } from '../support/backoffice.js';
+
+describe('paygate user create', () => {
+  it('prints the user as JSON, refuses a short password and an existing e-mail, and changes nothing then', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bo-cli-'));
+    const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
+      env: { ...process.env, PAYGATE_DATA_DIR: dir }, encoding: 'utf8', timeout: 30_000,
+    });
+    try {
+      const created = run(['user', 'create', '--email', 'Ops@Example.com', '--password', PASSWORD, '--role', 'operator']);
+      expect(created.status, created.stderr).toBe(0);
+      expect(JSON.parse(created.stdout)).toMatchObject({ email: 'ops@example.com', role: 'operator', merchant_id: null });
+      const short = run(['user', 'create', '--email', 'b@example.com', '--password', '11-chars-xx', '--role', 'operator']);
+      expect(short.status).toBe(2);
+      expect(short.stderr).toMatch(/--password must be at least 12 characters/);
+      const again = run(['user', 'create', '--email', 'ops@example.com', '--password', PASSWORD, '--role', 'operator']);
+      expect(again.status).toBe(1);
+      const no_merchant = run(['user', 'create', '--email', 'm@example.com', '--password', PASSWORD, '--role', 'merchant', '--merchant-id', 'nobody']);
+      expect(no_merchant.status).toBe(1);
+      expect(no_merchant.stderr).toMatch(/--merchant-id names no merchant/);
+      const without_merchant = run(['user', 'create', '--email', 'm@example.com', '--password', PASSWORD, '--role', 'merchant']);
+      expect(without_merchant.status).toBe(2);
+      expect(without_merchant.stderr).toMatch(/--merchant-id/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.each(storeKinds())('back office on %s', (kind) => {
+  let gw: TestGateway;
+  let shop_a: CreatedMerchant;
+  let shop_b: CreatedMerchant;
+  /** Records of shop A that the matrix asks for. */
+  let a_sale: { trace_id: number; order_id: string };
+  let a_payout: number;
+  let a_notification: number;
+
+  beforeAll(async () => {
+    gw = await startTestGateway(kind);
+    shop_a = await gw.createMerchant();
+    shop_b = await gw.createMerchant();
+    await addUser(gw, 'operator@example.com', 'operator');
+    await addUser(gw, 'staff-a@example.com', 'merchant', shop_a.merchant_id);
+    await addUser(gw, 'staff-b@example.com', 'merchant', shop_b.merchant_id);
+    a_sale = await sale(gw, shop_a);
+    await sale(gw, shop_b);
+    const hold = await fetch(`${gw.url}/operator/gateways/${shop_a.gateway}`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ hold_payouts: true }),
+    });
+    expect(hold.status).toBe(200);
+    const payout = await postSigned(gw.url, '/api/process', payoutE(shop_a, { amount: 5000, timestamp: nowSeconds() }), shop_a.secret);
+    expect(payout.body).toMatchObject({ status: 0, transaction_status: 'requested' });
+    a_payout = Number(payout.body.trace_id);
+    a_notification = (await gw.gateway.deps.store.listNotifications(a_sale.trace_id))[0]!.id;
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  /** Every GET page with shop A's ids where a page takes one. */
+  function pagesOfShopA(): string[] {
+    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id) };
+    return backOfficeRoutes().filter((r) => r.method === 'GET')
+      .map((r) => `/backoffice${r.url.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? 'x')}`);
+  }
+
+  it('sends a visitor without a session to sign-in (303) from every page but sign-in, unknown URLs included', async () => {
+    const visitor = new BackOfficeClient(gw.url);
+    const urls = [...pagesOfShopA(), '/backoffice/no-such-page', `/backoffice/transactions/${a_sale.trace_id}?x=1`];
+    for (const url of urls) {
+      const answer = await visitor.get(url);
+      expect([url, answer.status, answer.location]).toEqual([url, 303, '/backoffice/']);
+    }
+    const sign_in = await visitor.get('/backoffice/');
+    expect(sign_in.status).toBe(200);
+    expect(sign_in.text).toMatch(/<label for="email">E-mail/);
+    expect(sign_in.text).toMatch(/<label for="password">Password/);
+    expect(sign_in.text).toMatch(/<button class="primary" type="submit">Sign in<\/button>/);
+    expect(signInRoutes().map((r) => r.url)).toEqual(['/', '/sign-in', '/sign-out']);
+  });
+
+  it('signs in with a session cookie that is HttpOnly and SameSite, and signs out', async () => {
+    const client = new BackOfficeClient(gw.url);
+    const signed_in = await client.signIn('operator@example.com');
+    expect([signed_in.status, signed_in.location]).toEqual([303, '/backoffice/overview']);
+    const cookie = signed_in.headers.getSetCookie().find((c) => c.startsWith('paygate_bo_session='))!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    expect(cookie).toMatch(/Path=\/backoffice/);
+    expect((await client.get('/backoffice/overview')).status).toBe(200);
+    const out = await client.post('/backoffice/sign-out', {});
+    expect([out.status, out.location]).toEqual([303, '/backoffice/']);
+    expect((await client.get('/backoffice/overview')).status).toBe(303);
+    // The session is gone from the store too, not only from the browser.
+    const wrong = await new BackOfficeClient(gw.url).signIn('operator@example.com', 'not the password at all');
+    expect(wrong.status).toBe(401);
+    expect(pageText(wrong.text)).toContain('E-mail or password is wrong.');
+  });
+
+  it('refuses every form without its CSRF token with 403 and changes nothing', async () => {
+    const client = new BackOfficeClient(gw.url);
+    await client.signIn('operator@example.com');
+    await client.get('/backoffice/users');
+    const forms: [string, Record<string, string>][] = [
+      ['/backoffice/users', { email: 'forged@example.com', password: PASSWORD, role: 'operator' }],
+      [`/backoffice/transactions/${a_sale.trace_id}/refund`, { amount: '1.00', refund_key: 'k'.repeat(32) }],
+      [`/backoffice/payouts/${a_payout}/reject`, { reason: 'forged' }],
+      [`/backoffice/notifications/${a_notification}/resend`, {}],
+      ['/backoffice/merchants', { merchant_id: 'forged-shop' }],
+      ['/backoffice/sign-out', {}],
+      ['/backoffice/sign-in', { email: 'operator@example.com', password: PASSWORD }],
+    ];
+    for (const [url, form] of forms) {
+      const answer = await client.post(url, form, { csrf: false });
+      expect([url, answer.status]).toEqual([url, 403]);
+      const wrong_token = await client.post(url, { ...form, _csrf: 'not-a-token' }, { csrf: false });
+      expect([url, wrong_token.status]).toEqual([url, 403]);
+    }
+    const store = gw.gateway.deps.store;
+    expect(await store.backoffice.findUserByEmail('forged@example.com')).toBeNull();
+    expect((await store.getTransaction(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
+    expect((await store.getTransaction(a_payout))!.status).toBe('requested');
+    expect(await store.getMerchant('forged-shop')).toBeNull();
+    // Still signed in: the forged sign-out did nothing.
+    expect((await client.get('/backoffice/overview')).status).toBe(200);
+  });
+
+  it('locks an e-mail for 15 minutes after 10 failed sign-ins, records every attempt, and lets it in after', async () => {
+    await addUser(gw, 'locked@example.com', 'merchant', shop_b.merchant_id);
+    const client = new BackOfficeClient(gw.url);
+    for (let i = 1; i <= 10; i += 1) {
+      const answer = await client.signIn('locked@example.com', `wrong password number ${i}`);
+      expect(answer.status).toBe(401);
+    }
+    const right = await client.signIn('locked@example.com');
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(pageText(right.text)).toMatch(/locked for 15 more minute/);
+    // Another e-mail from the same address is not locked.
+    expect((await new BackOfficeClient(gw.url).signIn('staff-b@example.com')).status).toBe(303);
+    await advanceClock(gw, 14 * 60);
+    expect((await client.signIn('locked@example.com')).status).toBe(429);
+    await advanceClock(gw, 61);
+    expect((await client.signIn('locked@example.com')).status).toBe(303);
+
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const audit = pageText((await operator.get('/backoffice/audit')).text);
+    expect(audit.match(/locked@example\.com - sign_in - - refused 127\.0\.0\.1 wrong e-mail or password/g)?.length).toBe(9);
+    expect(audit).toContain('account now locked');
+    expect(audit).toContain('account locked');
+    expect(audit).toMatch(/locked@example\.com merchant sign_in - \S+ done 127\.0\.0\.1/);
+  });
+
+  it('answers every page of another merchant, and every operator page, exactly like a page that does not exist (the matrix)', async () => {
+    const operator = new BackOfficeClient(gw.url);
+    const staff_a = new BackOfficeClient(gw.url);
+    const staff_b = new BackOfficeClient(gw.url);
+    for (const [client, email] of [[operator, 'operator@example.com'], [staff_a, 'staff-a@example.com'], [staff_b, 'staff-b@example.com']] as const) {
+      expect((await client.signIn(email)).status).toBe(303);
+    }
+    const operator_only = new Set(backOfficeRoutes().filter((r) => !r.roles.includes('merchant')).map((r) => `/backoffice${r.url}`));
+    // What "does not exist" looks like to a merchant user: an unknown id, an unknown page.
+    const missing_transaction = await staff_b.get('/backoffice/transactions/999999999');
+    const missing_page = await staff_b.get('/backoffice/no-such-page');
+    expect(missing_transaction.status).toBe(404);
+    expect(missing_page.status).toBe(404);
+    const without_ids = (text: string, ...ids: (string | number)[]) => ids.reduce<string>((t, id) => t.split(String(id)).join('ID'), pageText(text));
+
+    let leaks = 0;
+    let checked = 0;
+    const secrets_of_a = [shop_a.merchant_id, a_sale.order_id, String(a_sale.trace_id), String(a_payout)];
+    for (const url of pagesOfShopA()) {
+      const as_operator = await operator.get(url);
+      const as_a = await staff_a.get(url);
+      const as_b = await staff_b.get(url);
+      checked += 3;
+      expect([url, as_operator.status]).toEqual([url, 200]);
+      if (operator_only.has(url)) {
+        for (const answer of [as_a, as_b]) {
+          if (answer.status !== 404 || without_ids(answer.text) !== without_ids(missing_page.text)) leaks += 1;
+        }
+        continue;
+      }
+      expect([url, as_a.status]).toEqual([url, 200]);
+      if (url.includes(String(a_sale.trace_id))) {
+        // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
+        if (as_b.status !== 404 || without_ids(as_b.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999)) leaks += 1;
+        expect(as_a.text).toContain(a_sale.order_id);
+        continue;
+      }
+      // Lists, overview, CSV: nothing of shop A in shop B's answer.
+      if (secrets_of_a.some((s) => as_b.text.includes(s))) leaks += 1;
+    }
+    // Forms aimed at shop A's records, as shop B: not found, and nothing changed.
+    const store = gw.gateway.deps.store;
+    for (const [url, form] of [
+      [`/backoffice/transactions/${a_sale.trace_id}/refund`, { amount: '1.00', refund_key: 'b'.repeat(32) }],
+      [`/backoffice/payouts/${a_payout}/approve`, {}],
+      [`/backoffice/payouts/${a_payout}/reject`, { reason: 'not mine' }],
+      [`/backoffice/notifications/${a_notification}/resend`, {}],
+    ] as const) {
+      await staff_b.get('/backoffice/overview');
+      const answer = await staff_b.post(url, form);
+      checked += 1;
+      if (answer.status !== 404 || pageText(answer.text).includes(shop_a.merchant_id)) leaks += 1;
+    }
+    expect((await store.getTransaction(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
+    expect((await store.getTransaction(a_payout))!.status).toBe('requested');
+    expect(checked).toBeGreaterThan(40);
+    expect(leaks).toBe(0);
+  });
+
+  it('refunds a sale partly, replays a form sent twice, and refuses more than is left', async () => {
+    const { trace_id } = await sale(gw, shop_a, { amount: 5000 });
+    const staff = new BackOfficeClient(gw.url);
+    await staff.signIn('staff-a@example.com');
+    const page = await staff.get(`/backoffice/transactions/${trace_id}`);
+    const key = /name="refund_key" value="([0-9a-f]{32})"/.exec(page.text)![1]!;
+    const first = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
+    expect([first.status, first.location]).toEqual([303, `/backoffice/transactions/${trace_id}?notice=refunded`]);
+    const twice = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
+    expect(twice.status).toBe(303);
+    const store = gw.gateway.deps.store;
+    const refunds = await store.backoffice.listRefundsOf(trace_id, 10);
+    expect(refunds.map((r) => [r.amount_minor, r.status])).toEqual([[2000, 'approved']]);
+    // The refund's page lists it, and the merchant's notification of it was written.
+    const after = pageText((await staff.get(`/backoffice/transactions/${trace_id}`)).text);
+    expect(after).toContain('Refunds');
+    expect(after).toContain(String(refunds[0]!.trace_id));
+    const too_much = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '30.01', refund_key: 'c'.repeat(32) });
+    expect(too_much.status).toBe(409);
+    expect(pageText(too_much.text)).toContain('more than is left to refund');
+    const bad = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '1.001', refund_key: 'd'.repeat(32) });
+    expect(bad.status).toBe(400);
+    expect(pageText(bad.text)).toContain('Amount: expected a positive amount in USD');
+    expect((await store.backoffice.listRefundsOf(trace_id, 10)).length).toBe(1);
+  });
+
+  it('searches with keyset pages and exports the search as CSV, formulas defused', async () => {
+    const shop = await gw.createMerchant();
+    await addUser(gw, `staff-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
+    const made: number[] = [];
+    for (let i = 0; i < 55; i += 1) made.push((await sale(gw, shop, { amount: 100 + i, pin: i === 0 ? '=HYPERLINK("x")' : 'cust-42' })).trace_id);
+    const declined = await sale(gw, shop, { cvv: '000' });
+    const staff = new BackOfficeClient(gw.url);
+    await staff.signIn(`staff-${shop.merchant_id}@example.com`);
+    const first = await staff.get('/backoffice/transactions?status=approved');
+    const ids_on = (text: string) => [...text.matchAll(/<a href="\/backoffice\/transactions\/(\d+)">\1<\/a>/g)].map((m) => Number(m[1]));
+    const page_one = ids_on(first.text);
+    expect(page_one).toEqual([...made].reverse().slice(0, 50));
+    const older = /<a href="\/backoffice\/transactions\?([^"]+)" rel="next">Older<\/a>/.exec(first.text)![1]!.replace(/&amp;/g, '&');
+    const page_two = ids_on((await staff.get(`/backoffice/transactions?${older}`)).text);
+    expect(page_two).toEqual([...made].reverse().slice(50));
+    expect(ids_on((await staff.get('/backoffice/transactions?status=declined')).text)).toEqual([declined.trace_id]);
+    expect(ids_on((await staff.get('/backoffice/transactions?amount_min=150&amount_max=152')).text)).toEqual([made[52], made[51], made[50]]);
+    expect(ids_on((await staff.get(`/backoffice/transactions?trace_id=${made[3]}`)).text)).toEqual([made[3]]);
+    const wrong = await staff.get('/backoffice/transactions?from=2026-02-31');
+    expect(wrong.status).toBe(400);
+    expect(pageText(wrong.text)).toContain('From (date): expected a date as YYYY-MM-DD');
+
+    const csv = await staff.get('/backoffice/transactions.csv?type=sale');
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    const lines = csv.text.trim().split('\r\n');
+    expect(lines[0]).toMatch(/^trace_id,created_at,merchant_id,/);
+    expect(lines.length).toBe(1 + 56);
+    const formula_line = lines.find((l) => l.startsWith(`${made[0]},`))!;
+    expect(formula_line).toContain(`"'=HYPERLINK(""x"")"`);
+    expect(formula_line).toContain('411111******1111');
+    expect(csv.text).not.toContain(VISA);
+  });
+
+  it('shows the overview figures of what happened, per merchant', async () => {
+    const shop = await gw.createMerchant();
+    await addUser(gw, `overview-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
+    await sale(gw, shop, { amount: 1250 });
+    await sale(gw, shop, { amount: 750 });
+    await sale(gw, shop, { amount: 999, cvv: '000' });
+    const staff = new BackOfficeClient(gw.url);
+    await staff.signIn(`overview-${shop.merchant_id}@example.com`);
+    const text = pageText((await staff.get('/backoffice/overview')).text);
+    expect(text).toContain('Approved today 20.00 USD');
+    expect(text).toContain('Approval rate today 66.7 %');
+    expect(text).toContain('Payouts waiting for a decision 0');
+    expect((await staff.get('/backoffice/overview')).text).toMatch(/<svg viewBox="0 0 640 180"[^>]*role="img" aria-label="Approved sales in USD over the last 30 days: 20.00 USD in all"/);
+  });
+});

@@ -1,0 +1,96 @@
+// The back office as a browser without JavaScript uses it, over real HTTP: a cookie jar, forms
+// posted with the CSRF token of the page they came from, redirects seen (not followed) so tests
+// can check them. And the users and records the back-office tests share.
+import { postSigned } from './client.js';
+import { saleA } from './bodies.js';
+import type { TestGateway } from './gateway.js';
+import { ADMIN_TOKEN } from './gateway.js';
+import type { CreatedMerchant } from '../../src/domain/merchants.js';
+import { createUser } from '../../src/operations/backoffice-users.js';
+
+export const PASSWORD = 'correct horse battery staple';
+
+export interface PageAnswer {
+  readonly status: number;
+  readonly location: string | null;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+export class BackOfficeClient {
+  private readonly cookies = new Map<string, string>();
+  /** The CSRF token of the last page read that had a form. */
+  csrf: string | null = null;
+
+  constructor(private readonly base_url: string) {}
+
+  private remember(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))
+        || attributes.some((a) => /^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now());
+      if (expired || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private async read(response: Response): Promise<PageAnswer> {
+    this.remember(response);
+    const text = await response.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(text);
+    if (token) this.csrf = token[1]!;
+    return { status: response.status, location: response.headers.get('location'), text, headers: response.headers };
+  }
+
+  async get(path: string): Promise<PageAnswer> {
+    return this.read(await fetch(`${this.base_url}${path}`, { redirect: 'manual', headers: { cookie: this.cookieHeader() } }));
+  }
+
+  /** Posts a form; with `csrf: false` the token is left out. */
+  async post(path: string, form: Record<string, string>, options: { csrf?: boolean } = {}): Promise<PageAnswer> {
+    const fields = new URLSearchParams(form);
+    if (options.csrf !== false && this.csrf !== null) fields.set('_csrf', this.csrf);
+    return this.read(await fetch(`${this.base_url}${path}`, {
+      method: 'POST', redirect: 'manual', body: fields.toString(),
+      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+    }));
+  }
+
+  /** Opens the sign-in page (for its token) and signs in; the answer of the sign-in POST. */
+  async signIn(email: string, password = PASSWORD): Promise<PageAnswer> {
+    await this.get('/backoffice/');
+    return this.post('/backoffice/sign-in', { email, password });
+  }
+}
+
+/** A page's visible text, roughly: tags dropped, whitespace folded; for comparing two pages. */
+export function pageText(html: string): string {
+  return html.replace(/<style>[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+export async function addUser(gw: TestGateway, email: string, role: 'operator' | 'merchant', merchant_id: string | null = null): Promise<void> {
+  const outcome = await createUser({ store: gw.gateway.deps.store, clock: gw.gateway.deps.clock }, { email, password: PASSWORD, role, merchant_id });
+  if (outcome.kind !== 'created') throw new Error(`user not created: ${JSON.stringify(outcome)}`);
+}
+
+export async function sale(gw: TestGateway, merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Promise<{ trace_id: number; order_id: string; status: string }> {
+  const body = saleA(merchant, overrides);
+  const answer = await postSigned(gw.url, '/api/process', body, merchant.secret);
+  if (answer.body.status !== 0) throw new Error(`sale failed: ${JSON.stringify(answer.body)}`);
+  return { trace_id: Number(answer.body.trace_id), order_id: String(body.order_id), status: String(answer.body.transaction_status) };
+}
+
+/** Moves the sandbox clock forward (lock-outs, expiries). */
+export async function advanceClock(gw: TestGateway, seconds: number): Promise<void> {
+  const response = await fetch(`${gw.url}/sandbox/clock`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: seconds }),
+  });
+  if (response.status !== 200) throw new Error(`clock not moved: ${response.status}`);
+}
