@@ -4,6 +4,8 @@
 // merchant answered exactly as an unknown one, and the operator's test notification to a real
 // local receiver. The merchant's side checks signatures with test/support's own code, not src/'s.
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification, setMerchantDisabled } from '../../src/operations/merchant-credentials.js';
@@ -205,9 +207,13 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 0 });
     });
 
-    it('the new secret is stored sealed, never in clear', async () => {
+    it('the new secret is stored sealed and never logged', async () => {
       const merchant = await gw.createMerchant();
       const new_secret = await rolled(gw, merchant, 600);
+      expect((await tokenize(merchant, new_secret)).body).toMatchObject({ status: 0 });
+      const log = fs.readFileSync(gw.log_file, 'utf8');
+      expect(log).toContain('merchant secret rolled');
+      expect(log).not.toContain(new_secret);
       const record = await gw.gateway.deps.store.getMerchant(merchant.merchant_id);
       expect(record?.secret_sealed).not.toContain(new_secret);
       expect(record?.previous_secret_sealed).not.toContain(merchant.secret);
@@ -415,11 +421,26 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
     });
   });
 
-  it('the three operator calls are in /openapi.json', async () => {
-    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    expect(doc.paths['/operator/merchants/{merchant_id}/roll-secret']?.post).toBeDefined();
-    expect(doc.paths['/operator/merchants/{merchant_id}/disabled']?.put).toBeDefined();
-    expect(doc.paths['/operator/merchants/{merchant_id}/test-notification']?.post).toBeDefined();
+  it('the three operator calls are in /openapi.json, and their answers match the schemas given there', async () => {
+    type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const check = (path: string, method: string, answer: Record<string, unknown>) => {
+      const schema = doc.paths[path]?.[method]?.responses['200']?.content?.['application/json']?.schema;
+      expect(schema, `${method} ${path}`).toBeDefined();
+      const valid = ajv.compile(schema!);
+      expect(valid(answer), `${method} ${path}: ${JSON.stringify(valid.errors)}`).toBe(true);
+    };
+    const merchant = await gw.createMerchant();
+    const path = `/test-${randomBytes(4).toString('hex')}`;
+    const rolled_answer = await roll(gw, merchant.merchant_id, { grace_seconds: 60 });
+    check('/operator/merchants/{merchant_id}/roll-secret', 'post', rolled_answer.body);
+    check('/operator/merchants/{merchant_id}/disabled', 'put', (await setDisabled(gw, merchant.merchant_id, false)).body);
+    receiver.setReply(path, () => signedReply(rolled_answer.body.secret as string, 0));
+    const delivered = (await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body;
+    expect(delivered).toMatchObject({ delivered: true });
+    check('/operator/merchants/{merchant_id}/test-notification', 'post', delivered);
+    check('/operator/merchants/{merchant_id}/test-notification', 'post', (await testNotification(gw, merchant.merchant_id, { url: 'http://127.0.0.1:9/x' })).body);
   });
 });
 
