@@ -1,5 +1,6 @@
 // Merchants and their gateways as requests see them, and the pure rules about them: what a new
-// merchant's identifiers may be, and which gateway serves a request (or why none does).
+// merchant's identifiers may be, which secrets a request may be signed with, and which gateway
+// serves a request (or why none does).
 // operations/merchant-directory.ts reads, caches and creates them.
 import { randomBytes } from 'node:crypto';
 import type { GatewayRow, RoutingRuleRow } from '../store/schema.js';
@@ -22,7 +23,18 @@ export interface Gateway {
 
 export interface Merchant {
   readonly merchant_id: string;
+  /** The current secret: answers to requests signed with it, notifications and validation requests are signed with it. */
   readonly secret: string;
+  /**
+   * The secret before the last roll while its grace may still last, else null. Whether it is
+   * still accepted is decided per request by acceptedSecrets on the gateway clock, not here: the
+   * directory keeps a merchant for a few seconds, and the grace may end meanwhile.
+   */
+  readonly previous_secret: string | null;
+  /** Gateway clock: the previous secret is accepted before this time; null when there is none. */
+  readonly previous_secret_until_ms: number | null;
+  /** An operator disabled it: its signed calls are answered as an unknown merchant's (docs/security.md §5). */
+  readonly disabled: boolean;
   readonly applications: readonly string[];
   readonly frontends: readonly { readonly name: string; readonly currency: string }[];
   readonly gateways: readonly Gateway[];
@@ -61,6 +73,23 @@ export type CreateMerchantOutcome =
   | { readonly kind: 'exists'; readonly merchant_id: string }
   | { readonly kind: 'invalid'; readonly field: string; readonly reason: string };
 
+/**
+ * The secrets a request of this merchant may be signed with at now_ms (gateway clock): the
+ * current one first, then the previous one while its grace lasts (strictly before its end, so a
+ * grace of 0 ends it at once).
+ */
+export function acceptedSecrets(merchant: Merchant, now_ms: number): readonly string[] {
+  const { previous_secret, previous_secret_until_ms } = merchant;
+  return previous_secret !== null && previous_secret_until_ms !== null && now_ms < previous_secret_until_ms
+    ? [merchant.secret, previous_secret]
+    : [merchant.secret];
+}
+
+/** A new secret, as every merchant gets one unless it gives its own: 24 random bytes, base64url (32 characters). */
+export function newMerchantSecret(): string {
+  return randomBytes(24).toString('base64url');
+}
+
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const SECRET_PATTERN = /^[\x21-\x7e]+$/;
 
@@ -69,7 +98,7 @@ export function newMerchantValues(input: NewMerchantInput):
   | { readonly ok: true; readonly merchant_id: string; readonly secret: string; readonly application_key: string; readonly frontend: string; readonly currency: string }
   | { readonly ok: false; readonly field: string; readonly reason: string } {
   const merchant_id = input.merchant_id ?? `merchant-${randomBytes(6).toString('hex')}`;
-  const secret = input.secret ?? randomBytes(24).toString('base64url');
+  const secret = input.secret ?? newMerchantSecret();
   const application_key = input.application_key ?? randomBytes(16).toString('hex');
   const frontend = input.frontend ?? `frontend-${randomBytes(4).toString('hex')}`;
   const currency = input.currency ?? 'USD';

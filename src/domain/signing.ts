@@ -61,6 +61,24 @@ export function verifyBody(message: Readonly<Record<string, unknown>>, secret: s
   return signaturesEqual(signBody(message, secret), message.signature);
 }
 
+/**
+ * The first of `secrets` (in their order) that `given` is the signature of, by `sign`, or null.
+ * Every secret is compared whichever matches, so the time taken does not tell which one did
+ * (a merchant's current and previous secret during a roll's grace, docs/security.md §5).
+ */
+export function matchingSecret(secrets: readonly string[], sign: (secret: string) => string, given: unknown): string | null {
+  let found: string | null = null;
+  for (const secret of secrets) {
+    if (signaturesEqual(sign(secret), given) && found === null) found = secret;
+  }
+  return found;
+}
+
+/** matchingSecret for a body signature (decisions.md §1). */
+export function bodySecret(message: Readonly<Record<string, unknown>>, secrets: readonly string[]): string | null {
+  return matchingSecret(secrets, (secret) => signBody(message, secret), message.signature);
+}
+
 /** Adds timestamp-independent signature to a message we send; the signature field is last. */
 export function withBodySignature<T extends Record<string, unknown>>(message: T, secret: string): T & { signature: string } {
   return { ...message, signature: signBody(message, secret) };

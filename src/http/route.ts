@@ -1,14 +1,17 @@
 // How a route is declared, and the pipeline every body-signed route runs through:
 //   JSON object → merchant_id known → field count → flat values → signature (constant-time)
 //   → 60-second window → fields against the route's schema → operation → signed answer.
-// Every answer from the known merchant on is signed; its version is the request's own only when
-// the route takes that version (versionsOf), else the route's answer_version.
+// Every answer from the known merchant on is signed: with the secret the request was signed with
+// once the signature is checked (the current one, or the previous one during a roll's grace), with
+// the current one before that. Its version is the request's own only when the route takes that
+// version (versionsOf), else the route's answer_version. A disabled merchant is answered exactly
+// as an unknown one (docs/security.md §5).
 // Route files declare; they never re-implement any of these steps.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Merchant } from '../domain/merchants.js';
+import { acceptedSecrets, type Merchant } from '../domain/merchants.js';
 import { unixSeconds } from '../domain/clock.js';
-import { signaturesEqual, signHeader, verifyBody } from '../domain/signing.js';
+import { bodySecret, matchingSecret, signaturesEqual, signHeader } from '../domain/signing.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { Identity } from '../operations/sale.js';
 import { answerBody, answerJson, fieldError, type JsonReply, reply, type Reply, Status } from './envelope.js';
@@ -24,6 +27,11 @@ const APPLICATION_KEY = bodySchema({ application_key: 'required' });
 export interface SignedContext {
   readonly deps: OperationDeps;
   readonly merchant: Merchant;
+  /**
+   * The secret the request was signed with: merchant.secret, or its previous secret during a
+   * roll's grace. Whatever the merchant's request encrypted with its secret (spec §5.3) opens with it.
+   */
+  readonly secret: string;
   /** The request body exactly as signed (for idempotency fingerprints). */
   readonly body: Readonly<Record<string, unknown>>;
   readonly request: FastifyRequest;
@@ -210,7 +218,8 @@ export async function runSignedRoute(
   request.log.debug({ body }, 'signed request');
   try {
     const merchant = await deps.merchants.find(merchant_id);
-    if (!merchant) {
+    // Disabled: the same answer as an unknown merchant_id, unsigned, so it reveals nothing more.
+    if (!merchant || merchant.disabled) {
       send(unknownCredentials());
       return;
     }
@@ -233,11 +242,17 @@ export async function runSignedRoute(
         return;
       }
     }
-    if (!verifyBody(body, merchant.secret)) {
+    // Checked against the grace on the gateway clock now, not when the merchant was read: a
+    // kept copy may outlive it.
+    const request_secret = bodySecret(body, acceptedSecrets(merchant, deps.clock.now_ms()));
+    if (request_secret === null) {
       // The sandbox shows what it hashed and the likely mistake; live mode says no more than this.
       send(reply(Status.INVALID_SIGNATURE, deps.config.environment === 'sandbox' ? invalidSignatureHelp(body, merchant.secret, route.description_max) : 'Invalid signature'));
       return;
     }
+    // Answered with the secret the request used: during a grace the merchant's old deployment
+    // checks its answers with the old one.
+    secret = request_secret;
     const timestamp = body.timestamp;
     if (timestamp === undefined || timestamp === null) {
       send(fieldError('Missing required field: timestamp'));
@@ -265,7 +280,7 @@ export async function runSignedRoute(
       send(fieldError(url_refused));
       return;
     }
-    send(await route.handle({ deps, merchant, body, request }, parsed.value));
+    send(await route.handle({ deps, merchant, secret: request_secret, body, request }, parsed.value));
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');
     send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });
@@ -290,6 +305,8 @@ export const V13_ANSWER_VERSION = '1.3';
 export interface HeaderSignedContext {
   readonly deps: OperationDeps;
   readonly merchant: Merchant;
+  /** The secret the request's Gt-Authentication was made with: merchant.secret, or its previous secret during a roll's grace. */
+  readonly secret: string;
   /** The request's application_key, checked to be the merchant's. */
   readonly application_key: string;
   /** Path parameters (planId, subscriptionId), as given. */
@@ -397,7 +414,8 @@ export async function runHeaderSignedRoute(
   request.log.debug({ input }, 'header-signed request');
   try {
     const merchant = await deps.merchants.find(merchant_id);
-    if (!merchant) {
+    // Disabled: the same answer as an unknown merchant_id, without the answer header.
+    if (!merchant || merchant.disabled) {
       send(unknownCredentials());
       return;
     }
@@ -421,11 +439,19 @@ export async function runHeaderSignedRoute(
       send(fieldProblem('Invalid field: timestamp (expected unix time in seconds)'));
       return;
     }
-    const expected = requestHeaderSignature(merchant_id, application_key, timestamp_text, merchant.secret);
-    if (!signaturesEqual(expected, request.headers[GT_AUTHENTICATION])) {
+    // The grace of a previous secret is checked now, on the gateway clock (as in runSignedRoute).
+    const request_secret = matchingSecret(
+      acceptedSecrets(merchant, deps.clock.now_ms()),
+      (candidate) => requestHeaderSignature(merchant_id, application_key, timestamp_text, candidate),
+      request.headers[GT_AUTHENTICATION],
+    );
+    if (request_secret === null) {
       send(reply(Status.INVALID_SIGNATURE, 'Invalid signature (Gt-Authentication header)'));
       return;
     }
+    // The answer's header and Gt-Body-Signature use the secret the request used: a deployment
+    // still on the previous one signs both with it.
+    secret = request_secret;
     if (Number(timestamp_text) >= MILLISECOND_TIMESTAMP_FLOOR) {
       send(reply(Status.TIMESTAMP_EXPIRED, MILLISECONDS_DESCRIPTION));
       return;
@@ -443,7 +469,7 @@ export async function runHeaderSignedRoute(
     const signed_content = v13SignedContent(request);
     const body_header = request.headers[GT_BODY_SIGNATURE];
     const body_signed = body_header !== undefined && body_header !== '';
-    const body_valid = body_signed && signaturesEqual(bodyHeaderSignature(signed_content, merchant.secret), body_header);
+    const body_valid = body_signed && signaturesEqual(bodyHeaderSignature(signed_content, request_secret), body_header);
     const sighting = deps.header_reuse.observe(String(request.headers[GT_AUTHENTICATION]), signed_content, deps.wall_clock.now_ms());
     const refused = (body_signed || merchant.v13_body_signature_required) && !body_valid;
     if (sighting === 'other_body') {
@@ -475,7 +501,7 @@ export async function runHeaderSignedRoute(
         return;
       }
     }
-    send(await route.handle({ deps, merchant, application_key, params, request }, parsed.value));
+    send(await route.handle({ deps, merchant, secret: request_secret, application_key, params, request }, parsed.value));
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');
     send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });

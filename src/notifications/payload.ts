@@ -1,6 +1,7 @@
 // The body of a status notification (spec §6.2). Version 1.1 with `frontend` for transactions
 // started in the frontend form, 1.2 with `application_key` for the others. Built once when the
 // status changes and stored; the sender only adds the signature, so every resend is identical.
+// The operator's test notification has the same fields for no transaction, marked as a test.
 import type { TransactionRow } from '../store/schema.js';
 
 export type NotificationPayload = Record<string, string | number | null>;
@@ -45,4 +46,43 @@ export function buildNotificationPayload(row: TransactionRow, timestamp: number)
     if (typeof variables[name] === 'string') payload[name] = variables[name]!;
   }
   return payload;
+}
+
+/** Marks an operator's test notification (operations/merchant-credentials.ts); no real notification has it. */
+export const TEST_NOTIFICATION_FIELD = 'test';
+
+/**
+ * The body of an operator's test notification: the §6.2 fields of a real one, for no
+ * transaction. trace_id 0 is never a transaction's; the order_id `test-notification-<unix s>` is
+ * no order of the merchant's; the status is `pending` with amount 0, so a receiver that ignores
+ * the `test` mark still ships nothing. The variant is the merchant's first application's (1.2),
+ * or its first frontend's (1.1) when it has no application.
+ */
+export function buildTestNotificationPayload(
+  merchant: { readonly merchant_id: string; readonly applications: readonly string[]; readonly frontends: readonly { readonly name: string; readonly currency: string }[] },
+  timestamp: number,
+): NotificationPayload {
+  const application_key = merchant.applications[0];
+  const frontend = merchant.frontends[0];
+  const by_frontend = application_key === undefined && frontend !== undefined;
+  const currency = frontend?.currency ?? 'USD';
+  return {
+    transaction_type: 'sale',
+    transaction_status: 'pending',
+    transaction_id: '',
+    trace_id: 0,
+    order_id: `test-notification-${timestamp}`,
+    [by_frontend ? 'frontend' : 'application_key']: by_frontend ? frontend.name : (application_key ?? ''),
+    merchant_id: merchant.merchant_id,
+    pin: 'test',
+    amount: 0,
+    currency,
+    charge_amount: 0,
+    charge_currency: currency,
+    payment_method: 'card',
+    payment_processor: 'test',
+    version: by_frontend ? '1.1' : '1.2',
+    timestamp,
+    [TEST_NOTIFICATION_FIELD]: '1',
+  };
 }

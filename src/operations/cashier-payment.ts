@@ -110,6 +110,8 @@ export type PaymentOutcome =
 export async function submitPayment(deps: OperationDeps, request: PaymentRequest): Promise<PaymentOutcome> {
   const merchant = await deps.merchants.find(request.session.merchant_id);
   if (!merchant) return { kind: 'ended' };
+  // A session opened before the operator disabled the merchant takes no new payment (docs/security.md §5).
+  if (merchant.disabled) return { kind: 'unavailable', reason: 'merchant_disabled' };
   const claim = await claimAttempt(deps, request.session.session_id, request.amount_minor);
   if (claim.kind !== 'claimed') return claim;
   const { session, attempt } = claim;

@@ -1,6 +1,11 @@
 // Merchants as requests see them: read from the store with their secrets opened and gateways
 // parsed, kept for a short time, and created.
 //
+// A disabled merchant is found like any other (its queued notifications still go out, its
+// payments in flight still finish); the signed routes refuse it (http/route.ts). Whether a
+// previous secret is still accepted is decided per request (domain/merchants.ts acceptedSecrets),
+// since a copy kept here may outlive the grace.
+//
 // Every signed request names its merchant, and reading one costs four queries and a decryption,
 // so a merchant that was found is kept for a short time (PAYGATE_MERCHANT_CACHE_MS, 5 s by
 // default; 0 turns it off). An unknown merchant_id is remembered as unknown for a shorter time
@@ -17,7 +22,8 @@ import {
 } from '../domain/merchants.js';
 import type { Store } from '../store/store.js';
 
-function secretPurpose(merchant_id: string): string {
+/** What a merchant's secrets (the current and the previous one) are sealed for: a sealed secret opens only as its own merchant's. */
+export function secretPurpose(merchant_id: string): string {
   return `merchant-secret:${merchant_id}`;
 }
 
@@ -92,9 +98,16 @@ export class MerchantDirectory {
   private async load(merchant_id: string): Promise<Merchant | null> {
     const record = await this.store.getMerchant(merchant_id);
     if (!record) return null;
+    // A grace already over on the wall clock is over on the gateway clock too (the sandbox offset
+    // only moves it forward): that previous secret is not even opened.
+    const previous_open = record.previous_secret_sealed !== null && record.previous_secret_until_ms !== null
+      && record.previous_secret_until_ms > Date.now();
     return {
       merchant_id: record.merchant_id,
       secret: this.sealer.open(record.secret_sealed, secretPurpose(record.merchant_id)),
+      previous_secret: previous_open ? this.sealer.open(record.previous_secret_sealed!, secretPurpose(record.merchant_id)) : null,
+      previous_secret_until_ms: previous_open ? record.previous_secret_until_ms : null,
+      disabled: record.disabled_at_ms !== null,
       applications: record.applications,
       frontends: record.frontends,
       gateways: record.gateways.map(gatewayOf),

@@ -579,6 +579,22 @@ function displayNames(): Migration {
 }
 
 /**
+ * 0014: a merchant's secret rolled with a grace for the old one (the old one kept sealed until
+ * previous_secret_until_ms, gateway clock), and a merchant the operator disabled (its signed calls
+ * are answered as an unknown merchant's). docs/security.md §5.
+ */
+function merchantCredentials(): Migration {
+  return {
+    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+      // One column per statement: SQLite's ALTER TABLE adds one at a time.
+      await db.schema.alterTable('merchants').addColumn('disabled_at_ms', 'bigint').execute();
+      await db.schema.alterTable('merchants').addColumn('previous_secret_sealed', 'text').execute();
+      await db.schema.alterTable('merchants').addColumn('previous_secret_until_ms', 'bigint').execute();
+    },
+  };
+}
+
+/**
  * Issue 15: the back office's users, sessions, failed sign-ins and audit log, and the indexes its
  * pages read through: a merchant's transactions newest first (keyset by trace_id) and the last
  * 30 days by time (the overview).
@@ -644,8 +660,7 @@ class InlineMigrations implements MigrationProvider {
       '0006_one_active_subscription': oneActiveSubscription(), '0007_notification_bound': notificationBound(),
       '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
       '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
-      '0013_display_names': displayNames(),
-      // 0014 is the merchant credentials' migration (secret rolling, disabling).
+      '0013_display_names': displayNames(), '0014_merchant_credentials': merchantCredentials(),
       '0015_backoffice': backoffice(this.dialect),
     };
   }

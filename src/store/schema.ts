@@ -9,6 +9,12 @@ export interface MerchantTable {
   created_at_ms: number;
   /** 1: its v1.3 requests must carry Gt-Body-Signature (migration 0012). */
   v13_body_signature_required: Generated<number>;
+  /** When an operator disabled it (gateway clock); null while enabled (migration 0014). */
+  disabled_at_ms: number | null;
+  /** The secret before the last roll, sealed like secret_sealed; accepted until previous_secret_until_ms (migration 0014). */
+  previous_secret_sealed: string | null;
+  /** Gateway clock: requests signed with the previous secret are accepted before this time. */
+  previous_secret_until_ms: number | null;
 }
 
 export interface ApplicationTable {

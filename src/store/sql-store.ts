@@ -10,7 +10,7 @@ import type {
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
 import type pg from 'pg';
-import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
+import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, MerchantSummary, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -198,6 +198,9 @@ class SqlOps implements StoreOps {
       gateways,
       routing_rules,
       v13_body_signature_required: Number(merchant.v13_body_signature_required) === 1,
+      disabled_at_ms: merchant.disabled_at_ms === null ? null : Number(merchant.disabled_at_ms),
+      previous_secret_sealed: merchant.previous_secret_sealed,
+      previous_secret_until_ms: merchant.previous_secret_until_ms === null ? null : Number(merchant.previous_secret_until_ms),
     };
   }
 
@@ -223,6 +226,45 @@ class SqlOps implements StoreOps {
     const result = await this.db.updateTable('merchants').set({ v13_body_signature_required: required ? 1 : 0 })
       .where('merchant_id', '=', merchant_id).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  async rollMerchantSecret(merchant_id: string, new_secret_sealed: string, previous_secret_until_ms: number): Promise<boolean> {
+    // The right-hand sides read the row as it was before this UPDATE (both dialects), so the old
+    // current secret is what moves to previous_secret_sealed.
+    const result = await this.db.updateTable('merchants')
+      .set((eb) => ({ previous_secret_sealed: eb.ref('secret_sealed'), secret_sealed: new_secret_sealed, previous_secret_until_ms }))
+      .where('merchant_id', '=', merchant_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async setMerchantDisabled(merchant_id: string, disabled_at_ms: number | null): Promise<boolean> {
+    const result = await this.db.updateTable('merchants')
+      .set({ disabled_at_ms: disabled_at_ms === null ? null : sql<number>`coalesce(disabled_at_ms, ${disabled_at_ms})` })
+      .where('merchant_id', '=', merchant_id).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async listMerchants(after_merchant_id: string, limit: number): Promise<MerchantSummary[]> {
+    // Correlated counts: each is a range of the child table's primary key or merchant index, and
+    // there are only `limit` of them.
+    const rows = await this.db.selectFrom('merchants as m')
+      .select((eb) => [
+        'm.merchant_id', 'm.created_at_ms', 'm.disabled_at_ms',
+        eb.selectFrom('applications as a').select((c) => c.fn.countAll<number>().as('n')).whereRef('a.merchant_id', '=', 'm.merchant_id').as('application_count'),
+        eb.selectFrom('frontends as f').select((c) => c.fn.countAll<number>().as('n')).whereRef('f.merchant_id', '=', 'm.merchant_id').as('frontend_count'),
+        eb.selectFrom('gateways as g').select((c) => c.fn.countAll<number>().as('n')).whereRef('g.merchant_id', '=', 'm.merchant_id').as('gateway_count'),
+      ])
+      .where('m.merchant_id', '>', after_merchant_id)
+      .orderBy('m.merchant_id').limit(limit).execute();
+    // PostgreSQL answers count(*) as int8 text unless parsed; Number() serves both dialects.
+    return rows.map((r) => ({
+      merchant_id: r.merchant_id,
+      created_at_ms: Number(r.created_at_ms),
+      disabled_at_ms: r.disabled_at_ms === null ? null : Number(r.disabled_at_ms),
+      application_count: Number(r.application_count ?? 0),
+      frontend_count: Number(r.frontend_count ?? 0),
+      gateway_count: Number(r.gateway_count ?? 0),
+    }));
   }
 
   async countMerchants(): Promise<number> {

@@ -46,6 +46,22 @@ export interface MerchantRecord {
   readonly routing_rules: readonly RoutingRuleRow[];
   /** Its v1.3 requests must carry Gt-Body-Signature. */
   readonly v13_body_signature_required: boolean;
+  /** When an operator disabled it (gateway clock); null while enabled. */
+  readonly disabled_at_ms: number | null;
+  /** The secret before the last roll, sealed; null when it was never rolled. */
+  readonly previous_secret_sealed: string | null;
+  /** Gateway clock: the previous secret is accepted before this time; null when there is none. */
+  readonly previous_secret_until_ms: number | null;
+}
+
+/** A merchant as a list page shows it (listMerchants). */
+export interface MerchantSummary {
+  readonly merchant_id: string;
+  readonly created_at_ms: number;
+  readonly disabled_at_ms: number | null;
+  readonly application_count: number;
+  readonly frontend_count: number;
+  readonly gateway_count: number;
 }
 
 export interface NewMerchant {
@@ -89,6 +105,23 @@ export interface StoreOps {
   countMerchants(): Promise<number>;
   /** The first `limit` merchant ids in order. */
   listMerchantIds(limit: number): Promise<string[]>;
+  /**
+   * A page of merchants by merchant_id: the first `limit` after `after_merchant_id` ('' for the
+   * first page), with their applications, frontends and gateways counted (index look-ups, no scan).
+   */
+  listMerchants(after_merchant_id: string, limit: number): Promise<MerchantSummary[]>;
+  /**
+   * The merchant's current sealed secret becomes its previous one, accepted until
+   * previous_secret_until_ms, and `new_secret_sealed` the current one: one statement, so a
+   * concurrent roll cannot lose a secret in between. Only one previous secret is kept: rolling
+   * again drops the older one. False when there is no such merchant.
+   */
+  rollMerchantSecret(merchant_id: string, new_secret_sealed: string, previous_secret_until_ms: number): Promise<boolean>;
+  /**
+   * Disables the merchant since disabled_at_ms (an earlier time of a merchant already disabled is
+   * kept), or with null enables it. False when there is no such merchant.
+   */
+  setMerchantDisabled(merchant_id: string, disabled_at_ms: number | null): Promise<boolean>;
   getGateway(gateway_id: string): Promise<GatewayRow | null>;
   /** 'exists' when the gateway_id is taken; the merchant must exist (a foreign key). */
   insertGateway(row: NewGatewayRow): Promise<'created' | 'exists'>;

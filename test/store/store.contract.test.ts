@@ -104,6 +104,83 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     });
   });
 
+  describe('merchant credentials (migration 0014)', () => {
+    it('a new merchant is enabled with no previous secret', async () => {
+      const merchant_id = await newMerchant();
+      expect(await store.getMerchant(merchant_id)).toMatchObject({ disabled_at_ms: null, previous_secret_sealed: null, previous_secret_until_ms: null });
+    });
+
+    it('rollMerchantSecret moves the current sealed secret to previous and sets the new one; rolling again drops the older one', async () => {
+      const merchant_id = await newMerchant();
+      const first = (await store.getMerchant(merchant_id))!.secret_sealed;
+      expect(await store.rollMerchantSecret(merchant_id, 'v1:second', NOW + 3_600_000)).toBe(true);
+      expect(await store.getMerchant(merchant_id)).toMatchObject({
+        secret_sealed: 'v1:second', previous_secret_sealed: first, previous_secret_until_ms: NOW + 3_600_000,
+      });
+      // Inside a transaction too (StoreOps), and only one previous secret is kept.
+      expect(await store.transaction((tx) => tx.rollMerchantSecret(merchant_id, 'v1:third', NOW))).toBe(true);
+      expect(await store.getMerchant(merchant_id)).toMatchObject({ secret_sealed: 'v1:third', previous_secret_sealed: 'v1:second', previous_secret_until_ms: NOW });
+    });
+
+    it('rollMerchantSecret of an unknown merchant is false and writes nothing', async () => {
+      const before = await store.countMerchants();
+      expect(await store.rollMerchantSecret(uniqueId('nobody'), 'v1:x', NOW)).toBe(false);
+      expect(await store.countMerchants()).toBe(before);
+    });
+
+    it('10 concurrent rolls apply one after another: none loses the secret rolled before it', async () => {
+      const merchant_id = await newMerchant();
+      const first = (await store.getMerchant(merchant_id))!.secret_sealed;
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.rollMerchantSecret(merchant_id, `v1:concurrent-${i}`, NOW + i)));
+      expect(results.every(Boolean)).toBe(true);
+      const after = (await store.getMerchant(merchant_id))!;
+      expect(after.secret_sealed).toMatch(/^v1:concurrent-\d$/);
+      // Applied one after the other: the last roll's previous is the roll before it, never the first
+      // secret (ten rolls pushed it out) and never its own.
+      expect(after.previous_secret_sealed).toMatch(/^v1:concurrent-\d$/);
+      expect(after.previous_secret_sealed).not.toBe(after.secret_sealed);
+      expect(after.previous_secret_sealed).not.toBe(first);
+    });
+
+    it('setMerchantDisabled sets, keeps the first time of a repeated disable, and clears', async () => {
+      const merchant_id = await newMerchant();
+      expect(await store.setMerchantDisabled(merchant_id, NOW)).toBe(true);
+      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBe(NOW);
+      expect(await store.setMerchantDisabled(merchant_id, NOW + 5_000)).toBe(true);
+      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBe(NOW);
+      expect(await store.transaction((tx) => tx.setMerchantDisabled(merchant_id, null))).toBe(true);
+      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBeNull();
+      expect(await store.setMerchantDisabled(uniqueId('nobody'), NOW)).toBe(false);
+    });
+
+    it('listMerchants pages by merchant_id after the given one, with counts and disabled_at_ms', async () => {
+      const prefix = `list${uniqueId('p').replace('-', '')}`;
+      const ids = ['a', 'b', 'c'].map((s) => `${prefix}${s}`);
+      for (const id of ids) expect(await store.insertMerchant(merchantFixture(id))).toBe('created');
+      await store.insertGateway(gatewayFixture(ids[1]!, { gateway_id: uniqueId('gw') }));
+      await store.setMerchantDisabled(ids[2]!, NOW);
+
+      const first = await store.listMerchants(prefix, 2);
+      expect(first).toEqual([
+        { merchant_id: ids[0], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 1 },
+        { merchant_id: ids[1], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 2 },
+      ]);
+      const next = await store.listMerchants(first.at(-1)!.merchant_id, 2);
+      expect(next[0]).toEqual({ merchant_id: ids[2], created_at_ms: 1_700_000_000_000, disabled_at_ms: NOW, application_count: 1, frontend_count: 1, gateway_count: 1 });
+      // The first page starts at the smallest merchant_id; the whole list is in order, each once.
+      const all: string[] = [];
+      for (let after = ''; ;) {
+        const page = await store.listMerchants(after, 7);
+        all.push(...page.map((m) => m.merchant_id));
+        if (page.length < 7) break;
+        after = page.at(-1)!.merchant_id;
+      }
+      expect(all).toEqual(await store.listMerchantIds(10_000));
+      expect(all).toEqual(expect.arrayContaining(ids));
+      expect(await store.listMerchants(prefix, 0)).toEqual([]);
+    });
+  });
+
   describe('idempotency key (merchant_id, transaction_type, order_id)', () => {
     it('a second row with the same key is refused and the first is kept', async () => {
       const merchant_id = await newMerchant();

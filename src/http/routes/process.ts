@@ -255,7 +255,7 @@ export function payoutReply(
 async function handleEncryptedPayout(context: SignedContext, body: PayoutEncryptedBody, encrypted: EncryptedCard): Promise<Reply> {
   const identity = identityOf(context.merchant, context.body);
   if (!identity) return unknownCredentials();
-  const card = openEncryptedCard(encrypted, context.merchant.secret, body.timestamp);
+  const card = openEncryptedCard(encrypted, context.secret, body.timestamp);
   if (!card) return CARD_DATA_UNREADABLE;
   // Idempotency compares content, but ciphertexts change with every timestamp (it is the IV):
   // the fingerprint is taken over the decrypted card instead, under the plain names.
