@@ -2,10 +2,12 @@
 // store gives (store/backoffice-store.ts activitySince): pure arithmetic, so that a test checks
 // every figure against transactions it made. Volume is what approved sales took, per currency
 // (currencies are never added together); the approval rate counts sales that reached a final
-// approved or declined status, not those still pending.
+// approved, declined or rejected status, not those still pending or in error.
 import type { ActivityRow } from '../store/backoffice-store.js';
 
 export const OVERVIEW_DAYS = 30;
+/** A sale's final refusals (the issuer's or the processor's); `error` is a failure to process, left out of the rate. */
+const NOT_APPROVED: ReadonlySet<string> = new Set(['declined', 'rejected']);
 export const DAY_MS = 86_400_000;
 
 export interface CurrencyFigure {
@@ -23,8 +25,9 @@ export interface Overview {
   /** Per currency (same order as period_volume), the approved sales' amount each day. */
   readonly volume_by_day: Readonly<Record<string, readonly number[]>>;
   readonly approved_by_day: readonly number[];
+  /** Sales declined or rejected each day. */
   readonly declined_by_day: readonly number[];
-  /** Approved sales / (approved + declined) over the period; null when none finished. */
+  /** Approved sales / (approved + declined + rejected) over the period; null when none finished. */
   readonly approval_rate: number | null;
   readonly today_approval_rate: number | null;
   readonly period_refunds: readonly CurrencyFigure[];
@@ -66,7 +69,7 @@ export function computeOverview(rows: readonly ActivityRow[], today: number): Ov
       add(period_volume, row.currency, row.amount_minor, row.count);
       if (row.day === today) add(today_volume, row.currency, row.amount_minor, row.count);
       (volume_by_day[row.currency] ??= days.map(() => 0))[index]! += row.amount_minor;
-    } else if (row.status === 'declined') {
+    } else if (NOT_APPROVED.has(row.status)) {
       declined_by_day[index]! += row.count;
     }
   }

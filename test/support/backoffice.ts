@@ -81,7 +81,8 @@ export async function addUser(gw: TestGateway, email: string, role: 'operator' |
 }
 
 export async function sale(gw: TestGateway, merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Promise<{ trace_id: number; order_id: string; status: string }> {
-  const body = saleA(merchant, overrides);
+  // Stamped on the gateway's clock, which the lock-out tests move forward.
+  const body = saleA(merchant, { timestamp: Math.floor(gw.gateway.deps.clock.now_ms() / 1000), ...overrides });
   const answer = await postSigned(gw.url, '/api/process', body, merchant.secret);
   if (answer.body.status !== 0) throw new Error(`sale failed: ${JSON.stringify(answer.body)}`);
   return { trace_id: Number(answer.body.trace_id), order_id: String(body.order_id), status: String(answer.body.transaction_status) };

@@ -54,12 +54,12 @@ export function overviewRoutes(): BackOfficeRoute[] {
         format: (value) => safeAmount(Math.round(value), main).split(' ')[0]!,
       });
       const outcomes_chart = barChart({
-        title: `Sales approved and declined per day (last ${OVERVIEW_DAYS} days)`,
+        title: `Sales approved and refused per day (last ${OVERVIEW_DAYS} days)`,
         summary: `Approval rate over the last ${OVERVIEW_DAYS} days: ${percent(overview.approval_rate)}`,
         labels,
         series: [
           { label: 'approved', color: '#16a34a', values: overview.approved_by_day },
-          { label: 'declined', color: '#dc2626', values: overview.declined_by_day },
+          { label: 'declined or rejected', color: '#dc2626', values: overview.declined_by_day },
         ],
         format: (value) => String(Math.round(value)),
       });
@@ -73,7 +73,7 @@ ${tile(`Refunds, ${OVERVIEW_DAYS} days`, money(overview.period_refunds))}
 ${tile('Payouts waiting for a decision', String(payouts_waiting), '/backoffice/payouts')}
 ${tile('Notifications not acknowledged', String(unacknowledged))}
 </div>${volume_chart}${outcomes_chart}
-<p class="muted">Days are UTC days. Volume counts approved sales; the approval rate counts sales that were approved or declined.</p>`);
+<p class="muted">Days are UTC days. Volume counts approved sales; the approval rate counts sales that were approved, declined or rejected.</p>`);
     },
   }];
 }
