@@ -2,8 +2,11 @@
 // validate requests. Nothing here is written by hand per endpoint: what differs between routes
 // (how they are signed, who may call them, what they answer) follows from each route's kind and
 // schemas; the edge's own answers (400, 408, 413, 429, 500 …) are one shared envelope schema.
-// The gateway also serves it as an interactive reference at /reference (http/app.ts).
+// The gateway also serves it as an interactive reference at /reference (http/app.ts). What the
+// gateway sends to merchants (notifications, validation requests, subscription events) is under
+// `webhooks`, from notifications/schemas.ts.
 import type { RouteDef } from './route.js';
+import { MERCHANT_WEBHOOKS, MerchantReply } from '../notifications/schemas.js';
 
 /** The envelope of decisions.md §5, as every error answer of the edge carries it. */
 const ENVELOPE = {
@@ -57,6 +60,35 @@ const BUILT_IN_PATHS = {
     get: { operationId: operationId('GET', '/openapi.json'), summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
   },
 };
+
+/**
+ * What the gateway sends to the merchant's own URLs (OpenAPI 3.1 `webhooks`): the body, its
+ * headers, and the reply it expects. Clients generate their handlers' types from here.
+ */
+function merchantWebhooks(): Record<string, unknown> {
+  const webhooks: Record<string, unknown> = {};
+  for (const [name, webhook] of Object.entries(MERCHANT_WEBHOOKS)) {
+    webhooks[name] = {
+      post: {
+        operationId: name,
+        summary: webhook.summary,
+        ...(webhook.headers ? {
+          parameters: Object.entries(webhook.headers).map(([header, description]) => ({
+            name: header, in: 'header', required: true, description, schema: { type: 'string', pattern: '^[0-9a-f]{96}$' },
+          })),
+        } : {}),
+        requestBody: { required: true, content: { 'application/json': { schema: webhook.body } } },
+        responses: {
+          200: {
+            description: 'The merchant\'s signed reply (spec §6.3); anything else is resent (a validation request: refused)',
+            content: { 'application/json': { schema: MerchantReply } },
+          },
+        },
+      },
+    };
+  }
+  return webhooks;
+}
 
 /** A stable, unique name for client generators: the method and the path's words, camelCased (post /api/process → postApiProcess). */
 export function operationId(method: string, url: string): string {
@@ -125,6 +157,7 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
     },
     servers: [{ url: server_url }],
     paths: { ...paths, ...BUILT_IN_PATHS },
+    webhooks: merchantWebhooks(),
     components: {
       schemas: { Envelope: ENVELOPE },
       securitySchemes: {
