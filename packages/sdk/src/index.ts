@@ -10,6 +10,11 @@ export {
   type SubscriptionActivateInput,
 } from './client.js';
 export {
+  createWebhookHandler, parseWebhook, WebhookError,
+  type WebhookHandler, type WebhookHandlerOptions, type WebhookEvent, type WebhookInput, type WebhookResponse, type Refusal,
+  type ValidationVerdict, type FastifyLikeReply, type FastifyLikeRequest,
+} from './webhooks.js';
+export {
   PaygateError, AnswerSignatureError, ClockSkewError, GatewayUnreachableError, GatewayHttpError, UnexpectedAnswerError, type NetworkFailure,
 } from './errors.js';
 export type { RetryNotice } from './transport.js';
