@@ -65,8 +65,6 @@ class AttemptFailure extends Error {
   }
 }
 
-class AnswerTooLarge extends Error {}
-
 const NOT_SENT: Readonly<Record<string, NetworkFailure>> = {
   ECONNREFUSED: 'connection_refused', ENOTFOUND: 'dns', EAI_AGAIN: 'dns', EHOSTUNREACH: 'connection_refused',
   ENETUNREACH: 'connection_refused', EADDRNOTAVAIL: 'connection_refused',
@@ -119,9 +117,12 @@ function attemptOnce(request: HttpRequest, connections: Connections, limits: Tra
       const chunks: Buffer[] = [];
       let size = 0;
       incoming.on('data', (chunk: Buffer) => {
+        if (settled) return;
         size += chunk.length;
         if (size > limits.max_answer_bytes) {
-          outgoing.destroy(new AnswerTooLarge());
+          // An answer, though one not to read: an error of its own, never retried.
+          finish(() => reject(new UnexpectedAnswerError(`The gateway's answer is larger than max_answer_bytes (${limits.max_answer_bytes})`)));
+          outgoing.destroy();
           return;
         }
         chunks.push(chunk);
@@ -129,24 +130,26 @@ function attemptOnce(request: HttpRequest, connections: Connections, limits: Tra
       incoming.on('end', () => finish(() => resolve({
         http_status: incoming.statusCode ?? 0, headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8'),
       })));
-      incoming.on('error', (error) => outgoing.destroy(error));
+      // Cut off mid-answer: an incomplete answer is no answer.
+      const cut = (error: unknown) => finish(() => reject(classify(error, connected, outgoing.reusedSocket, answered, timed_out)));
+      incoming.on('error', cut);
+      incoming.on('close', () => {
+        if (!incoming.complete) cut(Object.assign(new Error('connection closed before the whole answer arrived'), { code: 'ECONNRESET' }));
+      });
     });
     const deadline = setTimeout(() => {
       timed_out = true;
-      outgoing.destroy(new Error(`no complete answer within ${limits.timeout_ms} ms`));
+      // Settled here, whatever events the destroyed request still emits (or does not).
+      const error = new Error(`no complete answer within ${limits.timeout_ms} ms`);
+      finish(() => reject(classify(error, connected, outgoing.reusedSocket, answered, true)));
+      outgoing.destroy();
     }, limits.timeout_ms);
     // Connected once TCP is up (a reused connection already is): from then on bytes may have left.
     outgoing.on('socket', (socket: Socket) => {
       if (!socket.connecting) connected = true;
       else socket.once('connect', () => (connected = true));
     });
-    outgoing.on('error', (error) => finish(() => {
-      if (error instanceof AnswerTooLarge) {
-        reject(new UnexpectedAnswerError(`The gateway's answer is larger than max_answer_bytes (${limits.max_answer_bytes})`));
-        return;
-      }
-      reject(classify(error, connected, outgoing.reusedSocket, answered, timed_out));
-    }));
+    outgoing.on('error', (error) => finish(() => reject(classify(error, connected, outgoing.reusedSocket, answered, timed_out))));
     outgoing.end(body ?? undefined);
   });
 }

@@ -58,7 +58,13 @@ export type ProxyMove =
   /** Relay the request and hold the answer back for ever (the client's time-out ends it). */
   | 'hold_answer'
   /** Relay, and hand the client an answer rewritten by `tamper`. */
-  | 'tamper';
+  | 'tamper'
+  /**
+   * Relay the first request and its answer; when the client sends another request on the same
+   * (kept-alive) connection, reset it unread, as a server does when it closes an idle connection
+   * just as the client reuses it.
+   */
+  | 'reset_when_reused';
 
 export interface FlakyProxy {
   readonly url: string;
@@ -99,7 +105,13 @@ export async function startFlakyProxy(target_url: string, port = 0): Promise<Fla
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.destroy());
     let counted = false;
+    let answered = false;
     client.on('data', (chunk) => {
+      if (move === 'reset_when_reused' && answered) {
+        client.resetAndDestroy();
+        upstream.destroy();
+        return;
+      }
       if (!counted) {
         counted = true;
         forwarded += 1;
@@ -109,6 +121,13 @@ export async function startFlakyProxy(target_url: string, port = 0): Promise<Fla
     client.on('end', () => upstream.end());
     if (move === 'pass') {
       upstream.pipe(client);
+      return;
+    }
+    if (move === 'reset_when_reused') {
+      upstream.on('data', (chunk: Buffer) => {
+        answered = true;
+        client.write(chunk);
+      });
       return;
     }
     if (move === 'reset_after_forwarding') {
