@@ -1,6 +1,8 @@
 // npm's prepare step: builds dist/ once, at install time, when the TypeScript compiler is there
 // (a development install). A production install (`npm ci --omit=dev`) has no compiler: it must
 // ship a dist/ built before (docs/production.md), so this step says so instead of failing the install.
+// It builds the merchant SDK's packages/sdk/dist as well, so that code in the clone imports
+// @paygate/sdk as a merchant's would, from its built form (packages/sdk/README.md).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
@@ -11,4 +13,6 @@ if (!fs.existsSync('node_modules/typescript/bin/tsc')) {
   process.exit(0);
 }
 const result = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+if (result.status !== 0 || !fs.existsSync('packages/sdk/tsconfig.build.json')) process.exit(result.status ?? 1);
+const sdk = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/sdk/tsconfig.build.json'], { stdio: 'inherit' });
+process.exit(sdk.status ?? 1);
