@@ -14,7 +14,7 @@ import type {
 } from './generated/api.js';
 import { AnswerSignatureError, ClockSkewError, GatewayHttpError, UnexpectedAnswerError } from './errors.js';
 import { answerAuthentication, bodyHeaderSignature, encryptCardField, requestAuthentication, signaturesEqual, signBody, verifyBody } from './signing.js';
-import { Connections, exchange, type HttpAnswer, type HttpRequest, type RetryNotice } from './transport.js';
+import { Connections, exchange, type HttpAnswer, type HttpRequest, type RetryNotice, type TransportLimits } from './transport.js';
 
 // ---- what callers pass and get ----------------------------------------------------------------
 
@@ -144,7 +144,7 @@ export class PaygateClient {
   private readonly secret: string;
   private readonly application_key: string | undefined;
   private readonly frontend: string | undefined;
-  private readonly limits;
+  private readonly limits: TransportLimits;
   private readonly v13_body_signature: boolean;
   private readonly now_ms: () => number;
   private readonly connections = new Connections();
@@ -405,7 +405,8 @@ export class PaygateClient {
     for (const [name, value] of Object.entries(call.path_params ?? {})) path = path.replace(`{${name}}`, encodeURIComponent(value));
     const build = (): HttpRequest => {
       const timestamp = this.now_s();
-      const fields = definedOnly({ merchant_id: this.merchant_id, application_key, timestamp, version: 'v1.3', ...call.fields });
+      // The client's own fields last: nothing in the input can replace what the header signs.
+      const fields = definedOnly({ ...call.fields, merchant_id: this.merchant_id, application_key, timestamp, version: 'v1.3' });
       const headers: Record<string, string> = { accept: 'application/json', 'gt-authentication': requestAuthentication(this.merchant_id, application_key, timestamp, this.secret) };
       let url = this.base_url + path;
       let body: string | null = null;

@@ -186,6 +186,28 @@ describe('webhook handler fed by a real gateway', () => {
     });
   });
 
+  describe('a secret roll (docs/security.md §5)', () => {
+    it('during the grace: the client on the old secret is answered with it, the handler takes the notification signed with the new one', async () => {
+      const merchant = await gw.createMerchant();
+      const rolled = await operator(gw, `/operator/merchants/${merchant.merchant_id}/roll-secret`, { method: 'POST', body: JSON.stringify({ grace_seconds: 3600 }) });
+      const new_secret = rolled.secret as string;
+      expect(new_secret).not.toBe(merchant.secret);
+      const inbox = newInbox();
+      const handler = handlerFor(merchant.secret, inbox, { ...recording(inbox), other_secrets: [new_secret] });
+      const site = await listen(http.createServer((request, response) => void handler.node(request, response)));
+      const old_client = clientFor(gw, merchant);
+      try {
+        const sale = await old_client.sale(saleFields({ notification_url: `${site.url}/paygate` }));
+        if (sale.kind !== 'ok') throw new Error(JSON.stringify(sale));
+        await settled(gw, sale.answer.trace_id!, 'delivered');
+        expect(inbox.transactions.map((n) => n.trace_id)).toEqual([sale.answer.trace_id]);
+      } finally {
+        old_client.close();
+        await site.close();
+      }
+    });
+  });
+
   describe('Express', () => {
     const inbox = newInbox();
     const failures: string[] = [];
