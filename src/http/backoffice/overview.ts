@@ -61,7 +61,7 @@ export function overviewRoutes(): BackOfficeRoute[] {
           { label: 'approved', color: '#16a34a', values: overview.approved_by_day },
           { label: 'declined or rejected', color: '#dc2626', values: overview.declined_by_day },
         ],
-        format: (value) => String(Math.round(value)),
+        format: (value) => (Number.isInteger(value) ? String(value) : value.toFixed(1)),
       });
       return context.page('Overview', '/backoffice/overview', html`<h1>Overview</h1>
 <div class="tiles">
