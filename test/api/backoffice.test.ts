@@ -46,6 +46,25 @@ describe('paygate user create', () => {
   });
 });
 
+describe('back-office sign-in rate per address', () => {
+  it('answers 429 with Retry-After past the limit, whatever the e-mail, before any password is checked', async () => {
+    const gw = await startTestGateway('sqlite', { env: { PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE: '3' } });
+    try {
+      await addUser(gw, 'rate@example.com', 'operator');
+      const client = new BackOfficeClient(gw.url);
+      for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) expect((await client.signIn(email, 'wrong password here')).status).toBe(401);
+      const limited = await client.signIn('rate@example.com');
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(pageText(limited.text)).toContain('Too many sign-in attempts from your address');
+      // Not counted as a failure of that e-mail: it is not locked, only the address is slowed down.
+      expect(await gw.gateway.deps.store.backoffice.countSignInFailures('rate@example.com', 0)).toBe(0);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe.each(storeKinds())('back office on %s', (kind) => {
   let gw: TestGateway;
   let shop_a: CreatedMerchant;
@@ -56,7 +75,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
   let a_notification: number;
 
   beforeAll(async () => {
-    gw = await startTestGateway(kind);
+    // Many sign-ins within a minute from 127.0.0.1: the per-address sign-in limit has its own test below.
+    gw = await startTestGateway(kind, { env: { PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE: '1000' } });
     shop_a = await gw.createMerchant();
     shop_b = await gw.createMerchant();
     await addUser(gw, 'operator@example.com', 'operator');
