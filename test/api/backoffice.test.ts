@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { backOfficeRoutes } from '../../src/http/backoffice/routes.js';
+import { gatewaySettingsPurpose } from '../../src/connectors/registry.js';
 import { signInRoutes } from '../../src/http/backoffice/sign-in.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
@@ -397,5 +398,57 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     await operator.post(`/backoffice/merchants/${shop.merchant_id}/enable`, {});
     await sale(gw, shop);
     expect((await operator.post('/backoffice/merchants/no-such-shop/disable', {})).status).toBe(404);
+  });
+
+  it('writes a gateway\'s secret settings without ever showing them, and replaces them', async () => {
+    const shop = await gw.createMerchant();
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const page = await operator.get('/backoffice/gateways');
+    expect(page.text).toContain('Add checkout gateway');
+    const secret_key = 'sk_sbox_backoffice0first0secret';
+    const CHANNEL = `pc_${'b'.repeat(26)}`;
+    const webhook_secret = 'whsec-backoffice-first-0123';
+    const created = await operator.post('/backoffice/gateways', {
+      connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD,EUR',
+      setting_secret_key: secret_key, setting_processing_channel_id: CHANNEL, setting_webhook_secret: webhook_secret,
+    });
+    expect([created.status, created.location]).toEqual([303, '/backoffice/gateways?notice=created']);
+    const gateway = (await gw.gateway.deps.store.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
+    const shown = (await operator.get('/backoffice/gateways')).text;
+    expect(shown).toContain(gateway.gateway_id);
+    expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
+    for (const secret of [secret_key, webhook_secret]) expect(shown).not.toContain(secret);
+    const new_key = 'sk_sbox_backoffice0second0secret';
+    const replaced = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/settings`, { setting_secret_key: new_key, setting_webhook_secret: '' });
+    expect(replaced.status).toBe(303);
+    const row = (await gw.gateway.deps.store.getGateway(gateway.gateway_id))!;
+    const settings = JSON.parse(gw.gateway.deps.sealer.open(row.settings_sealed!, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>;
+    expect(settings).toMatchObject({ secret_key: new_key, webhook_secret, processing_channel_id: CHANNEL });
+    expect((await operator.get('/backoffice/gateways')).text).not.toContain(new_key);
+    const audit = (await operator.get('/backoffice/audit')).text;
+    expect(audit).toContain('settings: secret_key');
+    expect(audit).not.toContain(new_key);
+    const bad = await operator.post('/backoffice/gateways', { connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD', setting_secret_key: 'nope' });
+    expect(bad.status).toBe(400);
+    expect(pageText(bad.text)).toMatch(/secret_key: expected|processing_channel_id: expected|webhook_secret: expected/);
+  });
+
+  it('ends a disabled user\'s session at its next request and refuses its sign-in', async () => {
+    const shop = await gw.createMerchant();
+    await addUser(gw, `leaver-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
+    const leaver = new BackOfficeClient(gw.url);
+    await leaver.signIn(`leaver-${shop.merchant_id}@example.com`);
+    expect((await leaver.get('/backoffice/overview')).status).toBe(200);
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const user = (await gw.gateway.deps.store.backoffice.findUserByEmail(`leaver-${shop.merchant_id}@example.com`))!;
+    await operator.get('/backoffice/users');
+    expect((await operator.post(`/backoffice/users/${user.user_id}/disable`, {})).status).toBe(303);
+    expect((await leaver.get('/backoffice/overview')).status).toBe(303);
+    expect((await leaver.signIn(`leaver-${shop.merchant_id}@example.com`)).status).toBe(401);
+    // An operator cannot lock themselves out.
+    const self = (await gw.gateway.deps.store.backoffice.findUserByEmail('operator@example.com'))!;
+    expect((await operator.post(`/backoffice/users/${self.user_id}/disable`, {})).status).toBe(409);
   });
 });

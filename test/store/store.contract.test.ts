@@ -837,6 +837,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(everyone.map((r) => r.merchant_id).sort()).toEqual([merchant_id, other].sort());
     });
 
+    it('lists a sale\'s refunds and a cascade\'s attempts in order', async () => {
+      const merchant_id = await newMerchant();
+      const sale = await newTransaction(merchant_id);
+      const refunds = [await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }), await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale })];
+      expect((await store.backoffice.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
+      const retry = await newTransaction(merchant_id, { cascade_root: sale, cascade_level: 1 });
+      expect((await store.backoffice.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([[sale, 0], [retry, 1]]);
+      expect((await store.backoffice.listCascade(refunds[0]!, 10)).map((r) => r.trace_id)).toEqual([refunds[0]]);
+    });
+
     it('sums a merchant\'s transactions per UTC day, type, status and currency', async () => {
       const merchant_id = await newMerchant();
       const day = Math.floor(NOW / 86_400_000);
