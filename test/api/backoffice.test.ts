@@ -451,4 +451,19 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const self = (await gw.gateway.deps.store.backoffice.findUserByEmail('operator@example.com'))!;
     expect((await operator.post(`/backoffice/users/${self.user_id}/disable`, {})).status).toBe(409);
   });
+
+  it('answers text a rule refuses in a URL like a missing page or a named field, never with a crash', async () => {
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    for (const url of ['/backoffice/users/%00/disable', '/backoffice/gateways/a%01b/enable', '/backoffice/merchants/%C2%85/disable']) {
+      await operator.get('/backoffice/users');
+      expect([url, (await operator.post(url, {})).status]).toEqual([url, 404]);
+    }
+    expect((await operator.get('/backoffice/merchants?after=%00')).status).toBe(200);
+    const search = await operator.get('/backoffice/transactions?order_id=a%00b');
+    expect(search.status).toBe(400);
+    expect(pageText(search.text)).toContain('Order ID: expected text of up to 128 characters');
+    expect((await operator.get('/backoffice/audit?before=%00')).status).toBe(200);
+    expect(fs.readFileSync(gw.log_file, 'utf8')).not.toMatch(/"level":50/);
+  });
 });

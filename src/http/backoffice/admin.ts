@@ -47,8 +47,9 @@ function problemNotice(problem: string | null): Html | '' {
 // Merchants ---------------------------------------------------------------------------------
 
 async function merchantsPage(context: PageContext, extra: Html | null = null, problem: string | null = null, http_status = 200): Promise<unknown> {
-  const after = (context.request.query as Record<string, string | undefined>).after ?? '';
-  const rows = await context.deps.store.listMerchants(after.length <= 50 ? after : '', LIST_ROWS + 1);
+  const after_raw = (context.request.query as Record<string, unknown>).after;
+  const after = typeof after_raw === 'string' && after_raw.length <= 50 && textProblem(after_raw) === null ? after_raw : '';
+  const rows = await context.deps.store.listMerchants(after, LIST_ROWS + 1);
   const shown = rows.slice(0, LIST_ROWS);
   return context.page('Merchants', '/backoffice/merchants', html`<h1>Merchants</h1>
 ${notices(context, { disabled: 'Merchant disabled: its API calls are now answered as an unknown merchant\'s.', enabled: 'Merchant enabled.' })}
