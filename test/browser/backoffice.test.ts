@@ -182,11 +182,32 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await sandbox_form.getByRole('button', { name: 'Add sandbox gateway' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway created.');
       const gateways = await gw.gateway.deps.store.listGateways(`new-shop-${kind}`);
-      expect(gateways.length).toBe(2);
+      expect(gateways.map((g) => g.connector)).toEqual(['sandbox', 'sandbox']);
       const added = gateways.at(-1)!;
       await page.getByRole('button', { name: `Disable ${added.gateway_id}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway disabled.');
       expect((await gw.gateway.deps.store.getGateway(added.gateway_id))!.enabled).toBe(0);
+
+      // A processor's credentials: typed into password fields, sealed, never shown again.
+      const checkout_form = page.locator('form', { has: page.getByRole('button', { name: 'Add checkout gateway' }) });
+      const secret_key = `sk_sbox_${kind}_browser_secret_key`;
+      await checkout_form.getByLabel('Merchant ID').fill(`new-shop-${kind}`);
+      await checkout_form.getByLabel('Currencies (comma-separated)').fill('USD,EUR');
+      await checkout_form.getByLabel('secret_key').fill(secret_key);
+      await checkout_form.getByLabel('processing_channel_id').fill(`pc_${'c'.repeat(26)}`);
+      await checkout_form.getByLabel('webhook_secret').fill('whsec-browser-0123456789');
+      expect(await checkout_form.getByLabel('secret_key').getAttribute('type')).toBe('password');
+      await checkout_form.getByRole('button', { name: 'Add checkout gateway' }).click();
+      await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway created.');
+      const checkout = (await gw.gateway.deps.store.listGateways(`new-shop-${kind}`)).find((g) => g.connector === 'checkout')!;
+      const card = page.locator('.card', { has: page.getByRole('button', { name: `Disable ${checkout.gateway_id}` }) });
+      expect(await card.innerText()).toMatch(/secret_key, webhook_secret \(set; never shown\)/);
+      await card.getByText('Replace settings (credentials)').click();
+      await card.getByLabel(/^secret_key/).fill(`${secret_key}_rolled`);
+      await card.getByRole('button', { name: 'Replace settings' }).click();
+      await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway settings replaced.');
+      expect(await page.content()).not.toContain(secret_key);
+      await shootPage(browser, page, kind, 'backoffice-gateways');
 
       await page.getByRole('link', { name: 'Merchants' }).click();
       await page.getByRole('button', { name: `Disable new-shop-${kind}` }).click();
