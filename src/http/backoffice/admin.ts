@@ -15,7 +15,7 @@ import {
 import { type Html, html } from '../../pages/html.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
 import type { BackOfficeRoute, PageContext } from './plugin.js';
-import { iso } from './transactions.js';
+import { iso } from '../../pages/backoffice/format.js';
 
 const OPERATOR = ['operator'] as const;
 const LIST_ROWS = 200;

@@ -10,7 +10,7 @@ import { redactUrl } from '../../logging.js';
 import { type Html, html } from '../../pages/html.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
 import type { BackOfficeRoute, PageContext } from './plugin.js';
-import { iso } from './transactions.js';
+import { iso } from '../../pages/backoffice/format.js';
 
 const MERCHANT = ['merchant'] as const;
 /** The graces offered, in seconds; the operation takes any whole number up to SECRET_GRACE_MAX_S. */
