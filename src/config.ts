@@ -76,6 +76,8 @@ export interface Limits {
   readonly headers_timeout_ms: number;
   /** Requests per minute from one client address (every route but /healthz and /metrics), per instance; 0: no limit. */
   readonly rate_per_address_per_minute: number;
+  /** Back-office sign-in attempts per minute from one client address (docs/backoffice.md §4); 0: off. */
+  readonly rate_sign_in_per_address_per_minute: number;
   /** API requests per minute of one merchant, per instance; 0: no limit. */
   readonly rate_per_merchant_per_minute: number;
 }
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
       headers_timeout_ms,
       rate_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE', 12_000, 0, 10_000_000),
       rate_per_merchant_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE', 6_000, 0, 10_000_000),
+      rate_sign_in_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE', 30, 0, 100_000),
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,

@@ -129,7 +129,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     metrics: new GatewayMetrics(),
     // A header is accepted within the timestamp window on either side: remembered for both.
     header_reuse: new HeaderReuseWatch(2 * config.limits.request_window_seconds * 1000 + 1000),
-    rate_limits: new RateLimits(config.limits.rate_per_address_per_minute, config.limits.rate_per_merchant_per_minute),
+    rate_limits: new RateLimits(
+      config.limits.rate_per_address_per_minute, config.limits.rate_per_merchant_per_minute, config.limits.rate_sign_in_per_address_per_minute,
+    ),
   };
   deps.metrics.watch(store, clock);
 

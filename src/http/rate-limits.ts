@@ -10,8 +10,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /** Addresses and merchants counted at once per instance; the least recently seen are forgotten past it. */
 const CACHE_KEYS = 10_000;
 const WINDOW_MS = 60_000;
-/** Back-office sign-in attempts per address and minute. */
-export const SIGN_IN_PER_ADDRESS_PER_MINUTE = 30;
 
 export interface RateRefusal {
   readonly limit: 'address' | 'merchant';
@@ -29,7 +27,7 @@ export class RateLimits {
   /** Requests per minute; 0 turns a limit off. */
   constructor(
     private readonly per_address_per_minute: number, private readonly per_merchant_per_minute: number,
-    private readonly sign_in_per_address_per_minute = SIGN_IN_PER_ADDRESS_PER_MINUTE,
+    private readonly sign_in_per_address_per_minute: number,
   ) {}
 
   /** Registers the plugin on the app (counters only: no route is limited by the plugin itself). */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { backOfficeRoutes } from '../../src/http/backoffice/routes.js';
+import { gatewaySettingsPurpose } from '../../src/connectors/registry.js';
 import { signInRoutes } from '../../src/http/backoffice/sign-in.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
@@ -16,6 +17,8 @@ import { postSigned, nowSeconds } from '../support/client.js';
 import { payoutE } from '../support/payout-bodies.js';
 import { VISA } from '../support/bodies.js';
 import { addUser, advanceClock, BackOfficeClient, PASSWORD, pageText, sale } from '../support/backoffice.js';
+import { startMerchantReceiver } from '../support/merchant-receiver.js';
+import { merchantVerify, notificationOf, signedReply } from '../support/notification-merchant.js';
 
 describe('paygate user create', () => {
   it('prints the user as JSON, refuses a short password and an existing e-mail, and changes nothing then', () => {
@@ -44,6 +47,25 @@ describe('paygate user create', () => {
   });
 });
 
+describe('back-office sign-in rate per address', () => {
+  it('answers 429 with Retry-After past the limit, whatever the e-mail, before any password is checked', async () => {
+    const gw = await startTestGateway('sqlite', { env: { PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE: '3' } });
+    try {
+      await addUser(gw, 'rate@example.com', 'operator');
+      const client = new BackOfficeClient(gw.url);
+      for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) expect((await client.signIn(email, 'wrong password here')).status).toBe(401);
+      const limited = await client.signIn('rate@example.com');
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(pageText(limited.text)).toContain('Too many sign-in attempts from your address');
+      // Not counted as a failure of that e-mail: it is not locked, only the address is slowed down.
+      expect(await gw.gateway.deps.store.backoffice.countSignInFailures('rate@example.com', 0)).toBe(0);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe.each(storeKinds())('back office on %s', (kind) => {
   let gw: TestGateway;
   let shop_a: CreatedMerchant;
@@ -54,7 +76,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
   let a_notification: number;
 
   beforeAll(async () => {
-    gw = await startTestGateway(kind);
+    // Many sign-ins within a minute from 127.0.0.1: the per-address sign-in limit has its own test below.
+    gw = await startTestGateway(kind, { env: { PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE: '1000' } });
     shop_a = await gw.createMerchant();
     shop_b = await gw.createMerchant();
     await addUser(gw, 'operator@example.com', 'operator');
@@ -178,40 +201,45 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     for (const [client, email] of [[operator, 'operator@example.com'], [staff_a, 'staff-a@example.com'], [staff_b, 'staff-b@example.com']] as const) {
       expect((await client.signIn(email)).status).toBe(303);
     }
-    const operator_only = new Set(backOfficeRoutes().filter((r) => !r.roles.includes('merchant')).map((r) => `/backoffice${r.url}`));
-    // What "does not exist" looks like to a merchant user: an unknown id, an unknown page.
+    // What "does not exist" looks like to each of them: an unknown page, an unknown transaction.
+    const missing_page = new Map([
+      ['operator', await operator.get('/backoffice/no-such-page')], ['A', await staff_a.get('/backoffice/no-such-page')],
+      ['B', await staff_b.get('/backoffice/no-such-page')],
+    ]);
     const missing_transaction = await staff_b.get('/backoffice/transactions/999999999');
-    const missing_page_b = await staff_b.get('/backoffice/no-such-page');
-    const missing_page_a = await staff_a.get('/backoffice/no-such-page');
-    expect(missing_transaction.status).toBe(404);
-    expect([missing_page_a.status, missing_page_b.status]).toEqual([404, 404]);
+    expect([...missing_page.values(), missing_transaction].map((m) => m.status)).toEqual([404, 404, 404, 404]);
     const without_ids = (text: string, ...ids: number[]) => ids.reduce<string>((t, id) => t.replace(new RegExp(`\\b${id}\\b`, 'g'), 'ID'), pageText(text));
 
     const leaks: string[] = [];
     let checked = 0;
     // What of shop A must never reach shop B: its id, its order, links to its records.
     const secrets_of_a = [shop_a.merchant_id, a_sale.order_id, `/backoffice/transactions/${a_sale.trace_id}"`, `/backoffice/transactions/${a_payout}"`];
-    for (const url of pagesOfShopA()) {
-      const as_operator = await operator.get(url);
-      const as_a = await staff_a.get(url);
-      const as_b = await staff_b.get(url);
-      checked += 3;
-      expect([url, as_operator.status]).toEqual([url, 200]);
-      if (operator_only.has(url)) {
-        for (const [who, answer, missing] of [['A', as_a, missing_page_a], ['B', as_b, missing_page_b]] as const) {
-          if (answer.status !== 404 || without_ids(answer.text) !== without_ids(missing.text)) leaks.push(`${url} as ${who}`);
+    const routes = backOfficeRoutes().filter((r) => r.method === 'GET');
+    const urls = pagesOfShopA();
+    for (const [index, route] of routes.entries()) {
+      const url = urls[index]!;
+      const viewers = [['operator', operator, 'operator'], ['A', staff_a, 'merchant'], ['B', staff_b, 'merchant']] as const;
+      for (const [who, client, role] of viewers) {
+        const answer = await client.get(url);
+        checked += 1;
+        if (!route.roles.includes(role)) {
+          // A page of another role: exactly the page that does not exist.
+          if (answer.status !== 404 || without_ids(answer.text) !== without_ids(missing_page.get(who)!.text)) leaks.push(`${url} as ${who}`);
+          continue;
         }
-        continue;
+        if (who !== 'B') {
+          expect([url, who, answer.status]).toEqual([url, who, 200]);
+          if (url.includes(`/${a_sale.trace_id}`)) expect(answer.text).toContain(a_sale.order_id);
+          continue;
+        }
+        if (url.includes(`/${a_sale.trace_id}`)) {
+          // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
+          if (answer.status !== 404 || without_ids(answer.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999)) leaks.push(`${url} as B`);
+        } else if (answer.status !== 200 || secrets_of_a.some((secret) => answer.text.includes(secret))) {
+          // Lists, overview, CSV, credentials: nothing of shop A in shop B's answer.
+          leaks.push(`${url} as B shows shop A`);
+        }
       }
-      expect([url, as_a.status]).toEqual([url, 200]);
-      if (url.includes(String(a_sale.trace_id))) {
-        // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
-        if (as_b.status !== 404 || without_ids(as_b.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999)) leaks.push(`${url} as B`);
-        expect(as_a.text).toContain(a_sale.order_id);
-        continue;
-      }
-      // Lists, overview, CSV: nothing of shop A in shop B's answer.
-      if (secrets_of_a.some((s) => as_b.text.includes(s))) leaks.push(`${url} as B shows shop A`);
     }
     // Forms aimed at shop A's records, as shop B: not found, and nothing changed.
     const store = gw.gateway.deps.store;
@@ -304,6 +332,138 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(text).toContain('Approved today 20.00 USD');
     expect(text).toContain('Approval rate today 66.7 %');
     expect(text).toContain('Payouts waiting for a decision 0');
-    expect((await staff.get('/backoffice/overview')).text).toMatch(/<svg viewBox="0 0 640 180"[^>]*role="img" aria-label="Approved sales in USD over the last 30 days: 20.00 USD in all"/);
+    expect((await staff.get('/backoffice/overview')).text).toMatch(/<svg viewBox="0 0 640 180" width="100%" role="img" aria-label="Approved sales in USD over the last 30 days: 20.00 USD in all"/);
+  });
+
+  it('lets a merchant\'s staff roll the secret with the grace they pick, shown once, and send a signed test notification', async () => {
+    const shop = await gw.createMerchant();
+    await addUser(gw, `creds-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
+    const staff = new BackOfficeClient(gw.url);
+    await staff.signIn(`creds-${shop.merchant_id}@example.com`);
+    const page = pageText((await staff.get('/backoffice/credentials')).text);
+    expect(page).toContain(shop.application_key);
+    expect(page).not.toContain(shop.secret);
+
+    const rolled = await staff.post('/backoffice/credentials/roll', { grace_seconds: '3600' });
+    expect(rolled.status).toBe(200);
+    expect(rolled.headers.get('cache-control')).toBe('no-store');
+    const new_secret = /data-testid="new-secret">([^<]+)</.exec(rolled.text)![1]!;
+    expect(new_secret).not.toBe(shop.secret);
+    // Both secrets sign sales during the grace; after it only the new one.
+    await sale(gw, shop);
+    await sale(gw, { ...shop, secret: new_secret });
+    await advanceClock(gw, 3601);
+    await expect(sale(gw, shop)).rejects.toThrow(/"description":"Invalid signature/);
+    await sale(gw, { ...shop, secret: new_secret });
+    // Never shown again, and the audit log says when the old one ended, not what either was.
+    expect((await staff.get('/backoffice/credentials')).text).not.toContain(new_secret);
+    const too_long = await staff.post('/backoffice/credentials/roll', { grace_seconds: String(24 * 3600 + 1) });
+    expect(too_long.status).toBe(400);
+    expect(pageText(too_long.text)).toContain('Grace: expected 0 to 24 hours');
+
+    const receiver = await startMerchantReceiver();
+    try {
+      receiver.setReply('/notify', () => signedReply(new_secret, 0));
+      const sent = await staff.post('/backoffice/credentials/test-notification', { url: `${receiver.url}/notify` });
+      expect(sent.status).toBe(200);
+      expect(pageText(sent.text)).toMatch(/Delivered: your endpoint answered HTTP 200 with a valid signed reply/);
+      const received = notificationOf(receiver.requestsTo('/notify', 'POST')[0]!);
+      expect(received.test).toBe('1');
+      expect(merchantVerify(received, new_secret)).toBe(true);
+      receiver.setReply('/notify', () => ({ status: 500, body: { error: 'boom' } }));
+      const failed = await staff.post('/backoffice/credentials/test-notification', { url: `${receiver.url}/notify` });
+      expect(pageText(failed.text)).toContain('Not delivered: HTTP 500. Its reply: {"error":"boom"}');
+    } finally {
+      await receiver.close();
+    }
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const audit = (await operator.get('/backoffice/audit')).text;
+    expect(audit).toContain('roll_secret');
+    expect(audit).toContain('test_notification');
+    expect(audit).not.toContain(new_secret);
+    // An operator has no credentials page: it does not exist for them.
+    expect((await operator.get('/backoffice/credentials')).status).toBe(404);
+  });
+
+  it('lets an operator disable a merchant (its API calls then fail as an unknown merchant\'s) and enable it again', async () => {
+    const shop = await gw.createMerchant();
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    expect(pageText((await operator.get('/backoffice/merchants')).text)).toContain(shop.merchant_id);
+    const disabled = await operator.post(`/backoffice/merchants/${shop.merchant_id}/disable`, {});
+    expect([disabled.status, disabled.location]).toEqual([303, '/backoffice/merchants?notice=disabled']);
+    await expect(sale(gw, shop)).rejects.toThrow(/"status":11/);
+    expect(pageText((await operator.get('/backoffice/merchants')).text)).toMatch(new RegExp(`${shop.merchant_id} disabled since`));
+    await operator.post(`/backoffice/merchants/${shop.merchant_id}/enable`, {});
+    await sale(gw, shop);
+    expect((await operator.post('/backoffice/merchants/no-such-shop/disable', {})).status).toBe(404);
+  });
+
+  it('writes a gateway\'s secret settings without ever showing them, and replaces them', async () => {
+    const shop = await gw.createMerchant();
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const page = await operator.get('/backoffice/gateways');
+    expect(page.text).toContain('Add checkout gateway');
+    const secret_key = 'sk_sbox_backoffice0first0secret';
+    const CHANNEL = `pc_${'b'.repeat(26)}`;
+    const webhook_secret = 'whsec-backoffice-first-0123';
+    const created = await operator.post('/backoffice/gateways', {
+      connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD,EUR',
+      setting_secret_key: secret_key, setting_processing_channel_id: CHANNEL, setting_webhook_secret: webhook_secret,
+    });
+    expect([created.status, created.location]).toEqual([303, '/backoffice/gateways?notice=created']);
+    const gateway = (await gw.gateway.deps.store.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
+    const shown = (await operator.get('/backoffice/gateways')).text;
+    expect(shown).toContain(gateway.gateway_id);
+    expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
+    for (const secret of [secret_key, webhook_secret]) expect(shown).not.toContain(secret);
+    const new_key = 'sk_sbox_backoffice0second0secret';
+    const replaced = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/settings`, { setting_secret_key: new_key, setting_webhook_secret: '' });
+    expect(replaced.status).toBe(303);
+    const row = (await gw.gateway.deps.store.getGateway(gateway.gateway_id))!;
+    const settings = JSON.parse(gw.gateway.deps.sealer.open(row.settings_sealed!, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>;
+    expect(settings).toMatchObject({ secret_key: new_key, webhook_secret, processing_channel_id: CHANNEL });
+    expect((await operator.get('/backoffice/gateways')).text).not.toContain(new_key);
+    const audit = (await operator.get('/backoffice/audit')).text;
+    expect(audit).toContain('settings: secret_key');
+    expect(audit).not.toContain(new_key);
+    const bad = await operator.post('/backoffice/gateways', { connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD', setting_secret_key: 'nope' });
+    expect(bad.status).toBe(400);
+    expect(pageText(bad.text)).toMatch(/secret_key: expected|processing_channel_id: expected|webhook_secret: expected/);
+  });
+
+  it('ends a disabled user\'s session at its next request and refuses its sign-in', async () => {
+    const shop = await gw.createMerchant();
+    await addUser(gw, `leaver-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
+    const leaver = new BackOfficeClient(gw.url);
+    await leaver.signIn(`leaver-${shop.merchant_id}@example.com`);
+    expect((await leaver.get('/backoffice/overview')).status).toBe(200);
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const user = (await gw.gateway.deps.store.backoffice.findUserByEmail(`leaver-${shop.merchant_id}@example.com`))!;
+    await operator.get('/backoffice/users');
+    expect((await operator.post(`/backoffice/users/${user.user_id}/disable`, {})).status).toBe(303);
+    expect((await leaver.get('/backoffice/overview')).status).toBe(303);
+    expect((await leaver.signIn(`leaver-${shop.merchant_id}@example.com`)).status).toBe(401);
+    // An operator cannot lock themselves out.
+    const self = (await gw.gateway.deps.store.backoffice.findUserByEmail('operator@example.com'))!;
+    expect((await operator.post(`/backoffice/users/${self.user_id}/disable`, {})).status).toBe(409);
+  });
+
+  it('answers text a rule refuses in a URL like a missing page or a named field, never with a crash', async () => {
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    for (const url of ['/backoffice/users/%00/disable', '/backoffice/gateways/a%01b/enable', '/backoffice/merchants/%C2%85/disable']) {
+      await operator.get('/backoffice/users');
+      expect([url, (await operator.post(url, {})).status]).toEqual([url, 404]);
+    }
+    expect((await operator.get('/backoffice/merchants?after=%00')).status).toBe(200);
+    const search = await operator.get('/backoffice/transactions?order_id=a%00b');
+    expect(search.status).toBe(400);
+    expect(pageText(search.text)).toContain('Order ID: expected text of up to 128 characters');
+    expect((await operator.get('/backoffice/audit?before=%00')).status).toBe(200);
+    expect(fs.readFileSync(gw.log_file, 'utf8')).not.toMatch(/"level":50/);
   });
 });

@@ -811,4 +811,91 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       ]);
     });
   });
+
+  describe('back office (migration 0015)', () => {
+    it('finds a cashier transaction by the merchant\'s order_id, filters by each field, and pages newest first by trace_id', async () => {
+      const merchant_id = await newMerchant();
+      const other = await newMerchant();
+      const cashier = await newTransaction(merchant_id, { cashier_order_id: 'shop-order-7', amount_minor: 500, created_at_ms: NOW });
+      const plain = await newTransaction(merchant_id, { order_id: 'plain-1', amount_minor: 1500, status: 'declined', created_at_ms: NOW + 86_400_000 });
+      await newTransaction(other, { order_id: 'shop-order-7', amount_minor: 500 });
+      const search = (filter: Record<string, unknown>, before: number | null = null) =>
+        store.backoffice.searchTransactions({ merchant_id, ...filter }, before, 10).then((rows) => rows.map((r) => r.trace_id));
+      expect(await search({ order_id: 'shop-order-7' })).toEqual([cashier]);
+      expect(await search({ order_id: 'plain-1' })).toEqual([plain]);
+      expect(await search({})).toEqual([plain, cashier]);
+      expect(await search({}, plain)).toEqual([cashier]);
+      expect(await search({ status: 'declined' })).toEqual([plain]);
+      expect(await search({ amount_min_minor: 501 })).toEqual([plain]);
+      expect(await search({ amount_max_minor: 500 })).toEqual([cashier]);
+      expect(await search({ created_from_ms: NOW + 1 })).toEqual([plain]);
+      expect(await search({ created_before_ms: NOW + 1 })).toEqual([cashier]);
+      expect(await search({ trace_id: cashier, transaction_type: 'sale', gateway_id: `gw-${merchant_id}` })).toEqual([cashier]);
+      expect(await search({ transaction_type: 'refund' })).toEqual([]);
+      expect(await search({ pin: 'nobody' })).toEqual([]);
+      const everyone = await store.backoffice.searchTransactions({ merchant_id: null, order_id: 'shop-order-7' }, null, 10);
+      expect(everyone.map((r) => r.merchant_id).sort()).toEqual([merchant_id, other].sort());
+    });
+
+    it('lists a sale\'s refunds and a cascade\'s attempts in order', async () => {
+      const merchant_id = await newMerchant();
+      const sale = await newTransaction(merchant_id);
+      const refunds = [await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }), await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale })];
+      expect((await store.backoffice.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
+      const retry = await newTransaction(merchant_id, { cascade_root: sale, cascade_level: 1 });
+      expect((await store.backoffice.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([[sale, 0], [retry, 1]]);
+      expect((await store.backoffice.listCascade(refunds[0]!, 10)).map((r) => r.trace_id)).toEqual([refunds[0]]);
+    });
+
+    it('sums a merchant\'s transactions per UTC day, type, status and currency', async () => {
+      const merchant_id = await newMerchant();
+      const day = Math.floor(NOW / 86_400_000);
+      await newTransaction(merchant_id, { amount_minor: 100, status: 'approved', created_at_ms: day * 86_400_000 });
+      await newTransaction(merchant_id, { amount_minor: 250, status: 'approved', created_at_ms: day * 86_400_000 + 86_399_999 });
+      await newTransaction(merchant_id, { amount_minor: 999, status: 'approved', created_at_ms: (day + 1) * 86_400_000 });
+      await newTransaction(merchant_id, { amount_minor: 7, status: 'approved', created_at_ms: day * 86_400_000 - 1 });
+      const rows = await store.backoffice.activitySince(merchant_id, day * 86_400_000);
+      expect(rows.map((r) => [r.day - day, r.transaction_type, r.status, r.currency, r.count, r.amount_minor]).sort()).toEqual([
+        [0, 'sale', 'approved', 'USD', 2, 350], [1, 'sale', 'approved', 'USD', 1, 999],
+      ]);
+      expect(await store.backoffice.countTransactions(merchant_id, 'sale', 'approved')).toBe(4);
+    });
+
+    it('keeps users unique by e-mail, sessions until they expire, and sign-in locks until their time', async () => {
+      const merchant_id = await newMerchant();
+      const email = `${uniqueId('user')}@example.com`;
+      const user = { user_id: uniqueId('usr'), email, password_hash: 'x', role: 'merchant' as const, merchant_id, created_at_ms: NOW };
+      expect(await store.backoffice.insertUser(user)).toBe('created');
+      expect(await store.backoffice.insertUser({ ...user, user_id: uniqueId('usr') })).toBe('exists');
+      // The role and merchant go together (a CHECK): an operator with a merchant is refused by the database.
+      await expect(store.backoffice.insertUser({ ...user, user_id: uniqueId('usr'), email: `op-${email}`, role: 'operator' })).rejects.toThrow();
+      const session = uniqueId('session');
+      await store.backoffice.saveSession(session, user.user_id, '{"a":1}', NOW + 1000, NOW);
+      expect(await store.backoffice.getSession(session, NOW + 999)).toEqual({ user_id: user.user_id, data_json: '{"a":1}' });
+      expect(await store.backoffice.getSession(session, NOW + 1000)).toBeNull();
+      await store.backoffice.saveSession(session, user.user_id, '{"a":2}', NOW + 5000, NOW);
+      expect((await store.backoffice.getSession(session, NOW + 1000))?.data_json).toBe('{"a":2}');
+      expect(await store.backoffice.setUserDisabled(user.user_id, NOW)).toBe(true);
+      expect(await store.backoffice.getSession(session, NOW)).toBeNull();
+      expect(await store.backoffice.setUserDisabled('nobody', NOW)).toBe(false);
+
+      for (let i = 0; i < 3; i += 1) await store.backoffice.recordSignInFailure(email, '127.0.0.1', NOW + i);
+      expect(await store.backoffice.countSignInFailures(email, NOW + 1)).toBe(2);
+      await store.backoffice.lockSignIn(email, NOW + 60_000);
+      expect(await store.backoffice.signInLockedUntil(email, NOW + 59_999)).toBe(NOW + 60_000);
+      expect(await store.backoffice.signInLockedUntil(email, NOW + 60_000)).toBeNull();
+      await store.backoffice.clearSignInFailures(email);
+      expect(await store.backoffice.countSignInFailures(email, 0)).toBe(0);
+    });
+
+    it('pages the audit log newest first, one merchant\'s lines or all', async () => {
+      const merchant_id = await newMerchant();
+      for (let i = 0; i < 3; i += 1) {
+        await store.backoffice.insertAudit({ at_ms: NOW + i, user_id: null, email: 'a@x', role: null, merchant_id, action: `act-${i}`, target: null, address: '::1', outcome: 'done', detail: null });
+      }
+      const page = await store.backoffice.listAudit(merchant_id, null, 2);
+      expect(page.map((a) => a.action)).toEqual(['act-2', 'act-1']);
+      expect((await store.backoffice.listAudit(merchant_id, page[1]!.id, 2)).map((a) => a.action)).toEqual(['act-0']);
+    });
+  });
 });

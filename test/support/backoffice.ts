@@ -72,7 +72,9 @@ export class BackOfficeClient {
 
 /** A page's visible text, roughly: tags dropped, whitespace folded; for comparing two pages. */
 export function pageText(html: string): string {
-  return html.replace(/<style>[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+  return html.replace(/<style>[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ').trim();
 }
 
 export async function addUser(gw: TestGateway, email: string, role: 'operator' | 'merchant', merchant_id: string | null = null): Promise<void> {

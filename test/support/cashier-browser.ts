@@ -28,12 +28,17 @@ export function visibleText(page: Page): Promise<string> {
 }
 
 /**
- * Saves docs/screenshots/cashier-<name>-phone.png and -desktop.png from the SQLite run only.
+ * Saves docs/screenshots/cashier-<name>-phone.png and -desktop.png from the SQLite run only (shootPage).
  * The page's HTML is self-contained (inline style, no script, no images), so it is rendered
  * again as it is in a fresh phone and desktop context: the same page at both widths, whatever
  * context the flow ran in.
  */
 export async function shoot(browser: Browser, page: Page, kind: StoreKind, name: string): Promise<void> {
+  await shootPage(browser, page, kind, `cashier-${name}`);
+}
+
+/** docs/screenshots/<stem>-phone.png and -desktop.png of the page as it is now (SQLite run only), for any self-contained page. */
+export async function shootPage(browser: Browser, page: Page, kind: StoreKind, stem: string): Promise<void> {
   if (kind !== 'sqlite') return;
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const content = await page.content();
@@ -41,11 +46,11 @@ export async function shoot(browser: Browser, page: Page, kind: StoreKind, name:
     const shot = await newPage(browser, viewport, { javaScriptEnabled: false });
     try {
       await shot.page.setContent(content, { waitUntil: 'load' });
-      const file = path.join(SCREENSHOT_DIR, `cashier-${name}-${viewport}.png`);
+      const file = path.join(SCREENSHOT_DIR, `${stem}-${viewport}.png`);
       await shot.page.screenshot({ path: file, fullPage: true });
       // No sideways scrolling at either width.
       const overflow = await shot.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      if (overflow > 0) throw new Error(`cashier-${name} overflows the ${viewport} width by ${overflow} px`);
+      if (overflow > 0) throw new Error(`${stem} overflows the ${viewport} width by ${overflow} px`);
     } finally {
       await shot.close();
     }

@@ -7,6 +7,7 @@ import { PASSWORD_MIN_CHARS } from '../../domain/backoffice-access.js';
 import { textProblem } from '../../domain/text.js';
 import { recordAudit } from '../../operations/audit.js';
 import { createUser } from '../../operations/backoffice-users.js';
+import { setMerchantDisabled } from '../../operations/merchant-credentials.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
   createGateway, type GatewayAdminDeps, type GatewayOutcome, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
@@ -14,7 +15,7 @@ import {
 import { type Html, html } from '../../pages/html.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
 import type { BackOfficeRoute, PageContext } from './plugin.js';
-import { iso } from './transactions.js';
+import { iso } from '../../pages/backoffice/format.js';
 
 const OPERATOR = ['operator'] as const;
 const LIST_ROWS = 200;
@@ -46,16 +47,37 @@ function problemNotice(problem: string | null): Html | '' {
 // Merchants ---------------------------------------------------------------------------------
 
 async function merchantsPage(context: PageContext, extra: Html | null = null, problem: string | null = null, http_status = 200): Promise<unknown> {
-  const ids = await context.deps.store.listMerchantIds(LIST_ROWS);
-  return context.page('Merchants', '/backoffice/merchants', html`<h1>Merchants</h1>${problemNotice(problem)}${extra ?? ''}
-<div class="scroll"><table><thead><tr><th>Merchant</th><th></th></tr></thead><tbody>
-${ids.map((id) => html`<tr><td>${id}</td><td><a href="/backoffice/transactions?${new URLSearchParams({ merchant: id }).toString()}">Transactions</a></td></tr>`)}
+  const after_raw = (context.request.query as Record<string, unknown>).after;
+  const after = typeof after_raw === 'string' && after_raw.length <= 50 && textProblem(after_raw) === null ? after_raw : '';
+  const rows = await context.deps.store.listMerchants(after, LIST_ROWS + 1);
+  const shown = rows.slice(0, LIST_ROWS);
+  return context.page('Merchants', '/backoffice/merchants', html`<h1>Merchants</h1>
+${notices(context, { disabled: 'Merchant disabled: its API calls are now answered as an unknown merchant\'s.', enabled: 'Merchant enabled.' })}
+${problemNotice(problem)}${extra ?? ''}
+<div class="scroll"><table><thead><tr><th>Merchant</th><th>State</th><th>Applications</th><th>Frontends</th><th>Gateways</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
+${shown.map((m) => html`<tr><td><a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a></td>
+<td>${m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`}</td><td>${m.application_count}</td><td>${m.frontend_count}</td><td>${m.gateway_count}</td>
+<td>${iso(m.created_at_ms)}</td><td><form class="inline" method="post" action="/backoffice/merchants/${m.merchant_id}/${m.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(context.csrf)}
+<button class="${m.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">${m.disabled_at_ms === null ? 'Disable' : 'Enable'} ${m.merchant_id}</button></form></td></tr>`)}
 </tbody></table></div>
+${rows.length > LIST_ROWS ? html`<div class="pager"><a rel="next" href="/backoffice/merchants?${new URLSearchParams({ after: shown[shown.length - 1]!.merchant_id }).toString()}">Next</a></div>` : ''}
 <h2>Create a merchant</h2><form class="fields card" method="post" action="/backoffice/merchants">${csrfField(context.csrf)}
 <label for="m-id">Merchant ID (empty: generated)<input id="m-id" name="merchant_id" maxlength="50"></label>
 <label for="m-frontend">Frontend (empty: generated)<input id="m-frontend" name="frontend" maxlength="50"></label>
 <label for="m-currency">Base currency<input id="m-currency" name="currency" value="USD" maxlength="3"></label>
 <button class="primary" type="submit">Create merchant</button></form>`, http_status);
+}
+
+function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
+  return {
+    method: 'POST', url: `/merchants/:merchant_id/${action}`, roles: OPERATOR,
+    async handle(context) {
+      const { merchant_id } = context.request.params as { merchant_id: string };
+      if (!(await setMerchantDisabled(context.deps, merchant_id, action === 'disable'))) return context.notFound(`merchant ${merchant_id}`);
+      await recordAudit(context.deps, context.viewer, context.address, { action: `${action}_merchant`, target: merchant_id, merchant_id, outcome: 'done' });
+      return context.redirect(`/backoffice/merchants?notice=${action}d`);
+    },
+  };
 }
 
 async function createMerchant(context: PageContext): Promise<unknown> {
@@ -250,6 +272,7 @@ export function adminRoutes(): BackOfficeRoute[] {
   return [
     { method: 'GET', url: '/merchants', roles: OPERATOR, handle: (context) => merchantsPage(context) },
     { method: 'POST', url: '/merchants', roles: OPERATOR, handle: createMerchant },
+    merchantStateAction('disable'), merchantStateAction('enable'),
     { method: 'GET', url: '/gateways', roles: OPERATOR, handle: (context) => gatewaysPage(context) },
     { method: 'POST', url: '/gateways', roles: OPERATOR, handle: createGatewayAction },
     gatewayAction('settings'), gatewayAction('enable'), gatewayAction('disable'),

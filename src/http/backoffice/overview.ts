@@ -4,22 +4,14 @@
 // grouped query (store/backoffice-store.ts activitySince); the figures from domain/overview.ts.
 import { merchantScope } from '../../domain/backoffice-access.js';
 import { DAY_MS, computeOverview, type CurrencyFigure, OVERVIEW_DAYS } from '../../domain/overview.js';
-import { formatAmount } from '../../domain/money.js';
+import { majorUnits, money } from '../../pages/backoffice/format.js';
 import { barChart } from '../../pages/backoffice/charts.js';
 import { type Html, html } from '../../pages/html.js';
 import type { BackOfficeRoute } from './plugin.js';
 
-function money(figures: readonly CurrencyFigure[]): string {
+function moneyList(figures: readonly CurrencyFigure[]): string {
   if (figures.length === 0) return '0';
-  return figures.map((f) => safeAmount(f.amount_minor, f.currency)).join(' · ');
-}
-
-function safeAmount(amount_minor: number, currency: string): string {
-  try {
-    return formatAmount(amount_minor, currency);
-  } catch {
-    return `${amount_minor} ${currency} (minor units)`;
-  }
+  return figures.map((f) => money(f.amount_minor, f.currency)).join(' · ');
 }
 
 function percent(rate: number | null): string {
@@ -48,10 +40,10 @@ export function overviewRoutes(): BackOfficeRoute[] {
       const main = overview.period_volume[0]?.currency ?? null;
       const volume_chart = main === null ? html`<p class="card muted">No approved sale in the last ${OVERVIEW_DAYS} days.</p>` : barChart({
         title: `Approved sales per day, ${main} (last ${OVERVIEW_DAYS} days)`,
-        summary: `Approved sales in ${main} over the last ${OVERVIEW_DAYS} days: ${safeAmount(overview.period_volume[0]!.amount_minor, main)} in all`,
+        summary: `Approved sales in ${main} over the last ${OVERVIEW_DAYS} days: ${money(overview.period_volume[0]!.amount_minor, main)} in all`,
         labels,
         series: [{ label: main, color: '#2563eb', values: overview.volume_by_day[main]! }],
-        format: (value) => safeAmount(Math.round(value), main).split(' ')[0]!,
+        format: (value) => majorUnits(Math.round(value), main),
       });
       const outcomes_chart = barChart({
         title: `Sales approved and refused per day (last ${OVERVIEW_DAYS} days)`,
@@ -61,15 +53,15 @@ export function overviewRoutes(): BackOfficeRoute[] {
           { label: 'approved', color: '#16a34a', values: overview.approved_by_day },
           { label: 'declined or rejected', color: '#dc2626', values: overview.declined_by_day },
         ],
-        format: (value) => String(Math.round(value)),
+        format: (value) => (Number.isInteger(value) ? String(value) : value.toFixed(1)),
       });
       return context.page('Overview', '/backoffice/overview', html`<h1>Overview</h1>
 <div class="tiles">
-${tile('Approved today', money(overview.today_volume))}
-${tile(`Approved, last ${OVERVIEW_DAYS} days`, money(overview.period_volume))}
+${tile('Approved today', moneyList(overview.today_volume))}
+${tile(`Approved, last ${OVERVIEW_DAYS} days`, moneyList(overview.period_volume))}
 ${tile('Approval rate today', percent(overview.today_approval_rate))}
 ${tile(`Approval rate, ${OVERVIEW_DAYS} days`, percent(overview.approval_rate))}
-${tile(`Refunds, ${OVERVIEW_DAYS} days`, money(overview.period_refunds))}
+${tile(`Refunds, ${OVERVIEW_DAYS} days`, moneyList(overview.period_refunds))}
 ${tile('Payouts waiting for a decision', String(payouts_waiting), '/backoffice/payouts')}
 ${tile('Notifications not acknowledged', String(unacknowledged))}
 </div>${volume_chart}${outcomes_chart}

@@ -5,11 +5,10 @@ import { maySee, merchantScope } from '../../domain/backoffice-access.js';
 import { characterLength, hasContent, textProblem } from '../../domain/text.js';
 import { recordAudit } from '../../operations/audit.js';
 import { reviewPayout } from '../../operations/payout-review.js';
-import { formatAmount } from '../../domain/money.js';
 import { html } from '../../pages/html.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
 import type { BackOfficeRoute, PageContext } from './plugin.js';
-import { iso } from './transactions.js';
+import { iso, money } from '../../pages/backoffice/format.js';
 
 const PAGE_ROWS = 50;
 const REASON_MAX_CHARS = 200;
@@ -24,19 +23,12 @@ async function waitingPage(context: PageContext, problem: string | null = null, 
   const rows = await context.deps.store.backoffice.searchTransactions(
     { merchant_id: merchantScope(context.viewer), transaction_type: 'payout', status: 'requested' }, null, PAGE_ROWS);
   const notice = (context.request.query as Record<string, string | undefined>).notice;
-  const amount = (minor: number, currency: string) => {
-    try {
-      return formatAmount(minor, currency);
-    } catch {
-      return `${minor} ${currency}`;
-    }
-  };
   return context.page('Payouts', '/backoffice/payouts', html`<h1>Payouts waiting for a decision</h1>
 ${notice !== undefined && NOTICES[notice] !== undefined ? html`<p class="notice ok" role="status">${NOTICES[notice]!}</p>` : ''}
 ${problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`}
 ${rows.length === 0 ? html`<p class="card">No payout is waiting for a decision.</p>` : rows.map((row) => html`<div class="card">
 <dl><dt>Trace ID</dt><dd><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></dd><dt>Merchant</dt><dd>${row.merchant_id}</dd>
-<dt>Amount</dt><dd>${amount(row.amount_minor, row.currency)}</dd><dt>Order ID</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
+<dt>Amount</dt><dd>${money(row.amount_minor, row.currency)}</dd><dt>Order ID</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
 <dt>Card</dt><dd>${row.card_masked ?? '—'}</dd><dt>Requested (UTC)</dt><dd>${iso(row.created_at_ms)}</dd></dl>
 <form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/approve">${csrfField(context.csrf)}<button class="primary" type="submit">Approve ${row.trace_id}</button></form>
 <form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/reject">${csrfField(context.csrf)}

@@ -16,6 +16,7 @@ import { activeUser } from '../../operations/backoffice-users.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { Store } from '../../store/store.js';
 import { html, type Html } from '../../pages/html.js';
+import { findBadText } from '../app.js';
 import { backOfficePage, bareBackOfficePage } from '../../pages/backoffice/layout.js';
 
 export const BACKOFFICE_PREFIX = '/backoffice';
@@ -151,6 +152,16 @@ export function registerBackOffice(
         redirect: (path) => response.code(303).header('location', path).send(),
       };
     };
+
+    // Path parameters are checked by the text rules before any reaches a query (a NUL would make
+    // PostgreSQL fail): a bad one answers like a page that does not exist. Query strings and form
+    // fields are checked by each page, which names the field to the person who typed it.
+    scope.addHook('preValidation', async (request, response) => {
+      if (findBadText({ params: request.params }) === null) return;
+      const viewer = await viewerOf(request);
+      if (viewer === null) return toSignIn(response);
+      return contextOf(request, response, viewer).notFound();
+    });
 
     scope.setErrorHandler(async (error: FastifyError, request, response) => {
       securityHeaders(response);

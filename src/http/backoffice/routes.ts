@@ -1,6 +1,7 @@
 // Every page of the back office, in one list (docs/backoffice.md has the map): a newcomer finds
 // here which module answers which URL, and the access-matrix test walks this same list.
 import { adminRoutes } from './admin.js';
+import { credentialRoutes } from './credentials.js';
 import { overviewRoutes } from './overview.js';
 import { payoutRoutes } from './payouts.js';
 import type { BackOfficeRoute } from './plugin.js';
@@ -8,5 +9,5 @@ import { subscriptionRoutes } from './subscriptions.js';
 import { transactionRoutes } from './transactions.js';
 
 export function backOfficeRoutes(): BackOfficeRoute[] {
-  return [...overviewRoutes(), ...transactionRoutes(), ...payoutRoutes(), ...subscriptionRoutes(), ...adminRoutes()];
+  return [...overviewRoutes(), ...transactionRoutes(), ...payoutRoutes(), ...subscriptionRoutes(), ...adminRoutes(), ...credentialRoutes()];
 }

@@ -2,10 +2,9 @@
 // subscriptions with their status, price and next charge, and the plans that are not deleted.
 // Read-only: subscriptions change through the API (spec §3), where the merchant's own systems are.
 import { merchantScope } from '../../domain/backoffice-access.js';
-import { formatAmount } from '../../domain/money.js';
 import { html } from '../../pages/html.js';
 import type { BackOfficeRoute } from './plugin.js';
-import { iso } from './transactions.js';
+import { iso, money } from '../../pages/backoffice/format.js';
 
 const LIST_ROWS = 100;
 
@@ -19,18 +18,11 @@ export function subscriptionRoutes(): BackOfficeRoute[] {
         context.deps.store.backoffice.listSubscriptions(scope, LIST_ROWS),
         context.deps.store.backoffice.listPlans(scope, LIST_ROWS),
       ]);
-      const amount = (minor: number, currency: string) => {
-        try {
-          return formatAmount(minor, currency);
-        } catch {
-          return `${minor} ${currency}`;
-        }
-      };
       return context.page('Subscriptions', '/backoffice/subscriptions', html`<h1>Subscriptions</h1>
 ${subscriptions.length === 0 ? html`<p class="card">No subscriptions yet.</p>` : html`<div class="scroll"><table><thead><tr><th>Subscription</th>
 ${operator ? html`<th>Merchant</th>` : ''}<th>Customer (cid)</th><th>Plan</th><th>Price</th><th>Status</th><th>Charges</th><th>Next charge (UTC)</th><th>Created (UTC)</th></tr></thead><tbody>
 ${subscriptions.map((s) => html`<tr><td>${s.subscription_id}</td>${operator ? html`<td>${s.merchant_id}</td>` : ''}<td>${s.cid}</td><td>${s.plan_id}</td>
-<td>${amount(s.amount_minor, s.currency)} / ${s.billing_cycle}</td><td>${s.status}</td><td>${s.cycles_charged}</td><td>${iso(s.next_charge_at_ms)}</td><td>${iso(s.created_at_ms)}</td></tr>`)}
+<td>${money(s.amount_minor, s.currency)} / ${s.billing_cycle}</td><td>${s.status}</td><td>${s.cycles_charged}</td><td>${iso(s.next_charge_at_ms)}</td><td>${iso(s.created_at_ms)}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Plans</h2>
 ${plans.length === 0 ? html`<p class="card">No plans yet.</p>` : html`<div class="scroll"><table><thead><tr><th>Plan</th>${operator ? html`<th>Merchant</th>` : ''}

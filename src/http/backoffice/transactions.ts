@@ -5,7 +5,8 @@
 // (partly too) and sends a notification again. A merchant's staff see their merchant's only.
 import { randomBytes } from 'node:crypto';
 import { maySee, merchantScope, type Viewer } from '../../domain/backoffice-access.js';
-import { formatAmount, parseMajorAmount } from '../../domain/money.js';
+import { parseMajorAmount } from '../../domain/money.js';
+import { iso, majorUnits, money } from '../../pages/backoffice/format.js';
 import { parseTransactionSearch, SEARCH_STATUSES, SEARCH_TYPES, type SearchField, searchQuery } from '../../domain/transaction-search.js';
 import { redactUrl } from '../../logging.js';
 import { recordAudit } from '../../operations/audit.js';
@@ -25,21 +26,13 @@ const DETAIL_LIST_MAX = 100;
 const ALL_ROLES = ['operator', 'merchant'] as const;
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
-export function iso(ms: number | null): string {
-  return ms === null ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
-}
-
 /** The order_id the merchant knows: a cashier transaction's session order, else its own. */
 function merchantOrderId(row: TransactionRow): string {
   return row.cashier_order_id ?? row.order_id;
 }
 
 function amountOf(row: Pick<TransactionRow, 'amount_minor' | 'currency'>): string {
-  try {
-    return formatAmount(row.amount_minor, row.currency);
-  } catch {
-    return `${row.amount_minor} ${row.currency} (minor units)`;
-  }
+  return money(row.amount_minor, row.currency);
 }
 
 const LABELS: Readonly<Record<SearchField, string>> = {
@@ -104,12 +97,7 @@ const CSV_COLUMNS = [
 ] as const;
 
 function csvLine(row: TransactionRow): string {
-  let amount: string;
-  try {
-    amount = formatAmount(row.amount_minor, row.currency).split(' ')[0]!;
-  } catch {
-    amount = '';
-  }
+  const amount = majorUnits(row.amount_minor, row.currency);
   return [
     row.trace_id, new Date(row.created_at_ms).toISOString(), row.merchant_id, row.transaction_type, row.status, merchantOrderId(row),
     amount, row.currency, row.amount_minor, row.payment_method, row.gateway_id, row.psp_transaction_id, row.card_masked, row.pin,
@@ -169,10 +157,7 @@ async function detailPage(context: PageContext, row: TransactionRow, problem: De
   const notice = (context.request.query as Record<string, string | undefined>).notice;
   const remaining = row.amount_minor - row.refund_reserved_minor;
   const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
-  let remaining_text = '';
-  try {
-    remaining_text = formatAmount(remaining, row.currency).split(' ')[0]!;
-  } catch { /* an unknown currency: no refund form default */ }
+  const remaining_text = majorUnits(remaining, row.currency);
   const facts: [string, string | number | null | Html][] = [
     ['Trace ID', row.trace_id], ['Merchant', row.merchant_id], ['Type', row.transaction_type], ['Status', row.status],
     ['Amount', amountOf(row)], ['Order ID', merchantOrderId(row)], ['Customer PIN', row.pin],
