@@ -13,13 +13,12 @@ import {
   createGateway, type GatewayAdminDeps, type GatewayOutcome, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
 } from '../../operations/gateways.js';
 import { type Html, html } from '../../pages/html.js';
-import { csrfField } from '../../pages/backoffice/layout.js';
-import type { BackOfficeRoute, PageContext } from './plugin.js';
+import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
+import { type BackOfficeRoute, formText, formValue, type PageContext } from './plugin.js';
 import { iso } from '../../pages/backoffice/format.js';
 
 const OPERATOR = ['operator'] as const;
 const LIST_ROWS = 200;
-const FIELD_MAX_CHARS = 2048;
 
 function adminDeps(deps: OperationDeps): GatewayAdminDeps {
   return {
@@ -28,20 +27,12 @@ function adminDeps(deps: OperationDeps): GatewayAdminDeps {
   };
 }
 
-/** A form's text field, trimmed; '' when absent. Text that breaks the text rules reads as absent and is named by the caller's check. */
 function field(context: PageContext, name: string): string {
-  const body = context.request.body as Record<string, unknown> | undefined;
-  const value = body?.[name];
-  return typeof value === 'string' && value.length <= FIELD_MAX_CHARS && textProblem(value) === null ? value.trim() : '';
+  return formText(context.request, name);
 }
 
 function notices(context: PageContext, known: Readonly<Record<string, string>>): Html | '' {
-  const notice = (context.request.query as Record<string, string | undefined>).notice;
-  return notice !== undefined && known[notice] !== undefined ? html`<p class="notice ok" role="status">${known[notice]!}</p>` : '';
-}
-
-function problemNotice(problem: string | null): Html | '' {
-  return problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`;
+  return noticeLine((context.request.query as Record<string, unknown>).notice, known);
 }
 
 // Merchants ---------------------------------------------------------------------------------
@@ -53,7 +44,7 @@ async function merchantsPage(context: PageContext, extra: Html | null = null, pr
   const shown = rows.slice(0, LIST_ROWS);
   return context.page('Merchants', '/backoffice/merchants', html`<h1>Merchants</h1>
 ${notices(context, { disabled: 'Merchant disabled: its API calls are now answered as an unknown merchant\'s.', enabled: 'Merchant enabled.' })}
-${problemNotice(problem)}${extra ?? ''}
+${problemLine(problem)}${extra ?? ''}
 <div class="scroll"><table><thead><tr><th>Merchant</th><th>State</th><th>Applications</th><th>Frontends</th><th>Gateways</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
 ${shown.map((m) => html`<tr><td><a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a></td>
 <td>${m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`}</td><td>${m.application_count}</td><td>${m.frontend_count}</td><td>${m.gateway_count}</td>
@@ -123,7 +114,7 @@ async function gatewaysPage(context: PageContext, problem: string | null = null,
   const definitions = deps.connectors.definitions().filter((d) => deps.connectors.runsHere(d.name));
   return context.page('Gateways', '/backoffice/gateways', html`<h1>Gateways</h1>
 ${notices(context, { created: 'Gateway created.', updated: 'Gateway settings replaced.', enabled: 'Gateway enabled.', disabled: 'Gateway disabled.' })}
-${problemNotice(problem)}
+${problemLine(problem)}
 ${gateways.map((g) => {
     const definition = deps.connectors.definition(g.connector);
     return html`<div class="card"><dl><dt>Gateway</dt><dd>${g.gateway}</dd><dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
@@ -150,9 +141,8 @@ ${d.settings.map((s) => html`<label for="g-${d.name}-${s.name}">${s.name}${s.req
 
 /** The form's setting_* fields that were filled in. */
 function settingsOf(context: PageContext): Record<string, string> {
-  const body = (context.request.body ?? {}) as Record<string, unknown>;
   const settings: Record<string, string> = {};
-  for (const key of Object.keys(body)) {
+  for (const key of Object.keys((context.request.body ?? {}) as Record<string, unknown>)) {
     if (!key.startsWith('setting_')) continue;
     const value = field(context, key);
     if (value !== '') settings[key.slice('setting_'.length)] = value;
@@ -204,7 +194,7 @@ function gatewayAction(action: 'settings' | 'enable' | 'disable'): BackOfficeRou
 async function usersPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
   const users = await context.deps.store.backoffice.listUsers(null, LIST_ROWS);
   return context.page('Users', '/backoffice/users', html`<h1>Users</h1>
-${notices(context, { created: 'User created.', disabled: 'User disabled: their sessions have ended.', enabled: 'User enabled.' })}${problemNotice(problem)}
+${notices(context, { created: 'User created.', disabled: 'User disabled: their sessions have ended.', enabled: 'User enabled.' })}${problemLine(problem)}
 <div class="scroll"><table><thead><tr><th>E-mail</th><th>Role</th><th>Merchant</th><th>State</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
 ${users.map((u) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.merchant_id ?? ''}</td><td>${u.disabled_at_ms === null ? 'active' : 'disabled'}</td>
 <td>${iso(u.created_at_ms)}</td><td>${u.user_id === context.viewer.user_id ? html`<span class="muted">you</span>` : html`<form class="inline" method="post" action="/backoffice/users/${u.user_id}/${u.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(context.csrf)}
@@ -219,8 +209,7 @@ ${users.map((u) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.merchan
 }
 
 async function createUserAction(context: PageContext): Promise<unknown> {
-  const body = context.request.body as Record<string, unknown> | undefined;
-  const password = typeof body?.password === 'string' ? body.password : '';
+  const password = formValue(context.request, 'password');
   const merchant_id = field(context, 'merchant_id');
   const outcome = await createUser(context.deps, {
     email: field(context, 'email'), password, role: field(context, 'role'), merchant_id: merchant_id === '' ? null : merchant_id,

@@ -9,7 +9,7 @@ import { characterLength, textProblem } from '../../domain/text.js';
 import { redactUrl } from '../../logging.js';
 import { type Html, html } from '../../pages/html.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
-import type { BackOfficeRoute, PageContext } from './plugin.js';
+import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 import { iso } from '../../pages/backoffice/format.js';
 
 const MERCHANT = ['merchant'] as const;
@@ -49,9 +49,7 @@ ${GRACE_CHOICES_S.map((s) => html`<option value="${s}"${s === 3600 ? html` selec
 }
 
 function field(context: PageContext, name: string): string {
-  const body = context.request.body as Record<string, unknown> | undefined;
-  const value = body?.[name];
-  return typeof value === 'string' ? value.trim() : '';
+  return formValue(context.request, name).trim();
 }
 
 export function credentialRoutes(): BackOfficeRoute[] {

@@ -6,8 +6,8 @@ import { characterLength, hasContent, textProblem } from '../../domain/text.js';
 import { recordAudit } from '../../operations/audit.js';
 import { reviewPayout } from '../../operations/payout-review.js';
 import { html } from '../../pages/html.js';
-import { csrfField } from '../../pages/backoffice/layout.js';
-import type { BackOfficeRoute, PageContext } from './plugin.js';
+import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
+import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 import { iso, money } from '../../pages/backoffice/format.js';
 
 const PAGE_ROWS = 50;
@@ -22,10 +22,8 @@ const NOTICES: Readonly<Record<string, string>> = {
 async function waitingPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
   const rows = await context.deps.store.backoffice.searchTransactions(
     { merchant_id: merchantScope(context.viewer), transaction_type: 'payout', status: 'requested' }, null, PAGE_ROWS);
-  const notice = (context.request.query as Record<string, string | undefined>).notice;
   return context.page('Payouts', '/backoffice/payouts', html`<h1>Payouts waiting for a decision</h1>
-${notice !== undefined && NOTICES[notice] !== undefined ? html`<p class="notice ok" role="status">${NOTICES[notice]!}</p>` : ''}
-${problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`}
+${noticeLine((context.request.query as Record<string, unknown>).notice, NOTICES)}${problemLine(problem)}
 ${rows.length === 0 ? html`<p class="card">No payout is waiting for a decision.</p>` : rows.map((row) => html`<div class="card">
 <dl><dt>Trace ID</dt><dd><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></dd><dt>Merchant</dt><dd>${row.merchant_id}</dd>
 <dt>Amount</dt><dd>${money(row.amount_minor, row.currency)}</dd><dt>Order ID</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
@@ -44,8 +42,7 @@ function decisionRoute(action: 'approve' | 'reject'): BackOfficeRoute {
       const { trace_id } = context.request.params as { trace_id: string };
       const row = TRACE_ID.test(trace_id) ? await context.deps.store.getTransaction(Number(trace_id)) : null;
       if (row === null || row.transaction_type !== 'payout' || !maySee(context.viewer, row.merchant_id)) return context.notFound(`payout ${trace_id}`);
-      const body = context.request.body as Record<string, unknown> | undefined;
-      const reason = typeof body?.reason === 'string' ? body.reason.trim() : '';
+      const reason = formValue(context.request, 'reason').trim();
       if (action === 'reject' && (!hasContent(reason) || characterLength(reason) > REASON_MAX_CHARS || textProblem(reason) !== null)) {
         return waitingPage(context, `Reason: a reason of 1 to ${REASON_MAX_CHARS} characters is needed to reject payout ${row.trace_id}.`, 400);
       }

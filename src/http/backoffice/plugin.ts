@@ -17,12 +17,15 @@ import type { OperationDeps } from '../../operations/deps.js';
 import type { Store } from '../../store/store.js';
 import { html, type Html } from '../../pages/html.js';
 import { findBadText } from '../app.js';
+import { textProblem } from '../../domain/text.js';
 import { backOfficePage, bareBackOfficePage } from '../../pages/backoffice/layout.js';
 
 export const BACKOFFICE_PREFIX = '/backoffice';
 /** A session lasts this long from sign-in, whatever happens in it; then its person signs in again. */
 export const SESSION_MS = 8 * 3600_000;
 const SESSION_COOKIE = 'paygate_bo_session';
+/** The longest text a form field is read as (a URL, a setting); longer reads as empty. */
+const FORM_TEXT_MAX_CHARS = 2048;
 const CSRF_COOKIE = 'paygate_bo_csrf';
 /** Expired sessions removed per sign-in, so the table never grows past the live ones by much. */
 const EXPIRED_SESSIONS_SWEEP = 100;
@@ -48,6 +51,19 @@ export interface PageContext {
   notFound(what?: string): FastifyReply;
   /** 303 to a back-office path (after a form that changed something). */
   redirect(path: string): FastifyReply;
+}
+
+/** A form field exactly as sent (a password); '' when absent. */
+export function formValue(request: FastifyRequest, name: string): string {
+  const body = request.body as Record<string, unknown> | undefined;
+  const value = body?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** A form field's text, trimmed; '' when absent, over FORM_TEXT_MAX_CHARS or breaking the text rules (the form's own check then names it). */
+export function formText(request: FastifyRequest, name: string): string {
+  const value = formValue(request, name);
+  return value.length <= FORM_TEXT_MAX_CHARS && textProblem(value) === null ? value.trim() : '';
 }
 
 export interface BackOfficeRoute {

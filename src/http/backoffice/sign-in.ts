@@ -2,17 +2,17 @@
 // that works without JavaScript, carrying a CSRF token (a forged sign-in is refused too). Wrong
 // e-mail, wrong password and a disabled user get one answer; the lock-out after repeated failures
 // answers 429 with Retry-After. Every attempt goes to the audit log.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { activeUser, signIn } from '../../operations/backoffice-users.js';
 import { recordAudit } from '../../operations/audit.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { html } from '../../pages/html.js';
-import { bareBackOfficePage, csrfField } from '../../pages/backoffice/layout.js';
-import { beginSession, type PublicRoute } from './plugin.js';
+import { bareBackOfficePage, csrfField, problemLine } from '../../pages/backoffice/layout.js';
+import { beginSession, formValue, type PublicRoute } from './plugin.js';
 
 function signInPage(csrf: string, email: string, problem: string | null): string {
   return bareBackOfficePage('Sign in', html`<div class="card signin"><h1>Sign in to the back office</h1>
-${problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`}
+${problemLine(problem)}
 <form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
 <label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
 <label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
@@ -21,12 +21,6 @@ ${problem === null ? '' : html`<p class="notice error" role="alert">${problem}</
 
 function sendPage(response: FastifyReply, status: number, body: string): FastifyReply {
   return response.code(status).type('text/html; charset=utf-8').send(body);
-}
-
-function field(request: FastifyRequest, name: string): string {
-  const body = request.body as Record<string, unknown> | undefined;
-  const value = body?.[name];
-  return typeof value === 'string' ? value : '';
 }
 
 export function signInRoutes(): PublicRoute[] {
@@ -46,13 +40,13 @@ export function signInRoutes(): PublicRoute[] {
       method: 'POST',
       url: '/sign-in',
       async handle(deps: OperationDeps, request, response) {
-        const email = field(request, 'email');
+        const email = formValue(request, 'email');
         const limited = await deps.rate_limits.signIn(request);
         if (limited !== null) {
           return sendPage(response.header('retry-after', String(limited.retry_after_s)), 429,
             signInPage(response.generateCsrf(), email.slice(0, 254), 'Too many sign-in attempts from your address. Wait a minute and try again.'));
         }
-        const outcome = await signIn(deps, email, field(request, 'password'), request.ip);
+        const outcome = await signIn(deps, email, formValue(request, 'password'), request.ip);
         switch (outcome.kind) {
           case 'signed_in':
             await beginSession(deps, request, outcome.user.user_id);

@@ -12,9 +12,9 @@ import { redactUrl } from '../../logging.js';
 import { recordAudit } from '../../operations/audit.js';
 import { REFUND_KEY, refundFromBackOffice } from '../../operations/backoffice-refund.js';
 import { type Html, html } from '../../pages/html.js';
-import { csrfField } from '../../pages/backoffice/layout.js';
+import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
 import type { TransactionRow } from '../../store/schema.js';
-import type { BackOfficeRoute, PageContext } from './plugin.js';
+import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 
 /** Results per page of the search. */
 const PAGE_ROWS = 50;
@@ -154,7 +154,6 @@ async function detailPage(context: PageContext, row: TransactionRow, problem: De
     store.backoffice.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
   ]);
   const attempts = await Promise.all(notifications.map((n) => store.listNotificationAttempts(n.id)));
-  const notice = (context.request.query as Record<string, string | undefined>).notice;
   const remaining = row.amount_minor - row.refund_reserved_minor;
   const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
   const remaining_text = majorUnits(remaining, row.currency);
@@ -170,8 +169,7 @@ async function detailPage(context: PageContext, row: TransactionRow, problem: De
     ['Created (UTC)', iso(row.created_at_ms)], ['Updated (UTC)', iso(row.updated_at_ms)],
   ];
   const body = html`<h1>Transaction ${row.trace_id}</h1>
-${notice !== undefined && NOTICES[notice] !== undefined ? html`<p class="notice ok" role="status">${NOTICES[notice]!}</p>` : ''}
-${problem === null ? '' : html`<p class="notice error" role="alert">${problem.message}</p>`}
+${noticeLine((context.request.query as Record<string, unknown>).notice, NOTICES)}${problemLine(problem?.message ?? null)}
 <div class="card"><dl>${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl></div>
 ${refundable ? html`<h2>Refund</h2><form class="card inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">${csrfField(context.csrf)}
 <input type="hidden" name="refund_key" value="${randomBytes(16).toString('hex')}">
@@ -191,12 +189,6 @@ ${attempts[i]!.map((a) => html`<tr><td>${a.attempt_no}</td><td>${iso(a.started_a
 <form class="inline" method="post" action="/backoffice/notifications/${n.id}/resend">${csrfField(context.csrf)}<button class="secondary" type="submit">Send again</button></form>
 </div>`)}`;
   return context.page(`Transaction ${row.trace_id}`, '/backoffice/transactions', body, problem?.http_status ?? 200);
-}
-
-function formField(context: PageContext, name: string): string {
-  const body = context.request.body as Record<string, unknown> | undefined;
-  const value = body?.[name];
-  return typeof value === 'string' ? value : '';
 }
 
 const REFUSALS: Readonly<Record<string, string>> = {
@@ -222,10 +214,10 @@ export function transactionRoutes(): BackOfficeRoute[] {
       async handle(context) {
         const { trace_id, row } = await visibleTransaction(context);
         if (row === null) return context.notFound(`transaction ${trace_id}`);
-        const refund_key = formField(context, 'refund_key');
+        const refund_key = formValue(context.request, 'refund_key');
         let amount_minor: number | null = null;
         try {
-          amount_minor = parseMajorAmount(formField(context, 'amount'), row.currency);
+          amount_minor = parseMajorAmount(formValue(context.request, 'amount'), row.currency);
         } catch { /* an unknown currency cannot be refunded from here */ }
         const audit = (outcome: 'done' | 'refused' | 'failed', detail: string) => recordAudit(context.deps, context.viewer, context.address, {
           action: 'refund', target: String(row.trace_id), merchant_id: row.merchant_id, outcome, detail,

@@ -61,6 +61,16 @@ export interface ShellContext {
   readonly current: string;
 }
 
+/** The success line a page shows after a form redirected to it with ?notice=…; only texts the page knows, never the query's. */
+export function noticeLine(notice: unknown, known: Readonly<Record<string, string>>): Html | '' {
+  return typeof notice === 'string' && Object.hasOwn(known, notice) ? html`<p class="notice ok" role="status">${known[notice]!}</p>` : '';
+}
+
+/** What went wrong with the form just sent, named for the person who sent it. */
+export function problemLine(problem: string | null): Html | '' {
+  return problem === null ? '' : html`<p class="notice error" role="alert">${problem}</p>`;
+}
+
 export function csrfField(csrf: string): Html {
   return html`<input type="hidden" name="_csrf" value="${csrf}">`;
 }
