@@ -63,6 +63,8 @@ export interface BackOfficeStore {
   countUnacknowledgedNotifications(merchant_id: string | null): Promise<number>;
   /** Newest first, at most `limit`. */
   listSubscriptions(merchant_id: string | null, limit: number): Promise<SubscriptionRow[]>;
+  /** One subscription by its id, whichever merchant's (the caller checks who may see it). */
+  getSubscription(subscription_id: string): Promise<SubscriptionRow | null>;
   /** Plans that are not deleted, newest first, at most `limit`. */
   listPlans(merchant_id: string | null, limit: number): Promise<SubscriptionPlanRow[]>;
 
@@ -166,6 +168,10 @@ export class SqlBackOfficeStore implements BackOfficeStore {
     let query = this.db.selectFrom('subscriptions').selectAll();
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     return query.orderBy('created_at_ms', 'desc').orderBy('subscription_id', 'desc').limit(limit).execute();
+  }
+
+  async getSubscription(subscription_id: string): Promise<SubscriptionRow | null> {
+    return (await this.db.selectFrom('subscriptions').selectAll().where('subscription_id', '=', subscription_id).executeTakeFirst()) ?? null;
   }
 
   async listPlans(merchant_id: string | null, limit: number): Promise<SubscriptionPlanRow[]> {

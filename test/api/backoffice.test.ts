@@ -18,6 +18,7 @@ import { payoutE } from '../support/payout-bodies.js';
 import { VISA } from '../support/bodies.js';
 import { addUser, advanceClock, BackOfficeClient, PASSWORD, pageText, sale } from '../support/backoffice.js';
 import { startMerchantReceiver } from '../support/merchant-receiver.js';
+import { createPlanVia, subscribeVia, tokenize } from '../support/v13.js';
 import { merchantVerify, notificationOf, signedReply } from '../support/notification-merchant.js';
 
 describe('paygate user create', () => {
@@ -74,6 +75,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
   let a_sale: { trace_id: number; order_id: string };
   let a_payout: number;
   let a_notification: number;
+  let a_subscription: string;
 
   beforeAll(async () => {
     // Many sign-ins within a minute from 127.0.0.1: the per-address sign-in limit has its own test below.
@@ -93,6 +95,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(payout.body).toMatchObject({ status: 0, transaction_status: 'requested' });
     a_payout = Number(payout.body.trace_id);
     a_notification = (await gw.gateway.deps.store.listNotifications(a_sale.trace_id))[0]!.id;
+    const plan = await createPlanVia(gw.url, shop_a);
+    a_subscription = String((await subscribeVia(gw.url, shop_a, plan, await tokenize(gw.url, shop_a))).subscription_id);
   });
   afterAll(async () => {
     await gw?.close();
@@ -100,7 +104,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
 
   /** Every GET page with shop A's ids where a page takes one. */
   function pagesOfShopA(): string[] {
-    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id) };
+    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id), subscription_id: a_subscription };
     return backOfficeRoutes().filter((r) => r.method === 'GET')
       .map((r) => `/backoffice${r.url.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? 'x')}`);
   }
@@ -207,13 +211,17 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       ['B', await staff_b.get('/backoffice/no-such-page')],
     ]);
     const missing_transaction = await staff_b.get('/backoffice/transactions/999999999');
-    expect([...missing_page.values(), missing_transaction].map((m) => m.status)).toEqual([404, 404, 404, 404]);
+    const missing_subscription = await staff_b.get('/backoffice/subscriptions/no-such-subscription');
+    expect([...missing_page.values(), missing_transaction, missing_subscription].map((m) => m.status)).toEqual([404, 404, 404, 404, 404]);
+    const without_text = (text: string, ...ids: string[]) => ids.reduce<string>((t, id) => t.split(id).join('ID'), pageText(text));
     const without_ids = (text: string, ...ids: number[]) => ids.reduce<string>((t, id) => t.replace(new RegExp(`\\b${id}\\b`, 'g'), 'ID'), pageText(text));
 
     const leaks: string[] = [];
     let checked = 0;
     // What of shop A must never reach shop B: its id, its order, links to its records.
-    const secrets_of_a = [shop_a.merchant_id, a_sale.order_id, `/backoffice/transactions/${a_sale.trace_id}"`, `/backoffice/transactions/${a_payout}"`];
+    const secrets_of_a = [
+      shop_a.merchant_id, a_sale.order_id, `/backoffice/transactions/${a_sale.trace_id}"`, `/backoffice/transactions/${a_payout}"`, a_subscription,
+    ];
     const routes = backOfficeRoutes().filter((r) => r.method === 'GET');
     const urls = pagesOfShopA();
     for (const [index, route] of routes.entries()) {
@@ -230,11 +238,14 @@ describe.each(storeKinds())('back office on %s', (kind) => {
         if (who !== 'B') {
           expect([url, who, answer.status]).toEqual([url, who, 200]);
           if (url.includes(`/${a_sale.trace_id}`)) expect(answer.text).toContain(a_sale.order_id);
+          if (url.includes(a_subscription)) expect(answer.text).toContain('subscription.created');
           continue;
         }
         if (url.includes(`/${a_sale.trace_id}`)) {
           // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
           if (answer.status !== 404 || without_ids(answer.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999)) leaks.push(`${url} as B`);
+        } else if (url.includes(a_subscription)) {
+          if (answer.status !== 404 || without_text(answer.text, a_subscription) !== without_text(missing_subscription.text, 'no-such-subscription')) leaks.push(`${url} as B`);
         } else if (answer.status !== 200 || secrets_of_a.some((secret) => answer.text.includes(secret))) {
           // Lists, overview, CSV, credentials: nothing of shop A in shop B's answer.
           leaks.push(`${url} as B shows shop A`);

@@ -39,6 +39,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
   const seen: { url: string; body: string }[] = [];
   let approved_sale: { trace_id: number; order_id: string };
   let payouts: number[] = [];
+  let subscription_id: string;
 
   beforeAll(async () => {
     gw = await startTestGateway(kind);
@@ -61,7 +62,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       payouts.push(Number(payout.body.trace_id));
     }
     const plan = await createPlanVia(gw.url, shop, { name: 'Gold monthly' });
-    await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop));
+    subscription_id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
   });
   afterAll(async () => {
     // The scan of everything the back office showed: masked cards are there, full ones never.
@@ -158,6 +159,18 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       expect(text).toContain('Gold monthly');
       expect(text).toMatch(/19\.99 USD \/ monthly\s+active/);
       await shootPage(browser, page, kind, 'backoffice-subscriptions');
+      // One subscription: its history and its event notifications, sent again from here.
+      await page.locator('tbody a').first().click();
+      await expect.poll(() => page.locator('h1').innerText()).toMatch(/^Subscription /);
+      const detail = await page.locator('main').innerText();
+      expect(detail).toContain('subscription.created (active)');
+      const event = (await gw.gateway.deps.store.listSubscriptionEvents(subscription_id))[0]!;
+      // Its first attempt failed (merchant.example does not resolve here); the next would be minutes away.
+      await expect.poll(async () => (await gw.gateway.deps.store.getNotification(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(0);
+      const attempts_before = (await gw.gateway.deps.store.getNotification(event.id))!.attempts;
+      await page.getByRole('button', { name: 'Send again' }).first().click();
+      await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('scheduled to be sent again');
+      await expect.poll(async () => (await gw.gateway.deps.store.getNotification(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(attempts_before);
     } finally {
       await close();
     }

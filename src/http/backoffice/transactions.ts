@@ -14,6 +14,7 @@ import { REFUND_KEY, refundFromBackOffice } from '../../operations/backoffice-re
 import { type Html, html } from '../../pages/html.js';
 import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
 import type { TransactionRow } from '../../store/schema.js';
+import { notificationsSection } from './notifications-view.js';
 import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 
 /** Results per page of the search. */
@@ -153,7 +154,6 @@ async function detailPage(context: PageContext, row: TransactionRow, problem: De
     row.transaction_type === 'sale' ? store.backoffice.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
     store.backoffice.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
   ]);
-  const attempts = await Promise.all(notifications.map((n) => store.listNotificationAttempts(n.id)));
   const remaining = row.amount_minor - row.refund_reserved_minor;
   const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
   const remaining_text = majorUnits(remaining, row.currency);
@@ -179,15 +179,7 @@ ${refundable ? html`<h2>Refund</h2><form class="card inline" method="post" actio
 ${history.map((h) => html`<tr><td>${iso(h.at_ms)}</td><td>${h.from_status || '—'}</td><td>${h.to_status}</td><td class="wrap">${h.reason}</td></tr>`)}</tbody></table></div>
 ${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, context.viewer)}` : ''}
 ${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, context.viewer)}` : ''}
-<h2>Notifications</h2>${notifications.length === 0 ? html`<p class="muted">None were sent for this transaction.</p>` : notifications.map((n, i) => html`<div class="card">
-<dl><dt>Notification</dt><dd>${n.id}</dd><dt>Reports</dt><dd>${String((JSON.parse(n.payload_json) as Record<string, unknown>).transaction_status ?? '')}</dd>
-<dt>State</dt><dd>${n.state}</dd><dt>URL</dt><dd>${redactUrl(n.url)}</dd><dt>Attempts</dt><dd>${n.attempts}</dd>
-${n.state === 'pending' ? html`<dt>Next attempt (UTC)</dt><dd>${iso(n.next_attempt_at_ms)}</dd>` : ''}</dl>
-${attempts[i]!.length === 0 ? '' : html`<div class="scroll"><table><thead><tr><th>#</th><th>At (UTC)</th><th>HTTP</th><th>Outcome</th><th>Merchant's reply</th><th>Why</th></tr></thead><tbody>
-${attempts[i]!.map((a) => html`<tr><td>${a.attempt_no}</td><td>${iso(a.started_at_ms)}</td><td>${a.http_status ?? '—'}</td><td>${a.outcome}</td>
-<td class="wrap">${a.reply_excerpt ?? ''}</td><td class="wrap">${a.reason}</td></tr>`)}</tbody></table></div>`}
-<form class="inline" method="post" action="/backoffice/notifications/${n.id}/resend">${csrfField(context.csrf)}<button class="secondary" type="submit">Send again</button></form>
-</div>`)}`;
+${await notificationsSection(context, notifications, 'None were sent for this transaction.')}`;
   return context.page(`Transaction ${row.trace_id}`, '/backoffice/transactions', body, problem?.http_status ?? 200);
 }
 
@@ -256,12 +248,14 @@ export function transactionRoutes(): BackOfficeRoute[] {
           action: 'resend_notification', target: String(notification.id), merchant_id: notification.merchant_id,
           outcome: scheduled ? 'done' : 'refused', detail: scheduled ? null : 'an attempt was in flight',
         });
-        const back = notification.trace_id === null ? '/backoffice/subscriptions' : `/backoffice/transactions/${notification.trace_id}`;
+        const back = notification.trace_id === null
+          ? `/backoffice/subscriptions/${encodeURIComponent(notification.subscription_id ?? '')}`
+          : `/backoffice/transactions/${notification.trace_id}`;
         if (!scheduled && notification.trace_id !== null) {
           const row = await context.deps.store.getTransaction(notification.trace_id);
           if (row !== null) return detailPage(context, row, { message: 'An attempt is in flight right now; send it again once it has ended.', http_status: 409 });
         }
-        return context.redirect(`${back}${notification.trace_id === null ? '' : '?notice=resent'}`);
+        return context.redirect(`${back}?notice=resent`);
       },
     },
   ];
