@@ -13,6 +13,11 @@ if (!fs.existsSync('node_modules/typescript/bin/tsc')) {
   process.exit(0);
 }
 const result = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-if (result.status !== 0 || !fs.existsSync('packages/sdk/tsconfig.build.json')) process.exit(result.status ?? 1);
+if (result.status !== 0) process.exit(result.status ?? 1);
+// The `paygate` command is dist/cli.js. npm makes a package's bin executable when it links it,
+// which for this package happens before this step has built the file, and tsc writes it 0644:
+// on a fresh clone `npx paygate` was refused (Permission denied) until this line.
+fs.chmodSync('dist/cli.js', 0o755);
+if (!fs.existsSync('packages/sdk/tsconfig.build.json')) process.exit(0);
 const sdk = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/sdk/tsconfig.build.json'], { stdio: 'inherit' });
 process.exit(sdk.status ?? 1);
