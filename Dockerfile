@@ -1,8 +1,10 @@
 # paygate image: built once in a first stage (with the dev dependencies and a compiler for the
 # SQLite driver), run in a second without them, as a non-root user, with a health check.
-# docs/production.md. Not exercised by the test suite (no container runtime on its machines):
-# scripts/compose-check.sh is the check to run where Docker is available.
-FROM node:20-bookworm-slim AS build
+# docs/production.md; scripts/compose-check.sh builds it and serves signed sales through it.
+# NODE_IMAGE names the base image; it is changed only to check this file offline
+# (scripts/offline-base-images/build.sh).
+ARG NODE_IMAGE=node:20-bookworm-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # better-sqlite3 builds from source when no prebuilt binary is reachable.
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -13,7 +15,7 @@ COPY src ./src
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 PAYGATE_DATA_DIR=/var/lib/paygate
 RUN groupadd --system paygate && useradd --system --gid paygate --home-dir /app paygate \
   && mkdir -p /var/lib/paygate && chown paygate:paygate /var/lib/paygate
