@@ -78,6 +78,11 @@ export interface Limits {
   readonly rate_per_address_per_minute: number;
   /** Back-office sign-in attempts per minute from one client address (docs/backoffice.md §4); 0: off. */
   readonly rate_sign_in_per_address_per_minute: number;
+  /**
+   * A back-office session with no request for longer than this is ended and its person signs in
+   * again (PCI DSS 8.2.8: 15 minutes at most); the 8 hours from sign-in still end it whatever.
+   */
+  readonly backoffice_idle_timeout_ms: number;
   /** API requests per minute of one merchant, per instance; 0: no limit. */
   readonly rate_per_merchant_per_minute: number;
 }
@@ -265,6 +270,8 @@ export function loadConfig(env: Env = process.env): Config {
       rate_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE', 12_000, 0, 10_000_000),
       rate_per_merchant_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE', 6_000, 0, 10_000_000),
       rate_sign_in_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE', 30, 0, 100_000),
+      // Whole minutes, up to the session's own 8 hours: a longer idle time-out could never apply.
+      backoffice_idle_timeout_ms: intVar(env, 'PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', 15, 1, 480) * 60_000,
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,

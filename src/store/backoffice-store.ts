@@ -76,9 +76,21 @@ export interface BackOfficeStore {
   /** Disables (a time) or enables (null) a user; a disabled user's sessions are deleted with it. False when no such user. */
   setUserDisabled(user_id: string, disabled_at_ms: number | null): Promise<boolean>;
 
+  /** Saving is a use of the session: last seen at now_ms. */
   saveSession(session_hash: string, user_id: string, data_json: string, expires_at_ms: number, now_ms: number): Promise<void>;
-  /** The session's data while it has not expired at now_ms; null otherwise. */
-  getSession(session_hash: string, now_ms: number): Promise<{ user_id: string; data_json: string } | null>;
+  /** The session's data while it has not expired at now_ms; null otherwise. Idle or not: the caller decides (it knows the time-out). */
+  getSession(session_hash: string, now_ms: number): Promise<{ user_id: string; data_json: string; last_seen_at_ms: number } | null>;
+  /**
+   * Records a use at now_ms, unless the session was last seen before idle_since_ms (already idle)
+   * or is gone: an instance that read it a moment earlier cannot bring an ended session back.
+   * False when nothing was written.
+   */
+  touchSession(session_hash: string, now_ms: number, idle_since_ms: number): Promise<boolean>;
+  /**
+   * Deletes the session if it was last seen before idle_since_ms. True for the one caller that
+   * deleted it, so that several instances seeing it at once record its end once.
+   */
+  endIdleSession(session_hash: string, idle_since_ms: number): Promise<boolean>;
   deleteSession(session_hash: string): Promise<void>;
   /** Sessions expired before now_ms, at most `limit` at a time; how many went. */
   deleteExpiredSessions(now_ms: number, limit: number): Promise<number>;
@@ -210,14 +222,28 @@ export class SqlBackOfficeStore implements BackOfficeStore {
 
   async saveSession(session_hash: string, user_id: string, data_json: string, expires_at_ms: number, now_ms: number): Promise<void> {
     await this.db.insertInto('backoffice_sessions')
-      .values({ session_hash, user_id, data_json, expires_at_ms, created_at_ms: now_ms })
-      .onConflict((oc) => oc.column('session_hash').doUpdateSet({ data_json, expires_at_ms }))
+      .values({ session_hash, user_id, data_json, expires_at_ms, created_at_ms: now_ms, last_seen_at_ms: now_ms })
+      .onConflict((oc) => oc.column('session_hash').doUpdateSet({ data_json, expires_at_ms, last_seen_at_ms: now_ms }))
       .execute();
   }
 
-  async getSession(session_hash: string, now_ms: number): Promise<{ user_id: string; data_json: string } | null> {
-    return (await this.db.selectFrom('backoffice_sessions').select(['user_id', 'data_json'])
-      .where('session_hash', '=', session_hash).where('expires_at_ms', '>', now_ms).executeTakeFirst()) ?? null;
+  async getSession(session_hash: string, now_ms: number): Promise<{ user_id: string; data_json: string; last_seen_at_ms: number } | null> {
+    const row = await this.db.selectFrom('backoffice_sessions').select(['user_id', 'data_json', 'last_seen_at_ms'])
+      .where('session_hash', '=', session_hash).where('expires_at_ms', '>', now_ms).executeTakeFirst();
+    // PostgreSQL answers a bigint as text.
+    return row === undefined ? null : { user_id: row.user_id, data_json: row.data_json, last_seen_at_ms: Number(row.last_seen_at_ms) };
+  }
+
+  async touchSession(session_hash: string, now_ms: number, idle_since_ms: number): Promise<boolean> {
+    const updated = await this.db.updateTable('backoffice_sessions').set({ last_seen_at_ms: now_ms })
+      .where('session_hash', '=', session_hash).where('last_seen_at_ms', '>=', idle_since_ms).executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
+  }
+
+  async endIdleSession(session_hash: string, idle_since_ms: number): Promise<boolean> {
+    const deleted = await this.db.deleteFrom('backoffice_sessions')
+      .where('session_hash', '=', session_hash).where('last_seen_at_ms', '<', idle_since_ms).executeTakeFirst();
+    return Number(deleted.numDeletedRows) === 1;
   }
 
   async deleteSession(session_hash: string): Promise<void> {

@@ -651,6 +651,22 @@ function backoffice(dialect: Dialect): Migration {
   };
 }
 
+/**
+ * 0016: when a back-office session was last used (gateway clock), so one left idle past
+ * PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES ends on whichever instance sees it next (PCI DSS 8.2.8).
+ * Kept in the row, not in memory, because every instance sharing the database serves every
+ * session. Sessions open at the upgrade count as last used at their sign-in: at worst their
+ * person signs in again, never does an idle one live on.
+ */
+function backofficeIdleTimeout(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('backoffice_sessions').addColumn('last_seen_at_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await sql`UPDATE backoffice_sessions SET last_seen_at_ms = created_at_ms`.execute(db);
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -661,7 +677,7 @@ class InlineMigrations implements MigrationProvider {
       '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
       '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
       '0013_display_names': displayNames(), '0014_merchant_credentials': merchantCredentials(),
-      '0015_backoffice': backoffice(this.dialect),
+      '0015_backoffice': backoffice(this.dialect), '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
     };
   }
 }

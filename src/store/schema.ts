@@ -411,6 +411,11 @@ export interface BackofficeSessionTable {
   data_json: string;
   expires_at_ms: number;
   created_at_ms: number;
+  /**
+   * The last request seen in this session (gateway clock), written at most once a minute
+   * (http/backoffice/plugin.ts): the idle time-out is measured from it.
+   */
+  last_seen_at_ms: number;
 }
 
 /** Failed sign-ins, counted per e-mail over a window (the lock-out of decisions.md §14). */

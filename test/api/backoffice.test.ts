@@ -1,8 +1,10 @@
 // The back office over real HTTP on both stores (decisions.md §14, docs/backoffice.md): sign-in
 // and its lock-out, CSRF on every form, the audit log, the access matrix (every URL as each role
-// and as another merchant: zero leaks), refunds, the search with its keyset pages and the CSV
-// export. Chromium drives the same pages in test/browser/backoffice.test.ts.
+// and as another merchant: zero leaks), refunds, the search with its keyset pages, the CSV
+// export, and the sessions' idle time-out and 8-hour limit (on the sandbox clock, no sleeping).
+// Chromium drives the same pages in test/browser/backoffice.test.ts.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +14,7 @@ import { backOfficeRoutes } from '../../src/http/backoffice/routes.js';
 import { gatewaySettingsPurpose } from '../../src/connectors/registry.js';
 import { signInRoutes } from '../../src/http/backoffice/sign-in.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
 import { postSigned, nowSeconds } from '../support/client.js';
 import { payoutE } from '../support/payout-bodies.js';
@@ -20,6 +23,15 @@ import { addUser, advanceClock, BackOfficeClient, PASSWORD, pageText, sale } fro
 import { startMerchantReceiver } from '../support/merchant-receiver.js';
 import { createPlanVia, subscribeVia, tokenize } from '../support/v13.js';
 import { merchantVerify, notificationOf, signedReply } from '../support/notification-merchant.js';
+
+/** The session's last use as its row holds it (gateway clock); null once the row is gone. */
+async function lastSeenOf(gw: TestGateway, client: BackOfficeClient): Promise<number | null> {
+  // The cookie is the session id signed (id.signature); the row is kept by the id's sha256.
+  const signed = decodeURIComponent(client.cookie('paygate_bo_session') ?? '');
+  const session_hash = createHash('sha256').update(signed.slice(0, signed.lastIndexOf('.'))).digest('hex');
+  const row = await gw.gateway.deps.store.backoffice.getSession(session_hash, gw.gateway.deps.clock.now_ms());
+  return row?.last_seen_at_ms ?? null;
+}
 
 describe('paygate user create', () => {
   it('prints the user as JSON, refuses a short password and an existing e-mail, and changes nothing then', () => {
@@ -366,8 +378,12 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     await advanceClock(gw, 3601);
     await expect(sale(gw, shop)).rejects.toThrow(/"description":"Invalid signature/);
     await sale(gw, { ...shop, secret: new_secret });
+    // An hour without a request ended the session (the idle time-out): its person signs in again.
+    await staff.signIn(`creds-${shop.merchant_id}@example.com`);
     // Never shown again, and the audit log says when the old one ended, not what either was.
-    expect((await staff.get('/backoffice/credentials')).text).not.toContain(new_secret);
+    const again = await staff.get('/backoffice/credentials');
+    expect(again.status).toBe(200);
+    expect(again.text).not.toContain(new_secret);
     const too_long = await staff.post('/backoffice/credentials/roll', { grace_seconds: String(24 * 3600 + 1) });
     expect(too_long.status).toBe(400);
     expect(pageText(too_long.text)).toContain('Grace: expected 0 to 24 hours');
@@ -476,5 +492,150 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(pageText(search.text)).toContain('Order ID: expected text of up to 128 characters');
     expect((await operator.get('/backoffice/audit?before=%00')).status).toBe(200);
     expect(fs.readFileSync(gw.log_file, 'utf8')).not.toMatch(/"level":50/);
+  });
+
+  // Last in this block: they move the shared gateway's clock by hours.
+  it('keeps a session used every 10 minutes signed in past 15 minutes, writing its last use at most once a minute', async () => {
+    const client = new BackOfficeClient(gw.url);
+    await client.signIn('operator@example.com');
+    const signed_in_at_ms = (await lastSeenOf(gw, client))!;
+    expect(signed_in_at_ms).toBeGreaterThan(0);
+    // Requests within a minute of the last write write nothing.
+    await advanceClock(gw, 30);
+    expect((await client.get('/backoffice/overview')).status).toBe(200);
+    expect((await client.get('/backoffice/transactions')).status).toBe(200);
+    expect(await lastSeenOf(gw, client)).toBe(signed_in_at_ms);
+    let last_seen_at_ms = signed_in_at_ms;
+    for (let i = 1; i <= 3; i += 1) {
+      await advanceClock(gw, 10 * 60);
+      expect([i, (await client.get('/backoffice/overview')).status]).toEqual([i, 200]);
+      const seen = (await lastSeenOf(gw, client))!;
+      expect(seen - last_seen_at_ms).toBeGreaterThanOrEqual(10 * 60_000);
+      last_seen_at_ms = seen;
+    }
+    // 30 minutes and 30 seconds after sign-in on the gateway clock, still signed in.
+    expect(gw.gateway.deps.clock.now_ms() - signed_in_at_ms).toBeGreaterThan(30 * 60_000);
+    expect((await client.get('/backoffice/users')).status).toBe(200);
+  });
+
+  it('signs a session left idle 16 minutes out at its next request, for good: the old cookie opens nothing, and the audit log says why', async () => {
+    const email = `idle-${Date.now()}@example.com`;
+    await addUser(gw, email, 'operator');
+    const client = new BackOfficeClient(gw.url);
+    await client.signIn(email);
+    expect((await client.get('/backoffice/users')).status).toBe(200);
+    // Idle is counted from the last use, not from sign-in: 14 minutes, a request, 14 more.
+    await advanceClock(gw, 14 * 60);
+    expect((await client.get('/backoffice/users')).status).toBe(200);
+    await advanceClock(gw, 14 * 60);
+    expect((await client.get('/backoffice/users')).status).toBe(200);
+    const kept_cookie = client.copy();
+
+    await advanceClock(gw, 16 * 60);
+    const out = await client.get('/backoffice/users');
+    expect([out.status, out.location]).toEqual([303, '/backoffice/?notice=idle']);
+    const sign_in = await client.get(out.location!);
+    expect(sign_in.status).toBe(200);
+    expect(pageText(sign_in.text)).toContain('Signed out after 15 minutes without activity. Sign in again to go on.');
+    expect(sign_in.text).toMatch(/<label for="password">Password/);
+    expect((await client.get('/backoffice/users')).status).toBe(303);
+
+    // The row is gone: the same cookie sent again (a copy kept aside) is no session at all, and its form changes nothing.
+    expect(await lastSeenOf(gw, kept_cookie)).toBeNull();
+    const reused = await kept_cookie.get('/backoffice/users');
+    expect([reused.status, reused.location]).toEqual([303, '/backoffice/']);
+    const forged = await kept_cookie.post('/backoffice/users', { email: `after-idle-${email}`, password: PASSWORD, role: 'operator' });
+    expect([forged.status, forged.location]).toEqual([303, '/backoffice/']);
+    expect(await gw.gateway.deps.store.backoffice.findUserByEmail(`after-idle-${email}`)).toBeNull();
+
+    // Signing in again works at once, and the end was recorded once, for this user, from this address.
+    expect((await client.signIn(email)).status).toBe(303);
+    const audit = pageText((await client.get('/backoffice/audit')).text);
+    expect(audit.match(new RegExp(`${email.replace(/\./g, '\\.')} operator sign_out done 127\\.0\\.0\\.1 after 15 minutes without activity`, 'g'))?.length).toBe(1);
+  });
+
+  it('ends a session idle past the time-out when it posts a form, without doing what the form asks', async () => {
+    const client = new BackOfficeClient(gw.url);
+    await client.signIn('operator@example.com');
+    await client.get('/backoffice/merchants');
+    await advanceClock(gw, 16 * 60);
+    const posted = await client.post('/backoffice/merchants', { merchant_id: 'made-after-idle' });
+    expect([posted.status, posted.location]).toEqual([303, '/backoffice/?notice=idle']);
+    expect(await gw.gateway.deps.store.getMerchant('made-after-idle')).toBeNull();
+  });
+
+  it('still ends a session 8 hours after sign-in however often it is used', async () => {
+    const client = new BackOfficeClient(gw.url);
+    await client.signIn('operator@example.com');
+    // 34 requests 14 minutes apart: 7 hours 56 minutes, never idle.
+    for (let i = 1; i <= 34; i += 1) {
+      await advanceClock(gw, 14 * 60);
+      expect([i, (await client.get('/backoffice/no-such-page')).status]).toEqual([i, 404]);
+    }
+    await advanceClock(gw, 5 * 60);
+    const out = await client.get('/backoffice/overview');
+    // Expired, not idle: the row is no longer read, so no idle notice.
+    expect([out.status, out.location]).toEqual([303, '/backoffice/']);
+  });
+
+});
+
+describe('back-office idle time-out setting', () => {
+  it('honours PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: 30 keeps a session idle 20 minutes, ends one idle 31, and says 30', async () => {
+    // One store is enough: the setting is read once, the same for both (the store's part runs on both above).
+    const gw = await startTestGateway('sqlite', { env: { PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '30' } });
+    try {
+      await addUser(gw, 'thirty@example.com', 'operator');
+      const client = new BackOfficeClient(gw.url);
+      await client.signIn('thirty@example.com');
+      await advanceClock(gw, 20 * 60);
+      expect((await client.get('/backoffice/overview')).status).toBe(200);
+      await advanceClock(gw, 31 * 60);
+      const out = await client.get('/backoffice/overview');
+      expect([out.status, out.location]).toEqual([303, '/backoffice/?notice=idle']);
+      expect(pageText((await client.get(out.location!)).text)).toContain('Signed out after 30 minutes without activity.');
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe.runIf(storeKinds().includes('postgres'))('back-office sessions on two instances sharing PostgreSQL', () => {
+  let database: TestDatabase;
+  let a: TestGateway;
+  let b: TestGateway;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    a = await startTestGateway('postgres', { database });
+    b = await startTestGateway('postgres', { database });
+    await addUser(a, 'two@example.com', 'operator');
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await database?.drop();
+  });
+
+  /** Moves both instances' clocks: the offset is shared through the database, and 0 makes B take it up at once. */
+  const advanceBoth = async (seconds: number) => {
+    await advanceClock(a, seconds);
+    await advanceClock(b, 0);
+  };
+
+  it('counts a use on one instance for the other, and ends an idle session on both', async () => {
+    const on_a = new BackOfficeClient(a.url);
+    await on_a.signIn('two@example.com');
+    const on_b = on_a.copy(b.url);
+    await advanceBoth(10 * 60);
+    expect((await on_b.get('/backoffice/overview')).status).toBe(200);
+    // 20 minutes after sign-in, 10 after the use B saw: A reads B's write from the row.
+    await advanceBoth(10 * 60);
+    expect((await on_a.get('/backoffice/overview')).status).toBe(200);
+    await advanceBoth(16 * 60);
+    const out = await on_b.get('/backoffice/overview');
+    expect([out.status, out.location]).toEqual([303, '/backoffice/?notice=idle']);
+    // Ended for A too, with the same cookie: the row is gone.
+    const on_a_after = await on_a.get('/backoffice/overview');
+    expect([on_a_after.status, on_a_after.location]).toEqual([303, '/backoffice/']);
   });
 });

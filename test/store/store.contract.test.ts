@@ -871,13 +871,15 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await expect(store.backoffice.insertUser({ ...user, user_id: uniqueId('usr'), email: `op-${email}`, role: 'operator' })).rejects.toThrow();
       const session = uniqueId('session');
       await store.backoffice.saveSession(session, user.user_id, '{"a":1}', NOW + 1000, NOW);
-      expect(await store.backoffice.getSession(session, NOW + 999)).toEqual({ user_id: user.user_id, data_json: '{"a":1}' });
+      expect(await store.backoffice.getSession(session, NOW + 999)).toEqual({ user_id: user.user_id, data_json: '{"a":1}', last_seen_at_ms: NOW });
       expect(await store.backoffice.getSession(session, NOW + 1000)).toBeNull();
       await store.backoffice.saveSession(session, user.user_id, '{"a":2}', NOW + 5000, NOW);
       expect((await store.backoffice.getSession(session, NOW + 1000))?.data_json).toBe('{"a":2}');
       expect(await store.backoffice.setUserDisabled(user.user_id, NOW)).toBe(true);
       expect(await store.backoffice.getSession(session, NOW)).toBeNull();
       expect(await store.backoffice.setUserDisabled('nobody', NOW)).toBe(false);
+
+      await expect(store.backoffice.touchSession(session, NOW, NOW)).resolves.toBe(false);
 
       for (let i = 0; i < 3; i += 1) await store.backoffice.recordSignInFailure(email, '127.0.0.1', NOW + i);
       expect(await store.backoffice.countSignInFailures(email, NOW + 1)).toBe(2);
@@ -886,6 +888,26 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.backoffice.signInLockedUntil(email, NOW + 60_000)).toBeNull();
       await store.backoffice.clearSignInFailures(email);
       expect(await store.backoffice.countSignInFailures(email, 0)).toBe(0);
+    });
+
+    it('records a session\'s last use only while it is not idle, and ends an idle one for one caller only', async () => {
+      const user = { user_id: uniqueId('usr'), email: `${uniqueId('idle')}@example.com`, password_hash: 'x', role: 'operator' as const, merchant_id: null, created_at_ms: NOW };
+      await store.backoffice.insertUser(user);
+      const session = uniqueId('session');
+      await store.backoffice.saveSession(session, user.user_id, '{}', NOW + 8 * 3600_000, NOW);
+      // Not idle (last seen at or after idle_since_ms): a use is recorded, and the session is not ended.
+      expect(await store.backoffice.touchSession(session, NOW + 60_000, NOW)).toBe(true);
+      expect((await store.backoffice.getSession(session, NOW + 60_000))?.last_seen_at_ms).toBe(NOW + 60_000);
+      expect(await store.backoffice.endIdleSession(session, NOW + 60_000)).toBe(false);
+      // Idle (last seen before idle_since_ms): a late use does not bring it back; the first to end it is told so, the second not.
+      expect(await store.backoffice.touchSession(session, NOW + 120_000, NOW + 60_001)).toBe(false);
+      expect((await store.backoffice.getSession(session, NOW + 120_000))?.last_seen_at_ms).toBe(NOW + 60_000);
+      expect(await store.backoffice.endIdleSession(session, NOW + 60_001)).toBe(true);
+      expect(await store.backoffice.endIdleSession(session, NOW + 60_001)).toBe(false);
+      expect(await store.backoffice.getSession(session, NOW + 120_000)).toBeNull();
+      // Saving the session (a sign-in) is a use too.
+      await store.backoffice.saveSession(session, user.user_id, '{}', NOW + 8 * 3600_000, NOW + 180_000);
+      expect((await store.backoffice.getSession(session, NOW + 180_000))?.last_seen_at_ms).toBe(NOW + 180_000);
     });
 
     it('pages the audit log newest first, one merchant\'s lines or all', async () => {

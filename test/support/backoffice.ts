@@ -24,6 +24,22 @@ export class BackOfficeClient {
 
   constructor(private readonly base_url: string) {}
 
+  /**
+   * Another client holding this one's cookies as they are now: a copy of a session cookie kept
+   * aside, or the same browser reaching another instance (`base_url`) behind a load balancer.
+   */
+  copy(base_url = this.base_url): BackOfficeClient {
+    const copy = new BackOfficeClient(base_url);
+    for (const [name, value] of this.cookies) copy.cookies.set(name, value);
+    copy.csrf = this.csrf;
+    return copy;
+  }
+
+  /** A cookie's value as the server set it; undefined when there is none. */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
   private remember(response: Response): void {
     for (const line of response.headers.getSetCookie()) {
       const [pair = '', ...attributes] = line.split(';');
@@ -90,7 +106,7 @@ export async function sale(gw: TestGateway, merchant: CreatedMerchant, overrides
   return { trace_id: Number(answer.body.trace_id), order_id: String(body.order_id), status: String(answer.body.transaction_status) };
 }
 
-/** Moves the sandbox clock forward (lock-outs, expiries). */
+/** Moves the sandbox clock forward (lock-outs, expiries). With 0, an instance takes up what another moved (they share the offset). */
 export async function advanceClock(gw: TestGateway, seconds: number): Promise<void> {
   const response = await fetch(`${gw.url}/sandbox/clock`, {
     method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: seconds }),

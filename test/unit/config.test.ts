@@ -87,6 +87,13 @@ describe('loadConfig reads good values', () => {
     expect(loadConfig({ PAYGATE_WORKERS: '4', DATABASE_URL: 'postgres://db/x', PAYGATE_MASTER_KEY: HEX_KEY }).workers).toBe(4);
   });
 
+  it('ends back-office sessions after 15 idle minutes by default; PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES from 1 to 480', () => {
+    expect(loadConfig({}).limits.backoffice_idle_timeout_ms).toBe(15 * 60_000);
+    expect(loadConfig({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '' }).limits.backoffice_idle_timeout_ms).toBe(15 * 60_000);
+    expect(loadConfig({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '1' }).limits.backoffice_idle_timeout_ms).toBe(60_000);
+    expect(loadConfig({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '480' }).limits.backoffice_idle_timeout_ms).toBe(8 * 3600_000);
+  });
+
   it('accepts PORT=0 (any free port)', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
   });
@@ -119,6 +126,10 @@ describe('loadConfig refuses bad values, naming the variable', () => {
     ['PAYGATE_WORKERS', { PAYGATE_WORKERS: 'two', DATABASE_URL: 'postgres://db/x', PAYGATE_MASTER_KEY: HEX_KEY }],
     ['PAYGATE_GROUP_COMMIT', { PAYGATE_GROUP_COMMIT: 'true' }],
     ['PAYGATE_MERCHANT_CACHE_MS', { PAYGATE_MERCHANT_CACHE_MS: '-1' }],
+    ['PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', { PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '0' }],
+    ['PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', { PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '481' }],
+    ['PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', { PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '15m' }],
+    ['PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', { PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '7.5' }],
   ] as [string, Record<string, string>][])('%s in %j', (name, env) => {
     const error = configError(env);
     expect(error.message).toContain(name);
@@ -129,6 +140,13 @@ describe('loadConfig refuses bad values, naming the variable', () => {
     expect(error.message).toContain('PAYGATE_WORKERS');
     expect(error.message).toMatch(/DATABASE_URL/);
     expect(error.message).toMatch(/single-process/);
+  });
+
+  it('says what PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES takes', () => {
+    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '0' }).message)
+      .toBe('PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be between 1 and 480, got 0');
+    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: 'fifteen' }).message)
+      .toBe('PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be a whole number, got "fifteen"');
   });
 
   it('does not echo the master key in its message', () => {

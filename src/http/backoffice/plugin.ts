@@ -1,8 +1,10 @@
 // The back office under /backoffice/ (issue 15, decisions.md §14, docs/backoffice.md): one Fastify
 // scope with its own cookie, session and CSRF plugins, so that none of them touches the API.
 //   request → address rate limit (app.ts) → session (@fastify/session, rows in the store, so any
-//   instance serves any session) → CSRF check on every POST (@fastify/csrf-protection, a signed
-//   HttpOnly cookie) → signed-in user read afresh (a disabled user is out at once) → the page.
+//   instance serves any session) → idle time-out (a session unused for
+//   PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES ends here) → CSRF check on every POST
+//   (@fastify/csrf-protection, a signed HttpOnly cookie) → signed-in user read afresh (a disabled
+//   user is out at once) → the page.
 // A visitor without a session is sent (303) to the sign-in page from every page but sign-in; a
 // page a role may not see, and a record of another merchant, answer exactly like a page that
 // does not exist (404, the same text).
@@ -12,6 +14,8 @@ import csrf from '@fastify/csrf-protection';
 import session from '@fastify/session';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/backoffice-access.js';
+import type { Clock } from '../../domain/clock.js';
+import { recordAudit } from '../../operations/audit.js';
 import { activeUser } from '../../operations/backoffice-users.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { Store } from '../../store/store.js';
@@ -23,6 +27,14 @@ import { backOfficePage, bareBackOfficePage } from '../../pages/backoffice/layou
 export const BACKOFFICE_PREFIX = '/backoffice';
 /** A session lasts this long from sign-in, whatever happens in it; then its person signs in again. */
 export const SESSION_MS = 8 * 3600_000;
+/**
+ * A session's last use is written at most this often (a tenth of the idle time-out when that is
+ * shorter), not at every request: a page is several requests, and writing each would turn every
+ * back-office read into a database write (SQLite has one writer). The row then lags the real
+ * last use by less than this, so a session ends after at least the time-out less this without a
+ * request, and never later than the time-out: the error is on the side that signs out early.
+ */
+const LAST_SEEN_WRITE_EVERY_MS = 60_000;
 const SESSION_COOKIE = 'paygate_bo_session';
 /** The longest text a form field is read as (a URL, a setting); longer reads as empty. */
 const FORM_TEXT_MAX_CHARS = 2048;
@@ -33,6 +45,10 @@ const EXPIRED_SESSIONS_SWEEP = 100;
 declare module 'fastify' {
   interface Session {
     user_id?: string;
+    /** When its person signed in (gateway clock): the session ends SESSION_MS after. */
+    signed_in_at_ms?: number;
+    /** Read from the row with the session (its last use, gateway clock); never saved in data_json. */
+    last_seen_at_ms?: number;
   }
 }
 
@@ -84,23 +100,29 @@ export interface PublicRoute {
 /**
  * @fastify/session's store over the database. Sessions are kept by the sha256 of their id, so a
  * copy of the table opens no session; only signed-in sessions are saved (saveUninitialized off).
+ * Times are the gateway clock's, like every other expiry (the sandbox clock moves them in tests).
  */
 class DatabaseSessionStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
 
-  set(session_id: string, data: { user_id?: string; cookie: { expires?: Date | null } }, callback: (error?: unknown) => void): void {
+  set(session_id: string, data: { user_id?: string; signed_in_at_ms?: number; last_seen_at_ms?: number }, callback: (error?: unknown) => void): void {
     if (typeof data.user_id !== 'string') {
       callback();
       return;
     }
-    const expires_at_ms = data.cookie.expires ? new Date(data.cookie.expires).getTime() : Date.now() + SESSION_MS;
-    this.store.backoffice.saveSession(hashOf(session_id), data.user_id, JSON.stringify(data), expires_at_ms, Date.now())
+    const now_ms = this.clock.now_ms();
+    // The row's own column holds the last use; a copy in data_json would only go stale.
+    const { last_seen_at_ms: _last_seen_at_ms, ...kept } = data;
+    const expires_at_ms = (data.signed_in_at_ms ?? now_ms) + SESSION_MS;
+    this.store.backoffice.saveSession(hashOf(session_id), data.user_id, JSON.stringify(kept), expires_at_ms, now_ms)
       .then(() => callback(), callback);
   }
 
   get(session_id: string, callback: (error: unknown, session?: unknown) => void): void {
-    this.store.backoffice.getSession(hashOf(session_id), Date.now())
-      .then((row) => callback(null, row === null ? null : JSON.parse(row.data_json)), (error: unknown) => callback(error));
+    this.store.backoffice.getSession(hashOf(session_id), this.clock.now_ms()).then(
+      (row) => callback(null, row === null ? null : { ...JSON.parse(row.data_json), last_seen_at_ms: row.last_seen_at_ms }),
+      (error: unknown) => callback(error),
+    );
   }
 
   destroy(session_id: string, callback: (error?: unknown) => void): void {
@@ -110,6 +132,48 @@ class DatabaseSessionStore {
 
 function hashOf(session_id: string): string {
   return createHash('sha256').update(session_id).digest('hex');
+}
+
+/** The idle time-out in whole minutes, as the setting gives it and people read it. */
+export function idleTimeoutMinutes(deps: OperationDeps): number {
+  return deps.config.limits.backoffice_idle_timeout_ms / 60_000;
+}
+
+/**
+ * The idle time-out (PCI DSS 8.2.8): a signed-in session last seen longer ago than
+ * PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES is deleted, its end goes to the audit log, and this
+ * request carries on with a fresh, empty session. A session still in use gets its last use
+ * written when the row's is LAST_SEEN_WRITE_EVERY_MS old. Both live in the row, so whichever
+ * instance sees the session next applies them. True when this request ended its session.
+ */
+async function endIfIdle(deps: OperationDeps, request: FastifyRequest): Promise<boolean> {
+  const user_id = request.session.get('user_id');
+  const last_seen_at_ms = request.session.get('last_seen_at_ms');
+  if (typeof user_id !== 'string' || typeof last_seen_at_ms !== 'number') return false;
+  const now_ms = deps.clock.now_ms();
+  const idle_timeout_ms = deps.config.limits.backoffice_idle_timeout_ms;
+  const idle_since_ms = now_ms - idle_timeout_ms;
+  const session_hash = hashOf(request.session.sessionId);
+  if (last_seen_at_ms >= idle_since_ms) {
+    // Nothing is written to a session another request has just ended; this request then goes on
+    // like one that started just before a sign-out, so the answer is not looked at.
+    if (now_ms - last_seen_at_ms >= Math.min(LAST_SEEN_WRITE_EVERY_MS, idle_timeout_ms / 10)) {
+      await deps.store.backoffice.touchSession(session_hash, now_ms, idle_since_ms);
+    }
+    return false;
+  }
+  // Only the request that deleted the row records the end: two instances seeing it at once write one line.
+  if (await deps.store.backoffice.endIdleSession(session_hash, idle_since_ms)) {
+    const user = await activeUser(deps.store, user_id);
+    if (user !== null) {
+      await recordAudit(deps, user, request.ip, {
+        action: 'sign_out', outcome: 'done', detail: `after ${idleTimeoutMinutes(deps)} minutes without activity`,
+      });
+    }
+  }
+  // A new, empty session for the rest of this request; never saved (not signed in), and its cookie is cleared.
+  await request.session.regenerate();
+  return true;
 }
 
 /** What every back-office answer carries: never cached, never framed, nothing loaded from elsewhere. */
@@ -140,7 +204,7 @@ export function registerBackOffice(
       cookie: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MS },
       saveUninitialized: false,
       rolling: false,
-      store: new DatabaseSessionStore(deps.store) as never,
+      store: new DatabaseSessionStore(deps.store, deps.clock) as never,
     });
     await scope.register(csrf, {
       sessionPlugin: '@fastify/cookie',
@@ -152,6 +216,13 @@ export function registerBackOffice(
       },
     });
     scope.addHook('onRequest', async (_request, response) => securityHeaders(response));
+    // After the session is read and before anything else: an idle session never reaches a page or
+    // a form. Signing in again goes ahead; every other request is sent to sign-in, told why.
+    scope.addHook('onRequest', async (request, response) => {
+      if (!(await endIfIdle(deps, request))) return;
+      if (request.method === 'POST' && request.routeOptions.url === `${BACKOFFICE_PREFIX}/sign-in`) return;
+      return response.code(303).header('location', `${BACKOFFICE_PREFIX}/?notice=idle`).send();
+    });
 
     const viewerOf = async (request: FastifyRequest): Promise<Viewer | null> => {
       const user_id = request.session.get('user_id');
@@ -232,7 +303,9 @@ export function registerBackOffice(
 
 /** Starts a signed-in session for `user_id` under a new session id (no fixation), and sweeps a few expired ones. */
 export async function beginSession(deps: OperationDeps, request: FastifyRequest, user_id: string): Promise<void> {
+  const now_ms = deps.clock.now_ms();
   await request.session.regenerate();
   request.session.set('user_id', user_id);
-  await deps.store.backoffice.deleteExpiredSessions(Date.now(), EXPIRED_SESSIONS_SWEEP);
+  request.session.set('signed_in_at_ms', now_ms);
+  await deps.store.backoffice.deleteExpiredSessions(now_ms, EXPIRED_SESSIONS_SWEEP);
 }

@@ -1,22 +1,30 @@
 // Signing in and out of the back office (decisions.md §14): a form with an e-mail and a password
 // that works without JavaScript, carrying a CSRF token (a forged sign-in is refused too). Wrong
 // e-mail, wrong password and a disabled user get one answer; the lock-out after repeated failures
-// answers 429 with Retry-After. Every attempt goes to the audit log.
-import type { FastifyReply } from 'fastify';
+// answers 429 with Retry-After. Every attempt goes to the audit log. A session that ended idle
+// (plugin.ts) is sent here with ?notice=idle, so its person reads why they must sign in again.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { activeUser, signIn } from '../../operations/backoffice-users.js';
 import { recordAudit } from '../../operations/audit.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import { html } from '../../pages/html.js';
-import { bareBackOfficePage, csrfField, problemLine } from '../../pages/backoffice/layout.js';
-import { beginSession, formValue, type PublicRoute } from './plugin.js';
+import { html, type Html } from '../../pages/html.js';
+import { bareBackOfficePage, csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
+import { beginSession, formValue, idleTimeoutMinutes, type PublicRoute } from './plugin.js';
 
-function signInPage(csrf: string, email: string, problem: string | null): string {
+function signInPage(csrf: string, email: string, problem: string | null, notice: Html | '' = ''): string {
   return bareBackOfficePage('Sign in', html`<div class="card signin"><h1>Sign in to the back office</h1>
-${problemLine(problem)}
+${notice}${problemLine(problem)}
 <form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
 <label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
 <label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
 <button class="primary" type="submit">Sign in</button></form></div>`);
+}
+
+/** Why the person is here again, when the redirect says so. */
+function signedOutNotice(deps: OperationDeps, request: FastifyRequest): Html | '' {
+  return noticeLine((request.query as Record<string, unknown> | undefined)?.notice, {
+    idle: `Signed out after ${idleTimeoutMinutes(deps)} minutes without activity. Sign in again to go on.`,
+  });
 }
 
 function sendPage(response: FastifyReply, status: number, body: string): FastifyReply {
@@ -33,7 +41,7 @@ export function signInRoutes(): PublicRoute[] {
         if (typeof user_id === 'string' && (await activeUser(deps.store, user_id)) !== null) {
           return response.code(303).header('location', '/backoffice/overview').send();
         }
-        return sendPage(response, 200, signInPage(response.generateCsrf(), '', null));
+        return sendPage(response, 200, signInPage(response.generateCsrf(), '', null, signedOutNotice(deps, request)));
       },
     },
     {
