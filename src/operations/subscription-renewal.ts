@@ -44,12 +44,15 @@ export type RenewalOutcome =
   /** The charge is still in flight (pending at the processor, or another instance is on it). */
   | { readonly kind: 'waiting' }
   /** Someone else booked it first, or it was cancelled meanwhile: nothing done. */
-  | { readonly kind: 'superseded' };
+  | { readonly kind: 'superseded' }
+  /** Its merchant was disabled after the claim: nothing charged, nothing booked (docs/subscriptions.md §5.6). */
+  | { readonly kind: 'held' };
 
 type ChargeResult =
   | { readonly kind: 'approved'; readonly trace_id: number }
   | { readonly kind: 'failed'; readonly trace_id: number | null; readonly reason: string }
-  | { readonly kind: 'waiting' };
+  | { readonly kind: 'waiting' }
+  | { readonly kind: 'held' };
 
 function resultOfRow(row: TransactionRow): ChargeResult {
   if (row.status === 'approved') return { kind: 'approved', trace_id: row.trace_id };
@@ -63,6 +66,9 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
   if (existing) return resultOfRow(existing);
   const merchant = await findMerchant(sub.merchant_id);
   if (!merchant) return { kind: 'failed', trace_id: null, reason: 'merchant not found' };
+  // The claim skips a disabled merchant's subscriptions; this catches one disabled since. A
+  // charge already made above is still booked: only new money movement is held.
+  if (merchant.disabled) return { kind: 'held' };
   const card = await deps.store.getCard(sub.merchant_id, sub.card_token);
   const expiry = card ? parseExpiry(card.card_exp) : null;
   if (!card || !expiry) return { kind: 'failed', trace_id: null, reason: 'card_token not found in the vault' };
@@ -153,6 +159,11 @@ export async function renewSubscription(
   if (result.kind === 'waiting') {
     await deps.store.setSubscriptionLease(sub.subscription_id, owner, deps.wall_clock.now_ms() + PENDING_RECHECK_MS);
     return { kind: 'waiting' };
+  }
+  if (result.kind === 'held') {
+    // Given back unchanged: the claim passes it over until the merchant is enabled again.
+    await deps.store.setSubscriptionLease(sub.subscription_id, owner, null);
+    return { kind: 'held' };
   }
   const now_ms = deps.clock.now_ms();
   if (result.kind === 'approved') {

@@ -746,6 +746,7 @@ class SqlOps implements StoreOps {
     const unclaimed = (eb: ExpressionBuilder<Database, 'subscriptions'>) => eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<=', at.wall_ms)]);
     let candidates = this.db.selectFrom('subscriptions').select('subscription_id')
       .where('status', '=', 'active').where('next_charge_at_ms', '<=', at.due_ms).where(unclaimed)
+      .where(merchantEnabled)
       .orderBy('next_charge_at_ms').limit(limit);
     if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
     const ids = (await candidates.execute()).map((r) => r.subscription_id);
@@ -764,7 +765,7 @@ class SqlOps implements StoreOps {
 
   async countDueSubscriptions(now_ms: number): Promise<number> {
     const row = await this.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'active').where('next_charge_at_ms', '<=', now_ms).executeTakeFirstOrThrow();
+      .where('status', '=', 'active').where('next_charge_at_ms', '<=', now_ms).where(merchantEnabled).executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -880,6 +881,15 @@ class NotificationSignal {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/**
+ * A subscription whose merchant is not disabled: a disabled merchant's renewals are held, neither
+ * claimed nor counted as due work, until it is enabled again (docs/subscriptions.md §5.6).
+ */
+function merchantEnabled(eb: ExpressionBuilder<Database, 'subscriptions'>) {
+  return eb.not(eb.exists(eb.selectFrom('merchants').select('merchants.merchant_id')
+    .whereRef('merchants.merchant_id', '=', 'subscriptions.merchant_id').where('merchants.disabled_at_ms', 'is not', null)));
 }
 
 export class SqlStore extends SqlOps implements Store {

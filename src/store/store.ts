@@ -286,12 +286,13 @@ export interface StoreOps {
   /**
    * Active subscriptions due at now_ms and not claimed by a live lease, claimed for `owner`
    * until lease_until_ms. On PostgreSQL the candidates are locked with SKIP LOCKED, so
-   * instances sharing the database claim disjoint sets.
+   * instances sharing the database claim disjoint sets. A disabled merchant's are held: never
+   * claimed while it is disabled.
    */
   claimDueSubscriptions(at: LeaseTimes, limit: number, lease_until_ms: number, owner: string): Promise<SubscriptionRow[]>;
   /** Keeps (or gives back, with null) a claim without changing the subscription. */
   setSubscriptionLease(subscription_id: string, owner: string, lease_until_ms: number | null): Promise<void>;
-  /** Active subscriptions due at now_ms, claimed or not. */
+  /** Active subscriptions due at now_ms, claimed or not; a disabled merchant's held ones are not due work. */
   countDueSubscriptions(now_ms: number): Promise<number>;
 
   // Hosted cashier (issue 5, docs/cashier.md)

@@ -415,6 +415,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
 
   it('lets an operator disable a merchant (its API calls then fail as an unknown merchant\'s) and enable it again', async () => {
     const shop = await gw.createMerchant();
+    const plan = await createPlanVia(gw.url, shop, { name: 'Held monthly' });
+    const subscription_id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
     const operator = new BackOfficeClient(gw.url);
     await operator.signIn('operator@example.com');
     expect(pageText((await operator.get('/backoffice/merchants')).text)).toContain(shop.merchant_id);
@@ -422,8 +424,12 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect([disabled.status, disabled.location]).toEqual([303, '/backoffice/merchants?notice=disabled']);
     await expect(sale(gw, shop)).rejects.toThrow(/"status":11/);
     expect(pageText((await operator.get('/backoffice/merchants')).text)).toMatch(new RegExp(`${shop.merchant_id} disabled since`));
+    // Its subscriptions' renewals are held, and their page says so (docs/subscriptions.md §5.6).
+    const held_note = 'held: the merchant is disabled; nothing is charged until it is enabled again';
+    expect(pageText((await operator.get(`/backoffice/subscriptions/${subscription_id}`)).text)).toContain(held_note);
     await operator.post(`/backoffice/merchants/${shop.merchant_id}/enable`, {});
     await sale(gw, shop);
+    expect(pageText((await operator.get(`/backoffice/subscriptions/${subscription_id}`)).text)).not.toContain(held_note);
     expect((await operator.post('/backoffice/merchants/no-such-shop/disable', {})).status).toBe(404);
   });
 

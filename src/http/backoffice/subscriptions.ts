@@ -52,6 +52,10 @@ ${plans.map((p) => html`<tr><td>${p.plan_id}</td>${operator ? html`<td>${p.merch
         ['Charges', found.cycles_charged], ['Next charge (UTC)', iso(found.next_charge_at_ms)], ['Last error', found.last_error],
         ['Created (UTC)', iso(found.created_at_ms)], ['Ended (UTC)', iso(found.ended_at_ms)],
       ];
+      // A disabled merchant's renewals wait, unchanged, for it to be enabled (docs/subscriptions.md §5.6).
+      if (found.status === 'active' && (await context.deps.merchants.find(found.merchant_id))?.disabled === true) {
+        facts.splice(8, 0, ['Renewals', 'held: the merchant is disabled; nothing is charged until it is enabled again']);
+      }
       return context.page(`Subscription ${found.subscription_id}`, '/backoffice/subscriptions', html`<h1>Subscription ${found.subscription_id}</h1>
 ${noticeLine((context.request.query as Record<string, unknown>).notice, { resent: 'The notification is scheduled to be sent again now.' })}
 <div class="card"><dl>${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl></div>
