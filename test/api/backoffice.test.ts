@@ -2,8 +2,8 @@
 // and its lock-out, CSRF on every form, the audit log, the access matrix (every URL as each role
 // and as another merchant: zero leaks), refunds, the search with its keyset pages, the CSV
 // export, the sessions' idle time-out and 8-hour limit (on the sandbox clock, no sleeping), and
-// the processor webhook events on a gateway's page (real webhooks from the fake Checkout.com,
-// and signed ones of payments the gateway never made).
+// the processor webhook events on a transaction's page and a gateway's (real webhooks from the
+// fake Checkout.com, and signed ones of payments the gateway never made).
 // Chromium drives the same pages in test/browser/backoffice.test.ts.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -654,6 +654,45 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
     });
     expect(await live.fake.sendRaw(body, checkoutSignature(body, CHECKOUT_WEBHOOK_SECRET))).toBe(200);
   }
+
+  it('lists a transaction\'s webhook events newest first for its merchant\'s staff and operators, says when there are none, and shows another merchant nothing', async () => {
+    live.fake.holdEvents(true);
+    const { trace_id, order_id } = await checkoutSale(4100);
+    const staff = await signedIn('staff@example.com');
+    const before = await staff.get(`/backoffice/transactions/${trace_id}`);
+    expect(before.status).toBe(200);
+    expect(eventRows(before.text)).toEqual([]);
+    expect(pageText(before.text)).toContain('Processor events No processor webhook event was matched to this transaction.');
+
+    live.fake.holdEvents(false);
+    await live.fake.releaseHeldEvents();
+    const sent = live.fake.events.filter((e) => e.payment_id === live.fake.paymentsWithReference(order_id)[0]!.id);
+    expect(sent.map((e) => e.type)).toEqual(['payment_approved', 'payment_captured']);
+    const recorded = await recordedOf(trace_id, 2);
+    // The request had answered approved already: the processor's confirmations change nothing.
+    expect(recorded.map((e) => [e.event_type, e.outcome]).sort()).toEqual([['payment_approved', 'unchanged'], ['payment_captured', 'unchanged']]);
+    expect(recorded.map((e) => e.event_id).sort()).toEqual(sent.map((e) => e.id).sort());
+    const expected = recorded.map((e) => [iso(e.received_at_ms), live.gateway, e.event_type, e.event_id, e.outcome]);
+
+    const page = await staff.get(`/backoffice/transactions/${trace_id}`);
+    expect(eventRows(page.text).map((row) => row.cells)).toEqual(expected);
+    expect(pageText(page.text)).not.toContain('No processor webhook event was matched');
+    // The gateway's page is not theirs: no link to it.
+    expect(eventRows(page.text).flatMap((row) => row.links)).toEqual([]);
+
+    const operator = await signedIn('operator@example.com');
+    const seen_by_operator = eventRows((await operator.get(`/backoffice/transactions/${trace_id}`)).text);
+    expect(seen_by_operator.map((row) => row.cells)).toEqual(expected);
+    expect(seen_by_operator.map((row) => row.links)).toEqual(expected.map(() => [`/backoffice/gateways/${live.gateway}`]));
+
+    const other = await signedIn('other@example.com');
+    const missing = await other.get('/backoffice/transactions/999999999');
+    const refused = await other.get(`/backoffice/transactions/${trace_id}`);
+    expect(refused.status).toBe(404);
+    // The unknown transaction's page, its id apart.
+    expect(pageText(refused.text).replace(`transaction ${trace_id}.`, 'transaction ID.')).toBe(pageText(missing.text).replace('transaction 999999999.', 'transaction ID.'));
+    for (const e of recorded) expect(refused.text).not.toContain(e.event_id);
+  });
 
   it('shows an operator a gateway\'s latest 50 events, unmatched ones marked and matched ones linked, filtered by outcome; a merchant\'s staff cannot reach it', async () => {
     const store = live.gw.gateway.deps.store;
