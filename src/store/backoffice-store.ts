@@ -1,11 +1,12 @@
 // What the back office reads and writes (issue 15, docs/backoffice.md): its users, their sessions,
-// failed sign-ins, the audit log, and the searches and sums its pages show. Part of the one store
-// (Store.backoffice), apart from the payment paths so that those stay short to read; the same
-// Kysely code serves SQLite and PostgreSQL. Every list is bounded by its caller's limit and pages
-// by a key (keyset), never by an offset.
+// failed sign-ins, the audit log, and the searches, sums and processor webhook events its pages
+// show. Part of the one store (Store.backoffice), apart from the payment paths so that those stay
+// short to read; the same Kysely code serves SQLite and PostgreSQL. Every list is bounded by its
+// caller's limit, and one that pages does so by a key (keyset), never by an offset.
 import { type Kysely, sql } from 'kysely';
 import type {
-  AuditLogRow, AuditLogTable, BackofficeUserRow, Database, SubscriptionPlanRow, SubscriptionRow, TransactionRow,
+  AuditLogRow, AuditLogTable, BackofficeUserRow, Database, ProcessorEventOutcome, ProcessorEventRow, SubscriptionPlanRow, SubscriptionRow,
+  TransactionRow,
 } from './schema.js';
 import type { Insertable } from 'kysely';
 
@@ -67,6 +68,10 @@ export interface BackOfficeStore {
   getSubscription(subscription_id: string): Promise<SubscriptionRow | null>;
   /** Plans that are not deleted, newest first, at most `limit`. */
   listPlans(merchant_id: string | null, limit: number): Promise<SubscriptionPlanRow[]>;
+  /** The processor's webhook events matched to a transaction, newest first, at most `limit`. */
+  listProcessorEventsOf(trace_id: number, limit: number): Promise<ProcessorEventRow[]>;
+  /** A gateway's webhook events, newest first, at most `limit`; only those of `outcome` when it is given. */
+  listGatewayProcessorEvents(gateway_id: string, outcome: ProcessorEventOutcome | null, limit: number): Promise<ProcessorEventRow[]>;
 
   insertUser(row: NewUserRow): Promise<'created' | 'exists'>;
   findUserByEmail(email: string): Promise<BackofficeUserRow | null>;
@@ -109,6 +114,24 @@ export interface BackOfficeStore {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The lists of processor events, apart so that a test reads their plans (migration 0017): each
+ * walks its index from the newest end and stops at `limit`, however many events the gateway
+ * has. event_id breaks ties of the same millisecond, so the order is the same on both databases.
+ */
+export const processorEventLists = {
+  /** processor_events_trace, a partial index: the term on trace_id being set lets both planners use it. */
+  ofTransaction: (db: Kysely<Database>, trace_id: number, limit: number) => db.selectFrom('processor_events').selectAll()
+    .where('trace_id', '=', trace_id).where('trace_id', 'is not', null)
+    .orderBy('received_at_ms', 'desc').orderBy('event_id', 'desc').limit(limit),
+  /** processor_events_gateway, or processor_events_gateway_outcome for one outcome (an unmatched one is rare among many). */
+  ofGateway: (db: Kysely<Database>, gateway_id: string, outcome: ProcessorEventOutcome | null, limit: number) => {
+    let query = db.selectFrom('processor_events').selectAll().where('gateway_id', '=', gateway_id);
+    if (outcome !== null) query = query.where('outcome', '=', outcome);
+    return query.orderBy('received_at_ms', 'desc').orderBy('event_id', 'desc').limit(limit);
+  },
+};
 
 export class SqlBackOfficeStore implements BackOfficeStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -190,6 +213,14 @@ export class SqlBackOfficeStore implements BackOfficeStore {
     let query = this.db.selectFrom('subscription_plans').selectAll().where('status', '<>', 'deleted');
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     return query.orderBy('created_at_ms', 'desc').orderBy('plan_id', 'desc').limit(limit).execute();
+  }
+
+  async listProcessorEventsOf(trace_id: number, limit: number): Promise<ProcessorEventRow[]> {
+    return processorEventLists.ofTransaction(this.db, trace_id, limit).execute();
+  }
+
+  async listGatewayProcessorEvents(gateway_id: string, outcome: ProcessorEventOutcome | null, limit: number): Promise<ProcessorEventRow[]> {
+    return processorEventLists.ofGateway(this.db, gateway_id, outcome, limit).execute();
   }
 
   async insertUser(row: NewUserRow): Promise<'created' | 'exists'> {

@@ -667,6 +667,27 @@ function backofficeIdleTimeout(): Migration {
   };
 }
 
+/**
+ * 0017: the back office lists processor webhook events newest first, a transaction's and a
+ * gateway's (all, or of one outcome), 50 at most. The table's key (gateway_id, event_id) serves
+ * none of them: without these each list would read and sort every event of its gateway, and a
+ * transaction's would read the whole table. Each index ends with (received_at_ms, event_id), the
+ * lists' order, so a list reads its 50 rows and stops. The transaction's is partial: an
+ * unmatched event has no trace_id and is never listed by one.
+ */
+function processorEventLists(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await sql`CREATE INDEX processor_events_trace ON processor_events (trace_id, received_at_ms, event_id)
+        WHERE trace_id IS NOT NULL`.execute(db);
+      await db.schema.createIndex('processor_events_gateway').on('processor_events')
+        .columns(['gateway_id', 'received_at_ms', 'event_id']).execute();
+      await db.schema.createIndex('processor_events_gateway_outcome').on('processor_events')
+        .columns(['gateway_id', 'outcome', 'received_at_ms', 'event_id']).execute();
+    },
+  };
+}
+
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -678,6 +699,7 @@ class InlineMigrations implements MigrationProvider {
       '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
       '0013_display_names': displayNames(), '0014_merchant_credentials': merchantCredentials(),
       '0015_backoffice': backoffice(this.dialect), '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
+      '0017_processor_event_lists': processorEventLists(),
     };
   }
 }

@@ -89,10 +89,18 @@ export interface ProcessorEventTable {
   event_type: string;
   /** The transaction it was matched to; null when none was found. */
   trace_id: number | null;
-  /** What it did: applied, unchanged, unmatched, ignored. */
+  /** What it did: one of PROCESSOR_EVENT_OUTCOMES. */
   outcome: string;
   received_at_ms: number;
 }
+
+/**
+ * What a recorded webhook event did (operations/processor-webhook.ts): changed its transaction,
+ * found it with that outcome already, found no transaction of the gateway (what an operator
+ * looks into), or decided nothing. A replay is never recorded: its id is taken.
+ */
+export const PROCESSOR_EVENT_OUTCOMES = ['applied', 'unchanged', 'unmatched', 'ignored'] as const;
+export type ProcessorEventOutcome = (typeof PROCESSOR_EVENT_OUTCOMES)[number];
 
 export interface TransactionTable {
   trace_id: Generated<number>;

@@ -1,7 +1,9 @@
 // The back office over real HTTP on both stores (decisions.md §14, docs/backoffice.md): sign-in
 // and its lock-out, CSRF on every form, the audit log, the access matrix (every URL as each role
 // and as another merchant: zero leaks), refunds, the search with its keyset pages, the CSV
-// export, and the sessions' idle time-out and 8-hour limit (on the sandbox clock, no sleeping).
+// export, the sessions' idle time-out and 8-hour limit (on the sandbox clock, no sleeping), and
+// the processor webhook events on a transaction's page and a gateway's (real webhooks from the
+// fake Checkout.com, and signed ones of payments the gateway never made).
 // Chromium drives the same pages in test/browser/backoffice.test.ts.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,11 +20,16 @@ import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
 import { postSigned, nowSeconds } from '../support/client.js';
 import { payoutE } from '../support/payout-bodies.js';
-import { VISA } from '../support/bodies.js';
+import { saleA, VISA } from '../support/bodies.js';
 import { addUser, advanceClock, BackOfficeClient, PASSWORD, pageText, sale } from '../support/backoffice.js';
 import { startMerchantReceiver } from '../support/merchant-receiver.js';
 import { createPlanVia, subscribeVia, tokenize, useClock } from '../support/v13.js';
-import { merchantVerify, notificationOf, signedReply } from '../support/notification-merchant.js';
+import { merchantVerify, notificationOf, signedReply, waitUntil } from '../support/notification-merchant.js';
+import { checkoutSignature } from '../support/checkout/fake.js';
+import { CHECKOUT_WEBHOOK_SECRET, type LiveCheckout, liveSale, startLiveCheckout } from '../support/live-checkout.js';
+import { withLiveGateway } from '../support/live-gateway.js';
+import { iso } from '../../src/pages/backoffice/format.js';
+import type { ProcessorEventRow } from '../../src/store/schema.js';
 
 /** The session's last use as its row holds it (gateway clock); null once the row is gone. */
 async function lastSeenOf(gw: TestGateway, client: BackOfficeClient): Promise<number | null> {
@@ -116,7 +123,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
 
   /** Every GET page with shop A's ids where a page takes one. */
   function pagesOfShopA(): string[] {
-    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id), subscription_id: a_subscription };
+    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id), subscription_id: a_subscription, gateway_id: shop_a.gateway! };
     return backOfficeRoutes().filter((r) => r.method === 'GET')
       .map((r) => `/backoffice${r.url.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? 'x')}`);
   }
@@ -591,6 +598,179 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect([out.status, out.location]).toEqual([303, '/backoffice/']);
   });
 
+});
+
+/**
+ * The rows of the page's "Processor events" table: each cell's text, the row's links and its HTML.
+ * Only that section is read (up to the next heading), so an empty one gives no rows.
+ */
+function eventRows(page: string): { cells: string[]; links: string[]; html: string }[] {
+  const start = page.indexOf('<h2>Processor events</h2>');
+  if (start < 0) return [];
+  const rest = page.slice(start + 1);
+  const section = rest.slice(0, rest.indexOf('<h2>') < 0 ? undefined : rest.indexOf('<h2>'));
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(section)?.[1] ?? '';
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) => ({
+    cells: [...row[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => pageText(cell[1]!)),
+    links: [...row[1]!.matchAll(/href="([^"]+)"/g)].map((link) => link[1]!),
+    html: row[1]!,
+  }));
+}
+
+describe.each(storeKinds())('processor webhook events in the back office on %s', (kind) => {
+  // Real webhooks through the gateway's webhook path (operations/processor-webhook.ts): a sale's
+  // events sent by the fake Checkout.com, and events signed with the gateway's webhook secret
+  // for payments the gateway never made, which it records as unmatched.
+  let live: LiveCheckout;
+  let other_shop: CreatedMerchant;
+  withLiveGateway(() => startLiveCheckout(kind), (started) => (live = started));
+  beforeAll(async () => {
+    other_shop = await live.gw.createMerchant();
+    await addUser(live.gw, 'operator@example.com', 'operator');
+    await addUser(live.gw, 'staff@example.com', 'merchant', live.merchant.merchant_id);
+    await addUser(live.gw, 'other@example.com', 'merchant', other_shop.merchant_id);
+  });
+
+  async function signedIn(email: string): Promise<BackOfficeClient> {
+    const client = new BackOfficeClient(live.gw.url);
+    expect((await client.signIn(email)).status).toBe(303);
+    return client;
+  }
+
+  /** A sale on the Checkout.com gateway, approved at once; its webhooks follow (or are held). */
+  async function checkoutSale(amount: number): Promise<{ trace_id: number; order_id: string }> {
+    const body = liveSale(live, saleA(live.merchant, { gateway: live.gateway, amount }));
+    const answer = await live.process(body);
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    return { trace_id: answer.body.trace_id as number, order_id: body.order_id as string };
+  }
+
+  /** The sale's events as recorded, newest first: read with the store's own oldest-first list, not the back office's. */
+  async function recordedOf(trace_id: number, count: number): Promise<ProcessorEventRow[]> {
+    return waitUntil(async () => {
+      const rows = (await live.gw.gateway.deps.store.listProcessorEvents(live.gateway, 10_000)).filter((e) => e.trace_id === trace_id);
+      return rows.length === count ? rows.reverse() : undefined;
+    }, `${count} events of ${trace_id} recorded`, 10_000);
+  }
+
+  /** A Checkout.com event of a payment this gateway never made, signed with the gateway's webhook secret: recorded unmatched. */
+  async function unmatchedEvent(event_id: string, event_type = 'payment_captured'): Promise<void> {
+    const body = JSON.stringify({
+      id: event_id, type: event_type, created_on: new Date().toISOString(),
+      data: { id: `pay_elsewhere_${event_id}`, action_id: `act_${event_id}`, amount: 1000, currency: 'USD', response_code: '10000', reference: `elsewhere-${event_id}` },
+    });
+    expect(await live.fake.sendRaw(body, checkoutSignature(body, CHECKOUT_WEBHOOK_SECRET))).toBe(200);
+  }
+
+  it('lists a transaction\'s webhook events newest first for its merchant\'s staff and operators, says when there are none, and shows another merchant nothing', async () => {
+    live.fake.holdEvents(true);
+    const { trace_id, order_id } = await checkoutSale(4100);
+    const staff = await signedIn('staff@example.com');
+    const before = await staff.get(`/backoffice/transactions/${trace_id}`);
+    expect(before.status).toBe(200);
+    expect(eventRows(before.text)).toEqual([]);
+    expect(pageText(before.text)).toContain('Processor events No processor webhook event was matched to this transaction.');
+
+    live.fake.holdEvents(false);
+    await live.fake.releaseHeldEvents();
+    const sent = live.fake.events.filter((e) => e.payment_id === live.fake.paymentsWithReference(order_id)[0]!.id);
+    expect(sent.map((e) => e.type)).toEqual(['payment_approved', 'payment_captured']);
+    const recorded = await recordedOf(trace_id, 2);
+    // The request had answered approved already: the processor's confirmations change nothing.
+    expect(recorded.map((e) => [e.event_type, e.outcome]).sort()).toEqual([['payment_approved', 'unchanged'], ['payment_captured', 'unchanged']]);
+    expect(recorded.map((e) => e.event_id).sort()).toEqual(sent.map((e) => e.id).sort());
+    const expected = recorded.map((e) => [iso(e.received_at_ms), live.gateway, e.event_type, e.event_id, e.outcome]);
+
+    const page = await staff.get(`/backoffice/transactions/${trace_id}`);
+    expect(eventRows(page.text).map((row) => row.cells)).toEqual(expected);
+    expect(pageText(page.text)).not.toContain('No processor webhook event was matched');
+    // The gateway's page is not theirs: no link to it.
+    expect(eventRows(page.text).flatMap((row) => row.links)).toEqual([]);
+
+    const operator = await signedIn('operator@example.com');
+    const seen_by_operator = eventRows((await operator.get(`/backoffice/transactions/${trace_id}`)).text);
+    expect(seen_by_operator.map((row) => row.cells)).toEqual(expected);
+    expect(seen_by_operator.map((row) => row.links)).toEqual(expected.map(() => [`/backoffice/gateways/${live.gateway}`]));
+
+    const other = await signedIn('other@example.com');
+    const missing = await other.get('/backoffice/transactions/999999999');
+    const refused = await other.get(`/backoffice/transactions/${trace_id}`);
+    expect(refused.status).toBe(404);
+    // The unknown transaction's page, its id apart.
+    expect(pageText(refused.text).replace(`transaction ${trace_id}.`, 'transaction ID.')).toBe(pageText(missing.text).replace('transaction 999999999.', 'transaction ID.'));
+    for (const e of recorded) expect(refused.text).not.toContain(e.event_id);
+  });
+
+  it('shows an operator a gateway\'s latest 50 events, unmatched ones marked and matched ones linked, filtered by outcome; a merchant\'s staff cannot reach it', async () => {
+    const store = live.gw.gateway.deps.store;
+    const run = `${kind}-${Date.now()}`;
+    // Older than the sale's events below, and more than a page: the page keeps the newest 50 of all.
+    for (let i = 0; i < 55; i += 1) await unmatchedEvent(`evt_unmatched_${run}_${String(i).padStart(2, '0')}`);
+    // A processor's text is escaped like any other.
+    await unmatchedEvent(`evt_<b>${run}</b>`, 'payment_<i>captured</i>');
+    const { trace_id } = await checkoutSale(4200);
+    await recordedOf(trace_id, 2);
+    const all = (await store.listProcessorEvents(live.gateway, 10_000)).reverse();
+    expect(all.filter((e) => e.outcome === 'unmatched').length).toBeGreaterThanOrEqual(56);
+    const cellsOf = (e: ProcessorEventRow) => [iso(e.received_at_ms), e.event_type, e.event_id, e.outcome, e.trace_id === null ? '—' : String(e.trace_id)];
+
+    const operator = await signedIn('operator@example.com');
+    const list = await operator.get('/backoffice/gateways');
+    expect(list.text).toContain(`href="/backoffice/gateways/${live.gateway}"`);
+    expect(list.text).toContain(`href="/backoffice/gateways/${live.gateway}?outcome=unmatched"`);
+
+    const page = await operator.get(`/backoffice/gateways/${live.gateway}`);
+    expect(page.status).toBe(200);
+    const rows = eventRows(page.text);
+    expect(rows.map((row) => row.cells)).toEqual(all.slice(0, 50).map(cellsOf));
+    expect(pageText(page.text)).toContain('The newest 50 are shown.');
+    // The sale's events link to it; an unmatched one links nowhere and stands out.
+    const matched = rows.filter((row) => row.cells[4] === String(trace_id));
+    expect(matched.map((row) => row.links)).toEqual([[`/backoffice/transactions/${trace_id}`], [`/backoffice/transactions/${trace_id}`]]);
+    const unmatched_rows = rows.filter((row) => row.cells[3] === 'unmatched');
+    expect(unmatched_rows.length).toBe(48);
+    for (const row of unmatched_rows) {
+      expect(row.links).toEqual([]);
+      expect(row.html).toContain('<strong>unmatched</strong>');
+    }
+    expect(page.text).toContain(`evt_&lt;b&gt;${run}&lt;/b&gt;`);
+    expect(page.text).toContain('payment_&lt;i&gt;captured&lt;/i&gt;');
+    expect(page.text).not.toContain(`<b>${run}</b>`);
+
+    const only_unmatched = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=unmatched`);
+    expect(only_unmatched.status).toBe(200);
+    expect(eventRows(only_unmatched.text).map((row) => row.cells)).toEqual(all.filter((e) => e.outcome === 'unmatched').slice(0, 50).map(cellsOf));
+    expect(only_unmatched.text).toMatch(/<option value="unmatched" selected>unmatched<\/option>/);
+    const unchanged = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=unchanged`);
+    expect(eventRows(unchanged.text).map((row) => row.cells)).toEqual(all.filter((e) => e.outcome === 'unchanged').slice(0, 50).map(cellsOf));
+    expect(eventRows(unchanged.text).map((row) => row.cells[3])).toContain('unchanged');
+    const applied = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=applied`);
+    expect(eventRows(applied.text)).toEqual([]);
+    expect(pageText(applied.text)).toContain('No applied webhook event has come for this gateway.');
+    // An empty choice is the form's "any".
+    expect(eventRows((await operator.get(`/backoffice/gateways/${live.gateway}?outcome=`)).text).map((row) => row.cells)).toEqual(all.slice(0, 50).map(cellsOf));
+
+    for (const bad of ['duplicate', 'UNMATCHED', 'unmatched%00', 'unmatched&outcome=applied']) {
+      const refused = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=${bad}`);
+      expect([bad, refused.status]).toEqual([bad, 400]);
+      expect(pageText(refused.text)).toContain('Outcome: expected one of applied, unchanged, unmatched, ignored.');
+      expect(eventRows(refused.text)).toEqual([]);
+    }
+    const no_such = await operator.get(`/backoffice/gateways/${'0'.repeat(32)}`);
+    expect(no_such.status).toBe(404);
+
+    // A merchant's staff, even of the gateway's own merchant: the page that does not exist.
+    for (const email of ['staff@example.com', 'other@example.com']) {
+      const client = await signedIn(email);
+      const missing = await client.get('/backoffice/no-such-page');
+      for (const url of [`/backoffice/gateways/${live.gateway}`, `/backoffice/gateways/${live.gateway}?outcome=unmatched`]) {
+        const answer = await client.get(url);
+        expect([email, url, answer.status]).toEqual([email, url, 404]);
+        expect(pageText(answer.text)).toBe(pageText(missing.text));
+        expect(answer.text).not.toContain('evt_unmatched_');
+      }
+    }
+  });
 });
 
 describe('back-office idle time-out setting', () => {

@@ -910,6 +910,47 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect((await store.backoffice.getSession(session, NOW + 180_000))?.last_seen_at_ms).toBe(NOW + 180_000);
     });
 
+    it('lists a transaction\'s processor events and a gateway\'s (all, or of one outcome) newest first, at most the limit (migration 0017)', async () => {
+      const merchant_id = await newMerchant();
+      const other = await newMerchant();
+      const gateway_id = `gw-${merchant_id}`;
+      const sale = await newTransaction(merchant_id);
+      const second = await newTransaction(merchant_id);
+      const event = (event_id: string, trace_id: number | null, outcome: string, received_at_ms: number, gateway = gateway_id) =>
+        ({ gateway_id: gateway, event_id, event_type: `type-of-${event_id}`, trace_id, outcome, received_at_ms });
+      const recorded = [
+        event('evt-1', sale, 'applied', NOW), event('evt-2', sale, 'unchanged', NOW + 1), event('evt-3', null, 'unmatched', NOW + 2),
+        event('evt-4', second, 'ignored', NOW + 3),
+        // Two in the same millisecond: event_id decides, the same on both databases.
+        event('evt-5a', sale, 'unchanged', NOW + 4), event('evt-5b', sale, 'unchanged', NOW + 4),
+        event('evt-6', null, 'unmatched', NOW + 5),
+        // Another gateway's, of the same event id: never in this gateway's lists.
+        event('evt-3', null, 'unmatched', NOW + 9, `gw-${other}`),
+      ];
+      for (const row of recorded) expect(await store.insertProcessorEvent(row)).toBe(true);
+      const ids = (rows: { event_id: string }[]) => rows.map((r) => r.event_id);
+
+      const of_sale = await store.backoffice.listProcessorEventsOf(sale, 10);
+      expect(ids(of_sale)).toEqual(['evt-5b', 'evt-5a', 'evt-2', 'evt-1']);
+      // Whole rows, times and trace_ids as numbers on PostgreSQL too.
+      expect(of_sale[3]).toEqual(recorded[0]);
+      expect(ids(await store.backoffice.listProcessorEventsOf(sale, 2))).toEqual(['evt-5b', 'evt-5a']);
+      expect(ids(await store.backoffice.listProcessorEventsOf(second, 10))).toEqual(['evt-4']);
+      expect(await store.backoffice.listProcessorEventsOf(await newTransaction(merchant_id), 10)).toEqual([]);
+
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, null, 10)))
+        .toEqual(['evt-6', 'evt-5b', 'evt-5a', 'evt-4', 'evt-3', 'evt-2', 'evt-1']);
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, null, 3))).toEqual(['evt-6', 'evt-5b', 'evt-5a']);
+      expect(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unmatched', 10)).toEqual([recorded[6], recorded[2]]);
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unmatched', 1))).toEqual(['evt-6']);
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'applied', 10))).toEqual(['evt-1']);
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unchanged', 10))).toEqual(['evt-5b', 'evt-5a', 'evt-2']);
+      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'ignored', 10))).toEqual(['evt-4']);
+      expect(await store.backoffice.listGatewayProcessorEvents(`gw-${other}`, null, 10)).toEqual([recorded[7]]);
+      expect(await store.backoffice.listGatewayProcessorEvents(`gw-${other}`, 'applied', 10)).toEqual([]);
+      expect(await store.backoffice.listGatewayProcessorEvents('no-such-gateway', null, 10)).toEqual([]);
+    });
+
     it('pages the audit log newest first, one merchant\'s lines or all', async () => {
       const merchant_id = await newMerchant();
       for (let i = 0; i < 3; i += 1) {

@@ -1,7 +1,9 @@
 // The operators' pages of the back office (docs/backoffice.md): merchants (create, and the
 // merchant's page), gateways (create one per connector, replace credentials, disable; secret
-// settings are written, never shown again), users (create, disable) and the audit log. A
-// merchant's staff never reach them: to them these URLs are pages that do not exist.
+// settings are written, never shown again; one gateway's page with its processor's latest
+// webhook events, filtered by outcome, so that an unmatched one is found), users (create,
+// disable) and the audit log. A merchant's staff never reach them: to them these URLs are pages
+// that do not exist.
 import { starterGateway } from '../../connectors/registry.js';
 import { PASSWORD_MIN_CHARS } from '../../domain/backoffice-access.js';
 import { textProblem } from '../../domain/text.js';
@@ -10,12 +12,15 @@ import { createUser } from '../../operations/backoffice-users.js';
 import { setMerchantDisabled } from '../../operations/merchant-credentials.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
-  createGateway, type GatewayAdminDeps, type GatewayOutcome, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
+  createGateway, type GatewayAdminDeps, type GatewayOutcome, type GatewayView, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
+  showGateway,
 } from '../../operations/gateways.js';
 import { type Html, html } from '../../pages/html.js';
 import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
+import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../store/schema.js';
 import { type BackOfficeRoute, formText, formValue, type PageContext } from './plugin.js';
 import { iso } from '../../pages/backoffice/format.js';
+import { PROCESSOR_EVENTS_MAX, processorEventsTable } from './processor-events-view.js';
 
 const OPERATOR = ['operator'] as const;
 const LIST_ROWS = 200;
@@ -108,6 +113,15 @@ function gatewayProblem(outcome: Exclude<GatewayOutcome, { kind: 'ok' }>): strin
   }
 }
 
+/** What a gateway is: the same on the list and on its own page; secret settings only named. */
+function gatewayFacts(g: GatewayView): Html {
+  return html`<dl><dt>Gateway</dt><dd>${g.gateway}</dd><dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
+<dt>Currencies</dt><dd>${g.currencies.join(', ')}</dd><dt>State</dt><dd>${g.enabled ? 'enabled' : 'disabled'}</dd>
+${Object.entries(g.settings).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
+<dt>Secret settings</dt><dd>${g.secret_settings.length === 0 ? 'none' : `${g.secret_settings.join(', ')} (set; never shown)`}</dd>
+${g.webhook_url === null ? '' : html`<dt>Webhook URL</dt><dd>${g.webhook_url}</dd>`}<dt>Updated (UTC)</dt><dd>${iso(g.updated_at_ms)}</dd></dl>`;
+}
+
 async function gatewaysPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
   const deps = adminDeps(context.deps);
   const gateways = await listGatewayViews(deps, null);
@@ -117,11 +131,9 @@ ${notices(context, { created: 'Gateway created.', updated: 'Gateway settings rep
 ${problemLine(problem)}
 ${gateways.map((g) => {
     const definition = deps.connectors.definition(g.connector);
-    return html`<div class="card"><dl><dt>Gateway</dt><dd>${g.gateway}</dd><dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
-<dt>Currencies</dt><dd>${g.currencies.join(', ')}</dd><dt>State</dt><dd>${g.enabled ? 'enabled' : 'disabled'}</dd>
-${Object.entries(g.settings).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
-<dt>Secret settings</dt><dd>${g.secret_settings.length === 0 ? 'none' : `${g.secret_settings.join(', ')} (set; never shown)`}</dd>
-${g.webhook_url === null ? '' : html`<dt>Webhook URL</dt><dd>${g.webhook_url}</dd>`}<dt>Updated (UTC)</dt><dd>${iso(g.updated_at_ms)}</dd></dl>
+    return html`<div class="card">${gatewayFacts(g)}
+${g.webhook_url === null ? '' : html`<p><a href="/backoffice/gateways/${g.gateway}">Processor events</a>
+· <a href="/backoffice/gateways/${g.gateway}?outcome=unmatched">unmatched ones</a></p>`}
 <form class="inline" method="post" action="/backoffice/gateways/${g.gateway}/${g.enabled ? 'disable' : 'enable'}">${csrfField(context.csrf)}
 <button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.gateway}</button></form>
 ${definition === null || definition.settings.length === 0 ? '' : html`<details><summary>Replace settings (credentials)</summary>
@@ -137,6 +149,34 @@ ${definition.settings.map((s) => html`<label for="s-${g.gateway}-${s.name}">${s.
 ${d.settings.map((s) => html`<label for="g-${d.name}-${s.name}">${s.name}${s.required ? '' : ' (optional)'}
 <input id="g-${d.name}-${s.name}" name="setting_${s.name}" type="${s.secret ? 'password' : 'text'}" autocomplete="off" value="${s.secret ? '' : s.default ?? ''}"></label>`)}
 <button class="primary" type="submit">Add ${d.name} gateway</button></form>`)}`, http_status);
+}
+
+/** The ?outcome= of a gateway's page: absent or empty is every outcome; anything else but the four is refused. */
+function outcomeFilter(raw: unknown): { readonly ok: true; readonly outcome: ProcessorEventOutcome | null } | { readonly ok: false } {
+  if (raw === undefined || raw === '') return { ok: true, outcome: null };
+  const outcome = PROCESSOR_EVENT_OUTCOMES.find((o) => o === raw);
+  return outcome === undefined ? { ok: false } : { ok: true, outcome };
+}
+
+/** One gateway: what it is, and its processor's latest webhook events with what each did. */
+async function gatewayPage(context: PageContext): Promise<unknown> {
+  const { gateway_id } = context.request.params as { gateway_id: string };
+  const shown = await showGateway(adminDeps(context.deps), gateway_id);
+  if (shown.kind !== 'ok') return context.notFound(`gateway ${gateway_id}`);
+  const g = shown.gateway;
+  const filter = outcomeFilter((context.request.query as Record<string, unknown>).outcome);
+  const chosen = filter.ok ? filter.outcome : null;
+  const events = filter.ok ? await context.deps.store.backoffice.listGatewayProcessorEvents(g.gateway, chosen, PROCESSOR_EVENTS_MAX) : [];
+  const none = g.webhook_url === null ? `The ${g.connector} connector takes no webhooks.`
+    : chosen === null ? 'No webhook event has come for this gateway.' : `No ${chosen} webhook event has come for this gateway.`;
+  return context.page(`Gateway ${g.gateway}`, '/backoffice/gateways', html`<h1>Gateway ${g.gateway}</h1>
+<div class="card">${gatewayFacts(g)}</div>
+<h2>Processor events</h2>
+${problemLine(filter.ok ? null : `Outcome: expected one of ${PROCESSOR_EVENT_OUTCOMES.join(', ')}.`)}
+<form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}"><label for="e-outcome">Outcome<select id="e-outcome" name="outcome">
+<option value="">any</option>${PROCESSOR_EVENT_OUTCOMES.map((o) => html`<option value="${o}"${chosen === o ? html` selected` : ''}>${o}</option>`)}</select></label>
+<button class="primary" type="submit">Show</button></form>
+${filter.ok ? processorEventsTable(events, 'gateway', context.viewer, none) : ''}`, filter.ok ? 200 : 400);
 }
 
 /** The form's setting_* fields that were filled in. */
@@ -263,6 +303,7 @@ export function adminRoutes(): BackOfficeRoute[] {
     { method: 'POST', url: '/merchants', roles: OPERATOR, handle: createMerchant },
     merchantStateAction('disable'), merchantStateAction('enable'),
     { method: 'GET', url: '/gateways', roles: OPERATOR, handle: (context) => gatewaysPage(context) },
+    { method: 'GET', url: '/gateways/:gateway_id', roles: OPERATOR, handle: gatewayPage },
     { method: 'POST', url: '/gateways', roles: OPERATOR, handle: createGatewayAction },
     gatewayAction('settings'), gatewayAction('enable'), gatewayAction('disable'),
     { method: 'GET', url: '/users', roles: OPERATOR, handle: (context) => usersPage(context) },

@@ -1,8 +1,9 @@
 // The back office's transactions (docs/backoffice.md): the search (trace_id, order_id, pin,
 // status, type, gateway, dates, amounts) newest first with keyset pages, its CSV export, and one
 // transaction with everything known of it — masked card, status history, processor ids, refunds,
-// cascade attempts, notifications with every attempt — where a signed-in person refunds a sale
-// (partly too) and sends a notification again. A merchant's staff see their merchant's only.
+// cascade attempts, the processor's webhook events, notifications with every attempt — where a
+// signed-in person refunds a sale (partly too) and sends a notification again. A merchant's staff
+// see their merchant's only.
 import { randomBytes } from 'node:crypto';
 import { maySee, merchantScope, type Viewer } from '../../domain/backoffice-access.js';
 import { parseMajorAmount } from '../../domain/money.js';
@@ -15,6 +16,7 @@ import { type Html, html } from '../../pages/html.js';
 import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
 import type { TransactionRow } from '../../store/schema.js';
 import { notificationsSection } from './notifications-view.js';
+import { PROCESSOR_EVENTS_MAX, processorEventsTable } from './processor-events-view.js';
 import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 
 /** Results per page of the search. */
@@ -148,11 +150,13 @@ interface DetailProblem {
 
 async function detailPage(context: PageContext, row: TransactionRow, problem: DetailProblem | null = null): Promise<unknown> {
   const { store } = context.deps;
-  const [history, notifications, refunds, cascade] = await Promise.all([
+  const [history, notifications, refunds, cascade, events] = await Promise.all([
     store.listStatusChanges(row.trace_id),
     store.listNotifications(row.trace_id),
     row.transaction_type === 'sale' ? store.backoffice.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
     store.backoffice.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
+    // Only events matched to this transaction, and those only among its own gateway's (processor-webhook.ts): its merchant's.
+    store.backoffice.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
   ]);
   const remaining = row.amount_minor - row.refund_reserved_minor;
   const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
@@ -179,6 +183,7 @@ ${refundable ? html`<h2>Refund</h2><form class="card inline" method="post" actio
 ${history.map((h) => html`<tr><td>${iso(h.at_ms)}</td><td>${h.from_status || '—'}</td><td>${h.to_status}</td><td class="wrap">${h.reason}</td></tr>`)}</tbody></table></div>
 ${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, context.viewer)}` : ''}
 ${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, context.viewer)}` : ''}
+<h2>Processor events</h2>${processorEventsTable(events, 'transaction', context.viewer, 'No processor webhook event was matched to this transaction.')}
 ${await notificationsSection(context, notifications, 'None were sent for this transaction.')}`;
   return context.page(`Transaction ${row.trace_id}`, '/backoffice/transactions', body, problem?.http_status ?? 200);
 }
