@@ -4,23 +4,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, signed } from '../support/client.js';
 import { refundC, saleA } from '../support/bodies.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { startTwoInstances, type TestGateway, type TwoInstances } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.runIf(storeKinds().includes('postgres'))('two gateway instances on one PostgreSQL', () => {
-  let database: TestDatabase;
+  let both: TwoInstances;
   let a: TestGateway;
   let b: TestGateway;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    a = await startTestGateway('postgres', { database });
-    b = await startTestGateway('postgres', { database });
+    both = await startTwoInstances();
+    ({ a, b } = both);
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
+    await both?.close();
   });
 
   /** Sends each body to the instances in turn, all at once. */

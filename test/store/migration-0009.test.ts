@@ -3,29 +3,16 @@
 // indexes hold only the rows their queries ask for, the store's scans find the same rows as
 // before, and each scan's plan reads its partial index (on PostgreSQL with sequential scans
 // discouraged, so the plan shows whether the index can serve the query at all).
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import type { Database } from '../../src/store/schema.js';
 import { transactionScans } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
-import { databaseAt, indexNames } from '../support/old-database.js';
+import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
 import { storeKinds, type StoreKind } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
-
-/** The plan of `query` as text lines, on PostgreSQL with sequential scans priced out. */
-async function plan(db: Kysely<Database>, kind: StoreKind, query: CompiledQuery): Promise<string[]> {
-  if (kind === 'sqlite') {
-    const rows = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
-    return rows.rows.map((row) => row.detail);
-  }
-  return db.transaction().execute(async (tx) => {
-    await sql`set local enable_seqscan = off`.execute(tx);
-    const rows = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]));
-    return rows.rows.map((row) => row['QUERY PLAN']);
-  });
-}
 
 describe.each(storeKinds())('migration 0009 on %s', (kind) => {
   it('keeps only in-flight transactions, payouts and set references in the indexes, and the scans find the same rows', async () => {

@@ -3,29 +3,16 @@
 // migrating, the lists find those events in their order, and each list's plan reads its index
 // in that order (no sort of the gateway's events; on PostgreSQL with sequential scans priced out,
 // so the plan shows whether the index can serve the list at all).
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import { processorEventLists } from '../../src/store/backoffice-store.js';
 import type { Database } from '../../src/store/schema.js';
-import { databaseAt, indexNames } from '../support/old-database.js';
+import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
 import { gatewayFixture } from '../support/store-fixture.js';
 import { storeKinds, type StoreKind } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
-
-/** The plan of `query` as text lines, on PostgreSQL with sequential scans priced out. */
-async function plan(db: Kysely<Database>, kind: StoreKind, query: CompiledQuery): Promise<string[]> {
-  if (kind === 'sqlite') {
-    const rows = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
-    return rows.rows.map((row) => row.detail);
-  }
-  return db.transaction().execute(async (tx) => {
-    await sql`set local enable_seqscan = off`.execute(tx);
-    const rows = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]));
-    return rows.rows.map((row) => row['QUERY PLAN']);
-  });
-}
 
 describe.each(storeKinds())('migration 0017 on %s', (kind) => {
   it('indexes the events by transaction and by gateway (and outcome), and each list reads its index newest first', async () => {

@@ -73,3 +73,24 @@ async function createMerchantVia(gateway: RunningGateway, overrides: Partial<Omi
   if (outcome.kind !== 'created') throw new Error(`merchant not created: ${JSON.stringify(outcome)}`);
   return outcome.merchant;
 }
+
+/** Two gateway instances on one new PostgreSQL database, as several stateless instances run (docs/scale-out.md); close() stops both and drops it. */
+export interface TwoInstances {
+  readonly a: TestGateway;
+  readonly b: TestGateway;
+  close(): Promise<void>;
+}
+
+export async function startTwoInstances(options: Omit<TestGatewayOptions, 'database' | 'data_dir'> = {}): Promise<TwoInstances> {
+  const database = await createTestDatabase();
+  const a = await startTestGateway('postgres', { ...options, database });
+  const b = await startTestGateway('postgres', { ...options, database });
+  return {
+    a, b,
+    async close() {
+      await a.close();
+      await b.close();
+      await database.drop();
+    },
+  };
+}

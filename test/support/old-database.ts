@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
@@ -63,4 +63,17 @@ export async function indexNames(db: Kysely<Database>, kind: StoreKind, table: s
     : await sql<{ name: string }>`select indexname as name from pg_indexes
         where tablename = ${table} and indexname not in (select conname from pg_constraint)`.execute(db);
   return rows.rows.map((row) => row.name).sort();
+}
+
+/** The plan of `query` as text lines; on PostgreSQL with sequential scans priced out, so it shows whether an index can serve the query at all. */
+export async function queryPlan(db: Kysely<Database>, kind: StoreKind, query: CompiledQuery): Promise<string[]> {
+  if (kind === 'sqlite') {
+    const rows = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+    return rows.rows.map((row) => row.detail);
+  }
+  return db.transaction().execute(async (tx) => {
+    await sql`set local enable_seqscan = off`.execute(tx);
+    const rows = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]));
+    return rows.rows.map((row) => row['QUERY PLAN']);
+  });
 }
