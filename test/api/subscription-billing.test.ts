@@ -556,55 +556,6 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     ]);
   });
 
-  it('holds a disabled merchant\'s renewals: nothing charged, failed or due while disabled; enabled again, one charge for that period and the next on the following date', async () => {
-    const shop = await gw.createMerchant();
-    const store = gw.gateway.deps.store;
-    const setDisabled = async (disabled: boolean) => {
-      const answer = await fetch(`${gw.url}/operator/merchants/${encodeURIComponent(shop.merchant_id)}/disabled`, {
-        method: 'PUT', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ disabled }),
-      });
-      expect(answer.status).toBe(200);
-    };
-    const plan = await createPlanVia(gw.url, shop, { billing_cycle: 'weekly' });
-    const id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
-    const rowOf = async () => (await store.getSubscription(shop.merchant_id, id))!;
-    const sales = async () => {
-      const found: string[] = [];
-      for (let cycle = 1; cycle <= 4; cycle += 1) {
-        for (let attempt = 0; attempt <= 2; attempt += 1) {
-          const sale = await store.findTransactionByKey(shop.merchant_id, 'sale', renewalOrderId(id, cycle, attempt));
-          if (sale) found.push(`c${cycle}-a${attempt} ${sale.status}`);
-        }
-      }
-      return found;
-    };
-    await drain(gw);
-    const first = await rowOf();
-    expect(first).toMatchObject({ status: 'active', cycles_charged: 1 });
-    const anchor = first.anchor_at_ms;
-
-    await setDisabled(true);
-    // Days 7 and 14 pass while it is disabled: no charge, no failed attempt, not due work.
-    await advanceTo(gw, anchor + 15 * DAY_MS);
-    await drain(gw);
-    const held = await rowOf();
-    expect(held).toMatchObject({
-      status: 'active', cycles_charged: 1, attempt: 0, version: first.version, next_charge_at_ms: anchor + 7 * DAY_MS, lease_until_ms: null,
-    });
-    expect(await store.countDueSubscriptions(gw.gateway.deps.clock.now_ms())).toBe(0);
-    // A claim made just before the merchant was disabled: the renewal itself holds it too.
-    expect(await renewSubscription(gw.gateway.deps, held, 'claimed-before-disable')).toEqual({ kind: 'held' });
-    expect(await sales()).toEqual(['c1-a0 approved']);
-    expect((await store.listSubscriptionChanges(id)).map((c) => c.event)).not.toContain('subscription.payment_failed');
-
-    // Enabled on day 15: the charge of day 7 is made once, covering the period it is made in;
-    // day 14's period passed without one and is not billed; the next charge is on day 21.
-    await setDisabled(false);
-    await drain(gw);
-    expect(await rowOf()).toMatchObject({ status: 'active', cycles_charged: 2, attempt: 0, next_charge_at_ms: anchor + 21 * DAY_MS });
-    expect(await sales()).toEqual(['c1-a0 approved', 'c2-a0 approved']);
-  });
-
   it('cancellation stops future charges', async () => {
     const plan = await createPlanVia(gw.url, gw.merchant);
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
@@ -671,6 +622,69 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(spy.calls()).toBe(1);
     expect((await subscription(gw, created)).cycles_charged).toBe(1);
     expect(await salesOf(gw, row.subscription_id, 2)).toHaveLength(1);
+  });
+});
+
+// Its own gateway: it moves the sandbox clock by two weeks, which would move other tests' weekly
+// dates relative to the clock, and the crash test above counts every claim.
+describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway(kind, { env: { PAYGATE_BILLING_POLL_MS: '60000' } });
+    useClock(() => Math.floor(gw.gateway.clock.now_ms() / 1000));
+  });
+  afterAll(async () => {
+    useClock(null);
+    await gw?.close();
+  });
+
+  it('holds a disabled merchant\'s renewals: nothing charged, failed or due while disabled; enabled again, one charge for that period and the next on the following date', async () => {
+    const shop = await gw.createMerchant();
+    const store = gw.gateway.deps.store;
+    const setDisabled = async (disabled: boolean) => {
+      const answer = await fetch(`${gw.url}/operator/merchants/${encodeURIComponent(shop.merchant_id)}/disabled`, {
+        method: 'PUT', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ disabled }),
+      });
+      expect(answer.status).toBe(200);
+    };
+    const plan = await createPlanVia(gw.url, shop, { billing_cycle: 'weekly' });
+    const id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
+    const rowOf = async () => (await store.getSubscription(shop.merchant_id, id))!;
+    const sales = async () => {
+      const found: string[] = [];
+      for (let cycle = 1; cycle <= 4; cycle += 1) {
+        for (let attempt = 0; attempt <= 2; attempt += 1) {
+          const sale = await store.findTransactionByKey(shop.merchant_id, 'sale', renewalOrderId(id, cycle, attempt));
+          if (sale) found.push(`c${cycle}-a${attempt} ${sale.status}`);
+        }
+      }
+      return found;
+    };
+    await drain(gw);
+    const first = await rowOf();
+    expect(first).toMatchObject({ status: 'active', cycles_charged: 1 });
+    const anchor = first.anchor_at_ms;
+
+    await setDisabled(true);
+    // Days 7 and 14 pass while it is disabled: no charge, no failed attempt, not due work.
+    await advanceTo(gw, anchor + 15 * DAY_MS);
+    await drain(gw);
+    const held = await rowOf();
+    expect(held).toMatchObject({
+      status: 'active', cycles_charged: 1, attempt: 0, version: first.version, next_charge_at_ms: anchor + 7 * DAY_MS, lease_until_ms: null,
+    });
+    expect(await store.countDueSubscriptions(gw.gateway.deps.clock.now_ms())).toBe(0);
+    // A claim made just before the merchant was disabled: the renewal itself holds it too.
+    expect(await renewSubscription(gw.gateway.deps, held, 'claimed-before-disable')).toEqual({ kind: 'held' });
+    expect(await sales()).toEqual(['c1-a0 approved']);
+    expect((await store.listSubscriptionChanges(id)).map((c) => c.event)).not.toContain('subscription.payment_failed');
+
+    // Enabled on day 15: the charge of day 7 is made once, covering the period it is made in;
+    // day 14's period passed without one and is not billed; the next charge is on day 21.
+    await setDisabled(false);
+    await drain(gw);
+    expect(await rowOf()).toMatchObject({ status: 'active', cycles_charged: 2, attempt: 0, next_charge_at_ms: anchor + 21 * DAY_MS });
+    expect(await sales()).toEqual(['c1-a0 approved', 'c2-a0 approved']);
   });
 });
 
