@@ -171,7 +171,9 @@ export async function listSubscriptions(
  * one has ended already. A charge already sent to the processor when the cancellation commits
  * completes (it is a stored sale, refundable), but nothing is scheduled after it.
  */
-export async function cancelSubscription(deps: OperationDeps, merchant_id: string, subscription_id: string): Promise<CancelOutcome> {
+export async function cancelSubscription(
+  deps: OperationDeps, merchant_id: string, subscription_id: string, reason = 'cancelled by the merchant',
+): Promise<CancelOutcome> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
     for (let tries = 0; ; tries += 1) {
@@ -180,7 +182,7 @@ export async function cancelSubscription(deps: OperationDeps, merchant_id: strin
       if (row.status === 'canceled') return { kind: 'canceled', subscription: row, already: true } as const;
       if (row.status === 'expired') return { kind: 'ended', subscription: row } as const;
       const outcome = await applySubscriptionEvent(tx, row, {
-        event: 'subscription.canceled', reason: 'cancelled by the merchant', patch: { lease_until_ms: null, lease_owner: null },
+        event: 'subscription.canceled', reason, patch: { lease_until_ms: null, lease_owner: null },
       }, now_ms);
       if (outcome.kind === 'changed') return { kind: 'canceled', subscription: outcome.row, already: false } as const;
       if (outcome.kind === 'not_allowed') throw new Error(`subscription ${subscription_id}: cancel refused from ${outcome.from}`);

@@ -279,6 +279,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       [`/backoffice/payouts/${a_payout}/approve`, {}],
       [`/backoffice/payouts/${a_payout}/reject`, { reason: 'not mine' }],
       [`/backoffice/notifications/${a_notification}/resend`, {}],
+      [`/backoffice/subscriptions/${a_subscription}/cancel`, {}],
     ] as const) {
       await staff_b.get('/backoffice/overview');
       const answer = await staff_b.post(url, form);
@@ -287,8 +288,49 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     }
     expect((await store.getTransaction(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
     expect((await store.getTransaction(a_payout))!.status).toBe('requested');
-    expect(checked).toBe(3 * pagesOfShopA().length + 4);
+    expect((await store.getSubscription(shop_a.merchant_id, a_subscription))!.status).toBe('active');
+    expect(checked).toBe(3 * pagesOfShopA().length + 5);
     expect(leaks).toEqual([]);
+  });
+
+  it('cancels a subscription from its page, as the merchant\'s staff or an operator, once, with the merchant notified and the audit log told', async () => {
+    const store = gw.gateway.deps.store;
+    // Stamped on the gateway's clock, which earlier tests in this file move forward.
+    useClock(() => Math.floor(gw.gateway.deps.clock.now_ms() / 1000));
+    let ids: string[];
+    try {
+      const plan = await createPlanVia(gw.url, shop_a, { name: 'To cancel' });
+      const card_token = await tokenize(gw.url, shop_a);
+      ids = [];
+      for (let i = 0; i < 2; i += 1) ids.push(String((await subscribeVia(gw.url, shop_a, plan, card_token, { cid: `cancel-${i}` })).subscription_id));
+    } finally {
+      useClock(null);
+    }
+    for (const [email, id] of [['staff-a@example.com', ids[0]!], ['operator@example.com', ids[1]!]] as const) {
+      const client = new BackOfficeClient(gw.url);
+      await client.signIn(email);
+      expect(pageText((await client.get(`/backoffice/subscriptions/${id}`)).text)).toContain(`Cancel subscription ${id}`);
+      const cancelled = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
+      expect([cancelled.status, cancelled.location]).toEqual([303, `/backoffice/subscriptions/${id}?notice=canceled`]);
+      const page = pageText((await client.get(cancelled.location!)).text);
+      expect(page).toContain('Subscription cancelled: nothing more will be charged.');
+      expect(page).not.toContain(`Cancel subscription ${id}`);
+      const row = (await store.getSubscription(shop_a.merchant_id, id))!;
+      expect(row).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
+      expect((await store.listSubscriptionChanges(id)).at(-1)).toMatchObject({ to_status: 'canceled', event: 'subscription.canceled', reason: expect.stringContaining(`cancelled in the back office by ${email}`) });
+      // The merchant's systems hear of it as of a cancel through the API.
+      const events = (await store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as { event: string; subscription_status: string });
+      expect(events.filter((e) => e.event === 'subscription.canceled')).toEqual([expect.objectContaining({ subscription_status: 'canceled' })]);
+      // Sent twice (a double click): cancelled once, the second told so.
+      const again = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
+      expect(again.location).toBe(`/backoffice/subscriptions/${id}?notice=already`);
+      expect((await store.listSubscriptionChanges(id)).filter((c) => c.event === 'subscription.canceled')).toHaveLength(1);
+    }
+    const operator = new BackOfficeClient(gw.url);
+    await operator.signIn('operator@example.com');
+    const audit = pageText((await operator.get('/backoffice/audit')).text);
+    expect(audit).toMatch(new RegExp(`cancel_subscription\\s+${ids[0]}\\s+${shop_a.merchant_id}\\s+done`));
+    expect(audit).toMatch(new RegExp(`cancel_subscription\\s+${ids[1]}\\s+${shop_a.merchant_id}\\s+refused`));
   });
 
   it('refunds a sale partly, replays a form sent twice, and refuses more than is left', async () => {

@@ -182,6 +182,11 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.getByRole('button', { name: 'Send again' }).first().click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('scheduled to be sent again');
       await expect.poll(async () => (await gw.gateway.deps.store.getNotification(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(attempts_before);
+      // And cancelled from here: nothing more is charged, and the button is gone.
+      await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).click();
+      await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Subscription cancelled');
+      expect((await gw.gateway.deps.store.getSubscription(shop.merchant_id, subscription_id))!).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
+      expect(await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).count()).toBe(0);
     } finally {
       await close();
     }
@@ -249,7 +254,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
 
       await page.getByRole('link', { name: 'Audit log' }).click();
       const audit = await page.locator('main').innerText();
-      for (const action of ['create_merchant', 'create_gateway', 'disable_gateway', 'disable_merchant', 'create_user', 'refund', 'payout_approve', 'payout_reject', 'resend_notification', 'sign_in']) {
+      for (const action of ['create_merchant', 'create_gateway', 'disable_gateway', 'disable_merchant', 'create_user', 'refund', 'payout_approve', 'payout_reject', 'resend_notification', 'cancel_subscription', 'sign_in']) {
         expect(audit).toContain(action);
       }
       expect(audit).not.toContain(secret);
