@@ -207,11 +207,11 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
       case 'created':
         if (display_name !== undefined) {
           // The shop's name for the cashier, on both of the new merchant's identities.
-          await store.setDisplayName(outcome.merchant.merchant_id, { kind: 'frontend', value: outcome.merchant.frontend }, display_name);
-          await store.setDisplayName(outcome.merchant.merchant_id, { kind: 'application_key', value: outcome.merchant.application_key }, display_name);
+          await store.merchants.setDisplayName(outcome.merchant.merchant_id, { kind: 'frontend', value: outcome.merchant.frontend }, display_name);
+          await store.merchants.setDisplayName(outcome.merchant.merchant_id, { kind: 'application_key', value: outcome.merchant.application_key }, display_name);
         }
         if (frame_origins.origins.length > 0) {
-          await store.setFrameOrigins(outcome.merchant.merchant_id, outcome.merchant.application_key, frame_origins.origins);
+          await store.merchants.setFrameOrigins(outcome.merchant.merchant_id, outcome.merchant.application_key, frame_origins.origins);
           process.stdout.write(`${JSON.stringify({ ...outcome.merchant, frame_origins: frame_origins.origins })}\n`);
         } else {
           process.stdout.write(`${JSON.stringify(outcome.merchant)}\n`);
@@ -330,7 +330,7 @@ async function routeCommand(config: Config, sub: string | undefined, argv: strin
           process.stderr.write('paygate: route delete needs --rule RULE_ID\n');
           return 2;
         }
-        if (!(await store.deleteRoutingRule(merchant_id, values.rule))) {
+        if (!(await store.merchants.deleteRoutingRule(merchant_id, values.rule))) {
           process.stderr.write('paygate: no such rule for this merchant\n');
           return 1;
         }
@@ -365,7 +365,7 @@ async function loadBins(config: Config, argv: string[]): Promise<number> {
   const store = openConfiguredStore(config);
   try {
     await store.migrate();
-    await store.transaction((tx) => tx.replaceBinRanges(parsed.rows));
+    await store.transaction((tx) => tx.merchants.replaceBinRanges(parsed.rows));
     process.stdout.write(`${JSON.stringify({ bin_prefixes: parsed.rows.length })}\n`);
     return 0;
   } finally {

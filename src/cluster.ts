@@ -31,7 +31,7 @@ export async function startClusterPrimary(config: Config, logger: Logger): Promi
   try {
     await store.migrate();
     const clock = new AdjustableClock();
-    if (config.environment === 'sandbox') clock.set_offset_ms(await store.getSandboxOffset());
+    if (config.environment === 'sandbox') clock.set_offset_ms(await store.sandboxClock.getOffset());
     await ensureDemoMerchant(config, store, new MerchantDirectory(store, new Sealer(masterKeyFor(config))), clock.now_ms());
   } finally {
     await store.close();

@@ -74,7 +74,7 @@ export interface StartOptions {
 export async function ensureDemoMerchant(
   config: Config, store: Store, merchants: MerchantDirectory, now_ms: number, announce?: (line: string) => void,
 ): Promise<CreatedMerchant | null> {
-  if (config.environment !== 'sandbox' || (await store.countMerchants()) !== 0) return null;
+  if (config.environment !== 'sandbox' || (await store.merchants.count()) !== 0) return null;
   const created = await merchants.create({
     merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
   }, now_ms, starterGateway(config.environment));
@@ -111,7 +111,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const store = openConfiguredStore(config, logger);
   await store.migrate();
   const clock = new AdjustableClock();
-  if (config.environment === 'sandbox') clock.set_offset_ms(await store.getSandboxOffset());
+  if (config.environment === 'sandbox') clock.set_offset_ms(await store.sandboxClock.getOffset());
 
   // PUBLIC_URL, or once listening, the bound address (port 0 picks a free port in tests).
   let public_url = config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
@@ -157,7 +157,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.public_url === null) public_url = url;
 
-  const sync_clock = config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.getSandboxOffset()) : undefined;
+  const sync_clock = config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.sandboxClock.getOffset()) : undefined;
   // Notifications reuse their connections to a merchant (one TCP handshake per socket, not per notification).
   const notify_connections = outboundConnections();
   const notifications = startNotificationWorker({

@@ -9,7 +9,7 @@ import type { AdjustableClock } from '../domain/clock.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
 import type { PlainRoute } from '../http/route.js';
 import type { OperationDeps } from '../operations/deps.js';
-import type { StoreOps } from '../store/store.js';
+import type { UnitOfWork } from '../store/store.js';
 import { checkoutDefinition } from './checkout/connector.js';
 import { stripeDefinition } from './stripe/connector.js';
 import type { Connector, ConnectorContext, ConnectorDefinition } from './connector.js';
@@ -78,8 +78,8 @@ export class ConnectorRegistry {
   }
 
   /** For work that starts from a stored transaction (due work, webhooks, refunds, operator actions). */
-  async forGatewayId(store: StoreOps, gateway_id: string): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
-    const row = await store.getGateway(gateway_id);
+  async forGatewayId(store: UnitOfWork, gateway_id: string): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
+    const row = await store.merchants.getGateway(gateway_id);
     if (!row) return null;
     const gateway = gatewayOf(row);
     const connector = this.forGateway(gateway);

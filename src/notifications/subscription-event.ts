@@ -4,7 +4,7 @@
 // every resend is identical.
 import { signHeader } from '../domain/signing.js';
 import type { SubscriptionRow } from '../store/schema.js';
-import type { StoreOps } from '../store/store.js';
+import type { UnitOfWork } from '../store/store.js';
 import { newNotificationRow } from './schedule.js';
 
 export const SUBSCRIPTION_EVENT_KIND = 'subscription_event';
@@ -60,14 +60,14 @@ export function subscriptionEventSignature(payload: Readonly<Record<string, unkn
 
 /** Writes the event to the outbox inside the caller's transaction (called by domain/subscription-state.ts only). */
 export async function recordSubscriptionEvent(
-  tx: StoreOps,
+  tx: UnitOfWork,
   row: SubscriptionRow,
   event: string,
   details: SubscriptionEventDetails,
   now_ms: number,
 ): Promise<void> {
   const payload = buildSubscriptionEventPayload(row, event, details, Math.floor(now_ms / 1000));
-  await tx.insertNotification(newNotificationRow({
+  await tx.notifications.insert(newNotificationRow({
     kind: SUBSCRIPTION_EVENT_KIND, trace_id: null, subscription_id: row.subscription_id, merchant_id: row.merchant_id, url: row.notification_url,
   }, payload, now_ms));
 }

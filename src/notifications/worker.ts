@@ -100,7 +100,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
         ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
         : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
     }
-    const recorded = await options.store.finishNotificationAttempt(row.id, owner, patch, {
+    const recorded = await options.store.notifications.finishAttempt(row.id, owner, patch, {
       notification_id: row.id,
       attempt_no: attempts,
       started_at_ms,
@@ -113,7 +113,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
     // A later status of the transaction was written meanwhile: this one is not sent again, and no
     // longer holds the later one back (docs/notifications.md §5).
-    if (recorded && patch.state === 'pending' && row.trace_id !== null && (await options.store.supersedeIfNewer(row.id, now_ms))) {
+    if (recorded && patch.state === 'pending' && row.trace_id !== null && (await options.store.notifications.supersedeIfNewer(row.id, now_ms))) {
       options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
       return;
     }
@@ -147,7 +147,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       const rows = await options.store.transaction(async (tx) => {
         const free = options.concurrency - in_flight.size;
         if (free <= 0) return [];
-        return tx.leaseNotifications({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, free, options.lease_ms, owner);
+        return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, free, options.lease_ms, owner);
       });
       for (const row of rows) launch(row);
       // All slots were filled: more may be due, leased when a slot frees up (launch → pump).

@@ -18,7 +18,7 @@ export async function refundFromBackOffice(
 ): Promise<BackOfficeRefundOutcome> {
   const order_id = `bo-${sale.trace_id}-${refund_key}`;
   const request_fingerprint = deps.sealer.fingerprint(JSON.stringify(['backoffice-refund', sale.trace_id, amount_minor]), 'request');
-  const existing = await deps.store.findTransactionByKey(sale.merchant_id, 'refund', order_id);
+  const existing = await deps.store.transactions.findByKey(sale.merchant_id, 'refund', order_id);
   if (existing) {
     const answer = await answerForExisting(deps, existing, request_fingerprint);
     return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;

@@ -45,7 +45,7 @@ export async function createUser(deps: UserDeps, input: NewUserInput): Promise<C
     return { kind: 'invalid', field: 'merchant_id', reason: 'an operator belongs to no merchant' };
   }
   const merchant_id = role === 'merchant' ? input.merchant_id : null;
-  if (merchant_id !== null && (await deps.store.getMerchant(merchant_id)) === null) return { kind: 'merchant_not_found' };
+  if (merchant_id !== null && (await deps.store.merchants.get(merchant_id)) === null) return { kind: 'merchant_not_found' };
   if ((await deps.store.backoffice.findUserByEmail(email)) !== null) return { kind: 'exists' };
   const user_id = `usr_${randomBytes(12).toString('hex')}`;
   const created = await deps.store.backoffice.insertUser({

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
 import type { Sealer } from '../crypto/sealer.js';
-import type { StoreOps } from '../store/store.js';
+import type { UnitOfWork } from '../store/store.js';
 
 export function panFingerprint(sealer: Sealer, pan: string): string {
   return sealer.fingerprint(pan, 'pan');
@@ -14,13 +14,13 @@ function panPurpose(merchant_id: string): string {
 }
 
 export async function vaultCard(
-  tx: StoreOps, sealer: Sealer, merchant_id: string, pin: string, card: CardData, now_ms: number,
+  tx: UnitOfWork, sealer: Sealer, merchant_id: string, pin: string, card: CardData, now_ms: number,
 ): Promise<string> {
   const fingerprint = panFingerprint(sealer, card.pan);
   const card_exp = formatExpiry(card.expiry);
-  const existing = await tx.findCard(merchant_id, pin, fingerprint, card_exp);
+  const existing = await tx.cards.find(merchant_id, pin, fingerprint, card_exp);
   if (existing) return existing.card_token;
-  await tx.insertCardIfAbsent({
+  await tx.cards.insertIfAbsent({
     card_token: randomBytes(16).toString('hex'),
     merchant_id,
     pin,
@@ -32,7 +32,7 @@ export async function vaultCard(
     created_at_ms: now_ms,
   });
   // A concurrent insert of the same card may have won; either way one row holds the card.
-  const stored = await tx.findCard(merchant_id, pin, fingerprint, card_exp);
+  const stored = await tx.cards.find(merchant_id, pin, fingerprint, card_exp);
   if (!stored) throw new Error('vaulted card not found after insert');
   return stored.card_token;
 }

@@ -59,7 +59,7 @@ type Claim = { readonly kind: 'claimed'; readonly attempt: number; readonly sess
 
 async function claimAttempt(deps: OperationDeps, session_id: string, amount_minor: number): Promise<Claim> {
   return deps.store.transaction(async (tx): Promise<Claim> => {
-    const session = await tx.lockCashierSession(session_id);
+    const session = await tx.cashier.lockSession(session_id);
     if (!session) return { kind: 'ended' };
     const now_ms = deps.clock.now_ms();
     if (isOrderSession(session) && CLOSED_ORDER_STATUSES.has(session.order_status ?? '')) {
@@ -69,13 +69,13 @@ async function claimAttempt(deps: OperationDeps, session_id: string, amount_mino
     // The claim is held on the real clock: moving the sandbox clock cannot end it mid-payment.
     const wall_ms = deps.wall_clock.now_ms();
     if (session.claim_until_ms !== null && session.claim_until_ms > wall_ms) return { kind: 'busy' };
-    const transactions = await tx.listCashierTransactions(session_id);
+    const transactions = await tx.cashier.listTransactions(session_id);
     const in_flight = transactions.find((t) => !FINAL_STATUSES.has(t.status));
     if (in_flight) return { kind: 'in_flight', row: in_flight };
     const remaining = remainingBalance(session, transactions);
     if (remaining !== null && amount_minor > remaining) return { kind: 'over_balance', remaining_minor: remaining };
     const attempt = session.attempts + 1;
-    const claimed = await tx.updateCashierSessionIf(session_id, { attempts: session.attempts }, {
+    const claimed = await tx.cashier.updateSessionIf(session_id, { attempts: session.attempts }, {
       attempts: attempt, claim_until_ms: wall_ms + CLAIM_MS, updated_at_ms: now_ms,
     });
     return claimed ? { kind: 'claimed', attempt, session } : { kind: 'busy' };
@@ -83,7 +83,7 @@ async function claimAttempt(deps: OperationDeps, session_id: string, amount_mino
 }
 
 async function releaseClaim(deps: OperationDeps, session_id: string, attempt: number): Promise<void> {
-  await deps.store.updateCashierSessionIf(session_id, { attempts: attempt }, { claim_until_ms: null, updated_at_ms: deps.clock.now_ms() });
+  await deps.store.cashier.updateSessionIf(session_id, { attempts: attempt }, { claim_until_ms: null, updated_at_ms: deps.clock.now_ms() });
 }
 
 /** What the customer chose and entered, already checked by the page (cashier-forms). */
@@ -172,7 +172,7 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
 
 /** The transaction of attempt n of a session, if it was created. */
 export async function attemptTransaction(deps: OperationDeps, session: CashierSessionRow, attempt: number): Promise<TransactionRow | null> {
-  const row = await deps.store.findTransactionByKey(session.merchant_id, transactionTypeOf(session), attemptOrderId(session.session_id, attempt));
+  const row = await deps.store.transactions.findByKey(session.merchant_id, transactionTypeOf(session), attemptOrderId(session.session_id, attempt));
   return row && row.cashier_session_id === session.session_id ? row : null;
 }
 
@@ -186,7 +186,7 @@ export interface SessionState {
 }
 
 export async function sessionState(deps: OperationDeps, session: CashierSessionRow): Promise<SessionState> {
-  const transactions = await deps.store.listCashierTransactions(session.session_id);
+  const transactions = await deps.store.cashier.listTransactions(session.session_id);
   return {
     transactions,
     in_flight: transactions.find((t) => !FINAL_STATUSES.has(t.status)) ?? null,

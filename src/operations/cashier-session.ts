@@ -49,7 +49,7 @@ export function identityByField(merchant: Merchant, field: Identity['kind'], val
  */
 export async function sessionFrameOrigins(deps: OperationDeps, session: CashierSessionRow | null): Promise<readonly string[] | null> {
   if (!session || session.kind !== 'pay_in' || session.identity_kind !== 'application_key') return null;
-  const origins = await deps.store.getFrameOrigins(session.merchant_id, session.identity_value);
+  const origins = await deps.store.merchants.getFrameOrigins(session.merchant_id, session.identity_value);
   return origins && origins.length > 0 ? origins : null;
 }
 
@@ -203,21 +203,21 @@ export async function openSession(deps: OperationDeps, public_url: string, input
   };
   const login_token = newToken();
   const outcome = await deps.store.transaction(async (tx) => {
-    if ((await tx.insertCashierSession(row)) === 'exists') return 'exists' as const;
-    await tx.insertCashierToken(loginTokenRow(login_token, session_id, row.expires_at_ms, now_ms));
+    if ((await tx.cashier.insertSession(row)) === 'exists') return 'exists' as const;
+    await tx.cashier.insertToken(loginTokenRow(login_token, session_id, row.expires_at_ms, now_ms));
     return 'created' as const;
   });
   if (outcome === 'created') {
     return { kind: 'opened', redirect_url: `${public_url}/cashier/login/${login_token}`, auth_token, replayed: false };
   }
   // The order_id is taken (idempotency on order_id): same content answers the same session again.
-  const existing = input.order_id !== null ? await deps.store.findCashierSessionByOrder(input.merchant.merchant_id, input.order_id) : null;
+  const existing = input.order_id !== null ? await deps.store.cashier.findSessionByOrder(input.merchant.merchant_id, input.order_id) : null;
   if (!existing || existing.request_fingerprint !== input.request_fingerprint || existing.kind !== input.kind) return { kind: 'duplicate_order' };
   if (existing.order_status === 'approved') return { kind: 'order_closed', order_status: 'approved' };
   // Rejected (time limit), or past it and not yet closed by due work: a login would be refused.
   if (existing.order_status === 'rejected' || deps.clock.now_ms() >= existing.expires_at_ms) return { kind: 'order_closed', order_status: 'expired' };
   // Same session and auth_token; a new one-time login link (the first may have been used already).
-  await deps.store.insertCashierToken(loginTokenRow(login_token, existing.session_id, existing.expires_at_ms, now_ms));
+  await deps.store.cashier.insertToken(loginTokenRow(login_token, existing.session_id, existing.expires_at_ms, now_ms));
   return {
     kind: 'opened', redirect_url: `${public_url}/cashier/login/${login_token}`, auth_token: authTokenOf(deps, existing.session_id), replayed: true,
   };
@@ -235,7 +235,7 @@ export type LoginOutcome =
 async function startBrowserSession(deps: OperationDeps, session: CashierSessionRow, now_ms: number): Promise<LoginOutcome> {
   const browser_token = newToken();
   const expires_at_ms = session.expires_at_ms + RESULT_GRACE_MS;
-  await deps.store.insertCashierToken({
+  await deps.store.cashier.insertToken({
     token_hash: sha256Hex(browser_token), session_id: session.session_id, kind: 'browser', expires_at_ms, used_at_ms: null, created_at_ms: now_ms,
   });
   return { kind: 'logged_in', session, browser_token, expires_at_ms };
@@ -245,12 +245,12 @@ async function startBrowserSession(deps: OperationDeps, session: CashierSessionR
 export async function loginWithLink(deps: OperationDeps, token: string): Promise<LoginOutcome> {
   if (token.length === 0 || token.length > 64) return { kind: 'refused', session: null };
   const hash = sha256Hex(token);
-  const row = await deps.store.findCashierToken(hash);
+  const row = await deps.store.cashier.findToken(hash);
   if (!row || row.kind !== 'login') return { kind: 'refused', session: null };
-  const session = await deps.store.getCashierSession(row.session_id);
+  const session = await deps.store.cashier.getSession(row.session_id);
   if (!session) return { kind: 'refused', session: null };
   const now_ms = deps.clock.now_ms();
-  if (now_ms >= session.expires_at_ms || !(await deps.store.useCashierToken(hash, now_ms))) return { kind: 'refused', session };
+  if (now_ms >= session.expires_at_ms || !(await deps.store.cashier.useToken(hash, now_ms))) return { kind: 'refused', session };
   return startBrowserSession(deps, session, now_ms);
 }
 
@@ -261,11 +261,11 @@ export async function loginWithLink(deps: OperationDeps, token: string): Promise
  */
 export async function loginWithAuthToken(deps: OperationDeps, auth_token: string): Promise<LoginOutcome> {
   if (auth_token.length === 0 || auth_token.length > 75) return { kind: 'refused', session: null };
-  const session = await deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token));
+  const session = await deps.store.cashier.findSessionByAuthToken(sha256Hex(auth_token));
   if (!session) return { kind: 'refused', session: null };
   const now_ms = deps.clock.now_ms();
   if (now_ms >= session.expires_at_ms) return { kind: 'refused', session };
-  if ((await deps.store.listCashierTransactions(session.session_id)).length > 0) return { kind: 'refused', session };
+  if ((await deps.store.cashier.listTransactions(session.session_id)).length > 0) return { kind: 'refused', session };
   return startBrowserSession(deps, session, now_ms);
 }
 
@@ -280,17 +280,17 @@ export interface BrowserSession {
 /** The session behind a cookie, or null when the cookie is unknown or expired. */
 export async function browserSession(deps: OperationDeps, browser_token: string | null): Promise<BrowserSession | null> {
   if (browser_token === null || browser_token.length === 0 || browser_token.length > 64) return null;
-  const row = await deps.store.findCashierToken(sha256Hex(browser_token));
+  const row = await deps.store.cashier.findToken(sha256Hex(browser_token));
   const now_ms = deps.clock.now_ms();
   if (!row || row.kind !== 'browser' || now_ms >= row.expires_at_ms) return null;
-  const session = await deps.store.getCashierSession(row.session_id);
+  const session = await deps.store.cashier.getSession(row.session_id);
   if (!session) return null;
   return { session, browser_token, csrf: csrfTokenOf(deps, browser_token), open: now_ms < session.expires_at_ms };
 }
 
 /** The customer fields known for the session: an earlier registration, overridden by what the merchant sent now. */
 export async function knownCustomer(deps: OperationDeps, session: CashierSessionRow): Promise<CustomerData> {
-  const registered = await deps.store.getCashierCustomer(session.merchant_id, session.pin);
+  const registered = await deps.store.cashier.getCustomer(session.merchant_id, session.pin);
   const stored = registered ? openCustomer(deps, registered.profile_sealed) : {};
   const sent = openCustomer(deps, session.customer_sealed);
   const merged: CustomerData = { ...stored };
@@ -305,9 +305,9 @@ export function missingCustomerFields(customer: CustomerData): CustomerField[] {
 /** Keeps what the customer entered in the registration form, for this and later sessions of the same pin. */
 export async function saveRegistration(deps: OperationDeps, session: CashierSessionRow, entered: CustomerData): Promise<void> {
   const now_ms = deps.clock.now_ms();
-  const registered = await deps.store.getCashierCustomer(session.merchant_id, session.pin);
+  const registered = await deps.store.cashier.getCustomer(session.merchant_id, session.pin);
   const previous = registered ? openCustomer(deps, registered.profile_sealed) : {};
-  await deps.store.upsertCashierCustomer({
+  await deps.store.cashier.upsertCustomer({
     merchant_id: session.merchant_id,
     pin: session.pin,
     profile_sealed: sealCustomer(deps, { ...previous, ...entered }),

@@ -49,21 +49,21 @@ export function orderTransaction(session: Pick<CashierSessionRow, 'order_status'
 }
 
 export async function findOrder(deps: OperationDeps, merchant_id: string, frontend: string, order_id: string): Promise<FindOrderOutcome> {
-  let session: OrderSummary | CashierSessionRow | null = await deps.store.findOrderSummary(merchant_id, order_id);
+  let session: OrderSummary | CashierSessionRow | null = await deps.store.cashier.findOrderSummary(merchant_id, order_id);
   if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend) return { kind: 'not_found' };
   const now_ms = deps.clock.now_ms();
   if (session.order_status === 'pending' && now_ms >= session.expires_at_ms) {
     const id = session.session_id;
     session = await deps.store.transaction(async (tx) => {
-      const locked = await tx.lockCashierSession(id);
+      const locked = await tx.cashier.lockSession(id);
       if (!locked) return null;
       const outcome = await expireOrder(tx, locked, now_ms);
-      return outcome.kind === 'stale' ? await tx.getCashierSession(id) : outcome.session;
+      return outcome.kind === 'stale' ? await tx.cashier.getSession(id) : outcome.session;
     });
     if (!session) return { kind: 'not_found' };
   }
   if (session.order_status === 'pending') return { kind: 'open' };
-  const transactions = await deps.store.listCashierTransactions(session.session_id);
+  const transactions = await deps.store.cashier.listTransactions(session.session_id);
   const chosen = orderTransaction(session, transactions);
   if (!chosen) return session.order_status === 'rejected' ? { kind: 'timed_out_empty' } : { kind: 'open' };
   const payload: Record<string, string | number | null> = { order_status: session.order_status, ...buildNotificationPayload(chosen, 0) };

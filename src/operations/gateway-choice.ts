@@ -45,7 +45,7 @@ async function routedPayment(deps: Pick<OperationDeps, 'store'>, merchant: Merch
   const bin_country = card === undefined ? undefined
     : card === null ? null
       // Looked up only when a rule of the merchant names countries: most payments cost no query.
-      : rulesNeedBinCountry(merchant.routing_rules) ? await deps.store.findBinCountry(binPrefixes(card.pan)) : null;
+      : rulesNeedBinCountry(merchant.routing_rules) ? await deps.store.merchants.findBinCountry(binPrefixes(card.pan)) : null;
   return {
     currency: payment.currency,
     amount_minor: payment.amount_minor,

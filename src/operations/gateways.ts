@@ -162,7 +162,7 @@ export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInp
   if (!currencies.ok) return { kind: 'invalid', field: 'currencies', reason: currencies.reason };
   const settings = checkSettings(deps, definition, input.settings);
   if (!settings.ok) return { kind: 'invalid', field: settings.field, reason: settings.reason };
-  if (!(await deps.store.getMerchant(input.merchant_id))) return { kind: 'merchant_not_found' };
+  if (!(await deps.store.merchants.get(input.merchant_id))) return { kind: 'merchant_not_found' };
   const gateway_id = newGatewayId();
   const row = {
     gateway_id,
@@ -177,18 +177,18 @@ export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInp
     created_at_ms: now_ms,
     updated_at_ms: now_ms,
   };
-  if ((await deps.store.insertGateway(row)) === 'exists') throw new Error('a random gateway id collided');
-  const stored = await deps.store.getGateway(gateway_id);
+  if ((await deps.store.merchants.insertGateway(row)) === 'exists') throw new Error('a random gateway id collided');
+  const stored = await deps.store.merchants.getGateway(gateway_id);
   if (!stored) throw new Error(`gateway ${gateway_id} vanished after insert`);
   return { kind: 'ok', gateway: viewOf(deps, stored) };
 }
 
 export async function listGatewayViews(deps: GatewayAdminDeps, merchant_id: string | null): Promise<GatewayView[]> {
-  return (await deps.store.listGateways(merchant_id)).map((row) => viewOf(deps, row));
+  return (await deps.store.merchants.listGateways(merchant_id)).map((row) => viewOf(deps, row));
 }
 
 export async function showGateway(deps: GatewayAdminDeps, gateway_id: string): Promise<GatewayOutcome> {
-  const row = await deps.store.getGateway(gateway_id);
+  const row = await deps.store.merchants.getGateway(gateway_id);
   return row ? { kind: 'ok', gateway: viewOf(deps, row) } : { kind: 'gateway_not_found' };
 }
 
@@ -197,7 +197,7 @@ export async function showGateway(deps: GatewayAdminDeps, gateway_id: string): P
  * took still settles, refunds and takes its processor's webhooks.
  */
 export async function setGatewayEnabled(deps: GatewayAdminDeps, gateway_id: string, enabled: boolean, now_ms: number): Promise<GatewayOutcome> {
-  if (!(await deps.store.updateGateway(gateway_id, { enabled: enabled ? 1 : 0, updated_at_ms: now_ms }))) return { kind: 'gateway_not_found' };
+  if (!(await deps.store.merchants.updateGateway(gateway_id, { enabled: enabled ? 1 : 0, updated_at_ms: now_ms }))) return { kind: 'gateway_not_found' };
   return showGateway(deps, gateway_id);
 }
 
@@ -209,14 +209,14 @@ export async function setGatewayEnabled(deps: GatewayAdminDeps, gateway_id: stri
 export async function replaceGatewaySettings(
   deps: GatewayAdminDeps, gateway_id: string, changes: Readonly<Record<string, string>>, now_ms: number,
 ): Promise<GatewayOutcome> {
-  const row = await deps.store.getGateway(gateway_id);
+  const row = await deps.store.merchants.getGateway(gateway_id);
   if (!row) return { kind: 'gateway_not_found' };
   const definition = deps.connectors.definition(row.connector);
   if (!definition) return { kind: 'unknown_connector', known: deps.connectors.definitions().map((d) => d.name) };
   if (Object.keys(changes).length === 0) return { kind: 'invalid', field: 'settings', reason: 'at least one setting to change' };
   const settings = checkSettings(deps, definition, { ...openSettings(deps, row), ...changes });
   if (!settings.ok) return { kind: 'invalid', field: settings.field, reason: settings.reason };
-  await deps.store.updateGateway(gateway_id, {
+  await deps.store.merchants.updateGateway(gateway_id, {
     settings_sealed: deps.sealer.seal(JSON.stringify(settings.settings), gatewaySettingsPurpose(gateway_id)),
     // Strictly later, so that every copy of the connector built from the old settings is replaced.
     updated_at_ms: Math.max(now_ms, row.updated_at_ms + 1),
@@ -233,8 +233,8 @@ const REPORT_MAX_MERCHANTS = 1_000;
  * so an operator sees before the first payment who would get status 15.
  */
 export async function reportUnusableMerchants(deps: { readonly store: Store; readonly logger: Logger; readonly connectors: Pick<ConnectorCatalog, 'runsHere'> }): Promise<number> {
-  const merchant_ids = await deps.store.listMerchantIds(REPORT_MAX_MERCHANTS + 1);
-  const gateways = await deps.store.listGateways(null);
+  const merchant_ids = await deps.store.merchants.listIds(REPORT_MAX_MERCHANTS + 1);
+  const gateways = await deps.store.merchants.listGateways(null);
   const usable = new Set(gateways.filter((g) => g.enabled === 1 && deps.connectors.runsHere(g.connector)).map((g) => g.merchant_id));
   const without = merchant_ids.filter((id) => !usable.has(id));
   for (const merchant_id of without.slice(0, REPORT_MAX_MERCHANTS)) {

@@ -11,7 +11,7 @@ import { changeStatus } from '../transitions/transaction.js';
 import type { Config } from '../config.js';
 import type { Connector, ProcessorResult } from '../connectors/connector.js';
 import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS, type TransactionRow } from '../store/schema.js';
-import type { StoreOps, TransactionPatch } from '../store/store.js';
+import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 
 /** The fields of a process/direct answer (spec §2.2), without status, description, version, timestamp, signature. */
@@ -105,7 +105,7 @@ export async function answerForExisting(
   while (answer === null) {
     if (Date.now() >= deadline_ms) return { kind: 'in_progress' };
     await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
-    const row = await deps.store.getTransaction(existing.trace_id);
+    const row = await deps.store.transactions.get(existing.trace_id);
     if (!row) return { kind: 'in_progress' };
     answer = await storedAnswer(deps, row);
   }
@@ -119,7 +119,7 @@ export async function answerForExisting(
 async function storedAnswer(deps: OperationDeps, row: TransactionRow): Promise<TransactionAnswer | null> {
   if (row.answer_json !== null) return JSON.parse(row.answer_json) as TransactionAnswer;
   if (row.status === 'pending' || row.cascade_root !== null) return null;
-  const last = await deps.store.latestCascadeAttempt(row.trace_id);
+  const last = await deps.store.transactions.latestCascadeAttempt(row.trace_id);
   return last?.answer_json ? (JSON.parse(last.answer_json) as TransactionAnswer) : null;
 }
 
@@ -129,7 +129,7 @@ export interface ReserveOptions {
    * (a refund reserves its amount, a sale vaults its card) and returns columns to add to the
    * row, or null to refuse. A refusal after a write must throw instead, so the write rolls back.
    */
-  readonly prepare?: (tx: StoreOps) => Promise<Partial<NewTransactionRow> | null>;
+  readonly prepare?: (tx: UnitOfWork) => Promise<Partial<NewTransactionRow> | null>;
 }
 
 export type ReserveResult = Reservation | { readonly kind: 'refused_by_guard' };
@@ -140,18 +140,18 @@ class KeyTakenDuringPrepare extends Error {}
 const RESERVED_REASON = 'request accepted';
 
 export async function reserve(deps: OperationDeps, row: NewTransactionRow, options: ReserveOptions = {}): Promise<ReserveResult> {
-  const existing = await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id);
+  const existing = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
   if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
   const { prepare } = options;
   const outcome = !prepare
     // Nothing to check first: the row and its first status change in one atomic store call (one
     // round trip on PostgreSQL).
-    ? await deps.store.reserveTransactionWithChange(row, RESERVED_REASON)
+    ? await deps.store.transactions.reserveWithChange(row, RESERVED_REASON)
       .then((inserted) => (inserted ? { kind: 'inserted', row: inserted } as const : { kind: 'taken', row: null } as const))
     : await deps.store.transaction(async (tx) => {
       const prepared = await prepare(tx);
       if (prepared === null) return { kind: 'refused_by_guard' } as const;
-      const inserted = await tx.reserveTransactionWithChange({ ...row, ...prepared }, RESERVED_REASON);
+      const inserted = await tx.transactions.reserveWithChange({ ...row, ...prepared }, RESERVED_REASON);
       // The key was taken by a twin that committed while we ran. Throwing rolls back what
       // prepare wrote (a refund reservation); the caller then replays the twin's answer.
       if (inserted === null) throw new KeyTakenDuringPrepare();
@@ -162,7 +162,7 @@ export async function reserve(deps: OperationDeps, row: NewTransactionRow, optio
     });
   if (outcome.kind === 'refused_by_guard') return outcome;
   if (outcome.kind === 'taken') {
-    const holder = outcome.row ?? (await deps.store.findTransactionByKey(row.merchant_id, row.transaction_type, row.order_id));
+    const holder = outcome.row ?? (await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id));
     if (!holder) throw new Error('idempotency key taken but no row found');
     return answerForExisting(deps, holder, row.request_fingerprint);
   }
@@ -216,7 +216,7 @@ export interface FinishOptions {
    * challenge, redirect, unknown): runs inside the finishing transaction and returns the
    * card_token to store. A card whose sale is refused at once is never kept (decisions.md §9).
    */
-  readonly vault?: (tx: StoreOps) => Promise<string>;
+  readonly vault?: (tx: UnitOfWork) => Promise<string>;
 }
 
 /** The kind of page a `challenge` result sends the customer to: a card's 3-D Secure, or the e-wallet (wallet deposits, payouts). */
@@ -266,11 +266,11 @@ export async function finish(
       // Still pending: no status change, but the answer and what happens next are recorded.
       const patch: TransactionPatch = { ...base, updated_at_ms: now_ms };
       const answer = answering(row.status, patch);
-      if (!(await tx.updateTransactionIfStatus(row.trace_id, row.status, patch))) {
+      if (!(await tx.transactions.updateIfStatus(row.trace_id, row.status, patch))) {
         return answerOfCurrent(tx, row.trace_id, row.status, base, store_answer);
       }
       if (result.kind === 'pending' && result.later) {
-        await tx.insertDueAction({
+        await tx.transactions.insertDueAction({
           trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: row.status,
           to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
         });
@@ -293,7 +293,7 @@ export async function finish(
       const answer = answering('pending_async', patch);
       const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
       if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, 'pending_async', base, store_answer);
-      await tx.insertDueAction({
+      await tx.transactions.insertDueAction({
         trace_id: row.trace_id, kind: 'challenge_timeout', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending_async',
         to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
       });
@@ -330,8 +330,8 @@ function firstLookupDelayMs(config: Config): number {
  * in `expected_status` then (workers/due-work.ts). A webhook that settles it first makes the
  * lookup find nothing to do.
  */
-export async function scheduleLookup(tx: StoreOps, trace_id: number, expected_status: string, due_at_ms: number): Promise<void> {
-  await tx.insertDueAction({
+export async function scheduleLookup(tx: UnitOfWork, trace_id: number, expected_status: string, due_at_ms: number): Promise<void> {
+  await tx.transactions.insertDueAction({
     trace_id, kind: 'processor_lookup', due_at_ms, expected_status, to_status: '', error_code: null, error_details: null,
   });
 }
@@ -363,7 +363,7 @@ export async function cascadeTo(
       to: STATUS_FOR_RESULT[result.kind], reason: `processor answered; tried again on gateway ${next.gateway_id} (cascade)`, patch, notify: false,
     }, now_ms);
     if (changed.kind !== 'changed') return { kind: 'settled', answer: await answerOfCurrent(tx, row.trace_id, row.status, {}, true) } as const;
-    const reserved = await tx.reserveTransactionWithChange(next, `cascade level ${String(next.cascade_level)} of transaction ${String(next.cascade_root)}`);
+    const reserved = await tx.transactions.reserveWithChange(next, `cascade level ${String(next.cascade_level)} of transaction ${String(next.cascade_root)}`);
     if (!reserved) throw new Error(`cascade attempt of ${row.trace_id}: its internal order_id was taken`);
     return { kind: 'attempt', row: reserved } as const;
   });
@@ -380,7 +380,7 @@ export async function holdForApproval(deps: OperationDeps, row: TransactionRow):
       to: 'requested', reason: 'held for operator approval (gateway holds payouts)',
     }, now_ms);
     const answer = transactionAnswer(held);
-    await tx.updateTransaction(row.trace_id, { answer_json: JSON.stringify(answer) });
+    await tx.transactions.update(row.trace_id, { answer_json: JSON.stringify(answer) });
     return answer;
   });
 }
@@ -393,9 +393,9 @@ export async function holdForApproval(deps: OperationDeps, row: TransactionRow):
  * processor's id, and the stored answer for replays.
  */
 async function answerOfCurrent(
-  tx: StoreOps, trace_id: number, outcome: string, known: TransactionPatch, store_answer: boolean,
+  tx: UnitOfWork, trace_id: number, outcome: string, known: TransactionPatch, store_answer: boolean,
 ): Promise<TransactionAnswer> {
-  const current = await tx.getTransaction(trace_id);
+  const current = await tx.transactions.get(trace_id);
   if (!current) throw new Error(`transaction ${trace_id} vanished`);
   const patch: TransactionPatch = {};
   // Only when the row reached the outcome this request got: a late answer never dresses up a
@@ -409,12 +409,12 @@ async function answerOfCurrent(
   }
   const answer = transactionAnswer({ ...current, ...patch });
   patch.answer_json = JSON.stringify(answer);
-  await tx.updateTransactionIfStatus(trace_id, current.status, patch);
+  await tx.transactions.updateIfStatus(trace_id, current.status, patch);
   return answer;
 }
 
 async function mustChange(
-  tx: StoreOps,
+  tx: UnitOfWork,
   row: TransactionRow,
   change: Parameters<typeof changeStatus>[2],
   now_ms: number,

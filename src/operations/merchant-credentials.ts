@@ -33,7 +33,7 @@ export async function rollMerchantSecret(deps: OperationDeps, merchant_id: strin
   if (!Number.isSafeInteger(grace_s) || grace_s < 0 || grace_s > SECRET_GRACE_MAX_S) return { kind: 'invalid_grace', max_s: SECRET_GRACE_MAX_S };
   const secret = newMerchantSecret();
   const previous_valid_until_ms = deps.clock.now_ms() + grace_s * 1000;
-  const rolled = await deps.store.rollMerchantSecret(merchant_id, deps.sealer.seal(secret, secretPurpose(merchant_id)), previous_valid_until_ms);
+  const rolled = await deps.store.merchants.rollSecret(merchant_id, deps.sealer.seal(secret, secretPurpose(merchant_id)), previous_valid_until_ms);
   if (!rolled) return { kind: 'not_found' };
   deps.merchants.invalidate();
   deps.logger.info({ merchant_id, grace_s, previous_valid_until_ms }, 'merchant secret rolled');
@@ -46,7 +46,7 @@ export async function rollMerchantSecret(deps: OperationDeps, merchant_id: strin
  * still go out and its payments in flight still finish. False when there is no such merchant.
  */
 export async function setMerchantDisabled(deps: OperationDeps, merchant_id: string, disabled: boolean): Promise<boolean> {
-  const changed = await deps.store.setMerchantDisabled(merchant_id, disabled ? deps.clock.now_ms() : null);
+  const changed = await deps.store.merchants.setDisabled(merchant_id, disabled ? deps.clock.now_ms() : null);
   if (!changed) return false;
   deps.merchants.invalidate();
   deps.logger.info({ merchant_id, disabled }, disabled ? 'merchant disabled' : 'merchant enabled');

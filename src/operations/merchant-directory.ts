@@ -96,7 +96,7 @@ export class MerchantDirectory {
   }
 
   private async load(merchant_id: string): Promise<Merchant | null> {
-    const record = await this.store.getMerchant(merchant_id);
+    const record = await this.store.merchants.get(merchant_id);
     if (!record) return null;
     // A grace already over on the wall clock is over on the gateway clock too (the sandbox offset
     // only moves it forward): that previous secret is not even opened.
@@ -126,7 +126,7 @@ export class MerchantDirectory {
     const { merchant_id, secret, application_key, frontend, currency } = values;
 
     const gateway = starter ? newGatewayId() : null;
-    const result = await this.store.transaction((tx) => tx.insertMerchant({
+    const result = await this.store.transaction((tx) => tx.merchants.insert({
       merchant_id,
       secret_sealed: this.sealer.seal(secret, secretPurpose(merchant_id)),
       applications: [application_key],

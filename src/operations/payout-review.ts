@@ -55,7 +55,7 @@ export interface ReviewOptions {
 }
 
 export async function findPayout(deps: OperationDeps, trace_id: number): Promise<TransactionRow | null> {
-  const row = await deps.store.getTransaction(trace_id);
+  const row = await deps.store.transactions.get(trace_id);
   return row && row.transaction_type === 'payout' ? row : null;
 }
 
@@ -68,7 +68,7 @@ async function transition(deps: OperationDeps, trace_id: number, actions: readon
   const first = REVIEW_ACTIONS[actions[0]!];
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const locked = await tx.lockTransaction(trace_id);
+    const locked = await tx.transactions.lock(trace_id);
     if (!locked || locked.transaction_type !== 'payout') return { kind: 'not_found' } as const;
     if (!first.from.includes(locked.status as PayoutStatus)) return { kind: 'refused', status: locked.status, accepted_from: first.from } as const;
     let row = locked;
@@ -133,7 +133,7 @@ async function submitPayout(deps: OperationDeps, trace_id: number, steps: readon
   result = withoutCustomer(result);
   // The request was answered long ago (requested); its stored answer stays what a replay repeats.
   await finish(deps, row, result, connector, { store_answer: false });
-  const final_row = await deps.store.getTransaction(trace_id);
+  const final_row = await deps.store.transactions.get(trace_id);
   return { kind: 'changed', previous_status: claimed.previous_status, row: final_row ?? row };
 }
 
@@ -146,7 +146,7 @@ export function withoutCustomer(result: ProcessorResult): ProcessorResult {
 
 async function vaultedCard(deps: OperationDeps, row: TransactionRow): Promise<CardData | null> {
   if (!row.card_token || !row.card_exp) return null;
-  const stored = await deps.store.getCard(row.merchant_id, row.card_token);
+  const stored = await deps.store.cards.get(row.merchant_id, row.card_token);
   const expiry = parseExpiry(row.card_exp);
   if (!stored || !expiry) return null;
   return new CardData(openVaultedPan(deps.sealer, row.merchant_id, stored.pan_sealed), expiry, null);

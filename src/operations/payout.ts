@@ -6,7 +6,7 @@ import type { Connector, Customer, ProcessorResult } from '../connectors/connect
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
 import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
 import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
-import type { StoreOps } from '../store/store.js';
+import type { UnitOfWork } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { type NeededCapability, type PaymentToRoute, routePayment } from './gateway-choice.js';
 import { finish, holdForApproval, requestRow, type ReserveOptions, reserve, type TransactionAnswer } from './lifecycle.js';
@@ -56,7 +56,7 @@ export async function payoutGateway(
 ): Promise<{ readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal }> {
   const routing = await routePayment(deps, merchant, payment, gateway_id, need);
   if (routing.kind === 'refused') return routing;
-  const stored = await deps.store.getGateway(routing.gateway.gateway_id);
+  const stored = await deps.store.merchants.getGateway(routing.gateway.gateway_id);
   if (!stored) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id } };
   return { kind: 'routed', gateway: { ...routing.gateway, hold_payouts: stored.hold_payouts === 1 }, connector: routing.connector };
 }
@@ -126,7 +126,7 @@ export async function processCardPayout(deps: OperationDeps, input: CardPayoutIn
   // A held payout is sent to the processor later, by an operator, without the request's card
   // data: its card waits sealed in the vault (the token is never answered for a payout).
   const prepare = gateway.hold_payouts
-    ? async (tx: StoreOps) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, row.created_at_ms) })
+    ? async (tx: UnitOfWork) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, row.created_at_ms) })
     : undefined;
   return runPayout(deps, row, gateway, connector, (reserved) => cardPayout({
     trace_id: reserved.trace_id,

@@ -44,7 +44,7 @@ export async function lookUpAndSettle(
   connector: Connector,
   pending: 'apply' | 'report',
 ): Promise<Settlement> {
-  const sale = row.transaction_type === 'refund' && row.reference_id !== null ? await deps.store.getTransaction(row.reference_id) : null;
+  const sale = row.transaction_type === 'refund' && row.reference_id !== null ? await deps.store.transactions.get(row.reference_id) : null;
   const lookup: LookupResult = await connector.lookup(lookupRequestOf(row, sale));
   if (lookup.kind !== 'found') return lookup;
   const result = lookup.result;

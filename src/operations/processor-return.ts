@@ -33,7 +33,7 @@ export async function customerReturned(deps: OperationDeps, trace_id_text: strin
   if (!/^[1-9][0-9]{0,15}$/.test(trace_id_text) || !/^[0-9a-f]{32}$/.test(check)) return { kind: 'not_found' };
   const trace_id = Number(trace_id_text);
   if (!timingSafeEqual(Buffer.from(check), Buffer.from(returnCheck(deps, trace_id)))) return { kind: 'not_found' };
-  const row = await deps.store.getTransaction(trace_id);
+  const row = await deps.store.transactions.get(trace_id);
   if (!row || row.return_url === null) return { kind: 'not_found' };
   if (row.status === 'pending_async' || row.status === 'pending') {
     const found = await deps.connectors.forGatewayId(deps.store, row.gateway_id);

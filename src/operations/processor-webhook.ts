@@ -8,7 +8,7 @@
 import type { WebhookEvent } from '../connectors/connector.js';
 import { FINAL_STATUSES, isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
 import type { TransactionRow } from '../store/schema.js';
-import type { StoreOps, TransactionPatch } from '../store/store.js';
+import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { OperationDeps } from './deps.js';
 import { transactionAnswer } from './lifecycle.js';
@@ -48,9 +48,9 @@ export async function receiveWebhook(
   const now_ms = deps.clock.now_ms();
   try {
     const outcome = await deps.store.transaction(async (tx) => {
-      const locked = row ? await tx.lockTransaction(row.trace_id) : null;
+      const locked = row ? await tx.transactions.lock(row.trace_id) : null;
       const applied = locked ? await apply(tx, locked, event, now_ms) : 'unmatched';
-      const recorded = await tx.insertProcessorEvent({
+      const recorded = await tx.merchants.insertProcessorEvent({
         gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: locked?.trace_id ?? null, outcome: applied, received_at_ms: now_ms,
       });
       // Rolls back whatever apply wrote: the event was applied before.
@@ -89,7 +89,7 @@ async function afterItsRequest(deps: OperationDeps, row: TransactionRow | null):
   let current: TransactionRow | null = row;
   while (current && current.status === 'pending' && current.answer_json === null && Date.now() < deadline_ms) {
     await new Promise((resolve) => setTimeout(resolve, REQUEST_WAIT_STEP_MS));
-    current = await deps.store.getTransaction(row.trace_id);
+    current = await deps.store.transactions.get(row.trace_id);
   }
   return current;
 }
@@ -100,21 +100,21 @@ async function matchTransaction(deps: OperationDeps, gateway_id: string, event: 
   const ours = (row: TransactionRow | null) => (row && row.gateway_id === gateway_id
     && (match.transaction_type === null || row.transaction_type === match.transaction_type) ? row : null);
   if (match.trace_id !== null) {
-    const row = ours(await deps.store.getTransaction(match.trace_id));
+    const row = ours(await deps.store.transactions.get(match.trace_id));
     if (row) return row;
   }
   if (match.psp_transaction_id !== null) {
-    const row = ours(await deps.store.findTransactionByPspId(gateway_id, match.psp_transaction_id));
+    const row = ours(await deps.store.transactions.findByPspId(gateway_id, match.psp_transaction_id));
     if (row) return row;
   }
   if (match.reference !== null && match.transaction_type !== null) {
-    const gateway = await deps.store.getGateway(gateway_id);
-    if (gateway) return ours(await deps.store.findTransactionByKey(gateway.merchant_id, match.transaction_type, match.reference));
+    const gateway = await deps.store.merchants.getGateway(gateway_id);
+    if (gateway) return ours(await deps.store.transactions.findByKey(gateway.merchant_id, match.transaction_type, match.reference));
   }
   return null;
 }
 
-async function apply(tx: StoreOps, row: TransactionRow, event: WebhookEvent, now_ms: number): Promise<'applied' | 'unchanged' | 'ignored'> {
+async function apply(tx: UnitOfWork, row: TransactionRow, event: WebhookEvent, now_ms: number): Promise<'applied' | 'unchanged' | 'ignored'> {
   const result = event.result;
   if (result === null || (result.kind !== 'approved' && result.kind !== 'rejected' && result.kind !== 'error')) return 'ignored';
   const to = RESULT_STATUS[result.kind];

@@ -8,7 +8,7 @@ export type ReadOutcome =
   | { readonly kind: 'not_found' };
 
 export async function readTransaction(deps: OperationDeps, merchant_id: string, trace_id: number): Promise<ReadOutcome> {
-  const row = await deps.store.getTransaction(trace_id);
+  const row = await deps.store.transactions.get(trace_id);
   if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' };
   // The same view a notification gives (masked card, charge amounts), without its own version/timestamp.
   const { version: _version, timestamp: _timestamp, ...fields } = buildNotificationPayload(row, 0);

@@ -39,12 +39,12 @@ export type RefundOutcome =
 export async function processRefund(deps: OperationDeps, input: RefundInput): Promise<RefundOutcome> {
   const merchant_id = input.merchant.merchant_id;
   // A retry of an existing refund is answered from its key first, whatever the sale looks like now.
-  const existing = await deps.store.findTransactionByKey(merchant_id, 'refund', input.order_id);
+  const existing = await deps.store.transactions.findByKey(merchant_id, 'refund', input.order_id);
   if (existing) {
     const answer = await answerForExisting(deps, existing, input.request_fingerprint);
     return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;
   }
-  const sale = await deps.store.getTransaction(input.reference_id);
+  const sale = await deps.store.transactions.get(input.reference_id);
   if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
   if (sale.transaction_type !== 'sale') return { kind: 'refused', reason: 'not_a_sale' };
   if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
@@ -80,12 +80,12 @@ export async function refundSale(deps: OperationDeps, input: RefundOfSale, sale:
     reference_id: sale.trace_id,
   }), {
     prepare: async (tx) => {
-      const locked = await tx.lockTransaction(sale.trace_id);
+      const locked = await tx.transactions.lock(sale.trace_id);
       if (!locked || locked.status !== 'approved') {
         refusal = { kind: 'refused', reason: 'not_approved' };
         return null;
       }
-      if (!(await tx.reserveRefund(sale.trace_id, input.amount_minor))) {
+      if (!(await tx.transactions.reserveRefund(sale.trace_id, input.amount_minor))) {
         refusal = { kind: 'refused', reason: 'exceeds_sale', remaining_minor: locked.amount_minor - locked.refund_reserved_minor };
         return null;
       }

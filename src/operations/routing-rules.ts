@@ -73,7 +73,7 @@ function conditionList(values: readonly string[] | undefined, field: string, can
 }
 
 export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: number): Promise<RuleOutcome> {
-  const merchant = await store.getMerchant(input.merchant_id);
+  const merchant = await store.merchants.get(input.merchant_id);
   if (!merchant) return { kind: 'merchant_not_found' };
   if (!merchant.gateways.some((g) => g.gateway_id === input.gateway_id)) return { kind: 'invalid', field: 'gateway', reason: 'not a gateway of this merchant' };
   if (!Number.isSafeInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000) return { kind: 'invalid', field: 'priority', reason: 'a whole number from 0 to 1000000 (lower first)' };
@@ -103,12 +103,12 @@ export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: 
     bin_countries: countries.text,
     created_at_ms: now_ms,
   };
-  await store.insertRoutingRule(row);
+  await store.merchants.insertRoutingRule(row);
   return { kind: 'ok', rule: ruleView(row) };
 }
 
 export async function listRoutingRules(store: Store, merchant_id: string): Promise<RuleView[] | null> {
-  const merchant = await store.getMerchant(merchant_id);
+  const merchant = await store.merchants.get(merchant_id);
   return merchant ? merchant.routing_rules.map(ruleView) : null;
 }
 

@@ -86,25 +86,25 @@ export async function createPlan(deps: OperationDeps, merchant: Merchant, input:
   const prices = input.prices.map((price, position) => ({
     price_id: newId('price'), plan_id, currency: price.currency, amount_minor: price.amount, position,
   }));
-  await deps.store.transaction((tx) => tx.insertPlan(plan, prices));
+  await deps.store.transaction((tx) => tx.subscriptions.insertPlan(plan, prices));
   return { kind: 'created', plan: { plan, prices } };
 }
 
 /** A plan the merchant can see: its own and not deleted. */
 export async function readPlan(deps: OperationDeps, merchant_id: string, plan_id: string): Promise<PlanOutcome> {
-  const plan = await deps.store.getPlan(merchant_id, plan_id);
+  const plan = await deps.store.subscriptions.getPlan(merchant_id, plan_id);
   return plan && plan.plan.status !== 'deleted' ? { kind: 'found', plan } : { kind: 'not_found' };
 }
 
 export async function listPlans(deps: OperationDeps, merchant_id: string, page: PageRequest): Promise<{ plans: PlanRecord[]; total: number }> {
-  return deps.store.listPlans(merchant_id, page);
+  return deps.store.subscriptions.listPlans(merchant_id, page);
 }
 
 /** Spec §4.9: name, description, status. Any status may be set, except that a deleted plan is gone. */
 export async function updatePlan(deps: OperationDeps, merchant_id: string, plan_id: string, update: PlanUpdate): Promise<PlanOutcome> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const current = await tx.getPlan(merchant_id, plan_id);
+    const current = await tx.subscriptions.getPlan(merchant_id, plan_id);
     if (!current || current.plan.status === 'deleted') return { kind: 'not_found' } as const;
     const patch = {
       ...(update.name !== undefined ? { name: update.name } : {}),
@@ -112,7 +112,7 @@ export async function updatePlan(deps: OperationDeps, merchant_id: string, plan_
       ...(update.status !== undefined ? { status: update.status } : {}),
     };
     if (Object.keys(patch).length === 0) return { kind: 'found', plan: current } as const;
-    await tx.updatePlan(merchant_id, plan_id, { ...patch, updated_at_ms: now_ms });
+    await tx.subscriptions.updatePlan(merchant_id, plan_id, { ...patch, updated_at_ms: now_ms });
     return { kind: 'found', plan: { ...current, plan: { ...current.plan, ...patch, updated_at_ms: now_ms } } } as const;
   });
 }

@@ -62,14 +62,14 @@ function resultOfRow(row: TransactionRow): ChargeResult {
 
 /** Charges (or finds the charge of) the subscription's current attempt. */
 async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: string, cycle: number, findMerchant: MerchantLookup): Promise<ChargeResult> {
-  const existing = await deps.store.findTransactionByKey(sub.merchant_id, 'sale', order_id);
+  const existing = await deps.store.transactions.findByKey(sub.merchant_id, 'sale', order_id);
   if (existing) return resultOfRow(existing);
   const merchant = await findMerchant(sub.merchant_id);
   if (!merchant) return { kind: 'failed', trace_id: null, reason: 'merchant not found' };
   // The claim skips a disabled merchant's subscriptions; this catches one disabled since. A
   // charge already made above is still booked: only new money movement is held.
   if (merchant.disabled) return { kind: 'held' };
-  const card = await deps.store.getCard(sub.merchant_id, sub.card_token);
+  const card = await deps.store.cards.get(sub.merchant_id, sub.card_token);
   const expiry = card ? parseExpiry(card.card_exp) : null;
   if (!card || !expiry) return { kind: 'failed', trace_id: null, reason: 'card_token not found in the vault' };
   const gateway = mitGatewayFor(deps, merchant, sub.currency);
@@ -108,7 +108,7 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
     case 'in_progress':
       return { kind: 'waiting' };
     case 'duplicate_order': {
-      const holder = await deps.store.findTransactionByKey(sub.merchant_id, 'sale', order_id);
+      const holder = await deps.store.transactions.findByKey(sub.merchant_id, 'sale', order_id);
       return holder ? resultOfRow(holder) : { kind: 'waiting' };
     }
     case 'no_gateway':
@@ -120,7 +120,7 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
 async function book(deps: OperationDeps, claimed: SubscriptionRow, change: SubscriptionChange): Promise<boolean> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const row = await tx.lockSubscription(claimed.subscription_id);
+    const row = await tx.subscriptions.lock(claimed.subscription_id);
     if (!row || row.version !== claimed.version) return false;
     const outcome = await applySubscriptionEvent(tx, row, change, now_ms);
     return outcome.kind === 'changed';
@@ -157,12 +157,12 @@ export async function renewSubscription(
   const order_id = renewalOrderId(sub.subscription_id, cycle, sub.attempt);
   const result = await charge(deps, sub, order_id, cycle, findMerchant);
   if (result.kind === 'waiting') {
-    await deps.store.setSubscriptionLease(sub.subscription_id, owner, deps.wall_clock.now_ms() + PENDING_RECHECK_MS);
+    await deps.store.subscriptions.setLease(sub.subscription_id, owner, deps.wall_clock.now_ms() + PENDING_RECHECK_MS);
     return { kind: 'waiting' };
   }
   if (result.kind === 'held') {
     // Given back unchanged: the claim passes it over until the merchant is enabled again.
-    await deps.store.setSubscriptionLease(sub.subscription_id, owner, null);
+    await deps.store.subscriptions.setLease(sub.subscription_id, owner, null);
     return { kind: 'held' };
   }
   const now_ms = deps.clock.now_ms();

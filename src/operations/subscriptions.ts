@@ -7,7 +7,7 @@ import { expiryInFuture, parseExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import { applySubscriptionEvent, createSubscriptionRecord } from '../transitions/subscription.js';
 import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
-import type { PageRequest, StoreOps, SubscriptionFilter } from '../store/store.js';
+import type { PageRequest, UnitOfWork, SubscriptionFilter } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { nextSeriesAttempt } from './subscription-renewal.js';
 import { mitGatewayFor } from './subscription-plans.js';
@@ -44,9 +44,9 @@ export type CardRefusal =
 
 /** The merchant's stored card exists, has not expired and a gateway with MIT takes `currency`; else why not. */
 async function cardRefusal(
-  tx: StoreOps, deps: OperationDeps, merchant: Merchant, card_token: string, currency: string, now_ms: number,
+  tx: UnitOfWork, deps: OperationDeps, merchant: Merchant, card_token: string, currency: string, now_ms: number,
 ): Promise<CardRefusal | null> {
-  const card = await tx.getCard(merchant.merchant_id, card_token);
+  const card = await tx.cards.get(merchant.merchant_id, card_token);
   if (!card) return { kind: 'card_token_not_found' };
   const expiry = parseExpiry(card.card_exp);
   if (!expiry || !expiryInFuture(expiry, now_ms)) return { kind: 'card_expired' };
@@ -96,7 +96,7 @@ export async function createSubscription(deps: OperationDeps, input: NewSubscrip
   };
   try {
     const subscription = await deps.store.transaction(async (tx) => {
-      const record = await tx.getPlan(merchant_id, input.plan_id);
+      const record = await tx.subscriptions.getPlan(merchant_id, input.plan_id);
       if (!record || record.plan.status === 'deleted') return refuse({ kind: 'plan_not_found' });
       if (record.plan.status !== 'active') return refuse({ kind: 'plan_not_active' });
       const price = record.prices.find((p) => p.price_id === input.price_id);
@@ -108,7 +108,7 @@ export async function createSubscription(deps: OperationDeps, input: NewSubscrip
       if (created) return { subscription: created, replayed: false };
       // One active subscription per customer, price and card (migration 0006): a retried
       // create gets the subscription it made; the same key with other details is refused.
-      const existing = await tx.findActiveSubscription(row);
+      const existing = await tx.subscriptions.findActive(row);
       if (!existing) throw new Error('subscription insert skipped but no active subscription found');
       if (existing.notification_url !== row.notification_url || existing.application_key !== row.application_key) {
         return refuse({ kind: 'duplicate', subscription_id: existing.subscription_id });
@@ -156,14 +156,14 @@ function newRow(input: NewSubscriptionInput, plan: SubscriptionPlanRow, price: S
 }
 
 export async function readSubscription(deps: OperationDeps, merchant_id: string, subscription_id: string): Promise<SubscriptionOutcome> {
-  const subscription = await deps.store.getSubscription(merchant_id, subscription_id);
+  const subscription = await deps.store.subscriptions.get(merchant_id, subscription_id);
   return subscription ? { kind: 'found', subscription } : { kind: 'not_found' };
 }
 
 export async function listSubscriptions(
   deps: OperationDeps, merchant_id: string, filter: SubscriptionFilter, page: PageRequest,
 ): Promise<{ subscriptions: SubscriptionRow[]; total: number }> {
-  return deps.store.listSubscriptions(merchant_id, filter, page);
+  return deps.store.subscriptions.list(merchant_id, filter, page);
 }
 
 /**
@@ -177,7 +177,7 @@ export async function cancelSubscription(
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
     for (let tries = 0; ; tries += 1) {
-      const row = await tx.lockSubscription(subscription_id);
+      const row = await tx.subscriptions.lock(subscription_id);
       if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' } as const;
       if (row.status === 'canceled') return { kind: 'canceled', subscription: row, already: true } as const;
       if (row.status === 'expired') return { kind: 'ended', subscription: row } as const;
@@ -224,7 +224,7 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx): Promise<ActivateOutcome> => {
     for (let tries = 0; ; tries += 1) {
-      const row = await tx.lockSubscription(input.subscription_id);
+      const row = await tx.subscriptions.lock(input.subscription_id);
       if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' };
       if (row.status === 'canceled' || row.status === 'expired') return { kind: 'ended', subscription: row };
       if (row.status === 'active') {
@@ -234,12 +234,12 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
       const card_token = input.card_token ?? row.card_token;
       const card_refusal = await cardRefusal(tx, deps, input.merchant, card_token, row.currency, now_ms);
       if (card_refusal) return card_refusal;
-      const twin = await tx.findActiveSubscription({ ...row, card_token });
+      const twin = await tx.subscriptions.findActive({ ...row, card_token });
       if (twin) return { kind: 'duplicate', subscription_id: twin.subscription_id };
       let due_ms = now_ms;
       if (row.cycles_charged === 0 && row.attempt === 0) {
         // Never charged nor tried: the customer has not had the trial yet; it starts now.
-        const plan = (await tx.getPlan(merchant_id, row.plan_id))?.plan;
+        const plan = (await tx.subscriptions.getPlan(merchant_id, row.plan_id))?.plan;
         if (plan) due_ms = firstChargeAt(now_ms, plan.trial_period, plan.trial_period_cycle as TrialUnit);
       }
       const outcome = await applySubscriptionEvent(tx, row, {

@@ -50,28 +50,6 @@ export interface NewUserRow {
 }
 
 export interface BackOfficeStore {
-  /** Newest first, from below `before_trace_id` (null: from the newest), at most `limit`. */
-  searchTransactions(search: TransactionSearch, before_trace_id: number | null, limit: number): Promise<TransactionRow[]>;
-  /** The refunds of a sale (reference_id), oldest first, at most `limit`. */
-  listRefundsOf(sale_trace_id: number, limit: number): Promise<TransactionRow[]>;
-  /** Every attempt of a cascade: the merchant's request (root) and its retries, by level. */
-  listCascade(root_trace_id: number, limit: number): Promise<TransactionRow[]>;
-  /** Sums per day, type, status and currency of the transactions created since `since_ms`. */
-  activitySince(merchant_id: string | null, since_ms: number): Promise<ActivityRow[]>;
-  /** Transactions of one type in one status (payouts waiting for a decision). */
-  countTransactions(merchant_id: string | null, transaction_type: string, status: string): Promise<number>;
-  /** Notifications the merchant has not acknowledged: still pending, or given up (failed, undeliverable). */
-  countUnacknowledgedNotifications(merchant_id: string | null): Promise<number>;
-  /** Newest first, at most `limit`. */
-  listSubscriptions(merchant_id: string | null, limit: number): Promise<SubscriptionRow[]>;
-  /** One subscription by its id, whichever merchant's (the caller checks who may see it). */
-  getSubscription(subscription_id: string): Promise<SubscriptionRow | null>;
-  /** Plans that are not deleted, newest first, at most `limit`. */
-  listPlans(merchant_id: string | null, limit: number): Promise<SubscriptionPlanRow[]>;
-  /** The processor's webhook events matched to a transaction, newest first, at most `limit`. */
-  listProcessorEventsOf(trace_id: number, limit: number): Promise<ProcessorEventRow[]>;
-  /** A gateway's webhook events, newest first, at most `limit`; only those of `outcome` when it is given. */
-  listGatewayProcessorEvents(gateway_id: string, outcome: ProcessorEventOutcome | null, limit: number): Promise<ProcessorEventRow[]>;
 
   insertUser(row: NewUserRow): Promise<'created' | 'exists'>;
   findUserByEmail(email: string): Promise<BackofficeUserRow | null>;

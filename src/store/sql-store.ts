@@ -10,7 +10,7 @@ import type {
 } from './schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
 import type pg from 'pg';
-import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, MerchantSummary, NewMerchant, Store, StoreOps, TransactionPatch } from './store.js';
+import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, MerchantSummary, NewMerchant, Store, TransactionPatch, UnitOfWork } from './store.js';
 import { migrateToLatest } from './migrations.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -124,7 +124,7 @@ export const transactionScans = {
 /** Why a notification was superseded: shown to the operator as its last_error. */
 const SUPERSEDED_REASON = 'superseded by a later status of the transaction';
 
-class SqlOps implements StoreOps {
+class SqlOps {
   /**
    * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
    * transactions; `touched_notifications` is called after a statement that made a notification due.
@@ -899,7 +899,14 @@ export class SqlStore extends SqlOps implements Store {
   private readonly direct_in_transaction: { readonly sqlite: DirectSqlite; readonly in_transaction: true } | null;
   /** PostgreSQL: the pool, read for /metrics (poolUse). */
   private readonly pool: pg.Pool | null;
-  readonly backoffice: BackOfficeStore;
+  declare readonly merchants: UnitOfWork['merchants'];
+  declare readonly transactions: UnitOfWork['transactions'];
+  declare readonly cards: UnitOfWork['cards'];
+  declare readonly notifications: UnitOfWork['notifications'];
+  declare readonly subscriptions: UnitOfWork['subscriptions'];
+  declare readonly cashier: UnitOfWork['cashier'];
+  declare readonly sandboxClock: UnitOfWork['sandboxClock'];
+  declare readonly backoffice: BackOfficeStore;
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -912,7 +919,7 @@ export class SqlStore extends SqlOps implements Store {
     super(root, dialect, new SqlText(dialect), signal.fire, options.direct ? { sqlite: options.direct, in_transaction: false } : null);
     this.signal = signal;
     this.pool = options.pool ?? null;
-    this.backoffice = new SqlBackOfficeStore(root);
+    Object.assign(this, unitOfWork(this, new SqlBackOfficeStore(root)));
     this.direct_in_transaction = options.direct ? { sqlite: options.direct, in_transaction: true } : null;
     // PostgreSQL commits concurrent transactions on its own connections and groups their WAL flushes itself.
     const direct = options.direct;
@@ -969,31 +976,156 @@ export class SqlStore extends SqlOps implements Store {
   // Atomic on their own (store.ts): one statement on PostgreSQL, a transaction here on SQLite.
   override async reserveTransactionWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null> {
     if (this.dialect === 'postgres') return super.reserveTransactionWithChange(row, reason);
-    return this.transaction((tx) => tx.reserveTransactionWithChange(row, reason));
+    return this.transaction((tx) => tx.transactions.reserveWithChange(row, reason));
   }
 
-  override async finishNotificationAttempt(...args: Parameters<StoreOps['finishNotificationAttempt']>): Promise<boolean> {
+  override async finishNotificationAttempt(...args: Parameters<SqlOps['finishNotificationAttempt']>): Promise<boolean> {
     if (this.dialect === 'postgres') return super.finishNotificationAttempt(...args);
-    return this.transaction((tx) => tx.finishNotificationAttempt(...args));
+    return this.transaction((tx) => tx.notifications.finishAttempt(...args));
   }
 
   // On SQLite a lease joins the next group commit instead of committing alone: alone, each lease
   // was a COMMIT with its own fsync on the event loop (about as many as all the sales' group
   // commits together in the notification-lag benchmark). A lease lost to a crash costs nothing:
   // the notification stays pending and unleased, and is leased again.
-  override async leaseNotifications(...args: Parameters<StoreOps['leaseNotifications']>): Promise<NotificationRow[]> {
+  override async leaseNotifications(...args: Parameters<SqlOps['leaseNotifications']>): Promise<NotificationRow[]> {
     if (this.dialect === 'postgres') return super.leaseNotifications(...args);
-    return this.transaction((tx) => tx.leaseNotifications(...args));
+    return this.transaction((tx) => tx.notifications.lease(...args));
   }
 
-  async transaction<T>(work: (tx: StoreOps) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let touched = false;
-    const run = (trx: Transaction<Database>) => work(new SqlOps(trx, this.dialect, this.text, () => {
+    const run = (trx: Transaction<Database>) => work(unitOfWork(new SqlOps(trx, this.dialect, this.text, () => {
       touched = true;
-    }, this.direct_in_transaction));
+    }, this.direct_in_transaction), new SqlBackOfficeStore(trx)));
     const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);
     if (touched) this.signal.fire();
     return result;
   }
+}
+
+/**
+ * The aggregates over one executor's flat operations (the store's, or an open transaction's),
+ * with the back office's queries of other aggregates moved to them.
+ */
+function unitOfWork(ops: SqlOps, bo: SqlBackOfficeStore): UnitOfWork {
+  return {
+    merchants: {
+      insert: ops.insertMerchant.bind(ops),
+      get: ops.getMerchant.bind(ops),
+      count: ops.countMerchants.bind(ops),
+      listIds: ops.listMerchantIds.bind(ops),
+      list: ops.listMerchants.bind(ops),
+      rollSecret: ops.rollMerchantSecret.bind(ops),
+      setDisabled: ops.setMerchantDisabled.bind(ops),
+      getGateway: ops.getGateway.bind(ops),
+      insertGateway: ops.insertGateway.bind(ops),
+      listGateways: ops.listGateways.bind(ops),
+      updateGateway: ops.updateGateway.bind(ops),
+      insertProcessorEvent: ops.insertProcessorEvent.bind(ops),
+      listProcessorEvents: ops.listProcessorEvents.bind(ops),
+      insertRoutingRule: ops.insertRoutingRule.bind(ops),
+      deleteRoutingRule: ops.deleteRoutingRule.bind(ops),
+      replaceBinRanges: ops.replaceBinRanges.bind(ops),
+      findBinCountry: ops.findBinCountry.bind(ops),
+      countBinRanges: ops.countBinRanges.bind(ops),
+      setGatewayHoldPayouts: ops.setGatewayHoldPayouts.bind(ops),
+      getFrameOrigins: ops.getFrameOrigins.bind(ops),
+      setFrameOrigins: ops.setFrameOrigins.bind(ops),
+      getDisplayName: ops.getDisplayName.bind(ops),
+      setDisplayName: ops.setDisplayName.bind(ops),
+      setV13BodySignatureRequired: ops.setV13BodySignatureRequired.bind(ops),
+      listProcessorEventsOf: bo.listProcessorEventsOf.bind(bo),
+      listGatewayProcessorEvents: bo.listGatewayProcessorEvents.bind(bo),
+    },
+    transactions: {
+      insertIfAbsent: ops.insertTransactionIfAbsent.bind(ops),
+      reserve: ops.reserveTransaction.bind(ops),
+      reserveWithChange: ops.reserveTransactionWithChange.bind(ops),
+      findByKey: ops.findTransactionByKey.bind(ops),
+      get: ops.getTransaction.bind(ops),
+      lock: ops.lockTransaction.bind(ops),
+      findByChallenge: ops.findTransactionByChallenge.bind(ops),
+      findByPspId: ops.findTransactionByPspId.bind(ops),
+      latestCascadeAttempt: ops.latestCascadeAttempt.bind(ops),
+      listPayoutsByStatus: ops.listPayoutsByStatus.bind(ops),
+      updateIfStatus: ops.updateTransactionIfStatus.bind(ops),
+      update: ops.updateTransaction.bind(ops),
+      changeStatus: ops.changeTransactionStatus.bind(ops),
+      reserveRefund: ops.reserveRefund.bind(ops),
+      releaseRefund: ops.releaseRefund.bind(ops),
+      insertStatusChange: ops.insertStatusChange.bind(ops),
+      listStatusChanges: ops.listStatusChanges.bind(ops),
+      insertDueAction: ops.insertDueAction.bind(ops),
+      claimDueActions: ops.claimDueActions.bind(ops),
+      markDueActionDone: ops.markDueActionDone.bind(ops),
+      deferDueAction: ops.deferDueAction.bind(ops),
+      findStuck: ops.findStuckTransactions.bind(ops),
+      findInterruptedPayouts: ops.findInterruptedPayouts.bind(ops),
+      search: bo.searchTransactions.bind(bo),
+      listRefundsOf: bo.listRefundsOf.bind(bo),
+      listCascade: bo.listCascade.bind(bo),
+      activitySince: bo.activitySince.bind(bo),
+      countByStatus: bo.countTransactions.bind(bo),
+    },
+    notifications: {
+      insert: ops.insertNotification.bind(ops),
+      supersedeIfNewer: ops.supersedeIfNewer.bind(ops),
+      listOfTransaction: ops.listNotifications.bind(ops),
+      listOfSubscription: ops.listSubscriptionEvents.bind(ops),
+      lease: ops.leaseNotifications.bind(ops),
+      finishAttempt: ops.finishNotificationAttempt.bind(ops),
+      listAttempts: ops.listNotificationAttempts.bind(ops),
+      get: ops.getNotification.bind(ops),
+      reschedule: ops.rescheduleNotification.bind(ops),
+      countUnacknowledged: bo.countUnacknowledgedNotifications.bind(bo),
+    },
+    cards: {
+      insertIfAbsent: ops.insertCardIfAbsent.bind(ops),
+      find: ops.findCard.bind(ops),
+      get: ops.getCard.bind(ops),
+    },
+    sandboxClock: {
+      getOffset: ops.getSandboxOffset.bind(ops),
+      setOffset: ops.setSandboxOffset.bind(ops),
+    },
+    subscriptions: {
+      insertPlan: ops.insertPlan.bind(ops),
+      getPlan: ops.getPlan.bind(ops),
+      listPlans: ops.listPlans.bind(ops),
+      updatePlan: ops.updatePlan.bind(ops),
+      insert: ops.insertSubscription.bind(ops),
+      findActive: ops.findActiveSubscription.bind(ops),
+      get: ops.getSubscription.bind(ops),
+      lock: ops.lockSubscription.bind(ops),
+      list: ops.listSubscriptions.bind(ops),
+      updateIfVersion: ops.updateSubscriptionIfVersion.bind(ops),
+      insertChange: ops.insertSubscriptionChange.bind(ops),
+      listChanges: ops.listSubscriptionChanges.bind(ops),
+      claimDue: ops.claimDueSubscriptions.bind(ops),
+      setLease: ops.setSubscriptionLease.bind(ops),
+      countDue: ops.countDueSubscriptions.bind(ops),
+      listAll: bo.listSubscriptions.bind(bo),
+      getAny: bo.getSubscription.bind(bo),
+      listAllPlans: bo.listPlans.bind(bo),
+    },
+    cashier: {
+      insertSession: ops.insertCashierSession.bind(ops),
+      getSession: ops.getCashierSession.bind(ops),
+      lockSession: ops.lockCashierSession.bind(ops),
+      findSessionByOrder: ops.findCashierSessionByOrder.bind(ops),
+      findOrderSummary: ops.findOrderSummary.bind(ops),
+      findSessionByAuthToken: ops.findCashierSessionByAuthToken.bind(ops),
+      updateSessionIf: ops.updateCashierSessionIf.bind(ops),
+      insertToken: ops.insertCashierToken.bind(ops),
+      findToken: ops.findCashierToken.bind(ops),
+      useToken: ops.useCashierToken.bind(ops),
+      listTransactions: ops.listCashierTransactions.bind(ops),
+      claimExpiredOrders: ops.claimExpiredOrders.bind(ops),
+      getCustomer: ops.getCashierCustomer.bind(ops),
+      upsertCustomer: ops.upsertCashierCustomer.bind(ops),
+    },
+    backoffice: bo,
+  };
 }

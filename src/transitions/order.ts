@@ -4,7 +4,7 @@
 // move commit together.
 import { isOrderSession, nextOrderStatus, CLOSED_ORDER_STATUSES, type OrderEvent, orderEventOf } from '../domain/order-state.js';
 import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
-import type { StoreOps } from '../store/store.js';
+import type { UnitOfWork } from '../store/store.js';
 
 export type OrderChangeOutcome =
   | { readonly kind: 'changed'; readonly session: CashierSessionRow }
@@ -13,13 +13,13 @@ export type OrderChangeOutcome =
   /** Someone else changed the order first; the caller re-reads and decides. */
   | { readonly kind: 'stale' };
 
-export async function applyOrderEvent(tx: StoreOps, session: CashierSessionRow, event: OrderEvent, now_ms: number): Promise<OrderChangeOutcome> {
+export async function applyOrderEvent(tx: UnitOfWork, session: CashierSessionRow, event: OrderEvent, now_ms: number): Promise<OrderChangeOutcome> {
   if (!isOrderSession(session)) return { kind: 'unchanged', session };
   const to = nextOrderStatus(session, event, now_ms);
   if (to === null) return { kind: 'unchanged', session };
   const closed_at_ms = CLOSED_ORDER_STATUSES.has(to) ? (session.closed_at_ms ?? now_ms) : null;
   const patch = { order_status: to, closed_at_ms, updated_at_ms: now_ms };
-  const changed = await tx.updateCashierSessionIf(session.session_id, { order_status: session.order_status }, patch);
+  const changed = await tx.cashier.updateSessionIf(session.session_id, { order_status: session.order_status }, patch);
   if (!changed) return { kind: 'stale' };
   return { kind: 'changed', session: { ...session, ...patch } };
 }
@@ -28,15 +28,15 @@ export async function applyOrderEvent(tx: StoreOps, session: CashierSessionRow, 
  * Called by transitions/transaction.ts changeStatus, in its database transaction, when a transaction
  * made in a cashier session changed status: the order follows.
  */
-export async function orderFollowsTransaction(tx: StoreOps, row: TransactionRow, now_ms: number): Promise<void> {
+export async function orderFollowsTransaction(tx: UnitOfWork, row: TransactionRow, now_ms: number): Promise<void> {
   if (!row.cashier_session_id) return;
   const event = orderEventOf(row.status);
   if (event === null) return;
-  const session = await tx.lockCashierSession(row.cashier_session_id);
+  const session = await tx.cashier.lockSession(row.cashier_session_id);
   if (!session || !isOrderSession(session)) return;
   if (event === 'transaction_failed' && session.order_status === 'authorized') {
     // Only the failure of the authorized transaction reopens or closes the order, not an unrelated attempt's.
-    const others = await tx.listCashierTransactions(session.session_id);
+    const others = await tx.cashier.listTransactions(session.session_id);
     if (others.some((t) => t.trace_id !== row.trace_id && t.status === 'authorized')) return;
   }
   // The session row is locked (PostgreSQL) or the transaction serialized (SQLite): the compare-and-set cannot go stale here.
@@ -45,6 +45,6 @@ export async function orderFollowsTransaction(tx: StoreOps, row: TransactionRow,
 }
 
 /** The time limit: a pending order past its expiry is closed as rejected. Used by due work and find-order. */
-export async function expireOrder(tx: StoreOps, session: CashierSessionRow, now_ms: number): Promise<OrderChangeOutcome> {
+export async function expireOrder(tx: UnitOfWork, session: CashierSessionRow, now_ms: number): Promise<OrderChangeOutcome> {
   return applyOrderEvent(tx, session, 'time_limit', now_ms);
 }

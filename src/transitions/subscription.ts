@@ -7,7 +7,7 @@
 import { FINAL_SUBSCRIPTION_STATUSES, type SubscriptionChange, subscriptionTransition } from '../domain/subscription-state.js';
 import { recordSubscriptionEvent } from '../notifications/subscription-event.js';
 import type { NewSubscriptionRow, SubscriptionRow } from '../store/schema.js';
-import type { StoreOps, SubscriptionPatch } from '../store/store.js';
+import type { UnitOfWork, SubscriptionPatch } from '../store/store.js';
 
 export type SubscriptionChangeOutcome =
   | { readonly kind: 'changed'; readonly row: SubscriptionRow }
@@ -20,14 +20,14 @@ export type SubscriptionChangeOutcome =
  * an active one of the same customer, price and card exists (store.insertSubscription).
  */
 export async function createSubscriptionRecord(
-  tx: StoreOps,
+  tx: UnitOfWork,
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },
   now_ms: number,
 ): Promise<SubscriptionRow | null> {
-  if (!(await tx.insertSubscription({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null }))) return null;
-  const stored = await tx.lockSubscription(row.subscription_id);
+  if (!(await tx.subscriptions.insert({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null }))) return null;
+  const stored = await tx.subscriptions.lock(row.subscription_id);
   if (!stored) throw new Error(`subscription ${row.subscription_id} vanished after insert`);
-  await tx.insertSubscriptionChange({
+  await tx.subscriptions.insertChange({
     subscription_id: stored.subscription_id, from_status: '', to_status: stored.status, event: 'subscription.created',
     reason: stored.status === 'active' ? 'created with activate true' : 'created with activate false', at_ms: now_ms,
   });
@@ -36,7 +36,7 @@ export async function createSubscriptionRecord(
 }
 
 export async function applySubscriptionEvent(
-  tx: StoreOps,
+  tx: UnitOfWork,
   row: SubscriptionRow,
   change: SubscriptionChange,
   now_ms: number,
@@ -46,10 +46,10 @@ export async function applySubscriptionEvent(
   const patch: SubscriptionPatch = { ...change.patch, status: to, updated_at_ms: now_ms };
   if (to !== 'active') patch.next_charge_at_ms = null;
   if (FINAL_SUBSCRIPTION_STATUSES.has(to)) patch.ended_at_ms = now_ms;
-  const changed = await tx.updateSubscriptionIfVersion(row.subscription_id, row.version, patch);
+  const changed = await tx.subscriptions.updateIfVersion(row.subscription_id, row.version, patch);
   if (!changed) return { kind: 'stale' };
   const updated: SubscriptionRow = { ...row, ...patch, version: row.version + 1 } as SubscriptionRow;
-  await tx.insertSubscriptionChange({
+  await tx.subscriptions.insertChange({
     subscription_id: row.subscription_id, from_status: row.status, to_status: to, event: change.event, reason: change.reason, at_ms: now_ms,
   });
   await recordSubscriptionEvent(tx, updated, change.event, change.details ?? {}, now_ms);

@@ -8,7 +8,7 @@ import { isTransitionAllowed, REFUND_RELEASING, type TransactionStatus } from '.
 import { buildNotificationPayload } from '../notifications/payload.js';
 import { newNotificationRow } from '../notifications/schedule.js';
 import type { TransactionRow } from '../store/schema.js';
-import type { StoreOps, TransactionPatch } from '../store/store.js';
+import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import { orderFollowsTransaction } from './order.js';
 
 export interface StatusChange {
@@ -31,7 +31,7 @@ export type StatusChangeOutcome =
   | { readonly kind: 'stale' };
 
 export async function changeStatus(
-  tx: StoreOps,
+  tx: UnitOfWork,
   row: TransactionRow,
   change: StatusChange,
   now_ms: number,
@@ -46,11 +46,11 @@ export async function changeStatus(
     ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
       buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
     : null;
-  const changed = await tx.changeTransactionStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
+  const changed = await tx.transactions.changeStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
   if (!changed) return { kind: 'stale' };
   // A refund that fails gives its reservation back to the sale, in the same transaction.
   if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(change.to)) {
-    await tx.releaseRefund(row.reference_id, row.amount_minor);
+    await tx.transactions.releaseRefund(row.reference_id, row.amount_minor);
   }
   // A transaction made in a cashier order moves the order along, in this same database transaction.
   if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);

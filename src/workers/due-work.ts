@@ -48,16 +48,16 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
   let finished = 0;
   const lookups: DueActionRow[] = [];
   finished += await deps.store.transaction(async (tx) => {
-    const actions = await tx.claimDueActions(now_ms, batch);
+    const actions = await tx.transactions.claimDueActions(now_ms, batch);
     for (const action of actions) {
       if (action.kind === 'processor_lookup') {
         // Asked below, outside this transaction; claimed meanwhile like a lease, so a process
         // that dies while asking leaves it to be claimed again.
-        await tx.deferDueAction(action.id, now_ms + LOOKUP_CLAIM_MS);
+        await tx.transactions.deferDueAction(action.id, now_ms + LOOKUP_CLAIM_MS);
         lookups.push(action);
         continue;
       }
-      const row = await tx.lockTransaction(action.trace_id);
+      const row = await tx.transactions.lock(action.trace_id);
       if (row && row.status === action.expected_status) {
         const outcome = await changeStatus(tx, row, {
           to: action.to_status as TransactionStatus,
@@ -66,7 +66,7 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
         }, now_ms);
         if (outcome.kind === 'not_allowed') deps.logger.error({ trace_id: row.trace_id, action: action.kind }, 'due action refused by the state machine');
       }
-      await tx.markDueActionDone(action.id);
+      await tx.transactions.markDueActionDone(action.id);
     }
     return actions.length - lookups.length;
   });
@@ -74,7 +74,7 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
   finished += await settleInterrupted(deps, options.ask_later ?? new AskLater(), now_ms - deps.config.schedules.stuck_processing_seconds * 1000, batch);
   // Cashier orders past their 15 minutes close as rejected (domain/order-state.ts).
   finished += await deps.store.transaction(async (tx) => {
-    const orders = await tx.claimExpiredOrders(now_ms, batch);
+    const orders = await tx.cashier.claimExpiredOrders(now_ms, batch);
     for (const order of orders) await expireOrder(tx, order, now_ms);
     return orders.length;
   });
@@ -87,38 +87,38 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
  * than the lookup bound, when it is left to the operator (logged as an error).
  */
 async function runLookup(deps: DueWorkDeps, action: DueActionRow, now_ms: number): Promise<number> {
-  const row = await deps.store.getTransaction(action.trace_id);
+  const row = await deps.store.transactions.get(action.trace_id);
   // Settled meanwhile (a webhook, the customer's return, another lookup): nothing to ask.
   if (!row || row.status !== action.expected_status) {
-    await deps.store.markDueActionDone(action.id);
+    await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
   const found = await deps.connectors.forGatewayId(deps.store, row.gateway_id);
   if (!found) {
     deps.logger.error({ trace_id: row.trace_id, gateway_id: row.gateway_id }, 'processor lookup impossible: the gateway\'s connector does not run here; left to the operator');
-    await deps.store.markDueActionDone(action.id);
+    await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
   const settled = await lookUpAndSettle(deps, row, found.connector, 'report');
   if (settled.kind === 'settled') {
-    await deps.store.markDueActionDone(action.id);
+    await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
   const schedule = deps.config.schedules;
   if (settled.kind === 'not_found' && now_ms - row.created_at_ms >= schedule.stuck_processing_seconds * 1000) {
     // Long enough that the request would have reached the processor if it ever was going to.
     await finish(deps, row, notAtProcessor(found.connector, false), found.connector, { store_answer: row.answer_json === null });
-    await deps.store.markDueActionDone(action.id);
+    await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
   if (now_ms - row.created_at_ms >= schedule.processor_lookup_max_age_seconds * 1000) {
     deps.logger.error({ trace_id: row.trace_id, status: row.status, lookup: settled.kind }, 'processor lookups gave no final answer within PAYGATE_PROCESSOR_LOOKUP_MAX_AGE_SECONDS; left to the operator');
-    await deps.store.markDueActionDone(action.id);
+    await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
   if (settled.kind === 'unavailable') deps.logger.warn({ trace_id: row.trace_id, reason: settled.reason }, 'processor lookup failed; asking again later');
   const waits = schedule.processor_lookup_seconds;
-  await deps.store.deferDueAction(action.id, now_ms + waits[Math.min(action.attempts, waits.length - 1)]! * 1000);
+  await deps.store.transactions.deferDueAction(action.id, now_ms + waits[Math.min(action.attempts, waits.length - 1)]! * 1000);
   return 0;
 }
 
@@ -137,8 +137,8 @@ async function runLookup(deps: DueWorkDeps, action: DueActionRow, now_ms: number
  */
 async function settleInterrupted(deps: DueWorkDeps, ask_later: AskLater, older_than_ms: number, batch: number): Promise<number> {
   const rows: TransactionRow[] = [
-    ...(await deps.store.findStuckTransactions(older_than_ms, batch)),
-    ...(await deps.store.findInterruptedPayouts(older_than_ms, batch)),
+    ...(await deps.store.transactions.findStuck(older_than_ms, batch)),
+    ...(await deps.store.transactions.findInterruptedPayouts(older_than_ms, batch)),
   ];
   let settled = 0;
   for (const row of rows) {

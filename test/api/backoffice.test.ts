@@ -112,7 +112,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const payout = await postSigned(gw.url, '/api/process', payoutE(shop_a, { amount: 5000, timestamp: nowSeconds() }), shop_a.secret);
     expect(payout.body).toMatchObject({ status: 0, transaction_status: 'requested' });
     a_payout = Number(payout.body.trace_id);
-    a_notification = (await gw.gateway.deps.store.listNotifications(a_sale.trace_id))[0]!.id;
+    a_notification = (await gw.gateway.deps.store.notifications.listOfTransaction(a_sale.trace_id))[0]!.id;
     const plan = await createPlanVia(gw.url, shop_a);
     a_subscription = String((await subscribeVia(gw.url, shop_a, plan, await tokenize(gw.url, shop_a))).subscription_id);
   });
@@ -181,9 +181,9 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     }
     const store = gw.gateway.deps.store;
     expect(await store.backoffice.findUserByEmail('forged@example.com')).toBeNull();
-    expect((await store.getTransaction(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
-    expect((await store.getTransaction(a_payout))!.status).toBe('requested');
-    expect(await store.getMerchant('forged-shop')).toBeNull();
+    expect((await store.transactions.get(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
+    expect((await store.transactions.get(a_payout))!.status).toBe('requested');
+    expect(await store.merchants.get('forged-shop')).toBeNull();
     // Still signed in: the forged sign-out did nothing.
     expect((await client.get('/backoffice/overview')).status).toBe(200);
   });
@@ -286,9 +286,9 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       checked += 1;
       if (answer.status !== 404 || pageText(answer.text).includes(shop_a.merchant_id)) leaks.push(`POST ${url} as B`);
     }
-    expect((await store.getTransaction(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
-    expect((await store.getTransaction(a_payout))!.status).toBe('requested');
-    expect((await store.getSubscription(shop_a.merchant_id, a_subscription))!.status).toBe('active');
+    expect((await store.transactions.get(a_sale.trace_id))!.refund_reserved_minor).toBe(0);
+    expect((await store.transactions.get(a_payout))!.status).toBe('requested');
+    expect((await store.subscriptions.get(shop_a.merchant_id, a_subscription))!.status).toBe('active');
     expect(checked).toBe(3 * pagesOfShopA().length + 5);
     expect(leaks).toEqual([]);
   });
@@ -315,16 +315,16 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       const page = pageText((await client.get(cancelled.location!)).text);
       expect(page).toContain('Subscription cancelled: nothing more will be charged.');
       expect(page).not.toContain(`Cancel subscription ${id}`);
-      const row = (await store.getSubscription(shop_a.merchant_id, id))!;
+      const row = (await store.subscriptions.get(shop_a.merchant_id, id))!;
       expect(row).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
-      expect((await store.listSubscriptionChanges(id)).at(-1)).toMatchObject({ to_status: 'canceled', event: 'subscription.canceled', reason: expect.stringContaining(`cancelled in the back office by ${email}`) });
+      expect((await store.subscriptions.listChanges(id)).at(-1)).toMatchObject({ to_status: 'canceled', event: 'subscription.canceled', reason: expect.stringContaining(`cancelled in the back office by ${email}`) });
       // The merchant's systems hear of it as of a cancel through the API.
-      const events = (await store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as { event: string; subscription_status: string });
+      const events = (await store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as { event: string; subscription_status: string });
       expect(events.filter((e) => e.event === 'subscription.canceled')).toEqual([expect.objectContaining({ subscription_status: 'canceled' })]);
       // Sent twice (a double click): cancelled once, the second told so.
       const again = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
       expect(again.location).toBe(`/backoffice/subscriptions/${id}?notice=already`);
-      expect((await store.listSubscriptionChanges(id)).filter((c) => c.event === 'subscription.canceled')).toHaveLength(1);
+      expect((await store.subscriptions.listChanges(id)).filter((c) => c.event === 'subscription.canceled')).toHaveLength(1);
     }
     const operator = new BackOfficeClient(gw.url);
     await operator.signIn('operator@example.com');
@@ -344,7 +344,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const twice = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
     expect(twice.status).toBe(303);
     const store = gw.gateway.deps.store;
-    const refunds = await store.backoffice.listRefundsOf(trace_id, 10);
+    const refunds = await store.transactions.listRefundsOf(trace_id, 10);
     expect(refunds.map((r) => [r.amount_minor, r.status])).toEqual([[2000, 'approved']]);
     // The refund's page lists it, and the merchant's notification of it was written.
     const after = pageText((await staff.get(`/backoffice/transactions/${trace_id}`)).text);
@@ -356,7 +356,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const bad = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '1.001', refund_key: 'd'.repeat(32) });
     expect(bad.status).toBe(400);
     expect(pageText(bad.text)).toContain('Amount: expected a positive amount in USD');
-    expect((await store.backoffice.listRefundsOf(trace_id, 10)).length).toBe(1);
+    expect((await store.transactions.listRefundsOf(trace_id, 10)).length).toBe(1);
   });
 
   it('searches with keyset pages and exports the search as CSV, formulas defused', async () => {
@@ -504,7 +504,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       setting_secret_key: secret_key, setting_processing_channel_id: CHANNEL, setting_webhook_secret: webhook_secret,
     });
     expect([created.status, created.location]).toEqual([303, '/backoffice/gateways?notice=created']);
-    const gateway = (await gw.gateway.deps.store.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
+    const gateway = (await gw.gateway.deps.store.merchants.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
     const shown = (await operator.get('/backoffice/gateways')).text;
     expect(shown).toContain(gateway.gateway_id);
     expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
@@ -512,7 +512,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const new_key = 'sk_sbox_backoffice0second0secret';
     const replaced = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/settings`, { setting_secret_key: new_key, setting_webhook_secret: '' });
     expect(replaced.status).toBe(303);
-    const row = (await gw.gateway.deps.store.getGateway(gateway.gateway_id))!;
+    const row = (await gw.gateway.deps.store.merchants.getGateway(gateway.gateway_id))!;
     const settings = JSON.parse(gw.gateway.deps.sealer.open(row.settings_sealed!, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>;
     expect(settings).toMatchObject({ secret_key: new_key, webhook_secret, processing_channel_id: CHANNEL });
     expect((await operator.get('/backoffice/gateways')).text).not.toContain(new_key);
@@ -624,7 +624,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     await advanceClock(gw, 16 * 60);
     const posted = await client.post('/backoffice/merchants', { merchant_id: 'made-after-idle' });
     expect([posted.status, posted.location]).toEqual([303, '/backoffice/?notice=idle']);
-    expect(await gw.gateway.deps.store.getMerchant('made-after-idle')).toBeNull();
+    expect(await gw.gateway.deps.store.merchants.get('made-after-idle')).toBeNull();
   });
 
   it('still ends a session 8 hours after sign-in however often it is used', async () => {
@@ -691,7 +691,7 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
   /** The sale's events as recorded, newest first: read with the store's own oldest-first list, not the back office's. */
   async function recordedOf(trace_id: number, count: number): Promise<ProcessorEventRow[]> {
     return waitUntil(async () => {
-      const rows = (await live.gw.gateway.deps.store.listProcessorEvents(live.gateway, 10_000)).filter((e) => e.trace_id === trace_id);
+      const rows = (await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 10_000)).filter((e) => e.trace_id === trace_id);
       return rows.length === count ? rows.reverse() : undefined;
     }, `${count} events of ${trace_id} recorded`, 10_000);
   }
@@ -753,7 +753,7 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
     await unmatchedEvent(`evt_<b>${run}</b>`, 'payment_<i>captured</i>');
     const { trace_id } = await checkoutSale(4200);
     await recordedOf(trace_id, 2);
-    const all = (await store.listProcessorEvents(live.gateway, 10_000)).reverse();
+    const all = (await store.merchants.listProcessorEvents(live.gateway, 10_000)).reverse();
     expect(all.filter((e) => e.outcome === 'unmatched').length).toBeGreaterThanOrEqual(56);
     const cellsOf = (e: ProcessorEventRow) => [iso(e.received_at_ms), e.event_type, e.event_id, e.outcome, e.trace_id === null ? '—' : String(e.trace_id)];
 

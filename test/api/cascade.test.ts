@@ -54,7 +54,7 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
   const sale = (overrides: Record<string, unknown>) => saleA(gw.merchant, { notification_url: `${shop.url}/notify`, ...overrides });
   const process = (body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, gw.merchant.secret);
   const notificationsOf = (order_id: string) => shop.requestsTo('/notify', 'POST').map(notificationOf).filter((n) => n.order_id === order_id);
-  const row = async (trace_id: number) => (await gw.gateway.deps.store.getTransaction(trace_id))!;
+  const row = async (trace_id: number) => (await gw.gateway.deps.store.transactions.get(trace_id))!;
 
   it('a soft decline (do not honour) is tried on the next gateway: approved there, cascade_level 1, notified once', async () => {
     const body = sale({ cvv: '000', amount: 2100 });

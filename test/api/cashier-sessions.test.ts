@@ -45,7 +45,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     const login_token = LOGIN_LINK.exec(redirect_url)![1]!;
     // Nothing in the database holds either token in clear.
     const store = gw.gateway.deps.store;
-    const session = await store.findCashierSessionByAuthToken((await import('../../src/operations/cashier-session.js')).sha256Hex(auth_token));
+    const session = await store.cashier.findSessionByAuthToken((await import('../../src/operations/cashier-session.js')).sha256Hex(auth_token));
     expect(session).not.toBeNull();
     expect(JSON.stringify(session)).not.toContain(auth_token);
     expect(JSON.stringify(session)).not.toContain(login_token);
@@ -207,7 +207,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     const frontend = gw.merchant.frontend;
     const identityOf = async (answer: { body: Record<string, unknown> }) => {
       expect(answer.body.status).toBe(0);
-      const session = (await gw.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(answer.body.auth_token as string)))!;
+      const session = (await gw.gateway.deps.store.cashier.findSessionByAuthToken(sha256Hex(answer.body.auth_token as string)))!;
       return [session.identity_kind, session.identity_value];
     };
     // A valid application_key next to the frontend changes nothing: the session is the frontend's.
@@ -309,7 +309,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
       frontend: gw.merchant.frontend, amount: 1999, currency: 'USD', card_number: '411111******1111', variable1: 'v-one', version: '1.1',
     });
     expect(merchantVerify(notified, gw.merchant.secret)).toBe(true);
-    const row = await gw.gateway.deps.store.getTransaction(notified.trace_id as number);
+    const row = await gw.gateway.deps.store.transactions.get(notified.trace_id as number);
     expect(row).toMatchObject({ status: 'approved', cashier_order_id: body.order_id, transaction_type: 'sale' });
     expect(row!.order_id).toMatch(/^cashier-session:[0-9a-f]{32}:attempt:1$/);
     // A refund of it works like for any sale.
@@ -362,9 +362,9 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
       expect(refused.status, path).toBe(200);
       expect(textOf(refused.text), path).toMatch(shown);
       expect(refused.text, path).not.toContain('4111111111111111');
-      const session = (await gw.gateway.deps.store.findCashierSessionByAuthToken(
+      const session = (await gw.gateway.deps.store.cashier.findSessionByAuthToken(
         (await import('../../src/operations/cashier-session.js')).sha256Hex(answer.body.auth_token as string)))!;
-      expect(await gw.gateway.deps.store.listCashierTransactions(session.session_id), path).toEqual([]);
+      expect(await gw.gateway.deps.store.cashier.listTransactions(session.session_id), path).toEqual([]);
     }
     // Unreachable: nothing listens there.
     const answer = await openSession(gw, '/api/init-pay-out', initPayOut(gw.merchant, shop.url, { validation_url: 'http://127.0.0.1:9/validate' }));
@@ -439,9 +439,9 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     const stranger = new CashierCustomer(gw.url);
     const no_cookie = await stranger.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, page.text, false);
     expect(no_cookie.status).toBe(401);
-    const session = (await gw.gateway.deps.store.findCashierSessionByAuthToken(
+    const session = (await gw.gateway.deps.store.cashier.findSessionByAuthToken(
       (await import('../../src/operations/cashier-session.js')).sha256Hex(answer.body.auth_token as string)))!;
-    expect(await gw.gateway.deps.store.listCashierTransactions(session.session_id)).toEqual([]);
+    expect(await gw.gateway.deps.store.cashier.listTransactions(session.session_id)).toEqual([]);
   });
 
   it('keeps tokens out of the log', async () => {
@@ -480,7 +480,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
       const found = await postSigned(clock_gw.url, '/api/find-order',
         findOrderBody(clock_gw.merchant, checkout.order_id as string, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant.secret);
       expect(found.body).toMatchObject({ status: 4, description: 'Order timed out with no transactions' });
-      const closed = await clock_gw.gateway.deps.store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, checkout.order_id as string);
+      const closed = await clock_gw.gateway.deps.store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, checkout.order_id as string);
       expect(closed).toMatchObject({ order_status: 'rejected' });
       expect((await openSession(clock_gw, '/api/init-checkout', { ...checkout, timestamp: gatewayNow(clock_gw) }, clock_gw.merchant)).body)
         .toMatchObject({ status: 24, description: 'Order closed: this order_id has expired' });
@@ -510,7 +510,7 @@ describe('paygate merchant create --frame-origin', () => {
       expect(JSON.parse(created.stdout)).toMatchObject({ merchant_id: 'framed-shop', frame_origins: ['https://shop.example', 'https://m.shop.example:8443'] });
       const store = openSqliteStore(path.join(data_dir, 'paygate.sqlite'));
       try {
-        expect(await store.getFrameOrigins('framed-shop', 'framed-app')).toEqual(['https://shop.example', 'https://m.shop.example:8443']);
+        expect(await store.merchants.getFrameOrigins('framed-shop', 'framed-app')).toEqual(['https://shop.example', 'https://m.shop.example:8443']);
       } finally {
         await store.close();
       }

@@ -108,7 +108,7 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', card_token: expect.any(String) });
     const trace_id = answer.body.trace_id as number;
     await live.settled(trace_id, 'approved');
-    await waitUntil(async () => (await live.gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
     expect(notified(trace_id)).toEqual(['approved']);
     // The stored answer a replay repeats is the approved one, with the token.
     const replay = await live.process({ ...body, timestamp: (body.timestamp as number) + 1 });
@@ -131,12 +131,12 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     await live.fake.releaseHeldEvents([captured!.id, approved!.id, captured!.id, captured!.id]);
     await live.settled(trace_id, 'approved');
     expect(notified(trace_id)).toEqual(['approved']);
-    const recorded = await live.gw.gateway.deps.store.listProcessorEvents(live.gateway, 1000);
+    const recorded = await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 1000);
     expect(recorded.filter((e) => e.trace_id === trace_id).map((e) => [e.event_type, e.outcome])).toEqual([
       ['payment_captured', 'applied'], ['payment_approved', 'unchanged'],
     ]);
     expect(await live.fake.redeliver(captured!.id)).toBe(200);
-    const changes = await live.gw.gateway.deps.store.listStatusChanges(trace_id);
+    const changes = await live.gw.gateway.deps.store.transactions.listStatusChanges(trace_id);
     expect(changes.map((c) => c.to_status)).toEqual(['pending', 'approved']);
     expect(changes[1]!.reason).toBe('processor webhook payment_captured');
   });
@@ -157,7 +157,7 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(await live.fake.sendRaw(forged, 'f'.repeat(64))).toBe(401);
     expect(await live.fake.sendRaw(forged, 'not hex')).toBe(401);
     // Nothing was recorded or changed by them; the real event, signed with the gateway's secret, applies.
-    expect((await live.gw.gateway.deps.store.listProcessorEvents(live.gateway, 1000)).filter((e) => e.trace_id === trace_id)).toEqual([]);
+    expect((await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 1000)).filter((e) => e.trace_id === trace_id)).toEqual([]);
     expect((await live.row(trace_id)).status).toBe('pending');
     expect(await live.fake.sendRaw(event.body, checkoutSignature(event.body, CHECKOUT_WEBHOOK_SECRET))).toBe(200);
     await live.settled(trace_id, 'approved');

@@ -50,7 +50,7 @@ describe.each(storeKinds())('live sales through Checkout.com on %s', (kind) => {
 
     // The processor's webhooks (payment_approved, payment_captured) confirm what was answered: no second notification.
     await live.fake.waitForEvent((e) => e.payment_id === answer.body.transaction_id && e.type === 'payment_captured');
-    await waitUntil(async () => (await live.gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
     expect(live.notifications(trace_id)).toHaveLength(1);
 
     // The same request again: the same answer, nothing new at the processor.
@@ -120,7 +120,7 @@ describe.each(storeKinds())('live sales through Checkout.com on %s', (kind) => {
   });
 
   it('a held payout released by the operator is sent with the payee the request named; a declined payout is rejected', async () => {
-    const held = await live.gw.gateway.deps.store.setGatewayHoldPayouts(live.gateway, true);
+    const held = await live.gw.gateway.deps.store.merchants.setGatewayHoldPayouts(live.gateway, true);
     expect(held).toBe(true);
     live.gw.gateway.deps.merchants.invalidate();
     try {
@@ -135,7 +135,7 @@ describe.each(storeKinds())('live sales through Checkout.com on %s', (kind) => {
       await live.fake.settlePayouts();
       await live.settled(requested.body.trace_id as number, 'approved');
     } finally {
-      await live.gw.gateway.deps.store.setGatewayHoldPayouts(live.gateway, false);
+      await live.gw.gateway.deps.store.merchants.setGatewayHoldPayouts(live.gateway, false);
       live.gw.gateway.deps.merchants.invalidate();
     }
     const declined = await live.process(liveSale(live, payoutE(live.merchant, { gateway: live.gateway, card_number: '4818192525595285', amount: 4500 })));
@@ -152,7 +152,7 @@ describe.each(storeKinds())('live sales through Checkout.com on %s', (kind) => {
     expect(charge.json).toMatchObject({ amount: 1999, currency: 'USD', payment_type: 'Recurring', merchant_initiated: true, source: { type: 'card', number: '4111111111111111' } });
     expect((charge.json as { source: Record<string, unknown> }).source.cvv).toBeUndefined();
     expect((charge.json as Record<string, unknown>)['3ds']).toBeUndefined();
-    await waitUntil(async () => (await live.gw.gateway.deps.store.getSubscription(live.merchant.merchant_id, String(created.subscription_id)))?.cycles_charged === 1, 'the renewal booked');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.subscriptions.get(live.merchant.merchant_id, String(created.subscription_id)))?.cycles_charged === 1, 'the renewal booked');
   });
 
   it('answers status 15 naming the cause: no gateway yet, a disabled gateway, a currency it does not take', async () => {

@@ -20,14 +20,14 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
   });
 
   const post = (body: Record<string, unknown>) => postSigned(gw.url, '/api/direct', body, gw.merchant.secret);
-  const stored = (order_id: unknown) => gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'payout', order_id as string);
-  const payloads = async (trace_id: number) => (await gw.gateway.deps.store.listNotifications(trace_id))
+  const stored = (order_id: unknown) => gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'payout', order_id as string);
+  const payloads = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
     .map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
 
   async function waitForStatus(trace_id: number, status: string, timeout_ms = 10_000): Promise<void> {
     const deadline = Date.now() + timeout_ms;
     for (;;) {
-      const row = await gw.gateway.deps.store.getTransaction(trace_id);
+      const row = await gw.gateway.deps.store.transactions.get(trace_id);
       if (row?.status === status) return;
       if (Date.now() > deadline) throw new Error(`trace ${trace_id} still ${row?.status}, expected ${status}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -71,7 +71,7 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
     const answer = await post(body);
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', transaction_type: 'payout' });
     expect(await stored(body.order_id)).toMatchObject({ transaction_type: 'payout' });
-    expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
+    expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
   });
 
   it.each([
@@ -211,7 +211,7 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       })).status).toBe(404);
       expect((await fetch(`${gw.url}/sandbox/wallet/unknown-token-123456`)).status).toBe(404);
       expect((await walletAnswer(redirect_url, 'approve')).status).toBe(400);
-      expect(await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number)).toMatchObject({ status: 'pending_async' });
+      expect(await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number)).toMatchObject({ status: 'pending_async' });
     });
 
     // Last: moves the gateway's clock 15 minutes on.
@@ -221,12 +221,12 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       const moved = await postJson(gw.url, '/sandbox/clock', { advance_seconds: 15 * 60 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
       expect(moved.http_status).toBe(200);
       await waitForStatus(trace_id, 'rejected');
-      expect(await gw.gateway.deps.store.getTransaction(trace_id)).toMatchObject({ error_details: '[TEST] Transaction timed out' });
+      expect(await gw.gateway.deps.store.transactions.get(trace_id)).toMatchObject({ error_details: '[TEST] Transaction timed out' });
       const redirect_url = answer.body.redirect_url as string;
       const page = await (await fetch(redirect_url)).text();
       expect(page).not.toContain('>Confirm</button>');
       await walletAnswer(redirect_url, 'confirm');
-      expect(await gw.gateway.deps.store.getTransaction(trace_id)).toMatchObject({ status: 'rejected' });
+      expect(await gw.gateway.deps.store.transactions.get(trace_id)).toMatchObject({ status: 'rejected' });
     });
   });
 

@@ -252,7 +252,7 @@ describe.runIf(storeKinds().includes('postgres'))('connections cut by PostgreSQL
       // Every status 0 is a stored transaction.
       for (const [i, answer] of answers.entries()) {
         if (answer.body.status !== 0) continue;
-        const row = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', `cut-${i}`);
+        const row = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', `cut-${i}`);
         expect(row?.trace_id).toBe(answer.body.trace_id);
       }
     } finally {

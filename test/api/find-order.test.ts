@@ -97,7 +97,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect(JSON.stringify(answer.body)).not.toContain('4111111111111111');
     // Only spec §4.7's fields (and frontend, variable3): the approved sale's card_token (decisions §9), which its
     // notification carries, is not one of them.
-    const sale = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+    const sale = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
     expect(sale!.card_token).toEqual(expect.any(String));
     expect(buildNotificationPayload(sale!, 0)).toHaveProperty('card_token', sale!.card_token);
     expect(answer.body).not.toHaveProperty('card_token');
@@ -108,8 +108,8 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect(textOf(again.text)).toContain('This order is paid');
     const forced = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, page.text);
     expect(textOf(forced.text)).toContain('This order is paid');
-    const row = await gw.gateway.deps.store.findCashierSessionByOrder(gw.merchant.merchant_id, order_id);
-    expect(await gw.gateway.deps.store.listCashierTransactions(row!.session_id)).toHaveLength(2);
+    const row = await gw.gateway.deps.store.cashier.findSessionByOrder(gw.merchant.merchant_id, order_id);
+    expect(await gw.gateway.deps.store.cashier.listTransactions(row!.session_id)).toHaveLength(2);
   });
 
   it('0: a payout order (init-pay-out-order) is found too, as a payout', async () => {
@@ -175,7 +175,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       expect(moved.http_status).toBe(200);
       // Due work closes the orders from the database.
       const store = clock_gw.gateway.deps.store;
-      await waitUntil(async () => (await store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, empty.order_id))?.order_status === 'rejected',
+      await waitUntil(async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, empty.order_id))?.order_status === 'rejected',
         'due work to close the empty order', 5000);
 
       const timed_out = await find(clock_gw, empty.order_id);
@@ -196,7 +196,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       expect(textOf((await pending.customer.get('/cashier')).text)).toContain('This order has expired');
 
       await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 400 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
-      await waitUntil(async () => (await store.findCashierSessionByOrder(clock_gw.merchant.merchant_id, pending.order_id))?.order_status === 'approved',
+      await waitUntil(async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, pending.order_id))?.order_status === 'approved',
         'the late approval to reach the order', 5000);
       expect((await find(clock_gw, pending.order_id)).body).toMatchObject({ status: 0, order_status: 'approved', transaction_status: 'approved' });
     } finally {
@@ -210,7 +210,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       const { order_id } = await openOrder(slow_gw);
       await postJson(slow_gw.url, '/sandbox/clock', { advance_seconds: 900 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
       expect((await find(slow_gw, order_id)).body).toMatchObject({ status: 4 });
-      const session = await slow_gw.gateway.deps.store.findCashierSessionByOrder(slow_gw.merchant.merchant_id, order_id);
+      const session = await slow_gw.gateway.deps.store.cashier.findSessionByOrder(slow_gw.merchant.merchant_id, order_id);
       expect(session).toMatchObject({ order_status: 'rejected' });
       expect(session!.closed_at_ms).toEqual(expect.any(Number));
     } finally {

@@ -166,7 +166,7 @@ describe.each(storeKinds())('text rules of the fields on %s (docs/limits.md §2)
       const accepted = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { [field]: fits }), gw.merchant.secret);
       expect(accepted.body, `${field} × ${max}`).toMatchObject({ status: 0 });
       // What is kept is kept as sent (customer fields are not kept on a sale).
-      const row = (await gw.gateway.deps.store.getTransaction(Number(accepted.body.trace_id)))!;
+      const row = (await gw.gateway.deps.store.transactions.get(Number(accepted.body.trace_id)))!;
       if (field === 'order_id') expect(row.order_id).toBe(fits);
       if (field === 'variable1') expect((JSON.parse(row.variables_json ?? '{}') as Record<string, string>).variable1).toBe(fits);
       const over = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { [field]: `${fits}a` }), gw.merchant.secret);
@@ -194,7 +194,7 @@ describe.each(storeKinds())('merchant URLs in live mode, when the request arrive
       const body = saleB(gw.merchant, { [field]: url });
       const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
       expect(answer.body, url).toMatchObject({ status: 10, description: `Invalid field: ${field} (a loopback, private or link-local address)` });
-      expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
+      expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
     }
     // A cashier session's description fits its 75 characters.
     const session = await postSigned(gw.url, '/api/init-checkout', initCheckout(gw.merchant, 'http://192.168.1.1'), gw.merchant.secret);
@@ -301,8 +301,8 @@ describe.each(storeKinds())('unknown merchants on %s', (kind) => {
   it('are read from the store once, not once per request, and a merchant created on this instance is served at once', async () => {
     const store = gw.gateway.deps.store;
     const asked: string[] = [];
-    const getMerchant = store.getMerchant.bind(store);
-    store.getMerchant = async (merchant_id: string) => {
+    const getMerchant = store.merchants.get.bind(store);
+    store.merchants.get = async (merchant_id: string) => {
       asked.push(merchant_id);
       return getMerchant(merchant_id);
     };

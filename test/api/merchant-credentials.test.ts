@@ -191,7 +191,7 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       }
       // The secret is unchanged: the merchant's own still works, and there is no previous one.
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 0 });
-      expect(await gw.gateway.deps.store.getMerchant(merchant.merchant_id)).toMatchObject({ previous_secret_sealed: null });
+      expect(await gw.gateway.deps.store.merchants.get(merchant.merchant_id)).toMatchObject({ previous_secret_sealed: null });
       // The longest grace is accepted.
       expect((await roll(gw, merchant.merchant_id, { grace_seconds: SECRET_GRACE_MAX_S })).body).toMatchObject({ status: 0 });
     });
@@ -214,7 +214,7 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const log = fs.readFileSync(gw.log_file, 'utf8');
       expect(log).toContain('merchant secret rolled');
       expect(log).not.toContain(new_secret);
-      const record = await gw.gateway.deps.store.getMerchant(merchant.merchant_id);
+      const record = await gw.gateway.deps.store.merchants.get(merchant.merchant_id);
       expect(record?.secret_sealed).not.toContain(new_secret);
       expect(record?.previous_secret_sealed).not.toContain(merchant.secret);
       expect(record?.previous_secret_sealed).not.toBeNull();
@@ -233,7 +233,7 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const new_secret = await rolled(gw, merchant, 600);
       receiver.setReply(path, () => signedReply(new_secret, 0));
       const trace_id = sale.body.trace_id as number;
-      await waitUntil(async () => (await gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
+      await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
       const last = receiver.requestsTo(path).at(-1)!;
       expect(merchantVerify(notificationOf(last), new_secret)).toBe(true);
       expect(merchantVerify(notificationOf(last), merchant.secret)).toBe(false);
@@ -303,9 +303,9 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const refused = await customer.payByCard(page.text);
       expect(refused.status).toBe(200);
       expect(textOf(refused.text)).toContain('This payment method is not available right now');
-      const session = await gw.gateway.deps.store.findCashierSessionByOrder(merchant.merchant_id, checkout.order_id as string);
+      const session = await gw.gateway.deps.store.cashier.findSessionByOrder(merchant.merchant_id, checkout.order_id as string);
       expect(session).not.toBeNull();
-      expect(await gw.gateway.deps.store.listCashierTransactions(session!.session_id)).toEqual([]);
+      expect(await gw.gateway.deps.store.cashier.listTransactions(session!.session_id)).toEqual([]);
       await setDisabled(gw, merchant.merchant_id, false);
       const paid = await customer.payByCard((await customer.get('/cashier')).text);
       expect(paid.status).toBe(303);
@@ -321,7 +321,7 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       await setDisabled(gw, merchant.merchant_id, true);
       receiver.setReply(path, () => signedReply(merchant.secret, 0));
       const trace_id = sale.body.trace_id as number;
-      await waitUntil(async () => (await gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
+      await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 11 });
     });
 
@@ -359,7 +359,7 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       expect(Number((body.order_id as string).slice('test-notification-'.length))).toBe(body.timestamp);
       expect(received[0]!.headers['content-type']).toBe('application/json');
       // Sent at once, not through the outbox: nothing was stored.
-      expect(await gw.gateway.deps.store.listNotifications(0)).toEqual([]);
+      expect(await gw.gateway.deps.store.notifications.listOfTransaction(0)).toEqual([]);
     });
 
     it('is not delivered when the reply is signed with the old secret, is an HTTP error or a redirect, and says why', async () => {

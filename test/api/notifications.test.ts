@@ -608,8 +608,8 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
   async function notifyVia(gw: TestGateway, url: string): Promise<number> {
     const merchant = await gw.createMerchant();
     return gw.gateway.deps.store.transaction(async (tx) => {
-      const trace_id = (await tx.insertTransactionIfAbsent(transactionFixture(merchant.merchant_id, { notification_url: url })))!;
-      const row = (await tx.getTransaction(trace_id))!;
+      const trace_id = (await tx.transactions.insertIfAbsent(transactionFixture(merchant.merchant_id, { notification_url: url })))!;
+      const row = (await tx.transactions.get(trace_id))!;
       const outcome = await changeStatus(tx, row, { to: 'approved', reason: 'test' }, gw.gateway.clock.now_ms());
       expect(outcome.kind).toBe('changed');
       return trace_id;
@@ -672,7 +672,7 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     // processor and fails the test if the payment ever gets that far.
     const processor_calls: string[] = [];
     const now_ms = Date.now();
-    await live.gateway.deps.store.insertGateway({
+    await live.gateway.deps.store.merchants.insertGateway({
       gateway_id: 'a1'.repeat(16), merchant_id: live.merchant.merchant_id, connector: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0,
       settings_sealed: null, created_at_ms: now_ms, updated_at_ms: now_ms,
     });

@@ -56,10 +56,10 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
   const act = (trace_id: number, action: Action, body: Record<string, unknown> = {}) => op('POST', `/operator/payouts/${trace_id}/${action}`, body);
   const process = (merchant: CreatedMerchant, body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, merchant.secret);
   const directPost = (merchant: CreatedMerchant, body: Record<string, unknown>) => postSigned(gw.url, '/api/direct', body, merchant.secret);
-  const row = (trace_id: number) => gw.gateway.deps.store.getTransaction(trace_id);
-  const notified = async (trace_id: number) => (await gw.gateway.deps.store.listNotifications(trace_id))
+  const row = (trace_id: number) => gw.gateway.deps.store.transactions.get(trace_id);
+  const notified = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
     .map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
-  const history = async (trace_id: number) => (await gw.gateway.deps.store.listStatusChanges(trace_id)).map((c) => `${c.from_status || '∅'}→${c.to_status}`);
+  const history = async (trace_id: number) => (await gw.gateway.deps.store.transactions.listStatusChanges(trace_id)).map((c) => `${c.from_status || '∅'}→${c.to_status}`);
 
   async function heldPayout(amount = 5000): Promise<number> {
     const answer = await process(held, payoutE(held, { amount, timestamp: nowSeconds(skew_s) }));
@@ -165,7 +165,7 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
       expect(approved.body).toMatchObject({ status: 0, trace_id, previous_status: 'requested', transaction_status: 'approved' });
       expect(await history(trace_id)).toEqual(['∅→pending', 'pending→requested', 'requested→authorized', 'authorized→in progress', 'in progress→approved']);
       expect(await notified(trace_id)).toEqual(['requested', 'authorized', 'in progress', 'approved']);
-      const [last] = (await gw.gateway.deps.store.listNotifications(trace_id)).slice(-1);
+      const [last] = (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).slice(-1);
       expect(JSON.parse(last!.payload_json)).toMatchObject({ transaction_type: 'payout', variable1: 'held-1', card_number: '411111******1111' });
       expect((await row(trace_id))!.psp_transaction_id).toMatch(/^sbx_/);
       const replay = await process(held, { ...body, timestamp: nowSeconds(skew_s) + 1 });

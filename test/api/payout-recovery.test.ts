@@ -24,7 +24,7 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
     // payout between two reads). Its first pass comes a minute after start, after these tests.
     gw = await startTestGateway(kind, { env: { PAYGATE_DUE_WORK_POLL_MS: '60000' } });
     held = await gw.createMerchant();
-    expect(await gw.gateway.deps.store.setGatewayHoldPayouts(held.gateway!, true)).toBe(true);
+    expect(await gw.gateway.deps.store.merchants.setGatewayHoldPayouts(held.gateway!, true)).toBe(true);
   });
   afterAll(async () => {
     await gw?.close();
@@ -37,7 +37,7 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
   /** Signed requests carry the gateway's (moved) sandbox clock. */
   const timestamp = () => Math.floor(deps().clock.now_ms() / 1000);
   const statusesNotified = async (trace_id: number) =>
-    (await deps().store.listNotifications(trace_id)).map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
+    (await deps().store.notifications.listOfTransaction(trace_id)).map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
 
   /** A held payout, released by the operator, whose process then died before the processor answered. */
   async function interruptedPayout(amount: number): Promise<TransactionRow> {
@@ -47,11 +47,11 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
     const now_ms = deps().clock.now_ms();
     await deps().store.transaction(async (tx) => {
       for (const to of ['authorized', 'in progress'] as const) {
-        const row = (await tx.lockTransaction(trace_id))!;
+        const row = (await tx.transactions.lock(trace_id))!;
         expect((await changeStatus(tx, row, { to, reason: 'released by the operator (test)' }, now_ms)).kind).toBe('changed');
       }
     });
-    return (await deps().store.getTransaction(trace_id))!;
+    return (await deps().store.transactions.get(trace_id))!;
   }
 
   it('asks the processor once the payout has been in progress too long, and applies its answer with a notification', async () => {
@@ -59,12 +59,12 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
     const rejected = await interruptedPayout(1400);
     // Not yet: the process might still be waiting for the processor.
     await sweep();
-    expect((await deps().store.getTransaction(approved.trace_id))?.status).toBe('in progress');
+    expect((await deps().store.transactions.get(approved.trace_id))?.status).toBe('in progress');
 
     advance(stuck_ms() + 1000);
     await sweep();
-    expect(await deps().store.getTransaction(approved.trace_id)).toMatchObject({ status: 'approved', error_code: '0', psp_transaction_id: expect.stringMatching(/^sbx_/) });
-    expect(await deps().store.getTransaction(rejected.trace_id)).toMatchObject({ status: 'rejected', psp_transaction_id: expect.any(String) });
+    expect(await deps().store.transactions.get(approved.trace_id)).toMatchObject({ status: 'approved', error_code: '0', psp_transaction_id: expect.stringMatching(/^sbx_/) });
+    expect(await deps().store.transactions.get(rejected.trace_id)).toMatchObject({ status: 'rejected', psp_transaction_id: expect.any(String) });
     expect(await statusesNotified(approved.trace_id)).toEqual(['requested', 'authorized', 'in progress', 'approved']);
     expect(await statusesNotified(rejected.trace_id)).toEqual(['requested', 'authorized', 'in progress', 'rejected']);
     // The request's stored answer stays what was answered (requested): a replay repeats it.
@@ -80,11 +80,11 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
     const later = await interruptedPayout(1313);
     advance(stuck_ms() + 1000);
     await sweep();
-    const waiting = await deps().store.getTransaction(later.trace_id);
+    const waiting = await deps().store.transactions.get(later.trace_id);
     expect(waiting).toMatchObject({ status: 'in progress', psp_transaction_id: expect.stringMatching(/^sbx_/) });
     advance(deps().config.schedules.sandbox_async_settle_seconds * 1000 + 1000);
     await sweep();
-    expect((await deps().store.getTransaction(later.trace_id))?.status).toBe('approved');
+    expect((await deps().store.transactions.get(later.trace_id))?.status).toBe('approved');
     expect(await statusesNotified(later.trace_id)).toEqual(['requested', 'authorized', 'in progress', 'approved']);
   });
 
@@ -99,7 +99,7 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
       return { gateway: found.gateway, connector };
     };
     await sweep({ forGatewayId: cannot_ask });
-    expect(await deps().store.getTransaction(unknown.trace_id)).toMatchObject({ status: 'in progress', psp_transaction_id: null });
+    expect(await deps().store.transactions.get(unknown.trace_id)).toMatchObject({ status: 'in progress', psp_transaction_id: null });
     expect(await statusesNotified(unknown.trace_id)).toEqual(['requested', 'authorized', 'in progress']);
   });
 });

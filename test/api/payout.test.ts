@@ -39,12 +39,12 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
   });
 
   const post = (body: Record<string, unknown>, secret = gw.merchant.secret) => postSigned(gw.url, '/api/process', body, secret);
-  const stored = (order_id: unknown) => gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'payout', order_id as string);
+  const stored = (order_id: unknown) => gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'payout', order_id as string);
 
   async function waitForStatus(trace_id: number, status: string, timeout_ms = 10_000): Promise<void> {
     const deadline = Date.now() + timeout_ms;
     for (;;) {
-      const row = await gw.gateway.deps.store.getTransaction(trace_id);
+      const row = await gw.gateway.deps.store.transactions.get(trace_id);
       if (row?.status === status) return;
       if (Date.now() > deadline) throw new Error(`trace ${trace_id} still ${row?.status}, expected ${status}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -63,14 +63,14 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(answer.body).not.toHaveProperty('card_token');
       expect(answer.body.error_details).toMatch(/^\[TEST\]/);
       expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
-      const row = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+      const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
       expect(row).toMatchObject({
         transaction_type: 'payout', status: 'approved', payment_method: 'card', card_masked: '411111******1111', card_exp: '12/2035',
         card_brand: 'VISA', amount_minor: 5000, gateway_id: gw.merchant.gateway, card_token: null,
       });
       expect(row!.card_fingerprint).toMatch(/^[0-9a-f]{64}$/);
       expect(JSON.stringify(row)).not.toContain(VISA);
-      const [notification] = await gw.gateway.deps.store.listNotifications(row!.trace_id);
+      const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id);
       const payload = JSON.parse(notification!.payload_json) as Record<string, unknown>;
       expect(payload).toMatchObject({
         transaction_type: 'payout', transaction_status: 'approved', order_id: body.order_id, card_number: '411111******1111',
@@ -82,7 +82,7 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
     it('accepts the ciphertexts under the plain names card_number / card_exp / cvv', async () => {
       const answer = await post(payoutD(gw.merchant, {}, { card_number: MASTERCARD, card_exp: '06/2034', cvv: '123' }, 'plain'));
       expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
-      const row = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+      const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
       expect(row).toMatchObject({ card_masked: '555555******4444', card_exp: '06/2034', card_brand: 'MasterCard' });
     });
 
@@ -100,14 +100,14 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       const answer = await post(payoutD(gw.merchant, { amount }));
       expect(answer.body).toMatchObject({ status: 0, transaction_status });
       expect(answer.body.error_details).toMatch(details);
-      expect(await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number)).toMatchObject({ status: transaction_status });
+      expect(await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number)).toMatchObject({ status: transaction_status });
     });
 
     it('settles amount 1313 as approved a little later and records that notification', async () => {
       const answer = await post(payoutD(gw.merchant, { amount: 1313 }));
       const trace_id = answer.body.trace_id as number;
       await waitForStatus(trace_id, 'approved');
-      const notifications = await gw.gateway.deps.store.listNotifications(trace_id);
+      const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(trace_id);
       expect(notifications.map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status)).toEqual(['approved']);
     });
 
@@ -205,7 +205,7 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(other_card.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
       const other_amount = await post({ ...body, amount: 5001 });
       expect(other_amount.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
-      expect(await gw.gateway.deps.store.listNotifications(first.body.trace_id as number)).toHaveLength(1);
+      expect(await gw.gateway.deps.store.notifications.listOfTransaction(first.body.trace_id as number)).toHaveLength(1);
     });
 
     it('gives 20 concurrent identical payouts one trace_id, one stored payout and one notification', async () => {
@@ -216,7 +216,7 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(trace_ids.size).toBe(1);
       const row = await stored(body.order_id);
       expect(row?.trace_id).toBe([...trace_ids][0]);
-      expect(await gw.gateway.deps.store.listNotifications(row!.trace_id)).toHaveLength(1);
+      expect(await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).toHaveLength(1);
     });
 
     it('refuses a gateway that is not the merchant\'s or does not take the currency', async () => {
@@ -240,7 +240,7 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(answer.body).not.toHaveProperty('redirect_url');
       const row = await stored(body.order_id);
       expect(row).toMatchObject({ status: 'approved', identity_kind: 'frontend', card_masked: '411111******1111', api_version: '1.1' });
-      const [notification] = await gw.gateway.deps.store.listNotifications(row!.trace_id);
+      const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id);
       expect(JSON.parse(notification!.payload_json)).toMatchObject({ frontend: gw.merchant.frontend, version: '1.1', transaction_type: 'payout' });
     });
 

@@ -26,11 +26,11 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const answer = await post(refundC(gw.merchant, trace_id, { amount: 500 }));
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', version: '1.1', payment_processor: 'sandbox' });
     expect(answer.body.trace_id).not.toBe(trace_id);
-    const refund = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+    const refund = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
     expect(refund).toMatchObject({ transaction_type: 'refund', reference_id: trace_id, amount_minor: 500, status: 'approved' });
-    const sale = await gw.gateway.deps.store.getTransaction(trace_id);
+    const sale = await gw.gateway.deps.store.transactions.get(trace_id);
     expect(sale?.refund_reserved_minor).toBe(500);
-    const [notification] = await gw.gateway.deps.store.listNotifications(refund!.trace_id);
+    const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(refund!.trace_id);
     expect(JSON.parse(notification!.payload_json)).toMatchObject({ transaction_type: 'refund', reference_id: trace_id, frontend: gw.merchant.frontend });
   });
 
@@ -47,7 +47,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const answer = await post(body);
     expect(answer.body).toMatchObject({ status: 14 });
     expect(answer.body.description).toMatch(/300 left/);
-    expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'refund', body.order_id as string)).toBeNull();
+    expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'refund', body.order_id as string)).toBeNull();
     expect((await post(refundC(gw.merchant, trace_id, { amount: 300 }))).body).toMatchObject({ status: 0, transaction_status: 'approved' });
   });
 
@@ -59,7 +59,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const refused = answers.filter((a) => a.body.status === 14);
     expect(approved).toHaveLength(6); // 6 x 150 = 900 <= 1000 < 7 x 150
     expect(refused).toHaveLength(14);
-    const sale = await gw.gateway.deps.store.getTransaction(trace_id);
+    const sale = await gw.gateway.deps.store.transactions.get(trace_id);
     expect(sale?.refund_reserved_minor).toBe(900);
   });
 
@@ -69,7 +69,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const first = await post(body);
     const again = await post(body);
     expect(again.body).toMatchObject({ status: 0, trace_id: first.body.trace_id });
-    const sale = await gw.gateway.deps.store.getTransaction(trace_id);
+    const sale = await gw.gateway.deps.store.transactions.get(trace_id);
     expect(sale?.refund_reserved_minor).toBe(500);
   });
 
@@ -114,9 +114,9 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     expect(challenged.body.transaction_status).toBe('pending_async');
     const of_pending = await post(refundC(gw.merchant, challenged.body.trace_id));
     expect(of_pending.body).toMatchObject({ status: 14 });
-    expect((await gw.gateway.deps.store.getTransaction(refund.body.trace_id as number))?.refund_reserved_minor).toBe(0);
-    expect((await gw.gateway.deps.store.getTransaction(challenged.body.trace_id as number))?.refund_reserved_minor).toBe(0);
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(100);
+    expect((await gw.gateway.deps.store.transactions.get(refund.body.trace_id as number))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(challenged.body.trace_id as number))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(100);
   });
 
   it('names a missing, over-long or mistyped field and reserves nothing', async () => {
@@ -141,10 +141,10 @@ describe.each(storeKinds())('refund on %s', (kind) => {
       expect(answer.body.description).toMatch(description);
       expect(answer.body.trace_id).toBeUndefined();
       if (typeof body.order_id === 'string' && body.order_id.length <= 50) {
-        expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'refund', body.order_id)).toBeNull();
+        expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'refund', body.order_id)).toBeNull();
       }
     }
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);
   });
 
   it('refuses a version other than 1.1 in the frontend form and 1.2 in the application_key form', async () => {
@@ -156,7 +156,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const app_11 = await post({ ...by_key, application_key: gw.merchant.application_key });
     expect(app_11.body).toMatchObject({ status: 10 });
     expect(app_11.body.description).toMatch(/^Invalid field: version \(expected exactly "1\.2"\)$/);
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);
   });
 
   it('refuses an unknown frontend or another merchant\'s, revealing nothing and reserving nothing', async () => {
@@ -168,7 +168,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
       expect(answer.body).toMatchObject({ status: 11, description: 'Authentication failed: unknown merchant_id, application_key or frontend' });
       expect(answer.body.trace_id).toBeUndefined();
     }
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);
   });
 
   it('refuses a bad signature, an expired timestamp and a reused order_id with other content', async () => {
@@ -178,12 +178,12 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     expect(tampered.body).toMatchObject({ status: 2, description: expect.stringMatching(/^Invalid signature/) });
     const late = await post(refundC(gw.merchant, trace_id, { timestamp: Math.floor(gw.gateway.clock.now_ms() / 1000) - 120 }));
     expect(late.body).toMatchObject({ status: 1, description: 'Timestamp expired' });
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(0);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);
     const first = await post(refundC(gw.merchant, trace_id, { amount: 200, order_id: body.order_id }));
     expect(first.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     const changed = await post(refundC(gw.merchant, trace_id, { amount: 300, order_id: body.order_id }));
     expect(changed.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
-    expect((await gw.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(200);
+    expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(200);
   });
 
   it('names a missing reference_id', async () => {

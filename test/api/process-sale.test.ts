@@ -30,7 +30,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     expect(answer.body.error_details).toMatch(/^\[TEST\]/);
     expect(typeof answer.body.card_token).toBe('string');
     expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
-    const row = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+    const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
     expect(row).toMatchObject({ status: 'approved', amount_minor: 1999, currency: 'USD', card_masked: '411111******1111' });
   });
 
@@ -52,7 +52,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 0, transaction_status });
     expect(answer.body.error_details).toMatch(details);
     expect(answer.body.card_token).toBeUndefined();
-    expect(await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number)).toMatchObject({ status: transaction_status });
+    expect(await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number)).toMatchObject({ status: transaction_status });
   });
 
   it('answers 3-D Secure CVVs with pending_async and a redirect_url to the sandbox page', async () => {
@@ -100,12 +100,12 @@ describe.each(storeKinds())('sale on %s', (kind) => {
       expect(answer.body.status, JSON.stringify(overrides)).toBeGreaterThan(0);
       expect(answer.body.description).toMatch(description);
       expect(answer.body.trace_id).toBeUndefined();
-      expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
+      expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
     }
   });
 
   describe('variant B (frontend, version 1.1) failure paths', () => {
-    const stored = (body: Record<string, unknown>) => gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
+    const stored = (body: Record<string, unknown>) => gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
 
     it('names a missing, over-long or mistyped field with a positive status and stores nothing', async () => {
       const cases: [Record<string, unknown>, RegExp][] = [
@@ -142,7 +142,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
       expect(await stored(body)).toMatchObject({ trace_id: answer.body.trace_id, status: 'rejected', identity_kind: 'frontend' });
       // Nothing was vaulted for it.
       const { sealer, store } = gw.gateway.deps;
-      expect(await store.findCard(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '06/2034')).toBeNull();
+      expect(await store.cards.find(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '06/2034')).toBeNull();
     });
 
     it('answers an unknown frontend, another merchant\'s frontend and an unknown merchant alike, revealing nothing', async () => {
@@ -168,7 +168,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
       expect(nobody.body.signature).toBeUndefined();
       expect(await stored(unknown)).toBeNull();
       expect(await stored(foreign)).toBeNull();
-      expect(await gw.gateway.deps.store.findTransactionByKey(other.merchant_id, 'sale', foreign.order_id as string)).toBeNull();
+      expect(await gw.gateway.deps.store.transactions.findByKey(other.merchant_id, 'sale', foreign.order_id as string)).toBeNull();
     });
 
     it('refuses a version other than 1.1 in the frontend form', async () => {
@@ -219,7 +219,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
 
   it('keeps the card in the vault only when the sale can still be approved', async () => {
     const { sealer, store } = gw.gateway.deps;
-    const vaulted = async (pan: string) => store.findCard(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '12/2035');
+    const vaulted = async (pan: string) => store.cards.find(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '12/2035');
     await sale(saleA(gw.merchant, { card_number: '4000000000000002', cvv: '000' }));
     expect(await vaulted('4000000000000002')).toBeNull();
     await sale(saleA(gw.merchant, { card_number: '4000000000000010', cvv: '333' }));
@@ -271,7 +271,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
         const body = saleA(gw.merchant, { timestamp: now_s + offset });
         const answer = await sale(body);
         expect(answer.body, `offset ${offset}`).toMatchObject({ status: 1, description: 'Timestamp expired', version: '1.2' });
-        expect(await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
+        expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
       }
     });
   });
@@ -287,7 +287,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
   it('handles minor units per currency without multiplying (JPY 0, BHD 3 decimals)', async () => {
     for (const [currency, amount] of [['JPY', 1999], ['BHD', 1999]] as const) {
       const answer = await sale(saleA(gw.merchant, { currency, amount }));
-      const row = await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number);
+      const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
       expect(row).toMatchObject({ amount_minor: amount, charge_amount_minor: amount, currency, charge_currency: currency });
     }
   });
@@ -299,7 +299,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     expect(again.body).toMatchObject({ status: 0, trace_id: first.body.trace_id, transaction_status: 'approved' });
     const changed = await sale({ ...body, amount: 2000 });
     expect(changed.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
-    const notifications = await gw.gateway.deps.store.listNotifications(first.body.trace_id as number);
+    const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(first.body.trace_id as number);
     expect(notifications).toHaveLength(1);
   });
 
@@ -309,14 +309,14 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     const trace_ids = new Set(answers.map((a) => a.body.trace_id));
     expect(answers.every((a) => a.body.status === 0)).toBe(true);
     expect(trace_ids.size).toBe(1);
-    const row = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
+    const row = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
     expect(row?.trace_id).toBe([...trace_ids][0]);
-    expect(await gw.gateway.deps.store.listNotifications(row!.trace_id)).toHaveLength(1);
+    expect(await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).toHaveLength(1);
   });
 
   it('records the notification of the status change with the masked card and card_token', async () => {
     const answer = await sale(saleA(gw.merchant, { variable1: 'cart-7' }));
-    const [notification] = await gw.gateway.deps.store.listNotifications(answer.body.trace_id as number);
+    const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(answer.body.trace_id as number);
     const payload = JSON.parse(notification!.payload_json) as Record<string, unknown>;
     expect(payload).toMatchObject({
       transaction_type: 'sale', transaction_status: 'approved', trace_id: answer.body.trace_id, application_key: gw.merchant.application_key,

@@ -30,7 +30,7 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
     });
     expect(cko.status).toBe(201);
     checkout = cko.body.gateway as string;
-    await gw.gateway.deps.store.transaction((tx) => tx.replaceBinRanges([{ prefix: '411111', country: 'GB' }, { prefix: '42424242', country: 'DE' }, { prefix: '424242', country: 'FR' }]));
+    await gw.gateway.deps.store.transaction((tx) => tx.merchants.replaceBinRanges([{ prefix: '411111', country: 'GB' }, { prefix: '42424242', country: 'DE' }, { prefix: '424242', country: 'FR' }]));
   });
   afterAll(async () => {
     await gw?.close();
@@ -42,7 +42,7 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
   async function routedTo(overrides: Record<string, unknown>): Promise<string> {
     const answer = await postSigned(gw.url, '/api/process', saleA(gw.merchant, overrides), gw.merchant.secret);
     expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0 });
-    return (await gw.gateway.deps.store.getTransaction(answer.body.trace_id as number))!.gateway_id;
+    return (await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number))!.gateway_id;
   }
 
   it('without rules: the first gateway taking the currency', async () => {

@@ -81,7 +81,7 @@ describe.each(storeKinds())('no card data or secrets at rest or in logs on %s', 
       'bank:approved', 'card:approved', 'card:approved', 'card:approved', 'card:approved', 'card:requested',
     ].sort());
     // The payout still held keeps its card in the vault, sealed.
-    const held = await gw.gateway.deps.store.getTransaction(held_trace_ids[1]!);
+    const held = await gw.gateway.deps.store.transactions.get(held_trace_ids[1]!);
     expect(held).toMatchObject({ status: 'requested', card_masked: '400005******5556' });
   });
 

@@ -101,7 +101,7 @@ describe.each(storeKinds())('Stripe failures on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', card_token: expect.any(String) });
     const trace_id = answer.body.trace_id as number;
     await live.settled(trace_id, 'approved');
-    await waitUntil(async () => (await live.gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
     expect(notified(trace_id)).toEqual(['approved']);
     // The fake holds its answer until the webhook is acknowledged, longer than the webhook waits
     // for the request: the webhook settled the sale and its notification went out first; the
@@ -122,7 +122,7 @@ describe.each(storeKinds())('Stripe failures on %s', (kind) => {
     for (const event of live.fake.events.filter((e) => e.payment_intent_id === intent.id)) {
       expect(await live.fake.redeliver(event.id)).toBe(200);
     }
-    await waitUntil(async () => (await live.gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
     expect(notified(trace_id)).toEqual(['approved']);
     expect(await live.row(trace_id)).toMatchObject({ status: 'approved', psp_transaction_id: intent.id });
   });

@@ -35,7 +35,7 @@ describe.each(storeKinds())('live sales through Stripe on %s', (kind) => {
   /** The PaymentIntent Stripe holds for our trace_id (its metadata). */
   const intentsOf = (trace_id: number) => live.fake.intentsWithMetadata('paygate_trace_id', String(trace_id));
   const allDelivered = (trace_id: number) =>
-    waitUntil(async () => (await live.gw.gateway.deps.store.listNotifications(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
 
   it('an approved sale: status 0, approved, the PaymentIntent\'s id, a card token, one signed notification, one PaymentIntent', async () => {
     const body = sale({ amount: 1999 });
@@ -163,7 +163,7 @@ describe.each(storeKinds())('live sales through Stripe on %s', (kind) => {
     expect(charge.form).toMatchObject({ amount: 1999, currency: 'usd', payment_method_data: { card: { number: APPROVED } } });
     expect((charge.form.payment_method_data as { card: Record<string, unknown> }).card.cvc).toBeUndefined();
     expect(charge.form.error_on_requires_action).toBeUndefined();
-    await waitUntil(async () => (await live.gw.gateway.deps.store.getSubscription(live.merchant.merchant_id, String(created.subscription_id)))?.cycles_charged === 1, 'the renewal booked');
+    await waitUntil(async () => (await live.gw.gateway.deps.store.subscriptions.get(live.merchant.merchant_id, String(created.subscription_id)))?.cycles_charged === 1, 'the renewal booked');
   });
 
   it('Stripe pays out only to the account\'s bank: a card payout through this gateway is refused with status 15', async () => {

@@ -49,7 +49,7 @@ async function drain(gw: TestGateway): Promise<void> {
   const deps = gw.gateway.deps;
   for (let i = 0; i < 500; i += 1) {
     const pass = await runBillingOnce({ deps, poll_ms: 0, lease_ms: 300_000, owner: 'test-driver' });
-    const due = await deps.store.countDueSubscriptions(deps.clock.now_ms());
+    const due = await deps.store.subscriptions.countDue(deps.clock.now_ms());
     if (pass.claimed === 0 && due === 0) return;
     if (pass.claimed === 0) await sleep(20);
   }
@@ -57,7 +57,7 @@ async function drain(gw: TestGateway): Promise<void> {
 }
 
 async function subscription(gw: TestGateway, created: Record<string, unknown>): Promise<SubscriptionRow> {
-  const row = await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, String(created.subscription_id));
+  const row = await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, String(created.subscription_id));
   if (!row) throw new Error('subscription not found');
   return row;
 }
@@ -67,7 +67,7 @@ async function salesOf(gw: TestGateway, subscription_id: string, max_cycle = 14,
   const found: { cycle: number; attempt: number; row: TransactionRow }[] = [];
   for (let cycle = 1; cycle <= max_cycle; cycle += 1) {
     for (let attempt = 0; attempt <= max_attempt; attempt += 1) {
-      const row = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', renewalOrderId(subscription_id, cycle, attempt));
+      const row = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', renewalOrderId(subscription_id, cycle, attempt));
       if (row) found.push({ cycle, attempt, row });
     }
   }
@@ -221,7 +221,7 @@ describe.each(storeKinds())('billing by the gateway\'s own worker, driven only b
       expect(sale.created_at_ms, `cycle ${cycle} attempt ${attempt}`).toBeGreaterThanOrEqual(due);
       expect(sale.created_at_ms - due, `cycle ${cycle} attempt ${attempt}`).toBeLessThan(60_000);
       // Stored with its notification.
-      const notifications = await gw.gateway.deps.store.listNotifications(sale.trace_id);
+      const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(sale.trace_id);
       expect(notifications).toHaveLength(1);
       expect(JSON.parse(notifications[0]!.payload_json)).toMatchObject({ transaction_type: 'sale', transaction_status: 'approved', trace_id: sale.trace_id });
     }
@@ -236,16 +236,16 @@ describe.each(storeKinds())('billing by the gateway\'s own worker, driven only b
     }), gw.merchant.secret);
     expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
 
-    const changes = await gw.gateway.deps.store.listSubscriptionChanges(id);
+    const changes = await gw.gateway.deps.store.subscriptions.listChanges(id);
     const renewed = (n: number) => Array.from({ length: n }, () => 'subscription.renewed');
     const expected_events = ['subscription.created', ...renewed(5), 'subscription.payment_failed', 'subscription.payment_failed',
       'subscription.deactivated', 'subscription.activated', ...renewed(7)];
     expect(changes.map((c) => c.event)).toEqual(expected_events);
     expect(changes.find((c) => c.event === 'subscription.activated')).toMatchObject({ from_status: 'inactive', to_status: 'active' });
     // One subscription event per change, delivered in order to the same notification_url (notifications.md §5).
-    const events = (await gw.gateway.deps.store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as { event: string; cycle?: number });
+    const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as { event: string; cycle?: number });
     expect(events.map((e) => e.event)).toEqual(expected_events);
-    await waitUntil(async () => (await gw.gateway.deps.store.listSubscriptionEvents(id)).filter((n) => n.state !== 'delivered').length, (n) => n === 0,
+    await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfSubscription(id)).filter((n) => n.state !== 'delivered').length, (n) => n === 0,
       'subscription events delivered');
     const received = receiver.requestsTo('/year').map((r) => r.json as { event?: string; subscription_id?: string }).filter((j) => j.event && j.subscription_id === id);
     expect(received.map((j) => j.event)).toEqual(expected_events);
@@ -377,12 +377,12 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(canceled!.headers['gt-authentication']).toBe(sha384(`subscription.canceled${gw.merchant.merchant_id}${gw.merchant.application_key}cust-42`
       + `${String(plan.plan_id)}${subscription_id}canceled${String((canceled!.json as { timestamp: number }).timestamp)}${secret}`));
 
-    const outbox = await gw.gateway.deps.store.listSubscriptionEvents(subscription_id);
+    const outbox = await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id);
     expect(outbox.map((n) => [n.kind, JSON.parse(n.payload_json).event, n.trace_id])).toEqual([
       ['subscription_event', 'subscription.created', null], ['subscription_event', 'subscription.renewed', null], ['subscription_event', 'subscription.canceled', null],
     ]);
-    for (let i = 0; i < 100 && (await gw.gateway.deps.store.listSubscriptionEvents(subscription_id)).some((n) => n.state !== 'delivered'); i += 1) await sleep(25);
-    expect((await gw.gateway.deps.store.listSubscriptionEvents(subscription_id)).map((n) => n.state)).toEqual(['delivered', 'delivered', 'delivered']);
+    for (let i = 0; i < 100 && (await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).some((n) => n.state !== 'delivered'); i += 1) await sleep(25);
+    expect((await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).map((n) => n.state)).toEqual(['delivered', 'delivered', 'delivered']);
   });
 
   it('accepts a body-signed event reply, and resends an unsigned one', async () => {
@@ -394,7 +394,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const plan = await createPlanVia(gw.url, gw.merchant);
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { notification_url: `${receiver.url}/events-body`, activate: false });
     await v13(gw.url, 'POST', `/api/v1.3/subscription/${String(created.subscription_id)}/cancel`, gw.merchant);
-    const states = async () => (await gw.gateway.deps.store.listSubscriptionEvents(String(created.subscription_id))).map((n) => [n.state, n.attempts > 0]);
+    const states = async () => (await gw.gateway.deps.store.notifications.listOfSubscription(String(created.subscription_id))).map((n) => [n.state, n.attempts > 0]);
     for (let i = 0; i < 200 && JSON.stringify(await states()) !== JSON.stringify([['delivered', true], ['pending', true]]); i += 1) await sleep(25);
     expect(await states()).toEqual([['delivered', true], ['pending', true]]);
   });
@@ -472,7 +472,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     await drain(gw);
     const sales = await salesOf(gw, inactive.subscription_id, 2);
     expect(sales.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([[1, 0, 'rejected'], [1, 1, 'rejected'], [1, 2, 'rejected']]);
-    const changes = await gw.gateway.deps.store.listSubscriptionChanges(inactive.subscription_id);
+    const changes = await gw.gateway.deps.store.subscriptions.listChanges(inactive.subscription_id);
     expect(changes.map((c) => c.event)).toEqual(['subscription.created', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated']);
     const read = await v13(gw.url, 'GET', `/api/v1.3/subscription/${inactive.subscription_id}`, gw.merchant);
     expect(read.body).toMatchObject({ status: 0, subscription_status: 'inactive' });
@@ -492,7 +492,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(await subscription(gw, created)).toMatchObject({ status: 'inactive', attempt: 6, next_charge_at_ms: null });
     const all = await salesOf(gw, inactive.subscription_id, 2, 7);
     expect(all.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([0, 1, 2, 3, 4, 5].map((attempt) => [1, attempt, 'rejected']));
-    expect((await gw.gateway.deps.store.listSubscriptionChanges(inactive.subscription_id)).map((c) => c.event).slice(4)).toEqual([
+    expect((await gw.gateway.deps.store.subscriptions.listChanges(inactive.subscription_id)).map((c) => c.event).slice(4)).toEqual([
       'subscription.activated', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated',
     ]);
   });
@@ -584,7 +584,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const spy = await countMitCharges(gw);
     // The dead instance's claim holds for 1.5 s of real time (claims are on the wall clock).
     const wall_ms = deps.wall_clock.now_ms();
-    const [claimed] = await deps.store.transaction((tx) => tx.claimDueSubscriptions(
+    const [claimed] = await deps.store.transaction((tx) => tx.subscriptions.claimDue(
       { due_ms: deps.clock.now_ms(), wall_ms }, 500, wall_ms + 1_500, 'crashed-instance'));
     const mine = claimed && claimed.subscription_id === created.subscription_id ? claimed : null;
     expect(mine).not.toBeNull();
@@ -611,7 +611,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const deps = gw.gateway.deps;
     // Activated by hand so no other pass claims it first: the row as the worker would claim it.
     const row = await subscription(gw, created);
-    await deps.store.transaction((tx) => tx.updateSubscriptionIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }));
+    await deps.store.transaction((tx) => tx.subscriptions.updateIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }));
     const claimed = await subscription(gw, created);
     const spy = await countMitCharges(gw);
     const outcomes = await Promise.all([renewSubscription(deps, claimed, 'a'), renewSubscription(deps, claimed, 'b')]);
@@ -649,12 +649,12 @@ describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind)
     };
     const plan = await createPlanVia(gw.url, shop, { billing_cycle: 'weekly' });
     const id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
-    const rowOf = async () => (await store.getSubscription(shop.merchant_id, id))!;
+    const rowOf = async () => (await store.subscriptions.get(shop.merchant_id, id))!;
     const sales = async () => {
       const found: string[] = [];
       for (let cycle = 1; cycle <= 4; cycle += 1) {
         for (let attempt = 0; attempt <= 2; attempt += 1) {
-          const sale = await store.findTransactionByKey(shop.merchant_id, 'sale', renewalOrderId(id, cycle, attempt));
+          const sale = await store.transactions.findByKey(shop.merchant_id, 'sale', renewalOrderId(id, cycle, attempt));
           if (sale) found.push(`c${cycle}-a${attempt} ${sale.status}`);
         }
       }
@@ -673,11 +673,11 @@ describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind)
     expect(held).toMatchObject({
       status: 'active', cycles_charged: 1, attempt: 0, version: first.version, next_charge_at_ms: anchor + 7 * DAY_MS, lease_until_ms: null,
     });
-    expect(await store.countDueSubscriptions(gw.gateway.deps.clock.now_ms())).toBe(0);
+    expect(await store.subscriptions.countDue(gw.gateway.deps.clock.now_ms())).toBe(0);
     // A claim made just before the merchant was disabled: the renewal itself holds it too.
     expect(await renewSubscription(gw.gateway.deps, held, 'claimed-before-disable')).toEqual({ kind: 'held' });
     expect(await sales()).toEqual(['c1-a0 approved']);
-    expect((await store.listSubscriptionChanges(id)).map((c) => c.event)).not.toContain('subscription.payment_failed');
+    expect((await store.subscriptions.listChanges(id)).map((c) => c.event)).not.toContain('subscription.payment_failed');
 
     // Enabled on day 15: the charge of day 7 is made once, covering the period it is made in;
     // day 14's period passed without one and is not billed; the next charge is on day 21.
@@ -713,11 +713,11 @@ describe.each(storeKinds())('subscription billing across a restart on %s', (kind
       await advanceDays(second, 3);
       // The background worker (50 ms) charges it; nothing in memory survived the restart.
       for (let i = 0; i < 200; i += 1) {
-        const row = await second.gateway.deps.store.getSubscription(merchant.merchant_id, String(created.subscription_id));
+        const row = await second.gateway.deps.store.subscriptions.get(merchant.merchant_id, String(created.subscription_id));
         if (row?.cycles_charged === 1) break;
         await sleep(25);
       }
-      const row = await second.gateway.deps.store.getSubscription(merchant.merchant_id, String(created.subscription_id));
+      const row = await second.gateway.deps.store.subscriptions.get(merchant.merchant_id, String(created.subscription_id));
       expect(row).toMatchObject({ status: 'active', cycles_charged: 1 });
     } finally {
       await second.close();

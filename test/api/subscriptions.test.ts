@@ -86,7 +86,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     const merchant_id = `nomit-${randomBytes(4).toString('hex')}`;
     const secret = 'no-mit-secret-0123';
     const { store, sealer } = gw.gateway.deps;
-    await store.transaction((tx) => tx.insertMerchant({
+    await store.transaction((tx) => tx.merchants.insert({
       merchant_id, secret_sealed: sealer.seal(secret, `merchant-secret:${merchant_id}`), applications: ['nomit-app'],
       frontends: [{ name: 'nomit-front', currency: 'USD' }],
       gateways: [
@@ -126,7 +126,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect(answer.body.description).toMatch(/signature/i);
         expect(answer.header).not.toBeNull();
       }
-      expect((await gw.gateway.deps.store.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(0);
+      expect((await gw.gateway.deps.store.subscriptions.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(0);
     });
 
     it('refuses a header computed over another timestamp than the body\'s', async () => {
@@ -223,7 +223,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     });
 
     it('names each missing or invalid field with a positive status and stores nothing', async () => {
-      const before = (await gw.gateway.deps.store.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total;
+      const before = (await gw.gateway.deps.store.subscriptions.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total;
       const cases: [Record<string, unknown>, RegExp][] = [
         [{ name: undefined }, /Missing required field: name/],
         [{ name: 'n'.repeat(33) }, /Invalid field: name/],
@@ -253,7 +253,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect(answer.body.status, JSON.stringify(overrides)).toBe(10);
         expect(answer.body.description).toMatch(description);
       }
-      expect((await gw.gateway.deps.store.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(before);
+      expect((await gw.gateway.deps.store.subscriptions.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(before);
     });
 
     it('takes only currencies of the merchant\'s gateways with MIT enabled', async () => {
@@ -415,7 +415,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const unknown_card = await subscribe({ card_token: 'a'.repeat(32) });
       expect(foreign_card.body).toMatchObject({ status: 18 });
       expect(unknown_card.body).toEqual({ ...foreign_card.body, timestamp: unknown_card.body.timestamp });
-      const total = (await gw.gateway.deps.store.listSubscriptions(gw.merchant.merchant_id, { plan_id: String(inactive.plan_id) }, { offset: 0, limit: 10 })).total;
+      const total = (await gw.gateway.deps.store.subscriptions.list(gw.merchant.merchant_id, { plan_id: String(inactive.plan_id) }, { offset: 0, limit: 10 })).total;
       expect(total).toBe(0);
     });
 
@@ -425,7 +425,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const answer = await subscribe({ cid, card_token: expired });
       expect(answer.body).toMatchObject({ status: 10, description: 'Invalid field: card_token (the card has expired)', version: '1.3' });
       expect(answer.header).not.toBeNull();
-      expect((await gw.gateway.deps.store.listSubscriptions(gw.merchant.merchant_id, { cid }, { offset: 0, limit: 10 })).total).toBe(0);
+      expect((await gw.gateway.deps.store.subscriptions.list(gw.merchant.merchant_id, { cid }, { offset: 0, limit: 10 })).total).toBe(0);
       // The same customer's valid card is taken.
       expect((await subscribe({ cid })).body).toMatchObject({ status: 0, subscription_status: 'active' });
     });
@@ -439,7 +439,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'USD', amount_minor: 1000, position: 0 },
         { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'EUR', amount_minor: 900, position: 1 },
       ];
-      await gw.gateway.deps.store.transaction((tx) => tx.insertPlan({
+      await gw.gateway.deps.store.transaction((tx) => tx.subscriptions.insertPlan({
         plan_id, merchant_id: nomit.merchant_id, name: 'Old plan', description: null, billing_cycle: 'monthly', trial_period: 0,
         trial_period_cycle: 'days', expiration_cycles: null, retries_number: 3, retries_delay_days: 1, status: 'active',
         created_at_ms: now_ms, updated_at_ms: now_ms,
@@ -450,7 +450,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect(eur.body).toMatchObject({ status: 34 });
       expect(eur.body.description).toBe(
         'Currency not allowed: EUR is not taken by any of this merchant\'s gateways with merchant-initiated transactions enabled');
-      expect((await gw.gateway.deps.store.listSubscriptions(nomit.merchant_id, {}, { offset: 0, limit: 10 })).total).toBe(0);
+      expect((await gw.gateway.deps.store.subscriptions.list(nomit.merchant_id, {}, { offset: 0, limit: 10 })).total).toBe(0);
       // Its USD price still takes subscriptions.
       const usd = await v13(gw.url, 'POST', SUBS, nomit, { ...fields, price_id: prices[0]!.price_id });
       expect(usd.body).toMatchObject({ status: 0, price: { currency: 'USD', amount: 1000 } });
@@ -528,7 +528,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         status: 0, description: 'Subscription already exists: the same request was received before; nothing new was created',
         subscription_id: first.body.subscription_id, subscription_status: 'active', created_at: first.body.created_at,
       });
-      const events = await gw.gateway.deps.store.listSubscriptionEvents(String(first.body.subscription_id));
+      const events = await gw.gateway.deps.store.notifications.listOfSubscription(String(first.body.subscription_id));
       expect(events).toHaveLength(1);
       // The same customer, price and card with other details: refused, naming the subscription.
       const other_url = await subscribe({ cid, notification_url: 'https://merchant.example/other' });
@@ -570,7 +570,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const again = await call('POST', path);
       expect(again.body).toMatchObject({ status: 0, description: 'Subscription was already canceled', subscription_status: 'canceled' });
       expect((await call('POST', `${SUBS}/sub_doesnotexist/cancel`)).body.status).toBe(31);
-      const changes = await gw.gateway.deps.store.listSubscriptionChanges(String(created.subscription_id));
+      const changes = await gw.gateway.deps.store.subscriptions.listChanges(String(created.subscription_id));
       expect(changes.map((c) => [c.from_status, c.to_status, c.event])).toEqual([
         ['', 'active', 'subscription.created'], ['active', 'canceled', 'subscription.canceled'],
       ]);
@@ -597,13 +597,13 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect(answer.header).toBe(sha384(`0${String(answer.body.timestamp)}${gw.merchant.secret}`));
         // The plan's 7-day trial, from the activation.
         expect(Math.abs(Number(answer.body.next_charge_at) - (Number(answer.body.timestamp) + 7 * 86_400))).toBeLessThanOrEqual(1);
-        const row = (await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!;
+        const row = (await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!;
         expect(row).toMatchObject({ status: 'active', attempt: 0, card_token, anchor_at_ms: row.next_charge_at_ms });
-        const changes = await gw.gateway.deps.store.listSubscriptionChanges(id);
+        const changes = await gw.gateway.deps.store.subscriptions.listChanges(id);
         expect(changes.map((c) => [c.from_status, c.to_status, c.event])).toEqual([
           ['', 'inactive', 'subscription.created'], ['inactive', 'active', 'subscription.activated'],
         ]);
-        const events = (await gw.gateway.deps.store.listSubscriptionEvents(id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+        const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
         expect(events.map((e) => e.event)).toEqual(['subscription.created', 'subscription.activated']);
         expect(events[1]).toMatchObject({ subscription_status: 'active', next_charge_at: answer.body.next_charge_at, subscription_id: id });
 
@@ -612,14 +612,14 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect(again.body).toMatchObject({
           status: 0, description: 'Subscription is already active', subscription_status: 'active', next_charge_at: answer.body.next_charge_at,
         });
-        expect(await gw.gateway.deps.store.listSubscriptionChanges(id)).toHaveLength(2);
-        expect(await gw.gateway.deps.store.listSubscriptionEvents(id)).toHaveLength(2);
+        expect(await gw.gateway.deps.store.subscriptions.listChanges(id)).toHaveLength(2);
+        expect(await gw.gateway.deps.store.notifications.listOfSubscription(id)).toHaveLength(2);
         // An active subscription's card is not changed by activate.
         const other_card = await tokenize(gw.url, gw.merchant, 'cust-42', MASTERCARD);
         const change_card = await activate(id, { card_token: other_card });
         expect(change_card.body.status).toBe(10);
         expect(change_card.body.description).toMatch(/^Invalid field: card_token \(the subscription is already active/);
-        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.card_token).toBe(card_token);
+        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!.card_token).toBe(card_token);
       });
 
       it('refuses a canceled subscription (final); another merchant\'s or an unknown one is not found', async () => {
@@ -629,14 +629,14 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
           expect(answer.body).toMatchObject({ status: 31, description: 'Subscription not found' });
           expect(Object.keys(answer.body).sort()).toEqual(['description', 'status', 'timestamp', 'version']);
         }
-        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.status).toBe('inactive');
+        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!.status).toBe('inactive');
         expect((await call('POST', `${SUBS}/${id}/cancel`)).body.status).toBe(0);
         const refused = await activate(id);
         expect(refused.body).toMatchObject({
           status: 35, description: 'Subscription has ended (canceled); it cannot be activated', subscription_status: 'canceled', next_charge_at: null,
         });
-        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, id))!.status).toBe('canceled');
-        expect((await gw.gateway.deps.store.listSubscriptionChanges(id)).map((c) => c.event)).toEqual(['subscription.created', 'subscription.canceled']);
+        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!.status).toBe('canceled');
+        expect((await gw.gateway.deps.store.subscriptions.listChanges(id)).map((c) => c.event)).toEqual(['subscription.created', 'subscription.canceled']);
       });
 
       it('takes the customer\'s other card; refuses a card not in the merchant\'s vault, an expired card, and a second active subscription', async () => {
@@ -654,14 +654,14 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         const duplicate = await activate(inactive, { card_token: other_card });
         expect(duplicate.body).toMatchObject({ status: 36 });
         expect(duplicate.body.description).toContain(String(twin.body.subscription_id));
-        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, inactive))).toMatchObject({ status: 'inactive', card_token });
+        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, inactive))).toMatchObject({ status: 'inactive', card_token });
         // With its own card there is no twin: activated.
         expect((await activate(inactive)).body).toMatchObject({ status: 0, description: 'Subscription activated' });
         // Another inactive one of another customer is activated with the other card, which it is charged from now on.
         const second = String((await subscribe({ activate: false, cid: uniqueCid('card') })).body.subscription_id);
         expect((await activate(second, { card_token: other_card })).body).toMatchObject({ status: 0, subscription_status: 'active' });
-        expect((await gw.gateway.deps.store.getSubscription(gw.merchant.merchant_id, second))).toMatchObject({ status: 'active', card_token: other_card });
-        expect((await gw.gateway.deps.store.listSubscriptionChanges(second)).at(-1)!.reason).toBe('activated by the merchant with another card');
+        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, second))).toMatchObject({ status: 'active', card_token: other_card });
+        expect((await gw.gateway.deps.store.subscriptions.listChanges(second)).at(-1)!.reason).toBe('activated by the merchant with another card');
       });
     });
   });

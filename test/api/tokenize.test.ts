@@ -73,7 +73,7 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     expect(created.body).toMatchObject({ status: 0 });
     const subscription_id = String(created.body.subscription_id);
     await runBillingOnce({ deps: gw.gateway.deps, poll_ms: 0, lease_ms: 300_000, owner: 'tokenize-test' });
-    const charge = await gw.gateway.deps.store.findTransactionByKey(merchant.merchant_id, 'sale', renewalOrderId(subscription_id, 1, 0));
+    const charge = await gw.gateway.deps.store.transactions.findByKey(merchant.merchant_id, 'sale', renewalOrderId(subscription_id, 1, 0));
     expect(charge).toMatchObject({
       transaction_type: 'sale', status: 'approved', card_token, card_masked: MASKED, card_exp: '10/2033', amount_minor: 1999, currency: 'USD',
     });

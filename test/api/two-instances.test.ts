@@ -28,9 +28,9 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway instances on one 
     const answers = await spread(Array.from({ length: 20 }, () => body));
     for (const answer of answers) expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     expect(new Set(answers.map((answer) => answer.body.trace_id)).size).toBe(1);
-    const row = await a.gateway.deps.store.findTransactionByKey(a.merchant.merchant_id, 'sale', body.order_id as string);
+    const row = await a.gateway.deps.store.transactions.findByKey(a.merchant.merchant_id, 'sale', body.order_id as string);
     expect(row?.trace_id).toBe(answers[0]!.body.trace_id);
-    expect(await b.gateway.deps.store.listNotifications(row!.trace_id)).toHaveLength(1);
+    expect(await b.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).toHaveLength(1);
   });
 
   it('never lets 20 concurrent partial refunds, split over both instances, exceed the sale', async () => {
@@ -42,6 +42,6 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway instances on one 
     const approved = answers.filter((answer) => answer.body.status === 0 && answer.body.transaction_status === 'approved');
     expect(approved).toHaveLength(6); // 6 x 150 = 900 <= 1000 < 7 x 150
     expect(answers.filter((answer) => answer.body.status === 14)).toHaveLength(14);
-    expect((await b.gateway.deps.store.getTransaction(trace_id))?.refund_reserved_minor).toBe(900);
+    expect((await b.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(900);
   });
 });

@@ -70,7 +70,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
     subscription_id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
     // The first charge is made by the billing worker, not by the create call: the overview's
     // figures count it, so wait for it (a loaded machine once showed the overview before it).
-    await waitUntil(async () => (await gw.gateway.deps.store.getSubscription(shop.merchant_id, subscription_id))?.cycles_charged === 1, 'the first charge');
+    await waitUntil(async () => (await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))?.cycles_charged === 1, 'the first charge');
   });
   afterAll(async () => {
     // The scan of everything the back office showed: masked cards are there, full ones never.
@@ -133,7 +133,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.getByLabel(/^Amount \(USD/).fill('12.50');
       await page.getByRole('button', { name: 'Refund' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Refund sent');
-      const refunds = await gw.gateway.deps.store.backoffice.listRefundsOf(approved_sale.trace_id, 10);
+      const refunds = await gw.gateway.deps.store.transactions.listRefundsOf(approved_sale.trace_id, 10);
       expect(refunds.map((r) => [r.amount_minor, r.status])).toEqual([[1250, 'approved']]);
       expect(await page.locator('main').innerText()).toMatch(/Refunded or in flight\s+12\.50 USD/);
 
@@ -160,9 +160,9 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.getByRole('button', { name: `Reject ${payouts[1]}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Payout rejected');
       const store = gw.gateway.deps.store;
-      await expect.poll(async () => (await store.getTransaction(payouts[0]!))!.status).toBe('approved');
-      expect((await store.getTransaction(payouts[1]!))!.status).toBe('rejected');
-      expect((await store.listStatusChanges(payouts[1]!)).at(-1)!.reason).toContain('Account not verified');
+      await expect.poll(async () => (await store.transactions.get(payouts[0]!))!.status).toBe('approved');
+      expect((await store.transactions.get(payouts[1]!))!.status).toBe('rejected');
+      expect((await store.transactions.listStatusChanges(payouts[1]!)).at(-1)!.reason).toContain('Account not verified');
       expect(await page.locator('main').innerText()).toContain('No payout is waiting for a decision.');
 
       await page.getByRole('link', { name: 'Subscriptions' }).click();
@@ -175,17 +175,17 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await expect.poll(() => page.locator('h1').innerText()).toMatch(/^Subscription /);
       const detail = await page.locator('main').innerText();
       expect(detail).toContain('subscription.created (active)');
-      const event = (await gw.gateway.deps.store.listSubscriptionEvents(subscription_id))[0]!;
+      const event = (await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id))[0]!;
       // Its first attempt failed (merchant.example does not resolve here); the next would be minutes away.
-      await expect.poll(async () => (await gw.gateway.deps.store.getNotification(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(0);
-      const attempts_before = (await gw.gateway.deps.store.getNotification(event.id))!.attempts;
+      await expect.poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(0);
+      const attempts_before = (await gw.gateway.deps.store.notifications.get(event.id))!.attempts;
       await page.getByRole('button', { name: 'Send again' }).first().click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('scheduled to be sent again');
-      await expect.poll(async () => (await gw.gateway.deps.store.getNotification(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(attempts_before);
+      await expect.poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(attempts_before);
       // And cancelled from here: nothing more is charged, and the button is gone.
       await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Subscription cancelled');
-      expect((await gw.gateway.deps.store.getSubscription(shop.merchant_id, subscription_id))!).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
+      expect((await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))!).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
       expect(await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).count()).toBe(0);
     } finally {
       await close();
@@ -210,12 +210,12 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await sandbox_form.getByLabel('Merchant ID').fill(`new-shop-${kind}`);
       await sandbox_form.getByRole('button', { name: 'Add sandbox gateway' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway created.');
-      const gateways = await gw.gateway.deps.store.listGateways(`new-shop-${kind}`);
+      const gateways = await gw.gateway.deps.store.merchants.listGateways(`new-shop-${kind}`);
       expect(gateways.map((g) => g.connector)).toEqual(['sandbox', 'sandbox']);
       const added = gateways.at(-1)!;
       await page.getByRole('button', { name: `Disable ${added.gateway_id}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway disabled.');
-      expect((await gw.gateway.deps.store.getGateway(added.gateway_id))!.enabled).toBe(0);
+      expect((await gw.gateway.deps.store.merchants.getGateway(added.gateway_id))!.enabled).toBe(0);
 
       // A processor's credentials: typed into password fields, sealed, never shown again.
       const checkout_form = page.locator('form', { has: page.getByRole('button', { name: 'Add checkout gateway' }) });
@@ -228,7 +228,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       expect(await checkout_form.getByLabel('secret_key').getAttribute('type')).toBe('password');
       await checkout_form.getByRole('button', { name: 'Add checkout gateway' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway created.');
-      const checkout = (await gw.gateway.deps.store.listGateways(`new-shop-${kind}`)).find((g) => g.connector === 'checkout')!;
+      const checkout = (await gw.gateway.deps.store.merchants.listGateways(`new-shop-${kind}`)).find((g) => g.connector === 'checkout')!;
       const card = page.locator('.card', { has: page.getByRole('button', { name: `Disable ${checkout.gateway_id}` }) });
       expect(await card.innerText()).toMatch(/secret_key, webhook_secret \(set; never shown\)/);
       await card.getByText('Replace settings (credentials)').click();

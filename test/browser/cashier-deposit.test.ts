@@ -24,9 +24,9 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
   withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   const sessionOf = async (gateway: TestGateway, auth_token: string) =>
-    (await gateway.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token)))!;
+    (await gateway.gateway.deps.store.cashier.findSessionByAuthToken(sha256Hex(auth_token)))!;
   const transactionsOf = async (gateway: TestGateway, auth_token: string) =>
-    gateway.gateway.deps.store.listCashierTransactions((await sessionOf(gateway, auth_token)).session_id);
+    gateway.gateway.deps.store.cashier.listTransactions((await sessionOf(gateway, auth_token)).session_id);
 
   async function open(overrides: Record<string, unknown> = {}) {
     const answer = await openSession(gw, '/api/init-pay-in', initPayIn(gw.merchant, shop.url, overrides));
@@ -140,7 +140,7 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     }
     const [row] = await transactionsOf(gw, session.auth_token);
     expect(row).toMatchObject({ status: 'approved', amount_minor: 4000 });
-    const statuses = (await gw.gateway.deps.store.listNotifications(row!.trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+    const statuses = (await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
     expect(statuses.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
     expect(statuses.every((n) => n.auth_token === session.auth_token)).toBe(true);
   });

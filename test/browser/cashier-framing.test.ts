@@ -220,7 +220,7 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
     }
     // Nothing was pressed through the frames: both still wait for the customer.
     for (const trace_id of [sale.body.trace_id, payout.body.trace_id] as number[]) {
-      expect(await gw.gateway.deps.store.getTransaction(trace_id)).toMatchObject({ status: 'pending_async' });
+      expect(await gw.gateway.deps.store.transactions.get(trace_id)).toMatchObject({ status: 'pending_async' });
     }
 
     // A checkout's 3-D Secure page, even for a merchant with frame origins: only init-pay-in pages may be framed.

@@ -69,8 +69,8 @@ describe.each(storeKinds())('cashier withdrawal (init-pay-out) in Chromium on %s
     } finally {
       await close();
     }
-    const session = (await gw.gateway.deps.store.findCashierSessionByAuthToken(sha256Hex(auth_token)))!;
-    const rows = await gw.gateway.deps.store.listCashierTransactions(session.session_id);
+    const session = (await gw.gateway.deps.store.cashier.findSessionByAuthToken(sha256Hex(auth_token)))!;
+    const rows = await gw.gateway.deps.store.cashier.listTransactions(session.session_id);
     expect(rows.map((r) => [r.transaction_type, r.payment_method, r.status, r.amount_minor])).toEqual([
       ['payout', 'card', 'approved', 3000], ['payout', 'ewallet', 'approved', 2000],
     ]);

@@ -99,13 +99,13 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
   }
 
   const transaction = async (gateway: TestGateway, trace_id: number): Promise<TransactionRow> => {
-    const row = await gateway.gateway.deps.store.getTransaction(trace_id);
+    const row = await gateway.gateway.deps.store.transactions.get(trace_id);
     if (!row) throw new Error(`transaction ${trace_id} not stored`);
     return row;
   };
 
   const notifiedStatuses = async (gateway: TestGateway, trace_id: number): Promise<Record<string, unknown>[]> =>
-    (await gateway.gateway.deps.store.listNotifications(trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+    (await gateway.gateway.deps.store.notifications.listOfTransaction(trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
 
   const advanceClock = (gateway: TestGateway, seconds: number, authorization: string | null = `Bearer ${ADMIN_TOKEN}`) =>
     postJson(gateway.url, '/sandbox/clock', { advance_seconds: seconds }, authorization === null ? {} : { authorization });
@@ -259,12 +259,12 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
   });
 
   it('the sandbox clock refuses a missing or wrong admin token with 401 and does not move', async () => {
-    const before = await gw.gateway.deps.store.getSandboxOffset();
+    const before = await gw.gateway.deps.store.sandboxClock.getOffset();
     for (const authorization of [null, 'Bearer wrong-token', `Bearer ${ADMIN_TOKEN}x`, ADMIN_TOKEN, `Basic ${ADMIN_TOKEN}`, 'Bearer ']) {
       const answer = await advanceClock(gw, 901, authorization);
       expect(answer.http_status, String(authorization)).toBe(401);
     }
-    expect(await gw.gateway.deps.store.getSandboxOffset()).toBe(before);
+    expect(await gw.gateway.deps.store.sandboxClock.getOffset()).toBe(before);
     expect(gw.gateway.clock.get_offset_ms()).toBe(before);
   });
 

@@ -81,20 +81,20 @@ describe.each(storeKinds())('sandbox e-wallet page in Chromium on %s', (kind) =>
     }
   }
 
-  const notified = async (trace_id: number) => (await gw.gateway.deps.store.listNotifications(trace_id))
+  const notified = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
     .map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
 
   it('Confirm on a phone, without JavaScript: back at the merchant, the payout approved and notified', async () => {
     const payout = await walletPayout(1234);
     await finishAs('phone', false, payout, 'Confirm');
-    expect(await gw.gateway.deps.store.getTransaction(payout.trace_id)).toMatchObject({ status: 'approved', error_code: '0' });
+    expect(await gw.gateway.deps.store.transactions.get(payout.trace_id)).toMatchObject({ status: 'approved', error_code: '0' });
     expect(await notified(payout.trace_id)).toEqual(['pending_async', 'approved']);
   });
 
   it('Cancel on a desktop: back at the merchant, the payout cancelled and notified', async () => {
     const payout = await walletPayout(1234);
     await finishAs('desktop', true, payout, 'Cancel');
-    expect(await gw.gateway.deps.store.getTransaction(payout.trace_id)).toMatchObject({ status: 'cancelled', error_code: '1' });
+    expect(await gw.gateway.deps.store.transactions.get(payout.trace_id)).toMatchObject({ status: 'cancelled', error_code: '1' });
     expect(await notified(payout.trace_id)).toEqual(['pending_async', 'cancelled']);
   });
 });

@@ -72,16 +72,16 @@ describe('GroupCommitter', () => {
     const store = openSqliteStore(file);
     cleanups.unshift(() => store.close());
     await store.migrate();
-    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => store.transaction((tx) => tx.insertMerchant({
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => store.transaction((tx) => tx.merchants.insert({
       merchant_id: `m${i}`, secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1,
     }))));
     expect(outcomes.every((o) => o === 'created')).toBe(true);
-    expect(await store.countMerchants()).toBe(30);
+    expect(await store.merchants.count()).toBe(30);
     await expect(store.transaction(async (tx) => {
-      await tx.insertMerchant({ merchant_id: 'rolled-back', secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1 });
+      await tx.merchants.insert({ merchant_id: 'rolled-back', secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1 });
       throw new Error('fail after write');
     })).rejects.toThrow('fail after write');
-    expect(await store.getMerchant('rolled-back')).toBeNull();
+    expect(await store.merchants.get('rolled-back')).toBeNull();
   });
 
   it('a notification lease outside a transaction joins a group commit instead of committing (and syncing) alone', async () => {
@@ -91,8 +91,8 @@ describe('GroupCommitter', () => {
     const before = store.groupCommitStats()!;
     // Two leases and a transaction issued together: one batch of three units, one COMMIT.
     const [first, second] = await Promise.all([
-      store.leaseNotifications({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-a'),
-      store.leaseNotifications({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-b'),
+      store.notifications.lease({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-a'),
+      store.notifications.lease({ due_ms: 1, wall_ms: 1 }, 8, 60_000, 'owner-b'),
       store.transaction(async () => undefined),
     ]);
     expect([first, second]).toEqual([[], []]);

@@ -39,12 +39,12 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
 
   it('reserveTransaction answers the stored row, and null when the idempotency key is taken', async () => {
     const row = transactionFixture(merchant_id);
-    const reserved = await store.transaction((tx) => tx.reserveTransaction(row));
+    const reserved = await store.transaction((tx) => tx.transactions.reserve(row));
     expect(reserved).not.toBeNull();
-    expect(reserved).toEqual(await store.getTransaction(reserved!.trace_id));
+    expect(reserved).toEqual(await store.transactions.get(reserved!.trace_id));
     expect(reserved).toMatchObject({ order_id: row.order_id, status: 'pending', refund_reserved_minor: 0, amount_minor: 1999 });
-    expect(await store.reserveTransaction({ ...row, request_fingerprint: 'another' })).toBeNull();
-    expect((await store.findTransactionByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe(row.request_fingerprint);
+    expect(await store.transactions.reserve({ ...row, request_fingerprint: 'another' })).toBeNull();
+    expect((await store.transactions.findByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe(row.request_fingerprint);
   });
 
   it('reserveTransaction answers exactly the row read back, whichever columns the insert leaves out or sets', async () => {
@@ -68,9 +68,9 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
       for (const column of optional) delete row[column];
       Object.assign(row, chosen);
       if (typeof row.challenge_token_hash === 'string') row.challenge_token_hash += `-${run}`; // unique column
-      const reserved = in_transaction ? await store.transaction((tx) => tx.reserveTransaction(row)) : await store.reserveTransaction(row);
+      const reserved = in_transaction ? await store.transaction((tx) => tx.transactions.reserve(row)) : await store.transactions.reserve(row);
       expect(reserved).not.toBeNull();
-      expect(reserved).toStrictEqual(await store.getTransaction(reserved!.trace_id));
+      expect(reserved).toStrictEqual(await store.transactions.get(reserved!.trace_id));
     }), { numRuns: 60 });
   });
 
@@ -79,57 +79,57 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     const inserted = deferred();
     const release = deferred();
     const open = store.transaction(async (tx) => {
-      await tx.insertTransactionIfAbsent(row);
+      await tx.transactions.insertIfAbsent(row);
       inserted.resolve();
       await release.promise;
     });
     await inserted.promise;
     // The transaction is open and holds the writer: this read answers at once, without its row.
-    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).toBeNull();
-    expect(await store.countMerchants()).toBeGreaterThan(0);
+    expect(await store.transactions.findByKey(merchant_id, 'sale', row.order_id)).toBeNull();
+    expect(await store.merchants.count()).toBeGreaterThan(0);
     release.resolve();
     await open;
-    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).not.toBeNull();
+    expect(await store.transactions.findByKey(merchant_id, 'sale', row.order_id)).not.toBeNull();
   });
 
   it('inside a transaction, reads see its own writes', async () => {
     const row = transactionFixture(merchant_id);
     const seen = await store.transaction(async (tx) => {
-      const trace_id = await tx.insertTransactionIfAbsent(row);
-      return (await tx.getTransaction(trace_id!))?.order_id;
+      const trace_id = await tx.transactions.insertIfAbsent(row);
+      return (await tx.transactions.get(trace_id!))?.order_id;
     });
     expect(seen).toBe(row.order_id);
   });
 
   it.runIf(kind === 'sqlite')('a write outside a transaction waits for the open transaction, then applies', async () => {
-    const trace_id = (await store.insertTransactionIfAbsent(transactionFixture(merchant_id)))!;
+    const trace_id = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
     const order: string[] = [];
     const inside = deferred();
     const release = deferred();
     const open = store.transaction(async (tx) => {
-      await tx.updateTransaction(trace_id, { description: 'inside' });
+      await tx.transactions.update(trace_id, { description: 'inside' });
       inside.resolve();
       await release.promise;
       order.push('commit');
     });
     await inside.promise;
-    const outside = store.updateTransaction(trace_id, { description: 'outside' }).then(() => order.push('outside'));
+    const outside = store.transactions.update(trace_id, { description: 'outside' }).then(() => order.push('outside'));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(order).toEqual([]);
     release.resolve();
     await Promise.all([open, outside]);
     expect(order).toEqual(['commit', 'outside']);
-    expect((await store.getTransaction(trace_id))!.description).toBe('outside');
+    expect((await store.transactions.get(trace_id))!.description).toBe('outside');
   });
 
   it('a rolled-back transaction leaves nothing and lets the next one in', async () => {
     const row = transactionFixture(merchant_id);
     await expect(store.transaction(async (tx) => {
-      await tx.insertTransactionIfAbsent(row);
+      await tx.transactions.insertIfAbsent(row);
       throw new Error('rolled back');
     })).rejects.toThrow('rolled back');
-    expect(await store.findTransactionByKey(merchant_id, 'sale', row.order_id)).toBeNull();
-    expect(await store.transaction((tx) => tx.insertTransactionIfAbsent(row))).toEqual(expect.any(Number));
+    expect(await store.transactions.findByKey(merchant_id, 'sale', row.order_id)).toBeNull();
+    expect(await store.transaction((tx) => tx.transactions.insertIfAbsent(row))).toEqual(expect.any(Number));
   });
 
   it('the merchant cache keeps found merchants briefly, never unknown ones, and forgets on invalidate', async () => {
@@ -144,7 +144,7 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
     expect(found).toMatchObject({ merchant_id: 'cache-shop', secret: 'cache-secret-1' });
     // Kept: a gateway change is not seen until invalidate().
     const gateway_id = found!.gateways[0]!.gateway_id;
-    await store.setGatewayHoldPayouts(gateway_id, true);
+    await store.merchants.setGatewayHoldPayouts(gateway_id, true);
     expect((await directory.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(false);
     expect((await reader.find('cache-shop'))!.gateways[0]!.hold_payouts).toBe(true);
     directory.invalidate();

@@ -20,28 +20,28 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
     const off = store.onNotificationCommitted(() => {
       fired += 1;
     });
-    const trace_id = (await store.insertTransactionIfAbsent(transactionFixture(merchant_id)))!;
+    const trace_id = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
     let id = 0;
     await store.transaction(async (tx) => {
-      id = await tx.insertNotification(notification(trace_id));
+      id = await tx.notifications.insert(notification(trace_id));
       expect(fired).toBe(0);
     });
     expect(fired).toBe(1);
 
     await expect(store.transaction(async (tx) => {
-      await tx.insertNotification(notification(trace_id));
+      await tx.notifications.insert(notification(trace_id));
       throw new Error('roll back');
     })).rejects.toThrow('roll back');
     expect(fired).toBe(1);
 
-    await store.insertNotification(notification(trace_id));
+    await store.notifications.insert(notification(trace_id));
     expect(fired).toBe(2);
-    expect(await store.rescheduleNotification(id, 5, 5)).toBe(true);
+    expect(await store.notifications.reschedule(id, 5, 5)).toBe(true);
     expect(fired).toBe(3);
-    expect(await store.rescheduleNotification(987_654_321, 5, 5)).toBe(false);
+    expect(await store.notifications.reschedule(987_654_321, 5, 5)).toBe(false);
     expect(fired).toBe(3);
     off();
-    await store.insertNotification(notification(trace_id));
+    await store.notifications.insert(notification(trace_id));
     expect(fired).toBe(3);
   });
 });

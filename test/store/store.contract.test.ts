@@ -2,7 +2,7 @@
 // database. Whatever the domain relies on (idempotency key, refund limit, compare-and-set,
 // atomic transactions, leases) is checked here on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store, StoreOps } from '../../src/store/store.js';
+import type { Store, UnitOfWork } from '../../src/store/store.js';
 import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId, gatewayFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -51,12 +51,12 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
   async function newMerchant(): Promise<string> {
     const merchant = merchantFixture();
-    expect(await store.insertMerchant(merchant)).toBe('created');
+    expect(await store.merchants.insert(merchant)).toBe('created');
     return merchant.merchant_id;
   }
 
   async function newTransaction(merchant_id: string, overrides: Parameters<typeof transactionFixture>[1] = {}): Promise<number> {
-    const trace_id = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, overrides));
+    const trace_id = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, overrides));
     expect(trace_id).toEqual(expect.any(Number));
     return trace_id!;
   }
@@ -68,17 +68,17 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await store.migrate();
       await store.migrate();
       await store.ping();
-      expect((await store.getMerchant(merchant_id))?.merchant_id).toBe(merchant_id);
-      expect((await store.getTransaction(trace_id))?.merchant_id).toBe(merchant_id);
+      expect((await store.merchants.get(merchant_id))?.merchant_id).toBe(merchant_id);
+      expect((await store.transactions.get(trace_id))?.merchant_id).toBe(merchant_id);
     });
   });
 
   describe('merchants', () => {
     it('inserting an existing merchant_id answers exists and changes nothing', async () => {
       const first = merchantFixture();
-      expect(await store.insertMerchant(first)).toBe('created');
-      const before = await store.getMerchant(first.merchant_id);
-      const count = await store.countMerchants();
+      expect(await store.merchants.insert(first)).toBe('created');
+      const before = await store.merchants.get(first.merchant_id);
+      const count = await store.merchants.count();
       expect(before).toMatchObject({
         merchant_id: first.merchant_id,
         secret_sealed: first.secret_sealed,
@@ -93,47 +93,47 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         frontends: [{ name: 'other-front', currency: 'EUR' }],
         gateways: [gatewayFixture(first.merchant_id, { gateway_id: uniqueId('gw'), currencies: 'GBP', mit_enabled: 0, hold_payouts: 1 })],
       });
-      expect(await store.insertMerchant(second)).toBe('exists');
-      expect(await store.transaction((tx) => tx.insertMerchant(second))).toBe('exists');
-      expect(await store.getMerchant(first.merchant_id)).toEqual(before);
-      expect(await store.countMerchants()).toBe(count);
+      expect(await store.merchants.insert(second)).toBe('exists');
+      expect(await store.transaction((tx) => tx.merchants.insert(second))).toBe('exists');
+      expect(await store.merchants.get(first.merchant_id)).toEqual(before);
+      expect(await store.merchants.count()).toBe(count);
     });
 
     it('an unknown merchant is null', async () => {
-      expect(await store.getMerchant(uniqueId('nobody'))).toBeNull();
+      expect(await store.merchants.get(uniqueId('nobody'))).toBeNull();
     });
   });
 
   describe('merchant credentials (migration 0014)', () => {
     it('a new merchant is enabled with no previous secret', async () => {
       const merchant_id = await newMerchant();
-      expect(await store.getMerchant(merchant_id)).toMatchObject({ disabled_at_ms: null, previous_secret_sealed: null, previous_secret_until_ms: null });
+      expect(await store.merchants.get(merchant_id)).toMatchObject({ disabled_at_ms: null, previous_secret_sealed: null, previous_secret_until_ms: null });
     });
 
     it('rollMerchantSecret moves the current sealed secret to previous and sets the new one; rolling again drops the older one', async () => {
       const merchant_id = await newMerchant();
-      const first = (await store.getMerchant(merchant_id))!.secret_sealed;
-      expect(await store.rollMerchantSecret(merchant_id, 'v1:second', NOW + 3_600_000)).toBe(true);
-      expect(await store.getMerchant(merchant_id)).toMatchObject({
+      const first = (await store.merchants.get(merchant_id))!.secret_sealed;
+      expect(await store.merchants.rollSecret(merchant_id, 'v1:second', NOW + 3_600_000)).toBe(true);
+      expect(await store.merchants.get(merchant_id)).toMatchObject({
         secret_sealed: 'v1:second', previous_secret_sealed: first, previous_secret_until_ms: NOW + 3_600_000,
       });
-      // Inside a transaction too (StoreOps), and only one previous secret is kept.
-      expect(await store.transaction((tx) => tx.rollMerchantSecret(merchant_id, 'v1:third', NOW))).toBe(true);
-      expect(await store.getMerchant(merchant_id)).toMatchObject({ secret_sealed: 'v1:third', previous_secret_sealed: 'v1:second', previous_secret_until_ms: NOW });
+      // Inside a transaction too (UnitOfWork), and only one previous secret is kept.
+      expect(await store.transaction((tx) => tx.merchants.rollSecret(merchant_id, 'v1:third', NOW))).toBe(true);
+      expect(await store.merchants.get(merchant_id)).toMatchObject({ secret_sealed: 'v1:third', previous_secret_sealed: 'v1:second', previous_secret_until_ms: NOW });
     });
 
     it('rollMerchantSecret of an unknown merchant is false and writes nothing', async () => {
-      const before = await store.countMerchants();
-      expect(await store.rollMerchantSecret(uniqueId('nobody'), 'v1:x', NOW)).toBe(false);
-      expect(await store.countMerchants()).toBe(before);
+      const before = await store.merchants.count();
+      expect(await store.merchants.rollSecret(uniqueId('nobody'), 'v1:x', NOW)).toBe(false);
+      expect(await store.merchants.count()).toBe(before);
     });
 
     it('10 concurrent rolls apply one after another: none loses the secret rolled before it', async () => {
       const merchant_id = await newMerchant();
-      const first = (await store.getMerchant(merchant_id))!.secret_sealed;
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.rollMerchantSecret(merchant_id, `v1:concurrent-${i}`, NOW + i)));
+      const first = (await store.merchants.get(merchant_id))!.secret_sealed;
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.merchants.rollSecret(merchant_id, `v1:concurrent-${i}`, NOW + i)));
       expect(results.every(Boolean)).toBe(true);
-      const after = (await store.getMerchant(merchant_id))!;
+      const after = (await store.merchants.get(merchant_id))!;
       expect(after.secret_sealed).toMatch(/^v1:concurrent-\d$/);
       // Applied one after the other: the last roll's previous is the roll before it, never the first
       // secret (ten rolls pushed it out) and never its own.
@@ -144,40 +144,40 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
     it('setMerchantDisabled sets, keeps the first time of a repeated disable, and clears', async () => {
       const merchant_id = await newMerchant();
-      expect(await store.setMerchantDisabled(merchant_id, NOW)).toBe(true);
-      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBe(NOW);
-      expect(await store.setMerchantDisabled(merchant_id, NOW + 5_000)).toBe(true);
-      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBe(NOW);
-      expect(await store.transaction((tx) => tx.setMerchantDisabled(merchant_id, null))).toBe(true);
-      expect((await store.getMerchant(merchant_id))?.disabled_at_ms).toBeNull();
-      expect(await store.setMerchantDisabled(uniqueId('nobody'), NOW)).toBe(false);
+      expect(await store.merchants.setDisabled(merchant_id, NOW)).toBe(true);
+      expect((await store.merchants.get(merchant_id))?.disabled_at_ms).toBe(NOW);
+      expect(await store.merchants.setDisabled(merchant_id, NOW + 5_000)).toBe(true);
+      expect((await store.merchants.get(merchant_id))?.disabled_at_ms).toBe(NOW);
+      expect(await store.transaction((tx) => tx.merchants.setDisabled(merchant_id, null))).toBe(true);
+      expect((await store.merchants.get(merchant_id))?.disabled_at_ms).toBeNull();
+      expect(await store.merchants.setDisabled(uniqueId('nobody'), NOW)).toBe(false);
     });
 
     it('listMerchants pages by merchant_id after the given one, with counts and disabled_at_ms', async () => {
       const prefix = `list${uniqueId('p').replace('-', '')}`;
       const ids = ['a', 'b', 'c'].map((s) => `${prefix}${s}`);
-      for (const id of ids) expect(await store.insertMerchant(merchantFixture(id))).toBe('created');
-      await store.insertGateway(gatewayFixture(ids[1]!, { gateway_id: uniqueId('gw') }));
-      await store.setMerchantDisabled(ids[2]!, NOW);
+      for (const id of ids) expect(await store.merchants.insert(merchantFixture(id))).toBe('created');
+      await store.merchants.insertGateway(gatewayFixture(ids[1]!, { gateway_id: uniqueId('gw') }));
+      await store.merchants.setDisabled(ids[2]!, NOW);
 
-      const first = await store.listMerchants(prefix, 2);
+      const first = await store.merchants.list(prefix, 2);
       expect(first).toEqual([
         { merchant_id: ids[0], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 1 },
         { merchant_id: ids[1], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 2 },
       ]);
-      const next = await store.listMerchants(first.at(-1)!.merchant_id, 2);
+      const next = await store.merchants.list(first.at(-1)!.merchant_id, 2);
       expect(next[0]).toEqual({ merchant_id: ids[2], created_at_ms: 1_700_000_000_000, disabled_at_ms: NOW, application_count: 1, frontend_count: 1, gateway_count: 1 });
       // The first page starts at the smallest merchant_id; the whole list is in order, each once.
       const all: string[] = [];
       for (let after = ''; ;) {
-        const page = await store.listMerchants(after, 7);
+        const page = await store.merchants.list(after, 7);
         all.push(...page.map((m) => m.merchant_id));
         if (page.length < 7) break;
         after = page.at(-1)!.merchant_id;
       }
-      expect(all).toEqual(await store.listMerchantIds(10_000));
+      expect(all).toEqual(await store.merchants.listIds(10_000));
       expect(all).toEqual(expect.arrayContaining(ids));
-      expect(await store.listMerchants(prefix, 0)).toEqual([]);
+      expect(await store.merchants.list(prefix, 0)).toEqual([]);
     });
   });
 
@@ -185,10 +185,10 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('a second row with the same key is refused and the first is kept', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id, { request_fingerprint: 'first' });
-      const trace_id = await store.insertTransactionIfAbsent(row);
+      const trace_id = await store.transactions.insertIfAbsent(row);
       expect(trace_id).toEqual(expect.any(Number));
-      expect(await store.insertTransactionIfAbsent({ ...row, request_fingerprint: 'second', amount_minor: 5 })).toBeNull();
-      const kept = await store.findTransactionByKey(merchant_id, 'sale', row.order_id);
+      expect(await store.transactions.insertIfAbsent({ ...row, request_fingerprint: 'second', amount_minor: 5 })).toBeNull();
+      const kept = await store.transactions.findByKey(merchant_id, 'sale', row.order_id);
       expect(kept).toMatchObject({ trace_id, request_fingerprint: 'first', amount_minor: 1999, status: 'pending' });
       expect(kept?.refund_reserved_minor).toBe(0);
     });
@@ -197,44 +197,44 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();
       const order_id = uniqueId('order');
-      const sale = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id }));
-      const refund = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id, transaction_type: 'refund', reference_id: sale }));
-      const other = await store.insertTransactionIfAbsent(transactionFixture(other_merchant, { order_id }));
+      const sale = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id }));
+      const refund = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id, transaction_type: 'refund', reference_id: sale }));
+      const other = await store.transactions.insertIfAbsent(transactionFixture(other_merchant, { order_id }));
       expect([sale, refund, other].every((id) => typeof id === 'number')).toBe(true);
       expect(new Set([sale, refund, other]).size).toBe(3);
-      expect((await store.findTransactionByKey(merchant_id, 'refund', order_id))?.trace_id).toBe(refund);
-      expect((await store.findTransactionByKey(other_merchant, 'sale', order_id))?.trace_id).toBe(other);
-      expect(await store.findTransactionByKey(merchant_id, 'payout', order_id)).toBeNull();
+      expect((await store.transactions.findByKey(merchant_id, 'refund', order_id))?.trace_id).toBe(refund);
+      expect((await store.transactions.findByKey(other_merchant, 'sale', order_id))?.trace_id).toBe(other);
+      expect(await store.transactions.findByKey(merchant_id, 'payout', order_id)).toBeNull();
     });
 
     it('reserveTransactionWithChange writes the row and its first status change together, and nothing for a taken key', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id, { request_fingerprint: 'first' });
-      const reserved = await store.reserveTransactionWithChange(row, 'request accepted');
-      expect(reserved).toEqual(await store.getTransaction(reserved!.trace_id));
+      const reserved = await store.transactions.reserveWithChange(row, 'request accepted');
+      expect(reserved).toEqual(await store.transactions.get(reserved!.trace_id));
       expect(reserved).toMatchObject({ order_id: row.order_id, status: 'pending', refund_reserved_minor: 0 });
-      expect(await store.listStatusChanges(reserved!.trace_id)).toEqual([
+      expect(await store.transactions.listStatusChanges(reserved!.trace_id)).toEqual([
         { from_status: '', to_status: 'pending', reason: 'request accepted', at_ms: row.created_at_ms },
       ]);
-      expect(await store.reserveTransactionWithChange({ ...row, request_fingerprint: 'second' }, 'request accepted')).toBeNull();
-      expect(await store.listStatusChanges(reserved!.trace_id)).toHaveLength(1);
-      expect((await store.findTransactionByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe('first');
+      expect(await store.transactions.reserveWithChange({ ...row, request_fingerprint: 'second' }, 'request accepted')).toBeNull();
+      expect(await store.transactions.listStatusChanges(reserved!.trace_id)).toHaveLength(1);
+      expect((await store.transactions.findByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe('first');
       // Inside a transaction that rolls back, neither the row nor its change remains.
       const other = transactionFixture(merchant_id);
       await expect(store.transaction(async (tx) => {
-        expect(await tx.reserveTransactionWithChange(other, 'request accepted')).not.toBeNull();
+        expect(await tx.transactions.reserveWithChange(other, 'request accepted')).not.toBeNull();
         throw new Error('rolled back');
       })).rejects.toThrow('rolled back');
-      expect(await store.findTransactionByKey(merchant_id, 'sale', other.order_id)).toBeNull();
+      expect(await store.transactions.findByKey(merchant_id, 'sale', other.order_id)).toBeNull();
     });
 
     it('20 concurrent reserveTransactionWithChange calls of one key give one row with one status change', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.reserveTransactionWithChange({ ...row, request_fingerprint: `attempt-${i}` }, 'request accepted')));
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.transactions.reserveWithChange({ ...row, request_fingerprint: `attempt-${i}` }, 'request accepted')));
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
-      expect(await store.listStatusChanges(winners[0]!.trace_id)).toHaveLength(1);
+      expect(await store.transactions.listStatusChanges(winners[0]!.trace_id)).toHaveLength(1);
     });
 
     it('20 concurrent inserts of one key in transactions give exactly one row', async () => {
@@ -242,13 +242,13 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const row = transactionFixture(merchant_id);
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
         // Read first, as the sale does, to widen the window between check and insert.
-        const existing = await tx.findTransactionByKey(merchant_id, 'sale', row.order_id);
-        const inserted = await tx.insertTransactionIfAbsent({ ...row, request_fingerprint: `attempt-${i}` });
+        const existing = await tx.transactions.findByKey(merchant_id, 'sale', row.order_id);
+        const inserted = await tx.transactions.insertIfAbsent({ ...row, request_fingerprint: `attempt-${i}` });
         return existing ? null : inserted;
       })));
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
-      const kept = await store.findTransactionByKey(merchant_id, 'sale', row.order_id);
+      const kept = await store.transactions.findByKey(merchant_id, 'sale', row.order_id);
       expect(kept?.trace_id).toBe(winners[0]);
     });
   });
@@ -257,34 +257,34 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('never exceeds the sale amount and releases back', async () => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
-      expect(await store.reserveRefund(sale, 60)).toBe(true);
-      expect(await store.reserveRefund(sale, 41)).toBe(false);
-      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(60);
-      expect(await store.reserveRefund(sale, 40)).toBe(true);
-      expect(await store.reserveRefund(sale, 1)).toBe(false);
-      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(100);
-      await store.releaseRefund(sale, 40);
-      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(60);
-      expect(await store.reserveRefund(sale, 40)).toBe(true);
+      expect(await store.transactions.reserveRefund(sale, 60)).toBe(true);
+      expect(await store.transactions.reserveRefund(sale, 41)).toBe(false);
+      expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(60);
+      expect(await store.transactions.reserveRefund(sale, 40)).toBe(true);
+      expect(await store.transactions.reserveRefund(sale, 1)).toBe(false);
+      expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(100);
+      await store.transactions.releaseRefund(sale, 40);
+      expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(60);
+      expect(await store.transactions.reserveRefund(sale, 40)).toBe(true);
     });
 
     it('20 concurrent reservations of 30 on a 100 sale: exactly 3 succeed', async () => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
-      const results = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.reserveRefund(sale, 30))));
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.transactions.reserveRefund(sale, 30))));
       expect(results.filter(Boolean)).toHaveLength(3);
-      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(90);
+      expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(90);
     });
 
     it('the database CHECK refuses a reservation above the amount or below zero, written directly', async () => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id, { amount_minor: 100 });
-      await expect(store.updateTransaction(sale, { refund_reserved_minor: 101 })).rejects.toThrow(/check|constraint/i);
-      await expect(store.updateTransaction(sale, { refund_reserved_minor: -1 })).rejects.toThrow(/check|constraint/i);
-      await expect(store.updateTransaction(sale, { amount_minor: 0 })).rejects.toThrow(/check|constraint/i);
-      expect(await store.getTransaction(sale)).toMatchObject({ refund_reserved_minor: 0, amount_minor: 100 });
-      await store.updateTransaction(sale, { refund_reserved_minor: 100 });
-      expect((await store.getTransaction(sale))?.refund_reserved_minor).toBe(100);
+      await expect(store.transactions.update(sale, { refund_reserved_minor: 101 })).rejects.toThrow(/check|constraint/i);
+      await expect(store.transactions.update(sale, { refund_reserved_minor: -1 })).rejects.toThrow(/check|constraint/i);
+      await expect(store.transactions.update(sale, { amount_minor: 0 })).rejects.toThrow(/check|constraint/i);
+      expect(await store.transactions.get(sale)).toMatchObject({ refund_reserved_minor: 0, amount_minor: 100 });
+      await store.transactions.update(sale, { refund_reserved_minor: 100 });
+      expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(100);
     });
   });
 
@@ -292,37 +292,37 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('updateTransactionIfStatus only changes a row in the expected status', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      expect(await store.updateTransactionIfStatus(trace_id, 'pending_async', { status: 'approved', error_code: 'x' })).toBe(false);
-      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'pending', error_code: null });
-      expect(await store.updateTransactionIfStatus(trace_id, 'pending', { status: 'approved', error_code: '0', updated_at_ms: NOW })).toBe(true);
-      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW });
-      expect(await store.updateTransactionIfStatus(trace_id, 'pending', { status: 'rejected' })).toBe(false);
-      expect((await store.getTransaction(trace_id))?.status).toBe('approved');
+      expect(await store.transactions.updateIfStatus(trace_id, 'pending_async', { status: 'approved', error_code: 'x' })).toBe(false);
+      expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'pending', error_code: null });
+      expect(await store.transactions.updateIfStatus(trace_id, 'pending', { status: 'approved', error_code: '0', updated_at_ms: NOW })).toBe(true);
+      expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW });
+      expect(await store.transactions.updateIfStatus(trace_id, 'pending', { status: 'rejected' })).toBe(false);
+      expect((await store.transactions.get(trace_id))?.status).toBe('approved');
     });
 
     it('an unknown trace_id changes nothing', async () => {
-      expect(await store.updateTransactionIfStatus(987_654_321, 'pending', { status: 'approved' })).toBe(false);
+      expect(await store.transactions.updateIfStatus(987_654_321, 'pending', { status: 'approved' })).toBe(false);
     });
 
     it('changeTransactionStatus writes the status row only with the change it records', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
       const change = (from: string, to: string, reason: string, at_ms: number) =>
-        store.transaction((tx) => tx.changeTransactionStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms));
+        store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms));
       expect(await change('pending_async', 'approved', 'stale', NOW)).toBe(false);
-      expect(await store.listStatusChanges(trace_id)).toEqual([]);
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([]);
       expect(await change('pending', 'approved', 'processor answered', NOW + 1)).toBe(true);
-      expect(await store.getTransaction(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW + 1 });
+      expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW + 1 });
       expect(await change('pending', 'rejected', 'too late', NOW + 2)).toBe(false);
-      expect(await store.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 }]);
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 }]);
       // Rolled back with its transaction, row and status row alike.
       await expect(store.transaction(async (tx) => {
-        expect(await tx.changeTransactionStatus(trace_id, 'approved', { status: 'refunded' }, 'refund', NOW + 3)).toBe(true);
+        expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'refunded' }, 'refund', NOW + 3)).toBe(true);
         throw new Error('rolled back');
       })).rejects.toThrow('rolled back');
-      expect((await store.getTransaction(trace_id))?.status).toBe('approved');
-      expect(await store.listStatusChanges(trace_id)).toHaveLength(1);
-      expect(await store.transaction((tx) => tx.changeTransactionStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW))).toBe(false);
+      expect((await store.transactions.get(trace_id))?.status).toBe('approved');
+      expect(await store.transactions.listStatusChanges(trace_id)).toHaveLength(1);
+      expect(await store.transaction((tx) => tx.transactions.changeStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW))).toBe(false);
     });
 
     it('changeTransactionStatus writes its notification only with the change, exactly as given, and wakes the worker after the commit', async () => {
@@ -335,23 +335,23 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       });
       try {
         const change = (from: string, to: string, at_ms: number) =>
-          store.transaction((tx) => tx.changeTransactionStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification));
+          store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification));
         expect(await change('pending_async', 'approved', NOW)).toBe(false);
-        expect(await store.listNotifications(trace_id)).toEqual([]);
+        expect(await store.notifications.listOfTransaction(trace_id)).toEqual([]);
         expect(woken).toBe(0);
         expect(await change('pending', 'approved', NOW + 1)).toBe(true);
         expect(woken).toBe(1);
-        const [stored, ...others] = await store.listNotifications(trace_id);
+        const [stored, ...others] = await store.notifications.listOfTransaction(trace_id);
         expect(others).toEqual([]);
         expect(stored).toMatchObject({
           ...notification, kind: 'transaction', subscription_id: null, attempts: 0, bound_from_ms: NOW, id: expect.any(Number),
         });
         // Rolled back with its transaction: no notification, no wake-up.
         await expect(store.transaction(async (tx) => {
-          expect(await tx.changeTransactionStatus(trace_id, 'approved', { status: 'reversed' }, 'test', NOW + 2, notification)).toBe(true);
+          expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'test', NOW + 2, notification)).toBe(true);
           throw new Error('rolled back');
         })).rejects.toThrow('rolled back');
-        expect(await store.listNotifications(trace_id)).toHaveLength(1);
+        expect(await store.notifications.listOfTransaction(trace_id)).toHaveLength(1);
         expect(woken).toBe(1);
       } finally {
         stop();
@@ -362,9 +362,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
       const targets = ['approved', 'rejected', 'error', 'declined', 'approved', 'rejected', 'error', 'declined', 'approved', 'rejected'];
-      const results = await Promise.all(targets.map((to) => store.transaction((tx) => tx.updateTransactionIfStatus(trace_id, 'pending', { status: to }))));
+      const results = await Promise.all(targets.map((to) => store.transaction((tx) => tx.transactions.updateIfStatus(trace_id, 'pending', { status: to }))));
       expect(results.filter(Boolean)).toHaveLength(1);
-      expect((await store.getTransaction(trace_id))?.status).toBe(targets[results.indexOf(true)]);
+      expect((await store.transactions.get(trace_id))?.status).toBe(targets[results.indexOf(true)]);
     });
   });
 
@@ -377,39 +377,39 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       let inserted: number | null = null;
       const failure = new Error('boom after writes');
       await expect(store.transaction(async (tx) => {
-        expect(await tx.insertMerchant(new_merchant)).toBe('created');
-        inserted = await tx.insertTransactionIfAbsent(transactionFixture(merchant_id, { order_id }));
+        expect(await tx.merchants.insert(new_merchant)).toBe('created');
+        inserted = await tx.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id }));
         expect(inserted).toEqual(expect.any(Number));
-        await tx.insertStatusChange({ trace_id: inserted!, from_status: 'pending', to_status: 'approved', reason: 'test', at_ms: NOW });
-        await tx.insertNotification(notificationFixture(inserted!, merchant_id));
-        await tx.insertDueAction({ trace_id: inserted!, kind: 'settle', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
-        expect(await tx.reserveRefund(existing, 50)).toBe(true);
-        expect(await tx.updateTransactionIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
-        await tx.insertCardIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
-        await tx.setSandboxOffset(123_456);
+        await tx.transactions.insertStatusChange({ trace_id: inserted!, from_status: 'pending', to_status: 'approved', reason: 'test', at_ms: NOW });
+        await tx.notifications.insert(notificationFixture(inserted!, merchant_id));
+        await tx.transactions.insertDueAction({ trace_id: inserted!, kind: 'settle', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        expect(await tx.transactions.reserveRefund(existing, 50)).toBe(true);
+        expect(await tx.transactions.updateIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
+        await tx.cards.insertIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
+        await tx.sandboxClock.setOffset(123_456);
         // Visible inside the transaction:
-        expect((await tx.getTransaction(existing))?.status).toBe('reversed');
+        expect((await tx.transactions.get(existing))?.status).toBe('reversed');
         throw failure;
       })).rejects.toBe(failure);
 
-      expect(await store.getMerchant(new_merchant.merchant_id)).toBeNull();
-      expect(await store.findTransactionByKey(merchant_id, 'sale', order_id)).toBeNull();
-      expect(await store.listStatusChanges(inserted!)).toEqual([]);
-      expect(await store.listNotifications(inserted!)).toEqual([]);
-      expect((await store.claimDueActions(NOW + 1, 100)).filter((a) => a.trace_id === inserted)).toEqual([]);
-      expect(await store.getTransaction(existing)).toMatchObject({ status: 'approved', refund_reserved_minor: 0 });
-      expect(await store.getCard(merchant_id, 'rolled-back-token')).toBeNull();
-      expect(await store.getSandboxOffset()).not.toBe(123_456);
+      expect(await store.merchants.get(new_merchant.merchant_id)).toBeNull();
+      expect(await store.transactions.findByKey(merchant_id, 'sale', order_id)).toBeNull();
+      expect(await store.transactions.listStatusChanges(inserted!)).toEqual([]);
+      expect(await store.notifications.listOfTransaction(inserted!)).toEqual([]);
+      expect((await store.transactions.claimDueActions(NOW + 1, 100)).filter((a) => a.trace_id === inserted)).toEqual([]);
+      expect(await store.transactions.get(existing)).toMatchObject({ status: 'approved', refund_reserved_minor: 0 });
+      expect(await store.cards.get(merchant_id, 'rolled-back-token')).toBeNull();
+      expect(await store.sandboxClock.getOffset()).not.toBe(123_456);
     });
 
     it('a transaction that returns commits everything', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await store.transaction(async (tx) => {
-        const id = await tx.insertTransactionIfAbsent(transactionFixture(merchant_id));
-        await tx.insertStatusChange({ trace_id: id!, from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW });
+        const id = await tx.transactions.insertIfAbsent(transactionFixture(merchant_id));
+        await tx.transactions.insertStatusChange({ trace_id: id!, from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW });
         return id!;
       });
-      expect(await store.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW }]);
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW }]);
     });
   });
 
@@ -423,57 +423,57 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const action = (trace_id: number, due_at_ms: number) => ({
         trace_id, kind: 'settle', due_at_ms, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null,
       });
-      await store.insertDueAction(action(t2, base + 2000));
-      await store.insertDueAction(action(t1, base + 1000));
-      await store.insertDueAction(action(t3, base + 5000));
-      await store.insertDueAction(action(t1, base + 9000)); // same (trace_id, kind): ignored
+      await store.transactions.insertDueAction(action(t2, base + 2000));
+      await store.transactions.insertDueAction(action(t1, base + 1000));
+      await store.transactions.insertDueAction(action(t3, base + 5000));
+      await store.transactions.insertDueAction(action(t1, base + 9000)); // same (trace_id, kind): ignored
       const mine = <T extends { trace_id: number }>(rows: T[]): T[] => rows.filter((r) => [t1, t2, t3].includes(r.trace_id));
 
-      const due = mine(await store.claimDueActions(base + 2500, 100));
+      const due = mine(await store.transactions.claimDueActions(base + 2500, 100));
       expect(due.map((a) => [a.trace_id, a.due_at_ms])).toEqual([[t1, base + 1000], [t2, base + 2000]]);
       expect(due[0]).toMatchObject({ kind: 'settle', expected_status: 'pending', to_status: 'approved', done: 0 });
 
-      await store.markDueActionDone(due[0]!.id);
-      expect(mine(await store.claimDueActions(base + 2500, 100)).map((a) => a.trace_id)).toEqual([t2]);
-      expect(mine(await store.claimDueActions(base + 5000, 100)).map((a) => a.trace_id)).toEqual([t2, t3]);
+      await store.transactions.markDueActionDone(due[0]!.id);
+      expect(mine(await store.transactions.claimDueActions(base + 2500, 100)).map((a) => a.trace_id)).toEqual([t2]);
+      expect(mine(await store.transactions.claimDueActions(base + 5000, 100)).map((a) => a.trace_id)).toEqual([t2, t3]);
       await store.transaction(async (tx) => {
-        for (const a of mine(await tx.claimDueActions(base + 5000, 100))) await tx.markDueActionDone(a.id);
+        for (const a of mine(await tx.transactions.claimDueActions(base + 5000, 100))) await tx.transactions.markDueActionDone(a.id);
       });
-      expect(mine(await store.claimDueActions(base + 100_000, 100))).toEqual([]);
+      expect(mine(await store.transactions.claimDueActions(base + 100_000, 100))).toEqual([]);
     });
 
     it('claimDueActions respects the limit', async () => {
       const merchant_id = await newMerchant();
-      const before = (await store.claimDueActions(NOW, 1000)).length;
+      const before = (await store.transactions.claimDueActions(NOW, 1000)).length;
       for (let i = 0; i < 3; i += 1) {
         const t = await newTransaction(merchant_id);
-        await store.insertDueAction({ trace_id: t, kind: 'timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({ trace_id: t, kind: 'timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
       }
-      expect(await store.claimDueActions(NOW, 1000)).toHaveLength(before + 3);
-      expect(await store.claimDueActions(NOW, 2)).toHaveLength(2);
+      expect(await store.transactions.claimDueActions(NOW, 1000)).toHaveLength(before + 3);
+      expect(await store.transactions.claimDueActions(NOW, 2)).toHaveLength(2);
     });
 
     it.runIf(kind === 'postgres')('two open transactions claim disjoint sets (SKIP LOCKED)', async () => {
       const merchant_id = await newMerchant();
       const base = NOW + 50_000_000;
       // Earlier tests left due actions behind; finish them so only this test's rows are due.
-      for (const left of await store.claimDueActions(base + 10, 10_000)) await store.markDueActionDone(left.id);
+      for (const left of await store.transactions.claimDueActions(base + 10, 10_000)) await store.transactions.markDueActionDone(left.id);
       const ids: number[] = [];
       for (let i = 0; i < 6; i += 1) {
         const t = await newTransaction(merchant_id);
         ids.push(t);
-        await store.insertDueAction({ trace_id: t, kind: 'settle', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({ trace_id: t, kind: 'settle', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
       }
       const a_claimed = deferred();
       const release_a = deferred();
       const a = store.transaction(async (tx) => {
-        const rows = (await tx.claimDueActions(base + 10, 3)).map((r) => r.trace_id);
+        const rows = (await tx.transactions.claimDueActions(base + 10, 3)).map((r) => r.trace_id);
         a_claimed.resolve();
         await release_a.promise;
         return rows;
       });
       await a_claimed.promise;
-      const b = await store.transaction(async (tx) => (await tx.claimDueActions(base + 10, 100)).map((r) => r.trace_id));
+      const b = await store.transaction(async (tx) => (await tx.transactions.claimDueActions(base + 10, 100)).map((r) => r.trace_id));
       release_a.resolve();
       const a_rows = await a;
       expect(a_rows).toHaveLength(3);
@@ -490,7 +490,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const ids: number[] = [];
       for (let i = 0; i < count; i += 1) {
         const trace_id = await newTransaction(merchant_id);
-        ids.push(await store.insertNotification(notificationFixture(trace_id, merchant_id, next_attempt_at_ms)));
+        ids.push(await store.notifications.insert(notificationFixture(trace_id, merchant_id, next_attempt_at_ms)));
       }
       return ids;
     }
@@ -499,46 +499,46 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 700_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
-      const first = await store.insertNotification(notificationFixture(trace_id, merchant_id, t0));
-      const second = await store.insertNotification(notificationFixture(trace_id, merchant_id, t0));
+      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
+      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
-      expect(leasedOf(await store.leaseNotifications(at(t0), 100, 1000, 'o'))).toEqual([first]);
+      expect(leasedOf(await store.notifications.lease(at(t0), 100, 1000, 'o'))).toEqual([first]);
       const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'failed', reason: 'HTTP 500' });
       // The first fails and is retried later: the second still waits behind it.
-      expect(await store.finishNotificationAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
-      expect(leasedOf(await store.leaseNotifications(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
-      expect(leasedOf(await store.leaseNotifications(at(t0 + 5000), 100, 1000, 'o'))).toEqual([first]);
-      expect(await store.finishNotificationAttempt(first, 'o', { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 }, { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' }, t0 + 5000)).toBe(true);
-      expect(leasedOf(await store.leaseNotifications(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
+      expect(await store.notifications.finishAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
+      expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
+      expect(leasedOf(await store.notifications.lease(at(t0 + 5000), 100, 1000, 'o'))).toEqual([first]);
+      expect(await store.notifications.finishAttempt(first, 'o', { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 }, { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' }, t0 + 5000)).toBe(true);
+      expect(leasedOf(await store.notifications.lease(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
     });
 
     it('a later status supersedes the older notifications not being sent; one being sent is superseded when its attempt fails', async () => {
       const t0 = NOW + 710_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const change = (from: string, to: string, at_ms: number) => store.transaction((tx) => tx.changeTransactionStatus(
+      const change = (from: string, to: string, at_ms: number) => store.transaction((tx) => tx.transactions.changeStatus(
         trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notificationFixture(trace_id, merchant_id, at_ms)));
       expect(await change('pending', 'pending_async', t0)).toBe(true);
-      const [informational] = await store.listNotifications(trace_id);
+      const [informational] = await store.notifications.listOfTransaction(trace_id);
       // Waiting for its resend (not leased): the later status supersedes it in the same transaction.
       expect(await change('pending_async', 'approved', t0 + 1)).toBe(true);
-      const [older, latest] = await store.listNotifications(trace_id);
+      const [older, latest] = await store.notifications.listOfTransaction(trace_id);
       expect(older).toMatchObject({ id: informational!.id, state: 'superseded', last_error: 'superseded by a later status of the transaction', updated_at_ms: t0 + 1 });
       expect(latest).toMatchObject({ state: 'pending' });
       // Nothing holds the latest back now.
-      expect((await store.leaseNotifications(at(t0 + 1), 100, 1000, 'w')).map((r) => r.id)).toContain(latest!.id);
+      expect((await store.notifications.lease(at(t0 + 1), 100, 1000, 'w')).map((r) => r.id)).toContain(latest!.id);
       // Being sent when the next status arrives: left alone then, superseded when its attempt fails.
       expect(await change('approved', 'reversed', t0 + 2)).toBe(true);
-      const after = await store.listNotifications(trace_id);
+      const after = await store.notifications.listOfTransaction(trace_id);
       expect(after.map((n) => n.state)).toEqual(['superseded', 'pending', 'pending']);
-      expect(await store.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
+      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
       const failed = { notification_id: latest!.id, attempt_no: 1, started_at_ms: t0 + 2, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
-      expect(await store.finishNotificationAttempt(latest!.id, 'w', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, failed, t0 + 3)).toBe(true);
-      expect(await store.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
-      expect((await store.listNotifications(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
+      expect(await store.notifications.finishAttempt(latest!.id, 'w', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, failed, t0 + 3)).toBe(true);
+      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
+      expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
       // The newest has nothing newer: never superseded by this.
-      expect(await store.supersedeIfNewer(after[2]!.id, t0 + 4)).toBe(false);
+      expect(await store.notifications.supersedeIfNewer(after[2]!.id, t0 + 4)).toBe(false);
     });
 
     it('a leased row is not leased again by another owner until the lease ends', async () => {
@@ -548,135 +548,135 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const lease_ms = 30_000;
       const leasedIds = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || not_yet.includes(id)).sort((x, y) => x - y);
 
-      const a = await store.leaseNotifications(at(t0), 100, lease_ms, 'owner-a');
+      const a = await store.notifications.lease(at(t0), 100, lease_ms, 'owner-a');
       expect(leasedIds(a)).toEqual(ids);
       for (const row of a.filter((r) => ids.includes(r.id))) expect(row).toMatchObject({ lease_owner: 'owner-a', lease_until_ms: t0 + lease_ms });
 
-      expect(leasedIds(await store.leaseNotifications(at(t0 + 1000), 100, lease_ms, 'owner-b'))).toEqual([]);
-      expect(leasedIds(await store.leaseNotifications(at(t0 + lease_ms), 100, lease_ms, 'owner-b'))).toEqual([]);
-      for (const id of ids) expect((await store.getNotification(id))?.lease_owner).toBe('owner-a');
+      expect(leasedIds(await store.notifications.lease(at(t0 + 1000), 100, lease_ms, 'owner-b'))).toEqual([]);
+      expect(leasedIds(await store.notifications.lease(at(t0 + lease_ms), 100, lease_ms, 'owner-b'))).toEqual([]);
+      for (const id of ids) expect((await store.notifications.get(id))?.lease_owner).toBe('owner-a');
 
-      const b = await store.leaseNotifications(at(t0 + lease_ms + 1), 100, lease_ms, 'owner-b');
+      const b = await store.notifications.lease(at(t0 + lease_ms + 1), 100, lease_ms, 'owner-b');
       expect(leasedIds(b)).toEqual(ids);
-      for (const id of ids) expect(await store.getNotification(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
+      for (const id of ids) expect(await store.notifications.get(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
 
       // Due later: leased once it is due.
-      expect(leasedIds(await store.leaseNotifications(at(t0 + 60_000), 100, lease_ms, 'owner-c'))).toEqual(not_yet);
+      expect(leasedIds(await store.notifications.lease(at(t0 + 60_000), 100, lease_ms, 'owner-c'))).toEqual(not_yet);
     });
 
     it('never leases more than the limit', async () => {
       const t0 = NOW + 800_000_000;
       // Earlier tests left due notifications behind; lease them away first.
-      await store.leaseNotifications(at(t0), 10_000, 1_000_000_000, 'drain');
+      await store.notifications.lease(at(t0), 10_000, 1_000_000_000, 'drain');
       const ids = await notifications(10, t0);
-      const first = await store.leaseNotifications(at(t0), 4, 30_000, 'limited');
+      const first = await store.notifications.lease(at(t0), 4, 30_000, 'limited');
       expect(first).toHaveLength(4);
       expect(first.map((r) => r.id)).toEqual(ids.slice(0, 4));
       const leased_in_db = [];
-      for (const id of ids) if ((await store.getNotification(id))?.lease_owner === 'limited') leased_in_db.push(id);
+      for (const id of ids) if ((await store.notifications.get(id))?.lease_owner === 'limited') leased_in_db.push(id);
       expect(leased_in_db).toEqual(ids.slice(0, 4));
-      expect((await store.leaseNotifications(at(t0), 4, 30_000, 'next')).map((r) => r.id)).toEqual(ids.slice(4, 8));
+      expect((await store.notifications.lease(at(t0), 4, 30_000, 'next')).map((r) => r.id)).toEqual(ids.slice(4, 8));
     });
 
     it('only pending notifications are leased', async () => {
       const t0 = NOW + 200_000_000;
       const [id] = await notifications(1, t0);
-      const leased = await store.leaseNotifications(at(t0), 100, 1000, 'owner-a');
+      const leased = await store.notifications.lease(at(t0), 100, 1000, 'owner-a');
       expect(leased.map((r) => r.id)).toContain(id);
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered', reason: 'merchant answered OK' };
-      expect(await store.finishNotificationAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
-      expect((await store.leaseNotifications(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
+      expect((await store.notifications.lease(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
     });
 
     it('concurrent leasers get disjoint sets and together everything due', async () => {
       const t0 = NOW + 300_000_000;
       const ids = await notifications(20, t0);
       const owners = ['w1', 'w2', 'w3', 'w4'];
-      const results = await Promise.all(owners.map((owner) => store.leaseNotifications(at(t0), 100, 30_000, owner)));
+      const results = await Promise.all(owners.map((owner) => store.notifications.lease(at(t0), 100, 30_000, owner)));
       const sets = results.map((rows) => rows.map((r) => r.id).filter((id) => ids.includes(id)));
       const all = sets.flat();
       expect(new Set(all).size).toBe(all.length);
       expect(new Set(all)).toEqual(new Set(ids));
       for (const [i, set] of sets.entries()) {
-        for (const id of set) expect((await store.getNotification(id))?.lease_owner).toBe(owners[i]);
+        for (const id of set) expect((await store.notifications.get(id))?.lease_owner).toBe(owners[i]);
       }
     });
 
     it.runIf(kind === 'postgres')('on PostgreSQL, two leasers in open transactions get disjoint sets', async () => {
       const t0 = NOW + 400_000_000;
       // Earlier tests left due notifications behind; lease them away so only this test's rows are due.
-      await store.leaseNotifications(at(t0), 10_000, 1_000_000_000, 'drain');
+      await store.notifications.lease(at(t0), 10_000, 1_000_000_000, 'drain');
       const ids = await notifications(10, t0);
       const a_leased = deferred();
       const release_a = deferred();
       const a = store.transaction(async (tx) => {
-        const rows = (await tx.leaseNotifications(at(t0), 4, 30_000, 'tx-a')).map((r) => r.id);
+        const rows = (await tx.notifications.lease(at(t0), 4, 30_000, 'tx-a')).map((r) => r.id);
         a_leased.resolve();
         await release_a.promise;
         return rows;
       });
       await a_leased.promise;
       // B runs while A still holds its row locks: SKIP LOCKED must hand it other rows, at once.
-      const b = await store.transaction(async (tx) => (await tx.leaseNotifications(at(t0), 100, 30_000, 'tx-b')).map((r) => r.id));
+      const b = await store.transaction(async (tx) => (await tx.notifications.lease(at(t0), 100, 30_000, 'tx-b')).map((r) => r.id));
       release_a.resolve();
       const a_rows = (await a).filter((id) => ids.includes(id));
       const b_rows = b.filter((id) => ids.includes(id));
       expect(a_rows).toHaveLength(4);
       expect(b_rows).toHaveLength(6);
       expect(a_rows.filter((id) => b_rows.includes(id))).toEqual([]);
-      for (const id of a_rows) expect((await store.getNotification(id))?.lease_owner).toBe('tx-a');
-      for (const id of b_rows) expect((await store.getNotification(id))?.lease_owner).toBe('tx-b');
+      for (const id of a_rows) expect((await store.notifications.get(id))?.lease_owner).toBe('tx-a');
+      for (const id of b_rows) expect((await store.notifications.get(id))?.lease_owner).toBe('tx-b');
     });
 
     it('finishNotificationAttempt by the wrong owner changes nothing', async () => {
       const t0 = NOW + 500_000_000;
       const [id] = await notifications(1, t0);
-      await store.leaseNotifications(at(t0), 100, 30_000, 'owner-a');
-      const before = await store.getNotification(id!);
+      await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
+      const before = await store.notifications.get(id!);
       expect(before).toMatchObject({ lease_owner: 'owner-a', attempts: 0, state: 'pending' });
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
       const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
 
-      expect(await store.finishNotificationAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
-      expect(await store.getNotification(id!)).toEqual(before);
-      expect(await store.listNotificationAttempts(id!)).toEqual([]);
+      expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
+      expect(await store.notifications.get(id!)).toEqual(before);
+      expect(await store.notifications.listAttempts(id!)).toEqual([]);
 
-      expect(await store.finishNotificationAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
-      expect(await store.getNotification(id!)).toMatchObject({
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      expect(await store.notifications.get(id!)).toMatchObject({
         state: 'pending', attempts: 1, last_error: 'HTTP 500', next_attempt_at_ms: t0 + 300_000, lease_owner: null, lease_until_ms: null, updated_at_ms: t0 + 100,
       });
-      expect(await store.listNotificationAttempts(id!)).toEqual([attempt]);
+      expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // The lease is gone: the old owner cannot finish it a second time.
-      expect(await store.finishNotificationAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(false);
-      expect(await store.listNotificationAttempts(id!)).toHaveLength(1);
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(false);
+      expect(await store.notifications.listAttempts(id!)).toHaveLength(1);
     });
 
     it('finishNotificationAttempt is atomic: an attempt that cannot be recorded leaves the notification as it was', async () => {
       const t0 = NOW + 510_000_000;
       const [id] = await notifications(1, t0);
-      await store.leaseNotifications(at(t0), 100, 30_000, 'owner-a');
+      await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
       const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
-      expect(await store.finishNotificationAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
-      await store.leaseNotifications(at(t0 + 300_000), 100, 30_000, 'owner-a');
-      const before = await store.getNotification(id!);
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      await store.notifications.lease(at(t0 + 300_000), 100, 30_000, 'owner-a');
+      const before = await store.notifications.get(id!);
       // Attempt number 1 again breaks notification_attempts_once: the state change must not stay either.
-      await expect(store.finishNotificationAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100)).rejects.toThrow();
-      expect(await store.getNotification(id!)).toEqual(before);
-      expect(await store.listNotificationAttempts(id!)).toEqual([attempt]);
+      await expect(store.notifications.finishAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100)).rejects.toThrow();
+      expect(await store.notifications.get(id!)).toEqual(before);
+      expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // Inside a transaction it takes part in that transaction.
       const second = { ...attempt, attempt_no: 2, started_at_ms: t0 + 300_000 };
-      expect(await store.transaction((tx) => tx.finishNotificationAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100))).toBe(true);
-      expect(await store.listNotificationAttempts(id!)).toEqual([attempt, second]);
+      expect(await store.transaction((tx) => tx.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100))).toBe(true);
+      expect(await store.notifications.listAttempts(id!)).toEqual([attempt, second]);
     });
 
     it('rescheduleNotification makes a notification due again', async () => {
       const t0 = NOW + 600_000_000;
       const [id] = await notifications(1, t0 + 1_000_000);
-      expect((await store.leaseNotifications(at(t0), 100, 1000, 'o')).map((r) => r.id)).not.toContain(id);
-      expect(await store.rescheduleNotification(id!, t0, t0)).toBe(true);
-      expect((await store.leaseNotifications(at(t0), 100, 1000, 'o')).map((r) => r.id)).toContain(id);
-      expect(await store.rescheduleNotification(987_654_321, t0, t0)).toBe(false);
+      expect((await store.notifications.lease(at(t0), 100, 1000, 'o')).map((r) => r.id)).not.toContain(id);
+      expect(await store.notifications.reschedule(id!, t0, t0)).toBe(true);
+      expect((await store.notifications.lease(at(t0), 100, 1000, 'o')).map((r) => r.id)).toContain(id);
+      expect(await store.notifications.reschedule(987_654_321, t0, t0)).toBe(false);
     });
 
     it('due times are read on the gateway clock, leases on the wall clock', async () => {
@@ -688,22 +688,22 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const [later] = await notifications(1, gateway + 1);
       const mine = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || id === later).sort((x, y) => x - y);
 
-      const a = await store.leaseNotifications({ due_ms: gateway, wall_ms: wall }, 100, lease_ms, 'clock-a');
+      const a = await store.notifications.lease({ due_ms: gateway, wall_ms: wall }, 100, lease_ms, 'clock-a');
       expect(mine(a)).toEqual(ids); // due by the gateway clock; `later` is not, whatever the wall clock says
-      for (const id of ids) expect(await store.getNotification(id)).toMatchObject({ lease_owner: 'clock-a', lease_until_ms: wall + lease_ms, updated_at_ms: gateway });
+      for (const id of ids) expect(await store.notifications.get(id)).toMatchObject({ lease_owner: 'clock-a', lease_until_ms: wall + lease_ms, updated_at_ms: gateway });
       // The gateway clock jumps another 72 h: the leases, on the wall clock, still hold.
-      expect(mine(await store.leaseNotifications({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + 1000 }, 100, lease_ms, 'clock-b'))).toEqual([later]);
-      expect(mine(await store.leaseNotifications({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + lease_ms }, 100, lease_ms, 'clock-b'))).toEqual([]);
+      expect(mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + 1000 }, 100, lease_ms, 'clock-b'))).toEqual([later]);
+      expect(mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + lease_ms }, 100, lease_ms, 'clock-b'))).toEqual([]);
       // Once the wall clock passes the lease, another owner may take them over.
-      expect(mine(await store.leaseNotifications({ due_ms: gateway, wall_ms: wall + lease_ms + 1 }, 100, lease_ms, 'clock-c'))).toEqual(ids);
+      expect(mine(await store.notifications.lease({ due_ms: gateway, wall_ms: wall + lease_ms + 1 }, 100, lease_ms, 'clock-c'))).toEqual(ids);
     });
 
     it('insertNotification starts the resend bound at creation', async () => {
       const [id] = await notifications(1, NOW);
-      expect(await store.getNotification(id!)).toMatchObject({ created_at_ms: NOW, bound_from_ms: NOW });
+      expect(await store.notifications.get(id!)).toMatchObject({ created_at_ms: NOW, bound_from_ms: NOW });
       const merchant_id = await newMerchant();
-      const explicit = await store.insertNotification({ ...notificationFixture(await newTransaction(merchant_id), merchant_id), bound_from_ms: NOW + 5 });
-      expect((await store.getNotification(explicit))?.bound_from_ms).toBe(NOW + 5);
+      const explicit = await store.notifications.insert({ ...notificationFixture(await newTransaction(merchant_id), merchant_id), bound_from_ms: NOW + 5 });
+      expect((await store.notifications.get(explicit))?.bound_from_ms).toBe(NOW + 5);
     });
 
     it('rescheduleNotification leaves an attempt in flight alone, and after the lease gives a fresh bound and drops the ended lease', async () => {
@@ -711,27 +711,27 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const wall = t0 - 5_000_000; // the wall clock behind the gateway clock, as in a sandbox moved forward
       const lease_ms = 30_000;
       const [id] = await notifications(1, t0);
-      const leased = await store.leaseNotifications({ due_ms: t0, wall_ms: wall }, 100, lease_ms, 'sender');
+      const leased = await store.notifications.lease({ due_ms: t0, wall_ms: wall }, 100, lease_ms, 'sender');
       expect(leased.map((r) => r.id)).toContain(id);
-      const before = await store.getNotification(id!);
+      const before = await store.notifications.get(id!);
 
       // In flight: refused, nothing changed, whatever the gateway clock says.
-      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000, wall + 1000)).toBe(false);
-      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000, wall + lease_ms)).toBe(false);
+      expect(await store.notifications.reschedule(id!, t0 + 99_000_000, t0 + 99_000_000, wall + 1000)).toBe(false);
+      expect(await store.notifications.reschedule(id!, t0 + 99_000_000, t0 + 99_000_000, wall + lease_ms)).toBe(false);
       // Without a wall-clock time, any lease held refuses it.
-      expect(await store.rescheduleNotification(id!, t0 + 99_000_000, t0 + 99_000_000)).toBe(false);
-      expect(await store.getNotification(id!)).toEqual(before);
+      expect(await store.notifications.reschedule(id!, t0 + 99_000_000, t0 + 99_000_000)).toBe(false);
+      expect(await store.notifications.get(id!)).toEqual(before);
 
       // The lease has ended (its process died): rescheduled with a fresh bound, the ended lease dropped.
       const resend_at = t0 + 4 * 24 * 3600 * 1000;
-      expect(await store.rescheduleNotification(id!, resend_at, resend_at, wall + lease_ms + 1)).toBe(true);
-      expect(await store.getNotification(id!)).toMatchObject({
+      expect(await store.notifications.reschedule(id!, resend_at, resend_at, wall + lease_ms + 1)).toBe(true);
+      expect(await store.notifications.get(id!)).toMatchObject({
         state: 'pending', next_attempt_at_ms: resend_at, bound_from_ms: resend_at, created_at_ms: NOW, lease_owner: null, lease_until_ms: null, updated_at_ms: resend_at,
       });
       // The old owner can no longer record over the resend.
       const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
-      expect(await store.finishNotificationAttempt(id!, 'sender', { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 }, attempt, t0)).toBe(false);
-      expect((await store.getNotification(id!))?.state).toBe('pending');
+      expect(await store.notifications.finishAttempt(id!, 'sender', { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 }, attempt, t0)).toBe(false);
+      expect((await store.notifications.get(id!))?.state).toBe('pending');
     });
   });
 
@@ -740,12 +740,12 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const first = cardFixture(merchant_id, { card_token: uniqueId('tok') });
       const second = cardFixture(merchant_id, { card_token: uniqueId('tok'), pan_sealed: 'v1:other' });
-      await store.insertCardIfAbsent(first);
-      await store.insertCardIfAbsent(second);
-      await store.transaction((tx) => tx.insertCardIfAbsent(second));
-      expect(await store.findCard(merchant_id, first.pin, first.pan_fingerprint, first.card_exp)).toEqual(first);
-      expect(await store.getCard(merchant_id, first.card_token)).toEqual(first);
-      expect(await store.getCard(merchant_id, second.card_token)).toBeNull();
+      await store.cards.insertIfAbsent(first);
+      await store.cards.insertIfAbsent(second);
+      await store.transaction((tx) => tx.cards.insertIfAbsent(second));
+      expect(await store.cards.find(merchant_id, first.pin, first.pan_fingerprint, first.card_exp)).toEqual(first);
+      expect(await store.cards.get(merchant_id, first.card_token)).toEqual(first);
+      expect(await store.cards.get(merchant_id, second.card_token)).toBeNull();
     });
 
     it('a different expiry, pin or merchant is another card; tokens are scoped to their merchant', async () => {
@@ -755,21 +755,21 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const renewed = cardFixture(merchant_id, { card_token: uniqueId('tok'), card_exp: '01/2032' });
       const other_pin = cardFixture(merchant_id, { card_token: uniqueId('tok'), pin: 'cust-43' });
       const other = cardFixture(other_merchant, { card_token: uniqueId('tok') });
-      for (const card of [base, renewed, other_pin, other]) await store.insertCardIfAbsent(card);
-      for (const card of [base, renewed, other_pin, other]) expect(await store.getCard(card.merchant_id, card.card_token)).toEqual(card);
-      expect(await store.getCard(other_merchant, base.card_token)).toBeNull();
-      expect(await store.getCard(merchant_id, other.card_token)).toBeNull();
+      for (const card of [base, renewed, other_pin, other]) await store.cards.insertIfAbsent(card);
+      for (const card of [base, renewed, other_pin, other]) expect(await store.cards.get(card.merchant_id, card.card_token)).toEqual(card);
+      expect(await store.cards.get(other_merchant, base.card_token)).toBeNull();
+      expect(await store.cards.get(merchant_id, other.card_token)).toBeNull();
     });
   });
 
   describe('sandbox clock offset', () => {
     it('is 0 until set, then reads back what was set', async () => {
       // Fresh store per kind: nothing set it yet except the rolled-back transaction above.
-      expect(await store.getSandboxOffset()).toBe(0);
-      await store.setSandboxOffset(5_000);
-      expect(await store.getSandboxOffset()).toBe(5_000);
-      await store.transaction((tx) => tx.setSandboxOffset(86_400_000));
-      expect(await store.getSandboxOffset()).toBe(86_400_000);
+      expect(await store.sandboxClock.getOffset()).toBe(0);
+      await store.sandboxClock.setOffset(5_000);
+      expect(await store.sandboxClock.getOffset()).toBe(5_000);
+      await store.transaction((tx) => tx.sandboxClock.setOffset(86_400_000));
+      expect(await store.sandboxClock.getOffset()).toBe(86_400_000);
     });
   });
 
@@ -779,7 +779,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const other_merchant = await newMerchant();
       const order_id = uniqueId('order');
       const session_id = uniqueId('session');
-      expect(await store.insertCashierSession({
+      expect(await store.cashier.insertSession({
         session_id, merchant_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', api_version: '1.1', order_id,
         request_fingerprint: 'fp', auth_token_hash: uniqueId('auth'), currency: 'USD', amount_minor: 1999, balance_minor: null, pin: 'cust-1',
         country: 'GB', customer_sealed: 'sealed', locale: null, payment_method: 'card', gateway_id: null, profile: null,
@@ -787,14 +787,14 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         variables_json: null, order_status: 'pending', expires_at_ms: NOW + 900_000, closed_at_ms: null, attempts: 0, claim_until_ms: null,
         created_at_ms: NOW, updated_at_ms: NOW,
       })).toBe('created');
-      const whole = await store.findCashierSessionByOrder(merchant_id, order_id);
-      const summary = await store.findOrderSummary(merchant_id, order_id);
+      const whole = await store.cashier.findSessionByOrder(merchant_id, order_id);
+      const summary = await store.cashier.findOrderSummary(merchant_id, order_id);
       expect(summary).toEqual({
         session_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', order_status: 'pending', expires_at_ms: NOW + 900_000,
       });
       expect(whole).toMatchObject(summary!);
-      expect(await store.findOrderSummary(other_merchant, order_id)).toBeNull();
-      expect(await store.findOrderSummary(merchant_id, uniqueId('order'))).toBeNull();
+      expect(await store.cashier.findOrderSummary(other_merchant, order_id)).toBeNull();
+      expect(await store.cashier.findOrderSummary(merchant_id, uniqueId('order'))).toBeNull();
     });
   });
 
@@ -802,10 +802,10 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('lists a transaction\'s changes in order', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
-      const ops: StoreOps = store;
-      await ops.insertStatusChange({ trace_id, from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW });
-      await ops.insertStatusChange({ trace_id, from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 });
-      expect(await store.listStatusChanges(trace_id)).toEqual([
+      const ops: UnitOfWork = store;
+      await ops.transactions.insertStatusChange({ trace_id, from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW });
+      await ops.transactions.insertStatusChange({ trace_id, from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 });
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([
         { from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW },
         { from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 },
       ]);
@@ -820,7 +820,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const plain = await newTransaction(merchant_id, { order_id: 'plain-1', amount_minor: 1500, status: 'declined', created_at_ms: NOW + 86_400_000 });
       await newTransaction(other, { order_id: 'shop-order-7', amount_minor: 500 });
       const search = (filter: Record<string, unknown>, before: number | null = null) =>
-        store.backoffice.searchTransactions({ merchant_id, ...filter }, before, 10).then((rows) => rows.map((r) => r.trace_id));
+        store.transactions.search({ merchant_id, ...filter }, before, 10).then((rows) => rows.map((r) => r.trace_id));
       expect(await search({ order_id: 'shop-order-7' })).toEqual([cashier]);
       expect(await search({ order_id: 'plain-1' })).toEqual([plain]);
       expect(await search({})).toEqual([plain, cashier]);
@@ -833,7 +833,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await search({ trace_id: cashier, transaction_type: 'sale', gateway_id: `gw-${merchant_id}` })).toEqual([cashier]);
       expect(await search({ transaction_type: 'refund' })).toEqual([]);
       expect(await search({ pin: 'nobody' })).toEqual([]);
-      const everyone = await store.backoffice.searchTransactions({ merchant_id: null, order_id: 'shop-order-7' }, null, 10);
+      const everyone = await store.transactions.search({ merchant_id: null, order_id: 'shop-order-7' }, null, 10);
       expect(everyone.map((r) => r.merchant_id).sort()).toEqual([merchant_id, other].sort());
     });
 
@@ -841,10 +841,10 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id);
       const refunds = [await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }), await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale })];
-      expect((await store.backoffice.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
+      expect((await store.transactions.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
       const retry = await newTransaction(merchant_id, { cascade_root: sale, cascade_level: 1 });
-      expect((await store.backoffice.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([[sale, 0], [retry, 1]]);
-      expect((await store.backoffice.listCascade(refunds[0]!, 10)).map((r) => r.trace_id)).toEqual([refunds[0]]);
+      expect((await store.transactions.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([[sale, 0], [retry, 1]]);
+      expect((await store.transactions.listCascade(refunds[0]!, 10)).map((r) => r.trace_id)).toEqual([refunds[0]]);
     });
 
     it('sums a merchant\'s transactions per UTC day, type, status and currency', async () => {
@@ -854,11 +854,11 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await newTransaction(merchant_id, { amount_minor: 250, status: 'approved', created_at_ms: day * 86_400_000 + 86_399_999 });
       await newTransaction(merchant_id, { amount_minor: 999, status: 'approved', created_at_ms: (day + 1) * 86_400_000 });
       await newTransaction(merchant_id, { amount_minor: 7, status: 'approved', created_at_ms: day * 86_400_000 - 1 });
-      const rows = await store.backoffice.activitySince(merchant_id, day * 86_400_000);
+      const rows = await store.transactions.activitySince(merchant_id, day * 86_400_000);
       expect(rows.map((r) => [r.day - day, r.transaction_type, r.status, r.currency, r.count, r.amount_minor]).sort()).toEqual([
         [0, 'sale', 'approved', 'USD', 2, 350], [1, 'sale', 'approved', 'USD', 1, 999],
       ]);
-      expect(await store.backoffice.countTransactions(merchant_id, 'sale', 'approved')).toBe(4);
+      expect(await store.transactions.countByStatus(merchant_id, 'sale', 'approved')).toBe(4);
     });
 
     it('keeps users unique by e-mail, sessions until they expire, and sign-in locks until their time', async () => {
@@ -927,28 +927,28 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         // Another gateway's, of the same event id: never in this gateway's lists.
         event('evt-3', null, 'unmatched', NOW + 9, `gw-${other}`),
       ];
-      for (const row of recorded) expect(await store.insertProcessorEvent(row)).toBe(true);
+      for (const row of recorded) expect(await store.merchants.insertProcessorEvent(row)).toBe(true);
       const ids = (rows: { event_id: string }[]) => rows.map((r) => r.event_id);
 
-      const of_sale = await store.backoffice.listProcessorEventsOf(sale, 10);
+      const of_sale = await store.merchants.listProcessorEventsOf(sale, 10);
       expect(ids(of_sale)).toEqual(['evt-5b', 'evt-5a', 'evt-2', 'evt-1']);
       // Whole rows, times and trace_ids as numbers on PostgreSQL too.
       expect(of_sale[3]).toEqual(recorded[0]);
-      expect(ids(await store.backoffice.listProcessorEventsOf(sale, 2))).toEqual(['evt-5b', 'evt-5a']);
-      expect(ids(await store.backoffice.listProcessorEventsOf(second, 10))).toEqual(['evt-4']);
-      expect(await store.backoffice.listProcessorEventsOf(await newTransaction(merchant_id), 10)).toEqual([]);
+      expect(ids(await store.merchants.listProcessorEventsOf(sale, 2))).toEqual(['evt-5b', 'evt-5a']);
+      expect(ids(await store.merchants.listProcessorEventsOf(second, 10))).toEqual(['evt-4']);
+      expect(await store.merchants.listProcessorEventsOf(await newTransaction(merchant_id), 10)).toEqual([]);
 
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, null, 10)))
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, null, 10)))
         .toEqual(['evt-6', 'evt-5b', 'evt-5a', 'evt-4', 'evt-3', 'evt-2', 'evt-1']);
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, null, 3))).toEqual(['evt-6', 'evt-5b', 'evt-5a']);
-      expect(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unmatched', 10)).toEqual([recorded[6], recorded[2]]);
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unmatched', 1))).toEqual(['evt-6']);
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'applied', 10))).toEqual(['evt-1']);
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'unchanged', 10))).toEqual(['evt-5b', 'evt-5a', 'evt-2']);
-      expect(ids(await store.backoffice.listGatewayProcessorEvents(gateway_id, 'ignored', 10))).toEqual(['evt-4']);
-      expect(await store.backoffice.listGatewayProcessorEvents(`gw-${other}`, null, 10)).toEqual([recorded[7]]);
-      expect(await store.backoffice.listGatewayProcessorEvents(`gw-${other}`, 'applied', 10)).toEqual([]);
-      expect(await store.backoffice.listGatewayProcessorEvents('no-such-gateway', null, 10)).toEqual([]);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, null, 3))).toEqual(['evt-6', 'evt-5b', 'evt-5a']);
+      expect(await store.merchants.listGatewayProcessorEvents(gateway_id, 'unmatched', 10)).toEqual([recorded[6], recorded[2]]);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, 'unmatched', 1))).toEqual(['evt-6']);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, 'applied', 10))).toEqual(['evt-1']);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, 'unchanged', 10))).toEqual(['evt-5b', 'evt-5a', 'evt-2']);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, 'ignored', 10))).toEqual(['evt-4']);
+      expect(await store.merchants.listGatewayProcessorEvents(`gw-${other}`, null, 10)).toEqual([recorded[7]]);
+      expect(await store.merchants.listGatewayProcessorEvents(`gw-${other}`, 'applied', 10)).toEqual([]);
+      expect(await store.merchants.listGatewayProcessorEvents('no-such-gateway', null, 10)).toEqual([]);
     });
 
     it('pages the audit log newest first, one merchant\'s lines or all', async () => {

@@ -80,7 +80,7 @@ export async function startLiveGateway(kind: StoreKind, options: TestGatewayOpti
   const notifications = (trace_id: number) => receiver.requestsTo('/notify', 'POST').map(notificationOf)
     .filter((n) => Number(n.trace_id) === trace_id);
   const row = async (trace_id: number) => {
-    const found = await gw.gateway.deps.store.getTransaction(trace_id);
+    const found = await gw.gateway.deps.store.transactions.get(trace_id);
     if (!found) throw new Error(`no transaction ${trace_id}`);
     return found;
   };

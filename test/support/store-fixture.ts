@@ -77,7 +77,7 @@ export function withStoreAndMerchant(kind: StoreKind, opened: (started: { store:
   beforeAll(async () => {
     handle = await openTestStore(kind);
     const merchant = merchantFixture();
-    await handle.store.insertMerchant(merchant);
+    await handle.store.merchants.insert(merchant);
     opened({ store: handle.store, merchant_id: merchant.merchant_id });
   });
   afterAll(async () => {

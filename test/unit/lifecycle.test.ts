@@ -35,15 +35,15 @@ describe('finish after the stuck-transaction sweep', () => {
     // The processor call takes "longer" than stuck_processing_seconds.
     gw.gateway.clock.set_offset_ms(gw.gateway.clock.get_offset_ms() + (deps.config.schedules.stuck_processing_seconds + 1) * 1000);
     await runDueWorkOnce({ deps, poll_ms: 50 });
-    expect((await deps.store.getTransaction(reservation.row.trace_id))?.status).toBe('error');
+    expect((await deps.store.transactions.get(reservation.row.trace_id))?.status).toBe('error');
 
     const answer = await finish(deps, reservation.row, {
       kind: 'approved', psp_transaction_id: 'late', charge_amount_minor: 100, charge_currency: 'USD', error_code: '0', error_details: '[TEST] Approved',
     }, {});
     expect(answer.transaction_status).toBe('error');
-    const row = await deps.store.getTransaction(reservation.row.trace_id);
+    const row = await deps.store.transactions.get(reservation.row.trace_id);
     expect(row).toMatchObject({ status: 'error', psp_transaction_id: null });
-    const notifications = await deps.store.listNotifications(reservation.row.trace_id);
+    const notifications = await deps.store.notifications.listOfTransaction(reservation.row.trace_id);
     expect(notifications.map((n) => JSON.parse(n.payload_json).transaction_status)).toEqual(['error']);
   });
 });

@@ -86,24 +86,24 @@ describe('changeStatus on a real SQLite store', () => {
     store = handle.store;
     const merchant = merchantFixture();
     merchant_id = merchant.merchant_id;
-    await store.insertMerchant(merchant);
+    await store.merchants.insert(merchant);
   });
   afterAll(async () => {
     await handle?.cleanup();
   });
 
   async function row(overrides: Parameters<typeof transactionFixture>[1]): Promise<TransactionRow> {
-    const trace_id = await store.insertTransactionIfAbsent(transactionFixture(merchant_id, {
+    const trace_id = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, {
       notification_url: 'https://merchant.example/notify', ...overrides,
     }));
-    return (await store.getTransaction(trace_id!))!;
+    return (await store.transactions.get(trace_id!))!;
   }
 
   async function traces(trace_id: number) {
     return {
-      row: await store.getTransaction(trace_id),
-      changes: await store.listStatusChanges(trace_id),
-      notifications: await store.listNotifications(trace_id),
+      row: await store.transactions.get(trace_id),
+      changes: await store.transactions.listStatusChanges(trace_id),
+      notifications: await store.notifications.listOfTransaction(trace_id),
     };
   }
 
@@ -183,8 +183,8 @@ describe('changeStatus on a real SQLite store', () => {
 
   it('a stale row (status changed underneath) answers stale and writes nothing', async () => {
     const stale = await row({ status: 'pending' });
-    expect(await store.updateTransactionIfStatus(stale.trace_id, 'pending', { status: 'pending_async' })).toBe(true);
-    const current = await store.getTransaction(stale.trace_id);
+    expect(await store.transactions.updateIfStatus(stale.trace_id, 'pending', { status: 'pending_async' })).toBe(true);
+    const current = await store.transactions.get(stale.trace_id);
 
     // pending -> approved is allowed by the table, but the row is no longer pending.
     const outcome = await store.transaction((tx) => changeStatus(tx, stale, { to: 'approved', reason: 'late processor answer' }, NOW));
@@ -212,11 +212,11 @@ describe('changeStatus on a real SQLite store', () => {
   describe('refund reservations', () => {
     async function saleWithRefund(amount: number, refund_status = 'pending') {
       const sale = await row({ status: 'approved', amount_minor: 1000 });
-      expect(await store.reserveRefund(sale.trace_id, amount)).toBe(true);
+      expect(await store.transactions.reserveRefund(sale.trace_id, amount)).toBe(true);
       const refund = await row({ transaction_type: 'refund', reference_id: sale.trace_id, amount_minor: amount, status: refund_status });
       return { sale, refund };
     }
-    const reserved = async (trace_id: number) => (await store.getTransaction(trace_id))?.refund_reserved_minor;
+    const reserved = async (trace_id: number) => (await store.transactions.get(trace_id))?.refund_reserved_minor;
 
     for (const to of ['rejected', 'declined', 'error'] as const) {
       it(`a refund that ends ${to} gives its reservation back to the sale`, async () => {
@@ -250,7 +250,7 @@ describe('changeStatus on a real SQLite store', () => {
     it('a refused or stale change releases nothing', async () => {
       const { sale, refund } = await saleWithRefund(200);
       expect((await store.transaction((tx) => changeStatus(tx, refund, { to: 'chargeback', reason: 'x' }, NOW))).kind).toBe('not_allowed');
-      expect(await store.updateTransactionIfStatus(refund.trace_id, 'pending', { status: 'approved' })).toBe(true);
+      expect(await store.transactions.updateIfStatus(refund.trace_id, 'pending', { status: 'approved' })).toBe(true);
       expect((await store.transaction((tx) => changeStatus(tx, refund, { to: 'rejected', reason: 'late' }, NOW))).kind).toBe('stale');
       expect(await reserved(sale.trace_id)).toBe(200);
     });
@@ -269,7 +269,7 @@ describe('changeStatus on a real SQLite store', () => {
         throw new Error('abort');
       })).rejects.toThrow('abort');
       expect(await reserved(sale.trace_id)).toBe(300);
-      expect((await store.getTransaction(refund.trace_id))?.status).toBe('pending');
+      expect((await store.transactions.get(refund.trace_id))?.status).toBe('pending');
     });
   });
 });

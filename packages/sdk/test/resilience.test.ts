@@ -67,7 +67,7 @@ describe('SDK when things go wrong', () => {
       expect(retries).toEqual([expect.objectContaining({ attempt: 1, reason: 'connection_reset' })]);
       // Both attempts reached the gateway; its idempotency (merchant, sale, order_id) made one transaction.
       expect(proxy.forwarded()).toBe(2);
-      const stored = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'sale', fields.order_id);
+      const stored = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', fields.order_id);
       expect(stored?.trace_id).toBe(outcome.answer.trace_id);
       expect(stored?.status).toBe('approved');
     });
@@ -89,7 +89,7 @@ describe('SDK when things go wrong', () => {
         return_url: 'https://shop.example/return', notification_url: 'https://shop.example/notify',
       });
       if (payout.kind !== 'ok') throw new Error(JSON.stringify(payout));
-      const stored = await gw.gateway.deps.store.findTransactionByKey(gw.merchant.merchant_id, 'payout', order_id);
+      const stored = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'payout', order_id);
       expect(stored?.trace_id).toBe(payout.answer.trace_id);
     });
 

@@ -17,7 +17,7 @@ export type ChallengeKind = 'card' | 'wallet';
 
 export async function findChallenge(deps: OperationDeps, token: string, kind: ChallengeKind = 'card'): Promise<ChallengeView | null> {
   if (token.length === 0 || token.length > 64) return null;
-  const row = await deps.store.findTransactionByChallenge(challengeTokenHash(token));
+  const row = await deps.store.transactions.findByChallenge(challengeTokenHash(token));
   if (!row || (row.payment_method === 'ewallet') !== (kind === 'wallet')) return null;
   const expired = row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms;
   const state = row.status !== 'pending_async' || expired ? 'closed' : row.challenge_mode === 'unresponsive' ? 'waiting' : 'open';
@@ -53,7 +53,7 @@ export async function completeChallenge(deps: OperationDeps, token: string, acti
   if (view.state !== 'open') return { kind: 'closed', row: view.row };
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const row = await tx.lockTransaction(view.row.trace_id);
+    const row = await tx.transactions.lock(view.row.trace_id);
     if (!row) return { kind: 'not_found' } as const;
     // Re-checked under the lock: the time-out may have fallen due since the page was read.
     if (row.challenge_expires_at_ms !== null && deps.clock.now_ms() >= row.challenge_expires_at_ms) return { kind: 'closed', row } as const;

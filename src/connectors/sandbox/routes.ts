@@ -32,7 +32,7 @@ const PAGE_HEADERS = {
 async function frameOriginsOf(deps: OperationDeps, row: TransactionRow): Promise<readonly string[] | null> {
   const session_id = row.cashier_session_id;
   if (!session_id) return null;
-  return sessionFrameOrigins(deps, await deps.store.getCashierSession(session_id));
+  return sessionFrameOrigins(deps, await deps.store.cashier.getSession(session_id));
 }
 
 function sendPage(response: FastifyReply, code: number, body: string, frame: readonly string[] | null, form_targets: string[] = []): FastifyReply {
@@ -143,8 +143,8 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         }
         // The offset lives in the database so every instance sharing it moves together.
         const offset_ms = await deps.store.transaction(async (tx) => {
-          const next = Math.max(await tx.getSandboxOffset(), clock.get_offset_ms()) + advance * 1000;
-          await tx.setSandboxOffset(next);
+          const next = Math.max(await tx.sandboxClock.getOffset(), clock.get_offset_ms()) + advance * 1000;
+          await tx.sandboxClock.setOffset(next);
           return next;
         });
         clock.set_offset_ms(offset_ms);

@@ -45,7 +45,7 @@ function notices(context: PageContext, known: Readonly<Record<string, string>>):
 async function merchantsPage(context: PageContext, extra: Html | null = null, problem: string | null = null, http_status = 200): Promise<unknown> {
   const after_raw = (context.request.query as Record<string, unknown>).after;
   const after = typeof after_raw === 'string' && after_raw.length <= 50 && textProblem(after_raw) === null ? after_raw : '';
-  const rows = await context.deps.store.listMerchants(after, LIST_ROWS + 1);
+  const rows = await context.deps.store.merchants.list(after, LIST_ROWS + 1);
   const shown = rows.slice(0, LIST_ROWS);
   return context.page('Merchants', '/backoffice/merchants', html`<h1>Merchants</h1>
 ${notices(context, { disabled: 'Merchant disabled: its API calls are now answered as an unknown merchant\'s.', enabled: 'Merchant enabled.' })}
@@ -166,7 +166,7 @@ async function gatewayPage(context: PageContext): Promise<unknown> {
   const g = shown.gateway;
   const filter = outcomeFilter((context.request.query as Record<string, unknown>).outcome);
   const chosen = filter.ok ? filter.outcome : null;
-  const events = filter.ok ? await context.deps.store.backoffice.listGatewayProcessorEvents(g.gateway, chosen, PROCESSOR_EVENTS_MAX) : [];
+  const events = filter.ok ? await context.deps.store.merchants.listGatewayProcessorEvents(g.gateway, chosen, PROCESSOR_EVENTS_MAX) : [];
   const none = g.webhook_url === null ? `The ${g.connector} connector takes no webhooks.`
     : chosen === null ? 'No webhook event has come for this gateway.' : `No ${chosen} webhook event has come for this gateway.`;
   return context.page(`Gateway ${g.gateway}`, '/backoffice/gateways', html`<h1>Gateway ${g.gateway}</h1>

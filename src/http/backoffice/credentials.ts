@@ -26,9 +26,9 @@ function graceLabel(seconds: number): string {
 
 async function credentialsPage(context: PageContext, result: Html | null = null, http_status = 200, url_value: string | null = null): Promise<unknown> {
   const merchant_id = context.viewer.merchant_id!;
-  const record = await context.deps.store.getMerchant(merchant_id);
+  const record = await context.deps.store.merchants.get(merchant_id);
   if (record === null) return context.notFound();
-  const recent = await context.deps.store.backoffice.searchTransactions({ merchant_id }, null, RECENT_FOR_URL);
+  const recent = await context.deps.store.transactions.search({ merchant_id }, null, RECENT_FOR_URL);
   const last_url = url_value ?? recent.find((row) => row.notification_url !== null)?.notification_url ?? '';
   const grace_until = record.previous_secret_until_ms;
   const in_grace = grace_until !== null && record.previous_secret_sealed !== null && grace_until > context.deps.clock.now_ms();

@@ -19,7 +19,7 @@ function reports(row: NotificationRow): string {
 
 export async function notificationsSection(context: PageContext, rows: readonly NotificationRow[], none: string): Promise<Html> {
   if (rows.length === 0) return html`<h2>Notifications</h2><p class="muted">${none}</p>`;
-  const attempts = await Promise.all(rows.map((n) => context.deps.store.listNotificationAttempts(n.id)));
+  const attempts = await Promise.all(rows.map((n) => context.deps.store.notifications.listAttempts(n.id)));
   return html`<h2>Notifications</h2>${rows.map((n, i) => html`<div class="card">
 <dl><dt>Notification</dt><dd>${n.id}</dd><dt>Reports</dt><dd>${reports(n)}</dd>
 <dt>State</dt><dd>${n.state}</dd><dt>URL</dt><dd>${redactUrl(n.url)}</dd><dt>Attempts</dt><dd>${n.attempts}</dd>

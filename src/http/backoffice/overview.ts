@@ -31,9 +31,9 @@ export function overviewRoutes(): BackOfficeRoute[] {
       const now_ms = clock.now_ms();
       const today = Math.floor(now_ms / DAY_MS);
       const [activity, payouts_waiting, unacknowledged] = await Promise.all([
-        store.backoffice.activitySince(scope, (today - OVERVIEW_DAYS + 1) * DAY_MS),
-        store.backoffice.countTransactions(scope, 'payout', 'requested'),
-        store.backoffice.countUnacknowledgedNotifications(scope),
+        store.transactions.activitySince(scope, (today - OVERVIEW_DAYS + 1) * DAY_MS),
+        store.transactions.countByStatus(scope, 'payout', 'requested'),
+        store.notifications.countUnacknowledged(scope),
       ]);
       const overview = computeOverview(activity, today);
       const labels = overview.days.map((day) => new Date(day * DAY_MS).toISOString().slice(5, 10));

@@ -20,7 +20,7 @@ const NOTICES: Readonly<Record<string, string>> = {
 };
 
 async function waitingPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
-  const rows = await context.deps.store.backoffice.searchTransactions(
+  const rows = await context.deps.store.transactions.search(
     { merchant_id: merchantScope(context.viewer), transaction_type: 'payout', status: 'requested' }, null, PAGE_ROWS);
   return context.page('Payouts', '/backoffice/payouts', html`<h1>Payouts waiting for a decision</h1>
 ${noticeLine((context.request.query as Record<string, unknown>).notice, NOTICES)}${problemLine(problem)}
@@ -40,7 +40,7 @@ function decisionRoute(action: 'approve' | 'reject'): BackOfficeRoute {
     method: 'POST', url: `/payouts/:trace_id/${action}`, roles: ['operator', 'merchant'],
     async handle(context) {
       const { trace_id } = context.request.params as { trace_id: string };
-      const row = TRACE_ID.test(trace_id) ? await context.deps.store.getTransaction(Number(trace_id)) : null;
+      const row = TRACE_ID.test(trace_id) ? await context.deps.store.transactions.get(Number(trace_id)) : null;
       if (row === null || row.transaction_type !== 'payout' || !maySee(context.viewer, row.merchant_id)) return context.notFound(`payout ${trace_id}`);
       const reason = formValue(context.request, 'reason').trim();
       if (action === 'reject' && (!hasContent(reason) || characterLength(reason) > REASON_MAX_CHARS || textProblem(reason) !== null)) {

@@ -25,8 +25,8 @@ export function subscriptionRoutes(): BackOfficeRoute[] {
       const scope = merchantScope(context.viewer);
       const operator = context.viewer.role === 'operator';
       const [subscriptions, plans] = await Promise.all([
-        context.deps.store.backoffice.listSubscriptions(scope, LIST_ROWS),
-        context.deps.store.backoffice.listPlans(scope, LIST_ROWS),
+        context.deps.store.subscriptions.listAll(scope, LIST_ROWS),
+        context.deps.store.subscriptions.listAllPlans(scope, LIST_ROWS),
       ]);
       return context.page('Subscriptions', '/backoffice/subscriptions', html`<h1>Subscriptions</h1>
 ${subscriptions.length === 0 ? html`<p class="card">No subscriptions yet.</p>` : html`<div class="scroll"><table><thead><tr><th>Subscription</th>
@@ -47,9 +47,9 @@ ${plans.map((p) => html`<tr><td>${p.plan_id}</td>${operator ? html`<td>${p.merch
     async handle(context) {
       const { subscription_id } = context.request.params as { subscription_id: string };
       const { store } = context.deps;
-      const found = subscription_id.length <= SUBSCRIPTION_ID_MAX_CHARS ? await store.backoffice.getSubscription(subscription_id) : null;
+      const found = subscription_id.length <= SUBSCRIPTION_ID_MAX_CHARS ? await store.subscriptions.getAny(subscription_id) : null;
       if (found === null || !maySee(context.viewer, found.merchant_id)) return context.notFound(`subscription ${subscription_id}`);
-      const [changes, events] = await Promise.all([store.listSubscriptionChanges(found.subscription_id), store.listSubscriptionEvents(found.subscription_id)]);
+      const [changes, events] = await Promise.all([store.subscriptions.listChanges(found.subscription_id), store.notifications.listOfSubscription(found.subscription_id)]);
       const facts: [string, string | number | null][] = [
         ['Subscription', found.subscription_id], ['Merchant', found.merchant_id], ['Customer (cid)', found.cid], ['Plan', found.plan_id],
         ['Price', `${money(found.amount_minor, found.currency)} / ${found.billing_cycle}`], ['Status', found.status],
@@ -80,7 +80,7 @@ ${await notificationsSection(context, events, 'No event was sent for this subscr
     method: 'POST', url: '/subscriptions/:subscription_id/cancel', roles: ['operator', 'merchant'],
     async handle(context) {
       const { subscription_id } = context.request.params as { subscription_id: string };
-      const found = subscription_id.length <= SUBSCRIPTION_ID_MAX_CHARS ? await context.deps.store.backoffice.getSubscription(subscription_id) : null;
+      const found = subscription_id.length <= SUBSCRIPTION_ID_MAX_CHARS ? await context.deps.store.subscriptions.getAny(subscription_id) : null;
       if (found === null || !maySee(context.viewer, found.merchant_id)) return context.notFound(`subscription ${subscription_id}`);
       const outcome = await cancelSubscription(
         context.deps, found.merchant_id, found.subscription_id, `cancelled in the back office by ${context.viewer.email} (${context.viewer.role})`,

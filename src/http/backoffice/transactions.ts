@@ -71,7 +71,7 @@ async function searchPage(context: PageContext): Promise<unknown> {
     return context.page('Transactions', '/backoffice/transactions', html`<h1>Transactions</h1>
 <p class="notice error" role="alert">${label}: expected ${parsed.reason}.</p>${searchForm(parsed.values, context.viewer)}`, 400);
   }
-  const rows = await context.deps.store.backoffice.searchTransactions(
+  const rows = await context.deps.store.transactions.search(
     { ...parsed.search, merchant_id: merchantScope(context.viewer) ?? parsed.merchant }, parsed.before, PAGE_ROWS + 1);
   const shown = rows.slice(0, PAGE_ROWS);
   const next = rows.length > PAGE_ROWS ? shown[shown.length - 1]!.trace_id : null;
@@ -116,7 +116,7 @@ async function csvExport(context: PageContext): Promise<unknown> {
   let before = parsed.before;
   let rows_written = 0;
   while (rows_written < CSV_MAX_ROWS) {
-    const rows = await context.deps.store.backoffice.searchTransactions(search, before, Math.min(CSV_BATCH_ROWS, CSV_MAX_ROWS - rows_written));
+    const rows = await context.deps.store.transactions.search(search, before, Math.min(CSV_BATCH_ROWS, CSV_MAX_ROWS - rows_written));
     for (const row of rows) lines.push(csvLine(row));
     rows_written += rows.length;
     if (rows.length < CSV_BATCH_ROWS) break;
@@ -134,7 +134,7 @@ async function csvExport(context: PageContext): Promise<unknown> {
 async function visibleTransaction(context: PageContext): Promise<{ trace_id: string; row: TransactionRow | null }> {
   const { trace_id } = context.request.params as { trace_id: string };
   if (!TRACE_ID.test(trace_id)) return { trace_id, row: null };
-  const row = await context.deps.store.getTransaction(Number(trace_id));
+  const row = await context.deps.store.transactions.get(Number(trace_id));
   return { trace_id, row: row !== null && maySee(context.viewer, row.merchant_id) ? row : null };
 }
 
@@ -151,12 +151,12 @@ interface DetailProblem {
 async function detailPage(context: PageContext, row: TransactionRow, problem: DetailProblem | null = null): Promise<unknown> {
   const { store } = context.deps;
   const [history, notifications, refunds, cascade, events] = await Promise.all([
-    store.listStatusChanges(row.trace_id),
-    store.listNotifications(row.trace_id),
-    row.transaction_type === 'sale' ? store.backoffice.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
-    store.backoffice.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
+    store.transactions.listStatusChanges(row.trace_id),
+    store.notifications.listOfTransaction(row.trace_id),
+    row.transaction_type === 'sale' ? store.transactions.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
+    store.transactions.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
     // Only events matched to this transaction, and those only among its own gateway's (processor-webhook.ts): its merchant's.
-    store.backoffice.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
+    store.merchants.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
   ]);
   const remaining = row.amount_minor - row.refund_reserved_minor;
   const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
@@ -231,7 +231,7 @@ export function transactionRoutes(): BackOfficeRoute[] {
             return context.redirect(`/backoffice/transactions/${row.trace_id}?notice=refunded`);
           case 'refused':
             await audit('refused', `${described}: ${outcome.reason}`);
-            return detailPage(context, (await context.deps.store.getTransaction(row.trace_id)) ?? row,
+            return detailPage(context, (await context.deps.store.transactions.get(row.trace_id)) ?? row,
               { message: REFUSALS[outcome.reason] ?? 'The refund was refused.', http_status: 409 });
           case 'in_progress':
             return detailPage(context, row, { message: 'This refund is still being processed; reload in a moment.', http_status: 409 });
@@ -245,10 +245,10 @@ export function transactionRoutes(): BackOfficeRoute[] {
       method: 'POST', url: '/notifications/:id/resend', roles: ALL_ROLES,
       async handle(context) {
         const { id } = context.request.params as { id: string };
-        const notification = TRACE_ID.test(id) ? await context.deps.store.getNotification(Number(id)) : null;
+        const notification = TRACE_ID.test(id) ? await context.deps.store.notifications.get(Number(id)) : null;
         if (notification === null || !maySee(context.viewer, notification.merchant_id)) return context.notFound(`notification ${id}`);
         const now_ms = context.deps.clock.now_ms();
-        const scheduled = await context.deps.store.rescheduleNotification(notification.id, now_ms, now_ms, context.deps.wall_clock.now_ms());
+        const scheduled = await context.deps.store.notifications.reschedule(notification.id, now_ms, now_ms, context.deps.wall_clock.now_ms());
         await recordAudit(context.deps, context.viewer, context.address, {
           action: 'resend_notification', target: String(notification.id), merchant_id: notification.merchant_id,
           outcome: scheduled ? 'done' : 'refused', detail: scheduled ? null : 'an attempt was in flight',
@@ -257,7 +257,7 @@ export function transactionRoutes(): BackOfficeRoute[] {
           ? `/backoffice/subscriptions/${encodeURIComponent(notification.subscription_id ?? '')}`
           : `/backoffice/transactions/${notification.trace_id}`;
         if (!scheduled && notification.trace_id !== null) {
-          const row = await context.deps.store.getTransaction(notification.trace_id);
+          const row = await context.deps.store.transactions.get(notification.trace_id);
           if (row !== null) return detailPage(context, row, { message: 'An attempt is in flight right now; send it again once it has ended.', http_status: 409 });
         }
         return context.redirect(`${back}?notice=resent`);

@@ -114,7 +114,7 @@ async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ v
     timestamp: Math.floor(deps.clock.now_ms() / 1000),
   }, merchant.secret);
   const identity_kind = browser.session.identity_kind === 'frontend' ? 'frontend' as const : 'application_key' as const;
-  const shop_name = await deps.store.getDisplayName(browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
+  const shop_name = await deps.store.merchants.getDisplayName(browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
   return {
     view: {
       ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor,

@@ -36,7 +36,7 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { merchant_id, application_key } = paramsOf(request);
-        const origins = await deps.store.getFrameOrigins(merchant_id, application_key);
+        const origins = await deps.store.merchants.getFrameOrigins(merchant_id, application_key);
         if (origins === null) return notFound(response);
         return response.send({ status: Status.OK, description: 'Frame origins', merchant_id, application_key, frame_origins: origins });
       },
@@ -63,7 +63,7 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
             status: Status.INVALID_FIELD, description: `Invalid field: frame_origins (${checked.invalid} is not an http(s) origin such as https://shop.example)`,
           });
         }
-        if (!(await deps.store.setFrameOrigins(merchant_id, application_key, checked.origins))) return notFound(response);
+        if (!(await deps.store.merchants.setFrameOrigins(merchant_id, application_key, checked.origins))) return notFound(response);
         return response.send({ status: Status.OK, description: 'Frame origins set', merchant_id, application_key, frame_origins: checked.origins });
       },
     },

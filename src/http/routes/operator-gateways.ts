@@ -169,7 +169,7 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
         let outcome: GatewayOutcome = await showGateway(admin, gateway_id);
         if (outcome.kind !== 'ok') return notFound(response);
         if (typeof body.hold_payouts === 'boolean') {
-          if (!(await deps.store.setGatewayHoldPayouts(gateway_id, body.hold_payouts))) return notFound(response);
+          if (!(await deps.store.merchants.setGatewayHoldPayouts(gateway_id, body.hold_payouts))) return notFound(response);
           outcome = await showGateway(admin, gateway_id);
         }
         if (typeof body.enabled === 'boolean') outcome = await setGatewayEnabled(admin, gateway_id, body.enabled, now_ms);

@@ -58,7 +58,7 @@ export function operatorMerchantRoutes(deps: OperationDeps): PlainRoute[] {
           || textProblem(name) !== null || !hasContent(name))) {
           return response.code(400).send({ status: Status.INVALID_FIELD, description: `Invalid field: display_name (expected text of 1 to ${DISPLAY_NAME_MAX} characters, or null)` });
         }
-        if (!(await deps.store.setDisplayName(merchant_id, identity, name))) {
+        if (!(await deps.store.merchants.setDisplayName(merchant_id, identity, name))) {
           return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'No such merchant frontend or application' });
         }
         request.log.info({ merchant_id, [identity.kind]: identity.value }, 'display name set');
@@ -96,7 +96,7 @@ export function operatorMerchantRoutes(deps: OperationDeps): PlainRoute[] {
         if (typeof required !== 'boolean') {
           return response.code(400).send({ status: Status.INVALID_FIELD, description: 'Invalid field: required (expected true or false)' });
         }
-        if (!(await deps.store.setV13BodySignatureRequired(merchant_id, required))) {
+        if (!(await deps.store.merchants.setV13BodySignatureRequired(merchant_id, required))) {
           return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'No such merchant' });
         }
         // This instance applies it at once; others within PAYGATE_MERCHANT_CACHE_MS.

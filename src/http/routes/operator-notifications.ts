@@ -50,7 +50,7 @@ function iso(ms: number): string {
 async function viewOf(deps: OperationDeps, wall_clock: Clock, row: NotificationRow): Promise<View> {
   // The row was read first; an attempt recorded since (it commits with its row update) is left
   // out, so the view never shows an attempt whose effect on the row it does not show.
-  const attempts = (await deps.store.listNotificationAttempts(row.id)).filter((a) => a.attempt_no <= row.attempts);
+  const attempts = (await deps.store.notifications.listAttempts(row.id)).filter((a) => a.attempt_no <= row.attempts);
   const body = JSON.parse(row.payload_json) as Record<string, unknown>;
   if (typeof body.card_token === 'string') body.card_token = '[redacted]';
   const event = row.kind === SUBSCRIPTION_EVENT_KIND;
@@ -113,9 +113,9 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const trace_id = idParam((request.params as { trace_id?: string }).trace_id);
         if (trace_id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: trace_id (expected a positive integer)');
-        const transaction = await deps.store.getTransaction(trace_id);
+        const transaction = await deps.store.transactions.get(trace_id);
         if (!transaction) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-        const notifications = await views(await deps.store.listNotifications(trace_id));
+        const notifications = await views(await deps.store.notifications.listOfTransaction(trace_id));
         return response.send({ status: Status.OK, description: 'OK', trace_id, transaction_status: transaction.status, notifications });
       },
     },
@@ -137,7 +137,7 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         }
         // Every subscription has its subscription.created event from the transaction that created
         // it (domain/subscription-state.ts), so no event means no such subscription.
-        const rows = await deps.store.listSubscriptionEvents(raw);
+        const rows = await deps.store.notifications.listOfSubscription(raw);
         if (rows.length === 0) return problem(response, 404, Status.SUBSCRIPTION_NOT_FOUND, 'Subscription not found');
         return response.send({ status: Status.OK, description: 'OK', subscription_id: raw, notifications: await views(rows) });
       },
@@ -153,13 +153,13 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const id = idParam((request.params as { id?: string }).id);
         if (id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: id (expected a positive integer)');
-        if (!(await deps.store.getNotification(id))) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
+        if (!(await deps.store.notifications.get(id))) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
         const now_ms = deps.clock.now_ms();
         // The stored body is untouched, so the merchant gets the same content and signature again.
         // Refused while an instance holds a live lease: the attempt in flight would record its own
         // outcome over the resend (or the merchant would get two sends at once).
-        if (!(await deps.store.rescheduleNotification(id, now_ms, now_ms, wall_clock.now_ms()))) {
-          const row = await deps.store.getNotification(id);
+        if (!(await deps.store.notifications.reschedule(id, now_ms, now_ms, wall_clock.now_ms()))) {
+          const row = await deps.store.notifications.get(id);
           request.log.info({ notification_id: id }, 'notification resend refused: an attempt is in flight');
           return response.code(409).send({
             status: Status.IN_PROGRESS,
@@ -168,7 +168,7 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
           });
         }
         request.log.info({ notification_id: id }, 'notification resend requested by operator');
-        const row = await deps.store.getNotification(id);
+        const row = await deps.store.notifications.get(id);
         return response.send({ status: Status.OK, description: 'Notification scheduled for resend', notification: await viewOf(deps, wall_clock, row!) });
       },
     },

@@ -106,7 +106,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { merchant_id, rule_id } = request.params as { merchant_id: string; rule_id: string };
-        if (!MERCHANT_ID.test(merchant_id) || !RULE_ID.test(rule_id) || !(await deps.store.deleteRoutingRule(merchant_id, rule_id))) {
+        if (!MERCHANT_ID.test(merchant_id) || !RULE_ID.test(rule_id) || !(await deps.store.merchants.deleteRoutingRule(merchant_id, rule_id))) {
           return response.code(404).send({ status: Status.NO_GATEWAY, description: 'Routing rule not found' });
         }
         deps.merchants.invalidate();

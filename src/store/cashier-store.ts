@@ -1,0 +1,28 @@
+// The hosted cashier aggregate: sessions (and the orders they carry), their one-time tokens and
+// the customers the cashier remembers.
+import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow, TransactionRow } from './schema.js';
+import type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './store.js';
+
+export interface CashierStore {
+  /** 'exists' when the merchant already has a session with this order_id (order sessions). */
+  insertSession(row: NewCashierSessionRow): Promise<'created' | 'exists'>;
+  getSession(session_id: string): Promise<CashierSessionRow | null>;
+  /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
+  lockSession(session_id: string): Promise<CashierSessionRow | null>;
+  findSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null>;
+  /** findCashierSessionByOrder's columns that find-order decides on: half the cost of the whole row on SQLite. */
+  findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null>;
+  findSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null>;
+  /** Compare-and-set: changes the row only while every `expected` column still has its value. */
+  updateSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean>;
+  insertToken(row: CashierTokenRow): Promise<void>;
+  findToken(token_hash: string): Promise<CashierTokenRow | null>;
+  /** Marks a one-time token used; false when it was used already or has expired. */
+  useToken(token_hash: string, now_ms: number): Promise<boolean>;
+  /** The session's transactions, oldest first. */
+  listTransactions(session_id: string): Promise<TransactionRow[]>;
+  /** Orders still pending whose time limit has passed; on PostgreSQL locked with SKIP LOCKED. */
+  claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]>;
+  getCustomer(merchant_id: string, pin: string): Promise<CashierCustomerRow | null>;
+  upsertCustomer(row: CashierCustomerRow): Promise<void>;
+}

@@ -1,0 +1,50 @@
+// The notifications outbox: signed notifications written in the same database transaction as the
+// status change they tell of, leased to the delivery worker, and their delivery attempts.
+import type { Insertable } from 'kysely';
+import type { NotificationAttemptTable, NotificationRow, NotificationTable } from './schema.js';
+import type { LeaseTimes } from './store.js';
+
+export interface NotificationStore {
+  insert(row: Insertable<NotificationTable>): Promise<number>;
+  /**
+   * A transaction notification still pending after a failed attempt, with a newer notification of
+   * its transaction: superseded (never sent again). True when it was.
+   */
+  supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean>;
+  listOfTransaction(trace_id: number): Promise<NotificationRow[]>;
+  /** The event notifications of a subscription, oldest first (issue 6). */
+  listOfSubscription(subscription_id: string): Promise<NotificationRow[]>;
+  /**
+   * Leases due notifications to one owner; no other owner gets them until the lease ends.
+   * A notification is not leased while an older one (lower id) of the same trace_id is still
+   * 'pending', so the notifications of one transaction reach the merchant in order.
+   * Due times are compared with `at.due_ms` (gateway clock), leases with `at.wall_ms` (real
+   * wall clock): moving the sandbox clock never ends a lease held by an attempt in flight.
+   */
+  lease(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
+  /**
+   * Ends an attempt: the notification's new state (only while `owner` still holds the lease) and
+   * the attempt's record, atomically, also outside a transaction (one statement on PostgreSQL,
+   * one transaction on SQLite). False, and nothing written, when the lease was lost.
+   */
+  finishAttempt(
+    notification_id: number,
+    owner: string,
+    patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number },
+    attempt: Insertable<NotificationAttemptTable>,
+    now_ms: number,
+  ): Promise<boolean>;
+  listAttempts(notification_id: number): Promise<Insertable<NotificationAttemptTable>[]>;
+  get(id: number): Promise<NotificationRow | null>;
+  /**
+   * The operator's manual resend: makes the notification `pending`, due at next_attempt_at_ms,
+   * with a fresh resend bound from now_ms (bound_from_ms), and drops any lease that has ended, so
+   * an attempt cut off earlier can no longer record over it. Never while an attempt may be in
+   * flight: with `lease_now_ms` (real wall clock), not while a lease lasts (lease_until_ms ≥
+   * lease_now_ms); without it, not while any lease is held. False when there is no such
+   * notification or it is in flight (tell them apart with getNotification).
+   */
+  reschedule(id: number, next_attempt_at_ms: number, now_ms: number, lease_now_ms?: number): Promise<boolean>;
+  /** Notifications the merchant has not acknowledged: still pending, or given up (failed, undeliverable). */
+  countUnacknowledged(merchant_id: string | null): Promise<number>;
+}
