@@ -11,7 +11,7 @@ import type {
 import { TRANSACTION_COLUMN_DEFAULTS } from './schema.js'; // a value, beside the types above
 import type pg from 'pg';
 import type { Backlog, Dialect, GatewayPatch, LeaseTimes, MerchantRecord, MerchantSummary, NewMerchant, Store, TransactionPatch, UnitOfWork } from './store.js';
-import { migrateToLatest } from './migrations.js';
+import { migrateToLatest } from './migrations/index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
 import { type BackOfficeStore, SqlBackOfficeStore } from './backoffice-store.js';

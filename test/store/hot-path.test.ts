@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/operations/merchant-directory.js';
 import { starterGateway } from '../../src/connectors/registry.js';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import { openSqliteStore } from '../../src/store/open.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';

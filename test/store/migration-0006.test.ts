@@ -5,7 +5,7 @@
 // another active twin, on SQLite and on PostgreSQL.
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import type { NewSubscriptionRow } from '../../src/store/schema.js';
 import { databaseAt, indexNames } from '../support/old-database.js';
 import { storeKinds } from '../support/stores.js';

@@ -4,7 +4,7 @@
 // migrated database, takes exactly what it took before: due, pending, oldest of its transaction.
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
 import { databaseAt, indexNames } from '../support/old-database.js';

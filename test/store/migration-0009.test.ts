@@ -5,7 +5,7 @@
 // discouraged, so the plan shows whether the index can serve the query at all).
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { transactionScans } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';

@@ -4,7 +4,7 @@
 // with its last use, and a new session is written with one.
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import { SqlBackOfficeStore } from '../../src/store/backoffice-store.js';
 import { databaseAt } from '../support/old-database.js';
 import { storeKinds } from '../support/stores.js';

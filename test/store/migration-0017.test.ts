@@ -5,7 +5,7 @@
 // so the plan shows whether the index can serve the list at all).
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import { processorEventLists } from '../../src/store/backoffice-store.js';
 import type { Database } from '../../src/store/schema.js';
 import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';

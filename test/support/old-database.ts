@@ -8,7 +8,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import { migrateTo } from '../../src/store/migrations.js';
+import { migrateTo } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createTestDatabase } from './postgres.js';
 import type { StoreKind } from './stores.js';
