@@ -12,6 +12,7 @@ import { buildApp } from './http/app.js';
 import { backOfficeRoutes } from './http/backoffice/routes.js';
 import { registerBackOffice } from './http/backoffice/plugin.js';
 import { signInRoutes } from './http/backoffice/sign-in.js';
+import type { HttpDeps } from './http/deps.js';
 import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
@@ -124,7 +125,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   });
   const connectors = new ConnectorRegistry(config.environment, sealer, { config, clock, logger, public_url: () => public_url, http: processor_http });
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms, config.limits.unknown_merchant_cache_ms);
-  const deps: OperationDeps = {
+  const deps: HttpDeps = {
     store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url,
     metrics: new GatewayMetrics(),
     // A header is accepted within the timestamp window on either side: remembered for both.

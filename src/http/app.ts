@@ -7,7 +7,7 @@ import { notFoundPage } from '../pages/not-found.js';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { OperationDeps } from '../operations/deps.js';
+import type { HttpDeps } from './deps.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
 import swagger from '@fastify/swagger';
@@ -34,7 +34,7 @@ const FORM_MAX_BYTES = 8 * 1024;
 /** A processor's webhook event: larger than a merchant's request may be (a payment's whole details), still bounded. */
 const WEBHOOK_MAX_BYTES = 256 * 1024;
 
-export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
+export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
   const limits = deps.config.limits;
   const envelope = (status: number, description: string) => answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
   const app = Fastify({

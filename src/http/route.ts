@@ -13,6 +13,7 @@ import { acceptedSecrets, type Merchant } from '../domain/merchants.js';
 import { unixSeconds } from '../domain/clock.js';
 import { bodySecret, matchingSecret, signaturesEqual, signHeader } from '../domain/signing.js';
 import type { OperationDeps } from '../operations/deps.js';
+import type { HttpDeps } from './deps.js';
 import type { Identity } from '../operations/sale.js';
 import { answerBody, answerJson, fieldError, type JsonReply, reply, type Reply, Status } from './envelope.js';
 import { bodySchema, type Parsed } from './fields.js';
@@ -135,7 +136,7 @@ export function versionsOf(route: SignedRoute): ReadonlySet<string> {
 }
 
 /** The merchant's rate (docs/limits.md §3): the 429 answer to send, its Retry-After set, or null when within it. */
-async function merchantOverRate(deps: OperationDeps, merchant_id: string, response: FastifyReply): Promise<Reply | null> {
+async function merchantOverRate(deps: HttpDeps, merchant_id: string, response: FastifyReply): Promise<Reply | null> {
   const limited = await deps.rate_limits.merchant(merchant_id);
   if (limited === null) return null;
   deps.metrics.rate_limited.inc({ limit: 'merchant' });
@@ -186,7 +187,7 @@ function apiLogOf(answer: Reply, body: Record<string, unknown> | null): ApiLog {
 }
 
 export async function runSignedRoute(
-  deps: OperationDeps,
+  deps: HttpDeps,
   route: SignedRoute,
   request: FastifyRequest,
   response: FastifyReply,
@@ -377,7 +378,7 @@ function headerSignedInput(route: HeaderSignedRoute, request: FastifyRequest): {
 }
 
 export async function runHeaderSignedRoute(
-  deps: OperationDeps,
+  deps: HttpDeps,
   route: HeaderSignedRoute,
   request: FastifyRequest,
   response: FastifyReply,

@@ -1,4 +1,5 @@
-// What operations need, passed explicitly. Nothing here is global.
+// What operations need, passed explicitly. Nothing here is global. What only the HTTP edge
+// needs (rate limits, the v1.3 header-reuse watch) is in http/deps.ts HttpDeps, not here.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Sealer } from '../crypto/sealer.js';
@@ -7,8 +8,6 @@ import type { MerchantDirectory } from './merchant-directory.js';
 import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Store } from '../store/store.js';
 import type { GatewayMetrics } from '../metrics.js';
-import type { HeaderReuseWatch } from '../http/header-reuse.js';
-import type { RateLimits } from '../http/rate-limits.js';
 
 export interface OperationDeps {
   readonly store: Store;
@@ -25,8 +24,4 @@ export interface OperationDeps {
   readonly public_url: () => string;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
-  /** v1.3 Gt-Authentication headers seen, to notice one replayed with another body. */
-  readonly header_reuse: HeaderReuseWatch;
-  /** Requests per minute per client address and per merchant (docs/limits.md §3). */
-  readonly rate_limits: RateLimits;
 }

@@ -18,6 +18,7 @@ import type { Clock } from '../../domain/clock.js';
 import { recordAudit } from '../../operations/audit.js';
 import { activeUser } from '../../operations/backoffice-users.js';
 import type { OperationDeps } from '../../operations/deps.js';
+import type { HttpDeps } from '../deps.js';
 import type { Store } from '../../store/store.js';
 import { html, type Html } from '../../pages/html.js';
 import { findBadText } from '../app.js';
@@ -94,7 +95,7 @@ export interface BackOfficeRoute {
 export interface PublicRoute {
   readonly method: 'GET' | 'POST';
   readonly url: string;
-  handle(deps: OperationDeps, request: FastifyRequest, response: FastifyReply): Promise<unknown>;
+  handle(deps: HttpDeps, request: FastifyRequest, response: FastifyReply): Promise<unknown>;
 }
 
 /**
@@ -191,7 +192,7 @@ export function notFoundBody(what: string | undefined): Html {
 }
 
 export function registerBackOffice(
-  app: FastifyInstance, deps: OperationDeps, routes: readonly BackOfficeRoute[], public_routes: readonly PublicRoute[],
+  app: FastifyInstance, deps: HttpDeps, routes: readonly BackOfficeRoute[], public_routes: readonly PublicRoute[],
 ): void {
   void app.register(async (scope) => {
     // One key for every instance sharing the master key; never the key itself.

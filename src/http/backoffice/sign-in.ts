@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { activeUser, signIn } from '../../operations/backoffice-users.js';
 import { recordAudit } from '../../operations/audit.js';
 import type { OperationDeps } from '../../operations/deps.js';
+import type { HttpDeps } from '../deps.js';
 import { html, type Html } from '../../pages/html.js';
 import { bareBackOfficePage, csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
 import { beginSession, formValue, idleTimeoutMinutes, type PublicRoute } from './plugin.js';
@@ -47,7 +48,7 @@ export function signInRoutes(): PublicRoute[] {
     {
       method: 'POST',
       url: '/sign-in',
-      async handle(deps: OperationDeps, request, response) {
+      async handle(deps: HttpDeps, request, response) {
         const email = formValue(request, 'email');
         const limited = await deps.rate_limits.signIn(request);
         if (limited !== null) {

@@ -1,0 +1,12 @@
+// What the HTTP edge needs besides what operations need: the limits and watches that belong to
+// requests, not to any operation. Built in main.ts and given to the app; operations never see them.
+import type { OperationDeps } from '../operations/deps.js';
+import type { HeaderReuseWatch } from './header-reuse.js';
+import type { RateLimits } from './rate-limits.js';
+
+export interface HttpDeps extends OperationDeps {
+  /** v1.3 Gt-Authentication headers seen, to notice one replayed with another body. */
+  readonly header_reuse: HeaderReuseWatch;
+  /** Requests per minute per client address and per merchant (docs/limits.md §3). */
+  readonly rate_limits: RateLimits;
+}
