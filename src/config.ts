@@ -1,8 +1,10 @@
 // One typed configuration, read from the environment and validated at start.
 // Every limit and schedule of the gateway lives here so an operator finds them in one place.
 import path from 'node:path';
+import type { ConnectorOptions } from './connectors/connector.js';
+import type { Environment } from './domain/environment.js';
 
-export type Environment = 'sandbox' | 'live';
+export type { Environment } from './domain/environment.js';
 
 export interface Config {
   readonly port: number;
@@ -291,5 +293,17 @@ export function loadConfig(env: Env = process.env): Config {
       billing_lease_seconds: 300,
       billing_concurrency: intVar(env, 'PAYGATE_BILLING_CONCURRENCY', 8, 1, 64),
     },
+  };
+}
+
+/** What a connector reads of the configuration (connectors never see the whole Config). */
+export function connectorOptions(config: Config): ConnectorOptions {
+  return {
+    environment: config.environment,
+    allow_private_urls: config.limits.allow_private_urls,
+    processor_timeout_ms: config.limits.processor_timeout_ms,
+    challenge_timeout_ms: config.schedules.challenge_timeout_seconds * 1000,
+    sandbox_async_settle_ms: config.schedules.sandbox_async_settle_seconds * 1000,
+    sandbox_issuer_timeout_ms: config.schedules.sandbox_issuer_timeout_seconds * 1000,
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { type Config, connectorOptions } from './config.js';
 import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
@@ -15,6 +15,7 @@ import { signInRoutes } from './http/backoffice/sign-in.js';
 import type { HttpDeps } from './http/deps.js';
 import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
+import { sandboxRoutes } from './http/routes/sandbox.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
 import { processRoute } from './http/routes/process.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
@@ -123,7 +124,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     max_reply_bytes: config.limits.processor_reply_max_bytes,
     allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
   });
-  const connectors = new ConnectorRegistry(config.environment, sealer, { config, clock, logger, public_url: () => public_url, http: processor_http });
+  const connectors = new ConnectorRegistry(config.environment, sealer, { options: connectorOptions(config), clock, public_url: () => public_url, http: processor_http });
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms, config.limits.unknown_merchant_cache_ms);
   const deps: HttpDeps = {
     store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url,
@@ -141,8 +142,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   if (primary && config.environment === 'live') await reportUnusableMerchants(deps);
 
   const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
-  // The connectors' own routes: the sandbox's 3-D Secure and e-wallet pages and its clock, in sandbox mode only.
-  routes.push(...connectors.routes(deps, clock));
+  // The sandbox's 3-D Secure and e-wallet pages and its clock: only where the sandbox connector may run (sandbox mode).
+  if (connectors.runsHere('sandbox')) routes.push(...sandboxRoutes(deps, clock));
   routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps), ...operatorRoutingRoutes(deps));
   routes.push(...operatorNotificationRoutes(deps), ...operatorMerchantRoutes(deps));
   routes.push(directRoute(), ...operatorPayoutRoutes(deps));

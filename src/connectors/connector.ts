@@ -4,13 +4,10 @@
 // operations exchange with it. Operations never see a processor's own wire format; each
 // connector folder holds its wire types and the one map from the processor's statuses to ours.
 import type { TSchema } from '@sinclair/typebox';
-import type { Logger } from 'pino';
-import type { Config, Environment } from '../config.js';
 import type { CardData } from '../domain/cards.js';
-import type { AdjustableClock, Clock } from '../domain/clock.js';
+import type { Clock } from '../domain/clock.js';
+import type { Environment } from '../domain/environment.js';
 import type { ProcessorHttp } from '../outbound/processor-http.js';
-import type { PlainRoute } from '../http/route.js';
-import type { OperationDeps } from '../operations/deps.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
 export interface Customer {
@@ -295,11 +292,28 @@ export interface Capabilities {
   readonly webhooks: boolean;
 }
 
-/** What a connector is built with: nothing global, every dependency passed. */
+/**
+ * The instance's settings a connector reads, taken from the configuration by whoever builds the
+ * registry (config.ts connectorOptions): a connector never sees the whole configuration.
+ */
+export interface ConnectorOptions {
+  readonly environment: Environment;
+  /** PAYGATE_ALLOW_PRIVATE_URLS: live mode may reach private addresses (sandbox mode always may). */
+  readonly allow_private_urls: boolean;
+  /** A whole call to a processor, at most. */
+  readonly processor_timeout_ms: number;
+  /** How long a customer has for a challenge (3-D Secure, the e-wallet) before it times out. */
+  readonly challenge_timeout_ms: number;
+  /** The sandbox: when an asynchronous result (CVV 222/223, payout 1313) settles. */
+  readonly sandbox_async_settle_ms: number;
+  /** The sandbox: when the issuer that never answers (CVV 588, amount 713) times out. */
+  readonly sandbox_issuer_timeout_ms: number;
+}
+
+/** What a connector is built with: nothing global, every dependency passed, and nothing it would call back. */
 export interface ConnectorContext {
-  readonly config: Config;
+  readonly options: ConnectorOptions;
   readonly clock: Clock;
-  readonly logger: Logger;
   /** PUBLIC_URL, or the bound address once listening. */
   readonly public_url: () => string;
   /** Outbound HTTP to processors: time-outs, size caps, address policy. */
@@ -332,6 +346,4 @@ export interface ConnectorDefinition {
     context: { readonly environment: Environment; readonly allow_private_urls: boolean },
   ): { readonly field: string; readonly reason: string } | null;
   create(settings: Readonly<Record<string, string>>, context: ConnectorContext, gateway_id: string): Connector;
-  /** Routes of the connector's own (the sandbox's pages and clock); registered when it may run here. */
-  routes?(deps: OperationDeps, clock: AdjustableClock): PlainRoute[];
 }

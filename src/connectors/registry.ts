@@ -3,13 +3,8 @@
 // them and builds the connector once per version of the settings (a gateway's updated_at_ms), so
 // new credentials take effect with the next request that sees the new version. A connector that
 // may not run in this environment (the sandbox on a live instance) is never built here.
-import type { Environment } from '../config.js';
-import type { Sealer } from '../crypto/sealer.js';
-import type { AdjustableClock } from '../domain/clock.js';
+import type { Environment } from '../domain/environment.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
-import type { PlainRoute } from '../http/route.js';
-import type { OperationDeps } from '../operations/deps.js';
-import type { UnitOfWork } from '../store/store.js';
 import { checkoutDefinition } from './checkout/connector.js';
 import { stripeDefinition } from './stripe/connector.js';
 import type { Connector, ConnectorContext, ConnectorDefinition } from './connector.js';
@@ -31,13 +26,26 @@ export function starterGateway(environment: Environment): StarterGateway | null 
   return environment === 'sandbox' ? { connector: sandboxDefinition.name, currencies: SANDBOX_CURRENCIES } : null;
 }
 
+/** What opens a gateway's sealed settings (crypto/sealer.ts Sealer, with the master key). */
+export interface SettingsOpener {
+  open(sealed: string, purpose: string): string;
+}
+
+/**
+ * Where forGatewayId reads a gateway: the store's merchants (a unit of work or the store), passed
+ * by the operation that holds it. Only this method's shape: the registry never imports the store.
+ */
+export interface GatewayReader {
+  readonly merchants: { getGateway(gateway_id: string): Promise<Parameters<typeof gatewayOf>[0] | null> };
+}
+
 export class ConnectorRegistry {
   private readonly by_name: ReadonlyMap<string, ConnectorDefinition>;
   private readonly built = new Map<string, { readonly updated_at_ms: number; readonly connector: Connector }>();
 
   constructor(
     private readonly environment: Environment,
-    private readonly sealer: Sealer,
+    private readonly sealer: SettingsOpener,
     private readonly context: ConnectorContext,
     definitions: readonly ConnectorDefinition[] = CONNECTOR_DEFINITIONS,
   ) {
@@ -78,16 +86,11 @@ export class ConnectorRegistry {
   }
 
   /** For work that starts from a stored transaction (due work, webhooks, refunds, operator actions). */
-  async forGatewayId(store: UnitOfWork, gateway_id: string): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
+  async forGatewayId(store: GatewayReader, gateway_id: string): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
     const row = await store.merchants.getGateway(gateway_id);
     if (!row) return null;
     const gateway = gatewayOf(row);
     const connector = this.forGateway(gateway);
     return connector ? { gateway, connector } : null;
-  }
-
-  /** The routes of the connectors that may run here (the sandbox's pages and clock in sandbox mode). */
-  routes(deps: OperationDeps, clock: AdjustableClock): PlainRoute[] {
-    return this.definitions().filter((d) => d.environments.includes(this.environment)).flatMap((d) => d.routes?.(deps, clock) ?? []);
   }
 }

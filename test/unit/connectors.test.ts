@@ -2,9 +2,8 @@
 // has and no others (routing refuses with status 15 on the declaration, the operation on the
 // method), runs only where it may, and Checkout.com's one status map gives every status and
 // response code its meaning, declines classified soft or hard for a cascade.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { connectorOptions, loadConfig } from '../../src/config.js';
 import type { Connector, ConnectorContext } from '../../src/connectors/connector.js';
 import { CONNECTOR_DEFINITIONS } from '../../src/connectors/registry.js';
 import { declineKind, eventMeaning, paymentResult, STATUS_MEANING } from '../../src/connectors/checkout/status-map.js';
@@ -15,9 +14,8 @@ import { AdjustableClock } from '../../src/domain/clock.js';
 import { ProcessorHttp } from '../../src/outbound/processor-http.js';
 
 const context: ConnectorContext = {
-  config: loadConfig({}),
+  options: connectorOptions(loadConfig({})),
   clock: new AdjustableClock(),
-  logger: pino({ level: 'silent' }),
   public_url: () => 'https://pay.example.com',
   http: new ProcessorHttp({ timeout_ms: 1000, connect_timeout_ms: 500, max_reply_bytes: 1024, allow_private: false }),
 };

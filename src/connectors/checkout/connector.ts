@@ -10,7 +10,7 @@
 // outcome: the gateway then asks Checkout.com before deciding anything (operations/processor-lookup.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Environment } from '../../config.js';
+import type { Environment } from '../../domain/environment.js';
 import type {
   CardPayoutRequest, CardSaleRequest, Connector, ConnectorContext, ConnectorDefinition, Customer, LookupRequest, LookupResult, ProcessorResult,
   RefundRequest, WebhookReading,
@@ -118,7 +118,7 @@ export class CheckoutConnector implements Connector {
 
   /** How long after sending the customer to 3-D Secure (or accepting for later) the processor is asked, if nothing came back. */
   private get recheck_after_ms(): number {
-    return this.context.config.schedules.challenge_timeout_seconds * 1000 + 60_000;
+    return this.context.options.challenge_timeout_ms + 60_000;
   }
 
   async sale(request: CardSaleRequest): Promise<ProcessorResult> {

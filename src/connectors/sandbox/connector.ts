@@ -1,7 +1,9 @@
 // The sandbox connector: the test processor of decisions.md §7. Outcomes are chosen by CVV (and
 // for two cases by amount) so a merchant's developer can reach every path on purpose. It keeps no
-// state of its own and runs in sandbox mode only; its 3-D Secure and e-wallet pages, the sandbox
-// clock and its cashier hints live beside it in this folder.
+// state of its own and runs in sandbox mode only. It decides outcomes and names its challenge
+// pages; the pages themselves are the HTTP layer's (http/routes/sandbox.ts, pages/sandbox/), and
+// finishing a challenge is an operation (operations/sandbox-challenge.ts). Its cashier hints are
+// beside it in this folder.
 import { randomBytes } from 'node:crypto';
 import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
@@ -11,7 +13,6 @@ import {
   type WalletDepositRequest, type DeclineKind,
 } from '../connector.js';
 import { SANDBOX_CASHIER_TEXTS } from './cashier-texts.js';
-import { sandboxRoutes } from './routes.js';
 
 export interface SandboxTimings {
   readonly challenge_timeout_ms: number;
@@ -226,9 +227,8 @@ export const sandboxDefinition: ConnectorDefinition = {
   settings: [],
   default_currencies: SANDBOX_CURRENCIES,
   create: (_settings, context) => new SandboxConnector(context.clock, context.public_url, {
-    challenge_timeout_ms: context.config.schedules.challenge_timeout_seconds * 1000,
-    async_settle_ms: context.config.schedules.sandbox_async_settle_seconds * 1000,
-    issuer_timeout_ms: context.config.schedules.sandbox_issuer_timeout_seconds * 1000,
+    challenge_timeout_ms: context.options.challenge_timeout_ms,
+    async_settle_ms: context.options.sandbox_async_settle_ms,
+    issuer_timeout_ms: context.options.sandbox_issuer_timeout_ms,
   }),
-  routes: (deps, clock) => sandboxRoutes(deps, clock),
 };

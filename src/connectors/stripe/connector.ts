@@ -15,7 +15,7 @@ import https from 'node:https';
 import type dns from 'node:dns';
 import { Type } from '@sinclair/typebox';
 import Stripe from 'stripe';
-import type { Environment } from '../../config.js';
+import type { Environment } from '../../domain/environment.js';
 import { checkedLookup, precheckUrl } from '../../outbound/post.js';
 import type {
   CardSaleRequest, Connector, ConnectorContext, ConnectorDefinition, Customer, LookupRequest, LookupResult, ProcessorResult, RefundRequest,
@@ -122,7 +122,7 @@ export class StripeConnector implements Connector {
   private readonly refused: string | null;
 
   constructor(private readonly settings: StripeSettings, private readonly context: ConnectorContext, private readonly gateway_id: string) {
-    const allow_private = context.config.environment === 'sandbox' || context.config.limits.allow_private_urls;
+    const allow_private = context.options.environment === 'sandbox' || context.options.allow_private_urls;
     const checked = precheckUrl(settings.base_url, allow_private);
     this.refused = 'reason' in checked ? checked.reason : null;
     const url = new URL(settings.base_url);
@@ -134,7 +134,7 @@ export class StripeConnector implements Connector {
       port: url.port !== '' ? Number(url.port) : protocol === 'http' ? 80 : 443,
       protocol,
       httpAgent: protocol === 'http' ? new http.Agent(agent_options) : new https.Agent(agent_options),
-      timeout: context.config.limits.processor_timeout_ms,
+      timeout: context.options.processor_timeout_ms,
       // One retry, with the same idempotency key, of what Stripe documents as safe to retry.
       maxNetworkRetries: 1,
       telemetry: false,
@@ -144,7 +144,7 @@ export class StripeConnector implements Connector {
   /** The call, bounded by the processor deadline whatever the package does. */
   private async call<T>(operation: () => Promise<T>): Promise<Call<T>> {
     if (this.refused !== null) return { kind: 'failed', error: { type: 'StripeConnectionError', detail: { code: 'EDESTINATIONNOTALLOWED' }, message: this.refused } };
-    const deadline_ms = this.context.config.limits.processor_timeout_ms;
+    const deadline_ms = this.context.options.processor_timeout_ms;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Call<T>>((resolve) => {
       timer = setTimeout(() => resolve({ kind: 'lost', reason: `timed out after ${deadline_ms} ms` }), deadline_ms);
@@ -194,7 +194,7 @@ export class StripeConnector implements Connector {
   }
 
   private get recheck_after_ms(): number {
-    return this.context.config.schedules.challenge_timeout_seconds * 1000 + 60_000;
+    return this.context.options.challenge_timeout_ms + 60_000;
   }
 
   /** A PaymentIntent as its status says, in our terms. */

@@ -1,19 +1,22 @@
-// The sandbox connector's routes: its 3-D Secure and e-wallet pages and the clock control
-// (decisions.md §8). They are registered only where the sandbox connector may run, so none of
-// them exist when PAYGATE_ENV=live. The pages cannot be framed by other sites (see frameOriginsOf).
+// The sandbox's routes: its 3-D Secure and e-wallet pages and the clock control (decisions.md
+// §8). main.ts registers them only where the sandbox connector may run, so none of them exist
+// when PAYGATE_ENV=live. Finishing a challenge and moving the clock are operations
+// (operations/sandbox-challenge.ts, sandbox-clock.ts); the pages are in pages/sandbox/. The
+// pages cannot be framed by other sites (see challengeFrameOrigins).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { requireAdmin } from '../../http/admin-auth.js';
-import { isPlainObject, type PlainRoute } from '../../http/route.js';
+import { requireAdmin } from '../admin-auth.js';
+import { isPlainObject, type PlainRoute } from '../route.js';
 import type { AdjustableClock } from '../../domain/clock.js';
 import { framingHeaders } from '../../domain/frame-origins.js';
-import { sessionFrameOrigins } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import type { TransactionRow } from '../../store/schema.js';
-import { type ChallengeAction, type ChallengeKind, type ChallengeView, completeChallenge, findChallenge } from './challenge.js';
+import {
+  type ChallengeAction, type ChallengeKind, type ChallengeView, challengeFrameOrigins, completeChallenge, findChallenge,
+} from '../../operations/sandbox-challenge.js';
+import { advanceSandboxClock } from '../../operations/sandbox-clock.js';
 import { notFoundPage } from '../../pages/not-found.js';
-import { threeDsPage } from './pages/three-ds.js';
-import { walletPage } from './pages/wallet.js';
+import { threeDsPage } from '../../pages/sandbox/three-ds.js';
+import { walletPage } from '../../pages/sandbox/wallet.js';
 
 const PAGE_HEADERS = {
   'cache-control': 'no-store',
@@ -21,19 +24,6 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 };
-
-/**
- * Who may frame a challenge page: nobody (frame-ancestors 'none', X-Frame-Options DENY), so no
- * site can hide Approve or Confirm under its own page (clickjacking); except a payment made in
- * an init-pay-in cashier session, whose 3-D Secure or wallet page opens inside the merchant's
- * iframe: that page may be framed by the same configured origins as the cashier's own pages
- * (docs/cashier.md §9).
- */
-async function frameOriginsOf(deps: OperationDeps, row: TransactionRow): Promise<readonly string[] | null> {
-  const session_id = row.cashier_session_id;
-  if (!session_id) return null;
-  return sessionFrameOrigins(deps, await deps.store.cashier.getSession(session_id));
-}
 
 function sendPage(response: FastifyReply, code: number, body: string, frame: readonly string[] | null, form_targets: string[] = []): FastifyReply {
   const form_action = ["'self'", ...form_targets].join(' ');
@@ -88,7 +78,7 @@ function challengeRoutes(deps: OperationDeps, spec: ChallengePageSpec): PlainRou
   const show = async (response: FastifyReply, token: string, code: number): Promise<FastifyReply> => {
     const view = await findChallenge(deps, token, spec.kind);
     if (!view) return sendPage(response, 404, notFoundPage(), null);
-    return sendPage(response, code, spec.page(view, `${spec.path}/${token}`), await frameOriginsOf(deps, view.row), originOf(view.row.return_url));
+    return sendPage(response, code, spec.page(view, `${spec.path}/${token}`), await challengeFrameOrigins(deps, view.row), originOf(view.row.return_url));
   };
   return [
     {
@@ -114,7 +104,7 @@ function challengeRoutes(deps: OperationDeps, spec: ChallengePageSpec): PlainRou
         if (action === undefined) return show(response, token, 400);
         const outcome = await completeChallenge(deps, token, action);
         if (outcome.kind === 'not_found') return sendPage(response, 404, notFoundPage(), null);
-        const frame = await frameOriginsOf(deps, outcome.row);
+        const frame = await challengeFrameOrigins(deps, outcome.row);
         if (outcome.row.return_url) return sendRedirect(response, outcome.row.return_url, frame);
         const view = await findChallenge(deps, token, spec.kind);
         return sendPage(response, 200, view ? spec.page(view, `${spec.path}/${token}`) : notFoundPage(), frame);
@@ -141,14 +131,8 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         if (typeof advance !== 'number' || !Number.isSafeInteger(advance) || advance < 0 || advance > 10 * 365 * 86_400) {
           return response.code(400).send({ status: 10, description: 'Invalid field: advance_seconds (expected 0 to 315360000 seconds)' });
         }
-        // The offset lives in the database so every instance sharing it moves together.
-        const offset_ms = await deps.store.transaction(async (tx) => {
-          const next = Math.max(await tx.sandboxClock.getOffset(), clock.get_offset_ms()) + advance * 1000;
-          await tx.sandboxClock.setOffset(next);
-          return next;
-        });
-        clock.set_offset_ms(offset_ms);
-        return response.send({ now: Math.floor(clock.now_ms() / 1000) });
+        const { now_ms } = await advanceSandboxClock(deps, clock, advance);
+        return response.send({ now: Math.floor(now_ms / 1000) });
       },
     },
   ];

@@ -1,9 +1,9 @@
 // The sandbox e-wallet page: where a customer confirms or cancels a direct payout to their
 // wallet (spec §4.2 pending_async), or a deposit paid from it (the hosted cashier's e-wallet
 // method). Plain HTML form, no JavaScript (decisions.md §12).
-import { formatAmount } from '../../../domain/money.js';
-import { html, page } from '../../../pages/html.js';
-import type { ChallengeView } from '../challenge.js';
+import { formatAmount } from '../../domain/money.js';
+import { html, page } from '../html.js';
+import type { ChallengePageView } from './challenge-view.js';
 
 /** Only the last 4 characters of the account are shown. */
 function maskedAccount(data_json: string | null): string {
@@ -43,7 +43,7 @@ const PAYMENT_WORDS: WalletWords = {
   closed: { approved: 'confirmed: the merchant has been paid', cancelled: 'cancelled', rejected: 'closed without confirmation' },
 };
 
-export function walletPage(view: ChallengeView, action_url: string): string {
+export function walletPage(view: ChallengePageView, action_url: string): string {
   const row = view.row;
   const words = row.transaction_type === 'sale' ? PAYMENT_WORDS : PAYOUT_WORDS;
   const details = html`<dl>

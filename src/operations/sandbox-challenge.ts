@@ -1,9 +1,12 @@
 // The customer's side of a sandbox challenge (the 3-D Secure and e-wallet pages): look it up by
-// its token, and approve or decline it through the state machine before its time-out.
-import { changeStatus, type StatusChange } from '../../transitions/transaction.js';
-import type { TransactionRow } from '../../store/schema.js';
-import type { OperationDeps } from '../../operations/deps.js';
-import { challengeTokenHash } from '../../operations/lifecycle.js';
+// its token, and approve or decline it through the state machine before its time-out. An
+// operation, not the connector's: the sandbox connector only decides that a challenge is needed
+// (connectors/sandbox/connector.ts); its pages (http/routes/sandbox.ts) call these to finish it.
+import { changeStatus, type StatusChange } from '../transitions/transaction.js';
+import type { TransactionRow } from '../store/schema.js';
+import { sessionFrameOrigins } from './cashier-session.js';
+import type { OperationDeps } from './deps.js';
+import { challengeTokenHash } from './lifecycle.js';
 
 export interface ChallengeView {
   readonly row: TransactionRow;
@@ -62,4 +65,17 @@ export async function completeChallenge(deps: OperationDeps, token: string, acti
     if (outcome.kind !== 'changed') return { kind: 'closed', row } as const;
     return { kind: 'completed', row: outcome.row } as const;
   });
+}
+
+/**
+ * Who may frame a challenge page: nobody (frame-ancestors 'none', X-Frame-Options DENY), so no
+ * site can hide Approve or Confirm under its own page (clickjacking); except a payment made in
+ * an init-pay-in cashier session, whose 3-D Secure or wallet page opens inside the merchant's
+ * iframe: that page may be framed by the same configured origins as the cashier's own pages
+ * (docs/cashier.md §9).
+ */
+export async function challengeFrameOrigins(deps: OperationDeps, row: TransactionRow): Promise<readonly string[] | null> {
+  const session_id = row.cashier_session_id;
+  if (!session_id) return null;
+  return sessionFrameOrigins(deps, await deps.store.cashier.getSession(session_id));
 }

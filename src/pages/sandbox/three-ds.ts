@@ -1,9 +1,9 @@
 // The sandbox 3-D Secure page: what the card issuer's challenge looks like to the customer.
-import { formatAmount } from '../../../domain/money.js';
-import { html, page } from '../../../pages/html.js';
-import type { ChallengeView } from '../challenge.js';
+import { formatAmount } from '../../domain/money.js';
+import { html, page } from '../html.js';
+import type { ChallengePageView } from './challenge-view.js';
 
-export function threeDsPage(view: ChallengeView, action_url: string): string {
+export function threeDsPage(view: ChallengePageView, action_url: string): string {
   const row = view.row;
   const details = html`<dl>
       <dt>Merchant</dt><dd>${row.merchant_id}</dd>
