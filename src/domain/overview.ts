@@ -1,5 +1,5 @@
 // The back office's overview figures (docs/backoffice.md), computed from the day-by-day sums the
-// store gives (store/backoffice-store.ts activitySince): pure arithmetic, so that a test checks
+// store gives (store/transaction-store.ts activitySince): pure arithmetic, so that a test checks
 // every figure against transactions it made. Volume is what approved sales took, per currency
 // (currencies are never added together); the approval rate counts sales that reached a final
 // approved, declined or rejected status, not those still pending or in error.

@@ -1,7 +1,13 @@
 // The hosted cashier aggregate: sessions (and the orders they carry), their one-time tokens and
 // the customers the cashier remembers.
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow, TransactionRow } from './schema.js';
-import type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './store.js';
+
+export type OrderSummary = Pick<CashierSessionRow, 'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'>;
+
+export type CashierSessionPatch = Partial<Pick<CashierSessionRow,
+  'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>>;
+
+export type CashierSessionExpectation = Partial<Pick<CashierSessionRow, 'order_status' | 'attempts'>>;
 
 export interface CashierStore {
   /** 'exists' when the merchant already has a session with this order_id (order sessions). */

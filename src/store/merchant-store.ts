@@ -3,7 +3,45 @@
 // one Kysely module (sql/merchants.ts) behind it for both databases.
 import type { Insertable } from 'kysely';
 import type { GatewayRow, NewGatewayRow, ProcessorEventOutcome, ProcessorEventRow, ProcessorEventTable, RoutingRuleRow } from './schema.js';
-import type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from './store.js';
+
+export interface MerchantRecord {
+  readonly merchant_id: string;
+  readonly secret_sealed: string;
+  readonly applications: readonly string[];
+  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
+  readonly gateways: readonly GatewayRow[];
+  /** Its routing rules, by priority then creation. */
+  readonly routing_rules: readonly RoutingRuleRow[];
+  /** Its v1.3 requests must carry Gt-Body-Signature. */
+  readonly v13_body_signature_required: boolean;
+  /** When an operator disabled it (gateway clock); null while enabled. */
+  readonly disabled_at_ms: number | null;
+  /** The secret before the last roll, sealed; null when it was never rolled. */
+  readonly previous_secret_sealed: string | null;
+  /** Gateway clock: the previous secret is accepted before this time; null when there is none. */
+  readonly previous_secret_until_ms: number | null;
+}
+
+/** A merchant as a list page shows it (merchants.list). */
+export interface MerchantSummary {
+  readonly merchant_id: string;
+  readonly created_at_ms: number;
+  readonly disabled_at_ms: number | null;
+  readonly application_count: number;
+  readonly frontend_count: number;
+  readonly gateway_count: number;
+}
+
+export interface NewMerchant {
+  readonly merchant_id: string;
+  readonly secret_sealed: string;
+  readonly applications: readonly string[];
+  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
+  readonly gateways: readonly NewGatewayRow[];
+  readonly created_at_ms: number;
+}
+
+export type GatewayPatch = Partial<Pick<GatewayRow, 'enabled' | 'settings_sealed' | 'currencies'>> & { readonly updated_at_ms: number };
 
 export interface MerchantStore {
   insert(merchant: NewMerchant): Promise<'created' | 'exists'>;

@@ -2,7 +2,14 @@
 // status change they tell of, leased to the delivery worker, and their delivery attempts.
 import type { Insertable } from 'kysely';
 import type { NotificationAttemptTable, NotificationRow, NotificationTable } from './schema.js';
-import type { LeaseTimes } from './store.js';
+
+/** The two clocks of a notification lease round (notifications.lease, subscriptions.claimDue). */
+export interface LeaseTimes {
+  /** Gateway clock (sandbox-movable): a notification is due once next_attempt_at_ms ≤ due_ms. */
+  readonly due_ms: number;
+  /** Real wall clock: a lease is live while lease_until_ms ≥ wall_ms; a new one ends at wall_ms + lease_ms. */
+  readonly wall_ms: number;
+}
 
 export interface NotificationStore {
   insert(row: Insertable<NotificationTable>): Promise<number>;

@@ -1,18 +1,7 @@
-// The one interface domain code sees. Two implementations sit behind it (SQLite and
-// PostgreSQL, both through Kysely in sql-store.ts); nothing outside store/ writes SQL.
-import type {
-  CardVaultRow, DueActionRow, GatewayRow, NewGatewayRow, NewTransactionRow, NotificationRow, ProcessorEventRow, ProcessorEventTable,
-  RoutingRuleRow, TransactionRow,
-} from './schema.js';
-import type { Insertable } from 'kysely';
-import type { DueActionTable, NotificationAttemptTable, NotificationTable, StatusChangeTable } from './schema.js';
-
-import type {
-  NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable, SubscriptionRow,
-} from './schema.js';
-
-import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
-
+// The one interface domain code sees: the store's aggregates (one interface each, in the
+// *-store.ts files beside this one) composed as a unit of work, and the store-level operations.
+// Two databases sit behind it (SQLite and PostgreSQL), both through the Kysely modules of sql/
+// composed in sql-store.ts; nothing outside store/ writes SQL.
 import type { BackOfficeStore } from './backoffice-store.js';
 import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
@@ -22,15 +11,14 @@ import type { SandboxClockStore } from './sandbox-clock-store.js';
 import type { SubscriptionStore } from './subscription-store.js';
 import type { TransactionStore } from './transaction-store.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+// The aggregates' own types live with their interfaces; named here too for the code that imports them from the store.
+export type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from './merchant-store.js';
+export type { TransactionPatch } from './transaction-store.js';
+export type { LeaseTimes } from './notification-store.js';
+export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './subscription-store.js';
+export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
-/** The two clocks of a notification lease round (leaseNotifications). */
-export interface LeaseTimes {
-  /** Gateway clock (sandbox-movable): a notification is due once next_attempt_at_ms ≤ due_ms. */
-  readonly due_ms: number;
-  /** Real wall clock: a lease is live while lease_until_ms ≥ wall_ms; a new one ends at wall_ms + lease_ms. */
-  readonly wall_ms: number;
-}
+export type Dialect = 'sqlite' | 'postgres';
 
 export interface Backlog {
   /** Notifications not yet delivered, refused or failed. */
@@ -42,67 +30,6 @@ export interface Backlog {
   /** Due actions (expiries, settlements, processor lookups) whose time has come and that are not done. */
   readonly due_actions: number;
 }
-
-export interface MerchantRecord {
-  readonly merchant_id: string;
-  readonly secret_sealed: string;
-  readonly applications: readonly string[];
-  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
-  readonly gateways: readonly GatewayRow[];
-  /** Its routing rules, by priority then creation. */
-  readonly routing_rules: readonly RoutingRuleRow[];
-  /** Its v1.3 requests must carry Gt-Body-Signature. */
-  readonly v13_body_signature_required: boolean;
-  /** When an operator disabled it (gateway clock); null while enabled. */
-  readonly disabled_at_ms: number | null;
-  /** The secret before the last roll, sealed; null when it was never rolled. */
-  readonly previous_secret_sealed: string | null;
-  /** Gateway clock: the previous secret is accepted before this time; null when there is none. */
-  readonly previous_secret_until_ms: number | null;
-}
-
-/** A merchant as a list page shows it (listMerchants). */
-export interface MerchantSummary {
-  readonly merchant_id: string;
-  readonly created_at_ms: number;
-  readonly disabled_at_ms: number | null;
-  readonly application_count: number;
-  readonly frontend_count: number;
-  readonly gateway_count: number;
-}
-
-export interface NewMerchant {
-  readonly merchant_id: string;
-  readonly secret_sealed: string;
-  readonly applications: readonly string[];
-  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
-  readonly gateways: readonly NewGatewayRow[];
-  readonly created_at_ms: number;
-}
-
-export type GatewayPatch = Partial<Pick<GatewayRow, 'enabled' | 'settings_sealed' | 'currencies'>> & { readonly updated_at_ms: number };
-
-/** A plan with its prices in the merchant's order. */
-export interface PlanRecord {
-  readonly plan: SubscriptionPlanRow;
-  readonly prices: readonly SubscriptionPriceRow[];
-}
-
-export interface PageRequest {
-  readonly offset: number;
-  readonly limit: number;
-}
-
-export interface SubscriptionFilter {
-  readonly plan_id?: string | undefined;
-  readonly cid?: string | undefined;
-  readonly status?: string | undefined;
-}
-
-export type PlanPatch = Partial<Pick<SubscriptionPlanRow, 'name' | 'description' | 'status' | 'updated_at_ms'>>;
-export type SubscriptionPatch = Partial<Omit<SubscriptionRow, 'subscription_id' | 'merchant_id' | 'version'>>;
-
-export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
 
 /**
  * The store's aggregates, each behind its own interface, usable both inside a database
@@ -121,12 +48,6 @@ export interface UnitOfWork {
   readonly sandboxClock: SandboxClockStore;
 }
 
-export type OrderSummary = Pick<CashierSessionRow, 'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'>;
-
-export type CashierSessionPatch = Partial<Pick<CashierSessionRow,
-  'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>>;
-export type CashierSessionExpectation = Partial<Pick<CashierSessionRow, 'order_status' | 'attempts'>>;
-
 export interface Store extends UnitOfWork {
   readonly dialect: Dialect;
   migrate(): Promise<void>;
@@ -140,8 +61,8 @@ export interface Store extends UnitOfWork {
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
   /**
-   * Calls `listener` once a notification written (insertNotification) or rescheduled
-   * (rescheduleNotification) through this store is committed: after the enclosing transaction
+   * Calls `listener` once a notification written (notifications.insert, or with a status change)
+   * or rescheduled (notifications.reschedule) through this store is committed: after the enclosing transaction
    * commits, or at once outside one. The delivery worker uses it to send without waiting for
    * its poll. Returns the function that removes the listener.
    */

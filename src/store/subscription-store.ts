@@ -3,8 +3,31 @@
 // subscription exactly as a missing one; the *All / *Any reads are the back office's, which
 // checks who may see what itself.
 import type { Insertable } from 'kysely';
-import type { NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceTable, SubscriptionRow } from './schema.js';
-import type { LeaseTimes, PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './store.js';
+import type {
+  NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable, SubscriptionRow,
+} from './schema.js';
+import type { LeaseTimes } from './notification-store.js';
+
+/** A plan with its prices in the merchant's order. */
+export interface PlanRecord {
+  readonly plan: SubscriptionPlanRow;
+  readonly prices: readonly SubscriptionPriceRow[];
+}
+
+export interface PageRequest {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+export interface SubscriptionFilter {
+  readonly plan_id?: string | undefined;
+  readonly cid?: string | undefined;
+  readonly status?: string | undefined;
+}
+
+export type PlanPatch = Partial<Pick<SubscriptionPlanRow, 'name' | 'description' | 'status' | 'updated_at_ms'>>;
+
+export type SubscriptionPatch = Partial<Omit<SubscriptionRow, 'subscription_id' | 'merchant_id' | 'version'>>;
 
 export interface SubscriptionStore {
   insertPlan(plan: Insertable<SubscriptionPlanTable>, prices: readonly Insertable<SubscriptionPriceTable>[]): Promise<void>;

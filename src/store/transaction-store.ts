@@ -4,8 +4,38 @@
 // uses changeStatus / updateIfStatus as its compare-and-set.
 import type { Insertable } from 'kysely';
 import type { DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeTable, TRANSACTION_COLUMN_DEFAULTS, TransactionRow } from './schema.js';
-import type { TransactionPatch } from './store.js';
-import type { ActivityRow, TransactionSearch } from './backoffice-store.js';
+
+export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
+
+/** A transactions search; every field left out matches any transaction. */
+export interface TransactionSearch {
+  /** null: every merchant's (an operator). */
+  readonly merchant_id: string | null;
+  readonly trace_id?: number | undefined;
+  /** The merchant's order_id: a cashier transaction's own order_id or its session's. */
+  readonly order_id?: string | undefined;
+  readonly pin?: string | undefined;
+  readonly status?: string | undefined;
+  readonly transaction_type?: string | undefined;
+  readonly gateway_id?: string | undefined;
+  /** Created at or after. */
+  readonly created_from_ms?: number | undefined;
+  /** Created before. */
+  readonly created_before_ms?: number | undefined;
+  readonly amount_min_minor?: number | undefined;
+  readonly amount_max_minor?: number | undefined;
+}
+
+/** One day's transactions of one type, status and currency (the overview's sums). */
+export interface ActivityRow {
+  /** Days since the epoch (UTC). */
+  readonly day: number;
+  readonly transaction_type: string;
+  readonly status: string;
+  readonly currency: string;
+  readonly count: number;
+  readonly amount_minor: number;
+}
 
 export interface TransactionStore {
   /** Inserts unless the idempotency key exists; null means another row holds the key. */

@@ -301,7 +301,7 @@ describe.each(storeKinds())('unknown merchants on %s', (kind) => {
   it('are read from the store once, not once per request, and a merchant created on this instance is served at once', async () => {
     const store = gw.gateway.deps.store;
     const asked: string[] = [];
-    const getMerchant = store.merchants.get.bind(store);
+    const getMerchant = store.merchants.get.bind(store.merchants);
     store.merchants.get = async (merchant_id: string) => {
       asked.push(merchant_id);
       return getMerchant(merchant_id);

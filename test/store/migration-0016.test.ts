@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations/index.js';
-import { SqlBackOfficeStore } from '../../src/store/backoffice-store.js';
+import { SqlBackOfficeStore } from '../../src/store/sql/backoffice.js';
 import { databaseAt } from '../support/old-database.js';
 import { storeKinds } from '../support/stores.js';
 

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations/index.js';
-import { processorEventLists } from '../../src/store/backoffice-store.js';
+import { processorEventLists } from '../../src/store/sql/merchants.js';
 import type { Database } from '../../src/store/schema.js';
 import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
 import { gatewayFixture } from '../support/store-fixture.js';

@@ -1,7 +1,7 @@
 // The back office's first page (docs/backoffice.md): today's and the last 30 days' approved
 // volume per currency, the approval rate, refunds, payouts waiting for a decision and
 // notifications not yet acknowledged, with two charts drawn by the server. Sums come from one
-// grouped query (store/backoffice-store.ts activitySince); the figures from domain/overview.ts.
+// grouped query (store/transaction-store.ts activitySince); the figures from domain/overview.ts.
 import { merchantScope } from '../../domain/backoffice-access.js';
 import { DAY_MS, computeOverview, type CurrencyFigure, OVERVIEW_DAYS } from '../../domain/overview.js';
 import { majorUnits, money } from '../../pages/backoffice/format.js';

@@ -1,0 +1,94 @@
+// The hosted cashier aggregate over Kysely (cashier-store.ts): sessions and the orders they carry,
+// their one-time tokens and the customers the cashier remembers. Session and order look-ups are on
+// the path of every find-order: hot SQL text (sql-text.ts).
+import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow, TransactionRow } from '../schema.js';
+import type { CashierSessionExpectation, CashierSessionPatch, CashierStore, OrderSummary } from '../cashier-store.js';
+import type { Executor, SqlContext } from './context.js';
+import { claimSkippingLocked, lockForUpdate } from './dialect.js';
+
+const ORDER_SUMMARY_COLUMNS = ['session_id', 'kind', 'identity_kind', 'identity_value', 'order_status', 'expires_at_ms'] as const satisfies readonly (keyof OrderSummary)[];
+
+export class SqlCashierStore implements CashierStore {
+  private readonly db: Executor;
+
+  constructor(private readonly ctx: SqlContext) {
+    this.db = ctx.db;
+  }
+
+  async insertSession(row: NewCashierSessionRow): Promise<'created' | 'exists'> {
+    const inserted = await this.db.insertInto('cashier_sessions').values(row)
+      .onConflict((oc) => oc.columns(['merchant_id', 'order_id']).doNothing())
+      .returning('session_id')
+      .executeTakeFirst();
+    return inserted ? 'created' : 'exists';
+  }
+
+  async getSession(session_id: string): Promise<CashierSessionRow | null> {
+    const [row] = await this.ctx.rows<CashierSessionRow>(this.ctx.text.selectAll('cashier_sessions', { session_id }));
+    return row ?? null;
+  }
+
+  async lockSession(session_id: string): Promise<CashierSessionRow | null> {
+    const query = lockForUpdate(this.ctx.dialect, this.db.selectFrom('cashier_sessions').selectAll().where('session_id', '=', session_id));
+    return (await query.executeTakeFirst()) ?? null;
+  }
+
+  async findSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null> {
+    const [row] = await this.ctx.rows<CashierSessionRow>(this.ctx.text.selectAll('cashier_sessions', { merchant_id, order_id }));
+    return row ?? null;
+  }
+
+  async findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null> {
+    const [row] = await this.ctx.rows<OrderSummary>(this.ctx.text.select('cashier_sessions', ORDER_SUMMARY_COLUMNS, { merchant_id, order_id }));
+    return row ?? null;
+  }
+
+  async findSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null> {
+    return (await this.db.selectFrom('cashier_sessions').selectAll().where('auth_token_hash', '=', auth_token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async updateSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean> {
+    let query = this.db.updateTable('cashier_sessions').set(patch).where('session_id', '=', session_id);
+    if (expected.order_status !== undefined) {
+      query = expected.order_status === null ? query.where('order_status', 'is', null) : query.where('order_status', '=', expected.order_status);
+    }
+    if (expected.attempts !== undefined) query = query.where('attempts', '=', expected.attempts);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertToken(row: CashierTokenRow): Promise<void> {
+    await this.db.insertInto('cashier_tokens').values(row).execute();
+  }
+
+  async findToken(token_hash: string): Promise<CashierTokenRow | null> {
+    return (await this.db.selectFrom('cashier_tokens').selectAll().where('token_hash', '=', token_hash).executeTakeFirst()) ?? null;
+  }
+
+  async useToken(token_hash: string, now_ms: number): Promise<boolean> {
+    const result = await this.db.updateTable('cashier_tokens').set({ used_at_ms: now_ms })
+      .where('token_hash', '=', token_hash).where('used_at_ms', 'is', null).where('expires_at_ms', '>', now_ms)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async listTransactions(session_id: string): Promise<TransactionRow[]> {
+    return this.ctx.rows<TransactionRow>(this.ctx.text.selectAll('transactions', { cashier_session_id: session_id }, 'trace_id'));
+  }
+
+  async claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]> {
+    return claimSkippingLocked(this.ctx.dialect, this.db.selectFrom('cashier_sessions').selectAll()
+      .where('order_status', '=', 'pending').where('expires_at_ms', '<=', now_ms).orderBy('expires_at_ms').limit(limit)).execute();
+  }
+
+  async getCustomer(merchant_id: string, pin: string): Promise<CashierCustomerRow | null> {
+    return (await this.db.selectFrom('cashier_customers').selectAll()
+      .where('merchant_id', '=', merchant_id).where('pin', '=', pin).executeTakeFirst()) ?? null;
+  }
+
+  async upsertCustomer(row: CashierCustomerRow): Promise<void> {
+    await this.db.insertInto('cashier_customers').values(row)
+      .onConflict((oc) => oc.columns(['merchant_id', 'pin']).doUpdateSet({ profile_sealed: row.profile_sealed, updated_at_ms: row.updated_at_ms }))
+      .execute();
+  }
+}
