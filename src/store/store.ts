@@ -13,6 +13,7 @@ import type {
 
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from './schema.js';
 
+import type { SubscriptionStatus } from '../domain/subscription-state.js';
 import type { BackOfficeStore } from './backoffice-store.js';
 import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
@@ -96,11 +97,12 @@ export interface PageRequest {
 export interface SubscriptionFilter {
   readonly plan_id?: string | undefined;
   readonly cid?: string | undefined;
-  readonly status?: string | undefined;
+  readonly status?: SubscriptionStatus | undefined;
 }
 
 export type PlanPatch = Partial<Pick<SubscriptionPlanRow, 'name' | 'description' | 'status' | 'updated_at_ms'>>;
-export type SubscriptionPatch = Partial<Omit<SubscriptionRow, 'subscription_id' | 'merchant_id' | 'version'>>;
+/** The domain's (domain/subscription-record.ts): a subscription change carries one. */
+export type { SubscriptionPatch } from '../domain/subscription-record.js';
 
 export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
 

@@ -3,7 +3,7 @@
 // subscription exactly as a missing one; the *All / *Any reads are the back office's, which
 // checks who may see what itself.
 import type { Insertable } from 'kysely';
-import type { NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceTable, SubscriptionRow } from './schema.js';
+import type { NewSubscriptionRow, SubscriptionChangeRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceTable, SubscriptionRow } from './schema.js';
 import type { LeaseTimes, PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './store.js';
 
 export interface SubscriptionStore {
@@ -27,7 +27,7 @@ export interface SubscriptionStore {
   /** Changes the row only if its version is still `version`, and bumps it: subscription-state.ts's compare-and-set. */
   updateIfVersion(subscription_id: string, version: number, patch: SubscriptionPatch): Promise<boolean>;
   insertChange(row: Insertable<SubscriptionChangeTable>): Promise<void>;
-  listChanges(subscription_id: string): Promise<{ from_status: string; to_status: string; event: string; reason: string; at_ms: number }[]>;
+  listChanges(subscription_id: string): Promise<Pick<SubscriptionChangeRow, 'from_status' | 'to_status' | 'event' | 'reason' | 'at_ms'>[]>;
   /**
    * Active subscriptions due at now_ms and not claimed by a live lease, claimed for `owner`
    * until lease_until_ms. On PostgreSQL the candidates are locked with SKIP LOCKED, so
