@@ -1,7 +1,7 @@
 // The customer's side of a sandbox challenge (the 3-D Secure and e-wallet pages): look it up by
 // its token, and approve or decline it through the state machine before its time-out.
 import { changeStatus, type StatusChange } from '../../transitions/transaction.js';
-import type { TransactionRow } from '../../store/schema.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { challengeTokenHash } from '../../operations/lifecycle.js';
 

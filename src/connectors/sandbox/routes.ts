@@ -9,7 +9,7 @@ import type { AdjustableClock } from '../../domain/clock.js';
 import { framingHeaders } from '../../domain/frame-origins.js';
 import { sessionFrameOrigins } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import type { TransactionRow } from '../../store/schema.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import { type ChallengeAction, type ChallengeKind, type ChallengeView, completeChallenge, findChallenge } from './challenge.js';
 import { notFoundPage } from '../../pages/not-found.js';
 import { threeDsPage } from './pages/three-ds.js';
