@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { CardData } from '../domain/cards.js';
 import type { Clock } from '../domain/clock.js';
 import type { Environment } from '../domain/environment.js';
+import type { ProcessorResult } from '../domain/processor-result.js';
 import type { ProcessorHttp } from '../outbound/processor-http.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
@@ -166,49 +167,8 @@ export type DirectPayoutCheck =
   | { readonly ok: true; readonly payment_method: string }
   | { readonly ok: false; readonly problem: DataFieldProblem };
 
-/**
- * A result the processor will produce later by itself. A live processor reports it through its
- * webhooks; the sandbox simulates it, and the gateway keeps it as due work in the database.
- */
-export interface LaterResult {
-  readonly after_ms: number;
-  readonly to: 'approved' | 'rejected' | 'error';
-  readonly error_code: string;
-  readonly error_details: string;
-}
-
-/**
- * A decline a cascade may retry on another gateway ('soft': do not honour, insufficient funds,
- * a processor error) or must not ('hard': lost or stolen card, fraud). Each connector classifies
- * its own codes (issue 17 builds the cascade on it).
- */
-export type DeclineKind = 'soft' | 'hard';
-
-export type ProcessorResult =
-  | { readonly kind: 'approved'; readonly psp_transaction_id: string; readonly charge_amount_minor: number; readonly charge_currency: string; readonly error_code: string; readonly error_details: string }
-  | { readonly kind: 'rejected'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string; readonly decline?: DeclineKind }
-  | { readonly kind: 'error'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string }
-  /**
-   * Accepted; the final answer comes later: `later` when the connector knows it now (the
-   * sandbox), else from the processor's webhook or a lookup the gateway schedules
-   * (`recheck_after_ms`; null: the connector's default).
-   */
-  | { readonly kind: 'pending'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly later: LaterResult | null; readonly recheck_after_ms?: number }
-  /**
-   * The outcome is unknown: the request may or may not have reached the processor (a time-out,
-   * a connection lost after sending, an answer that does not parse, a processor error). Nothing
-   * may be decided before the processor is asked: the transaction stays pending and a lookup is
-   * scheduled. Retrying with the same idempotency key never charges twice.
-   */
-  | { readonly kind: 'unknown'; readonly psp_transaction_id: string | null; readonly reason: string }
-  /** The customer must act on one of the gateway's own pages (the sandbox's 3-D Secure and e-wallet); `later` is what happens if nobody does. */
-  | { readonly kind: 'challenge'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly mode: 'interactive' | 'unresponsive'; readonly later: LaterResult }
-  /**
-   * The customer must act on the processor's own page (its 3-D Secure): `redirect_url` leads
-   * there, and the processor sends the customer back to the request's return_to URLs. The outcome
-   * arrives by webhook, by the customer's return, or by a lookup after `recheck_after_ms`.
-   */
-  | { readonly kind: 'redirect'; readonly psp_transaction_id: string; readonly redirect_url: string; readonly error_code: string; readonly error_details: string; readonly recheck_after_ms: number };
+/** A result later, a decline's kind and the result of a call: the domain's (domain/processor-result.ts), which the routing rules read too. */
+export type { DeclineKind, LaterResult, ProcessorResult } from '../domain/processor-result.js';
 
 /** What a verified processor webhook says happened, in our terms. */
 export interface WebhookEvent {

@@ -3,7 +3,7 @@
 // serves a request (or why none does).
 // operations/merchant-directory.ts reads, caches and creates them.
 import { randomBytes } from 'node:crypto';
-import type { GatewayRow, RoutingRuleRow } from '../store/schema.js';
+import type { GatewayRow, RoutingRuleRow } from './gateway-record.js';
 import { isKnownCurrency } from './money.js';
 
 /** A merchant's account at one processor, as requests see it (decisions.md §13). */

@@ -19,7 +19,8 @@
 // A failed attempt (declined, rejected, error, cancelled) while the order is pending changes
 // nothing: the customer is offered another try until the order closes. An authorized order is
 // not closed by the time limit: its capture is still expected.
-import type { CashierSessionRow } from '../store/schema.js';
+import type { CashierSessionRow } from './cashier-record.js';
+import type { TransactionStatus } from './transaction-state.js';
 
 export type OrderStatus = 'pending' | 'authorized' | 'approved' | 'rejected';
 export type OrderEvent = 'transaction_authorized' | 'transaction_approved' | 'transaction_failed' | 'time_limit';
@@ -63,7 +64,7 @@ export function nextOrderStatus(session: CashierSessionRow, event: OrderEvent, n
 }
 
 /** The order event a transaction's new status is, if any. */
-export function orderEventOf(status: string): OrderEvent | null {
+export function orderEventOf(status: TransactionStatus): OrderEvent | null {
   if (status === 'approved') return 'transaction_approved';
   if (status === 'authorized') return 'transaction_authorized';
   if (FAILED_TRANSACTION_STATUSES.has(status)) return 'transaction_failed';

@@ -3,7 +3,18 @@
 // every figure against transactions it made. Volume is what approved sales took, per currency
 // (currencies are never added together); the approval rate counts sales that reached a final
 // approved, declined or rejected status, not those still pending or in error.
-import type { ActivityRow } from '../store/backoffice-store.js';
+import type { TransactionStatus, TransactionType } from './transaction-state.js';
+
+/** One day's transactions of one type, status and currency (the overview's sums). */
+export interface ActivityRow {
+  /** Days since the epoch (UTC). */
+  readonly day: number;
+  readonly transaction_type: TransactionType;
+  readonly status: TransactionStatus;
+  readonly currency: string;
+  readonly count: number;
+  readonly amount_minor: number;
+}
 
 export const OVERVIEW_DAYS = 30;
 /** A sale's final refusals (the issuer's or the processor's); `error` is a failure to process, left out of the rate. */

@@ -18,8 +18,8 @@
 // `max_retries` times. Never after a hard decline (lost or stolen card, fraud: another processor
 // must not be asked), never once the customer was sent to a 3-D Secure page, never when the
 // outcome is unknown or pending (it may still move money).
-import type { ProcessorResult } from '../connectors/connector.js';
-import type { RoutingRuleRow } from '../store/schema.js';
+import type { RoutingRuleRow } from './gateway-record.js';
+import type { ProcessorResult } from './processor-result.js';
 import type { Gateway, GatewayRefusal, Merchant } from './merchants.js';
 
 /**

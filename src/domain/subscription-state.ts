@@ -19,8 +19,7 @@
 //   expired, canceled: final
 //
 // Only an active subscription is charged (a database CHECK keeps next_charge_at_ms null otherwise).
-import type { SubscriptionPatch } from '../store/store.js';
-import type { SubscriptionEventDetails } from '../notifications/subscription-event.js';
+import type { SubscriptionPatch } from './subscription-record.js';
 
 export type SubscriptionStatus = 'active' | 'inactive' | 'expired' | 'canceled';
 
@@ -45,10 +44,20 @@ export const SUBSCRIPTION_TRANSITIONS: Readonly<Record<LaterEvent, Readonly<Part
   'subscription.canceled': { active: 'canceled', inactive: 'canceled' },
 };
 
-export const FINAL_SUBSCRIPTION_STATUSES: ReadonlySet<string> = new Set(['expired', 'canceled']);
+export const FINAL_SUBSCRIPTION_STATUSES: ReadonlySet<string> = new Set<SubscriptionStatus>(['expired', 'canceled']);
 
-export function subscriptionTransition(from: string, event: LaterEvent): SubscriptionStatus | null {
-  return SUBSCRIPTION_TRANSITIONS[event][from as SubscriptionStatus] ?? null;
+export function subscriptionTransition(from: SubscriptionStatus, event: LaterEvent): SubscriptionStatus | null {
+  return SUBSCRIPTION_TRANSITIONS[event][from] ?? null;
+}
+
+/** What a subscription event notification says besides the subscription itself (notifications/subscription-event.ts). */
+export interface SubscriptionEventDetails {
+  /** The charge this event is about (renewed, payment_failed, deactivated). */
+  readonly trace_id?: number | null;
+  /** The billing cycle of that charge (1 for the first charge). */
+  readonly cycle?: number;
+  /** Why a charge failed. */
+  readonly error_details?: string | null;
 }
 
 export interface SubscriptionChange {

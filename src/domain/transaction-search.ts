@@ -1,16 +1,35 @@
 // The back office's transactions search form (docs/backoffice.md), read from a query string into
-// the store's search (store/backoffice-store.ts): every field optional, each checked by its own
+// the store's search (TransactionSearch, store/transaction-store.ts search): every field optional, each checked by its own
 // rule, and a wrong one named to the person who typed it. Dates are whole UTC days, the "to" day
 // included; amounts are minor units, as everywhere in the API.
-import type { TransactionSearch } from '../store/backoffice-store.js';
 import { textProblem } from './text.js';
+import type { TransactionStatus, TransactionType } from './transaction-state.js';
+
+/** A transactions search; every field left out matches any transaction. */
+export interface TransactionSearch {
+  /** null: every merchant's (an operator). */
+  readonly merchant_id: string | null;
+  readonly trace_id?: number | undefined;
+  /** The merchant's order_id: a cashier transaction's own order_id or its session's. */
+  readonly order_id?: string | undefined;
+  readonly pin?: string | undefined;
+  readonly status?: TransactionStatus | undefined;
+  readonly transaction_type?: TransactionType | undefined;
+  readonly gateway_id?: string | undefined;
+  /** Created at or after. */
+  readonly created_from_ms?: number | undefined;
+  /** Created before. */
+  readonly created_before_ms?: number | undefined;
+  readonly amount_min_minor?: number | undefined;
+  readonly amount_max_minor?: number | undefined;
+}
 
 export const SEARCH_TEXT_MAX_CHARS = 128;
 /** The statuses a transaction can have (domain/transaction-state.ts), offered by the form. */
 export const SEARCH_STATUSES = [
   'pending', 'approved', 'declined', 'requested', 'authorized', 'in progress', 'rejected', 'cancelled', 'chargeback', 'reversed', 'error',
-] as const;
-export const SEARCH_TYPES = ['sale', 'refund', 'payout'] as const;
+] as const satisfies readonly TransactionStatus[];
+export const SEARCH_TYPES = ['sale', 'refund', 'payout'] as const satisfies readonly TransactionType[];
 
 /** The form's fields as the page names them; the labels are the page's. */
 export const SEARCH_FIELDS = ['trace_id', 'order_id', 'pin', 'status', 'type', 'gateway', 'merchant', 'from', 'to', 'amount_min', 'amount_max'] as const;
@@ -55,12 +74,14 @@ export function parseTransactionSearch(query: Readonly<Record<string, unknown>>)
   if (values.order_id !== undefined) search.order_id = values.order_id;
   if (values.pin !== undefined) search.pin = values.pin;
   if (values.status !== undefined) {
-    if (!(SEARCH_STATUSES as readonly string[]).includes(values.status)) return fail('status', `one of ${SEARCH_STATUSES.join(', ')}`);
-    search.status = values.status;
+    const status = SEARCH_STATUSES.find((known) => known === values.status);
+    if (status === undefined) return fail('status', `one of ${SEARCH_STATUSES.join(', ')}`);
+    search.status = status;
   }
   if (values.type !== undefined) {
-    if (!(SEARCH_TYPES as readonly string[]).includes(values.type)) return fail('type', `one of ${SEARCH_TYPES.join(', ')}`);
-    search.transaction_type = values.type;
+    const type = SEARCH_TYPES.find((known) => known === values.type);
+    if (type === undefined) return fail('type', `one of ${SEARCH_TYPES.join(', ')}`);
+    search.transaction_type = type;
   }
   if (values.gateway !== undefined) search.gateway_id = values.gateway;
   if (values.from !== undefined) {

@@ -26,6 +26,10 @@
 //
 // Every transaction is born `pending` (the idempotency reservation) before its processor is asked.
 
+/** What a transaction is (spec §4): a deposit (a sale, or a refund of one) or a payout. */
+export const TRANSACTION_TYPES = ['sale', 'refund', 'payout'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
 export type DepositStatus =
   | 'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected'
   | 'chargeback' | 'reversed' | 'cancelled' | 'error';
@@ -33,6 +37,19 @@ export type PayoutStatus =
   | 'pending' | 'requested' | 'pending_async' | 'authorized' | 'in progress' | 'approved'
   | 'declined' | 'rejected' | 'reversed' | 'cancelled' | 'error';
 export type TransactionStatus = DepositStatus | PayoutStatus;
+
+/** Every status of either table, for reading a status that comes from outside (a query string, a test's read). */
+export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
+  'pending', 'requested', 'pending_async', 'authorized', 'in progress', 'approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error',
+];
+
+export function isTransactionStatus(value: string): value is TransactionStatus {
+  return (TRANSACTION_STATUSES as readonly string[]).includes(value);
+}
+
+export function isTransactionType(value: string): value is TransactionType {
+  return (TRANSACTION_TYPES as readonly string[]).includes(value);
+}
 
 export const DEPOSIT_TRANSITIONS: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
   pending: ['pending_async', 'authorized', 'approved', 'declined', 'rejected', 'error'],
@@ -52,11 +69,12 @@ export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutSt
   declined: [], rejected: [], reversed: [], cancelled: [], error: [],
 };
 
-export const FINAL_STATUSES: ReadonlySet<string> = new Set(['approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error']);
+export const FINAL_STATUSES: ReadonlySet<string> = new Set<TransactionStatus>(['approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error']);
 
 /** A refund reaching one of these gives its amount back to the sale's refund reservation. */
-export const REFUND_RELEASING: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
+export const REFUND_RELEASING: ReadonlySet<string> = new Set<TransactionStatus>(['declined', 'rejected', 'error', 'cancelled', 'reversed']);
 
+/** Takes any text, so that it also guards a status read from outside: an unknown one is never allowed. */
 export function isTransitionAllowed(transaction_type: string, from: string, to: string): boolean {
   const table: Readonly<Record<string, readonly string[]>> = transaction_type === 'payout' ? PAYOUT_TRANSITIONS : DEPOSIT_TRANSITIONS;
   // Own keys only: a status named like an Object.prototype member ("constructor") is unknown, not a crash.

@@ -2,7 +2,7 @@
 // started in the frontend form, 1.2 with `application_key` for the others. Built once when the
 // status changes and stored; the sender only adds the signature, so every resend is identical.
 // The operator's test notification has the same fields for no transaction, marked as a test.
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 
 export type NotificationPayload = Record<string, string | number | null>;
 

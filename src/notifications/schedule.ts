@@ -3,19 +3,8 @@
 import type { Insertable } from 'kysely';
 import type { NotificationTable } from '../store/schema.js';
 
-/**
- * A notification's states (docs/notifications.md §5):
- *
- *   from      event                                              to
- *   pending   merchant acknowledged (status 0)                   delivered
- *   pending   merchant refused (status > 0)                      refused
- *   pending   resend bound reached / destination not allowed     failed
- *   pending   a later status of its transaction is written       superseded  (not being sent then;
- *             (or is there when its attempt fails)                           one being sent finishes first)
- *   pending   attempt failed otherwise                           pending (due again later)
- *   any       operator resend                                    pending
- */
-export type NotificationState = 'pending' | 'delivered' | 'refused' | 'failed' | 'superseded';
+/** A notification's states, with their table (docs/notifications.md §5): the domain's, beside its record. */
+export type { NotificationState } from '../domain/notification-record.js';
 
 export interface RetrySchedule {
   /** PAYGATE_NOTIFY_RETRY_SECONDS: the n-th resend waits retry_seconds[min(n-1, length-1)] seconds. */

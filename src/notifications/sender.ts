@@ -1,16 +1,13 @@
 // One delivery attempt of one notification: sign the stored body, POST it, read the merchant's
 // reply (spec §6.3) and say what it means. Nothing here touches the database; the worker
 // records the attempt and decides when to try again (schedule.ts).
+import type { AttemptOutcome } from '../domain/notification-record.js';
 import { signaturesEqual, signBody, signHeader, verifyBody } from '../domain/signing.js';
 import { SUBSCRIPTION_EVENT_KIND, subscriptionEventSignature } from './subscription-event.js';
 import { DESTINATION_NOT_ALLOWED, type OutboundPolicy, type OutboundResult, postJson } from '../outbound/post.js';
 
-/**
- * delivered: acknowledged; refused: the merchant answered with a positive status; retry: try
- * again later; undeliverable: it can never be delivered as addressed (the URL's destination is
- * not allowed), so it fails at once instead of being resent until the resend bound.
- */
-export type AttemptOutcome = 'delivered' | 'refused' | 'retry' | 'undeliverable';
+/** What came of an attempt (delivered, refused, retry, undeliverable): the domain's, beside the attempt's record. */
+export type { AttemptOutcome };
 
 export interface AttemptResult {
   readonly outcome: AttemptOutcome;

@@ -3,26 +3,21 @@
 // Gt-Authentication header (decisions.md §2), computed at each send from the stored body so
 // every resend is identical.
 import { signHeader } from '../domain/signing.js';
-import type { SubscriptionRow } from '../store/schema.js';
+import type { SubscriptionEvent, SubscriptionEventDetails } from '../domain/subscription-state.js';
+import type { SubscriptionRow } from '../domain/subscription-record.js';
 import type { UnitOfWork } from '../store/store.js';
 import { newNotificationRow } from './schedule.js';
 
 export const SUBSCRIPTION_EVENT_KIND = 'subscription_event';
 
-export interface SubscriptionEventDetails {
-  /** The charge this event is about (renewed, payment_failed, deactivated). */
-  readonly trace_id?: number | null;
-  /** The billing cycle of that charge (1 for the first charge). */
-  readonly cycle?: number;
-  /** Why a charge failed. */
-  readonly error_details?: string | null;
-}
+/** The domain's (domain/subscription-state.ts): the state machine's changes carry them. */
+export type { SubscriptionEventDetails } from '../domain/subscription-state.js';
 
 export type SubscriptionEventPayload = Record<string, string | number | null | Record<string, string | number>>;
 
 export function buildSubscriptionEventPayload(
   row: SubscriptionRow,
-  event: string,
+  event: SubscriptionEvent,
   details: SubscriptionEventDetails,
   timestamp: number,
 ): SubscriptionEventPayload {
@@ -58,11 +53,11 @@ export function subscriptionEventSignature(payload: Readonly<Record<string, unkn
   ], secret);
 }
 
-/** Writes the event to the outbox inside the caller's transaction (called by domain/subscription-state.ts only). */
+/** Writes the event to the outbox inside the caller's transaction (called by transitions/subscription.ts only). */
 export async function recordSubscriptionEvent(
   tx: UnitOfWork,
   row: SubscriptionRow,
-  event: string,
+  event: SubscriptionEvent,
   details: SubscriptionEventDetails,
   now_ms: number,
 ): Promise<void> {

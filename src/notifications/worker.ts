@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { INTERRUPTED, type OutboundPolicy } from '../outbound/post.js';
-import type { NotificationRow } from '../store/schema.js';
+import type { NotificationRow } from '../domain/notification-record.js';
 import type { Store } from '../store/store.js';
 import { afterFailure, boundFrom, type RetrySchedule } from './schedule.js';
 import { type AttemptResult, sendNotification } from './sender.js';

@@ -1,6 +1,7 @@
 // The back office's audit log (docs/backoffice.md): every action a person takes there, and every
 // sign-in attempt, as one line of who, what, when, from which address and what came of it.
 // Written after the action it records, with its outcome; never a password, secret or card number.
+import type { AuditOutcome } from '../domain/backoffice-record.js';
 import type { Clock } from '../domain/clock.js';
 import type { Viewer } from '../domain/backoffice-access.js';
 import type { Store } from '../store/store.js';
@@ -13,7 +14,7 @@ export interface AuditEntry {
   readonly target?: string | null;
   /** The merchant whose data the action touched. */
   readonly merchant_id?: string | null;
-  readonly outcome: 'done' | 'refused' | 'failed';
+  readonly outcome: AuditOutcome;
   readonly detail?: string | null;
 }
 

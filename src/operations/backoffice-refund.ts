@@ -6,7 +6,7 @@
 import type { OperationDeps } from './deps.js';
 import { answerForExisting } from './lifecycle.js';
 import { refundSale, type RefundOutcome } from './refund.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 
 /** The form's key: 16 to 64 letters, digits, - or _ (the page makes 32 hex digits). */
 export const REFUND_KEY = /^[A-Za-z0-9_-]{16,64}$/;

@@ -9,7 +9,7 @@ import {
   type BackOfficeRole, normalizeEmail, PASSWORD_MAX_CHARS, passwordProblem, SIGN_IN_LOCKOUT, type Viewer,
 } from '../domain/backoffice-access.js';
 import type { Store } from '../store/store.js';
-import type { BackofficeUserRow } from '../store/schema.js';
+import type { BackofficeUserRow } from '../domain/backoffice-record.js';
 
 export interface UserDeps {
   readonly store: Store;

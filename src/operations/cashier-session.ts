@@ -9,11 +9,13 @@ import type { Connector } from '../connectors/connector.js';
 import { type GatewayRefusal, type Merchant, selectGateway } from '../domain/merchants.js';
 import { routePayment } from './gateway-choice.js';
 import { signaturesEqual } from '../domain/signing.js';
-import type { CashierSessionRow, CashierTokenRow, NewCashierSessionRow } from '../store/schema.js';
+import type { CashierSessionRow, CashierTokenRow, SessionKind } from '../domain/cashier-record.js';
+import type { NewCashierSessionRow } from '../store/schema.js';
 import type { OperationDeps } from './deps.js';
 import type { Identity } from './sale.js';
 
-export type SessionKind = 'pay_in' | 'checkout' | 'pay_out' | 'pay_out_order';
+/** The domain's (domain/cashier-record.ts), beside the session's record. */
+export type { SessionKind };
 
 /** Customer fields a session may carry (spec §4.3-4.6 optional fields) and the registration form collects. */
 export const CUSTOMER_FIELDS = ['first_name', 'last_name', 'dob', 'email', 'phone', 'address', 'city', 'state', 'zip'] as const;

@@ -13,7 +13,8 @@
 import { isOrderSession } from '../domain/order-state.js';
 import { expireOrder } from '../transitions/order.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
-import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
+import type { CashierSessionRow } from '../domain/cashier-record.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { OrderSummary } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 

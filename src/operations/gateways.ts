@@ -12,7 +12,7 @@ import type { Sealer } from '../crypto/sealer.js';
 import { gatewayOf, newGatewayId } from '../domain/merchants.js';
 import { isKnownCurrency } from '../domain/money.js';
 import type { Logger } from 'pino';
-import type { GatewayRow } from '../store/schema.js';
+import type { GatewayRow } from '../domain/gateway-record.js';
 import type { Store } from '../store/store.js';
 
 /** Which connectors exist and where they run: the registry, or its definitions alone (the CLI). */

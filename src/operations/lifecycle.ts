@@ -6,11 +6,12 @@
 //      the answer for replays, schedules any later result as due work, and records the
 //      notification. Only then is the answer sent, so a status-0 answer is always committed.
 import { createHash, randomBytes } from 'node:crypto';
+import type { IdentityKind, TransactionRow } from '../domain/transaction-record.js';
 import type { TransactionStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { Config } from '../config.js';
 import type { Connector, ProcessorResult } from '../connectors/connector.js';
-import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS, type TransactionRow } from '../store/schema.js';
+import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS } from '../store/schema.js';
 import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 
@@ -40,7 +41,7 @@ export function newTransactionRow(basics: TransactionBasics, extra: Partial<NewT
 /** What every money-moving request names: who asks, for which order and customer, how much, where to answer. */
 export interface RequestFields {
   readonly merchant: { readonly merchant_id: string };
-  readonly identity: { readonly kind: string; readonly value: string };
+  readonly identity: { readonly kind: IdentityKind; readonly value: string };
   readonly api_version: string;
   readonly order_id: string;
   readonly amount_minor: number;
@@ -330,7 +331,7 @@ function firstLookupDelayMs(config: Config): number {
  * in `expected_status` then (workers/due-work.ts). A webhook that settles it first makes the
  * lookup find nothing to do.
  */
-export async function scheduleLookup(tx: UnitOfWork, trace_id: number, expected_status: string, due_at_ms: number): Promise<void> {
+export async function scheduleLookup(tx: UnitOfWork, trace_id: number, expected_status: TransactionStatus, due_at_ms: number): Promise<void> {
   await tx.transactions.insertDueAction({
     trace_id, kind: 'processor_lookup', due_at_ms, expected_status, to_status: '', error_code: null, error_details: null,
   });

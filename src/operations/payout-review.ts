@@ -16,7 +16,7 @@ import { CardData, parseExpiry } from '../domain/cards.js';
 import type { PayoutStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
 import { NO_CUSTOMER, type ProcessorResult } from '../connectors/connector.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { TransactionPatch } from '../store/store.js';
 import { openVaultedPan } from './card-vault.js';
 import type { OperationDeps } from './deps.js';

@@ -5,7 +5,8 @@
 import type { Connector, Customer, ProcessorResult } from '../connectors/connector.js';
 import { cardBrand, type CardData, formatExpiry } from '../domain/cards.js';
 import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
-import type { NewTransactionRow, TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
+import type { NewTransactionRow } from '../store/schema.js';
 import type { UnitOfWork } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { type NeededCapability, type PaymentToRoute, routePayment } from './gateway-choice.js';

@@ -5,7 +5,7 @@
 // A lookup never moves money, so asking twice (two instances, a retry) is harmless, and its
 // answer goes through the state machine's compare-and-set like any other.
 import type { Connector, LookupRequest, LookupResult, ProcessorResult } from '../connectors/connector.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { OperationDeps } from './deps.js';
 import { finish } from './lifecycle.js';
 

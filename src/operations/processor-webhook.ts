@@ -7,7 +7,7 @@
 // notified again when the processor's webhooks confirm it.
 import type { WebhookEvent } from '../connectors/connector.js';
 import { FINAL_STATUSES, isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { OperationDeps } from './deps.js';

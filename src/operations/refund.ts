@@ -7,7 +7,7 @@ import type { OperationDeps } from './deps.js';
 import { answerForExisting, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint } from './card-vault.js';
 import type { Identity } from './sale.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 
 export interface RefundInput {
   readonly merchant: Merchant;

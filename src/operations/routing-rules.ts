@@ -5,7 +5,7 @@
 // codes, its amounts a range, its brands ones the gateway can tell.
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
-import type { RoutingRuleRow } from '../store/schema.js';
+import type { RoutingRuleRow } from '../domain/gateway-record.js';
 import { CARD_BRANDS } from '../domain/cards.js';
 import { isKnownCurrency } from '../domain/money.js';
 

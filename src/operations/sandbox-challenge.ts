@@ -3,7 +3,7 @@
 // operation, not the connector's: the sandbox connector only decides that a challenge is needed
 // (connectors/sandbox/connector.ts); its pages (http/routes/sandbox.ts) call these to finish it.
 import { changeStatus, type StatusChange } from '../transitions/transaction.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import { sessionFrameOrigins } from './cashier-session.js';
 import type { OperationDeps } from './deps.js';
 import { challengeTokenHash } from './lifecycle.js';

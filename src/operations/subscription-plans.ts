@@ -6,10 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { BillingCycle, TrialUnit } from '../domain/billing-calendar.js';
 import type { Gateway, Merchant } from '../domain/merchants.js';
+import type { PlanStatus } from '../domain/subscription-record.js';
 import type { PageRequest, PlanRecord } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 
-export type PlanStatus = 'active' | 'inactive' | 'deleted';
+/** The domain's (domain/subscription-record.ts), beside the plan's record. */
+export type { PlanStatus };
 
 export const DEFAULT_RETRIES_NUMBER = 3;
 export const DEFAULT_RETRIES_DELAY_DAYS = 1;

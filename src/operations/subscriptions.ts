@@ -6,7 +6,7 @@ import { type BillingCycle, firstChargeAt, type TrialUnit } from '../domain/bill
 import { expiryInFuture, parseExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import { applySubscriptionEvent, createSubscriptionRecord } from '../transitions/subscription.js';
-import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../store/schema.js';
+import type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../domain/subscription-record.js';
 import type { PageRequest, UnitOfWork, SubscriptionFilter } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { nextSeriesAttempt } from './subscription-renewal.js';

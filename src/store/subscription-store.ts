@@ -3,10 +3,16 @@
 // subscription exactly as a missing one; the *All / *Any reads are the back office's, which
 // checks who may see what itself.
 import type { Insertable } from 'kysely';
+import type { SubscriptionStatus } from '../domain/subscription-state.js';
 import type {
-  NewSubscriptionRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable, SubscriptionRow,
+  NewSubscriptionRow, SubscriptionChangeRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable,
+  SubscriptionRow,
 } from './schema.js';
 import type { LeaseTimes } from './notification-store.js';
+
+import type { SubscriptionPatch } from '../domain/subscription-record.js';
+
+export type { SubscriptionPatch };
 
 /** A plan with its prices in the merchant's order. */
 export interface PlanRecord {
@@ -22,12 +28,10 @@ export interface PageRequest {
 export interface SubscriptionFilter {
   readonly plan_id?: string | undefined;
   readonly cid?: string | undefined;
-  readonly status?: string | undefined;
+  readonly status?: SubscriptionStatus | undefined;
 }
 
 export type PlanPatch = Partial<Pick<SubscriptionPlanRow, 'name' | 'description' | 'status' | 'updated_at_ms'>>;
-
-export type SubscriptionPatch = Partial<Omit<SubscriptionRow, 'subscription_id' | 'merchant_id' | 'version'>>;
 
 export interface SubscriptionStore {
   insertPlan(plan: Insertable<SubscriptionPlanTable>, prices: readonly Insertable<SubscriptionPriceTable>[]): Promise<void>;
@@ -50,7 +54,7 @@ export interface SubscriptionStore {
   /** Changes the row only if its version is still `version`, and bumps it: subscription-state.ts's compare-and-set. */
   updateIfVersion(subscription_id: string, version: number, patch: SubscriptionPatch): Promise<boolean>;
   insertChange(row: Insertable<SubscriptionChangeTable>): Promise<void>;
-  listChanges(subscription_id: string): Promise<{ from_status: string; to_status: string; event: string; reason: string; at_ms: number }[]>;
+  listChanges(subscription_id: string): Promise<Pick<SubscriptionChangeRow, 'from_status' | 'to_status' | 'event' | 'reason' | 'at_ms'>[]>;
   /**
    * Active subscriptions due at now_ms and not claimed by a live lease, claimed for `owner`
    * until lease_until_ms. On PostgreSQL the candidates are locked with SKIP LOCKED, so

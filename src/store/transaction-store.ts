@@ -3,39 +3,16 @@
 // over them. Status changes go through the state machine (transitions/transaction.ts), which
 // uses changeStatus / updateIfStatus as its compare-and-set.
 import type { Insertable } from 'kysely';
-import type { DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeTable, TRANSACTION_COLUMN_DEFAULTS, TransactionRow } from './schema.js';
+import type {
+  DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeRow, StatusChangeTable, TRANSACTION_COLUMN_DEFAULTS, TransactionRow,
+} from './schema.js';
+import type { ActivityRow } from '../domain/overview.js';
+import type { TransactionSearch } from '../domain/transaction-search.js';
+import type { TransactionStatus, TransactionType } from '../domain/transaction-state.js';
+
+export type { ActivityRow, TransactionSearch };
 
 export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
-
-/** A transactions search; every field left out matches any transaction. */
-export interface TransactionSearch {
-  /** null: every merchant's (an operator). */
-  readonly merchant_id: string | null;
-  readonly trace_id?: number | undefined;
-  /** The merchant's order_id: a cashier transaction's own order_id or its session's. */
-  readonly order_id?: string | undefined;
-  readonly pin?: string | undefined;
-  readonly status?: string | undefined;
-  readonly transaction_type?: string | undefined;
-  readonly gateway_id?: string | undefined;
-  /** Created at or after. */
-  readonly created_from_ms?: number | undefined;
-  /** Created before. */
-  readonly created_before_ms?: number | undefined;
-  readonly amount_min_minor?: number | undefined;
-  readonly amount_max_minor?: number | undefined;
-}
-
-/** One day's transactions of one type, status and currency (the overview's sums). */
-export interface ActivityRow {
-  /** Days since the epoch (UTC). */
-  readonly day: number;
-  readonly transaction_type: string;
-  readonly status: string;
-  readonly currency: string;
-  readonly count: number;
-  readonly amount_minor: number;
-}
 
 export interface TransactionStore {
   /** Inserts unless the idempotency key exists; null means another row holds the key. */
@@ -53,7 +30,7 @@ export interface TransactionStore {
    * CTE, one round trip instead of BEGIN, two INSERTs and COMMIT), on SQLite one transaction.
    */
   reserveWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null>;
-  findByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null>;
+  findByKey(merchant_id: string, transaction_type: TransactionType, order_id: string): Promise<TransactionRow | null>;
   get(trace_id: number): Promise<TransactionRow | null>;
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lock(trace_id: number): Promise<TransactionRow | null>;
@@ -63,9 +40,9 @@ export interface TransactionStore {
   /** The latest cascade attempt of a merchant's request (its highest cascade_level), or null. */
   latestCascadeAttempt(root_trace_id: number): Promise<TransactionRow | null>;
   /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
-  listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
+  listPayoutsByStatus(status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
-  updateIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean>;
+  updateIfStatus(trace_id: number, from_status: TransactionStatus, patch: TransactionPatch): Promise<boolean>;
   update(trace_id: number, patch: TransactionPatch): Promise<void>;
   /**
    * updateTransactionIfStatus to `patch.status` and, only if it changed the row, the status_changes
@@ -75,14 +52,14 @@ export interface TransactionStore {
    * then nothing is written.
    */
   changeStatus(
-    trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number,
+    trace_id: number, from_status: TransactionStatus, patch: TransactionPatch & { status: TransactionStatus }, reason: string, at_ms: number,
     notification?: Insertable<NotificationTable> | null,
   ): Promise<boolean>;
   /** Adds to a sale's refund reservation only while it stays within the sale amount. */
   reserveRefund(sale_trace_id: number, amount_minor: number): Promise<boolean>;
   releaseRefund(sale_trace_id: number, amount_minor: number): Promise<void>;
   insertStatusChange(row: Insertable<StatusChangeTable>): Promise<void>;
-  listStatusChanges(trace_id: number): Promise<{ from_status: string; to_status: string; reason: string; at_ms: number }[]>;
+  listStatusChanges(trace_id: number): Promise<Pick<StatusChangeRow, 'from_status' | 'to_status' | 'reason' | 'at_ms'>[]>;
   insertDueAction(row: Insertable<DueActionTable>): Promise<void>;
   /** Due actions not yet done; on PostgreSQL locked with SKIP LOCKED so instances share the work. */
   claimDueActions(now_ms: number, limit: number): Promise<DueActionRow[]>;
@@ -106,5 +83,5 @@ export interface TransactionStore {
   /** Sums per day, type, status and currency of the transactions created since `since_ms`. */
   activitySince(merchant_id: string | null, since_ms: number): Promise<ActivityRow[]>;
   /** Transactions of one type in one status (payouts waiting for a decision). */
-  countByStatus(merchant_id: string | null, transaction_type: string, status: string): Promise<number>;
+  countByStatus(merchant_id: string | null, transaction_type: TransactionType, status: TransactionStatus): Promise<number>;
 }

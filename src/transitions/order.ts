@@ -3,7 +3,8 @@
 // inside the caller's database transaction, so a transaction's status change and the order's
 // move commit together.
 import { isOrderSession, nextOrderStatus, CLOSED_ORDER_STATUSES, type OrderEvent, orderEventOf } from '../domain/order-state.js';
-import type { CashierSessionRow, TransactionRow } from '../store/schema.js';
+import type { CashierSessionRow } from '../domain/cashier-record.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { UnitOfWork } from '../store/store.js';
 
 export type OrderChangeOutcome =

@@ -4,14 +4,15 @@
 // racing changes cannot both win), recorded in subscription_changes, and its event notification
 // written to the outbox, all inside the caller's database transaction: the notification exists
 // if and only if the change committed.
-import { FINAL_SUBSCRIPTION_STATUSES, type SubscriptionChange, subscriptionTransition } from '../domain/subscription-state.js';
+import type { SubscriptionPatch, SubscriptionRow } from '../domain/subscription-record.js';
+import { FINAL_SUBSCRIPTION_STATUSES, type SubscriptionChange, type SubscriptionStatus, subscriptionTransition } from '../domain/subscription-state.js';
 import { recordSubscriptionEvent } from '../notifications/subscription-event.js';
-import type { NewSubscriptionRow, SubscriptionRow } from '../store/schema.js';
-import type { UnitOfWork, SubscriptionPatch } from '../store/store.js';
+import type { NewSubscriptionRow } from '../store/schema.js';
+import type { UnitOfWork } from '../store/store.js';
 
 export type SubscriptionChangeOutcome =
   | { readonly kind: 'changed'; readonly row: SubscriptionRow }
-  | { readonly kind: 'not_allowed'; readonly from: string }
+  | { readonly kind: 'not_allowed'; readonly from: SubscriptionStatus }
   /** Someone else changed the subscription first; the caller re-reads and decides. */
   | { readonly kind: 'stale' };
 
@@ -48,7 +49,7 @@ export async function applySubscriptionEvent(
   if (FINAL_SUBSCRIPTION_STATUSES.has(to)) patch.ended_at_ms = now_ms;
   const changed = await tx.subscriptions.updateIfVersion(row.subscription_id, row.version, patch);
   if (!changed) return { kind: 'stale' };
-  const updated: SubscriptionRow = { ...row, ...patch, version: row.version + 1 } as SubscriptionRow;
+  const updated: SubscriptionRow = { ...row, ...patch, version: row.version + 1 };
   await tx.subscriptions.insertChange({
     subscription_id: row.subscription_id, from_status: row.status, to_status: to, event: change.event, reason: change.reason, at_ms: now_ms,
   });

@@ -7,7 +7,7 @@
 import { isTransitionAllowed, REFUND_RELEASING, type TransactionStatus } from '../domain/transaction-state.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
 import { newNotificationRow } from '../notifications/schedule.js';
-import type { TransactionRow } from '../store/schema.js';
+import type { TransactionRow } from '../domain/transaction-record.js';
 import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import { orderFollowsTransaction } from './order.js';
 
@@ -26,7 +26,7 @@ export interface StatusChange {
 
 export type StatusChangeOutcome =
   | { readonly kind: 'changed'; readonly row: TransactionRow }
-  | { readonly kind: 'not_allowed'; readonly from: string }
+  | { readonly kind: 'not_allowed'; readonly from: TransactionStatus }
   /** Someone else changed the status first; the caller re-reads and decides. */
   | { readonly kind: 'stale' };
 
@@ -37,8 +37,8 @@ export async function changeStatus(
   now_ms: number,
 ): Promise<StatusChangeOutcome> {
   if (!isTransitionAllowed(row.transaction_type, row.status, change.to)) return { kind: 'not_allowed', from: row.status };
-  const patch: TransactionPatch & { status: string } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
-  const updated: TransactionRow = { ...row, ...patch } as TransactionRow;
+  const patch: TransactionPatch & { status: TransactionStatus } = { ...change.patch, status: change.to, updated_at_ms: now_ms };
+  const updated: TransactionRow = { ...row, ...patch };
   // The merchant's notification describes the row as changed; it is written by the same store
   // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
   // only if the compare-and-set won.

@@ -12,7 +12,7 @@ import type { Clock } from '../domain/clock.js';
 import type { TransactionStatus } from '../domain/transaction-state.js';
 import { finish } from '../operations/lifecycle.js';
 import { lookUpAndSettle, notAtProcessor } from '../operations/processor-lookup.js';
-import type { DueActionRow, TransactionRow } from '../store/schema.js';
+import type { DueActionRow, TransactionRow } from '../domain/transaction-record.js';
 import type { Store } from '../store/store.js';
 import { expireOrder } from '../transitions/order.js';
 import { changeStatus } from '../transitions/transaction.js';

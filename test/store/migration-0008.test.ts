@@ -4,6 +4,7 @@
 // migrated database, takes exactly what it took before: due, pending, oldest of its transaction.
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { NotificationState } from '../../src/domain/notification-record.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
 import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
@@ -29,7 +30,7 @@ describe.each(storeKinds())('migration 0008 on %s', (kind) => {
       traces.push(Number(inserted.trace_id));
     }
     const [two_pending, delivered, later] = traces as [number, number, number];
-    const notification = (trace_id: number, state: string, next_attempt_at_ms: number) => ({
+    const notification = (trace_id: number, state: NotificationState, next_attempt_at_ms: number) => ({
       trace_id, merchant_id: 'm-0008', url: 'https://merchant.example/notify', payload_json: '{}', state, next_attempt_at_ms,
       lease_until_ms: null, lease_owner: null, last_error: null, created_at_ms: T0, updated_at_ms: T0, bound_from_ms: T0,
     });

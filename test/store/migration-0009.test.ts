@@ -5,6 +5,7 @@
 // discouraged, so the plan shows whether the index can serve the query at all).
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { TransactionStatus, TransactionType } from '../../src/domain/transaction-state.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { transactionScans } from '../../src/store/sql-store.js';
@@ -20,7 +21,7 @@ describe.each(storeKinds())('migration 0009 on %s', (kind) => {
     expect(await indexNames(db, kind, 'transactions')).toEqual(expect.arrayContaining(['transactions_status_created', 'transactions_type_status']));
 
     await db.insertInto('merchants').values({ merchant_id: 'm-0009', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
-    const insert = async (order_id: string, transaction_type: string, status: string, extra: { reference_id?: number; psp_transaction_id?: string } = {}) =>
+    const insert = async (order_id: string, transaction_type: TransactionType, status: TransactionStatus, extra: { reference_id?: number; psp_transaction_id?: string } = {}) =>
       Number((await db.insertInto('transactions').values({
         merchant_id: 'm-0009', transaction_type, order_id, request_fingerprint: 'fp', api_version: '1.2', identity_kind: 'application_key',
         identity_value: 'app', gateway_id: 'gw', payment_processor: 'sandbox', payment_method: 'card', status, amount_minor: 100,

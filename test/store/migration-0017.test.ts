@@ -5,6 +5,7 @@
 // so the plan shows whether the index can serve the list at all).
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
 import { processorEventLists } from '../../src/store/sql/merchants.js';
 import type { Database } from '../../src/store/schema.js';
@@ -20,7 +21,7 @@ describe.each(storeKinds())('migration 0017 on %s', (kind) => {
     expect(await indexNames(db, kind, 'processor_events')).toEqual([]);
     await db.insertInto('merchants').values({ merchant_id: 'm-0017', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
     await db.insertInto('gateways').values(gatewayFixture('m-0017', { gateway_id: 'gw-0017', connector: 'checkout' })).execute();
-    const event = (event_id: string, trace_id: number | null, outcome: string, received_at_ms: number) =>
+    const event = (event_id: string, trace_id: number | null, outcome: ProcessorEventOutcome, received_at_ms: number) =>
       ({ gateway_id: 'gw-0017', event_id, event_type: 'payment_captured', trace_id, outcome, received_at_ms });
     await db.insertInto('processor_events').values([
       event('evt-a', 7, 'applied', T0), event('evt-b', null, 'unmatched', T0 + 1), event('evt-c', 7, 'unchanged', T0 + 2),

@@ -11,7 +11,7 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
   withStoreAndMerchant(kind, (started) => ({ store, merchant_id } = started));
 
   const notification = (trace_id: number) => ({
-    trace_id, merchant_id, url: 'https://merchant.example/n', payload_json: '{}', state: 'pending', next_attempt_at_ms: 1,
+    trace_id, merchant_id, url: 'https://merchant.example/n', payload_json: '{}', state: 'pending' as const, next_attempt_at_ms: 1,
     lease_until_ms: null, lease_owner: null, last_error: null, created_at_ms: 1, updated_at_ms: 1,
   });
 

@@ -2,6 +2,8 @@
 // database. Whatever the domain relies on (idempotency key, refund limit, compare-and-set,
 // atomic transactions, leases) is checked here on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
+import type { TransactionStatus } from '../../src/domain/transaction-state.js';
 import type { Store, UnitOfWork } from '../../src/store/store.js';
 import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId, gatewayFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
@@ -27,7 +29,7 @@ function notificationFixture(trace_id: number, merchant_id: string, next_attempt
     merchant_id,
     url: 'https://merchant.example/notify',
     payload_json: JSON.stringify({ trace_id }),
-    state: 'pending',
+    state: 'pending' as const,
     next_attempt_at_ms,
     lease_until_ms: null,
     lease_owner: null,
@@ -307,7 +309,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('changeTransactionStatus writes the status row only with the change it records', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const change = (from: string, to: string, reason: string, at_ms: number) =>
+      const change = (from: TransactionStatus, to: TransactionStatus, reason: string, at_ms: number) =>
         store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms));
       expect(await change('pending_async', 'approved', 'stale', NOW)).toBe(false);
       expect(await store.transactions.listStatusChanges(trace_id)).toEqual([]);
@@ -317,7 +319,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.transactions.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 }]);
       // Rolled back with its transaction, row and status row alike.
       await expect(store.transaction(async (tx) => {
-        expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'refunded' }, 'refund', NOW + 3)).toBe(true);
+        expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'refund', NOW + 3)).toBe(true);
         throw new Error('rolled back');
       })).rejects.toThrow('rolled back');
       expect((await store.transactions.get(trace_id))?.status).toBe('approved');
@@ -334,7 +336,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         woken += 1;
       });
       try {
-        const change = (from: string, to: string, at_ms: number) =>
+        const change = (from: TransactionStatus, to: TransactionStatus, at_ms: number) =>
           store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification));
         expect(await change('pending_async', 'approved', NOW)).toBe(false);
         expect(await store.notifications.listOfTransaction(trace_id)).toEqual([]);
@@ -361,7 +363,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('of 10 concurrent changes from the same status, exactly one wins', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const targets = ['approved', 'rejected', 'error', 'declined', 'approved', 'rejected', 'error', 'declined', 'approved', 'rejected'];
+      const targets: TransactionStatus[] = ['approved', 'rejected', 'error', 'declined', 'approved', 'rejected', 'error', 'declined', 'approved', 'rejected'];
       const results = await Promise.all(targets.map((to) => store.transaction((tx) => tx.transactions.updateIfStatus(trace_id, 'pending', { status: to }))));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await store.transactions.get(trace_id))?.status).toBe(targets[results.indexOf(true)]);
@@ -382,7 +384,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         expect(inserted).toEqual(expect.any(Number));
         await tx.transactions.insertStatusChange({ trace_id: inserted!, from_status: 'pending', to_status: 'approved', reason: 'test', at_ms: NOW });
         await tx.notifications.insert(notificationFixture(inserted!, merchant_id));
-        await tx.transactions.insertDueAction({ trace_id: inserted!, kind: 'settle', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        await tx.transactions.insertDueAction({ trace_id: inserted!, kind: 'processor_result', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
         expect(await tx.transactions.reserveRefund(existing, 50)).toBe(true);
         expect(await tx.transactions.updateIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
         await tx.cards.insertIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
@@ -421,7 +423,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t3 = await newTransaction(merchant_id);
       const base = NOW + 10_000_000; // after any other test's actions
       const action = (trace_id: number, due_at_ms: number) => ({
-        trace_id, kind: 'settle', due_at_ms, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null,
+        trace_id, kind: 'processor_result' as const, due_at_ms, expected_status: 'pending' as const, to_status: 'approved' as const, error_code: null, error_details: null,
       });
       await store.transactions.insertDueAction(action(t2, base + 2000));
       await store.transactions.insertDueAction(action(t1, base + 1000));
@@ -431,7 +433,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
       const due = mine(await store.transactions.claimDueActions(base + 2500, 100));
       expect(due.map((a) => [a.trace_id, a.due_at_ms])).toEqual([[t1, base + 1000], [t2, base + 2000]]);
-      expect(due[0]).toMatchObject({ kind: 'settle', expected_status: 'pending', to_status: 'approved', done: 0 });
+      expect(due[0]).toMatchObject({ kind: 'processor_result', expected_status: 'pending', to_status: 'approved', done: 0 });
 
       await store.transactions.markDueActionDone(due[0]!.id);
       expect(mine(await store.transactions.claimDueActions(base + 2500, 100)).map((a) => a.trace_id)).toEqual([t2]);
@@ -447,7 +449,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const before = (await store.transactions.claimDueActions(NOW, 1000)).length;
       for (let i = 0; i < 3; i += 1) {
         const t = await newTransaction(merchant_id);
-        await store.transactions.insertDueAction({ trace_id: t, kind: 'timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({ trace_id: t, kind: 'challenge_timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
       }
       expect(await store.transactions.claimDueActions(NOW, 1000)).toHaveLength(before + 3);
       expect(await store.transactions.claimDueActions(NOW, 2)).toHaveLength(2);
@@ -462,7 +464,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       for (let i = 0; i < 6; i += 1) {
         const t = await newTransaction(merchant_id);
         ids.push(t);
-        await store.transactions.insertDueAction({ trace_id: t, kind: 'settle', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({ trace_id: t, kind: 'processor_result', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
       }
       const a_claimed = deferred();
       const release_a = deferred();
@@ -504,7 +506,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
       expect(leasedOf(await store.notifications.lease(at(t0), 100, 1000, 'o'))).toEqual([first]);
-      const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'failed', reason: 'HTTP 500' });
+      const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' });
       // The first fails and is retried later: the second still waits behind it.
       expect(await store.notifications.finishAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
       expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
@@ -517,7 +519,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 710_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const change = (from: string, to: string, at_ms: number) => store.transaction((tx) => tx.transactions.changeStatus(
+      const change = (from: TransactionStatus, to: TransactionStatus, at_ms: number) => store.transaction((tx) => tx.transactions.changeStatus(
         trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notificationFixture(trace_id, merchant_id, at_ms)));
       expect(await change('pending', 'pending_async', t0)).toBe(true);
       const [informational] = await store.notifications.listOfTransaction(trace_id);
@@ -533,7 +535,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const after = await store.notifications.listOfTransaction(trace_id);
       expect(after.map((n) => n.state)).toEqual(['superseded', 'pending', 'pending']);
       expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
-      const failed = { notification_id: latest!.id, attempt_no: 1, started_at_ms: t0 + 2, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
+      const failed = { notification_id: latest!.id, attempt_no: 1, started_at_ms: t0 + 2, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' };
       expect(await store.notifications.finishAttempt(latest!.id, 'w', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, failed, t0 + 3)).toBe(true);
       expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
       expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
@@ -583,7 +585,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const [id] = await notifications(1, t0);
       const leased = await store.notifications.lease(at(t0), 100, 1000, 'owner-a');
       expect(leased.map((r) => r.id)).toContain(id);
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered', reason: 'merchant answered OK' };
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered' as const, reason: 'merchant answered OK' };
       expect(await store.notifications.finishAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
       expect((await store.notifications.lease(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
     });
@@ -634,8 +636,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
       expect(before).toMatchObject({ lease_owner: 'owner-a', attempts: 0, state: 'pending' });
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
-      const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'retry' as const, reason: 'HTTP 500' };
+      const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
 
       expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
       expect(await store.notifications.get(id!)).toEqual(before);
@@ -655,8 +657,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 510_000_000;
       const [id] = await notifications(1, t0);
       await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'failed', reason: 'HTTP 500' };
-      const patch = { state: 'pending', next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'retry' as const, reason: 'HTTP 500' };
+      const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
       expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
       await store.notifications.lease(at(t0 + 300_000), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
@@ -729,7 +731,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         state: 'pending', next_attempt_at_ms: resend_at, bound_from_ms: resend_at, created_at_ms: NOW, lease_owner: null, lease_until_ms: null, updated_at_ms: resend_at,
       });
       // The old owner can no longer record over the resend.
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry', reason: 'HTTP 500' };
+      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' };
       expect(await store.notifications.finishAttempt(id!, 'sender', { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 }, attempt, t0)).toBe(false);
       expect((await store.notifications.get(id!))?.state).toBe('pending');
     });
@@ -916,7 +918,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const gateway_id = `gw-${merchant_id}`;
       const sale = await newTransaction(merchant_id);
       const second = await newTransaction(merchant_id);
-      const event = (event_id: string, trace_id: number | null, outcome: string, received_at_ms: number, gateway = gateway_id) =>
+      const event = (event_id: string, trace_id: number | null, outcome: ProcessorEventOutcome, received_at_ms: number, gateway = gateway_id) =>
         ({ gateway_id: gateway, event_id, event_type: `type-of-${event_id}`, trace_id, outcome, received_at_ms });
       const recorded = [
         event('evt-1', sale, 'applied', NOW), event('evt-2', sale, 'unchanged', NOW + 1), event('evt-3', null, 'unmatched', NOW + 2),

@@ -8,9 +8,10 @@ import { computeOverview, OVERVIEW_DAYS } from '../../src/domain/overview.js';
 import { parseTransactionSearch, searchQuery } from '../../src/domain/transaction-search.js';
 import { csvField } from '../../src/http/backoffice/transactions.js';
 import { niceCeiling } from '../../src/pages/backoffice/charts.js';
-import type { ActivityRow } from '../../src/store/backoffice-store.js';
+import type { ActivityRow } from '../../src/domain/overview.js';
+import type { TransactionStatus, TransactionType } from '../../src/domain/transaction-state.js';
 
-const row = (day: number, transaction_type: string, status: string, currency: string, count: number, amount_minor: number): ActivityRow =>
+const row = (day: number, transaction_type: TransactionType, status: TransactionStatus, currency: string, count: number, amount_minor: number): ActivityRow =>
   ({ day, transaction_type, status, currency, count, amount_minor });
 
 describe('overview figures', () => {

@@ -3,7 +3,7 @@
 // notification, refusals and stale rows that write nothing, refund reservations released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEPOSIT_TRANSITIONS, FINAL_STATUSES, PAYOUT_TRANSITIONS, type TransactionStatus, isTransitionAllowed,
+  DEPOSIT_TRANSITIONS, FINAL_STATUSES, PAYOUT_TRANSITIONS, type TransactionStatus, isTransactionStatus, isTransitionAllowed,
 } from '../../src/domain/transaction-state.js';
 import { changeStatus } from '../../src/transitions/transaction.js';
 import type { TransactionRow } from '../../src/store/schema.js';
@@ -30,6 +30,12 @@ const PAYOUT: Record<string, string[]> = {
 const KNOWN = [...new Set([...Object.keys(DEPOSIT), ...Object.keys(PAYOUT)])];
 const UNKNOWN = ['', 'APPROVED', 'approved ', 'in_progress', 'settled', 'constructor', '__proto__', 'toString', 'hasOwnProperty'];
 const ALL = [...KNOWN, ...UNKNOWN];
+
+/** A status of the tables written out above, as the state machine types it. */
+function statusOf(text: string): TransactionStatus {
+  if (!isTransactionStatus(text)) throw new Error(`not a transaction status: ${text}`);
+  return text;
+}
 
 function allowed(table: Record<string, string[]>, from: string, to: string): boolean {
   return Object.prototype.hasOwnProperty.call(table, from) && table[from]!.includes(to);
@@ -110,8 +116,8 @@ describe('changeStatus on a real SQLite store', () => {
   for (const [type, table] of [['sale', DEPOSIT], ['payout', PAYOUT]] as const) {
     it(`every allowed ${type} change writes the status, one status_changes row and one notification`, async () => {
       for (const [from, to] of pairs(table, true)) {
-        const before = await row({ transaction_type: type, status: from });
-        const outcome = await store.transaction((tx) => changeStatus(tx, before, { to: to as TransactionStatus, reason: `test ${from}->${to}` }, NOW));
+        const before = await row({ transaction_type: type, status: statusOf(from) });
+        const outcome = await store.transaction((tx) => changeStatus(tx, before, { to: statusOf(to), reason: `test ${from}->${to}` }, NOW));
         expect(outcome.kind, `${from} -> ${to}`).toBe('changed');
         if (outcome.kind === 'changed') expect(outcome.row).toMatchObject({ trace_id: before.trace_id, status: to, updated_at_ms: NOW });
         const after = await traces(before.trace_id);
@@ -168,7 +174,7 @@ describe('changeStatus on a real SQLite store', () => {
   for (const [type, table] of [['sale', DEPOSIT], ['payout', PAYOUT]] as const) {
     it(`every refused ${type} change answers not_allowed and writes nothing`, async () => {
       for (const from of Object.keys(table)) {
-        const before = await row({ transaction_type: type, status: from });
+        const before = await row({ transaction_type: type, status: statusOf(from) });
         for (const to of ALL.filter((t) => !allowed(table, from, t))) {
           const outcome = await store.transaction((tx) => changeStatus(tx, before, { to: to as TransactionStatus, reason: 'refused' }, NOW));
           expect(outcome, `${from} -> ${to}`).toEqual({ kind: 'not_allowed', from });
@@ -210,7 +216,7 @@ describe('changeStatus on a real SQLite store', () => {
   });
 
   describe('refund reservations', () => {
-    async function saleWithRefund(amount: number, refund_status = 'pending') {
+    async function saleWithRefund(amount: number, refund_status: TransactionStatus = 'pending') {
       const sale = await row({ status: 'approved', amount_minor: 1000 });
       expect(await store.transactions.reserveRefund(sale.trace_id, amount)).toBe(true);
       const refund = await row({ transaction_type: 'refund', reference_id: sale.trace_id, amount_minor: amount, status: refund_status });

@@ -17,7 +17,7 @@ import {
 } from '../../operations/gateways.js';
 import { type Html, html } from '../../pages/html.js';
 import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
-import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../store/schema.js';
+import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../domain/gateway-record.js';
 import { type BackOfficeRoute, formText, formValue, type PageContext } from './plugin.js';
 import { iso } from '../../pages/backoffice/format.js';
 import { PROCESSOR_EVENTS_MAX, processorEventsTable } from './processor-events-view.js';

@@ -6,7 +6,7 @@ import { redactUrl } from '../../logging.js';
 import { iso } from '../../pages/backoffice/format.js';
 import { csrfField } from '../../pages/backoffice/layout.js';
 import { type Html, html } from '../../pages/html.js';
-import type { NotificationRow } from '../../store/schema.js';
+import type { NotificationRow } from '../../domain/notification-record.js';
 import type { PageContext } from './plugin.js';
 
 /** What a notification reports: a transaction's status, or a subscription event and its status. */

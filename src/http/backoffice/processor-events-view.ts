@@ -5,7 +5,7 @@
 import type { Viewer } from '../../domain/backoffice-access.js';
 import { iso } from '../../pages/backoffice/format.js';
 import { type Html, html } from '../../pages/html.js';
-import type { ProcessorEventRow } from '../../store/schema.js';
+import type { ProcessorEventRow } from '../../domain/gateway-record.js';
 
 /** What a page lists at most of the events, the newest. */
 export const PROCESSOR_EVENTS_MAX = 50;

@@ -14,7 +14,7 @@ import { recordAudit } from '../../operations/audit.js';
 import { REFUND_KEY, refundFromBackOffice } from '../../operations/backoffice-refund.js';
 import { type Html, html } from '../../pages/html.js';
 import { csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
-import type { TransactionRow } from '../../store/schema.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import { notificationsSection } from './notifications-view.js';
 import { PROCESSOR_EVENTS_MAX, processorEventsTable } from './processor-events-view.js';
 import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';

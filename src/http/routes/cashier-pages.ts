@@ -24,7 +24,8 @@ import {
   paymentList, registrationPage, resultActions, resultAlert,
 } from '../../pages/cashier/pages.js';
 import { languageOf, sayer } from '../../pages/cashier/text.js';
-import type { CashierSessionRow, TransactionRow } from '../../store/schema.js';
+import type { CashierSessionRow } from '../../domain/cashier-record.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import { readPaymentForm, readRegistration } from '../cashier-forms.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
 

@@ -8,7 +8,7 @@ import type { Clock } from '../../domain/clock.js';
 import { redactUrl } from '../../logging.js';
 import { SUBSCRIPTION_EVENT_KIND } from '../../notifications/subscription-event.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import type { NotificationRow } from '../../store/schema.js';
+import type { NotificationRow } from '../../domain/notification-record.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import type { PlainRoute } from '../route.js';

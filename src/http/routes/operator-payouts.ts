@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '../../domain/transaction-state.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { findPayout, REVIEW_ACTIONS, type ReviewAction, reviewPayout } from '../../operations/payout-review.js';
-import type { TransactionRow } from '../../store/schema.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
@@ -140,8 +140,8 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const query = request.query as Record<string, string | undefined>;
-        const status = query.status ?? 'requested';
-        if (!(statuses as string[]).includes(status)) return badRequest(response, `Invalid field: status (expected one of ${statuses.join(', ')})`);
+        const status = statuses.find((known) => known === (query.status ?? 'requested'));
+        if (status === undefined) return badRequest(response, `Invalid field: status (expected one of ${statuses.join(', ')})`);
         const after = query.after ?? '0';
         if (after !== '0' && !TRACE_ID.test(after)) return badRequest(response, 'Invalid field: after (expected a trace_id)');
         const limit = query.limit ?? '50';

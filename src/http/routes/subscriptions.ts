@@ -9,7 +9,7 @@ import {
 import {
   activateSubscription, cancelSubscription, createSubscription, listSubscriptions, readSubscription,
 } from '../../operations/subscriptions.js';
-import type { SubscriptionRow } from '../../store/schema.js';
+import type { SubscriptionRow } from '../../domain/subscription-record.js';
 import type { PageRequest, PlanRecord } from '../../store/store.js';
 import { fieldError, type JsonReply, type JsonValue, reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, SUBSCRIPTION_NOTIFICATION_URL, V13_VERSION } from '../fields.js';

@@ -4,7 +4,8 @@
 import { formatAmount, minorUnitExponent } from '../../domain/money.js';
 import type { CustomerData, CustomerField } from '../../operations/cashier-session.js';
 import type { CashierTexts } from '../../connectors/connector.js';
-import type { CashierSessionRow, TransactionRow } from '../../store/schema.js';
+import type { CashierSessionRow } from '../../domain/cashier-record.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import { type Html, html } from '../html.js';
 import { cashierShell } from './layout.js';
 import type { Language, Say, TextKey } from './text.js';

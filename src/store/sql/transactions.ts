@@ -6,6 +6,7 @@ import { CompiledQuery, type Insertable, sql } from 'kysely';
 import type { DueActionTable, NewTransactionRow, NotificationTable, StatusChangeTable, TransactionRow } from '../schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from '../schema.js'; // a value, beside the types above
 import type { ActivityRow, TransactionPatch, TransactionSearch, TransactionStore } from '../transaction-store.js';
+import type { TransactionStatus, TransactionType } from '../../domain/transaction-state.js';
 import type { Executor, SqlContext } from './context.js';
 import { claimSkippingLocked, hasDataModifyingCtes, insertReturningId, insertReturningRow, lockForUpdate, sqliteOwnTransaction } from './dialect.js';
 import { notificationValues, type SqlNotificationStore, SUPERSEDED_REASON } from './notifications.js';
@@ -62,7 +63,7 @@ export const transactionScans = {
     .where('psp_transaction_id', 'is not', null).where('payment_processor', '<>', sql.lit('sandbox'))
     .orderBy('trace_id').limit(1),
   /** The operator's payout list, a page from after_trace_id on (transactions_payouts). */
-  payoutsByStatus: (db: Executor, status: string, after_trace_id: number, limit: number) => db.selectFrom('transactions').selectAll()
+  payoutsByStatus: (db: Executor, status: TransactionStatus, after_trace_id: number, limit: number) => db.selectFrom('transactions').selectAll()
     .where('transaction_type', '=', sql.lit('payout')).where('status', '=', status).where('trace_id', '>', after_trace_id)
     .orderBy('trace_id').limit(limit),
 };
@@ -133,11 +134,11 @@ export class SqlTransactionStore implements TransactionStore {
       .orderBy('cascade_level', 'desc').limit(1).executeTakeFirst()) ?? null;
   }
 
-  async listPayoutsByStatus(status: string, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
+  async listPayoutsByStatus(status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
     return transactionScans.payoutsByStatus(this.db, status, after_trace_id, limit).execute();
   }
 
-  async updateIfStatus(trace_id: number, from_status: string, patch: TransactionPatch): Promise<boolean> {
+  async updateIfStatus(trace_id: number, from_status: TransactionStatus, patch: TransactionPatch): Promise<boolean> {
     return (await this.ctx.changed(this.ctx.text.update('transactions', patch, { trace_id, status: from_status }))) === 1;
   }
 
@@ -146,7 +147,7 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async changeStatus(
-    trace_id: number, from_status: string, patch: TransactionPatch & { status: string }, reason: string, at_ms: number,
+    trace_id: number, from_status: TransactionStatus, patch: TransactionPatch & { status: TransactionStatus }, reason: string, at_ms: number,
     notification: Insertable<NotificationTable> | null = null,
   ): Promise<boolean> {
     const update = this.ctx.text.update('transactions', patch, { trace_id, status: from_status });
@@ -292,7 +293,7 @@ export class SqlTransactionStore implements TransactionStore {
     }));
   }
 
-  async countByStatus(merchant_id: string | null, transaction_type: string, status: string): Promise<number> {
+  async countByStatus(merchant_id: string | null, transaction_type: TransactionType, status: TransactionStatus): Promise<number> {
     let query = this.db.selectFrom('transactions').select((eb) => eb.fn.countAll<number>().as('n'))
       .where('transaction_type', '=', transaction_type).where('status', '=', status);
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
