@@ -7,10 +7,9 @@ import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../../src/store/migrations.js';
 import { processorEventLists } from '../../src/store/backoffice-store.js';
-import type { Database } from '../../src/store/schema.js';
 import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
 import { gatewayFixture } from '../support/store-fixture.js';
-import { storeKinds, type StoreKind } from '../support/stores.js';
+import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
 
