@@ -562,7 +562,7 @@ function routing(): Migration {
 /** Issue 18: a merchant may require v1.3 requests to carry the body's signature too (docs/security.md §3). */
 function v13BodySignature(): Migration {
   return {
-    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    async up(db: Kysely<unknown>) {
       await db.schema.alterTable('merchants').addColumn('v13_body_signature_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     },
   };
@@ -571,7 +571,7 @@ function v13BodySignature(): Migration {
 /** Issue 19: the shop's name per frontend and application, shown by the cashier instead of the merchant_id. */
 function displayNames(): Migration {
   return {
-    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    async up(db: Kysely<unknown>) {
       await db.schema.alterTable('frontends').addColumn('display_name', 'text').execute();
       await db.schema.alterTable('applications').addColumn('display_name', 'text').execute();
     },
@@ -585,7 +585,7 @@ function displayNames(): Migration {
  */
 function merchantCredentials(): Migration {
   return {
-    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    async up(db: Kysely<unknown>) {
       // One column per statement: SQLite's ALTER TABLE adds one at a time.
       await db.schema.alterTable('merchants').addColumn('disabled_at_ms', 'bigint').execute();
       await db.schema.alterTable('merchants').addColumn('previous_secret_sealed', 'text').execute();
@@ -601,7 +601,7 @@ function merchantCredentials(): Migration {
  */
 function backoffice(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    async up(db: Kysely<unknown>) {
       const id = (table: ReturnType<typeof db.schema.createTable>) =>
         table.addColumn('id', autoId(dialect), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()));
       await db.schema.createTable('backoffice_users')
