@@ -8,7 +8,6 @@ export interface FetchedAnswer {
   readonly status: number;
   readonly text: string;
   /** The body parsed as JSON; null when empty, undefined when it is not JSON. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read fields of answers of every shape
   readonly json: any;
   readonly headers: Headers;
 }
@@ -33,7 +32,7 @@ export async function fetchAnswer(url: string, request: FetchRequest): Promise<F
     signal: request.signal ?? AbortSignal.timeout(DEFAULT_TIMEOUT_MS),
   });
   const text = await response.text();
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = text === '' ? null : JSON.parse(text);
   } catch {
