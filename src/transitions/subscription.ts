@@ -24,7 +24,7 @@ export async function createSubscriptionRecord(
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },
   now_ms: number,
 ): Promise<SubscriptionRow | null> {
-  if (!(await tx.insertSubscription({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null }))) return null;
+  if (!(await tx.insertSubscription({ ...row, next_charge_at_ms: row.status === 'active' ? (row.next_charge_at_ms ?? null) : null }))) return null;
   const stored = await tx.lockSubscription(row.subscription_id);
   if (!stored) throw new Error(`subscription ${row.subscription_id} vanished after insert`);
   await tx.insertSubscriptionChange({

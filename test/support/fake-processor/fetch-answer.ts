@@ -15,9 +15,9 @@ export interface FetchedAnswer {
 export interface FetchRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
+  readonly body?: string | undefined;
   /** Default: give up after DEFAULT_TIMEOUT_MS. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -27,7 +27,7 @@ export async function fetchAnswer(url: string, request: FetchRequest): Promise<F
   const response = await fetch(url, {
     method: request.method,
     headers: request.headers,
-    body: request.body,
+    body: request.body ?? null,
     redirect: 'manual',
     signal: request.signal ?? AbortSignal.timeout(DEFAULT_TIMEOUT_MS),
   });
