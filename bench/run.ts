@@ -405,7 +405,7 @@ async function main(): Promise<void> {
       const quiet = () => waitForNoDueNotifications(path.join(gateway.data_dir, 'paygate.sqlite'), 120_000);
       if (runs('replay')) {
         const replay_body = saleBodies(gateway.merchant, 1, silent);
-        await fetch(`${gateway.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: replay_body[0] });
+        await fetch(`${gateway.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: replay_body[0]! });
         await quiet();
         const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)));
         rows.push({

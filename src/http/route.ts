@@ -78,7 +78,7 @@ export interface PlainRoute {
   handle(request: FastifyRequest, response: FastifyReply): Promise<unknown>;
 }
 
-export type RouteDef = SignedRoute<any> | PlainRoute | HeaderSignedRoute<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type RouteDef = SignedRoute<unknown> | PlainRoute | HeaderSignedRoute<unknown>;
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -60,8 +60,8 @@ export interface NewGatewayInput {
   /** null: the connector's default currencies (the sandbox's), required otherwise. */
   readonly currencies: readonly string[] | null;
   readonly settings: Readonly<Record<string, string>>;
-  readonly mit_enabled?: boolean;
-  readonly hold_payouts?: boolean;
+  readonly mit_enabled?: boolean | undefined;
+  readonly hold_payouts?: boolean | undefined;
 }
 
 export type GatewayProblem =

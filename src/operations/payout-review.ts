@@ -49,7 +49,7 @@ export type ReviewOutcome =
 
 export interface ReviewOptions {
   /** approve only: false stops at `authorized` (manual processing); submit later. Default true. */
-  readonly submit?: boolean;
+  readonly submit?: boolean | undefined;
   /** Free text kept in the status history (and, for cancel and reject, in error_details). */
   readonly note?: string | undefined;
 }

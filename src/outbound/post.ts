@@ -22,7 +22,7 @@ export interface OutboundPolicy {
    * Kept-alive connections to reuse (the notification worker's); without them every request
    * opens its own connection and closes it (validation requests, rare and one-off).
    */
-  readonly connections?: OutboundConnections;
+  readonly connections?: OutboundConnections | undefined;
 }
 
 /** Sockets per merchant host kept for reuse, at most. */

@@ -26,8 +26,8 @@ export interface ProcessorRequest {
   readonly method: 'GET' | 'POST';
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  /** A JSON text; absent for GET. */
-  readonly body?: string;
+  /** A JSON text; absent (or undefined) for GET. */
+  readonly body?: string | undefined;
 }
 
 export type ProcessorExchange =
@@ -111,7 +111,7 @@ export class ProcessorHttp {
           ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
           ...request.headers,
         },
-        body: request.body,
+        body: request.body ?? null,
         signal: deadline,
       });
       written = true;

@@ -4,7 +4,7 @@
 // uses changeStatus / updateIfStatus as its compare-and-set.
 import type { Insertable } from 'kysely';
 import type {
-  DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeRow, StatusChangeTable, TRANSACTION_COLUMN_DEFAULTS, TransactionRow,
+  DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeRow, StatusChangeTable, TransactionRow,
 } from './schema.js';
 import type { ActivityRow } from '../domain/overview.js';
 import type { TransactionSearch } from '../domain/transaction-search.js';

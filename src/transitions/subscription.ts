@@ -25,7 +25,7 @@ export async function createSubscriptionRecord(
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },
   now_ms: number,
 ): Promise<SubscriptionRow | null> {
-  if (!(await tx.subscriptions.insert({ ...row, next_charge_at_ms: row.status === 'active' ? row.next_charge_at_ms : null }))) return null;
+  if (!(await tx.subscriptions.insert({ ...row, next_charge_at_ms: row.status === 'active' ? (row.next_charge_at_ms ?? null) : null }))) return null;
   const stored = await tx.subscriptions.lock(row.subscription_id);
   if (!stored) throw new Error(`subscription ${row.subscription_id} vanished after insert`);
   await tx.subscriptions.insertChange({

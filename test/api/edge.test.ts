@@ -114,7 +114,7 @@ describe('HTTP edge', () => {
     const registered = new Set<string>();
     const stack: string[] = [];
     for (const line of gw.gateway.app.printRoutes({ commonPrefix: false }).split('\n')) {
-      const match = /^((?:│   |    )*)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+      const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
       if (!match) continue;
       const depth = match[1]!.length / 4;
       stack.length = depth;

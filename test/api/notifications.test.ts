@@ -11,7 +11,7 @@ import { CashierCustomer, initPayIn, openSession, textOf } from '../support/cash
 import { postSigned } from '../support/client.js';
 import { saleA, saleB, VISA } from '../support/bodies.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { type MerchantReceiver, type ReceivedRequest, type ReceiverReply, startMerchantReceiver } from '../support/merchant-receiver.js';
+import { type MerchantReceiver, type ReceiverReply, startMerchantReceiver } from '../support/merchant-receiver.js';
 import { merchantVerify, notificationOf, signedReply, sleep, waitUntil } from '../support/notification-merchant.js';
 import { transactionFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
@@ -83,15 +83,6 @@ async function operatorGetSubscription(base: string, subscription_id: string, to
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
   return { http_status: response.status, body: (await response.json()) as { notifications: NotificationView[] } & Record<string, unknown> };
-}
-
-async function advanceClock(base: string, seconds: number): Promise<void> {
-  const response = await fetch(`${base}/sandbox/clock`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ advance_seconds: seconds }),
-  });
-  expect(response.status).toBe(200);
 }
 
 /**

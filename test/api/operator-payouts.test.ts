@@ -50,7 +50,7 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
     const headers: Record<string, string> = {};
     if (token !== null) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${gw.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${gw.url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
     return { http_status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
   const act = (trace_id: number, action: Action, body: Record<string, unknown> = {}) => op('POST', `/operator/payouts/${trace_id}/${action}`, body);

@@ -2,7 +2,7 @@
 // built with the migrations up to 0007 and holding an outbox (pending, delivered, due later, two
 // of one transaction). Migrating to the latest swaps the indexes, and the lease, run on the
 // migrated database, takes exactly what it took before: due, pending, oldest of its transaction.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { NotificationState } from '../../src/domain/notification-record.js';
 import { migrateTo } from '../../src/store/migrations/index.js';

@@ -7,11 +7,10 @@ import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { TransactionStatus, TransactionType } from '../../src/domain/transaction-state.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
-import type { Database } from '../../src/store/schema.js';
 import { transactionScans } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
 import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
-import { storeKinds, type StoreKind } from '../support/stores.js';
+import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
 

@@ -8,10 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
 import { processorEventLists } from '../../src/store/sql/merchants.js';
-import type { Database } from '../../src/store/schema.js';
 import { databaseAt, indexNames, queryPlan as plan } from '../support/old-database.js';
 import { gatewayFixture } from '../support/store-fixture.js';
-import { storeKinds, type StoreKind } from '../support/stores.js';
+import { storeKinds } from '../support/stores.js';
 
 const T0 = 1_800_000_000_000;
 

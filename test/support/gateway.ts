@@ -29,7 +29,7 @@ export interface TestGatewayOptions {
   readonly env?: Record<string, string>;
   /** Reuse a data dir / database (restart tests). */
   readonly data_dir?: string;
-  readonly database?: TestDatabase;
+  readonly database?: TestDatabase | undefined;
 }
 
 export const TEST_MASTER_KEY = 'a'.repeat(64);

@@ -89,7 +89,7 @@ export async function v13(
   } else if (typeof options.body_signature === 'string') {
     headers['gt-body-signature'] = options.body_signature;
   }
-  const response = await fetch(url, { method, headers, body });
+  const response = await fetch(url, { method, headers, body: body ?? null });
   const text = await response.text();
   let parsed: Record<string, unknown>;
   try {

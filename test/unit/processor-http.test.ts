@@ -37,7 +37,7 @@ afterAll(async () => {
 
 describe('ProcessorHttp', () => {
   it('reads a whole answer, with the request as sent', async () => {
-    let seen: { method?: string; headers?: http.IncomingHttpHeaders; body?: string } = {};
+    let seen: { method?: string | undefined; headers?: http.IncomingHttpHeaders; body?: string } = {};
     const url = await server((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));

@@ -75,7 +75,7 @@ export interface PaygateClientOptions {
   /** For the application_key calls (version 1.2: sale, refund, payout, directPayout, tokenize, initPayIn) and v1.3. */
   readonly application_key?: string;
   /** For the frontend calls (version 1.1: saleFrontend, refundFrontend, payoutFrontend, initCheckout, initPayOut, initPayOutOrder, findOrder). */
-  readonly frontend?: string;
+  readonly frontend?: string | undefined;
   /** One attempt, from connecting to the answer's last byte; default 30 000 (a processor may take 20 s). */
   readonly timeout_ms?: number;
   /** Attempts after the first for a request that got no answer (never for one that did); default 2, at most 10. */

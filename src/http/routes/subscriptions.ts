@@ -315,7 +315,7 @@ const activateSubscriptionRoute = () => headerSigned({
   }),
 });
 
-export function subscriptionRoutes(): HeaderSignedRoute<any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function subscriptionRoutes(): HeaderSignedRoute<unknown>[] {
   return [
     createPlanRoute(), updatePlanRoute(), readPlanRoute(), listPlansRoute(),
     createSubscriptionRoute(), readSubscriptionRoute(), listSubscriptionsRoute(), cancelSubscriptionRoute(), activateSubscriptionRoute(),

@@ -798,7 +798,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   async function handle(request: http.IncomingMessage, response: http.ServerResponse, { text: body_text, too_large }: RequestBody): Promise<void> {
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
-    let json: unknown = null;
+    let json: unknown;
     try {
       json = body_text === '' ? null : (JSON.parse(body_text) as unknown);
     } catch {

@@ -21,7 +21,7 @@ export interface LocalServer {
 
 export interface LocalServerOptions {
   /** 0 (the default) takes a free port; a fixed one lets a test bring a stopped server back at the same URL. */
-  readonly port?: number;
+  readonly port?: number | undefined;
   readonly body_max_bytes: number;
   /** Called once a request's body is read (a body over the cap comes as '' with too_large). */
   readonly handle: BodyHandler;

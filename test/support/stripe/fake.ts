@@ -580,7 +580,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     return { status, json: { error: body }, events, keep };
   }
 
-  function invalidRequest(context: RequestContext, message: string, extra: { code?: string; param?: string } = {}, status = 400, keep = true): Answer {
+  function invalidRequest(context: RequestContext, message: string, extra: { code?: string; param?: string | undefined } = {}, status = 400, keep = true): Answer {
     return errorAnswer(status, context, { type: 'invalid_request_error', message, ...extra }, keep);
   }
 
