@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { OperationDeps } from '../operations/deps.js';
+import { storeHealth } from '../operations/health.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
 import swagger from '@fastify/swagger';
@@ -170,12 +171,8 @@ export function buildApp(deps: OperationDeps, routes: readonly RouteDef[], logge
   void app.register(swaggerUi, { routePrefix: REFERENCE_PATH, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false } });
   methods_by_url.set('/openapi.json', new Set(['GET']));
   app.get('/healthz', async (_request, response) => {
-    try {
-      await deps.store.ping();
-      return { status: 'ok', store: deps.store.dialect };
-    } catch {
-      return response.code(503).send({ status: 'unavailable', store: deps.store.dialect });
-    }
+    const health = await storeHealth(deps);
+    return health.ok ? { status: 'ok', store: health.dialect } : response.code(503).send({ status: 'unavailable', store: health.dialect });
   });
   methods_by_url.set('/healthz', new Set(['GET']));
   // Prometheus text format, to the operator's token only (decisions.md §15).

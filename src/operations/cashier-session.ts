@@ -315,3 +315,5 @@ export async function saveRegistration(deps: OperationDeps, session: CashierSess
     updated_at_ms: now_ms,
   });
 }
+
+export type { CashierSessionRow, TransactionRow } from '../store/schema.js';

@@ -91,3 +91,30 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
   }
   return { kind: 'failed', http_status: result.http_status, reason: result.reason, reply_excerpt: result.reply_excerpt, duration_ms: result.duration_ms };
 }
+
+/** What a merchant's staff see of their credentials: never a secret, only what identifies them and the grace of a rolled one. */
+export interface CredentialsView {
+  readonly merchant_id: string;
+  readonly applications: readonly string[];
+  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
+  /** Until when the previous secret is still accepted; null when it no longer is (or there is none). */
+  readonly previous_secret_until_ms: number | null;
+  /** The notification URL of the merchant's latest transactions that had one ('' when none): the test's default. */
+  readonly last_notification_url: string;
+}
+
+/** Recent transactions looked at for the notification URL offered by default. */
+const RECENT_FOR_URL = 20;
+
+/** A merchant's credentials as its staff see them; null when there is no such merchant. */
+export async function credentialsView(deps: Pick<OperationDeps, 'store' | 'clock'>, merchant_id: string): Promise<CredentialsView | null> {
+  const record = await deps.store.merchants.get(merchant_id);
+  if (record === null) return null;
+  const recent = await deps.store.transactions.search({ merchant_id }, null, RECENT_FOR_URL);
+  const grace_until = record.previous_secret_until_ms;
+  const in_grace = grace_until !== null && record.previous_secret_sealed !== null && grace_until > deps.clock.now_ms();
+  return {
+    merchant_id, applications: record.applications, frontends: record.frontends, previous_secret_until_ms: in_grace ? grace_until : null,
+    last_notification_url: recent.find((row) => row.notification_url !== null)?.notification_url ?? '',
+  };
+}
