@@ -16,7 +16,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import { requireAdmin } from './admin-auth.js';
 import type { ApiLog } from './route.js';
 import { redactUrl } from '../logging.js';
-import { type PlainRoute, type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
+import type { PlainRoute, RouteDef } from './route.js';
+import { runSignedRoute } from './signed-route.js';
+import { runHeaderSignedRoute } from './header-signed-route.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 /** Node checks this often for requests over their time limits. */
