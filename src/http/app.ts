@@ -251,7 +251,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A JSON body's text exactly as received; null for other bodies. */
     raw_json: string | null;
-    /** What an API call answered, for its log line and metrics (http/route.ts); null for other routes. */
+    /** What an API call answered, for its log line and metrics (http/signed-route.ts, header-signed-route.ts); null for other routes. */
     api_log: ApiLog | null;
   }
 }

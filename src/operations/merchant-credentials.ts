@@ -4,7 +4,7 @@
 //
 // Rolling: the merchant deploys a new secret whenever it can, so the old one stays accepted for a
 // grace the operator chooses (up to a day); requests signed with either are accepted meanwhile and
-// answered with the one they used (http/route.ts). What the gateway sends on its own initiative
+// answered with the one they used (http/signed-route.ts). What the gateway sends on its own initiative
 // (notifications, validation requests) is signed with the current secret from the roll on.
 import { newMerchantSecret } from '../domain/merchants.js';
 import { buildTestNotificationPayload } from '../notifications/payload.js';
@@ -79,7 +79,7 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
   };
   const checked = precheckUrl(url, policy.allow_private);
   if ('reason' in checked) return { kind: 'url_not_allowed', reason: checked.reason };
-  // As a notification_url is checked when a request brings it (http/route.ts): `localhost` by name too.
+  // As a notification_url is checked when a request brings it (http/signed-route.ts): `localhost` by name too.
   if (!policy.allow_private && urlHostNotPublic(url)) return { kind: 'url_not_allowed', reason: DESTINATION_NOT_ALLOWED };
   const payload = buildTestNotificationPayload(merchant, Math.floor(deps.clock.now_ms() / 1000));
   const result = await sendNotification({ url, payload_json: JSON.stringify(payload) }, merchant.secret, policy);
