@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { CardData } from '../domain/cards.js';
 import type { Clock } from '../domain/clock.js';
 import type { Environment } from '../domain/environment.js';
+import type { CashierTexts } from '../domain/cashier-texts.js';
 import type { ProcessorResult } from '../domain/processor-result.js';
 import type { ProcessorHttp } from '../outbound/processor-http.js';
 
@@ -193,13 +194,7 @@ export type WebhookReading =
   /** Verified, but not something this gateway reads (unknown shape): HTTP 200, nothing applied. */
   | { readonly kind: 'ignored'; readonly reason: string };
 
-/** What the hosted cashier shows for a connector besides its own texts (the sandbox's test hints). */
-export interface CashierTexts {
-  /** The name of the e-wallet method. */
-  ewallet_label(language: string): string;
-  /** A line under the payment form (card payments, or payouts): how to reach each outcome. */
-  form_note(kind: 'card' | 'payout', language: string, currency: string): string;
-}
+export type { CashierTexts } from '../domain/cashier-texts.js';
 
 /** One gateway's connection to its processor. */
 export interface Connector {

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { HttpDeps } from './deps.js';
+import { storeHealth } from '../operations/health.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
 import swagger from '@fastify/swagger';
@@ -15,7 +16,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import { requireAdmin } from './admin-auth.js';
 import type { ApiLog } from './route.js';
 import { redactUrl } from '../logging.js';
-import { type PlainRoute, type RouteDef, runHeaderSignedRoute, runSignedRoute } from './route.js';
+import type { PlainRoute, RouteDef } from './route.js';
+import { runSignedRoute } from './signed-route.js';
+import { runHeaderSignedRoute } from './header-signed-route.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 /** Node checks this often for requests over their time limits. */
@@ -170,12 +173,8 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
   void app.register(swaggerUi, { routePrefix: REFERENCE_PATH, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false } });
   methods_by_url.set('/openapi.json', new Set(['GET']));
   app.get('/healthz', async (_request, response) => {
-    try {
-      await deps.store.ping();
-      return { status: 'ok', store: deps.store.dialect };
-    } catch {
-      return response.code(503).send({ status: 'unavailable', store: deps.store.dialect });
-    }
+    const health = await storeHealth(deps);
+    return health.ok ? { status: 'ok', store: health.dialect } : response.code(503).send({ status: 'unavailable', store: health.dialect });
   });
   methods_by_url.set('/healthz', new Set(['GET']));
   // Prometheus text format, to the operator's token only (decisions.md §15).
@@ -252,7 +251,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A JSON body's text exactly as received; null for other bodies. */
     raw_json: string | null;
-    /** What an API call answered, for its log line and metrics (http/route.ts); null for other routes. */
+    /** What an API call answered, for its log line and metrics (http/signed-route.ts, header-signed-route.ts); null for other routes. */
     api_log: ApiLog | null;
   }
 }

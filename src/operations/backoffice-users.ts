@@ -98,3 +98,20 @@ export async function activeUser(store: Store, user_id: string): Promise<Viewer 
   const user = await store.backoffice.getUser(user_id);
   return user === null || user.disabled_at_ms !== null ? null : viewerOf(user);
 }
+
+export type SetUserDisabledOutcome =
+  | { readonly kind: 'not_found' }
+  /** An operator cannot disable themself: another operator must. */
+  | { readonly kind: 'self' }
+  | { readonly kind: 'done'; readonly user: BackofficeUserRow };
+
+/** Disables (its sessions end at their next request) or enables a user, by an operator other than that user. */
+export async function setUserDisabled(
+  deps: Pick<UserDeps, 'store' | 'clock'>, by: Viewer, user_id: string, disabled: boolean,
+): Promise<SetUserDisabledOutcome> {
+  const user = await deps.store.backoffice.getUser(user_id);
+  if (user === null) return { kind: 'not_found' };
+  if (user.user_id === by.user_id) return { kind: 'self' };
+  await deps.store.backoffice.setUserDisabled(user_id, disabled ? deps.clock.now_ms() : null);
+  return { kind: 'done', user };
+}

@@ -17,12 +17,9 @@ import type { Identity } from './sale.js';
 /** The domain's (domain/cashier-record.ts), beside the session's record. */
 export type { SessionKind };
 
-/** Customer fields a session may carry (spec §4.3-4.6 optional fields) and the registration form collects. */
-export const CUSTOMER_FIELDS = ['first_name', 'last_name', 'dob', 'email', 'phone', 'address', 'city', 'state', 'zip'] as const;
-export type CustomerField = (typeof CUSTOMER_FIELDS)[number];
-/** Asked in the one-time registration form when neither the merchant nor an earlier registration gave them. */
-export const REQUIRED_CUSTOMER_FIELDS: readonly CustomerField[] = ['first_name', 'last_name', 'email', 'phone', 'dob', 'address', 'city', 'zip'];
-export type CustomerData = Partial<Record<CustomerField | 'requester_ip', string>>;
+// The customer's fields are the domain's (domain/customer.ts): the cashier's pages read them too.
+import { CUSTOMER_FIELDS, type CustomerData, type CustomerField, REQUIRED_CUSTOMER_FIELDS } from '../domain/customer.js';
+export { CUSTOMER_FIELDS, type CustomerData, type CustomerField, REQUIRED_CUSTOMER_FIELDS };
 
 /** A result page stays readable this long after the session ended (a customer back from 3-D Secure late). */
 export const RESULT_GRACE_MS = 60 * 60 * 1000;
@@ -317,3 +314,5 @@ export async function saveRegistration(deps: OperationDeps, session: CashierSess
     updated_at_ms: now_ms,
   });
 }
+
+export type { CashierSessionRow, TransactionRow } from '../store/schema.js';

@@ -14,6 +14,7 @@ import { isKnownCurrency } from '../domain/money.js';
 import type { Logger } from 'pino';
 import type { GatewayRow } from '../domain/gateway-record.js';
 import type { Store } from '../store/store.js';
+import type { OperationDeps } from './deps.js';
 
 /** Which connectors exist and where they run: the registry, or its definitions alone (the CLI). */
 export interface ConnectorCatalog {
@@ -245,4 +246,17 @@ export async function reportUnusableMerchants(deps: { readonly store: Store; rea
   }
   if (merchant_ids.length > REPORT_MAX_MERCHANTS) deps.logger.warn(`more than ${REPORT_MAX_MERCHANTS} merchants: only the first were checked for a usable gateway`);
   return without.length;
+}
+
+/** The gateway operations' deps out of the operations' own. */
+export function gatewayAdminDeps(deps: OperationDeps): GatewayAdminDeps {
+  return {
+    store: deps.store, sealer: deps.sealer, connectors: deps.connectors, environment: deps.config.environment,
+    allow_private_urls: deps.config.limits.allow_private_urls, public_url: deps.public_url,
+  };
+}
+
+/** Holds a gateway's payouts for approval, or not (docs/payouts.md); false when no such gateway. */
+export function setGatewayHoldPayouts(deps: Pick<OperationDeps, 'store'>, gateway_id: string, hold_payouts: boolean): Promise<boolean> {
+  return deps.store.merchants.setGatewayHoldPayouts(gateway_id, hold_payouts);
 }

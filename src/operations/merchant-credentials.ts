@@ -4,7 +4,7 @@
 //
 // Rolling: the merchant deploys a new secret whenever it can, so the old one stays accepted for a
 // grace the operator chooses (up to a day); requests signed with either are accepted meanwhile and
-// answered with the one they used (http/route.ts). What the gateway sends on its own initiative
+// answered with the one they used (http/signed-route.ts). What the gateway sends on its own initiative
 // (notifications, validation requests) is signed with the current secret from the roll on.
 import { newMerchantSecret } from '../domain/merchants.js';
 import { buildTestNotificationPayload } from '../notifications/payload.js';
@@ -79,7 +79,7 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
   };
   const checked = precheckUrl(url, policy.allow_private);
   if ('reason' in checked) return { kind: 'url_not_allowed', reason: checked.reason };
-  // As a notification_url is checked when a request brings it (http/route.ts): `localhost` by name too.
+  // As a notification_url is checked when a request brings it (http/signed-route.ts): `localhost` by name too.
   if (!policy.allow_private && urlHostNotPublic(url)) return { kind: 'url_not_allowed', reason: DESTINATION_NOT_ALLOWED };
   const payload = buildTestNotificationPayload(merchant, Math.floor(deps.clock.now_ms() / 1000));
   const result = await sendNotification({ url, payload_json: JSON.stringify(payload) }, merchant.secret, policy);
@@ -90,4 +90,31 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
     return { kind: 'delivered', http_status: result.http_status ?? 200, reply_excerpt: result.reply_excerpt ?? '', duration_ms: result.duration_ms };
   }
   return { kind: 'failed', http_status: result.http_status, reason: result.reason, reply_excerpt: result.reply_excerpt, duration_ms: result.duration_ms };
+}
+
+/** What a merchant's staff see of their credentials: never a secret, only what identifies them and the grace of a rolled one. */
+export interface CredentialsView {
+  readonly merchant_id: string;
+  readonly applications: readonly string[];
+  readonly frontends: readonly { readonly name: string; readonly currency: string }[];
+  /** Until when the previous secret is still accepted; null when it no longer is (or there is none). */
+  readonly previous_secret_until_ms: number | null;
+  /** The notification URL of the merchant's latest transactions that had one ('' when none): the test's default. */
+  readonly last_notification_url: string;
+}
+
+/** Recent transactions looked at for the notification URL offered by default. */
+const RECENT_FOR_URL = 20;
+
+/** A merchant's credentials as its staff see them; null when there is no such merchant. */
+export async function credentialsView(deps: Pick<OperationDeps, 'store' | 'clock'>, merchant_id: string): Promise<CredentialsView | null> {
+  const record = await deps.store.merchants.get(merchant_id);
+  if (record === null) return null;
+  const recent = await deps.store.transactions.search({ merchant_id }, null, RECENT_FOR_URL);
+  const grace_until = record.previous_secret_until_ms;
+  const in_grace = grace_until !== null && record.previous_secret_sealed !== null && grace_until > deps.clock.now_ms();
+  return {
+    merchant_id, applications: record.applications, frontends: record.frontends, previous_secret_until_ms: in_grace ? grace_until : null,
+    last_notification_url: recent.find((row) => row.notification_url !== null)?.notification_url ?? '',
+  };
 }

@@ -2,7 +2,7 @@
 // parsed, kept for a short time, and created.
 //
 // A disabled merchant is found like any other (its queued notifications still go out, its
-// payments in flight still finish); the signed routes refuse it (http/route.ts). Whether a
+// payments in flight still finish); the signed routes refuse it (http/signed-route.ts). Whether a
 // previous secret is still accepted is decided per request (domain/merchants.ts acceptedSecrets),
 // since a copy kept here may outlive the grace.
 //

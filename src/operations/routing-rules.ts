@@ -5,6 +5,7 @@
 // codes, its amounts a range, its brands ones the gateway can tell.
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
+import type { OperationDeps } from './deps.js';
 import type { RoutingRuleRow } from '../domain/gateway-record.js';
 import { CARD_BRANDS } from '../domain/cards.js';
 import { isKnownCurrency } from '../domain/money.js';
@@ -130,4 +131,19 @@ export function parseBinCsv(text: string): { ok: true; rows: { prefix: string; c
     if (by_prefix.size > BIN_RANGES_MAX) return { ok: false, line: i + 1, reason: `more than ${BIN_RANGES_MAX} prefixes` };
   }
   return { ok: true, rows: [...by_prefix].map(([prefix, country]) => ({ prefix, country })) };
+}
+
+/** A merchant's rules by priority, through the operations' deps; null when no such merchant. */
+export function merchantRoutingRules(deps: Pick<OperationDeps, 'store'>, merchant_id: string): Promise<RuleView[] | null> {
+  return listRoutingRules(deps.store, merchant_id);
+}
+
+/** Adds a rule through the operations' deps. */
+export function addMerchantRoutingRule(deps: Pick<OperationDeps, 'store'>, input: NewRuleInput, now_ms: number): Promise<RuleOutcome> {
+  return addRoutingRule(deps.store, input, now_ms);
+}
+
+/** Deletes one of a merchant's rules; false when there is no such rule. */
+export function deleteRoutingRule(deps: Pick<OperationDeps, 'store'>, merchant_id: string, rule_id: string): Promise<boolean> {
+  return deps.store.merchants.deleteRoutingRule(merchant_id, rule_id);
 }

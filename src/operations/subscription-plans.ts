@@ -118,3 +118,5 @@ export async function updatePlan(deps: OperationDeps, merchant_id: string, plan_
     return { kind: 'found', plan: { ...current, plan: { ...current.plan, ...patch, updated_at_ms: now_ms } } } as const;
   });
 }
+
+export type { PlanRecord } from '../store/store.js';

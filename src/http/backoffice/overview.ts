@@ -1,71 +1,16 @@
-// The back office's first page (docs/backoffice.md): today's and the last 30 days' approved
-// volume per currency, the approval rate, refunds, payouts waiting for a decision and
-// notifications not yet acknowledged, with two charts drawn by the server. Sums come from one
-// grouped query (store/transaction-store.ts activitySince); the figures from domain/overview.ts.
+// The back office's first page (docs/backoffice.md): the figures of operations/overview-figures.ts
+// (the viewer's merchant's, or every merchant's for an operator) drawn by pages/backoffice/overview.ts.
 import { merchantScope } from '../../domain/backoffice-access.js';
-import { DAY_MS, computeOverview, type CurrencyFigure, OVERVIEW_DAYS } from '../../domain/overview.js';
-import { majorUnits, money } from '../../pages/backoffice/format.js';
-import { barChart } from '../../pages/backoffice/charts.js';
-import { type Html, html } from '../../pages/html.js';
+import { overviewFigures } from '../../operations/overview-figures.js';
+import { overviewBody } from '../../pages/backoffice/overview.js';
 import type { BackOfficeRoute } from './plugin.js';
-
-function moneyList(figures: readonly CurrencyFigure[]): string {
-  if (figures.length === 0) return '0';
-  return figures.map((f) => money(f.amount_minor, f.currency)).join(' · ');
-}
-
-function percent(rate: number | null): string {
-  return rate === null ? '—' : `${(rate * 100).toFixed(1)} %`;
-}
-
-function tile(label: string, value: string, href: string | null = null): Html {
-  return html`<div class="tile"><div class="label">${label}</div><div class="value">${href === null ? value : html`<a href="${href}">${value}</a>`}</div></div>`;
-}
 
 export function overviewRoutes(): BackOfficeRoute[] {
   return [{
     method: 'GET', url: '/overview', roles: ['operator', 'merchant'],
     async handle(context) {
-      const { store, clock } = context.deps;
-      const scope = merchantScope(context.viewer);
-      const now_ms = clock.now_ms();
-      const today = Math.floor(now_ms / DAY_MS);
-      const [activity, payouts_waiting, unacknowledged] = await Promise.all([
-        store.transactions.activitySince(scope, (today - OVERVIEW_DAYS + 1) * DAY_MS),
-        store.transactions.countByStatus(scope, 'payout', 'requested'),
-        store.notifications.countUnacknowledged(scope),
-      ]);
-      const overview = computeOverview(activity, today);
-      const labels = overview.days.map((day) => new Date(day * DAY_MS).toISOString().slice(5, 10));
-      const main = overview.period_volume[0]?.currency ?? null;
-      const volume_chart = main === null ? html`<p class="card muted">No approved sale in the last ${OVERVIEW_DAYS} days.</p>` : barChart({
-        title: `Approved sales per day, ${main} (last ${OVERVIEW_DAYS} days)`,
-        summary: `Approved sales in ${main} over the last ${OVERVIEW_DAYS} days: ${money(overview.period_volume[0]!.amount_minor, main)} in all`,
-        labels,
-        series: [{ label: main, color: '#2563eb', values: overview.volume_by_day[main]! }],
-        format: (value) => majorUnits(Math.round(value), main),
-      });
-      const outcomes_chart = barChart({
-        title: `Sales approved and refused per day (last ${OVERVIEW_DAYS} days)`,
-        summary: `Approval rate over the last ${OVERVIEW_DAYS} days: ${percent(overview.approval_rate)}`,
-        labels,
-        series: [
-          { label: 'approved', color: '#16a34a', values: overview.approved_by_day },
-          { label: 'declined or rejected', color: '#dc2626', values: overview.declined_by_day },
-        ],
-        format: (value) => (Number.isInteger(value) ? String(value) : value.toFixed(1)),
-      });
-      return context.page('Overview', '/backoffice/overview', html`<h1>Overview</h1>
-<div class="tiles">
-${tile('Approved today', moneyList(overview.today_volume))}
-${tile(`Approved, last ${OVERVIEW_DAYS} days`, moneyList(overview.period_volume))}
-${tile('Approval rate today', percent(overview.today_approval_rate))}
-${tile(`Approval rate, ${OVERVIEW_DAYS} days`, percent(overview.approval_rate))}
-${tile(`Refunds, ${OVERVIEW_DAYS} days`, moneyList(overview.period_refunds))}
-${tile('Payouts waiting for a decision', String(payouts_waiting), '/backoffice/payouts')}
-${tile('Notifications not acknowledged', String(unacknowledged))}
-</div>${volume_chart}${outcomes_chart}
-<p class="muted">Days are UTC days. Volume counts approved sales; the approval rate counts sales that were approved, declined or rejected.</p>`);
+      const figures = await overviewFigures(context.deps, merchantScope(context.viewer));
+      return context.page('Overview', '/backoffice/overview', overviewBody(figures));
     },
   }];
 }

@@ -4,28 +4,16 @@
 // answers 429 with Retry-After. Every attempt goes to the audit log. A session that ended idle
 // (plugin.ts) is sent here with ?notice=idle, so its person reads why they must sign in again.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { activeUser, signIn } from '../../operations/backoffice-users.js';
+import { signIn } from '../../operations/backoffice-users.js';
+import { idleTimeoutMinutes, sessionViewer } from '../../operations/backoffice-sessions.js';
 import { recordAudit } from '../../operations/audit.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { HttpDeps } from '../deps.js';
-import { html, type Html } from '../../pages/html.js';
-import { bareBackOfficePage, csrfField, noticeLine, problemLine } from '../../pages/backoffice/layout.js';
-import { beginSession, formValue, idleTimeoutMinutes, type PublicRoute } from './plugin.js';
+import { signedOutNotice, signInPage } from '../../pages/backoffice/sign-in.js';
+import { beginSession, formValue, type PublicRoute } from './plugin.js';
 
-function signInPage(csrf: string, email: string, problem: string | null, notice: Html | '' = ''): string {
-  return bareBackOfficePage('Sign in', html`<div class="card signin"><h1>Sign in to the back office</h1>
-${notice}${problemLine(problem)}
-<form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
-<label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
-<label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
-<button class="primary" type="submit">Sign in</button></form></div>`);
-}
-
-/** Why the person is here again, when the redirect says so. */
-function signedOutNotice(deps: OperationDeps, request: FastifyRequest): Html | '' {
-  return noticeLine((request.query as Record<string, unknown> | undefined)?.notice, {
-    idle: `Signed out after ${idleTimeoutMinutes(deps)} minutes without activity. Sign in again to go on.`,
-  });
+function noticeOf(deps: OperationDeps, request: FastifyRequest) {
+  return signedOutNotice((request.query as Record<string, unknown> | undefined)?.notice, idleTimeoutMinutes(deps));
 }
 
 function sendPage(response: FastifyReply, status: number, body: string): FastifyReply {
@@ -39,10 +27,10 @@ export function signInRoutes(): PublicRoute[] {
       url: '/',
       async handle(deps, request, response) {
         const user_id = request.session.get('user_id');
-        if (typeof user_id === 'string' && (await activeUser(deps.store, user_id)) !== null) {
+        if (typeof user_id === 'string' && (await sessionViewer(deps, user_id)) !== null) {
           return response.code(303).header('location', '/backoffice/overview').send();
         }
-        return sendPage(response, 200, signInPage(response.generateCsrf(), '', null, signedOutNotice(deps, request)));
+        return sendPage(response, 200, signInPage(response.generateCsrf(), '', null, noticeOf(deps, request)));
       },
     },
     {
@@ -80,7 +68,7 @@ export function signInRoutes(): PublicRoute[] {
       url: '/sign-out',
       async handle(deps, request, response) {
         const user_id = request.session.get('user_id');
-        const user = typeof user_id === 'string' ? await activeUser(deps.store, user_id) : null;
+        const user = typeof user_id === 'string' ? await sessionViewer(deps, user_id) : null;
         if (user !== null) await recordAudit(deps, user, request.ip, { action: 'sign_out', outcome: 'done' });
         await request.session.destroy();
         return response.code(303).header('location', '/backoffice/').send();

@@ -15,17 +15,17 @@ import { signedReturnUrl } from '../../domain/return-url.js';
 import { isLinkPreview } from '../../domain/link-preview.js';
 import {
   type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
-  methodsFor, missingCustomerFields, saveRegistration, sessionConnector, sessionFrameOrigins,
+  methodsFor, missingCustomerFields, saveRegistration, sessionConnector, sessionFrameOrigins, type CashierSessionRow, type TransactionRow,
 } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import { html, type Html } from '../../pages/html.js';
+import { displayName } from '../../operations/merchant-settings.js';
+import type { Html } from '../../pages/html.js';
 import {
-  type Alert, cashierPage, type CashierView, type FieldErrors, type FieldValues, messagePage, methodChoice, paymentDetails, paymentForm,
-  paymentList, registrationPage, resultActions, resultAlert,
+  type Alert, cashierPage, type CashierView, type FieldErrors, type FieldValues, messagePage, methodChoice, paymentForm,
+  paymentList, registrationPage, resultAlert,
 } from '../../pages/cashier/pages.js';
+import { continueAction, resultSection, retrySection, returnAction } from '../../pages/cashier/sections.js';
 import { languageOf, sayer } from '../../pages/cashier/text.js';
-import type { CashierSessionRow } from '../../domain/cashier-record.js';
-import type { TransactionRow } from '../../domain/transaction-record.js';
 import { readPaymentForm, readRegistration } from '../cashier-forms.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
 
@@ -115,7 +115,7 @@ async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ v
     timestamp: Math.floor(deps.clock.now_ms() / 1000),
   }, merchant.secret);
   const identity_kind = browser.session.identity_kind === 'frontend' ? 'frontend' as const : 'application_key' as const;
-  const shop_name = await deps.store.merchants.getDisplayName(browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
+  const shop_name = await displayName(deps, browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
   return {
     view: {
       ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor,
@@ -131,12 +131,6 @@ interface MainOptions {
   readonly values?: FieldValues;
   readonly errors?: FieldErrors;
   readonly code?: number;
-}
-
-/** A payment's result: its details, what can be done now, and, after a failure, the way to try again. */
-function resultSection(view: CashierView, row: TransactionRow, attempt_url: string, retry: Html | null, can_pay_again: boolean): Html {
-  // With a form to try again, its Cancel is the way back to the shop.
-  return html`${paymentDetails(view, row)}${resultActions(view, row, attempt_url, can_pay_again, retry === null)}${retry ?? ''}`;
 }
 
 export function cashierPageRoutes(deps: OperationDeps, public_url: () => string): PlainRoute[] {
@@ -164,7 +158,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
       return send(200, cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row), row.status !== 'approved'));
     }
     if (session.kind === 'pay_out' && state.remaining_minor === 0) {
-      return send(200, cashierPage(view, html`<div class="actions">${returnButton(view)}</div>`, { tone: 'bad', title: view.say('no_balance') }));
+      return send(200, cashierPage(view, returnAction(view), { tone: 'bad', title: view.say('no_balance') }));
     }
     const methods = await methodsOf(session);
     const method = pickMethod(options.method, session, methods);
@@ -173,11 +167,6 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     return send(options.code ?? 200, cashierPage(view, paymentForm(view, {
       method, methods, ...(options.values ? { values: options.values } : {}), ...(options.errors ? { errors: options.errors } : {}),
     }), alert));
-  }
-
-  function returnButton(view: CashierView): Html {
-    const target = view.session.kind === 'pay_in' ? html` target="_top"` : '';
-    return html`<a class="button primary" href="${view.return_href}"${target}>${view.say('return_to_shop')}</a>`;
   }
 
   async function methodsOf(session: CashierSessionRow): Promise<string[]> {
@@ -226,7 +215,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
       if (!csrfValid(deps, browser.browser_token, form.csrf)) {
         const view = languageView(deps, browser.session);
         return sendHtml(deps, response, browser.session, 403, messagePage(view, browser.session, 'form_expired', 'link_invalid_text',
-          html`<div class="actions"><a class="button secondary" href="/cashier">${view.say('continue')}</a></div>`));
+          continueAction(view, '/cashier', 'secondary')));
       }
       if (!browser.open) return renderMain(response, browser);
       return handle(response, browser, form);
@@ -291,7 +280,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
             if (next.startsWith('/') || sameOrigin(next, public_url())) return redirect(deps, response, session, next);
             // A challenge page elsewhere: a link, because form-action 'self' would stop a cross-origin redirect.
             return sendHtml(deps, response, session, 200, cashierPage(view,
-              html`<div class="actions"><a class="button primary" href="${next}">${view.say('continue')}</a></div>`,
+              continueAction(view, next, 'primary'),
               { tone: 'wait', title: view.say('pending_async'), lines: [view.say('pending_async_text')] }));
           }
           case 'refused_by_merchant':
@@ -330,7 +319,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         if (can_retry) {
           const methods = await methodsOf(session);
           const method = pickMethod(undefined, session, methods);
-          retry = html`<p>${view.say('try_again')}</p>${method === null || methods.length > 1 ? methodChoice(view, methods) : paymentForm(view, { method, methods })}`;
+          retry = retrySection(view, methods, method);
         }
         const can_pay_again = browser.open && !isOrderSession(session) && state.remaining_minor !== 0;
         // Paid: the "open until" footer would invite a second payment nobody asked for.

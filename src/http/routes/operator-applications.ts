@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { checkFrameOrigins, FRAME_ORIGINS_MAX } from '../../domain/frame-origins.js';
 import type { OperationDeps } from '../../operations/deps.js';
+import { frameOrigins, setFrameOrigins } from '../../operations/merchant-settings.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
@@ -36,7 +37,7 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { merchant_id, application_key } = paramsOf(request);
-        const origins = await deps.store.merchants.getFrameOrigins(merchant_id, application_key);
+        const origins = await frameOrigins(deps, merchant_id, application_key);
         if (origins === null) return notFound(response);
         return response.send({ status: Status.OK, description: 'Frame origins', merchant_id, application_key, frame_origins: origins });
       },
@@ -63,7 +64,7 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
             status: Status.INVALID_FIELD, description: `Invalid field: frame_origins (${checked.invalid} is not an http(s) origin such as https://shop.example)`,
           });
         }
-        if (!(await deps.store.merchants.setFrameOrigins(merchant_id, application_key, checked.origins))) return notFound(response);
+        if (!(await setFrameOrigins(deps, merchant_id, application_key, checked.origins))) return notFound(response);
         return response.send({ status: Status.OK, description: 'Frame origins set', merchant_id, application_key, frame_origins: checked.origins });
       },
     },

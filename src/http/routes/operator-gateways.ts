@@ -7,8 +7,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
-  createGateway, type GatewayAdminDeps, type GatewayOutcome, type GatewayView, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
-  showGateway,
+  createGateway, gatewayAdminDeps, type GatewayOutcome, type GatewayView, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
+  setGatewayHoldPayouts, showGateway,
 } from '../../operations/gateways.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
@@ -29,13 +29,6 @@ const GatewayViewSchema = Type.Object({
   hold_payouts: Type.Boolean(), settings: Type.Record(Type.String(), Type.String()), secret_settings: Type.Array(Type.String()),
   webhook_url: Type.Union([Type.String(), Type.Null()]), usable_here: Type.Boolean(), created_at_ms: Type.Integer(), updated_at_ms: Type.Integer(),
 });
-
-function adminDeps(deps: OperationDeps): GatewayAdminDeps {
-  return {
-    store: deps.store, sealer: deps.sealer, connectors: deps.connectors, environment: deps.config.environment,
-    allow_private_urls: deps.config.limits.allow_private_urls, public_url: deps.public_url,
-  };
-}
 
 /** A gateway's view as answered (gateway_id and processor as the payout API named them before). */
 function viewBody(view: GatewayView, description: string): Record<string, unknown> {
@@ -76,7 +69,7 @@ function settingsOf(value: unknown): Record<string, string> | string {
 }
 
 export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
-  const admin = adminDeps(deps);
+  const admin = gatewayAdminDeps(deps);
   return [
     {
       kind: 'plain',
@@ -169,7 +162,7 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
         let outcome: GatewayOutcome = await showGateway(admin, gateway_id);
         if (outcome.kind !== 'ok') return notFound(response);
         if (typeof body.hold_payouts === 'boolean') {
-          if (!(await deps.store.merchants.setGatewayHoldPayouts(gateway_id, body.hold_payouts))) return notFound(response);
+          if (!(await setGatewayHoldPayouts(deps, gateway_id, body.hold_payouts))) return notFound(response);
           outcome = await showGateway(admin, gateway_id);
         }
         if (typeof body.enabled === 'boolean') outcome = await setGatewayEnabled(admin, gateway_id, body.enabled, now_ms);

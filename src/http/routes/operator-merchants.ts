@@ -7,6 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import type { OperationDeps } from '../../operations/deps.js';
 import { rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification, setMerchantDisabled } from '../../operations/merchant-credentials.js';
+import { setDisplayName, setV13BodySignatureRequired } from '../../operations/merchant-settings.js';
 import { requireAdmin } from '../admin-auth.js';
 import { characterLength, hasContent, textProblem } from '../../domain/text.js';
 import { Status } from '../envelope.js';
@@ -58,7 +59,7 @@ export function operatorMerchantRoutes(deps: OperationDeps): PlainRoute[] {
           || textProblem(name) !== null || !hasContent(name))) {
           return response.code(400).send({ status: Status.INVALID_FIELD, description: `Invalid field: display_name (expected text of 1 to ${DISPLAY_NAME_MAX} characters, or null)` });
         }
-        if (!(await deps.store.merchants.setDisplayName(merchant_id, identity, name))) {
+        if (!(await setDisplayName(deps, merchant_id, identity, name))) {
           return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'No such merchant frontend or application' });
         }
         request.log.info({ merchant_id, [identity.kind]: identity.value }, 'display name set');
@@ -96,7 +97,7 @@ export function operatorMerchantRoutes(deps: OperationDeps): PlainRoute[] {
         if (typeof required !== 'boolean') {
           return response.code(400).send({ status: Status.INVALID_FIELD, description: 'Invalid field: required (expected true or false)' });
         }
-        if (!(await deps.store.merchants.setV13BodySignatureRequired(merchant_id, required))) {
+        if (!(await setV13BodySignatureRequired(deps, merchant_id, required))) {
           return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'No such merchant' });
         }
         // This instance applies it at once; others within PAYGATE_MERCHANT_CACHE_MS.

@@ -8,7 +8,9 @@ import type { Clock } from '../../domain/clock.js';
 import { redactUrl } from '../../logging.js';
 import { SUBSCRIPTION_EVENT_KIND } from '../../notifications/subscription-event.js';
 import type { OperationDeps } from '../../operations/deps.js';
-import type { NotificationRow } from '../../domain/notification-record.js';
+import {
+  type NotificationWithAttempts, resendNotification, withAttempts, subscriptionNotifications, transactionNotifications,
+} from '../../operations/notification-views.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import type { PlainRoute } from '../route.js';
@@ -47,10 +49,8 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-async function viewOf(deps: OperationDeps, wall_clock: Clock, row: NotificationRow): Promise<View> {
-  // The row was read first; an attempt recorded since (it commits with its row update) is left
-  // out, so the view never shows an attempt whose effect on the row it does not show.
-  const attempts = (await deps.store.notifications.listAttempts(row.id)).filter((a) => a.attempt_no <= row.attempts);
+/** The answer's view of a notification; its attempts are those recorded when the row was read (operations/notification-views.ts). */
+function viewOf(wall_clock: Clock, { notification: row, attempts }: NotificationWithAttempts): View {
   const body = JSON.parse(row.payload_json) as Record<string, unknown>;
   if (typeof body.card_token === 'string') body.card_token = '[redacted]';
   const event = row.kind === SUBSCRIPTION_EVENT_KIND;
@@ -93,11 +93,7 @@ function problem(response: FastifyReply, code: number, status: number, descripti
 /** The operator's notification routes. Leases are read on deps.wall_clock (the real clock). */
 export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
   const wall_clock = deps.wall_clock;
-  const views = async (rows: readonly NotificationRow[]) => {
-    const notifications: View[] = [];
-    for (const row of rows) notifications.push(await viewOf(deps, wall_clock, row));
-    return notifications;
-  };
+  const views = (rows: readonly NotificationWithAttempts[]) => rows.map((row) => viewOf(wall_clock, row));
   return [
     {
       kind: 'plain',
@@ -113,10 +109,9 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const trace_id = idParam((request.params as { trace_id?: string }).trace_id);
         if (trace_id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: trace_id (expected a positive integer)');
-        const transaction = await deps.store.transactions.get(trace_id);
-        if (!transaction) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-        const notifications = await views(await deps.store.notifications.listOfTransaction(trace_id));
-        return response.send({ status: Status.OK, description: 'OK', trace_id, transaction_status: transaction.status, notifications });
+        const found = await transactionNotifications(deps, trace_id);
+        if (!found) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
+        return response.send({ status: Status.OK, description: 'OK', trace_id, transaction_status: found.transaction_status, notifications: views(found.notifications) });
       },
     },
     {
@@ -137,9 +132,9 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         }
         // Every subscription has its subscription.created event from the transaction that created
         // it (domain/subscription-state.ts), so no event means no such subscription.
-        const rows = await deps.store.notifications.listOfSubscription(raw);
+        const rows = await subscriptionNotifications(deps, raw);
         if (rows.length === 0) return problem(response, 404, Status.SUBSCRIPTION_NOT_FOUND, 'Subscription not found');
-        return response.send({ status: Status.OK, description: 'OK', subscription_id: raw, notifications: await views(rows) });
+        return response.send({ status: Status.OK, description: 'OK', subscription_id: raw, notifications: views(rows) });
       },
     },
     {
@@ -153,23 +148,22 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const id = idParam((request.params as { id?: string }).id);
         if (id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: id (expected a positive integer)');
-        if (!(await deps.store.notifications.get(id))) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
-        const now_ms = deps.clock.now_ms();
         // The stored body is untouched, so the merchant gets the same content and signature again.
         // Refused while an instance holds a live lease: the attempt in flight would record its own
         // outcome over the resend (or the merchant would get two sends at once).
-        if (!(await deps.store.notifications.reschedule(id, now_ms, now_ms, wall_clock.now_ms()))) {
-          const row = await deps.store.notifications.get(id);
+        const outcome = await resendNotification(deps, id);
+        if (outcome.kind === 'not_found') return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Notification not found');
+        const notification = views(await withAttempts(deps, [outcome.notification], true))[0]!;
+        if (outcome.kind === 'in_flight') {
           request.log.info({ notification_id: id }, 'notification resend refused: an attempt is in flight');
           return response.code(409).send({
             status: Status.IN_PROGRESS,
             description: 'Notification attempt in flight: resend it once the attempt has ended',
-            notification: await viewOf(deps, wall_clock, row!),
+            notification,
           });
         }
         request.log.info({ notification_id: id }, 'notification resend requested by operator');
-        const row = await deps.store.notifications.get(id);
-        return response.send({ status: Status.OK, description: 'Notification scheduled for resend', notification: await viewOf(deps, wall_clock, row!) });
+        return response.send({ status: Status.OK, description: 'Notification scheduled for resend', notification });
       },
     },
   ];

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '../../domain/transaction-state.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { findPayout, REVIEW_ACTIONS, type ReviewAction, reviewPayout } from '../../operations/payout-review.js';
-import type { TransactionRow } from '../../domain/transaction-record.js';
+import { payoutsByStatus, statusHistory, type TransactionRow } from '../../operations/payout-views.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
@@ -148,7 +148,7 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > LIST_MAX) {
           return badRequest(response, `Invalid field: limit (expected 1 to ${LIST_MAX})`);
         }
-        const rows = await deps.store.transactions.listPayoutsByStatus(status, Number(after), Number(limit));
+        const rows = await payoutsByStatus(deps, status, Number(after), Number(limit));
         return response.send({ status: Status.OK, description: `${rows.length} payout(s)`, payouts: rows.map(payoutView) });
       },
     },
@@ -164,7 +164,7 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         if (trace_id === null) return badRequest(response, 'Invalid trace_id (expected a positive integer)');
         const row = await findPayout(deps, trace_id);
         if (!row) return notFound(response);
-        const history = await deps.store.transactions.listStatusChanges(trace_id);
+        const history = await statusHistory(deps, trace_id);
         const allowed = (Object.keys(REVIEW_ACTIONS) as ReviewAction[]).filter((a) => REVIEW_ACTIONS[a].from.includes(row.status as PayoutStatus));
         return response.send({
           status: Status.OK,

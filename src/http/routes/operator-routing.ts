@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OperationDeps } from '../../operations/deps.js';
-import { addRoutingRule, listRoutingRules } from '../../operations/routing-rules.js';
+import { addMerchantRoutingRule, deleteRoutingRule, merchantRoutingRules } from '../../operations/routing-rules.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
 import { isPlainObject, type PlainRoute } from '../route.js';
@@ -49,7 +49,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { merchant_id } = request.params as { merchant_id: string };
         if (!MERCHANT_ID.test(merchant_id)) return merchantNotFound(response);
-        const rules = await listRoutingRules(deps.store, merchant_id);
+        const rules = await merchantRoutingRules(deps, merchant_id);
         return rules === null ? merchantNotFound(response) : response.send({ status: Status.OK, description: 'Routing rules', rules });
       },
     },
@@ -79,7 +79,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
           currencies: textList(body, 'currencies'), card_brands: textList(body, 'card_brands'), bin_countries: textList(body, 'bin_countries'),
         };
         for (const value of Object.values(fields)) if (typeof value === 'string') return badRequest(response, value);
-        const outcome = await addRoutingRule(deps.store, {
+        const outcome = await addMerchantRoutingRule(deps, {
           merchant_id, gateway_id: body.gateway, priority: fields.priority as number,
           amount_min_minor: fields.amount_min as number | undefined, amount_max_minor: fields.amount_max as number | undefined,
           currencies: fields.currencies as string[] | undefined, card_brands: fields.card_brands as string[] | undefined,
@@ -106,7 +106,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { merchant_id, rule_id } = request.params as { merchant_id: string; rule_id: string };
-        if (!MERCHANT_ID.test(merchant_id) || !RULE_ID.test(rule_id) || !(await deps.store.merchants.deleteRoutingRule(merchant_id, rule_id))) {
+        if (!MERCHANT_ID.test(merchant_id) || !RULE_ID.test(rule_id) || !(await deleteRoutingRule(deps, merchant_id, rule_id))) {
           return response.code(404).send({ status: Status.NO_GATEWAY, description: 'Routing rule not found' });
         }
         deps.merchants.invalidate();

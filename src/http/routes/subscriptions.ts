@@ -4,13 +4,11 @@
 import { Type } from '@sinclair/typebox';
 import { type BillingCycle, type TrialUnit } from '../../domain/billing-calendar.js';
 import {
-  createPlan, DEFAULT_RETRIES_DELAY_DAYS, DEFAULT_RETRIES_NUMBER, listPlans, readPlan, updatePlan,
+  createPlan, DEFAULT_RETRIES_DELAY_DAYS, DEFAULT_RETRIES_NUMBER, listPlans, type PlanRecord, readPlan, updatePlan,
 } from '../../operations/subscription-plans.js';
 import {
-  activateSubscription, cancelSubscription, createSubscription, listSubscriptions, readSubscription,
+  activateSubscription, cancelSubscription, createSubscription, listSubscriptions, type PageRequest, readSubscription, type SubscriptionRow,
 } from '../../operations/subscriptions.js';
-import type { SubscriptionRow } from '../../domain/subscription-record.js';
-import type { PageRequest, PlanRecord } from '../../store/store.js';
 import { fieldError, type JsonReply, type JsonValue, reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, SUBSCRIPTION_NOTIFICATION_URL, V13_VERSION } from '../fields.js';
 import type { HeaderSignedContext, HeaderSignedRoute } from '../route.js';

@@ -2,8 +2,8 @@
 // checkout / withdrawal form, the result of a payment, and the pages that say a session, an
 // order or a link is over. Server-rendered; each form posts to the gateway with its CSRF token.
 import { formatAmount, minorUnitExponent } from '../../domain/money.js';
-import type { CustomerData, CustomerField } from '../../operations/cashier-session.js';
-import type { CashierTexts } from '../../connectors/connector.js';
+import type { CustomerData, CustomerField } from '../../domain/customer.js';
+import type { CashierTexts } from '../../domain/cashier-texts.js';
 import type { CashierSessionRow } from '../../domain/cashier-record.js';
 import type { TransactionRow } from '../../domain/transaction-record.js';
 import { type Html, html } from '../html.js';

@@ -3,12 +3,9 @@
 // unmatched event (the gateway has no transaction it names) stands out, as it is the one an
 // operator looks into.
 import type { Viewer } from '../../domain/backoffice-access.js';
-import { iso } from '../../pages/backoffice/format.js';
-import { type Html, html } from '../../pages/html.js';
-import type { ProcessorEventRow } from '../../domain/gateway-record.js';
-
-/** What a page lists at most of the events, the newest. */
-export const PROCESSOR_EVENTS_MAX = 50;
+import { iso } from './format.js';
+import { type Html, html } from '../html.js';
+import type { ProcessorEventShown } from './records.js';
 
 /** Whose events a table lists: a transaction's name their gateway, a gateway's their transaction. */
 export type EventsOf = 'transaction' | 'gateway';
@@ -26,11 +23,12 @@ function transactionCell(trace_id: number | null): Html {
   return trace_id === null ? html`<td>—</td>` : html`<td><a href="/backoffice/transactions/${trace_id}">${trace_id}</a></td>`;
 }
 
-export function processorEventsTable(rows: readonly ProcessorEventRow[], of: EventsOf, viewer: Viewer, none: string): Html {
+/** `events_max`: what the operation lists at most, the newest; a full list says so. */
+export function processorEventsTable(rows: readonly ProcessorEventShown[], of: EventsOf, viewer: Viewer, none: string, events_max: number): Html {
   if (rows.length === 0) return html`<p class="muted">${none}</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Received (UTC)</th>${of === 'transaction' ? html`<th>Gateway</th>` : ''}
 <th>Event type</th><th>Event ID</th><th>Outcome</th>${of === 'gateway' ? html`<th>Transaction</th>` : ''}</tr></thead><tbody>
 ${rows.map((e) => html`<tr><td>${iso(e.received_at_ms)}</td>${of === 'transaction' ? gatewayCell(e.gateway_id, viewer) : ''}
 <td>${e.event_type}</td><td class="wrap">${e.event_id}</td>${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}</tr>`)}
-</tbody></table></div>${rows.length >= PROCESSOR_EVENTS_MAX ? html`<p class="muted">The newest ${PROCESSOR_EVENTS_MAX} are shown.</p>` : ''}`;
+</tbody></table></div>${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
 }

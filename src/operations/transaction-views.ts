@@ -1,0 +1,81 @@
+// The back office's reads of transactions (docs/backoffice.md): the search newest first with
+// keyset pages, the CSV export's batches, and one transaction with everything known of it —
+// status history, refunds, cascade attempts, the processor's webhook events, notifications with
+// every attempt. A merchant's staff see their merchant's only (domain/backoffice-access.ts).
+import { maySee, type Viewer } from '../domain/backoffice-access.js';
+import { redactUrl } from '../logging.js';
+import type { TransactionSearch } from '../store/backoffice-store.js';
+import type { ProcessorEventRow, TransactionRow } from '../store/schema.js';
+import type { OperationDeps } from './deps.js';
+import { type ShownNotification, shownNotifications } from './notification-views.js';
+
+export type { TransactionSearch } from '../store/backoffice-store.js';
+export type { ProcessorEventRow, TransactionRow } from '../store/schema.js';
+
+type ReadDeps = Pick<OperationDeps, 'store'>;
+
+/** What one transaction's page shows at most of each list. */
+const DETAIL_LIST_MAX = 100;
+/** What a page lists at most of the processor's events, the newest. */
+export const PROCESSOR_EVENTS_MAX = 50;
+const TRACE_ID = /^[1-9][0-9]{0,14}$/;
+
+/** One page of a search (`limit` rows older than `before`, newest first). */
+export function searchTransactions(deps: ReadDeps, search: TransactionSearch, before: number | null, limit: number): Promise<TransactionRow[]> {
+  return deps.store.transactions.search(search, before, limit);
+}
+
+/** A search's rows in batches of `batch_rows`, newest first, `max_rows` at most in all (the CSV export). */
+export async function* transactionBatches(
+  deps: ReadDeps, search: TransactionSearch, before: number | null, max_rows: number, batch_rows: number,
+): AsyncGenerator<TransactionRow[]> {
+  let rows_read = 0;
+  let after = before;
+  while (rows_read < max_rows) {
+    const rows = await deps.store.transactions.search(search, after, Math.min(batch_rows, max_rows - rows_read));
+    yield rows;
+    rows_read += rows.length;
+    if (rows.length < batch_rows) break;
+    after = rows[rows.length - 1]!.trace_id;
+  }
+}
+
+/** The transaction a path names (its trace_id as typed), if this viewer may see it; else null. */
+export async function visibleTransaction(deps: ReadDeps, viewer: Viewer, trace_id: string | number): Promise<TransactionRow | null> {
+  if (typeof trace_id === 'string' && !TRACE_ID.test(trace_id)) return null;
+  const row = await deps.store.transactions.get(Number(trace_id));
+  return row !== null && maySee(viewer, row.merchant_id) ? row : null;
+}
+
+/** Everything one transaction's page shows besides the row itself. */
+export interface TransactionDetail {
+  readonly row: TransactionRow;
+  /** The row's notification_url without secrets (null when none). */
+  readonly notification_url: string | null;
+  readonly history: readonly { readonly from_status: string; readonly to_status: string; readonly reason: string; readonly at_ms: number }[];
+  readonly notifications: readonly ShownNotification[];
+  readonly refunds: readonly TransactionRow[];
+  readonly cascade: readonly TransactionRow[];
+  readonly events: readonly ProcessorEventRow[];
+}
+
+export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Promise<TransactionDetail> {
+  const { store } = deps;
+  const [history, notifications, refunds, cascade, events] = await Promise.all([
+    store.transactions.listStatusChanges(row.trace_id),
+    store.notifications.listOfTransaction(row.trace_id),
+    row.transaction_type === 'sale' ? store.transactions.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
+    store.transactions.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
+    // Only events matched to this transaction, and those only among its own gateway's (processor-webhook.ts): its merchant's.
+    store.merchants.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
+  ]);
+  return {
+    row, notification_url: row.notification_url === null ? null : redactUrl(row.notification_url),
+    history, notifications: await shownNotifications(deps, notifications), refunds, cascade, events,
+  };
+}
+
+/** The detail of a transaction read afresh (after a change), or of `row` when it is gone. */
+export async function freshTransactionDetail(deps: ReadDeps, row: TransactionRow): Promise<TransactionDetail> {
+  return transactionDetail(deps, (await deps.store.transactions.get(row.trace_id)) ?? row);
+}
