@@ -124,9 +124,7 @@ export default defineConfig([
     settings: {
       // Resolves './x.js' to './x.ts' as tsc does (NodeNext), so a dependency's part is known.
       'import/resolver': { typescript: { project: './tsconfig.json', alwaysTryTypes: true } },
-      'boundaries/elements': [
-        ...Object.entries(PARTS).map(([type, pattern]) => ({ type, pattern, partialMatch: false })),
-      ],
+      'boundaries/elements': [...Object.entries(PARTS).map(([type, pattern]) => ({ type, pattern, partialMatch: false }))],
       // Files of no part, and everything outside src/, are simply not in the rules.
       'boundaries/root-path': import.meta.dirname,
     },

@@ -36,13 +36,17 @@ let receiver: http.Server | null = null;
 if (plan.receiver_port !== undefined) {
   receiver = http.createServer((request, response) => {
     let text = '';
-    request.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    request.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
     request.on('end', () => {
       const now = Date.now();
       try {
         const trace_id = (JSON.parse(text) as { trace_id: number }).trace_id;
         if (!received_at.has(trace_id)) received_at.set(trace_id, now);
-      } catch { /* counted as missing */ }
+      } catch {
+        /* counted as missing */
+      }
       // A signed status 0 (spec §6.3): the notification is delivered and not sent again.
       const reply: Record<string, unknown> = { status: 0, description: 'OK', version: '1.2', timestamp: Math.floor(now / 1000) };
       if (plan.merchant_secret !== undefined) reply.signature = signBody(reply, plan.merchant_secret);
@@ -84,17 +88,24 @@ async function closedLoop(): Promise<LoadSummary> {
     url: plan.url,
     connections: plan.connections,
     duration: plan.duration_s,
-    requests: [{
-      method: 'POST',
-      path: plan.path,
-      headers: { 'content-type': 'application/json' },
-      setupRequest: (request) => ({ ...request, body: nextBody() }),
-      onResponse: (_status: number, body: string) => onAnswer(body),
-    }],
+    requests: [
+      {
+        method: 'POST',
+        path: plan.path,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: nextBody() }),
+        onResponse: (_status: number, body: string) => onAnswer(body),
+      },
+    ],
   });
   return {
-    requests_per_s: result.requests.average, total: result.requests.total, latency_p50_ms: result.latency.p50, latency_p99_ms: result.latency.p99,
-    errors: result.errors, timeouts: result.timeouts, non_2xx: result.non2xx,
+    requests_per_s: result.requests.average,
+    total: result.requests.total,
+    latency_p50_ms: result.latency.p50,
+    latency_p99_ms: result.latency.p99,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non_2xx: result.non2xx,
   };
 }
 
@@ -113,26 +124,33 @@ async function openLoop(rate: number): Promise<LoadSummary> {
   let non_2xx = 0;
   let owed = 0;
   const pending = new Set<Promise<void>>();
-  const send = (): Promise<void> => new Promise((resolve) => {
-    const body = nextBody();
-    const started = performance.now();
-    const request = http.request(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => { text += chunk; });
-      response.on('end', () => {
-        latencies.push(performance.now() - started);
-        if ((response.statusCode ?? 0) >= 300) non_2xx += 1;
-        onAnswer(text);
+  const send = (): Promise<void> =>
+    new Promise((resolve) => {
+      const body = nextBody();
+      const started = performance.now();
+      const request = http.request(
+        target,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          response.on('end', () => {
+            latencies.push(performance.now() - started);
+            if ((response.statusCode ?? 0) >= 300) non_2xx += 1;
+            onAnswer(text);
+            resolve();
+          });
+        },
+      );
+      request.on('error', () => {
+        errors += 1;
         resolve();
       });
+      request.end(body);
     });
-    request.on('error', () => {
-      errors += 1;
-      resolve();
-    });
-    request.end(body);
-  });
   const end_at = performance.now() + plan.duration_s * 1000;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
@@ -154,8 +172,13 @@ async function openLoop(rate: number): Promise<LoadSummary> {
   latencies.sort((a, b) => a - b);
   const at = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? Number.NaN);
   return {
-    requests_per_s: latencies.length / plan.duration_s, total: latencies.length, latency_p50_ms: at(0.5), latency_p99_ms: at(0.99),
-    errors, timeouts: 0, non_2xx,
+    requests_per_s: latencies.length / plan.duration_s,
+    total: latencies.length,
+    latency_p50_ms: at(0.5),
+    latency_p99_ms: at(0.99),
+    errors,
+    timeouts: 0,
+    non_2xx,
   };
 }
 
@@ -170,9 +193,11 @@ if (receiver) {
   if (plan.receipts_file) fs.writeFileSync(plan.receipts_file, JSON.stringify(Object.fromEntries(received_at)));
 }
 
-process.stdout.write(`${JSON.stringify({
-  ...result,
-  notifications_expected: answered.size,
-  notifications_received: [...answered].filter((id) => received_at.has(id)).length,
-  statuses,
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    ...result,
+    notifications_expected: answered.size,
+    notifications_received: [...answered].filter((id) => received_at.has(id)).length,
+    statuses,
+  })}\n`,
+);

@@ -39,22 +39,40 @@ const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on L
 const NOTES_MARKER = '<!-- Written by hand below this line; npm run bench keeps it. -->';
 
 interface LoadResult {
-  requests_per_s: number; total: number; latency_p50_ms: number; latency_p99_ms: number;
-  errors: number; timeouts: number; non_2xx: number; notifications_expected: number; notifications_received: number;
+  requests_per_s: number;
+  total: number;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
+  errors: number;
+  timeouts: number;
+  non_2xx: number;
+  notifications_expected: number;
+  notifications_received: number;
   statuses: Record<string, number>;
 }
 
 interface Row {
-  name: string; rps: number; p50: number; p99: number; rss_mb: number | null; cpu_ms: number | null; ratio: number | null; note: string;
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  rss_mb: number | null;
+  cpu_ms: number | null;
+  ratio: number | null;
+  note: string;
 }
 
-interface Target { target: string; measured: string; met: boolean | null }
+interface Target {
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
 
 /** Core 0 for servers, core 1 for the load; 'any' leaves the process to the scheduler. */
 type Placement = 0 | 1 | 'any';
 
 function placed(where: Placement, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  const full = CAN_PIN && where !== 'any' ? ['taskset', ['-c', String(where), command, ...args]] as const : [command, args] as const;
+  const full = CAN_PIN && where !== 'any' ? (['taskset', ['-c', String(where), command, ...args]] as const) : ([command, args] as const);
   // taskset execs the command in place, so child.pid is the node process itself.
   return spawn(full[0], [...full[1]], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
@@ -73,14 +91,22 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeout_ms = 30_000):
       }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => { seen += chunk.toString(); });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+    });
   });
 }
 
 async function waitHealthy(base: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${base} never became healthy`);
@@ -90,7 +116,12 @@ async function waitHealthy(base: string): Promise<void> {
 function processTree(pid: number | undefined): number[] {
   if (pid === undefined) return [];
   try {
-    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((p) => p !== '').map(Number);
+    const children = fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((p) => p !== '')
+      .map(Number);
     return [pid, ...children.flatMap((child) => processTree(child))];
   } catch {
     return [pid];
@@ -139,7 +170,10 @@ function cpuSeconds(pid: number | undefined): number {
   let ticks = 0;
   for (const id of processTree(pid)) {
     try {
-      const fields = fs.readFileSync(`/proc/${id}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const fields = fs
+        .readFileSync(`/proc/${id}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
     } catch {
       // gone
@@ -151,7 +185,10 @@ function cpuSeconds(pid: number | undefined): number {
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  await new Promise((resolve) => { child.once('exit', resolve); setTimeout(resolve, 10_000); });
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    setTimeout(resolve, 10_000);
+  });
 }
 
 async function runLoad(plan: Record<string, unknown>): Promise<LoadResult> {
@@ -160,34 +197,67 @@ async function runLoad(plan: Record<string, unknown>): Promise<LoadResult> {
   const child = placed(1, process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/load.ts'), plan_file]);
   let out = '';
   let err = '';
-  child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr?.on('data', (c: Buffer) => { err += c.toString(); });
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
   const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
   if (code !== 0) throw new Error(`load failed: ${err}`);
   return JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
 }
 
-interface Merchant { merchant_id: string; secret: string; application_key: string; frontend: string }
+interface Merchant {
+  merchant_id: string;
+  secret: string;
+  application_key: string;
+  frontend: string;
+}
 
 function signed(body: Record<string, unknown>, secret: string): string {
   return JSON.stringify({ ...body, signature: signBody(body, secret) });
 }
 
 const CUSTOMER = {
-  dob: '1990-04-12', email: 'jane@example.com', phone: 441234567890, requester_ip: '203.0.113.7', address: '1 Main Street',
-  city: 'London', country: 'GB', first_name: 'Jane', last_name: 'Doe', zip: 'SW1A 1AA',
+  dob: '1990-04-12',
+  email: 'jane@example.com',
+  phone: 441234567890,
+  requester_ip: '203.0.113.7',
+  address: '1 Main Street',
+  city: 'London',
+  country: 'GB',
+  first_name: 'Jane',
+  last_name: 'Doe',
+  zip: 'SW1A 1AA',
 };
 
 /** Signed sales (CVV 568, approved), each with a new order_id; signed now, so sent within the 60-second window. */
 function saleBodies(merchant: Merchant, count: number, notification_url: string): string[] {
   const timestamp = Math.floor(Date.now() / 1000);
   const run = randomBytes(4).toString('hex');
-  return Array.from({ length: count }, (_, i) => signed({
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, transaction_type: 'sale',
-    order_id: `bench-${run}-${i}`, amount: 1999, currency: 'USD', card_number: '4111111111111111', card_exp: '12/2035',
-    cvv: '568', pin: `cust-${i % 1000}`, ...CUSTOMER, return_url: 'https://merchant.example/return', notification_url,
-    timestamp, version: '1.2',
-  }, merchant.secret));
+  return Array.from({ length: count }, (_, i) =>
+    signed(
+      {
+        merchant_id: merchant.merchant_id,
+        application_key: merchant.application_key,
+        transaction_type: 'sale',
+        order_id: `bench-${run}-${i}`,
+        amount: 1999,
+        currency: 'USD',
+        card_number: '4111111111111111',
+        card_exp: '12/2035',
+        cvv: '568',
+        pin: `cust-${i % 1000}`,
+        ...CUSTOMER,
+        return_url: 'https://merchant.example/return',
+        notification_url,
+        timestamp,
+        version: '1.2',
+      },
+      merchant.secret,
+    ),
+  );
 }
 
 function writeBodies(bodies: string[]): string {
@@ -196,7 +266,14 @@ function writeBodies(bodies: string[]): string {
   return file;
 }
 
-interface GatewayProcess { child: ChildProcess; url: string; merchant: Merchant; data_dir: string; database_url: string | null; drop(): Promise<void> }
+interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  merchant: Merchant;
+  data_dir: string;
+  database_url: string | null;
+  drop(): Promise<void>;
+}
 
 async function postgresReachable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
@@ -211,7 +288,9 @@ async function postgresReachable(): Promise<boolean> {
 }
 
 async function startGateway(
-  kind: 'sqlite' | 'postgres', port: number, options: { env?: Record<string, string>; where?: Placement } = {},
+  kind: 'sqlite' | 'postgres',
+  port: number,
+  options: { env?: Record<string, string>; where?: Placement } = {},
 ): Promise<GatewayProcess> {
   const data_dir = fs.mkdtempSync(path.join(WORK, `${kind}-`));
   let database_url: string | null = null;
@@ -227,21 +306,31 @@ async function startGateway(
     database_url = url.toString();
   }
   const env: Record<string, string> = {
-    PAYGATE_DATA_DIR: data_dir, PORT: String(port), PAYGATE_LOG_LEVEL: 'warn',
+    PAYGATE_DATA_DIR: data_dir,
+    PORT: String(port),
+    PAYGATE_LOG_LEVEL: 'warn',
     // The load comes from one address and one merchant: the rate limits would measure themselves.
-    PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE: '0', PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE: '0',
+    PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE: '0',
+    PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE: '0',
     ...(database_url ? { DATABASE_URL: database_url, PAYGATE_MASTER_KEY: MASTER_KEY } : {}),
     ...options.env,
   };
-  const created = spawnSync(process.execPath, ['dist/cli.js', 'merchant', 'create', '--merchant-id', 'bench', '--secret', 'bench-secret-0123'],
-    { cwd: ROOT, env: { ...process.env, ...env, PAYGATE_WORKERS: '1' }, encoding: 'utf8' });
+  const created = spawnSync(
+    process.execPath,
+    ['dist/cli.js', 'merchant', 'create', '--merchant-id', 'bench', '--secret', 'bench-secret-0123'],
+    { cwd: ROOT, env: { ...process.env, ...env, PAYGATE_WORKERS: '1' }, encoding: 'utf8' },
+  );
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
   const merchant = JSON.parse(created.stdout) as Merchant;
   const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
   const child = placed(options.where ?? 0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
   let output = '';
-  child.stdout?.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-4000); });
-  child.stderr?.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-4000); });
+  child.stdout?.on('data', (c: Buffer) => {
+    output = (output + c.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output = (output + c.toString()).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(url).catch((error: unknown) => {
     throw new Error(`${String(error)}: ${output}`);
@@ -252,7 +341,11 @@ async function startGateway(
   while (workers > 1 && processTree(child.pid).length < workers + 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, workers > 1 ? 1000 : 200));
   return {
-    child, url, merchant, data_dir, database_url,
+    child,
+    url,
+    merchant,
+    data_dir,
+    database_url,
     async drop() {
       await stop(child);
       if (db_name) {
@@ -266,7 +359,10 @@ async function startGateway(
 }
 
 /** Runs a load against a gateway and measures its CPU use and memory too. */
-async function measure(gateway: GatewayProcess, plan: Record<string, unknown>): Promise<{ load: LoadResult; cpu_ms: number; rss_mb: number | null }> {
+async function measure(
+  gateway: GatewayProcess,
+  plan: Record<string, unknown>,
+): Promise<{ load: LoadResult; cpu_ms: number; rss_mb: number | null }> {
   const cpu_before = cpuSeconds(gateway.child.pid);
   const load = await runLoad(plan);
   const cpu_ms = ((cpuSeconds(gateway.child.pid) - cpu_before) * 1000) / Math.max(1, load.total);
@@ -289,8 +385,12 @@ async function waitForNoDueNotifications(file: string, timeout_ms: number): Prom
 }
 
 function statusNote(load: LoadResult, expected: readonly string[]): string {
-  const parts = Object.entries(load.statuses).sort().map(([status, n]) => `status ${status}: ${n}`);
-  const unexpected = Object.entries(load.statuses).filter(([status]) => !expected.includes(status)).reduce((sum, [, n]) => sum + n, 0);
+  const parts = Object.entries(load.statuses)
+    .sort()
+    .map(([status, n]) => `status ${status}: ${n}`);
+  const unexpected = Object.entries(load.statuses)
+    .filter(([status]) => !expected.includes(status))
+    .reduce((sum, [, n]) => sum + n, 0);
   const transport = load.errors + load.timeouts + load.non_2xx;
   return `${parts.join(', ')}${unexpected > 0 ? ` (**${unexpected} unexpected**)` : ''}${transport > 0 ? `; errors ${load.errors}, time-outs ${load.timeouts}, non-2xx ${load.non_2xx}` : ''}`;
 }
@@ -305,7 +405,11 @@ function percentile(values: number[], p: number): number | null {
 async function payCheckout(gateway_url: string, redirect_url: string): Promise<void> {
   let cookie = '';
   const request = async (url: string, init: RequestInit = {}) => {
-    const response = await fetch(url.startsWith('http') ? url : `${gateway_url}${url}`, { ...init, headers: { ...(init.headers ?? {}), ...(cookie ? { cookie } : {}) }, redirect: 'manual' });
+    const response = await fetch(url.startsWith('http') ? url : `${gateway_url}${url}`, {
+      ...init,
+      headers: { ...(init.headers ?? {}), ...(cookie ? { cookie } : {}) },
+      redirect: 'manual',
+    });
     const set = response.headers.get('set-cookie');
     if (set) cookie = set.split(';')[0]!;
     return { status: response.status, location: response.headers.get('location'), text: await response.text() };
@@ -315,7 +419,8 @@ async function payCheckout(gateway_url: string, redirect_url: string): Promise<v
   const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1];
   if (!csrf) throw new Error(`no payment form: ${page.text.slice(0, 300)}`);
   const paid = await request('/cashier/pay', {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ csrf, method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }).toString(),
   });
   if (paid.status !== 303) throw new Error(`payment not accepted: ${paid.status} ${paid.text.slice(0, 300)}`);
@@ -326,28 +431,45 @@ async function openOrders(gateway: GatewayProcess, count: number): Promise<strin
   const run = randomBytes(4).toString('hex');
   const order_ids = Array.from({ length: count }, (_, i) => `order-${run}-${i}`);
   let next = 0;
-  await Promise.all(Array.from({ length: 10 }, async () => {
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const answer = await fetch(`${gateway.url}/api/init-checkout`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: signed({
-          merchant_id: gateway.merchant.merchant_id, frontend: gateway.merchant.frontend, order_id: order_ids[i], amount: 1999, currency: 'USD',
-          pin: `cust-${run}-${i}`, payment_method: 'card', ...CUSTOMER, return_url: 'https://merchant.example/return', notification_url: 'http://127.0.0.1:9/notify',
-          timestamp: Math.floor(Date.now() / 1000), version: '1.1',
-        }, gateway.merchant.secret),
-      }).then((r) => r.json() as Promise<{ status: number; redirect_url: string; description: string }>);
-      if (answer.status !== 0) throw new Error(`init-checkout failed: ${JSON.stringify(answer)}`);
-      if (i % 2 === 0) await payCheckout(gateway.url, answer.redirect_url);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < count) {
+        const i = next;
+        next += 1;
+        const answer = await fetch(`${gateway.url}/api/init-checkout`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: signed(
+            {
+              merchant_id: gateway.merchant.merchant_id,
+              frontend: gateway.merchant.frontend,
+              order_id: order_ids[i],
+              amount: 1999,
+              currency: 'USD',
+              pin: `cust-${run}-${i}`,
+              payment_method: 'card',
+              ...CUSTOMER,
+              return_url: 'https://merchant.example/return',
+              notification_url: 'http://127.0.0.1:9/notify',
+              timestamp: Math.floor(Date.now() / 1000),
+              version: '1.1',
+            },
+            gateway.merchant.secret,
+          ),
+        }).then((r) => r.json() as Promise<{ status: number; redirect_url: string; description: string }>);
+        if (answer.status !== 0) throw new Error(`init-checkout failed: ${JSON.stringify(answer)}`);
+        if (i % 2 === 0) await payCheckout(gateway.url, answer.redirect_url);
+      }
+    }),
+  );
   return order_ids;
 }
 
 function findOrderBodies(merchant: Merchant, order_ids: readonly string[]): string[] {
   const timestamp = Math.floor(Date.now() / 1000);
-  return order_ids.map((order_id) => signed({ merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id, timestamp, version: '1.1' }, merchant.secret));
+  return order_ids.map((order_id) =>
+    signed({ merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id, timestamp, version: '1.1' }, merchant.secret),
+  );
 }
 
 async function main(): Promise<void> {
@@ -363,7 +485,12 @@ async function main(): Promise<void> {
   const started_at = new Date();
   const load_before = os.loadavg()[0]!;
   const plan = (gateway: GatewayProcess, bodies_file: string, extra: Record<string, unknown> = {}) => ({
-    url: gateway.url, path: '/api/process', bodies_file, connections: CONNECTIONS, duration_s: DURATION_S, ...extra,
+    url: gateway.url,
+    path: '/api/process',
+    bodies_file,
+    connections: CONNECTIONS,
+    duration_s: DURATION_S,
+    ...extra,
   });
   const silent = 'http://127.0.0.1:9/notify'; // discard port: each notification attempt fails at once and is retried in 5 min
 
@@ -372,10 +499,24 @@ async function main(): Promise<void> {
   await waitForLine(ceiling, /listening (\d+)/);
   const probe: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
   const ceiling_bodies = writeBodies(saleBodies(probe, 2000, silent));
-  const ceiling_plan = { url: `http://127.0.0.1:${base_port}`, path: '/api/process', bodies_file: ceiling_bodies, connections: CONNECTIONS };
+  const ceiling_plan = {
+    url: `http://127.0.0.1:${base_port}`,
+    path: '/api/process',
+    bodies_file: ceiling_bodies,
+    connections: CONNECTIONS,
+  };
   await runLoad({ ...ceiling_plan, duration_s: 2 });
   const ceiling_result = await runLoad({ ...ceiling_plan, duration_s: DURATION_S });
-  rows.push({ name: 'ceiling: bare Fastify, same JSON', rps: ceiling_result.requests_per_s, p50: ceiling_result.latency_p50_ms, p99: ceiling_result.latency_p99_ms, rss_mb: peakRssMb(ceiling.pid), cpu_ms: null, ratio: 1, note: '' });
+  rows.push({
+    name: 'ceiling: bare Fastify, same JSON',
+    rps: ceiling_result.requests_per_s,
+    p50: ceiling_result.latency_p50_ms,
+    p99: ceiling_result.latency_p99_ms,
+    rss_mb: peakRssMb(ceiling.pid),
+    cpu_ms: null,
+    ratio: 1,
+    note: '',
+  });
   await stop(ceiling);
   const ceiling_rps = ceiling_result.requests_per_s;
   const ratio = (rps: number) => rps / ceiling_rps;
@@ -392,11 +533,25 @@ async function main(): Promise<void> {
         const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
         sale_capacity = sale.load.requests_per_s;
         rows.push({
-          name: 'sale on SQLite (CVV 568, new order_id each; group commit on)', rps: sale.load.requests_per_s, p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms,
-          rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms, ratio: ratio(sale.load.requests_per_s), note: statusNote(sale.load, ['0']),
+          name: 'sale on SQLite (CVV 568, new order_id each; group commit on)',
+          rps: sale.load.requests_per_s,
+          p50: sale.load.latency_p50_ms,
+          p99: sale.load.latency_p99_ms,
+          rss_mb: sale.rss_mb,
+          cpu_ms: sale.cpu_ms,
+          ratio: ratio(sale.load.requests_per_s),
+          note: statusNote(sale.load, ['0']),
         });
-        targets.push({ target: 'SQLite sale ≥ 25% of the ceiling\'s requests/s', measured: pct(ratio(sale.load.requests_per_s)), met: ratio(sale.load.requests_per_s) >= 0.25 });
-        targets.push({ target: `SQLite sale p99 < 15 ms at ${CONNECTIONS} connections`, measured: `${sale.load.latency_p99_ms} ms`, met: sale.load.latency_p99_ms < 15 });
+        targets.push({
+          target: "SQLite sale ≥ 25% of the ceiling's requests/s",
+          measured: pct(ratio(sale.load.requests_per_s)),
+          met: ratio(sale.load.requests_per_s) >= 0.25,
+        });
+        targets.push({
+          target: `SQLite sale p99 < 15 ms at ${CONNECTIONS} connections`,
+          measured: `${sale.load.latency_p99_ms} ms`,
+          met: sale.load.latency_p99_ms < 15,
+        });
       }
 
       // The sale run leaves thousands of notifications not yet tried; their first attempts (each
@@ -405,24 +560,47 @@ async function main(): Promise<void> {
       const quiet = () => waitForNoDueNotifications(path.join(gateway.data_dir, 'paygate.sqlite'), 120_000);
       if (runs('replay')) {
         const replay_body = saleBodies(gateway.merchant, 1, silent);
-        await fetch(`${gateway.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: replay_body[0]! });
+        await fetch(`${gateway.url}/api/process`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: replay_body[0]!,
+        });
         await quiet();
         const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)));
         rows.push({
-          name: 'idempotent replay on SQLite (the same sale again)', rps: replay.load.requests_per_s, p50: replay.load.latency_p50_ms, p99: replay.load.latency_p99_ms,
-          rss_mb: replay.rss_mb, cpu_ms: replay.cpu_ms, ratio: ratio(replay.load.requests_per_s), note: statusNote(replay.load, ['0']),
+          name: 'idempotent replay on SQLite (the same sale again)',
+          rps: replay.load.requests_per_s,
+          p50: replay.load.latency_p50_ms,
+          p99: replay.load.latency_p99_ms,
+          rss_mb: replay.rss_mb,
+          cpu_ms: replay.cpu_ms,
+          ratio: ratio(replay.load.requests_per_s),
+          note: statusNote(replay.load, ['0']),
         });
       }
 
       if (runs('find')) {
         const order_ids = await openOrders(gateway, ORDERS);
         await quiet();
-        const find = await measure(gateway, { ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))), path: '/api/find-order' });
-        rows.push({
-          name: `find-order on SQLite (${ORDERS} checkout orders, half paid)`, rps: find.load.requests_per_s, p50: find.load.latency_p50_ms, p99: find.load.latency_p99_ms,
-          rss_mb: find.rss_mb, cpu_ms: find.cpu_ms, ratio: ratio(find.load.requests_per_s), note: `${statusNote(find.load, ['0', '3'])} (0: found, paid; 3: still open)`,
+        const find = await measure(gateway, {
+          ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))),
+          path: '/api/find-order',
         });
-        targets.push({ target: 'find-order ≥ 50% of the ceiling', measured: pct(ratio(find.load.requests_per_s)), met: ratio(find.load.requests_per_s) >= 0.5 });
+        rows.push({
+          name: `find-order on SQLite (${ORDERS} checkout orders, half paid)`,
+          rps: find.load.requests_per_s,
+          p50: find.load.latency_p50_ms,
+          p99: find.load.latency_p99_ms,
+          rss_mb: find.rss_mb,
+          cpu_ms: find.cpu_ms,
+          ratio: ratio(find.load.requests_per_s),
+          note: `${statusNote(find.load, ['0', '3'])} (0: found, paid; 3: still open)`,
+        });
+        targets.push({
+          target: 'find-order ≥ 50% of the ceiling',
+          measured: pct(ratio(find.load.requests_per_s)),
+          met: ratio(find.load.requests_per_s) >= 0.5,
+        });
       }
     } finally {
       await gateway.drop();
@@ -443,12 +621,21 @@ async function main(): Promise<void> {
     try {
       const max_receiver_port = base_port + 8;
       const max_bodies = saleBodies(gateway.merchant, sale_count(sale_capacity), `http://127.0.0.1:${max_receiver_port}/notify`);
-      const sale = await measure(gateway, plan(gateway, writeBodies(max_bodies), {
-        receiver_port: max_receiver_port, receipts_file: path.join(WORK, 'receipts-max.json'), merchant_secret: gateway.merchant.secret,
-      }));
+      const sale = await measure(
+        gateway,
+        plan(gateway, writeBodies(max_bodies), {
+          receiver_port: max_receiver_port,
+          receipts_file: path.join(WORK, 'receipts-max.json'),
+          merchant_secret: gateway.merchant.secret,
+        }),
+      );
       rows.push({
         name: 'sale on SQLite with every notification delivered to a local receiver (the maximum the lag runs take fractions of)',
-        rps: sale.load.requests_per_s, p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms, rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms,
+        rps: sale.load.requests_per_s,
+        p50: sale.load.latency_p50_ms,
+        p99: sale.load.latency_p99_ms,
+        rss_mb: sale.rss_mb,
+        cpu_ms: sale.cpu_ms,
         ratio: ratio(sale.load.requests_per_s),
         note: `${statusNote(sale.load, ['0'])}; ${sale.load.notifications_received}/${sale.load.notifications_expected} answered sales notified within the run`,
       });
@@ -457,33 +644,57 @@ async function main(): Promise<void> {
       await waitForNoDueNotifications(path.join(gateway.data_dir, 'paygate.sqlite'), 30_000);
       // At half the maximum sale rate (headroom left), then at the target's 80%. Half first: a
       // backlog left by the busier run would otherwise count against it.
-      const lag_runs: { fraction: number; rate: number; load: Awaited<ReturnType<typeof measure>>; receipts: Record<string, number> }[] = [];
+      const lag_runs: { fraction: number; rate: number; load: Awaited<ReturnType<typeof measure>>; receipts: Record<string, number> }[] =
+        [];
       // A short warm-up first (discarded): a fresh process answers its first seconds slower (JIT).
-      for (const [index, { fraction, warm_up }] of [{ fraction: 0.5, warm_up: true }, { fraction: 0.5, warm_up: false }, { fraction: 0.8, warm_up: false }].entries()) {
+      for (const [index, { fraction, warm_up }] of [
+        { fraction: 0.5, warm_up: true },
+        { fraction: 0.5, warm_up: false },
+        { fraction: 0.8, warm_up: false },
+      ].entries()) {
         const rate = Math.max(1, Math.floor(sale.load.requests_per_s * fraction));
         const receiver_port = base_port + 5 + index;
         const receipts_file = path.join(WORK, `receipts-${index}.json`);
         const lag_bodies = saleBodies(gateway.merchant, sale_count(rate), `http://127.0.0.1:${receiver_port}/notify`);
-        const load = await measure(gateway, plan(gateway, writeBodies(lag_bodies), {
-          overall_rate: rate, receiver_port, receipts_file, merchant_secret: gateway.merchant.secret, ...(warm_up ? { duration_s: 3 } : {}),
-        }));
-        if (!warm_up) lag_runs.push({ fraction, rate, load, receipts: JSON.parse(fs.readFileSync(receipts_file, 'utf8')) as Record<string, number> });
+        const load = await measure(
+          gateway,
+          plan(gateway, writeBodies(lag_bodies), {
+            overall_rate: rate,
+            receiver_port,
+            receipts_file,
+            merchant_secret: gateway.merchant.secret,
+            ...(warm_up ? { duration_s: 3 } : {}),
+          }),
+        );
+        if (!warm_up)
+          lag_runs.push({ fraction, rate, load, receipts: JSON.parse(fs.readFileSync(receipts_file, 'utf8')) as Record<string, number> });
       }
       await stop(gateway.child);
       const db = new BetterSqlite3(path.join(gateway.data_dir, 'paygate.sqlite'), { readonly: true });
       // The approved status change of each sale: its commit is at most a group-commit batch later.
-      const committed = db.prepare(`select trace_id, updated_at_ms from transactions where order_id like 'bench-%' and status = 'approved'`).all() as { trace_id: number; updated_at_ms: number }[];
+      const committed = db
+        .prepare(`select trace_id, updated_at_ms from transactions where order_id like 'bench-%' and status = 'approved'`)
+        .all() as { trace_id: number; updated_at_ms: number }[];
       db.close();
       for (const { fraction, rate, load: lag, receipts } of lag_runs) {
         const lags = committed.filter((r) => receipts[r.trace_id] !== undefined).map((r) => receipts[r.trace_id]! - r.updated_at_ms);
         const lag_p99 = percentile(lags, 99);
         rows.push({
-          name: `notification lag on SQLite while sales run at ${fraction * 100}% of their maximum (${rate}/s)`, rps: lag.load.requests_per_s, p50: percentile(lags, 50) ?? NaN, p99: lag_p99 ?? NaN,
-          rss_mb: lag.rss_mb, cpu_ms: lag.cpu_ms, ratio: null,
+          name: `notification lag on SQLite while sales run at ${fraction * 100}% of their maximum (${rate}/s)`,
+          rps: lag.load.requests_per_s,
+          p50: percentile(lags, 50) ?? NaN,
+          p99: lag_p99 ?? NaN,
+          rss_mb: lag.rss_mb,
+          cpu_ms: lag.cpu_ms,
+          ratio: null,
           note: `p50/p99 are the lag (receipt − status change), not request latency (request p99 ${lag.load.latency_p99_ms} ms); ${lag.load.notifications_received}/${lag.load.notifications_expected} answered sales notified within the run`,
         });
         if (fraction === 0.8) {
-          targets.push({ target: 'notification lag p99 < 100 ms at 80% of the maximum sale rate', measured: lag_p99 === null ? 'none received' : `${lag_p99} ms`, met: lag_p99 !== null && lag_p99 < 100 });
+          targets.push({
+            target: 'notification lag p99 < 100 ms at 80% of the maximum sale rate',
+            measured: lag_p99 === null ? 'none received' : `${lag_p99} ms`,
+            met: lag_p99 !== null && lag_p99 < 100,
+          });
         }
       }
     } finally {
@@ -497,8 +708,14 @@ async function main(): Promise<void> {
     try {
       const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
       rows.push({
-        name: 'sale on SQLite, group commit off (PAYGATE_GROUP_COMMIT=off)', rps: sale.load.requests_per_s, p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms,
-        rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms, ratio: ratio(sale.load.requests_per_s), note: statusNote(sale.load, ['0']),
+        name: 'sale on SQLite, group commit off (PAYGATE_GROUP_COMMIT=off)',
+        rps: sale.load.requests_per_s,
+        p50: sale.load.latency_p50_ms,
+        p99: sale.load.latency_p99_ms,
+        rss_mb: sale.rss_mb,
+        cpu_ms: sale.cpu_ms,
+        ratio: ratio(sale.load.requests_per_s),
+        note: statusNote(sale.load, ['0']),
       });
     } finally {
       await gateway.drop();
@@ -509,7 +726,12 @@ async function main(): Promise<void> {
   if (!runs('postgres')) {
     // Left out by BENCH_ONLY.
   } else if (await postgresReachable()) {
-    const series: { workers: number; where: Placement }[] = [{ workers: 1, where: 0 }, { workers: 1, where: 'any' }, { workers: 2, where: 'any' }, { workers: 4, where: 'any' }];
+    const series: { workers: number; where: Placement }[] = [
+      { workers: 1, where: 0 },
+      { workers: 1, where: 'any' },
+      { workers: 2, where: 'any' },
+      { workers: 4, where: 'any' },
+    ];
     for (const [index, { workers, where }] of series.entries()) {
       const gateway = await startGateway('postgres', base_port + 10 + index, { env: { PAYGATE_WORKERS: String(workers) }, where });
       try {
@@ -518,16 +740,27 @@ async function main(): Promise<void> {
         const sale = await measure(gateway, plan(gateway, bodies_file));
         const server_cpu_after = postgresCpuSeconds();
         // Read before the gateway's pool closes: its backends are still running, their time their own.
-        const server_note = server_cpu_before !== null && server_cpu_after !== null
-          ? `; PostgreSQL's own processes: ${(((server_cpu_after - server_cpu_before) * 1000) / Math.max(1, sale.load.total)).toFixed(2)} CPU ms/req`
-          : '';
+        const server_note =
+          server_cpu_before !== null && server_cpu_after !== null
+            ? `; PostgreSQL's own processes: ${(((server_cpu_after - server_cpu_before) * 1000) / Math.max(1, sale.load.total)).toFixed(2)} CPU ms/req`
+            : '';
         const placement = where === 0 ? 'pinned to core 0 like the ceiling' : 'not pinned';
         rows.push({
-          name: `sale on PostgreSQL, ${workers} process${workers > 1 ? 'es (PAYGATE_WORKERS)' : ''}, ${placement}`, rps: sale.load.requests_per_s,
-          p50: sale.load.latency_p50_ms, p99: sale.load.latency_p99_ms, rss_mb: sale.rss_mb, cpu_ms: sale.cpu_ms, ratio: ratio(sale.load.requests_per_s),
+          name: `sale on PostgreSQL, ${workers} process${workers > 1 ? 'es (PAYGATE_WORKERS)' : ''}, ${placement}`,
+          rps: sale.load.requests_per_s,
+          p50: sale.load.latency_p50_ms,
+          p99: sale.load.latency_p99_ms,
+          rss_mb: sale.rss_mb,
+          cpu_ms: sale.cpu_ms,
+          ratio: ratio(sale.load.requests_per_s),
           note: `${statusNote(sale.load, ['0'])}${server_note}`,
         });
-        if (index === 0) targets.push({ target: 'PostgreSQL sale ≥ 15% of the ceiling', measured: pct(ratio(sale.load.requests_per_s)), met: ratio(sale.load.requests_per_s) >= 0.15 });
+        if (index === 0)
+          targets.push({
+            target: 'PostgreSQL sale ≥ 15% of the ceiling',
+            measured: pct(ratio(sale.load.requests_per_s)),
+            met: ratio(sale.load.requests_per_s) >= 0.15,
+          });
       } finally {
         await gateway.drop();
       }
@@ -536,7 +769,9 @@ async function main(): Promise<void> {
     notes.push(`PostgreSQL not reachable at ${PG_ADMIN_URL}: its runs were skipped.`);
     targets.push({ target: 'PostgreSQL sale ≥ 15% of the ceiling', measured: 'not run', met: null });
   }
-  notes.push(`Load average (1 min) ${load_before.toFixed(2)} before the run, ${os.loadavg()[0]!.toFixed(2)} after it; other work on the machine shows up in every figure.`);
+  notes.push(
+    `Load average (1 min) ${load_before.toFixed(2)} before the run, ${os.loadavg()[0]!.toFixed(2)} after it; other work on the machine shows up in every figure.`,
+  );
   writeResults(rows, targets, notes, started_at, ONLY === null);
   fs.rmSync(WORK, { recursive: true, force: true });
 }
@@ -554,12 +789,15 @@ function writeResults(rows: Row[], targets: Target[], notes: string[], started_a
     `- Machine: ${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
     `- Node ${process.version}; autocannon with ${CONNECTIONS} connections; ${DURATION_S} s per run; ${CAN_PIN ? 'gateway (and ceiling) pinned to core 0, load to core 1 (taskset), unless a row says otherwise; PostgreSQL runs on both cores' : 'not pinned (taskset unavailable or one core)'}`,
     '- Every acknowledged sale is committed before its answer: SQLite WAL with synchronous=FULL, PostgreSQL with its defaults (synchronous_commit on).',
-    '- Sale notifications go to a closed port (each attempt fails at once and is retried in 5 minutes), except in the lag runs and the sale run before them (every notification delivered), where a local receiver acknowledges each with a signed status 0. The lag runs\' 50% and 80% are of that run\'s rate: what the gateway sustains while delivering its notifications. The replay and find-order runs share the sale run\'s gateway and start once none of its notifications is due (each tried once), so that those attempts do not count against them.',
+    "- Sale notifications go to a closed port (each attempt fails at once and is retried in 5 minutes), except in the lag runs and the sale run before them (every notification delivered), where a local receiver acknowledges each with a signed status 0. The lag runs' 50% and 80% are of that run's rate: what the gateway sustains while delivering its notifications. The replay and find-order runs share the sale run's gateway and start once none of its notifications is due (each tried once), so that those attempts do not count against them.",
     '- "CPU ms/req" is the gateway\'s own CPU time (all its processes) divided by the requests it answered.',
     '',
     '| run | requests/s | p50 ms | p99 ms | CPU ms/req | peak RSS MB | ratio to ceiling | answers |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${r.cpu_ms === null ? '' : r.cpu_ms.toFixed(2)} | ${r.rss_mb ?? ''} | ${r.ratio === null ? '' : `${(r.ratio * 100).toFixed(1)}%`} | ${r.note} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${Math.round(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${r.cpu_ms === null ? '' : r.cpu_ms.toFixed(2)} | ${r.rss_mb ?? ''} | ${r.ratio === null ? '' : `${(r.ratio * 100).toFixed(1)}%`} | ${r.note} |`,
+    ),
     '',
     '## Targets of issue 7 in this run',
     '',

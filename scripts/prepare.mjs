@@ -7,9 +7,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
 if (!fs.existsSync('node_modules/typescript/bin/tsc')) {
-  process.stderr.write(fs.existsSync('dist/cli.js')
-    ? 'paygate: no TypeScript compiler (production install): using the dist/ already built\n'
-    : 'paygate: no TypeScript compiler (production install) and no dist/: build it where dev dependencies are installed (npm run build), see docs/production.md\n');
+  process.stderr.write(
+    fs.existsSync('dist/cli.js')
+      ? 'paygate: no TypeScript compiler (production install): using the dist/ already built\n'
+      : 'paygate: no TypeScript compiler (production install) and no dist/: build it where dev dependencies are installed (npm run build), see docs/production.md\n',
+  );
   process.exit(0);
 }
 const result = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
@@ -19,5 +21,7 @@ if (result.status !== 0) process.exit(result.status ?? 1);
 // on a fresh clone `npx paygate` was refused (Permission denied) until this line.
 fs.chmodSync('dist/cli.js', 0o755);
 if (!fs.existsSync('packages/sdk/tsconfig.build.json')) process.exit(0);
-const sdk = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/sdk/tsconfig.build.json'], { stdio: 'inherit' });
+const sdk = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/sdk/tsconfig.build.json'], {
+  stdio: 'inherit',
+});
 process.exit(sdk.status ?? 1);

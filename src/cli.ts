@@ -12,7 +12,13 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { CONNECTOR_DEFINITIONS, starterGateway } from './connectors/registry.js';
 import {
-  type ConnectorCatalog, createGateway, type GatewayAdminDeps, type GatewayOutcome, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
+  type ConnectorCatalog,
+  createGateway,
+  type GatewayAdminDeps,
+  type GatewayOutcome,
+  listGatewayViews,
+  replaceGatewaySettings,
+  setGatewayEnabled,
   showGateway,
 } from './operations/gateways.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
@@ -107,10 +113,14 @@ function printOutcome(outcome: GatewayOutcome, environment: string): number {
       process.stderr.write(`paygate: --connector must be one of ${outcome.known.join(', ')}\n`);
       return 2;
     case 'not_here':
-      process.stderr.write(`paygate: ${outcome.connector} gateways take no payments in ${environment} mode (PAYGATE_ENV); nothing was created\n`);
+      process.stderr.write(
+        `paygate: ${outcome.connector} gateways take no payments in ${environment} mode (PAYGATE_ENV); nothing was created\n`,
+      );
       return 2;
     case 'invalid':
-      process.stderr.write(`paygate: ${outcome.field === 'currencies' ? '--currencies' : `--setting ${outcome.field}`}: ${outcome.reason}\n`);
+      process.stderr.write(
+        `paygate: ${outcome.field === 'currencies' ? '--currencies' : `--setting ${outcome.field}`}: ${outcome.reason}\n`,
+      );
       return 2;
   }
 }
@@ -119,8 +129,13 @@ async function gatewayCommand(config: Config, sub: string | undefined, argv: str
   const { values } = parseArgs({
     args: argv,
     options: {
-      'merchant-id': { type: 'string' }, connector: { type: 'string' }, currencies: { type: 'string' }, setting: { type: 'string', multiple: true },
-      gateway: { type: 'string' }, 'no-mit': { type: 'boolean' }, 'hold-payouts': { type: 'boolean' },
+      'merchant-id': { type: 'string' },
+      connector: { type: 'string' },
+      currencies: { type: 'string' },
+      setting: { type: 'string', multiple: true },
+      gateway: { type: 'string' },
+      'no-mit': { type: 'boolean' },
+      'hold-payouts': { type: 'boolean' },
     },
     strict: true,
   });
@@ -133,7 +148,10 @@ async function gatewayCommand(config: Config, sub: string | undefined, argv: str
   try {
     await store.migrate();
     const deps: GatewayAdminDeps = {
-      store, sealer: new Sealer(masterKeyFor(config)), connectors: catalogFor(config), environment: config.environment,
+      store,
+      sealer: new Sealer(masterKeyFor(config)),
+      connectors: catalogFor(config),
+      environment: config.environment,
       allow_private_urls: config.limits.allow_private_urls,
       public_url: () => config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
     };
@@ -149,11 +167,21 @@ async function gatewayCommand(config: Config, sub: string | undefined, argv: str
           process.stderr.write('paygate: gateway create needs --merchant-id and --connector\n');
           return 2;
         }
-        return printOutcome(await createGateway(deps, {
-          merchant_id: values['merchant-id'], connector: values.connector,
-          currencies: values.currencies === undefined ? null : values.currencies.split(','), settings: settings.settings,
-          mit_enabled: values['no-mit'] !== true, hold_payouts: values['hold-payouts'] === true,
-        }, Date.now()), config.environment);
+        return printOutcome(
+          await createGateway(
+            deps,
+            {
+              merchant_id: values['merchant-id'],
+              connector: values.connector,
+              currencies: values.currencies === undefined ? null : values.currencies.split(','),
+              settings: settings.settings,
+              mit_enabled: values['no-mit'] !== true,
+              hold_payouts: values['hold-payouts'] === true,
+            },
+            Date.now(),
+          ),
+          config.environment,
+        );
       }
       case 'list':
         for (const view of await listGatewayViews(deps, values['merchant-id'] ?? null)) process.stdout.write(`${JSON.stringify(view)}\n`);
@@ -162,9 +190,13 @@ async function gatewayCommand(config: Config, sub: string | undefined, argv: str
         return needGateway() ? printOutcome(await showGateway(deps, gateway_id!), config.environment) : 2;
       case 'disable':
       case 'enable':
-        return needGateway() ? printOutcome(await setGatewayEnabled(deps, gateway_id!, sub === 'enable', Date.now()), config.environment) : 2;
+        return needGateway()
+          ? printOutcome(await setGatewayEnabled(deps, gateway_id!, sub === 'enable', Date.now()), config.environment)
+          : 2;
       case 'settings':
-        return needGateway() ? printOutcome(await replaceGatewaySettings(deps, gateway_id!, settings.settings, Date.now()), config.environment) : 2;
+        return needGateway()
+          ? printOutcome(await replaceGatewaySettings(deps, gateway_id!, settings.settings, Date.now()), config.environment)
+          : 2;
       default:
         process.stderr.write(USAGE);
         return 64;
@@ -178,14 +210,24 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      'merchant-id': { type: 'string' }, secret: { type: 'string' }, 'application-key': { type: 'string' },
-      frontend: { type: 'string' }, currency: { type: 'string' }, 'frame-origin': { type: 'string', multiple: true },
+      'merchant-id': { type: 'string' },
+      secret: { type: 'string' },
+      'application-key': { type: 'string' },
+      frontend: { type: 'string' },
+      currency: { type: 'string' },
+      'frame-origin': { type: 'string', multiple: true },
       'display-name': { type: 'string' },
     },
     strict: true,
   });
   const display_name = values['display-name'];
-  if (display_name !== undefined && (characterLength(display_name) < 1 || characterLength(display_name) > 64 || textProblem(display_name) !== null || !hasContent(display_name))) {
+  if (
+    display_name !== undefined &&
+    (characterLength(display_name) < 1 ||
+      characterLength(display_name) > 64 ||
+      textProblem(display_name) !== null ||
+      !hasContent(display_name))
+  ) {
     process.stderr.write('paygate: --display-name must be text of 1 to 64 characters\n');
     return 2;
   }
@@ -199,16 +241,31 @@ async function createMerchant(config: Config, argv: string[]): Promise<number> {
   try {
     await store.migrate();
     const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
-    const outcome = await merchants.create({
-      merchant_id: values['merchant-id'], secret: values.secret, application_key: values['application-key'],
-      frontend: values.frontend, currency: values.currency?.toUpperCase(),
-    }, Date.now(), starterGateway(config.environment));
+    const outcome = await merchants.create(
+      {
+        merchant_id: values['merchant-id'],
+        secret: values.secret,
+        application_key: values['application-key'],
+        frontend: values.frontend,
+        currency: values.currency?.toUpperCase(),
+      },
+      Date.now(),
+      starterGateway(config.environment),
+    );
     switch (outcome.kind) {
       case 'created':
         if (display_name !== undefined) {
           // The shop's name for the cashier, on both of the new merchant's identities.
-          await store.merchants.setDisplayName(outcome.merchant.merchant_id, { kind: 'frontend', value: outcome.merchant.frontend }, display_name);
-          await store.merchants.setDisplayName(outcome.merchant.merchant_id, { kind: 'application_key', value: outcome.merchant.application_key }, display_name);
+          await store.merchants.setDisplayName(
+            outcome.merchant.merchant_id,
+            { kind: 'frontend', value: outcome.merchant.frontend },
+            display_name,
+          );
+          await store.merchants.setDisplayName(
+            outcome.merchant.merchant_id,
+            { kind: 'application_key', value: outcome.merchant.application_key },
+            display_name,
+          );
         }
         if (frame_origins.origins.length > 0) {
           await store.merchants.setFrameOrigins(outcome.merchant.merchant_id, outcome.merchant.application_key, frame_origins.origins);
@@ -244,9 +301,15 @@ async function createUserCommand(config: Config, argv: string[]): Promise<number
   const store = openConfiguredStore(config);
   try {
     await store.migrate();
-    const outcome = await createUser({ store, clock: wallClock }, {
-      email: values.email!, password: values.password!, role: values.role!, merchant_id: values['merchant-id'] ?? null,
-    });
+    const outcome = await createUser(
+      { store, clock: wallClock },
+      {
+        email: values.email!,
+        password: values.password!,
+        role: values.role!,
+        merchant_id: values['merchant-id'] ?? null,
+      },
+    );
     switch (outcome.kind) {
       case 'created':
         process.stdout.write(`${JSON.stringify(outcome.user)}\n`);
@@ -280,8 +343,14 @@ async function routeCommand(config: Config, sub: string | undefined, argv: strin
   const { values } = parseArgs({
     args: argv,
     options: {
-      'merchant-id': { type: 'string' }, gateway: { type: 'string' }, priority: { type: 'string' }, currency: { type: 'string' },
-      'min-amount': { type: 'string' }, 'max-amount': { type: 'string' }, 'card-brand': { type: 'string' }, 'bin-country': { type: 'string' },
+      'merchant-id': { type: 'string' },
+      gateway: { type: 'string' },
+      priority: { type: 'string' },
+      currency: { type: 'string' },
+      'min-amount': { type: 'string' },
+      'max-amount': { type: 'string' },
+      'card-brand': { type: 'string' },
+      'bin-country': { type: 'string' },
       rule: { type: 'string' },
     },
     strict: true,
@@ -300,11 +369,20 @@ async function routeCommand(config: Config, sub: string | undefined, argv: strin
           process.stderr.write('paygate: route add needs --gateway and --priority\n');
           return 2;
         }
-        const outcome = await addRoutingRule(store, {
-          merchant_id, gateway_id: values.gateway, priority: numberOption(values.priority)!, currencies: listOption(values.currency),
-          amount_min_minor: numberOption(values['min-amount']), amount_max_minor: numberOption(values['max-amount']),
-          card_brands: listOption(values['card-brand']), bin_countries: listOption(values['bin-country']),
-        }, Date.now());
+        const outcome = await addRoutingRule(
+          store,
+          {
+            merchant_id,
+            gateway_id: values.gateway,
+            priority: numberOption(values.priority)!,
+            currencies: listOption(values.currency),
+            amount_min_minor: numberOption(values['min-amount']),
+            amount_max_minor: numberOption(values['max-amount']),
+            card_brands: listOption(values['card-brand']),
+            bin_countries: listOption(values['bin-country']),
+          },
+          Date.now(),
+        );
         if (outcome.kind === 'ok') {
           process.stdout.write(`${JSON.stringify(outcome.rule)}\n`);
           return 0;
@@ -378,7 +456,11 @@ const SIGN_MAX_BYTES = 64 * 1024;
 
 /** `paygate sign`: what a merchant's code must produce, for a body written by hand or by a test. */
 function signCommand(args: string[]): number {
-  const { values } = parseArgs({ args, options: { secret: { type: 'string' }, file: { type: 'string' }, now: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { secret: { type: 'string' }, file: { type: 'string' }, now: { type: 'boolean' } },
+    strict: true,
+  });
   if (!values.secret) {
     process.stderr.write('paygate sign: --secret is required (the merchant secret)\n');
     return 64;
@@ -436,14 +518,26 @@ async function main(argv: string[]): Promise<number> {
     };
     if (config.workers > 1 && cluster.isPrimary) {
       const primary = await startClusterPrimary(config, createLogger({ level: config.log_level, destination: config.log_file }));
-      process.once('SIGTERM', onSignal(() => primary.stop()));
-      process.once('SIGINT', onSignal(() => primary.stop()));
+      process.once(
+        'SIGTERM',
+        onSignal(() => primary.stop()),
+      );
+      process.once(
+        'SIGINT',
+        onSignal(() => primary.stop()),
+      );
       return -1; // keep running
     }
     // A cluster worker: the primary already created the demo merchant.
     const gateway = await startGateway(config, { create_demo: !cluster.isWorker });
-    process.once('SIGTERM', onSignal(() => gateway.close()));
-    process.once('SIGINT', onSignal(() => gateway.close()));
+    process.once(
+      'SIGTERM',
+      onSignal(() => gateway.close()),
+    );
+    process.once(
+      'SIGINT',
+      onSignal(() => gateway.close()),
+    );
     return -1; // keep running
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);

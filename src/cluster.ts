@@ -82,18 +82,23 @@ export async function startClusterPrimary(config: Config, logger: Logger): Promi
     stopped ??= (async () => {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-      await Promise.all(workers.map((worker) => new Promise<void>((resolve) => {
-        if (worker.isDead()) {
-          resolve();
-          return;
-        }
-        const kill = setTimeout(() => worker.process.kill('SIGKILL'), STOP_GRACE_MS);
-        worker.once('exit', () => {
-          clearTimeout(kill);
-          resolve();
-        });
-        worker.process.kill('SIGTERM');
-      })));
+      await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              if (worker.isDead()) {
+                resolve();
+                return;
+              }
+              const kill = setTimeout(() => worker.process.kill('SIGKILL'), STOP_GRACE_MS);
+              worker.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              worker.process.kill('SIGTERM');
+            }),
+        ),
+      );
     })();
     return stopped;
   }

@@ -201,7 +201,9 @@ export function loadConfig(env: Env = process.env): Config {
   const workers = intVar(env, 'PAYGATE_WORKERS', 1, 1, 64);
   if (workers > 1 && database_url === null) {
     // One SQLite file has one writer: several processes would contend for its lock, not scale.
-    throw new ConfigError(`PAYGATE_WORKERS=${workers} needs DATABASE_URL (PostgreSQL): the embedded SQLite store is single-process; leave PAYGATE_WORKERS unset or 1 without DATABASE_URL`);
+    throw new ConfigError(
+      `PAYGATE_WORKERS=${workers} needs DATABASE_URL (PostgreSQL): the embedded SQLite store is single-process; leave PAYGATE_WORKERS unset or 1 without DATABASE_URL`,
+    );
   }
   let public_url: string | null = null;
   if (env.PUBLIC_URL && env.PUBLIC_URL !== '') {
@@ -222,18 +224,24 @@ export function loadConfig(env: Env = process.env): Config {
   const stuck_processing_seconds = intVar(env, 'PAYGATE_STUCK_PROCESSING_SECONDS', 120, 1, 86_400);
   if (stuck_processing_seconds * 1000 <= processor_timeout_ms) {
     // A call still waiting for its processor must never be taken for one whose process died.
-    throw new ConfigError(`PAYGATE_STUCK_PROCESSING_SECONDS (${stuck_processing_seconds}) must be longer than PAYGATE_PROCESSOR_TIMEOUT_MS (${processor_timeout_ms} ms)`);
+    throw new ConfigError(
+      `PAYGATE_STUCK_PROCESSING_SECONDS (${stuck_processing_seconds}) must be longer than PAYGATE_PROCESSOR_TIMEOUT_MS (${processor_timeout_ms} ms)`,
+    );
   }
   // The lease must outlive the longest attempt (time-out) plus the database writes after it,
   // or a second instance could pick the notification up while the first is still sending it.
   const notify_lease_ms = intVar(env, 'PAYGATE_NOTIFY_LEASE_MS', 60_000, 1_000, 3_600_000);
   if (notify_lease_ms < outbound_timeout_ms + 1_000) {
-    throw new ConfigError(`PAYGATE_NOTIFY_LEASE_MS (${notify_lease_ms}) must be at least PAYGATE_OUTBOUND_TIMEOUT_MS + 1000 (${outbound_timeout_ms + 1_000})`);
+    throw new ConfigError(
+      `PAYGATE_NOTIFY_LEASE_MS (${notify_lease_ms}) must be at least PAYGATE_OUTBOUND_TIMEOUT_MS + 1000 (${outbound_timeout_ms + 1_000})`,
+    );
   }
   const request_timeout_ms = intVar(env, 'PAYGATE_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000);
   const headers_timeout_ms = intVar(env, 'PAYGATE_HEADERS_TIMEOUT_MS', Math.min(10_000, request_timeout_ms), 500, 600_000);
   if (headers_timeout_ms > request_timeout_ms) {
-    throw new ConfigError(`PAYGATE_HEADERS_TIMEOUT_MS (${headers_timeout_ms}) must not be longer than PAYGATE_REQUEST_TIMEOUT_MS (${request_timeout_ms})`);
+    throw new ConfigError(
+      `PAYGATE_HEADERS_TIMEOUT_MS (${headers_timeout_ms}) must not be longer than PAYGATE_REQUEST_TIMEOUT_MS (${request_timeout_ms})`,
+    );
   }
   return {
     port,
@@ -243,9 +251,11 @@ export function loadConfig(env: Env = process.env): Config {
     database_url,
     data_dir: path.resolve(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data'),
     master_key,
-    master_key_file: path.resolve(env.PAYGATE_MASTER_KEY_FILE && env.PAYGATE_MASTER_KEY_FILE !== ''
-      ? env.PAYGATE_MASTER_KEY_FILE
-      : path.join(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data', 'master.key')),
+    master_key_file: path.resolve(
+      env.PAYGATE_MASTER_KEY_FILE && env.PAYGATE_MASTER_KEY_FILE !== ''
+        ? env.PAYGATE_MASTER_KEY_FILE
+        : path.join(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data', 'master.key'),
+    ),
     admin_token,
     log_level: env.PAYGATE_LOG_LEVEL ?? 'info',
     log_file: env.PAYGATE_LOG_FILE && env.PAYGATE_LOG_FILE !== '' ? env.PAYGATE_LOG_FILE : null,

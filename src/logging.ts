@@ -4,15 +4,33 @@
 import pino, { type Logger } from 'pino';
 
 const SENSITIVE_KEYS = [
-  'card_number', 'card_number_encrypted', 'card_exp', 'card_exp_encrypted', 'cvv', 'cvv_encrypted', 'pan',
-  'secret', 'signature', 'auth_token', 'card_token', 'token', 'password', 'master_key', 'authorization',
-  'gt-authentication', 'cookie', 'set-cookie', 'admin_token',
+  'card_number',
+  'card_number_encrypted',
+  'card_exp',
+  'card_exp_encrypted',
+  'cvv',
+  'cvv_encrypted',
+  'pan',
+  'secret',
+  'signature',
+  'auth_token',
+  'card_token',
+  'token',
+  'password',
+  'master_key',
+  'authorization',
+  'gt-authentication',
+  'cookie',
+  'set-cookie',
+  'admin_token',
   // Direct payouts and cashier wallet deposits: the customer's bank account or wallet id (docs/payouts.md).
-  'data_account_number', 'wallet_id',
+  'data_account_number',
+  'wallet_id',
 ];
 
 /** Besides the names above: any key that names a secret, token, signature, password or CVV, in any case. */
-const SENSITIVE_PATTERN = /secret|token|signature|password|passwd|cvv|authori[sz]ation|authentication|cookie|master_key|^pan$|^card_(number|exp)/i;
+const SENSITIVE_PATTERN =
+  /secret|token|signature|password|passwd|cvv|authori[sz]ation|authentication|cookie|master_key|^pan$|^card_(number|exp)/i;
 
 const SENSITIVE = new Set(SENSITIVE_KEYS);
 
@@ -99,30 +117,36 @@ export function redactUrl(url: string): string {
     // The way back from a processor's 3-D Secure page: its check proves the link was the gateway's.
     .replace(/\/return\/([0-9]+)\/[0-9a-f]{8,}/g, '/return/$1/[redacted]');
   if (query === null) return redacted_path;
-  const redacted_query = query.split('&').map((pair) => {
-    const equals = pair.indexOf('=');
-    const name = equals === -1 ? pair : pair.slice(0, equals);
-    return equals !== -1 && isCredentialParameter(decodedName(name)) ? `${name}=[redacted]` : pair;
-  }).join('&');
+  const redacted_query = query
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return equals !== -1 && isCredentialParameter(decodedName(name)) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
   return `${redacted_path}?${redacted_query}`;
 }
 
 export function createLogger(options: { level: string; destination?: string | null }): Logger {
   const destination = options.destination ? pino.destination({ dest: options.destination, sync: false, mkdir: true }) : pino.destination(1);
-  const logger = pino({
-    level: options.level,
-    // Every logged object is redacted at any depth (redactDeep); pino's path-based redact would
-    // only reach the depths written in its paths.
-    formatters: {
-      log: redactLogObject,
+  const logger = pino(
+    {
+      level: options.level,
+      // Every logged object is redacted at any depth (redactDeep); pino's path-based redact would
+      // only reach the depths written in its paths.
+      formatters: {
+        log: redactLogObject,
+      },
+      serializers: {
+        req: (req: { method?: string; url?: string }) => ({ method: req.method, url: redactUrl(req.url ?? '') }),
+        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+        // An error's own fields (a driver's detail, a request body kept on it) are redacted too.
+        err: (error: Error) => redactDeep(pino.stdSerializers.err(error)) as ReturnType<typeof pino.stdSerializers.err>,
+      },
     },
-    serializers: {
-      req: (req: { method?: string; url?: string }) => ({ method: req.method, url: redactUrl(req.url ?? '') }),
-      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-      // An error's own fields (a driver's detail, a request body kept on it) are redacted too.
-      err: (error: Error) => redactDeep(pino.stdSerializers.err(error)) as ReturnType<typeof pino.stdSerializers.err>,
-    },
-  }, destination);
+    destination,
+  );
   // A child logger's bindings skip formatters.log (pino resets the bindings formatter for children),
   // so they are redacted as they are bound. Children are created from their parent's prototype,
   // so this one wrapper serves every descendant too.

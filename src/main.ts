@@ -74,12 +74,23 @@ export interface StartOptions {
  * same merchant_id is refused by its primary key and that process announces nothing.
  */
 export async function ensureDemoMerchant(
-  config: Config, store: Store, merchants: MerchantDirectory, now_ms: number, announce?: (line: string) => void,
+  config: Config,
+  store: Store,
+  merchants: MerchantDirectory,
+  now_ms: number,
+  announce?: (line: string) => void,
 ): Promise<CreatedMerchant | null> {
   if (config.environment !== 'sandbox' || (await store.merchants.count()) !== 0) return null;
-  const created = await merchants.create({
-    merchant_id: 'demo-merchant', application_key: 'demo-app', frontend: 'demo-frontend', secret: randomBytes(24).toString('base64url'),
-  }, now_ms, starterGateway(config.environment));
+  const created = await merchants.create(
+    {
+      merchant_id: 'demo-merchant',
+      application_key: 'demo-app',
+      frontend: 'demo-frontend',
+      secret: randomBytes(24).toString('base64url'),
+    },
+    now_ms,
+    starterGateway(config.environment),
+  );
   if (created.kind !== 'created') return null;
   (announce ?? ((line: string) => process.stdout.write(`${line}\n`)))(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
   return created.merchant;
@@ -97,7 +108,10 @@ export function keyBesideDatabase(config: Config): boolean {
 
 export function openConfiguredStore(config: Config, logger?: Logger): Store {
   return openStore({
-    database_url: config.database_url, data_dir: config.data_dir, pg_pool_max: config.limits.pg_pool_max, group_commit: config.group_commit,
+    database_url: config.database_url,
+    data_dir: config.data_dir,
+    pg_pool_max: config.limits.pg_pool_max,
+    group_commit: config.group_commit,
     on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
   });
 }
@@ -108,7 +122,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const instance_lock = config.database_url === null ? lockDataFolder(config.data_dir) : null;
   const sealer = new Sealer(masterKeyFor(config));
   if (config.environment === 'live' && keyBesideDatabase(config)) {
-    logger.warn({ key_file: config.master_key_file }, 'the master key file is beside the database: a copy of the data folder opens every sealed secret and card; set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE (docs/security.md)');
+    logger.warn(
+      { key_file: config.master_key_file },
+      'the master key file is beside the database: a copy of the data folder opens every sealed secret and card; set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE (docs/security.md)',
+    );
   }
   const store = openConfiguredStore(config, logger);
   await store.migrate();
@@ -124,15 +141,30 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     max_reply_bytes: config.limits.processor_reply_max_bytes,
     allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
   });
-  const connectors = new ConnectorRegistry(config.environment, sealer, { options: connectorOptions(config), clock, public_url: () => public_url, http: processor_http });
+  const connectors = new ConnectorRegistry(config.environment, sealer, {
+    options: connectorOptions(config),
+    clock,
+    public_url: () => public_url,
+    http: processor_http,
+  });
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms, config.limits.unknown_merchant_cache_ms);
   const deps: HttpDeps = {
-    store, sealer, clock, wall_clock: wallClock, merchants, connectors, config, logger, public_url: () => public_url,
+    store,
+    sealer,
+    clock,
+    wall_clock: wallClock,
+    merchants,
+    connectors,
+    config,
+    logger,
+    public_url: () => public_url,
     metrics: new GatewayMetrics(),
     // A header is accepted within the timestamp window on either side: remembered for both.
     header_reuse: new HeaderReuseWatch(2 * config.limits.request_window_seconds * 1000 + 1000),
     rate_limits: new RateLimits(
-      config.limits.rate_per_address_per_minute, config.limits.rate_per_merchant_per_minute, config.limits.rate_sign_in_per_address_per_minute,
+      config.limits.rate_per_address_per_minute,
+      config.limits.rate_per_merchant_per_minute,
+      config.limits.rate_sign_in_per_address_per_minute,
     ),
   };
   deps.metrics.watch(store, clock);
@@ -149,7 +181,12 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   routes.push(directRoute(), ...operatorPayoutRoutes(deps));
   routes.push(...subscriptionRoutes());
   // The hosted cashier (issue 5): session calls, find-order, the pages, the operator's framing setting.
-  routes.push(...cashierSessionRoutes(() => public_url), findOrderRoute(), ...cashierPageRoutes(deps, () => public_url), ...operatorApplicationRoutes(deps));
+  routes.push(
+    ...cashierSessionRoutes(() => public_url),
+    findOrderRoute(),
+    ...cashierPageRoutes(deps, () => public_url),
+    ...operatorApplicationRoutes(deps),
+  );
   const app = buildApp(deps, routes, logger);
   // The back office (issue 15): pages for operators and merchants' staff under /backoffice/.
   registerBackOffice(app, deps, backOfficeRoutes(), signInRoutes());
@@ -163,7 +200,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // Notifications reuse their connections to a merchant (one TCP handshake per socket, not per notification).
   const notify_connections = outboundConnections();
   const notifications = startNotificationWorker({
-    store, clock, lease_clock: deps.wall_clock, logger,
+    store,
+    clock,
+    lease_clock: deps.wall_clock,
+    logger,
     secretOf: async (merchant_id) => (await merchants.find(merchant_id))?.secret ?? null,
     policy: {
       timeout_ms: config.limits.outbound_timeout_ms,
@@ -203,7 +243,12 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
 
   return {
-    app, deps, clock, url, demo_merchant, notifications,
+    app,
+    deps,
+    clock,
+    url,
+    demo_merchant,
+    notifications,
     async close() {
       stop_waking();
       await Promise.all(workers.map((w) => w.stop()));

@@ -25,7 +25,7 @@ export class GatewayMetrics {
 
   readonly http_duration = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'Time from a request\'s arrival to its answer, by route pattern and method',
+    help: "Time from a request's arrival to its answer, by route pattern and method",
     labelNames: ['route', 'method'] as const,
     buckets: LATENCY_BUCKETS_S,
     registers: [this.registry],

@@ -27,15 +27,32 @@ export interface Customer {
 }
 
 export const NO_CUSTOMER: Customer = {
-  first_name: null, last_name: null, email: null, phone: null, address: null, city: null, state: null, zip: null, country: null, ip: null,
+  first_name: null,
+  last_name: null,
+  email: null,
+  phone: null,
+  address: null,
+  city: null,
+  state: null,
+  zip: null,
+  country: null,
+  ip: null,
 };
 
 /** The customer from a request's (or a cashier session's) fields of the same names; requester_ip is the ip. */
 export function customerFrom(fields: Readonly<Record<string, unknown>>): Customer {
-  const text = (name: string): string | null => (typeof fields[name] === 'string' && fields[name] !== '' ? fields[name] as string : null);
+  const text = (name: string): string | null => (typeof fields[name] === 'string' && fields[name] !== '' ? (fields[name] as string) : null);
   return {
-    first_name: text('first_name'), last_name: text('last_name'), email: text('email'), phone: text('phone'), address: text('address'),
-    city: text('city'), state: text('state'), zip: text('zip'), country: text('country'), ip: text('requester_ip'),
+    first_name: text('first_name'),
+    last_name: text('last_name'),
+    email: text('email'),
+    phone: text('phone'),
+    address: text('address'),
+    city: text('city'),
+    state: text('state'),
+    zip: text('zip'),
+    country: text('country'),
+    ip: text('requester_ip'),
   };
 }
 
@@ -156,17 +173,17 @@ export function checkDataFields(specs: readonly DataFieldSpec[], data: Readonly<
       if (spec.required) return { field: spec.name, kind: 'missing', rule: spec.rule };
       continue;
     }
-    const fits = value.length <= spec.max_length
-      && (spec.pattern === undefined || spec.pattern.test(value))
-      && (spec.values === undefined || spec.values.includes(value));
+    const fits =
+      value.length <= spec.max_length &&
+      (spec.pattern === undefined || spec.pattern.test(value)) &&
+      (spec.values === undefined || spec.values.includes(value));
     if (!fits) return { field: spec.name, kind: 'invalid', rule: spec.rule };
   }
   return null;
 }
 
 export type DirectPayoutCheck =
-  | { readonly ok: true; readonly payment_method: string }
-  | { readonly ok: false; readonly problem: DataFieldProblem };
+  { readonly ok: true; readonly payment_method: string } | { readonly ok: false; readonly problem: DataFieldProblem };
 
 /** A result later, a decline's kind and the result of a call: the domain's (domain/processor-result.ts), which the routing rules read too. */
 export type { DeclineKind, LaterResult, ProcessorResult } from '../domain/processor-result.js';

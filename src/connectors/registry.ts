@@ -75,9 +75,10 @@ export class ConnectorRegistry {
     if (!definition || !definition.environments.includes(this.environment)) return null;
     const cached = this.built.get(gateway.gateway_id);
     if (cached && cached.updated_at_ms === gateway.updated_at_ms) return cached.connector;
-    const settings = gateway.settings_sealed === null
-      ? {}
-      : JSON.parse(this.sealer.open(gateway.settings_sealed, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>;
+    const settings =
+      gateway.settings_sealed === null
+        ? {}
+        : (JSON.parse(this.sealer.open(gateway.settings_sealed, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>);
     const connector = definition.create(settings, this.context, gateway.gateway_id);
     this.built.delete(gateway.gateway_id);
     if (this.built.size >= CACHE_MAX_CONNECTORS) this.built.delete(this.built.keys().next().value!);
@@ -86,7 +87,10 @@ export class ConnectorRegistry {
   }
 
   /** For work that starts from a stored transaction (due work, webhooks, refunds, operator actions). */
-  async forGatewayId(store: GatewayReader, gateway_id: string): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
+  async forGatewayId(
+    store: GatewayReader,
+    gateway_id: string,
+  ): Promise<{ readonly gateway: Gateway; readonly connector: Connector } | null> {
     const row = await store.merchants.getGateway(gateway_id);
     if (!row) return null;
     const gateway = gatewayOf(row);

@@ -74,7 +74,11 @@ export function cardBrand(pan: string): CardBrand | null {
 export class CardData {
   readonly #pan: string;
   readonly #cvv: string | null;
-  constructor(pan: string, readonly expiry: CardExpiry, cvv: string | null) {
+  constructor(
+    pan: string,
+    readonly expiry: CardExpiry,
+    cvv: string | null,
+  ) {
     this.#pan = pan;
     this.#cvv = cvv;
   }

@@ -5,5 +5,14 @@
 export const CUSTOMER_FIELDS = ['first_name', 'last_name', 'dob', 'email', 'phone', 'address', 'city', 'state', 'zip'] as const;
 export type CustomerField = (typeof CUSTOMER_FIELDS)[number];
 /** Asked in the one-time registration form when neither the merchant nor an earlier registration gave them. */
-export const REQUIRED_CUSTOMER_FIELDS: readonly CustomerField[] = ['first_name', 'last_name', 'email', 'phone', 'dob', 'address', 'city', 'zip'];
+export const REQUIRED_CUSTOMER_FIELDS: readonly CustomerField[] = [
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'dob',
+  'address',
+  'city',
+  'zip',
+];
 export type CustomerData = Partial<Record<CustomerField | 'requester_ip', string>>;

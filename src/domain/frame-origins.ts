@@ -40,7 +40,10 @@ export function checkFrameOrigins(list: readonly string[]): FrameOriginsCheck {
  * cashier pages and the sandbox 3-D Secure and wallet pages, so a page with Approve or Pay
  * buttons cannot be framed (clickjacked) by a site that was not configured for it.
  */
-export function framingHeaders(origins: readonly string[] | null): { readonly frame_ancestors: string; readonly headers: Readonly<Record<string, string>> } {
+export function framingHeaders(origins: readonly string[] | null): {
+  readonly frame_ancestors: string;
+  readonly headers: Readonly<Record<string, string>>;
+} {
   if (origins && origins.length > 0) return { frame_ancestors: `frame-ancestors ${origins.join(' ')}`, headers: {} };
   return { frame_ancestors: "frame-ancestors 'none'", headers: { 'x-frame-options': 'DENY' } };
 }

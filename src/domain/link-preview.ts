@@ -9,9 +9,33 @@
  * an app's own webview (Teams, Outlook) must still open the link, so app names alone are not here.
  */
 const PREVIEW_ROBOTS = [
-  'slackbot', 'slack-imgproxy', 'facebookexternalhit', 'facebookcatalog', 'whatsapp/', 'twitterbot', 'telegrambot', 'discordbot',
-  'linkedinbot', 'skypeuripreview', 'microsoftpreview', 'applebot', 'iframely', 'embedly', 'redditbot', 'pinterestbot',
-  'googlebot', 'bingbot', 'bingpreview', 'yandexbot', 'duckduckbot', 'kakaotalk-scrap', 'mattermost-bot', 'crawler', 'spider', 'bot/', 'bot;',
+  'slackbot',
+  'slack-imgproxy',
+  'facebookexternalhit',
+  'facebookcatalog',
+  'whatsapp/',
+  'twitterbot',
+  'telegrambot',
+  'discordbot',
+  'linkedinbot',
+  'skypeuripreview',
+  'microsoftpreview',
+  'applebot',
+  'iframely',
+  'embedly',
+  'redditbot',
+  'pinterestbot',
+  'googlebot',
+  'bingbot',
+  'bingpreview',
+  'yandexbot',
+  'duckduckbot',
+  'kakaotalk-scrap',
+  'mattermost-bot',
+  'crawler',
+  'spider',
+  'bot/',
+  'bot;',
 ];
 
 /** True for a request that previews a link rather than opens it: HEAD, or a User-Agent naming a preview robot or crawler. */

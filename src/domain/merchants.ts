@@ -95,7 +95,14 @@ const SECRET_PATTERN = /^[\x21-\x7e]+$/;
 
 /** A new merchant's values, the omitted ones generated; or the first that is not acceptable. */
 export function newMerchantValues(input: NewMerchantInput):
-  | { readonly ok: true; readonly merchant_id: string; readonly secret: string; readonly application_key: string; readonly frontend: string; readonly currency: string }
+  | {
+      readonly ok: true;
+      readonly merchant_id: string;
+      readonly secret: string;
+      readonly application_key: string;
+      readonly frontend: string;
+      readonly currency: string;
+    }
   | { readonly ok: false; readonly field: string; readonly reason: string } {
   const merchant_id = input.merchant_id ?? `merchant-${randomBytes(6).toString('hex')}`;
   const secret = input.secret ?? newMerchantSecret();
@@ -149,8 +156,7 @@ export type GatewayRefusal =
   | { readonly kind: 'capability'; readonly gateway_id: string; readonly connector: string; readonly capability: string };
 
 export type GatewayChoice =
-  | { readonly kind: 'chosen'; readonly gateway: Gateway }
-  | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
+  { readonly kind: 'chosen'; readonly gateway: Gateway } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
 
 /**
  * The gateway that serves a request: the one named (it must be the merchant's, enabled, run
@@ -160,7 +166,10 @@ export type GatewayChoice =
  * that, not "no gateway".
  */
 export function selectGateway(
-  merchant: Merchant, currency: string, requested: string | null | undefined, runs_here: (connector: string) => boolean,
+  merchant: Merchant,
+  currency: string,
+  requested: string | null | undefined,
+  runs_here: (connector: string) => boolean,
 ): GatewayChoice {
   const unusable = (g: Gateway): GatewayRefusal | null => {
     if (!g.enabled) return { kind: 'disabled', gateway_id: g.gateway_id };
@@ -170,7 +179,9 @@ export function selectGateway(
   if (requested !== undefined && requested !== null && requested !== '') {
     const named = merchant.gateways.find((g) => g.gateway_id === requested);
     if (!named) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id: requested } };
-    const refusal = unusable(named) ?? (named.currencies.includes(currency) ? null : { kind: 'currency', gateway_id: named.gateway_id, currency } as const);
+    const refusal =
+      unusable(named) ??
+      (named.currencies.includes(currency) ? null : ({ kind: 'currency', gateway_id: named.gateway_id, currency } as const));
     return refusal ? { kind: 'refused', refusal } : { kind: 'chosen', gateway: named };
   }
   if (merchant.gateways.length === 0) return { kind: 'refused', refusal: { kind: 'no_gateways' } };

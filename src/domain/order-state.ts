@@ -59,7 +59,9 @@ export function isOrderSession(session: Pick<CashierSessionRow, 'kind'>): boolea
 
 /** The status an event leads to from the session's current status, or null when the table has no such move. */
 export function nextOrderStatus(session: CashierSessionRow, event: OrderEvent, now_ms: number): OrderStatus | null {
-  const rule = ORDER_RULES.find((r) => r.from === session.order_status && r.event === event && (r.when === undefined || r.when(session, now_ms)));
+  const rule = ORDER_RULES.find(
+    (r) => r.from === session.order_status && r.event === event && (r.when === undefined || r.when(session, now_ms)),
+  );
   return rule ? rule.to : null;
 }
 

@@ -52,7 +52,8 @@ function add(map: Map<string, { amount_minor: number; count: number }>, currency
 }
 
 function figures(map: Map<string, { amount_minor: number; count: number }>): CurrencyFigure[] {
-  return [...map.entries()].map(([currency, v]) => ({ currency, ...v }))
+  return [...map.entries()]
+    .map(([currency, v]) => ({ currency, ...v }))
     .sort((a, b) => b.count - a.count || a.currency.localeCompare(b.currency));
 }
 

@@ -21,15 +21,35 @@ export interface LaterResult {
 export type DeclineKind = 'soft' | 'hard';
 
 export type ProcessorResult =
-  | { readonly kind: 'approved'; readonly psp_transaction_id: string; readonly charge_amount_minor: number; readonly charge_currency: string; readonly error_code: string; readonly error_details: string }
-  | { readonly kind: 'rejected'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string; readonly decline?: DeclineKind }
+  | {
+      readonly kind: 'approved';
+      readonly psp_transaction_id: string;
+      readonly charge_amount_minor: number;
+      readonly charge_currency: string;
+      readonly error_code: string;
+      readonly error_details: string;
+    }
+  | {
+      readonly kind: 'rejected';
+      readonly psp_transaction_id: string | null;
+      readonly error_code: string;
+      readonly error_details: string;
+      readonly decline?: DeclineKind;
+    }
   | { readonly kind: 'error'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string }
   /**
    * Accepted; the final answer comes later: `later` when the connector knows it now (the
    * sandbox), else from the processor's webhook or a lookup the gateway schedules
    * (`recheck_after_ms`; null: the connector's default).
    */
-  | { readonly kind: 'pending'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly later: LaterResult | null; readonly recheck_after_ms?: number }
+  | {
+      readonly kind: 'pending';
+      readonly psp_transaction_id: string;
+      readonly error_code: string;
+      readonly error_details: string;
+      readonly later: LaterResult | null;
+      readonly recheck_after_ms?: number;
+    }
   /**
    * The outcome is unknown: the request may or may not have reached the processor (a time-out,
    * a connection lost after sending, an answer that does not parse, a processor error). Nothing
@@ -38,10 +58,24 @@ export type ProcessorResult =
    */
   | { readonly kind: 'unknown'; readonly psp_transaction_id: string | null; readonly reason: string }
   /** The customer must act on one of the gateway's own pages (the sandbox's 3-D Secure and e-wallet); `later` is what happens if nobody does. */
-  | { readonly kind: 'challenge'; readonly psp_transaction_id: string; readonly error_code: string; readonly error_details: string; readonly mode: 'interactive' | 'unresponsive'; readonly later: LaterResult }
+  | {
+      readonly kind: 'challenge';
+      readonly psp_transaction_id: string;
+      readonly error_code: string;
+      readonly error_details: string;
+      readonly mode: 'interactive' | 'unresponsive';
+      readonly later: LaterResult;
+    }
   /**
    * The customer must act on the processor's own page (its 3-D Secure): `redirect_url` leads
    * there, and the processor sends the customer back to the request's return_to URLs. The outcome
    * arrives by webhook, by the customer's return, or by a lookup after `recheck_after_ms`.
    */
-  | { readonly kind: 'redirect'; readonly psp_transaction_id: string; readonly redirect_url: string; readonly error_code: string; readonly error_details: string; readonly recheck_after_ms: number };
+  | {
+      readonly kind: 'redirect';
+      readonly psp_transaction_id: string;
+      readonly redirect_url: string;
+      readonly error_code: string;
+      readonly error_details: string;
+      readonly recheck_after_ms: number;
+    };

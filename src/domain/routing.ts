@@ -47,9 +47,11 @@ export function ruleMatches(rule: RoutingRuleRow, payment: RoutedPayment): boole
     if (rule.amount_max_minor !== null && payment.amount_minor > rule.amount_max_minor) return false;
   }
   const brands = listOf(rule.card_brands);
-  if (brands !== null && payment.card_brand !== undefined && (payment.card_brand === null || !brands.includes(payment.card_brand))) return false;
+  if (brands !== null && payment.card_brand !== undefined && (payment.card_brand === null || !brands.includes(payment.card_brand)))
+    return false;
   const countries = listOf(rule.bin_countries);
-  if (countries !== null && payment.bin_country !== undefined && (payment.bin_country === null || !countries.includes(payment.bin_country))) return false;
+  if (countries !== null && payment.bin_country !== undefined && (payment.bin_country === null || !countries.includes(payment.bin_country)))
+    return false;
   return true;
 }
 
@@ -59,8 +61,7 @@ export function rulesNeedBinCountry(rules: readonly RoutingRuleRow[]): boolean {
 }
 
 export type RouteCandidates =
-  | { readonly kind: 'candidates'; readonly gateways: readonly Gateway[] }
-  | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
+  { readonly kind: 'candidates'; readonly gateways: readonly Gateway[] } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
 
 /**
  * The gateways that may take an unnamed payment, in the order to try them. `usable` says why a
@@ -68,7 +69,10 @@ export type RouteCandidates =
  * cause: no gateway at all, no rule matching, or why the first candidate cannot.
  */
 export function routeCandidates(
-  merchant: Merchant, rules: readonly RoutingRuleRow[], payment: RoutedPayment, usable: (gateway: Gateway) => GatewayRefusal | null,
+  merchant: Merchant,
+  rules: readonly RoutingRuleRow[],
+  payment: RoutedPayment,
+  usable: (gateway: Gateway) => GatewayRefusal | null,
 ): RouteCandidates {
   if (merchant.gateways.length === 0) return { kind: 'refused', refusal: { kind: 'no_gateways' } };
   let ordered: Gateway[];

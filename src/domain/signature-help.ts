@@ -25,7 +25,8 @@ const MISTAKE_TEXT: Readonly<Record<SignatureMistake, string>> = {
 const CARD_FIELDS = new Set(['card_number', 'card_exp', 'cvv', 'card_number_encrypted', 'card_exp_encrypted', 'cvv_encrypted']);
 
 function maskedValue(key: string, value: string): string {
-  if (key === 'card_number' && /^[0-9]{12,19}$/.test(value)) return `${value.slice(0, 6)}${'*'.repeat(value.length - 10)}${value.slice(-4)}`;
+  if (key === 'card_number' && /^[0-9]{12,19}$/.test(value))
+    return `${value.slice(0, 6)}${'*'.repeat(value.length - 10)}${value.slice(-4)}`;
   return '*'.repeat(Math.min(value.length, 8));
 }
 
@@ -36,8 +37,15 @@ export function signatureMistake(message: Readonly<Record<string, unknown>>, sec
   if (typeof given === 'string') {
     const expected = sha384Hex(bodySigningString(message, secret));
     if (given !== expected && given.toLowerCase() === expected) return 'uppercase_hex';
-    const unsorted = Object.keys(message).filter((key) => key !== 'signature')
-      .map((key) => (message[key] === null || message[key] === undefined || message[key] === false ? '' : message[key] === true ? '1' : String(message[key])))
+    const unsorted = Object.keys(message)
+      .filter((key) => key !== 'signature')
+      .map((key) =>
+        message[key] === null || message[key] === undefined || message[key] === false
+          ? ''
+          : message[key] === true
+            ? '1'
+            : String(message[key]),
+      )
       .join('');
     if (given.toLowerCase() === sha384Hex(unsorted + secret)) return 'keys_not_sorted';
     const string_without_secret = bodySigningString(message, '');
@@ -50,7 +58,8 @@ export function signatureMistake(message: Readonly<Record<string, unknown>>, sec
 /** The string the gateway hashed, the secret left out and card values masked; null when it would show the secret anyway. */
 export function shownSigningString(message: Readonly<Record<string, unknown>>, secret: string): string | null {
   const masked: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(message)) masked[key] = CARD_FIELDS.has(key) && typeof value === 'string' ? maskedValue(key, value) : value;
+  for (const [key, value] of Object.entries(message))
+    masked[key] = CARD_FIELDS.has(key) && typeof value === 'string' ? maskedValue(key, value) : value;
   const shown = bodySigningString(masked, '');
   return shown.includes(secret) ? null : shown;
 }

@@ -27,22 +27,51 @@ export interface TransactionSearch {
 export const SEARCH_TEXT_MAX_CHARS = 128;
 /** The statuses a transaction can have (domain/transaction-state.ts), offered by the form. */
 export const SEARCH_STATUSES = [
-  'pending', 'approved', 'declined', 'requested', 'authorized', 'in progress', 'rejected', 'cancelled', 'chargeback', 'reversed', 'error',
+  'pending',
+  'approved',
+  'declined',
+  'requested',
+  'authorized',
+  'in progress',
+  'rejected',
+  'cancelled',
+  'chargeback',
+  'reversed',
+  'error',
 ] as const satisfies readonly TransactionStatus[];
 export const SEARCH_TYPES = ['sale', 'refund', 'payout'] as const satisfies readonly TransactionType[];
 
 /** The form's fields as the page names them; the labels are the page's. */
-export const SEARCH_FIELDS = ['trace_id', 'order_id', 'pin', 'status', 'type', 'gateway', 'merchant', 'from', 'to', 'amount_min', 'amount_max'] as const;
+export const SEARCH_FIELDS = [
+  'trace_id',
+  'order_id',
+  'pin',
+  'status',
+  'type',
+  'gateway',
+  'merchant',
+  'from',
+  'to',
+  'amount_min',
+  'amount_max',
+] as const;
 export type SearchField = (typeof SEARCH_FIELDS)[number];
 
 export type SearchParse =
   | {
-    readonly ok: true; readonly search: Omit<TransactionSearch, 'merchant_id'>; readonly before: number | null;
-    /** The merchant asked for (operators only; a merchant's staff are kept to their own whatever this says). */
-    readonly merchant: string | null;
-    readonly values: Partial<Record<SearchField, string>>;
-  }
-  | { readonly ok: false; readonly field: SearchField | 'before'; readonly reason: string; readonly values: Partial<Record<SearchField, string>> };
+      readonly ok: true;
+      readonly search: Omit<TransactionSearch, 'merchant_id'>;
+      readonly before: number | null;
+      /** The merchant asked for (operators only; a merchant's staff are kept to their own whatever this says). */
+      readonly merchant: string | null;
+      readonly values: Partial<Record<SearchField, string>>;
+    }
+  | {
+      readonly ok: false;
+      readonly field: SearchField | 'before';
+      readonly reason: string;
+      readonly values: Partial<Record<SearchField, string>>;
+    };
 
 const DAY_MS = 86_400_000;
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
@@ -64,7 +93,8 @@ export function parseTransactionSearch(query: Readonly<Record<string, unknown>>)
   }
   const fail = (field: SearchField | 'before', reason: string): SearchParse => ({ ok: false, field, reason, values });
   for (const [field, value] of Object.entries(values) as [SearchField, string][]) {
-    if ([...value].length > SEARCH_TEXT_MAX_CHARS || textProblem(value) !== null) return fail(field, `text of up to ${SEARCH_TEXT_MAX_CHARS} characters`);
+    if ([...value].length > SEARCH_TEXT_MAX_CHARS || textProblem(value) !== null)
+      return fail(field, `text of up to ${SEARCH_TEXT_MAX_CHARS} characters`);
   }
   const search: { -readonly [K in keyof Omit<TransactionSearch, 'merchant_id'>]: Omit<TransactionSearch, 'merchant_id'>[K] } = {};
   if (values.trace_id !== undefined) {
@@ -94,10 +124,17 @@ export function parseTransactionSearch(query: Readonly<Record<string, unknown>>)
     if (to === null) return fail('to', 'a date as YYYY-MM-DD');
     search.created_before_ms = to + DAY_MS;
   }
-  if (search.created_from_ms !== undefined && search.created_before_ms !== undefined && search.created_from_ms >= search.created_before_ms) {
+  if (
+    search.created_from_ms !== undefined &&
+    search.created_before_ms !== undefined &&
+    search.created_from_ms >= search.created_before_ms
+  ) {
     return fail('to', 'a day on or after the "from" day');
   }
-  for (const [field, key] of [['amount_min', 'amount_min_minor'], ['amount_max', 'amount_max_minor']] as const) {
+  for (const [field, key] of [
+    ['amount_min', 'amount_min_minor'],
+    ['amount_max', 'amount_max_minor'],
+  ] as const) {
     const value = values[field];
     if (value === undefined) continue;
     if (!MINOR.test(value)) return fail(field, 'a whole number of minor units (1999 for 19.99 USD)');

@@ -31,16 +31,35 @@ export const TRANSACTION_TYPES = ['sale', 'refund', 'payout'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 export type DepositStatus =
-  | 'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected'
-  | 'chargeback' | 'reversed' | 'cancelled' | 'error';
+  'pending' | 'pending_async' | 'authorized' | 'approved' | 'declined' | 'rejected' | 'chargeback' | 'reversed' | 'cancelled' | 'error';
 export type PayoutStatus =
-  | 'pending' | 'requested' | 'pending_async' | 'authorized' | 'in progress' | 'approved'
-  | 'declined' | 'rejected' | 'reversed' | 'cancelled' | 'error';
+  | 'pending'
+  | 'requested'
+  | 'pending_async'
+  | 'authorized'
+  | 'in progress'
+  | 'approved'
+  | 'declined'
+  | 'rejected'
+  | 'reversed'
+  | 'cancelled'
+  | 'error';
 export type TransactionStatus = DepositStatus | PayoutStatus;
 
 /** Every status of either table, for reading a status that comes from outside (a query string, a test's read). */
 export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
-  'pending', 'requested', 'pending_async', 'authorized', 'in progress', 'approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error',
+  'pending',
+  'requested',
+  'pending_async',
+  'authorized',
+  'in progress',
+  'approved',
+  'declined',
+  'rejected',
+  'chargeback',
+  'reversed',
+  'cancelled',
+  'error',
 ];
 
 export function isTransactionStatus(value: string): value is TransactionStatus {
@@ -56,7 +75,12 @@ export const DEPOSIT_TRANSITIONS: Readonly<Record<DepositStatus, readonly Deposi
   pending_async: ['approved', 'declined', 'rejected', 'cancelled', 'error'],
   authorized: ['approved', 'rejected', 'cancelled', 'error'],
   approved: ['chargeback', 'reversed', 'cancelled'],
-  declined: [], rejected: [], error: [], chargeback: [], reversed: [], cancelled: [],
+  declined: [],
+  rejected: [],
+  error: [],
+  chargeback: [],
+  reversed: [],
+  cancelled: [],
 };
 
 export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutStatus[]>> = {
@@ -66,10 +90,22 @@ export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutSt
   authorized: ['in progress', 'approved', 'rejected', 'cancelled', 'error'],
   'in progress': ['approved', 'rejected', 'error'],
   approved: ['reversed'],
-  declined: [], rejected: [], reversed: [], cancelled: [], error: [],
+  declined: [],
+  rejected: [],
+  reversed: [],
+  cancelled: [],
+  error: [],
 };
 
-export const FINAL_STATUSES: ReadonlySet<string> = new Set<TransactionStatus>(['approved', 'declined', 'rejected', 'chargeback', 'reversed', 'cancelled', 'error']);
+export const FINAL_STATUSES: ReadonlySet<string> = new Set<TransactionStatus>([
+  'approved',
+  'declined',
+  'rejected',
+  'chargeback',
+  'reversed',
+  'cancelled',
+  'error',
+]);
 
 /** A refund reaching one of these gives its amount back to the sale's refund reservation. */
 export const REFUND_RELEASING: ReadonlySet<string> = new Set<TransactionStatus>(['declined', 'rejected', 'error', 'cancelled', 'reversed']);

@@ -25,9 +25,13 @@ export function credentialInQuery(request: FastifyRequest): string | null {
 export function requireAdmin(request: FastifyRequest, response: FastifyReply, admin_token: string | null): boolean {
   const in_query = credentialInQuery(request);
   if (in_query !== null) {
-    void response.code(401).header('www-authenticate', 'Bearer').send({
-      status: 11, description: `Credentials are not accepted in the query string (${in_query}): send Authorization: Bearer <token>`,
-    });
+    void response
+      .code(401)
+      .header('www-authenticate', 'Bearer')
+      .send({
+        status: 11,
+        description: `Credentials are not accepted in the query string (${in_query}): send Authorization: Bearer <token>`,
+      });
     return false;
   }
   if (adminAuthorized(request, admin_token)) return true;

@@ -1,7 +1,14 @@
 // Builds the Fastify app from explicit dependencies and a list of route declarations.
 // Edge rules of decisions.md §5 live here: 64 KiB bodies (413), non-object JSON (400),
 // unknown paths (404), wrong methods (405), internal failures (500, status -1).
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { describeTextProblem, type TextProblem, textProblem } from '../domain/text.js';
 import { notFoundPage } from '../pages/not-found.js';
 import http from 'node:http';
@@ -39,21 +46,28 @@ const WEBHOOK_MAX_BYTES = 256 * 1024;
 
 export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
   const limits = deps.config.limits;
-  const envelope = (status: number, description: string) => answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
+  const envelope = (status: number, description: string) =>
+    answerBody(reply(status, description), '1.2', Math.floor(deps.clock.now_ms() / 1000), null);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: limits.body_max_bytes,
     // The time limits are given to the server as it is created: set afterwards (as Fastify's own
     // requestTimeout option does), Node never enforced them here, and a client sending a byte
     // every few seconds held its socket for ever.
-    serverFactory: (handler) => http.createServer({
-      requestTimeout: limits.request_timeout_ms,
-      headersTimeout: limits.headers_timeout_ms,
-      // How often Node looks for requests past those limits: they are enforced within a second.
-      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      maxHeaderSize: HEADERS_MAX_BYTES,
-    }, handler).setTimeout(IDLE_SOCKET_MS),
+    serverFactory: (handler) =>
+      http
+        .createServer(
+          {
+            requestTimeout: limits.request_timeout_ms,
+            headersTimeout: limits.headers_timeout_ms,
+            // How often Node looks for requests past those limits: they are enforced within a second.
+            connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+            keepAliveTimeout: KEEP_ALIVE_MS,
+            maxHeaderSize: HEADERS_MAX_BYTES,
+          },
+          handler,
+        )
+        .setTimeout(IDLE_SOCKET_MS),
     return503OnClosing: true,
     trustProxy: false,
     // The onResponse hook below writes one line per request instead.
@@ -62,9 +76,16 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket, envelope, limits.request_timeout_ms),
     frameworkErrors: (error, _request, response) => {
       const too_long = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      void (response as FastifyReply).code(too_long ? 414 : 400).send(envelope(Status.MALFORMED_URL, too_long
-        ? `URL too long: a path parameter is over ${PATH_PARAMETER_MAX_CHARS} characters`
-        : 'Malformed URL: not valid percent-encoded UTF-8'));
+      void (response as FastifyReply)
+        .code(too_long ? 414 : 400)
+        .send(
+          envelope(
+            Status.MALFORMED_URL,
+            too_long
+              ? `URL too long: a path parameter is over ${PATH_PARAMETER_MAX_CHARS} characters`
+              : 'Malformed URL: not valid percent-encoded UTF-8',
+          ),
+        );
     },
     routerOptions: { maxParamLength: PATH_PARAMETER_MAX_CHARS },
   });
@@ -86,7 +107,10 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     const refused = await deps.rate_limits.address(request);
     if (refused === null) return;
     deps.metrics.rate_limited.inc({ limit: 'address' });
-    return response.code(429).header('retry-after', String(refused.retry_after_s)).send(envelope(Status.TOO_MANY_REQUESTS, 'Too many requests'));
+    return response
+      .code(429)
+      .header('retry-after', String(refused.retry_after_s))
+      .send(envelope(Status.TOO_MANY_REQUESTS, 'Too many requests'));
   });
 
   // One log line per request (Fastify's own two are off) and the request metrics: the route
@@ -96,11 +120,21 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     const route = request.routeOptions.url ?? 'unknown';
     const api = request.api_log;
     const duration_ms = response.elapsedTime;
-    deps.metrics.http_requests.inc({ route, method: request.method, http_status: String(response.statusCode), api_status: api === null ? '' : String(api.status) });
+    deps.metrics.http_requests.inc({
+      route,
+      method: request.method,
+      http_status: String(response.statusCode),
+      api_status: api === null ? '' : String(api.status),
+    });
     deps.metrics.http_duration.observe({ route, method: request.method }, duration_ms / 1000);
-    if (api?.transaction_type && api.transaction_status) deps.metrics.transactions.inc({ type: api.transaction_type, status: api.transaction_status });
+    if (api?.transaction_type && api.transaction_status)
+      deps.metrics.transactions.inc({ type: api.transaction_type, status: api.transaction_status });
     const line = {
-      method: request.method, route, url: redactUrl(request.url), http_status: response.statusCode, duration_ms: Math.round(duration_ms * 10) / 10,
+      method: request.method,
+      route,
+      url: redactUrl(request.url),
+      http_status: response.statusCode,
+      duration_ms: Math.round(duration_ms * 10) / 10,
       ...(api === null ? {} : { merchant_id: api.merchant_id, status: api.status, trace_id: api.trace_id }),
     };
     // Probes and scrapes every few seconds would drown the rest.
@@ -109,13 +143,19 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
   });
 
   // HTML pages (the cashier, the connectors' challenge pages) post plain forms.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_MAX_BYTES }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_MAX_BYTES },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
 
   app.setErrorHandler((error: FastifyError, request, response) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return response.code(413).send(envelope(Status.BODY_TOO_LARGE, `Body too large: at most ${deps.config.limits.body_max_bytes} bytes of JSON`));
+      return response
+        .code(413)
+        .send(envelope(Status.BODY_TOO_LARGE, `Body too large: at most ${deps.config.limits.body_max_bytes} bytes of JSON`));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return response.code(400).send(envelope(Status.MALFORMED_BODY, 'Content-Type must be application/json'));
@@ -139,7 +179,9 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     if (found === null) return;
     request.log.info({ route: route.url, field: found.field }, 'refused text in a request');
     if (route.produces === 'text/html') return response.code(404).type('text/html; charset=utf-8').send(notFoundPage());
-    return response.code(400).send({ status: Status.INVALID_FIELD, description: `Invalid field: ${found.field} (${describeTextProblem(found.problem)})` });
+    return response
+      .code(400)
+      .send({ status: Status.INVALID_FIELD, description: `Invalid field: ${found.field} (${describeTextProblem(found.problem)})` });
   };
 
   const methods_by_url = new Map<string, Set<string>>();
@@ -149,7 +191,12 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) => done(null, body));
     for (const route of raw_routes) {
-      scope.route({ method: route.method, url: route.url, preHandler: textGuard(route), handler: (request, response) => route.handle(request, response) });
+      scope.route({
+        method: route.method,
+        url: route.url,
+        preHandler: textGuard(route),
+        handler: (request, response) => route.handle(request, response),
+      });
     }
   });
   for (const route of routes) {
@@ -159,18 +206,23 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
       method: route.method,
       url: route.url,
       ...(route.kind === 'plain' ? { preHandler: textGuard(route) } : {}),
-      handler: route.kind === 'signed'
-        ? (request, response) => runSignedRoute(deps, route, request, response)
-        : route.kind === 'header-signed'
-          ? (request, response) => runHeaderSignedRoute(deps, route, request, response)
-          : (request, response) => route.handle(request, response),
+      handler:
+        route.kind === 'signed'
+          ? (request, response) => runSignedRoute(deps, route, request, response)
+          : route.kind === 'header-signed'
+            ? (request, response) => runHeaderSignedRoute(deps, route, request, response)
+            : (request, response) => route.handle(request, response),
     });
   }
   const openapi = buildOpenApi(routes, deps.config.public_url ?? '/');
   app.get('/openapi.json', async () => openapi);
   // The interactive reference (Swagger UI, its files served from node_modules, never a CDN) over the same document.
   void app.register(swagger, { mode: 'static', specification: { document: openapi as never } });
-  void app.register(swaggerUi, { routePrefix: REFERENCE_PATH, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false } });
+  void app.register(swaggerUi, {
+    routePrefix: REFERENCE_PATH,
+    staticCSP: true,
+    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false },
+  });
   methods_by_url.set('/openapi.json', new Set(['GET']));
   app.get('/healthz', async (_request, response) => {
     const health = await storeHealth(deps);
@@ -190,8 +242,11 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
       app.route({
         method: others,
         url,
-        handler: async (_request, response) => response.code(405).header('allow', [...registered].join(', '))
-          .send(envelope(Status.METHOD_NOT_ALLOWED, 'Method not allowed')),
+        handler: async (_request, response) =>
+          response
+            .code(405)
+            .header('allow', [...registered].join(', '))
+            .send(envelope(Status.METHOD_NOT_ALLOWED, 'Method not allowed')),
       });
     }
   }
@@ -231,18 +286,34 @@ export function findBadText(parts: Readonly<Record<string, unknown>>): { field: 
  * HTTP. Then the connection is closed. Nothing is written once an answer has begun.
  */
 function answerClientError(
-  error: NodeJS.ErrnoException, socket: Duplex, envelope: (status: number, description: string) => object, request_timeout_ms: number,
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  envelope: (status: number, description: string) => object,
+  request_timeout_ms: number,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [code, reason, status, description] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ? [408, 'Request Timeout', Status.REQUEST_TIMEOUT, `Request timeout: headers and body must arrive within ${Math.round(request_timeout_ms / 1000)} seconds`]
-    : error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', Status.HEADERS_TOO_LARGE, `Headers too large: at most ${HEADERS_MAX_BYTES} bytes with the request line`]
-      : [400, 'Bad Request', Status.MALFORMED_BODY, 'Malformed HTTP request'];
+  const [code, reason, status, description] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [
+          408,
+          'Request Timeout',
+          Status.REQUEST_TIMEOUT,
+          `Request timeout: headers and body must arrive within ${Math.round(request_timeout_ms / 1000)} seconds`,
+        ]
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            431,
+            'Request Header Fields Too Large',
+            Status.HEADERS_TOO_LARGE,
+            `Headers too large: at most ${HEADERS_MAX_BYTES} bytes with the request line`,
+          ]
+        : [400, 'Bad Request', Status.MALFORMED_BODY, 'Malformed HTTP request'];
   const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && answering?.headersSent !== true) {
     const body = JSON.stringify(envelope(status, description));
-    socket.write(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }

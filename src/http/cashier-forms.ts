@@ -30,7 +30,8 @@ const CUSTOMER_CHECKS: Readonly<Record<CustomerField, Check>> = {
 /** init-pay-in takes a phone of at least 9 digits (spec §2.1). */
 const PHONE_PAY_IN = checkOf(bodySchema({}, { phone: CASHIER_FIELDS.phone_pay_in }), 'phone');
 
-export type FormResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: FieldErrors; readonly values: Record<string, string> };
+export type FormResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: FieldErrors; readonly values: Record<string, string> };
 
 function text(form: Readonly<Record<string, unknown>>, name: string): string {
   const value = form[name];
@@ -38,7 +39,11 @@ function text(form: Readonly<Record<string, unknown>>, name: string): string {
 }
 
 /** The registration form: each asked field is required (state is optional), checked by the session call's rules. */
-export function readRegistration(form: Readonly<Record<string, unknown>>, asked: readonly CustomerField[], session_kind: string): FormResult<CustomerData> {
+export function readRegistration(
+  form: Readonly<Record<string, unknown>>,
+  asked: readonly CustomerField[],
+  session_kind: string,
+): FormResult<CustomerData> {
   const values: Record<string, string> = {};
   const errors: Record<string, TextKey> = {};
   for (const field of asked) {

@@ -75,12 +75,7 @@ export function fieldError(description: string): Reply {
 }
 
 /** The body sent: envelope plus fields, with a fresh timestamp and, when we can, a signature last. */
-export function answerBody(
-  answer: Reply,
-  version: string,
-  timestamp: number,
-  secret: string | null,
-): Record<string, FlatValue> {
+export function answerBody(answer: Reply, version: string, timestamp: number, secret: string | null): Record<string, FlatValue> {
   const body: Record<string, FlatValue> = { status: answer.status, description: answer.description, ...answer.fields, version, timestamp };
   if (secret !== null) body.signature = signBody(body, secret);
   return body;

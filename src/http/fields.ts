@@ -30,10 +30,9 @@ function url(max: number): TString {
   return Type.String({ maxLength: max, pattern: '^https?://[^\\s/?#]+[^\\s]*$', description: `an http(s) URL of up to ${max} characters` });
 }
 
-const DIGITS_ID = Type.Union([
-  Type.Integer({ minimum: 1, maximum: 99_999_999_999 }),
-  Type.String({ pattern: '^[1-9][0-9]{0,10}$' }),
-], { description: 'a trace_id: a positive integer of up to 11 digits' });
+const DIGITS_ID = Type.Union([Type.Integer({ minimum: 1, maximum: 99_999_999_999 }), Type.String({ pattern: '^[1-9][0-9]{0,10}$' })], {
+  description: 'a trace_id: a positive integer of up to 11 digits',
+});
 
 /** Extra checks a JSON schema cannot express; each returns true when the value is acceptable. */
 const REFINEMENTS: Readonly<Record<string, (value: unknown) => boolean>> = {
@@ -51,8 +50,12 @@ function validDate(value: string): boolean {
   const [year, month, day] = iso ? [iso[1], iso[2], iso[3]] : us ? [us[3], us[1], us[2]] : [];
   if (!year || !month || !day) return false;
   const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-  return date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day)
-    && Number(year) >= 1900;
+  return (
+    date.getUTCFullYear() === Number(year) &&
+    date.getUTCMonth() === Number(month) - 1 &&
+    date.getUTCDate() === Number(day) &&
+    Number(year) >= 1900
+  );
 }
 
 export const FIELDS = {
@@ -63,12 +66,15 @@ export const FIELDS = {
   cvv: Type.String({ pattern: '^[0-9]{3,4}$', maxLength: 4, description: '3 or 4 digits' }),
   card_token: Type.String({ pattern: '^[A-Za-z0-9]{1,32}$', description: 'a card_token of up to 32 characters' }),
   pin: text(50),
-  dob: Type.String({ maxLength: 10, pattern: '^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}/[0-9]{2}/[0-9]{4})$', description: 'a date as YYYY-MM-DD or MM/DD/YYYY' }),
+  dob: Type.String({
+    maxLength: 10,
+    pattern: '^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}/[0-9]{2}/[0-9]{4})$',
+    description: 'a date as YYYY-MM-DD or MM/DD/YYYY',
+  }),
   email: Type.String({ maxLength: 50, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', description: 'an e-mail address of up to 50 characters' }),
-  phone: Type.Union([
-    Type.Integer({ minimum: 100_000, maximum: 999_999_999_999_999 }),
-    Type.String({ pattern: '^[0-9]{6,20}$' }),
-  ], { description: '6 to 20 digits including the country code' }),
+  phone: Type.Union([Type.Integer({ minimum: 100_000, maximum: 999_999_999_999_999 }), Type.String({ pattern: '^[0-9]{6,20}$' })], {
+    description: '6 to 20 digits including the country code',
+  }),
   requester_ip: Type.String({ maxLength: 45, description: 'an IPv4 or IPv6 address' }),
   address: text(100),
   city: text(50),
@@ -105,25 +111,45 @@ export const FIELDS = {
   subscription_status: Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('expired'), Type.Literal('canceled')], {
     description: 'active, inactive, expired or canceled',
   }),
-  billing_cycle: Type.Union(BILLING_CYCLES.map((c) => Type.Literal(c)), { description: BILLING_CYCLES.join(', ') }),
+  billing_cycle: Type.Union(
+    BILLING_CYCLES.map((c) => Type.Literal(c)),
+    { description: BILLING_CYCLES.join(', ') },
+  ),
   trial_period: Type.Integer({ minimum: 0, maximum: 3650, description: 'a whole number from 0 to 3650' }),
-  trial_period_cycle: Type.Union(TRIAL_UNITS.map((u) => Type.Literal(u)), { description: 'days or months' }),
+  trial_period_cycle: Type.Union(
+    TRIAL_UNITS.map((u) => Type.Literal(u)),
+    { description: 'days or months' },
+  ),
   expiration_cycles: Type.Integer({ minimum: 0, maximum: 10_000, description: 'a whole number from 0 (no end) to 10000' }),
   retries_number: Type.Integer({ minimum: 0, maximum: 10, description: 'a whole number from 0 to 10' }),
   retries_delay_days: Type.Integer({ minimum: 1, maximum: 30, description: 'a whole number of days from 1 to 30' }),
-  activate: Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], { description: 'true or false (JSON boolean or text)' }),
-  prices: Type.Array(Type.Object({
-    amount: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT }),
-    currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-  }, { additionalProperties: false }), {
-    minItems: 1, maxItems: 50, description: 'a list of 1 to 50 prices, each {"amount": minor units, "currency": a known ISO 4217 code}',
+  activate: Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], {
+    description: 'true or false (JSON boolean or text)',
   }),
+  prices: Type.Array(
+    Type.Object(
+      {
+        amount: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT }),
+        currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+      },
+      { additionalProperties: false },
+    ),
+    {
+      minItems: 1,
+      maxItems: 50,
+      description: 'a list of 1 to 50 prices, each {"amount": minor units, "currency": a known ISO 4217 code}',
+    },
+  ),
   page: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,6}$' })], { description: 'a page number from 1' }),
   page_size: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,2}$' })], {
     description: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
   }),
   // Cashier sessions (spec §2.1, §4.3-4.6; issue 5). Per-endpoint lengths: CASHIER_FIELDS below.
-  locale: Type.String({ maxLength: 5, pattern: '^[A-Za-z]{2}([-_][A-Za-z]{2})?$', description: 'a language code, optionally with a region: en, de-DE, es_ES' }),
+  locale: Type.String({
+    maxLength: 5,
+    pattern: '^[A-Za-z]{2}([-_][A-Za-z]{2})?$',
+    description: 'a language code, optionally with a region: en, de-DE, es_ES',
+  }),
   payment_method: text(50),
   balance: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: `the customer's balance in minor units, 0 to ${MAX_AMOUNT}` }),
   profile: Type.Union([Type.Integer({ minimum: 0, maximum: 99 }), Type.String({ pattern: '^[0-9]{1,2}$' })], {
@@ -141,10 +167,10 @@ export const FIELDS = {
 export const CASHIER_FIELDS = {
   frontend: text(50),
   state: Type.String({ maxLength: 3, pattern: '^[A-Za-z0-9]*$', description: 'a state code of up to 3 letters or digits, or empty' }),
-  phone_pay_in: Type.Union([
-    Type.Integer({ minimum: 100_000_000, maximum: 999_999_999_999_999 }),
-    Type.String({ pattern: '^[0-9]{9,20}$' }),
-  ], { description: '9 to 20 digits including the country code' }),
+  phone_pay_in: Type.Union(
+    [Type.Integer({ minimum: 100_000_000, maximum: 999_999_999_999_999 }), Type.String({ pattern: '^[0-9]{9,20}$' })],
+    { description: '9 to 20 digits including the country code' },
+  ),
   payment_method_checkout: text(10),
   payment_method_pay_out: text(32),
 } as const;
@@ -162,8 +188,9 @@ export type Shape = { readonly [K in FieldName]?: Presence };
 
 type RequiredKeys<S extends Shape> = { [K in keyof S & FieldName]: S[K] extends 'required' ? K : never }[keyof S & FieldName];
 type OptionalKeys<S extends Shape> = Exclude<keyof S & FieldName, RequiredKeys<S>>;
-type ValueOf<S extends Shape> = { -readonly [K in RequiredKeys<S>]: Static<(typeof FIELDS)[K]> }
-  & { -readonly [K in OptionalKeys<S>]?: Static<(typeof FIELDS)[K]> };
+type ValueOf<S extends Shape> = { -readonly [K in RequiredKeys<S>]: Static<(typeof FIELDS)[K]> } & {
+  -readonly [K in OptionalKeys<S>]?: Static<(typeof FIELDS)[K]>;
+};
 type ExtraValue<E extends ExtraSchemas> = { -readonly [K in keyof E]: Static<E[K]> };
 
 type ExtraSchemas = { readonly [key: string]: TSchema };
@@ -239,7 +266,8 @@ export function bodySchema<S extends Shape, E extends ExtraSchemas = Record<neve
     compiled.push({ name, required, ...lengthsAndCheck(schema), needs_content: schema.pattern === SOME_CONTENT, rule: ruleOf(schema) });
   };
   for (const [name, presence] of Object.entries(shape) as [FieldName, Presence][]) add(name, FIELDS[name], presence === 'required');
-  for (const [name, schema] of Object.entries(extra ?? {})) add(name, schema, (schema as { [OptionalKind]?: string })[OptionalKind] !== 'Optional');
+  for (const [name, schema] of Object.entries(extra ?? {}))
+    add(name, schema, (schema as { [OptionalKind]?: string })[OptionalKind] !== 'Optional');
   const schema = Type.Object(properties);
   return {
     schema,
@@ -252,7 +280,8 @@ export function bodySchema<S extends Shape, E extends ExtraSchemas = Record<neve
         }
         // Control characters, broken Unicode and blank text named as such, before the field's own rule.
         const problem = typeof value === 'string' ? textProblem(value) : null;
-        if (problem !== null) return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${describeTextProblem(problem)})` } };
+        if (problem !== null)
+          return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${describeTextProblem(problem)})` } };
         if (field.needs_content && typeof value === 'string' && value !== '' && !hasContent(value)) {
           return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (must not be only spaces)` } };
         }

@@ -10,18 +10,26 @@ import { reply, type Reply, Status } from './envelope.js';
 export function gatewayRefusalText(refusal: GatewayRefusal, short = false): string {
   const gateway = (id: string) => (short ? 'the gateway' : `gateway ${id}`);
   switch (refusal.kind) {
-    case 'no_gateways': return 'Gateway unavailable: this merchant has no gateway yet';
-    case 'unknown': return `Gateway unavailable: ${gateway(refusal.gateway_id)} is not this merchant's`;
-    case 'disabled': return `Gateway unavailable: ${gateway(refusal.gateway_id)} is disabled`;
-    case 'not_here': return short
-      ? `Gateway unavailable: ${refusal.connector} gateways take no payments here`
-      : `Gateway unavailable: gateway ${refusal.gateway_id} is a ${refusal.connector} gateway, which takes no payments in this environment`;
-    case 'currency': return `Gateway unavailable: ${gateway(refusal.gateway_id)} does not accept ${refusal.currency}`;
-    case 'no_currency': return `Gateway unavailable: no gateway of this merchant accepts ${refusal.currency}`;
-    case 'no_rule': return 'Gateway unavailable: no routing rule of this merchant matches this payment';
-    case 'capability': return short
-      ? `Gateway unavailable: the gateway makes no ${refusal.capability}`
-      : `Gateway unavailable: gateway ${refusal.gateway_id} (${refusal.connector}) does not support ${refusal.capability}`;
+    case 'no_gateways':
+      return 'Gateway unavailable: this merchant has no gateway yet';
+    case 'unknown':
+      return `Gateway unavailable: ${gateway(refusal.gateway_id)} is not this merchant's`;
+    case 'disabled':
+      return `Gateway unavailable: ${gateway(refusal.gateway_id)} is disabled`;
+    case 'not_here':
+      return short
+        ? `Gateway unavailable: ${refusal.connector} gateways take no payments here`
+        : `Gateway unavailable: gateway ${refusal.gateway_id} is a ${refusal.connector} gateway, which takes no payments in this environment`;
+    case 'currency':
+      return `Gateway unavailable: ${gateway(refusal.gateway_id)} does not accept ${refusal.currency}`;
+    case 'no_currency':
+      return `Gateway unavailable: no gateway of this merchant accepts ${refusal.currency}`;
+    case 'no_rule':
+      return 'Gateway unavailable: no routing rule of this merchant matches this payment';
+    case 'capability':
+      return short
+        ? `Gateway unavailable: the gateway makes no ${refusal.capability}`
+        : `Gateway unavailable: gateway ${refusal.gateway_id} (${refusal.connector}) does not support ${refusal.capability}`;
   }
 }
 

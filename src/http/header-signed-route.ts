@@ -13,13 +13,25 @@ import { answerJson, type JsonReply, reply, Status } from './envelope.js';
 import { describeTextProblem, textProblem } from '../domain/text.js';
 import { MILLISECOND_TIMESTAMP_FLOOR } from '../domain/signature-help.js';
 import {
-  answerHeaderSignature, bodyHeaderSignature, GT_AUTHENTICATION, GT_BODY_SIGNATURE, type HeaderSignedRoute, isPlainObject, MILLISECONDS_DESCRIPTION,
-  requestHeaderSignature, unknownCredentials, V13_ANSWER_VERSION, v13SignedContent,
+  answerHeaderSignature,
+  bodyHeaderSignature,
+  GT_AUTHENTICATION,
+  GT_BODY_SIGNATURE,
+  type HeaderSignedRoute,
+  isPlainObject,
+  MILLISECONDS_DESCRIPTION,
+  requestHeaderSignature,
+  unknownCredentials,
+  V13_ANSWER_VERSION,
+  v13SignedContent,
 } from './route.js';
 import { APPLICATION_KEY, MERCHANT_ID, merchantOverRate, refusedMerchantUrl } from './signed-route.js';
 
 /** The request's fields: the JSON body, or for GET the query string with its whole numbers read as numbers. */
-function headerSignedInput(route: HeaderSignedRoute, request: FastifyRequest): { input: Record<string, unknown>; timestamp_text: string | null } | null {
+function headerSignedInput(
+  route: HeaderSignedRoute,
+  request: FastifyRequest,
+): { input: Record<string, unknown>; timestamp_text: string | null } | null {
   if (route.method !== 'GET') {
     const body = request.body;
     if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) return null;
@@ -47,10 +59,19 @@ export async function runHeaderSignedRoute(
   let secret: string | null = null;
   const field_status = route.field_error_status ?? Status.INVALID_FIELD;
   const send = (answer: JsonReply) => {
-    request.api_log = { status: answer.status, merchant_id: secret === null ? null : identified_merchant, trace_id: null, transaction_type: null, transaction_status: null };
+    request.api_log = {
+      status: answer.status,
+      merchant_id: secret === null ? null : identified_merchant,
+      trace_id: null,
+      transaction_type: null,
+      transaction_status: null,
+    };
     const timestamp = unixSeconds(deps.clock);
     if (secret !== null) void response.header('Gt-Authentication', answerHeaderSignature(answer.status, timestamp, secret));
-    void response.code(answer.http_code ?? 200).type('application/json').send(answerJson(answer, V13_ANSWER_VERSION, timestamp));
+    void response
+      .code(answer.http_code ?? 200)
+      .type('application/json')
+      .send(answerJson(answer, V13_ANSWER_VERSION, timestamp));
   };
   const fieldProblem = (description: string): JsonReply => ({ status: field_status, description });
   let identified_merchant: string | null = null;
@@ -138,9 +159,14 @@ export async function runHeaderSignedRoute(
       request.log.warn({ merchant_id, route: route.url, refused }, 'Gt-Authentication header seen again with another body or path');
     }
     if (refused) {
-      send(reply(Status.INVALID_SIGNATURE, body_signed
-        ? 'Invalid signature (Gt-Body-Signature header)'
-        : 'Invalid signature (Gt-Body-Signature header required for this merchant)'));
+      send(
+        reply(
+          Status.INVALID_SIGNATURE,
+          body_signed
+            ? 'Invalid signature (Gt-Body-Signature header)'
+            : 'Invalid signature (Gt-Body-Signature header required for this merchant)',
+        ),
+      );
       return;
     }
     const parsed = route.input.parse(input);

@@ -21,7 +21,10 @@ const ENVELOPE = {
   },
 };
 
-const envelope = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } });
+const envelope = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
+});
 
 /** Answers any call can get from the edge before or around its own logic (docs/limits.md, docs/errors.md). */
 const EDGE_ANSWERS = {
@@ -29,7 +32,10 @@ const EDGE_ANSWERS = {
   408: envelope('Headers and body not received in time (status 25); the connection is closed'),
   413: envelope('Body over 64 KiB (status 22)'),
   414: envelope('A path parameter over 200 characters (status 27)'),
-  429: { ...envelope('Too many requests (status 28); signed when the merchant is known'), headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } },
+  429: {
+    ...envelope('Too many requests (status 28); signed when the merchant is known'),
+    headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } },
+  },
   431: envelope('Headers over 16 KiB (status 26)'),
   500: envelope('Internal error (status -1)'),
 };
@@ -43,8 +49,20 @@ const BUILT_IN_PATHS = {
       operationId: operationId('GET', '/healthz'),
       summary: 'Health: 200 when the store answers, 503 when it does not',
       responses: {
-        200: { description: 'Healthy', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' }, store: { enum: ['sqlite', 'postgres'] } } } } } },
-        503: { description: 'The store cannot be reached', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'unavailable' }, store: { type: 'string' } } } } } },
+        200: {
+          description: 'Healthy',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { status: { const: 'ok' }, store: { enum: ['sqlite', 'postgres'] } } },
+            },
+          },
+        },
+        503: {
+          description: 'The store cannot be reached',
+          content: {
+            'application/json': { schema: { type: 'object', properties: { status: { const: 'unavailable' }, store: { type: 'string' } } } },
+          },
+        },
       },
     },
   },
@@ -53,11 +71,18 @@ const BUILT_IN_PATHS = {
       operationId: operationId('GET', '/metrics'),
       summary: 'Prometheus metrics (docs/operations.md)',
       security: OPERATOR,
-      responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, 401: envelope('Missing or wrong operator token') },
+      responses: {
+        200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+        401: envelope('Missing or wrong operator token'),
+      },
     },
   },
   '/openapi.json': {
-    get: { operationId: operationId('GET', '/openapi.json'), summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
+    get: {
+      operationId: operationId('GET', '/openapi.json'),
+      summary: 'This document',
+      responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
   },
 };
 
@@ -72,15 +97,21 @@ function merchantWebhooks(): Record<string, unknown> {
       post: {
         operationId: name,
         summary: webhook.summary,
-        ...(webhook.headers ? {
-          parameters: Object.entries(webhook.headers).map(([header, description]) => ({
-            name: header, in: 'header', required: true, description, schema: { type: 'string', pattern: '^[0-9a-f]{96}$' },
-          })),
-        } : {}),
+        ...(webhook.headers
+          ? {
+              parameters: Object.entries(webhook.headers).map(([header, description]) => ({
+                name: header,
+                in: 'header',
+                required: true,
+                description,
+                schema: { type: 'string', pattern: '^[0-9a-f]{96}$' },
+              })),
+            }
+          : {}),
         requestBody: { required: true, content: { 'application/json': { schema: webhook.body } } },
         responses: {
           200: {
-            description: 'The merchant\'s signed reply (spec §6.3); anything else is resent (a validation request: refused)',
+            description: "The merchant's signed reply (spec §6.3); anything else is resent (a validation request: refused)",
             content: { 'application/json': { schema: MerchantReply } },
           },
         },
@@ -92,7 +123,10 @@ function merchantWebhooks(): Record<string, unknown> {
 
 /** A stable, unique name for client generators: the method and the path's words, camelCased (post /api/process → postApiProcess). */
 export function operationId(method: string, url: string): string {
-  const words = url.split(/[^A-Za-z0-9]+/).filter(Boolean).map((word) => word.replace(/^\d/, 'v$&'));
+  const words = url
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word.replace(/^\d/, 'v$&'));
   return method.toLowerCase() + words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
 }
 
@@ -100,29 +134,44 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const parameters = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', maxLength: 200 } }));
+    const parameters = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string', maxLength: 200 },
+    }));
     const operation: Record<string, unknown> = { operationId: operationId(route.method, route.url), summary: route.summary };
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.kind === 'signed') {
-      operation.description = 'Body-signed: the `signature` field is sha384hex of the values in sorted-key order followed by the secret '
-        + '(decisions.md §1, docs/signing.md). Answers HTTP 200 with the signed envelope for every logical outcome.';
+      operation.description =
+        'Body-signed: the `signature` field is sha384hex of the values in sorted-key order followed by the secret ' +
+        '(decisions.md §1, docs/signing.md). Answers HTTP 200 with the signed envelope for every logical outcome.';
       // The signature travels in the body, which OpenAPI security schemes cannot name: declared as no scheme.
       operation.security = [];
       operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
-      operation.responses = { 200: { description: 'Signed answer', content: { 'application/json': { schema: route.response } } }, ...EDGE_ANSWERS };
+      operation.responses = {
+        200: { description: 'Signed answer', content: { 'application/json': { schema: route.response } } },
+        ...EDGE_ANSWERS,
+      };
     } else if (route.kind === 'header-signed') {
-      operation.description = 'v1.3: signed with the Gt-Authentication header (decisions.md §2); the answer carries Gt-Authentication too. '
-        + 'Gt-Body-Signature binds the method, path and body (docs/security.md §3), required for merchants switched to it. '
-        + 'Answers HTTP 200 with the envelope for every logical outcome.';
+      operation.description =
+        'v1.3: signed with the Gt-Authentication header (decisions.md §2); the answer carries Gt-Authentication too. ' +
+        'Gt-Body-Signature binds the method, path and body (docs/security.md §3), required for merchants switched to it. ' +
+        'Answers HTTP 200 with the envelope for every logical outcome.';
       operation.security = [{ gtAuthentication: [] }, { gtAuthentication: [], gtBodySignature: [] }];
       const schema = route.input.schema as { properties?: Record<string, unknown>; required?: string[] };
-      const query = route.method === 'GET'
-        ? Object.entries(schema.properties ?? {}).map(([name, property]) => ({
-          name, in: 'query', required: (schema.required ?? []).includes(name), schema: property,
-        }))
-        : [];
+      const query =
+        route.method === 'GET'
+          ? Object.entries(schema.properties ?? {}).map(([name, property]) => ({
+              name,
+              in: 'query',
+              required: (schema.required ?? []).includes(name),
+              schema: property,
+            }))
+          : [];
       if (parameters.length + query.length > 0) operation.parameters = [...parameters, ...query];
-      if (route.method !== 'GET') operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
+      if (route.method !== 'GET')
+        operation.requestBody = { required: true, content: { 'application/json': { schema: route.input.schema } } };
       operation.responses = {
         200: {
           description: 'Answer; header Gt-Authentication = sha384hex(status + timestamp + secret)',
@@ -136,11 +185,14 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
       if (operator) operation.security = OPERATOR;
       if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
       operation.responses = {
-        200: route.produces === 'text/html'
-          ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
-          : { description: 'OK', content: { 'application/json': { schema: route.response ?? { type: 'object' } } } },
+        200:
+          route.produces === 'text/html'
+            ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
+            : { description: 'OK', content: { 'application/json': { schema: route.response ?? { type: 'object' } } } },
         ...(operator ? { 401: envelope('Missing or wrong operator token, or a credential in the query string') } : {}),
-        ...(route.produces === 'text/html' ? { 404: { description: 'Unknown or used link: a readable page', content: { 'text/html': { schema: { type: 'string' } } } } } : {}),
+        ...(route.produces === 'text/html'
+          ? { 404: { description: 'Unknown or used link: a readable page', content: { 'text/html': { schema: { type: 'string' } } } } }
+          : {}),
         ...EDGE_ANSWERS,
       };
     }
@@ -151,9 +203,10 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
     info: {
       title: 'paygate',
       version: '0.1.0',
-      description: 'Card, wallet, cashier-session and subscription payment API. Signing rules with test vectors: docs/signing.md; '
-        + 'the contract: docs/contract/payment-api.md and docs/contract/decisions.md; status values and error codes: docs/errors.md; '
-        + 'limits: docs/limits.md (in the repository).',
+      description:
+        'Card, wallet, cashier-session and subscription payment API. Signing rules with test vectors: docs/signing.md; ' +
+        'the contract: docs/contract/payment-api.md and docs/contract/decisions.md; status values and error codes: docs/errors.md; ' +
+        'limits: docs/limits.md (in the repository).',
     },
     servers: [{ url: server_url }],
     paths: { ...paths, ...BUILT_IN_PATHS },
@@ -161,13 +214,21 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
     components: {
       schemas: { Envelope: ENVELOPE },
       securitySchemes: {
-        operatorToken: { type: 'http', scheme: 'bearer', description: 'PAYGATE_ADMIN_TOKEN, in the Authorization header only (never the query string)' },
+        operatorToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'PAYGATE_ADMIN_TOKEN, in the Authorization header only (never the query string)',
+        },
         gtAuthentication: {
-          type: 'apiKey', in: 'header', name: 'Gt-Authentication',
+          type: 'apiKey',
+          in: 'header',
+          name: 'Gt-Authentication',
           description: 'sha384hex(merchant_id + application_key + timestamp + secret) (decisions.md §2)',
         },
         gtBodySignature: {
-          type: 'apiKey', in: 'header', name: 'Gt-Body-Signature',
+          type: 'apiKey',
+          in: 'header',
+          name: 'Gt-Body-Signature',
           description: 'sha384hex(method + path + body + secret) (docs/security.md §3)',
         },
       },

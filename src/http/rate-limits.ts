@@ -26,7 +26,8 @@ export class RateLimits {
 
   /** Requests per minute; 0 turns a limit off. */
   constructor(
-    private readonly per_address_per_minute: number, private readonly per_merchant_per_minute: number,
+    private readonly per_address_per_minute: number,
+    private readonly per_merchant_per_minute: number,
     private readonly sign_in_per_address_per_minute: number,
   ) {}
 
@@ -40,7 +41,9 @@ export class RateLimits {
   async address(request: FastifyRequest): Promise<RateRefusal | null> {
     if (this.per_address_per_minute === 0 || this.app === null) return null;
     this.address_limiter ??= this.app.createRateLimit({
-      max: this.per_address_per_minute, timeWindow: WINDOW_MS, keyGenerator: (req) => `address:${req.ip}`,
+      max: this.per_address_per_minute,
+      timeWindow: WINDOW_MS,
+      keyGenerator: (req) => `address:${req.ip}`,
     }) as Limiter;
     return refusal('address', await this.address_limiter(request));
   }
@@ -52,7 +55,9 @@ export class RateLimits {
   async signIn(request: FastifyRequest): Promise<RateRefusal | null> {
     if (this.sign_in_per_address_per_minute === 0 || this.app === null) return null;
     this.sign_in_limiter ??= this.app.createRateLimit({
-      max: this.sign_in_per_address_per_minute, timeWindow: WINDOW_MS, keyGenerator: (req) => `sign-in:${req.ip}`,
+      max: this.sign_in_per_address_per_minute,
+      timeWindow: WINDOW_MS,
+      keyGenerator: (req) => `sign-in:${req.ip}`,
     }) as Limiter;
     return refusal('address', await this.sign_in_limiter(request));
   }
@@ -60,7 +65,9 @@ export class RateLimits {
   async merchant(merchant_id: string): Promise<RateRefusal | null> {
     if (this.per_merchant_per_minute === 0 || this.app === null) return null;
     this.merchant_limiter ??= this.app.createRateLimit({
-      max: this.per_merchant_per_minute, timeWindow: WINDOW_MS, keyGenerator: (req) => `merchant:${(req as unknown as MerchantKey).merchant_id}`,
+      max: this.per_merchant_per_minute,
+      timeWindow: WINDOW_MS,
+      keyGenerator: (req) => `merchant:${(req as unknown as MerchantKey).merchant_id}`,
     }) as Limiter;
     // The plugin's limiter reads a request only through the key generator and its route options.
     const key: MerchantKey = { merchant_id, routeOptions: { config: {} } };

@@ -20,7 +20,6 @@ import { invalidSignatureHelp, MILLISECOND_TIMESTAMP_FLOOR } from '../domain/sig
 import { urlHostNotPublic } from '../outbound/addresses.js';
 import { type ApiLog, isPlainObject, MILLISECONDS_DESCRIPTION, type SignedRoute, unknownCredentials, versionsOf } from './route.js';
 
-
 /** The fields read before the rest of a body is checked, by the dictionary's own rules. */
 export const MERCHANT_ID = bodySchema({ merchant_id: 'required' });
 export const APPLICATION_KEY = bodySchema({ application_key: 'required' });
@@ -66,19 +65,17 @@ function apiLogOf(answer: Reply, body: Record<string, unknown> | null): ApiLog {
   };
 }
 
-export async function runSignedRoute(
-  deps: HttpDeps,
-  route: SignedRoute,
-  request: FastifyRequest,
-  response: FastifyReply,
-): Promise<void> {
+export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request: FastifyRequest, response: FastifyReply): Promise<void> {
   const body = request.body;
   const now_s = unixSeconds(deps.clock);
   let secret: string | null = null;
   let version = route.answer_version;
   const send = (answer: Reply) => {
-    request.api_log = apiLogOf(answer, secret === null ? null : body as Record<string, unknown>);
-    response.code(answer.http_code ?? 200).type('application/json').send(answerBody(answer, version, unixSeconds(deps.clock), secret));
+    request.api_log = apiLogOf(answer, secret === null ? null : (body as Record<string, unknown>));
+    response
+      .code(answer.http_code ?? 200)
+      .type('application/json')
+      .send(answerBody(answer, version, unixSeconds(deps.clock), secret));
   };
   // Only JSON reaches the API; the form parser exists for the HTML pages (the cashier, the connectors' challenge pages).
   if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) {
@@ -128,7 +125,12 @@ export async function runSignedRoute(
     const request_secret = bodySecret(body, acceptedSecrets(merchant, deps.clock.now_ms()));
     if (request_secret === null) {
       // The sandbox shows what it hashed and the likely mistake; live mode says no more than this.
-      send(reply(Status.INVALID_SIGNATURE, deps.config.environment === 'sandbox' ? invalidSignatureHelp(body, merchant.secret, route.description_max) : 'Invalid signature'));
+      send(
+        reply(
+          Status.INVALID_SIGNATURE,
+          deps.config.environment === 'sandbox' ? invalidSignatureHelp(body, merchant.secret, route.description_max) : 'Invalid signature',
+        ),
+      );
       return;
     }
     // Answered with the secret the request used: during a grace the merchant's old deployment

@@ -59,7 +59,11 @@ export const TEST_NOTIFICATION_FIELD = 'test';
  * or its first frontend's (1.1) when it has no application.
  */
 export function buildTestNotificationPayload(
-  merchant: { readonly merchant_id: string; readonly applications: readonly string[]; readonly frontends: readonly { readonly name: string; readonly currency: string }[] },
+  merchant: {
+    readonly merchant_id: string;
+    readonly applications: readonly string[];
+    readonly frontends: readonly { readonly name: string; readonly currency: string }[];
+  },
   timestamp: number,
 ): NotificationPayload {
   const application_key = merchant.applications[0];

@@ -28,9 +28,7 @@ export function boundFrom(row: { readonly bound_from_ms: number | null; readonly
   return row.bound_from_ms ?? row.created_at_ms;
 }
 
-export type AfterFailure =
-  | { readonly state: 'pending'; readonly next_attempt_at_ms: number }
-  | { readonly state: 'failed' };
+export type AfterFailure = { readonly state: 'pending'; readonly next_attempt_at_ms: number } | { readonly state: 'failed' };
 
 /**
  * After the `attempts`-th attempt failed at `now_ms`: the next attempt, or 'failed' once the
@@ -38,7 +36,13 @@ export type AfterFailure =
  * bound itself rather than skipped, so a schedule step longer than what remains still gives the
  * merchant one more chance. All times are on the gateway clock.
  */
-export function afterFailure(bound_from_ms: number, attempts: number, now_ms: number, schedule: RetrySchedule, delay_ms?: number): AfterFailure {
+export function afterFailure(
+  bound_from_ms: number,
+  attempts: number,
+  now_ms: number,
+  schedule: RetrySchedule,
+  delay_ms?: number,
+): AfterFailure {
   const deadline_ms = bound_from_ms + schedule.max_age_seconds * 1000;
   if (now_ms >= deadline_ms) return { state: 'failed' };
   const wait_ms = delay_ms ?? resendDelaySeconds(attempts, schedule) * 1000;

@@ -53,7 +53,9 @@ function v13ReplyValid(message: Record<string, unknown>, header: string, secret:
 
 /** The meaning of an HTTP reply from the merchant (spec §6.3, §7). */
 export function classifyReply(
-  http_status: number, body: string, secret: string,
+  http_status: number,
+  body: string,
+  secret: string,
   /** Subscription events (issue 6): the reply may instead carry Gt-Authentication = sha384hex(status + timestamp + secret). */
   reply_header?: string | null,
 ): { outcome: AttemptOutcome; reason: string } {
@@ -64,7 +66,8 @@ export function classifyReply(
   } catch {
     return { outcome: 'retry', reason: 'reply not recognized (not JSON)' };
   }
-  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) return { outcome: 'retry', reason: 'reply not recognized (not a JSON object)' };
+  if (typeof reply !== 'object' || reply === null || Array.isArray(reply))
+    return { outcome: 'retry', reason: 'reply not recognized (not a JSON object)' };
   const message = reply as Record<string, unknown>;
   const header_signed = typeof reply_header === 'string' && reply_header !== '';
   if (!header_signed && (message.signature === undefined || message.signature === null || message.signature === '')) {
@@ -78,7 +81,8 @@ export function classifyReply(
   }
   if (!valid) return { outcome: 'retry', reason: 'reply signature invalid' };
   const status = message.status;
-  if (typeof status !== 'number' || !Number.isSafeInteger(status)) return { outcome: 'retry', reason: 'reply not recognized (no integer status)' };
+  if (typeof status !== 'number' || !Number.isSafeInteger(status))
+    return { outcome: 'retry', reason: 'reply not recognized (no integer status)' };
   if (status === 0) return { outcome: 'delivered', reason: 'acknowledged (status 0)' };
   const description = oneLine(message.description);
   if (status > 0) return { outcome: 'refused', reason: `refused by merchant (status ${status})${description ? `: ${description}` : ''}` };
@@ -88,15 +92,35 @@ export function classifyReply(
 export function resultOf(response: OutboundResult, secret: string, header_replies = false): AttemptResult {
   switch (response.kind) {
     case 'failed':
-      return { outcome: response.reason === DESTINATION_NOT_ALLOWED ? 'undeliverable' : 'retry', reason: response.reason, http_status: null, reply_excerpt: null, duration_ms: response.duration_ms };
+      return {
+        outcome: response.reason === DESTINATION_NOT_ALLOWED ? 'undeliverable' : 'retry',
+        reason: response.reason,
+        http_status: null,
+        reply_excerpt: null,
+        duration_ms: response.duration_ms,
+      };
     case 'reply_too_large':
       return {
-        outcome: 'retry', reason: 'reply not recognized (body too large)', http_status: response.http_status,
-        reply_excerpt: replyExcerpt(response.excerpt), duration_ms: response.duration_ms,
+        outcome: 'retry',
+        reason: 'reply not recognized (body too large)',
+        http_status: response.http_status,
+        reply_excerpt: replyExcerpt(response.excerpt),
+        duration_ms: response.duration_ms,
       };
     case 'reply': {
-      const { outcome, reason } = classifyReply(response.http_status, response.body, secret, header_replies ? response.gt_authentication : undefined);
-      return { outcome, reason, http_status: response.http_status, reply_excerpt: replyExcerpt(response.body), duration_ms: response.duration_ms };
+      const { outcome, reason } = classifyReply(
+        response.http_status,
+        response.body,
+        secret,
+        header_replies ? response.gt_authentication : undefined,
+      );
+      return {
+        outcome,
+        reason,
+        http_status: response.http_status,
+        reply_excerpt: replyExcerpt(response.body),
+        duration_ms: response.duration_ms,
+      };
     }
   }
 }
@@ -111,7 +135,11 @@ export async function sendNotification(
   if (notification.kind === SUBSCRIPTION_EVENT_KIND) {
     // Subscription events (issue 6): the stored body as is, signed by the Gt-Authentication header (decisions.md §2).
     const header = subscriptionEventSignature(JSON.parse(notification.payload_json) as Record<string, unknown>, secret);
-    return resultOf(await postJson(notification.url, notification.payload_json, policy, signal, { 'gt-authentication': header }), secret, true);
+    return resultOf(
+      await postJson(notification.url, notification.payload_json, policy, signal, { 'gt-authentication': header }),
+      secret,
+      true,
+    );
   }
   const body = signedNotificationBody(notification.payload_json, secret);
   return resultOf(await postJson(notification.url, body, policy, signal), secret);

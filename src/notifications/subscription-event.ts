@@ -47,10 +47,19 @@ export function subscriptionEventSignature(payload: Readonly<Record<string, unkn
     const value = payload[name];
     return typeof value === 'string' || typeof value === 'number' ? value : '';
   };
-  return signHeader([
-    part('event'), part('merchant_id'), part('application_key'), part('cid'), part('plan_id'),
-    part('subscription_id'), part('subscription_status'), part('timestamp'),
-  ], secret);
+  return signHeader(
+    [
+      part('event'),
+      part('merchant_id'),
+      part('application_key'),
+      part('cid'),
+      part('plan_id'),
+      part('subscription_id'),
+      part('subscription_status'),
+      part('timestamp'),
+    ],
+    secret,
+  );
 }
 
 /** Writes the event to the outbox inside the caller's transaction (called by transitions/subscription.ts only). */
@@ -62,7 +71,17 @@ export async function recordSubscriptionEvent(
   now_ms: number,
 ): Promise<void> {
   const payload = buildSubscriptionEventPayload(row, event, details, Math.floor(now_ms / 1000));
-  await tx.notifications.insert(newNotificationRow({
-    kind: SUBSCRIPTION_EVENT_KIND, trace_id: null, subscription_id: row.subscription_id, merchant_id: row.merchant_id, url: row.notification_url,
-  }, payload, now_ms));
+  await tx.notifications.insert(
+    newNotificationRow(
+      {
+        kind: SUBSCRIPTION_EVENT_KIND,
+        trace_id: null,
+        subscription_id: row.subscription_id,
+        merchant_id: row.merchant_id,
+        url: row.notification_url,
+      },
+      payload,
+      now_ms,
+    ),
+  );
 }

@@ -74,9 +74,10 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     cut_offs.add(cut_off);
     try {
       const secret = await options.secretOf(row.merchant_id);
-      result = secret === null
-        ? { outcome: 'retry', reason: 'merchant not found', http_status: null, reply_excerpt: null, duration_ms: 0 }
-        : await sendNotification(row, secret, options.policy, cut_off.signal);
+      result =
+        secret === null
+          ? { outcome: 'retry', reason: 'merchant not found', http_status: null, reply_excerpt: null, duration_ms: 0 }
+          : await sendNotification(row, secret, options.policy, cut_off.signal);
     } catch (error) {
       options.logger.error({ err: error, notification_id: row.id }, 'notification attempt failed inside the gateway');
       result = { outcome: 'retry', reason: 'gateway error while sending', http_status: null, reply_excerpt: null, duration_ms: 0 };
@@ -96,28 +97,47 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // Cut off by our own shutdown: not the merchant's fault, due again at once (by any instance).
       const interrupted = result.reason === INTERRUPTED;
       const next = afterFailure(boundFrom(row), attempts, now_ms, options.schedule, interrupted ? 0 : undefined);
-      patch = next.state === 'failed'
-        ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
-        : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
+      patch =
+        next.state === 'failed'
+          ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
+          : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
     }
-    const recorded = await options.store.notifications.finishAttempt(row.id, owner, patch, {
-      notification_id: row.id,
-      attempt_no: attempts,
-      started_at_ms,
-      duration_ms: result.duration_ms,
-      http_status: result.http_status,
-      reply_excerpt: result.reply_excerpt,
-      outcome: result.outcome,
-      reason: result.reason,
-    }, now_ms);
+    const recorded = await options.store.notifications.finishAttempt(
+      row.id,
+      owner,
+      patch,
+      {
+        notification_id: row.id,
+        attempt_no: attempts,
+        started_at_ms,
+        duration_ms: result.duration_ms,
+        http_status: result.http_status,
+        reply_excerpt: result.reply_excerpt,
+        outcome: result.outcome,
+        reason: result.reason,
+      },
+      now_ms,
+    );
     options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
     // A later status of the transaction was written meanwhile: this one is not sent again, and no
     // longer holds the later one back (docs/notifications.md §5).
-    if (recorded && patch.state === 'pending' && row.trace_id !== null && (await options.store.notifications.supersedeIfNewer(row.id, now_ms))) {
+    if (
+      recorded &&
+      patch.state === 'pending' &&
+      row.trace_id !== null &&
+      (await options.store.notifications.supersedeIfNewer(row.id, now_ms))
+    ) {
       options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
       return;
     }
-    const log = { notification_id: row.id, trace_id: row.trace_id, attempt: attempts, outcome: result.outcome, reason: result.reason, state: patch.state };
+    const log = {
+      notification_id: row.id,
+      trace_id: row.trace_id,
+      attempt: attempts,
+      outcome: result.outcome,
+      reason: result.reason,
+      state: patch.state,
+    };
     if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');

@@ -54,7 +54,9 @@ export async function gatewaysOverview(deps: OperationDeps): Promise<GatewaysOve
 
 /** One gateway and its processor's latest webhook events (of one outcome, or null: all); null when no such gateway. */
 export async function gatewayWithEvents(
-  deps: OperationDeps, gateway_id: string, outcome: ProcessorEventOutcome | null,
+  deps: OperationDeps,
+  gateway_id: string,
+  outcome: ProcessorEventOutcome | null,
 ): Promise<{ readonly gateway: GatewayView; readonly events: readonly ProcessorEventRow[] } | null> {
   const shown = await showGateway(gatewayAdminDeps(deps), gateway_id);
   if (shown.kind !== 'ok') return null;

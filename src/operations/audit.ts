@@ -19,7 +19,10 @@ export interface AuditEntry {
 }
 
 export async function recordAudit(
-  deps: { readonly store: Store; readonly clock: Clock }, actor: Viewer | { readonly email: string }, address: string, entry: AuditEntry,
+  deps: { readonly store: Store; readonly clock: Clock },
+  actor: Viewer | { readonly email: string },
+  address: string,
+  entry: AuditEntry,
 ): Promise<void> {
   const viewer = 'user_id' in actor ? actor : null;
   const detail = entry.detail ?? null;

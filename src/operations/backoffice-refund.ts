@@ -14,7 +14,10 @@ export const REFUND_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 export type BackOfficeRefundOutcome = RefundOutcome | { readonly kind: 'merchant_not_found' };
 
 export async function refundFromBackOffice(
-  deps: OperationDeps, sale: TransactionRow, amount_minor: number, refund_key: string,
+  deps: OperationDeps,
+  sale: TransactionRow,
+  amount_minor: number,
+  refund_key: string,
 ): Promise<BackOfficeRefundOutcome> {
   const order_id = `bo-${sale.trace_id}-${refund_key}`;
   const request_fingerprint = deps.sealer.fingerprint(JSON.stringify(['backoffice-refund', sale.trace_id, amount_minor]), 'request');
@@ -27,17 +30,21 @@ export async function refundFromBackOffice(
   if (sale.status !== 'approved') return { kind: 'refused', reason: 'not_approved' };
   const merchant = await deps.merchants.find(sale.merchant_id);
   if (merchant === null) return { kind: 'merchant_not_found' };
-  return refundSale(deps, {
-    merchant,
-    identity: { kind: sale.identity_kind as 'frontend' | 'application_key', value: sale.identity_value },
-    api_version: sale.api_version,
-    order_id,
-    amount_minor,
-    currency: sale.currency,
-    pin: sale.pin,
-    return_url: null,
-    // The merchant hears of the refund where it hears of the sale.
-    notification_url: sale.notification_url,
-    request_fingerprint,
-  }, sale);
+  return refundSale(
+    deps,
+    {
+      merchant,
+      identity: { kind: sale.identity_kind as 'frontend' | 'application_key', value: sale.identity_value },
+      api_version: sale.api_version,
+      order_id,
+      amount_minor,
+      currency: sale.currency,
+      pin: sale.pin,
+      return_url: null,
+      // The merchant hears of the refund where it hears of the sale.
+      notification_url: sale.notification_url,
+      request_fingerprint,
+    },
+    sale,
+  );
 }

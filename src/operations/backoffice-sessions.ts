@@ -77,7 +77,11 @@ export function idleTimeoutMinutes(deps: Pick<OperationDeps, 'config'>): number 
  * session is over (the caller then carries on with a fresh, empty one).
  */
 export async function endSessionIfIdle(
-  deps: OperationDeps, session_id: string, user_id: string, last_seen_at_ms: number, address: string,
+  deps: OperationDeps,
+  session_id: string,
+  user_id: string,
+  last_seen_at_ms: number,
+  address: string,
 ): Promise<boolean> {
   const now_ms = deps.clock.now_ms();
   const idle_timeout_ms = deps.config.limits.backoffice_idle_timeout_ms;
@@ -96,7 +100,9 @@ export async function endSessionIfIdle(
     const user = await activeUser(deps.store, user_id);
     if (user !== null) {
       await recordAudit(deps, user, address, {
-        action: 'sign_out', outcome: 'done', detail: `after ${idleTimeoutMinutes(deps)} minutes without activity`,
+        action: 'sign_out',
+        outcome: 'done',
+        detail: `after ${idleTimeoutMinutes(deps)} minutes without activity`,
       });
     }
   }

@@ -6,7 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import type { Clock } from '../domain/clock.js';
 import {
-  type BackOfficeRole, normalizeEmail, PASSWORD_MAX_CHARS, passwordProblem, SIGN_IN_LOCKOUT, type Viewer,
+  type BackOfficeRole,
+  normalizeEmail,
+  PASSWORD_MAX_CHARS,
+  passwordProblem,
+  SIGN_IN_LOCKOUT,
+  type Viewer,
 } from '../domain/backoffice-access.js';
 import type { Store } from '../store/store.js';
 import type { BackofficeUserRow } from '../domain/backoffice-record.js';
@@ -49,7 +54,12 @@ export async function createUser(deps: UserDeps, input: NewUserInput): Promise<C
   if ((await deps.store.backoffice.findUserByEmail(email)) !== null) return { kind: 'exists' };
   const user_id = `usr_${randomBytes(12).toString('hex')}`;
   const created = await deps.store.backoffice.insertUser({
-    user_id, email, password_hash: await hash(input.password), role, merchant_id, created_at_ms: deps.clock.now_ms(),
+    user_id,
+    email,
+    password_hash: await hash(input.password),
+    role,
+    merchant_id,
+    created_at_ms: deps.clock.now_ms(),
   });
   if (created === 'exists') return { kind: 'exists' };
   return { kind: 'created', user: { user_id, email, role, merchant_id } };
@@ -74,7 +84,7 @@ export async function signIn(deps: UserDeps, email_text: string, password: strin
   if (locked_until_ms !== null) return { kind: 'locked', email, retry_after_s: Math.max(1, Math.ceil((locked_until_ms - now_ms) / 1000)) };
   const user = await deps.store.backoffice.findUserByEmail(email);
   decoy_hash ??= hash(randomBytes(16).toString('hex'));
-  const valid = await verify(user?.password_hash ?? await decoy_hash, password);
+  const valid = await verify(user?.password_hash ?? (await decoy_hash), password);
   if (user !== null && valid && user.disabled_at_ms === null) {
     await deps.store.backoffice.clearSignInFailures(email);
     return { kind: 'signed_in', user: viewerOf(user) };
@@ -107,7 +117,10 @@ export type SetUserDisabledOutcome =
 
 /** Disables (its sessions end at their next request) or enables a user, by an operator other than that user. */
 export async function setUserDisabled(
-  deps: Pick<UserDeps, 'store' | 'clock'>, by: Viewer, user_id: string, disabled: boolean,
+  deps: Pick<UserDeps, 'store' | 'clock'>,
+  by: Viewer,
+  user_id: string,
+  disabled: boolean,
 ): Promise<SetUserDisabledOutcome> {
   const user = await deps.store.backoffice.getUser(user_id);
   if (user === null) return { kind: 'not_found' };

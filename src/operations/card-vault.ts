@@ -14,7 +14,12 @@ function panPurpose(merchant_id: string): string {
 }
 
 export async function vaultCard(
-  tx: UnitOfWork, sealer: Sealer, merchant_id: string, pin: string, card: CardData, now_ms: number,
+  tx: UnitOfWork,
+  sealer: Sealer,
+  merchant_id: string,
+  pin: string,
+  card: CardData,
+  now_ms: number,
 ): Promise<string> {
   const fingerprint = panFingerprint(sealer, card.pan);
   const card_exp = formatExpiry(card.expiry);

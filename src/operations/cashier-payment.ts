@@ -45,7 +45,9 @@ export function transactionTypeOf(session: Pick<CashierSessionRow, 'kind'>): 'sa
 /** Withdrawals: the balance sent at init minus every payout of the session that has not failed. */
 export function remainingBalance(session: CashierSessionRow, transactions: readonly TransactionRow[]): number | null {
   if (session.balance_minor === null) return null;
-  const used = transactions.filter((t) => t.transaction_type === 'payout' && !NOT_PAID_OUT.has(t.status)).reduce((sum, t) => sum + t.amount_minor, 0);
+  const used = transactions
+    .filter((t) => t.transaction_type === 'payout' && !NOT_PAID_OUT.has(t.status))
+    .reduce((sum, t) => sum + t.amount_minor, 0);
   return Math.max(0, session.balance_minor - used);
 }
 
@@ -76,9 +78,15 @@ async function claimAttempt(deps: OperationDeps, session_id: string, amount_mino
     const remaining = remainingBalance(session, transactions);
     if (remaining !== null && amount_minor > remaining) return { kind: 'over_balance', remaining_minor: remaining };
     const attempt = session.attempts + 1;
-    const claimed = await tx.cashier.updateSessionIf(session_id, { attempts: session.attempts }, {
-      attempts: attempt, claim_until_ms: wall_ms + CLAIM_MS, updated_at_ms: now_ms,
-    });
+    const claimed = await tx.cashier.updateSessionIf(
+      session_id,
+      { attempts: session.attempts },
+      {
+        attempts: attempt,
+        claim_until_ms: wall_ms + CLAIM_MS,
+        updated_at_ms: now_ms,
+      },
+    );
     return claimed ? { kind: 'claimed', attempt, session } : { kind: 'busy' };
   });
 }
@@ -89,8 +97,7 @@ async function releaseClaim(deps: OperationDeps, session_id: string, attempt: nu
 
 /** What the customer chose and entered, already checked by the page (cashier-forms). */
 export type PaymentChoice =
-  | { readonly method: 'card'; readonly card: CardData }
-  | { readonly method: 'ewallet'; readonly wallet_id: string };
+  { readonly method: 'card'; readonly card: CardData } | { readonly method: 'ewallet'; readonly wallet_id: string };
 
 export interface PaymentRequest {
   readonly session: CashierSessionRow;
@@ -127,11 +134,20 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
         url: session.validation_url,
         secret: merchant.secret,
         fields: {
-          merchant_id: session.merchant_id, identity, pin: session.pin, order_id: cashier_order_id, transaction_type,
-          amount: request.amount_minor, currency: session.currency, payment_method: request.choice.method, auth_token, version: session.api_version,
+          merchant_id: session.merchant_id,
+          identity,
+          pin: session.pin,
+          order_id: cashier_order_id,
+          transaction_type,
+          amount: request.amount_minor,
+          currency: session.currency,
+          payment_method: request.choice.method,
+          auth_token,
+          version: session.api_version,
         },
       });
-      if (validation.kind === 'refused') return { kind: 'refused_by_merchant', description: validation.description === '' ? null : validation.description };
+      if (validation.kind === 'refused')
+        return { kind: 'refused_by_merchant', description: validation.description === '' ? null : validation.description };
       if (validation.kind === 'failed') return { kind: 'refused_by_merchant', description: null };
     }
     const cashier: CashierLink = { cashier_session_id: session.session_id, cashier_order_id, cashier_auth_token: auth_token };
@@ -141,27 +157,56 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
     const return_url = `${request.public_url}/cashier/attempt/${attempt}`;
     const customer = customerFrom({ ...(await knownCustomer(deps, session)), country: session.country });
     const common = {
-      merchant, identity, api_version: session.api_version, order_id, amount_minor: request.amount_minor, currency: session.currency,
-      pin: session.pin, return_url, notification_url: session.notification_url, request_fingerprint, variables, cashier, customer,
+      merchant,
+      identity,
+      api_version: session.api_version,
+      order_id,
+      amount_minor: request.amount_minor,
+      currency: session.currency,
+      pin: session.pin,
+      return_url,
+      notification_url: session.notification_url,
+      request_fingerprint,
+      variables,
+      cashier,
+      customer,
     };
     if (transaction_type === 'sale') {
-      const outcome = request.choice.method === 'card'
-        ? await processSale(deps, { ...common, card: request.choice.card, gateway: session.gateway_id ?? undefined, initiated_by: 'customer', mit_retry: false })
-        : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
+      const outcome =
+        request.choice.method === 'card'
+          ? await processSale(deps, {
+              ...common,
+              card: request.choice.card,
+              gateway: session.gateway_id ?? undefined,
+              initiated_by: 'customer',
+              mit_retry: false,
+            })
+          : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
       if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
       return { kind: 'busy' };
     }
-    const routing = await routePayment(deps, merchant, {
-      currency: session.currency, amount_minor: request.amount_minor, card: request.choice.method === 'card' ? request.choice.card : null,
-    }, session.gateway_id, request.choice.method === 'card' ? 'card_payout' : 'direct_payout');
+    const routing = await routePayment(
+      deps,
+      merchant,
+      {
+        currency: session.currency,
+        amount_minor: request.amount_minor,
+        card: request.choice.method === 'card' ? request.choice.card : null,
+      },
+      session.gateway_id,
+      request.choice.method === 'card' ? 'card_payout' : 'direct_payout',
+    );
     if (routing.kind === 'refused') return { kind: 'unavailable', reason: 'no_gateway' };
     const gateway = routing.gateway;
-    const outcome = request.choice.method === 'card'
-      ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: request.choice.card })
-      : await processDirectPayout(deps, {
-        ...common, gateway: gateway.gateway_id, data: { data_account_number: request.choice.wallet_id, data_method: 'ewallet' },
-      });
+    const outcome =
+      request.choice.method === 'card'
+        ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: request.choice.card })
+        : await processDirectPayout(deps, {
+            ...common,
+            gateway: gateway.gateway_id,
+            data: { data_account_number: request.choice.wallet_id, data_method: 'ewallet' },
+          });
     if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
     if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
     if (outcome.kind === 'invalid_data') return { kind: 'unavailable', reason: 'wallet' };
@@ -173,7 +218,11 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
 
 /** The transaction of attempt n of a session, if it was created. */
 export async function attemptTransaction(deps: OperationDeps, session: CashierSessionRow, attempt: number): Promise<TransactionRow | null> {
-  const row = await deps.store.transactions.findByKey(session.merchant_id, transactionTypeOf(session), attemptOrderId(session.session_id, attempt));
+  const row = await deps.store.transactions.findByKey(
+    session.merchant_id,
+    transactionTypeOf(session),
+    attemptOrderId(session.session_id, attempt),
+  );
   return row && row.cashier_session_id === session.session_id ? row : null;
 }
 

@@ -85,7 +85,11 @@ export function csrfValid(deps: Pick<OperationDeps, 'sealer'>, browser_token: st
 }
 
 /** The connector of the gateway a session pays through, or null when none is usable now. */
-export function sessionConnector(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'currency' | 'gateway_id'>): Connector | null {
+export function sessionConnector(
+  deps: OperationDeps,
+  merchant: Merchant,
+  session: Pick<CashierSessionRow, 'currency' | 'gateway_id'>,
+): Connector | null {
   const choice = selectGateway(merchant, session.currency, session.gateway_id, (c) => deps.connectors.runsHere(c));
   return choice.kind === 'chosen' ? deps.connectors.forGateway(choice.gateway) : null;
 }
@@ -95,7 +99,11 @@ export function sessionConnector(deps: OperationDeps, merchant: Merchant, sessio
  * makes card payouts); the e-wallet when the connector takes it in that direction (wallet
  * deposits for pay-ins and checkouts, a `data_method` of `ewallet` for direct payouts).
  */
-export function methodsFor(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>): string[] {
+export function methodsFor(
+  deps: OperationDeps,
+  merchant: Merchant,
+  session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>,
+): string[] {
   const connector = sessionConnector(deps, merchant, session);
   if (!connector) return ['card'];
   const payout = isPayout(session.kind);
@@ -156,7 +164,12 @@ export function openCustomer(deps: Pick<OperationDeps, 'sealer'>, sealed: string
 /** Opens a session (or, for an order_id seen before with the same content, answers the same session again). */
 export async function openSession(deps: OperationDeps, public_url: string, input: OpenSessionInput): Promise<OpenSessionOutcome> {
   // The amount (when the merchant set one) is known; the card is not yet.
-  const routing = await routePayment(deps, input.merchant, { currency: input.currency, ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}) }, input.gateway);
+  const routing = await routePayment(
+    deps,
+    input.merchant,
+    { currency: input.currency, ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}) },
+    input.gateway,
+  );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // Spec §4.3 / §4.5: payment_method is ignored (overridden) when a gateway is given.
   const payment_method = input.gateway !== null ? null : input.payment_method;
@@ -211,14 +224,19 @@ export async function openSession(deps: OperationDeps, public_url: string, input
   }
   // The order_id is taken (idempotency on order_id): same content answers the same session again.
   const existing = input.order_id !== null ? await deps.store.cashier.findSessionByOrder(input.merchant.merchant_id, input.order_id) : null;
-  if (!existing || existing.request_fingerprint !== input.request_fingerprint || existing.kind !== input.kind) return { kind: 'duplicate_order' };
+  if (!existing || existing.request_fingerprint !== input.request_fingerprint || existing.kind !== input.kind)
+    return { kind: 'duplicate_order' };
   if (existing.order_status === 'approved') return { kind: 'order_closed', order_status: 'approved' };
   // Rejected (time limit), or past it and not yet closed by due work: a login would be refused.
-  if (existing.order_status === 'rejected' || deps.clock.now_ms() >= existing.expires_at_ms) return { kind: 'order_closed', order_status: 'expired' };
+  if (existing.order_status === 'rejected' || deps.clock.now_ms() >= existing.expires_at_ms)
+    return { kind: 'order_closed', order_status: 'expired' };
   // Same session and auth_token; a new one-time login link (the first may have been used already).
   await deps.store.cashier.insertToken(loginTokenRow(login_token, existing.session_id, existing.expires_at_ms, now_ms));
   return {
-    kind: 'opened', redirect_url: `${public_url}/cashier/login/${login_token}`, auth_token: authTokenOf(deps, existing.session_id), replayed: true,
+    kind: 'opened',
+    redirect_url: `${public_url}/cashier/login/${login_token}`,
+    auth_token: authTokenOf(deps, existing.session_id),
+    replayed: true,
   };
 }
 
@@ -235,7 +253,12 @@ async function startBrowserSession(deps: OperationDeps, session: CashierSessionR
   const browser_token = newToken();
   const expires_at_ms = session.expires_at_ms + RESULT_GRACE_MS;
   await deps.store.cashier.insertToken({
-    token_hash: sha256Hex(browser_token), session_id: session.session_id, kind: 'browser', expires_at_ms, used_at_ms: null, created_at_ms: now_ms,
+    token_hash: sha256Hex(browser_token),
+    session_id: session.session_id,
+    kind: 'browser',
+    expires_at_ms,
+    used_at_ms: null,
+    created_at_ms: now_ms,
   });
   return { kind: 'logged_in', session, browser_token, expires_at_ms };
 }

@@ -15,24 +15,36 @@ export interface DirectPayoutInput extends PayoutRequestBase {
 export type DirectPayoutOutcome = PayoutOutcome | { readonly kind: 'invalid_data'; readonly problem: DataFieldProblem };
 
 export async function processDirectPayout(deps: OperationDeps, input: DirectPayoutInput): Promise<DirectPayoutOutcome> {
-  const chosen = await payoutGateway(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: null }, input.gateway, 'direct_payout');
+  const chosen = await payoutGateway(
+    deps,
+    input.merchant,
+    { currency: input.currency, amount_minor: input.amount_minor, card: null },
+    input.gateway,
+    'direct_payout',
+  );
   if (chosen.kind === 'refused') return { kind: 'no_gateway', refusal: chosen.refusal };
   const { gateway, connector } = chosen;
   const direct = connector.direct;
-  if (!direct) return { kind: 'no_gateway', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'direct payouts' } };
+  if (!direct)
+    return {
+      kind: 'no_gateway',
+      refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'direct payouts' },
+    };
   const check = direct.check(input.data);
   if (!check.ok) return { kind: 'invalid_data', problem: check.problem };
   const row = payoutRow(deps, input, gateway, connector, {
     payment_method: check.payment_method,
     data_json: Object.keys(input.data).length > 0 ? JSON.stringify(input.data) : null,
   });
-  return runPayout(deps, row, gateway, connector, (reserved) => direct.payout({
-    trace_id: reserved.trace_id,
-    reference: input.cashier?.cashier_order_id ?? input.order_id,
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    method: check.payment_method,
-    data: input.data,
-    customer_present: true,
-  }));
+  return runPayout(deps, row, gateway, connector, (reserved) =>
+    direct.payout({
+      trace_id: reserved.trace_id,
+      reference: input.cashier?.cashier_order_id ?? input.order_id,
+      amount_minor: input.amount_minor,
+      currency: input.currency,
+      method: check.payment_method,
+      data: input.data,
+      customer_present: true,
+    }),
+  );
 }

@@ -31,17 +31,48 @@ export type FindOrderOutcome =
  * (card_token of decisions §9, psp_additional_details) never reaches find-order.
  */
 export const FIND_ORDER_FIELDS: readonly string[] = [
-  'order_status', 'transaction_type', 'transaction_status', 'transaction_id', 'trace_id', 'order_id', 'application_key', 'frontend', 'pin',
-  'amount', 'currency', 'charge_amount', 'charge_currency', 'payment_method', 'payment_processor', 'gateway', 'created_by', 'edited_by',
-  'auth_token', 'merchant_id', 'card_number', 'card_type', 'card_exp', 'account_identifier', 'cascade_level', 'is_cascade', 'error_code',
-  'error_details', 'reference_id', 'variable1', 'variable2', 'variable3',
+  'order_status',
+  'transaction_type',
+  'transaction_status',
+  'transaction_id',
+  'trace_id',
+  'order_id',
+  'application_key',
+  'frontend',
+  'pin',
+  'amount',
+  'currency',
+  'charge_amount',
+  'charge_currency',
+  'payment_method',
+  'payment_processor',
+  'gateway',
+  'created_by',
+  'edited_by',
+  'auth_token',
+  'merchant_id',
+  'card_number',
+  'card_type',
+  'card_exp',
+  'account_identifier',
+  'cascade_level',
+  'is_cascade',
+  'error_code',
+  'error_details',
+  'reference_id',
+  'variable1',
+  'variable2',
+  'variable3',
 ];
 
 /** "declined" in spec §4.7's rule: every status that ends an attempt without moving money. */
 const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
 
 /** The transaction whose details answer for the order, by spec §4.7's rule. */
-export function orderTransaction(session: Pick<CashierSessionRow, 'order_status'>, transactions: readonly TransactionRow[]): TransactionRow | null {
+export function orderTransaction(
+  session: Pick<CashierSessionRow, 'order_status'>,
+  transactions: readonly TransactionRow[],
+): TransactionRow | null {
   const newest_first = [...transactions].sort((a, b) => b.trace_id - a.trace_id);
   const standing = newest_first.find((t) => !FAILED.has(t.status));
   if (standing) return standing;
@@ -51,7 +82,8 @@ export function orderTransaction(session: Pick<CashierSessionRow, 'order_status'
 
 export async function findOrder(deps: OperationDeps, merchant_id: string, frontend: string, order_id: string): Promise<FindOrderOutcome> {
   let session: OrderSummary | CashierSessionRow | null = await deps.store.cashier.findOrderSummary(merchant_id, order_id);
-  if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend) return { kind: 'not_found' };
+  if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend)
+    return { kind: 'not_found' };
   const now_ms = deps.clock.now_ms();
   if (session.order_status === 'pending' && now_ms >= session.expires_at_ms) {
     const id = session.session_id;

@@ -12,10 +12,12 @@ import type { OperationDeps } from './deps.js';
 
 export type GatewayRouting =
   | {
-    readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector;
-    /** The next candidates, in order, for a cascade; empty when the request named its gateway. */
-    readonly alternatives: readonly Gateway[];
-  }
+      readonly kind: 'routed';
+      readonly gateway: Gateway;
+      readonly connector: Connector;
+      /** The next candidates, in order, for a cascade; empty when the request named its gateway. */
+      readonly alternatives: readonly Gateway[];
+    }
   | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
 
 /** The capabilities a request may need beyond a card sale and a refund, which every connector has. */
@@ -42,10 +44,15 @@ function binPrefixes(pan: string): string[] {
 
 async function routedPayment(deps: Pick<OperationDeps, 'store'>, merchant: Merchant, payment: PaymentToRoute): Promise<RoutedPayment> {
   const card = payment.card;
-  const bin_country = card === undefined ? undefined
-    : card === null ? null
-      // Looked up only when a rule of the merchant names countries: most payments cost no query.
-      : rulesNeedBinCountry(merchant.routing_rules) ? await deps.store.merchants.findBinCountry(binPrefixes(card.pan)) : null;
+  const bin_country =
+    card === undefined
+      ? undefined
+      : card === null
+        ? null
+        : // Looked up only when a rule of the merchant names countries: most payments cost no query.
+          rulesNeedBinCountry(merchant.routing_rules)
+          ? await deps.store.merchants.findBinCountry(binPrefixes(card.pan))
+          : null;
   return {
     currency: payment.currency,
     amount_minor: payment.amount_minor,
@@ -63,8 +70,10 @@ export async function routePayment(
 ): Promise<GatewayRouting> {
   const unusable = (gateway: Gateway): GatewayRefusal | null => {
     if (!gateway.enabled) return { kind: 'disabled', gateway_id: gateway.gateway_id };
-    if (!deps.connectors.runsHere(gateway.connector)) return { kind: 'not_here', gateway_id: gateway.gateway_id, connector: gateway.connector };
-    if (!gateway.currencies.includes(payment.currency)) return { kind: 'currency', gateway_id: gateway.gateway_id, currency: payment.currency };
+    if (!deps.connectors.runsHere(gateway.connector))
+      return { kind: 'not_here', gateway_id: gateway.gateway_id, connector: gateway.connector };
+    if (!gateway.currencies.includes(payment.currency))
+      return { kind: 'currency', gateway_id: gateway.gateway_id, currency: payment.currency };
     if (need !== null && deps.connectors.definition(gateway.connector)?.capabilities[need] !== true) {
       return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: CAPABILITY_WORDS[need] };
     }

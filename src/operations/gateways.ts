@@ -84,7 +84,9 @@ export function webhookUrlOf(deps: Pick<GatewayAdminDeps, 'public_url'>, connect
 }
 
 function openSettings(deps: Pick<GatewayAdminDeps, 'sealer'>, row: GatewayRow): Record<string, string> {
-  return row.settings_sealed === null ? {} : JSON.parse(deps.sealer.open(row.settings_sealed, gatewaySettingsPurpose(row.gateway_id))) as Record<string, string>;
+  return row.settings_sealed === null
+    ? {}
+    : (JSON.parse(deps.sealer.open(row.settings_sealed, gatewaySettingsPurpose(row.gateway_id))) as Record<string, string>);
 }
 
 export function viewOf(deps: GatewayAdminDeps, row: GatewayRow): GatewayView {
@@ -121,14 +123,25 @@ export function viewOf(deps: GatewayAdminDeps, row: GatewayRow): GatewayView {
  * required ones present (defaults filled in), and the connector's own checks across them.
  */
 export function checkSettings(
-  deps: Pick<GatewayAdminDeps, 'environment' | 'allow_private_urls'>, definition: ConnectorDefinition, given: Readonly<Record<string, string>>,
-): { readonly ok: true; readonly settings: Record<string, string> } | { readonly ok: false; readonly field: string; readonly reason: string } {
+  deps: Pick<GatewayAdminDeps, 'environment' | 'allow_private_urls'>,
+  definition: ConnectorDefinition,
+  given: Readonly<Record<string, string>>,
+):
+  | { readonly ok: true; readonly settings: Record<string, string> }
+  | { readonly ok: false; readonly field: string; readonly reason: string } {
   const settings: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
     const spec = definition.settings.find((s) => s.name === name);
     if (!spec) {
       const known = definition.settings.map((s) => s.name);
-      return { ok: false, field: name, reason: known.length > 0 ? `not a setting of the ${definition.name} connector (its settings: ${known.join(', ')})` : `the ${definition.name} connector takes no settings` };
+      return {
+        ok: false,
+        field: name,
+        reason:
+          known.length > 0
+            ? `not a setting of the ${definition.name} connector (its settings: ${known.join(', ')})`
+            : `the ${definition.name} connector takes no settings`,
+      };
     }
     // The value is never echoed: it may be a credential.
     if (typeof value !== 'string' || value.length > MAX_SETTING_LENGTH || !Value.Check(spec.schema, value)) {
@@ -145,13 +158,18 @@ export function checkSettings(
   return problem ? { ok: false, field: problem.field, reason: problem.reason } : { ok: true, settings };
 }
 
-function checkCurrencies(definition: ConnectorDefinition, given: readonly string[] | null): { ok: true; currencies: string[] } | { ok: false; reason: string } {
+function checkCurrencies(
+  definition: ConnectorDefinition,
+  given: readonly string[] | null,
+): { ok: true; currencies: string[] } | { ok: false; reason: string } {
   const currencies = given ?? definition.default_currencies;
   if (currencies === null) return { ok: false, reason: 'required: the ISO 4217 codes this gateway takes, comma-separated (e.g. USD,EUR)' };
   const unique = [...new Set(currencies.map((c) => c.trim().toUpperCase()))];
   if (unique.length === 0 || unique.length > MAX_CURRENCIES) return { ok: false, reason: `1 to ${MAX_CURRENCIES} ISO 4217 codes` };
   const unknown = unique.find((c) => !isKnownCurrency(c));
-  return unknown === undefined ? { ok: true, currencies: unique } : { ok: false, reason: `${unknown.slice(0, 8)} is not a known ISO 4217 code` };
+  return unknown === undefined
+    ? { ok: true, currencies: unique }
+    : { ok: false, reason: `${unknown.slice(0, 8)} is not a known ISO 4217 code` };
 }
 
 export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInput, now_ms: number): Promise<GatewayOutcome> {
@@ -172,8 +190,10 @@ export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInp
     currencies: currencies.currencies.join(','),
     mit_enabled: input.mit_enabled === false ? 0 : 1,
     hold_payouts: input.hold_payouts === true ? 1 : 0,
-    settings_sealed: Object.keys(settings.settings).length === 0
-      ? null : deps.sealer.seal(JSON.stringify(settings.settings), gatewaySettingsPurpose(gateway_id)),
+    settings_sealed:
+      Object.keys(settings.settings).length === 0
+        ? null
+        : deps.sealer.seal(JSON.stringify(settings.settings), gatewaySettingsPurpose(gateway_id)),
     enabled: 1,
     created_at_ms: now_ms,
     updated_at_ms: now_ms,
@@ -197,8 +217,14 @@ export async function showGateway(deps: GatewayAdminDeps, gateway_id: string): P
  * Disables (or enables again) a gateway: a disabled one takes no new payment; what it already
  * took still settles, refunds and takes its processor's webhooks.
  */
-export async function setGatewayEnabled(deps: GatewayAdminDeps, gateway_id: string, enabled: boolean, now_ms: number): Promise<GatewayOutcome> {
-  if (!(await deps.store.merchants.updateGateway(gateway_id, { enabled: enabled ? 1 : 0, updated_at_ms: now_ms }))) return { kind: 'gateway_not_found' };
+export async function setGatewayEnabled(
+  deps: GatewayAdminDeps,
+  gateway_id: string,
+  enabled: boolean,
+  now_ms: number,
+): Promise<GatewayOutcome> {
+  if (!(await deps.store.merchants.updateGateway(gateway_id, { enabled: enabled ? 1 : 0, updated_at_ms: now_ms })))
+    return { kind: 'gateway_not_found' };
   return showGateway(deps, gateway_id);
 }
 
@@ -208,7 +234,10 @@ export async function setGatewayEnabled(deps: GatewayAdminDeps, gateway_id: stri
  * (connectors/registry.ts rebuilds a connector whose settings changed).
  */
 export async function replaceGatewaySettings(
-  deps: GatewayAdminDeps, gateway_id: string, changes: Readonly<Record<string, string>>, now_ms: number,
+  deps: GatewayAdminDeps,
+  gateway_id: string,
+  changes: Readonly<Record<string, string>>,
+  now_ms: number,
 ): Promise<GatewayOutcome> {
   const row = await deps.store.merchants.getGateway(gateway_id);
   if (!row) return { kind: 'gateway_not_found' };
@@ -233,26 +262,40 @@ const REPORT_MAX_MERCHANTS = 1_000;
  * ones, or only gateways of a connector that does not run live, like the sandbox's), logged once,
  * so an operator sees before the first payment who would get status 15.
  */
-export async function reportUnusableMerchants(deps: { readonly store: Store; readonly logger: Logger; readonly connectors: Pick<ConnectorCatalog, 'runsHere'> }): Promise<number> {
+export async function reportUnusableMerchants(deps: {
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly connectors: Pick<ConnectorCatalog, 'runsHere'>;
+}): Promise<number> {
   const merchant_ids = await deps.store.merchants.listIds(REPORT_MAX_MERCHANTS + 1);
   const gateways = await deps.store.merchants.listGateways(null);
   const usable = new Set(gateways.filter((g) => g.enabled === 1 && deps.connectors.runsHere(g.connector)).map((g) => g.merchant_id));
   const without = merchant_ids.filter((id) => !usable.has(id));
   for (const merchant_id of without.slice(0, REPORT_MAX_MERCHANTS)) {
     const own = gateways.filter((g) => g.merchant_id === merchant_id);
-    const why = own.length === 0 ? 'it has no gateway'
-      : `its gateways are ${own.map((g) => `${g.gateway_id} (${g.connector}${g.enabled === 1 ? '' : ', disabled'})`).join(', ')}`;
-    deps.logger.warn({ merchant_id }, `merchant ${merchant_id} has no usable gateway in live mode: ${why}; add one with paygate gateway create`);
+    const why =
+      own.length === 0
+        ? 'it has no gateway'
+        : `its gateways are ${own.map((g) => `${g.gateway_id} (${g.connector}${g.enabled === 1 ? '' : ', disabled'})`).join(', ')}`;
+    deps.logger.warn(
+      { merchant_id },
+      `merchant ${merchant_id} has no usable gateway in live mode: ${why}; add one with paygate gateway create`,
+    );
   }
-  if (merchant_ids.length > REPORT_MAX_MERCHANTS) deps.logger.warn(`more than ${REPORT_MAX_MERCHANTS} merchants: only the first were checked for a usable gateway`);
+  if (merchant_ids.length > REPORT_MAX_MERCHANTS)
+    deps.logger.warn(`more than ${REPORT_MAX_MERCHANTS} merchants: only the first were checked for a usable gateway`);
   return without.length;
 }
 
 /** The gateway operations' deps out of the operations' own. */
 export function gatewayAdminDeps(deps: OperationDeps): GatewayAdminDeps {
   return {
-    store: deps.store, sealer: deps.sealer, connectors: deps.connectors, environment: deps.config.environment,
-    allow_private_urls: deps.config.limits.allow_private_urls, public_url: deps.public_url,
+    store: deps.store,
+    sealer: deps.sealer,
+    connectors: deps.connectors,
+    environment: deps.config.environment,
+    allow_private_urls: deps.config.limits.allow_private_urls,
+    public_url: deps.public_url,
   };
 }
 

@@ -25,17 +25,40 @@ export type Reservation =
   | { readonly kind: 'in_progress' };
 
 /** The columns an operation decides; everything else of a new row starts as the database's default (empty). */
-export type TransactionBasics = Pick<NewTransactionRow,
-  'merchant_id' | 'transaction_type' | 'order_id' | 'request_fingerprint' | 'api_version' | 'identity_kind' | 'identity_value'
-  | 'gateway_id' | 'payment_processor' | 'payment_method' | 'amount_minor' | 'currency' | 'pin' | 'created_at_ms'>;
+export type TransactionBasics = Pick<
+  NewTransactionRow,
+  | 'merchant_id'
+  | 'transaction_type'
+  | 'order_id'
+  | 'request_fingerprint'
+  | 'api_version'
+  | 'identity_kind'
+  | 'identity_value'
+  | 'gateway_id'
+  | 'payment_processor'
+  | 'payment_method'
+  | 'amount_minor'
+  | 'currency'
+  | 'pin'
+  | 'created_at_ms'
+>;
 
 /** A new transaction row, reserved as `pending`, charged in its own currency until the processor says otherwise. */
 export function newTransactionRow(basics: TransactionBasics, extra: Partial<NewTransactionRow> = {}): NewTransactionRow {
   // Object.assign, not a literal: `{ ...basics, <two dozen literal keys>, ...extra }` took V8 about
   // 30 µs a call (measured), this takes 1 µs, on the path of every sale.
-  return Object.assign({}, TRANSACTION_COLUMN_DEFAULTS, basics, {
-    status: 'pending', charge_amount_minor: basics.amount_minor, charge_currency: basics.currency, updated_at_ms: basics.created_at_ms,
-  }, extra);
+  return Object.assign(
+    {},
+    TRANSACTION_COLUMN_DEFAULTS,
+    basics,
+    {
+      status: 'pending',
+      charge_amount_minor: basics.amount_minor,
+      charge_currency: basics.currency,
+      updated_at_ms: basics.created_at_ms,
+    },
+    extra,
+  );
 }
 
 /** What every money-moving request names: who asks, for which order and customer, how much, where to answer. */
@@ -63,26 +86,33 @@ export function requestRow(
 ): NewTransactionRow {
   // Every key written out, not `{ ...decided, <nine keys> }`: that spread took V8 8 µs a call
   // (measured), on the path of every sale; this literal takes well under one.
-  return newTransactionRow({
-    transaction_type: decided.transaction_type,
-    gateway_id: decided.gateway_id,
-    payment_processor: decided.payment_processor,
-    payment_method: decided.payment_method,
-    created_at_ms: decided.created_at_ms,
-    merchant_id: input.merchant.merchant_id,
-    order_id: input.order_id,
-    request_fingerprint: input.request_fingerprint,
-    api_version: input.api_version,
-    identity_kind: input.identity.kind,
-    identity_value: input.identity.value,
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    pin: input.pin,
-  }, Object.assign({
-    return_url: input.return_url,
-    notification_url: input.notification_url,
-    variables_json: input.variables && Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
-  }, input.cashier, extra));
+  return newTransactionRow(
+    {
+      transaction_type: decided.transaction_type,
+      gateway_id: decided.gateway_id,
+      payment_processor: decided.payment_processor,
+      payment_method: decided.payment_method,
+      created_at_ms: decided.created_at_ms,
+      merchant_id: input.merchant.merchant_id,
+      order_id: input.order_id,
+      request_fingerprint: input.request_fingerprint,
+      api_version: input.api_version,
+      identity_kind: input.identity.kind,
+      identity_value: input.identity.value,
+      amount_minor: input.amount_minor,
+      currency: input.currency,
+      pin: input.pin,
+    },
+    Object.assign(
+      {
+        return_url: input.return_url,
+        notification_url: input.notification_url,
+        variables_json: input.variables && Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
+      },
+      input.cashier,
+      extra,
+    ),
+  );
 }
 
 /** Keyed fingerprint of a request's business content: every field but timestamp and signature. */
@@ -98,7 +128,9 @@ const WAIT_STEP_MS = 20;
 
 /** What to do when the key is taken: same content replays (waiting if still in flight), other content is refused. */
 export async function answerForExisting(
-  deps: OperationDeps, existing: TransactionRow, fingerprint: string,
+  deps: OperationDeps,
+  existing: TransactionRow,
+  fingerprint: string,
 ): Promise<Exclude<Reservation, { kind: 'reserved' }>> {
   if (existing.request_fingerprint !== fingerprint) return { kind: 'duplicate_order' };
   const deadline_ms = Date.now() + deps.config.limits.idempotency_wait_ms;
@@ -145,22 +177,25 @@ export async function reserve(deps: OperationDeps, row: NewTransactionRow, optio
   if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
   const { prepare } = options;
   const outcome = !prepare
-    // Nothing to check first: the row and its first status change in one atomic store call (one
-    // round trip on PostgreSQL).
-    ? await deps.store.transactions.reserveWithChange(row, RESERVED_REASON)
-      .then((inserted) => (inserted ? { kind: 'inserted', row: inserted } as const : { kind: 'taken', row: null } as const))
-    : await deps.store.transaction(async (tx) => {
-      const prepared = await prepare(tx);
-      if (prepared === null) return { kind: 'refused_by_guard' } as const;
-      const inserted = await tx.transactions.reserveWithChange({ ...row, ...prepared }, RESERVED_REASON);
-      // The key was taken by a twin that committed while we ran. Throwing rolls back what
-      // prepare wrote (a refund reservation); the caller then replays the twin's answer.
-      if (inserted === null) throw new KeyTakenDuringPrepare();
-      return { kind: 'inserted', row: inserted } as const;
-    }).catch((error: unknown) => {
-      if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
-      throw error;
-    });
+    ? // Nothing to check first: the row and its first status change in one atomic store call (one
+      // round trip on PostgreSQL).
+      await deps.store.transactions
+        .reserveWithChange(row, RESERVED_REASON)
+        .then((inserted) => (inserted ? ({ kind: 'inserted', row: inserted } as const) : ({ kind: 'taken', row: null } as const)))
+    : await deps.store
+        .transaction(async (tx) => {
+          const prepared = await prepare(tx);
+          if (prepared === null) return { kind: 'refused_by_guard' } as const;
+          const inserted = await tx.transactions.reserveWithChange({ ...row, ...prepared }, RESERVED_REASON);
+          // The key was taken by a twin that committed while we ran. Throwing rolls back what
+          // prepare wrote (a refund reservation); the caller then replays the twin's answer.
+          if (inserted === null) throw new KeyTakenDuringPrepare();
+          return { kind: 'inserted', row: inserted } as const;
+        })
+        .catch((error: unknown) => {
+          if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
+          throw error;
+        });
   if (outcome.kind === 'refused_by_guard') return outcome;
   if (outcome.kind === 'taken') {
     const holder = outcome.row ?? (await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id));
@@ -226,7 +261,7 @@ function challengeKind(row: TransactionRow): 'card' | 'wallet' {
 }
 
 /** What the merchant reads while the gateway asks the processor about an outcome it did not get. */
-export const AWAITING_PROCESSOR = 'Awaiting the processor\'s answer; the final status will be notified';
+export const AWAITING_PROCESSOR = "Awaiting the processor's answer; the final status will be notified";
 
 /**
  * Applies the processor's result to the row (reserved `pending`, or a released payout
@@ -257,9 +292,10 @@ export async function finish(
     return answer;
   };
   return deps.store.transaction(async (tx) => {
-    const base: TransactionPatch = result.kind === 'unknown'
-      ? { psp_transaction_id: result.psp_transaction_id ?? row.psp_transaction_id, error_code: '0', error_details: AWAITING_PROCESSOR }
-      : { psp_transaction_id: result.psp_transaction_id, error_code: result.error_code, error_details: result.error_details };
+    const base: TransactionPatch =
+      result.kind === 'unknown'
+        ? { psp_transaction_id: result.psp_transaction_id ?? row.psp_transaction_id, error_code: '0', error_details: AWAITING_PROCESSOR }
+        : { psp_transaction_id: result.psp_transaction_id, error_code: result.error_code, error_details: result.error_details };
     if (options.vault && result.kind !== 'rejected' && result.kind !== 'error') {
       base.card_token = await options.vault(tx);
     }
@@ -272,8 +308,13 @@ export async function finish(
       }
       if (result.kind === 'pending' && result.later) {
         await tx.transactions.insertDueAction({
-          trace_id: row.trace_id, kind: 'processor_result', due_at_ms: now_ms + result.later.after_ms, expected_status: row.status,
-          to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
+          trace_id: row.trace_id,
+          kind: 'processor_result',
+          due_at_ms: now_ms + result.later.after_ms,
+          expected_status: row.status,
+          to_status: result.later.to,
+          error_code: result.later.error_code,
+          error_details: result.later.error_details,
         });
       } else {
         const after_ms = result.kind === 'pending' ? result.recheck_after_ms : undefined;
@@ -295,15 +336,25 @@ export async function finish(
       const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to a challenge page', patch }, now_ms);
       if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, 'pending_async', base, store_answer);
       await tx.transactions.insertDueAction({
-        trace_id: row.trace_id, kind: 'challenge_timeout', due_at_ms: now_ms + result.later.after_ms, expected_status: 'pending_async',
-        to_status: result.later.to, error_code: result.later.error_code, error_details: result.later.error_details,
+        trace_id: row.trace_id,
+        kind: 'challenge_timeout',
+        due_at_ms: now_ms + result.later.after_ms,
+        expected_status: 'pending_async',
+        to_status: result.later.to,
+        error_code: result.later.error_code,
+        error_details: result.later.error_details,
       });
       return answer;
     }
     if (result.kind === 'redirect') {
       const patch: TransactionPatch = { ...base, redirect_url: result.redirect_url };
       const answer = answering('pending_async', patch);
-      const changed = await changeStatus(tx, row, { to: 'pending_async', reason: 'customer sent to the processor\'s authentication page', patch }, now_ms);
+      const changed = await changeStatus(
+        tx,
+        row,
+        { to: 'pending_async', reason: "customer sent to the processor's authentication page", patch },
+        now_ms,
+      );
       if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, 'pending_async', base, store_answer);
       await scheduleLookup(tx, row.trace_id, 'pending_async', now_ms + result.recheck_after_ms);
       return answer;
@@ -331,9 +382,20 @@ function firstLookupDelayMs(config: Config): number {
  * in `expected_status` then (workers/due-work.ts). A webhook that settles it first makes the
  * lookup find nothing to do.
  */
-export async function scheduleLookup(tx: UnitOfWork, trace_id: number, expected_status: TransactionStatus, due_at_ms: number): Promise<void> {
+export async function scheduleLookup(
+  tx: UnitOfWork,
+  trace_id: number,
+  expected_status: TransactionStatus,
+  due_at_ms: number,
+): Promise<void> {
   await tx.transactions.insertDueAction({
-    trace_id, kind: 'processor_lookup', due_at_ms, expected_status, to_status: '', error_code: null, error_details: null,
+    trace_id,
+    kind: 'processor_lookup',
+    due_at_ms,
+    expected_status,
+    to_status: '',
+    error_code: null,
+    error_details: null,
   });
 }
 
@@ -355,16 +417,35 @@ export type CascadeStep =
  * stuck-transaction sweep settles it and the merchant is notified of it.
  */
 export async function cascadeTo(
-  deps: Pick<OperationDeps, 'store' | 'clock'>, row: TransactionRow, result: CascadableResult, next: NewTransactionRow,
+  deps: Pick<OperationDeps, 'store' | 'clock'>,
+  row: TransactionRow,
+  result: CascadableResult,
+  next: NewTransactionRow,
 ): Promise<CascadeStep> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const patch: TransactionPatch = { psp_transaction_id: result.psp_transaction_id, error_code: result.error_code, error_details: result.error_details };
-    const changed = await changeStatus(tx, row, {
-      to: STATUS_FOR_RESULT[result.kind], reason: `processor answered; tried again on gateway ${next.gateway_id} (cascade)`, patch, notify: false,
-    }, now_ms);
-    if (changed.kind !== 'changed') return { kind: 'settled', answer: await answerOfCurrent(tx, row.trace_id, row.status, {}, true) } as const;
-    const reserved = await tx.transactions.reserveWithChange(next, `cascade level ${String(next.cascade_level)} of transaction ${String(next.cascade_root)}`);
+    const patch: TransactionPatch = {
+      psp_transaction_id: result.psp_transaction_id,
+      error_code: result.error_code,
+      error_details: result.error_details,
+    };
+    const changed = await changeStatus(
+      tx,
+      row,
+      {
+        to: STATUS_FOR_RESULT[result.kind],
+        reason: `processor answered; tried again on gateway ${next.gateway_id} (cascade)`,
+        patch,
+        notify: false,
+      },
+      now_ms,
+    );
+    if (changed.kind !== 'changed')
+      return { kind: 'settled', answer: await answerOfCurrent(tx, row.trace_id, row.status, {}, true) } as const;
+    const reserved = await tx.transactions.reserveWithChange(
+      next,
+      `cascade level ${String(next.cascade_level)} of transaction ${String(next.cascade_root)}`,
+    );
     if (!reserved) throw new Error(`cascade attempt of ${row.trace_id}: its internal order_id was taken`);
     return { kind: 'attempt', row: reserved } as const;
   });
@@ -377,9 +458,15 @@ export async function cascadeTo(
 export async function holdForApproval(deps: OperationDeps, row: TransactionRow): Promise<TransactionAnswer> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
-    const held = await mustChange(tx, row, {
-      to: 'requested', reason: 'held for operator approval (gateway holds payouts)',
-    }, now_ms);
+    const held = await mustChange(
+      tx,
+      row,
+      {
+        to: 'requested',
+        reason: 'held for operator approval (gateway holds payouts)',
+      },
+      now_ms,
+    );
     const answer = transactionAnswer(held);
     await tx.transactions.update(row.trace_id, { answer_json: JSON.stringify(answer) });
     return answer;
@@ -394,7 +481,11 @@ export async function holdForApproval(deps: OperationDeps, row: TransactionRow):
  * processor's id, and the stored answer for replays.
  */
 async function answerOfCurrent(
-  tx: UnitOfWork, trace_id: number, outcome: string, known: TransactionPatch, store_answer: boolean,
+  tx: UnitOfWork,
+  trace_id: number,
+  outcome: string,
+  known: TransactionPatch,
+  store_answer: boolean,
 ): Promise<TransactionAnswer> {
   const current = await tx.transactions.get(trace_id);
   if (!current) throw new Error(`transaction ${trace_id} vanished`);

@@ -18,9 +18,7 @@ import { secretPurpose } from './merchant-directory.js';
 export const SECRET_GRACE_MAX_S = 24 * 3600;
 
 export type RollSecretOutcome =
-  | { kind: 'rolled'; secret: string; previous_valid_until_ms: number }
-  | { kind: 'not_found' }
-  | { kind: 'invalid_grace'; max_s: number };
+  { kind: 'rolled'; secret: string; previous_valid_until_ms: number } | { kind: 'not_found' } | { kind: 'invalid_grace'; max_s: number };
 
 /**
  * Gives the merchant a new secret, generated as a new merchant's is; the old one stays accepted
@@ -30,10 +28,15 @@ export type RollSecretOutcome =
  * PAYGATE_MERCHANT_CACHE_MS (their kept copies).
  */
 export async function rollMerchantSecret(deps: OperationDeps, merchant_id: string, grace_s: number): Promise<RollSecretOutcome> {
-  if (!Number.isSafeInteger(grace_s) || grace_s < 0 || grace_s > SECRET_GRACE_MAX_S) return { kind: 'invalid_grace', max_s: SECRET_GRACE_MAX_S };
+  if (!Number.isSafeInteger(grace_s) || grace_s < 0 || grace_s > SECRET_GRACE_MAX_S)
+    return { kind: 'invalid_grace', max_s: SECRET_GRACE_MAX_S };
   const secret = newMerchantSecret();
   const previous_valid_until_ms = deps.clock.now_ms() + grace_s * 1000;
-  const rolled = await deps.store.merchants.rollSecret(merchant_id, deps.sealer.seal(secret, secretPurpose(merchant_id)), previous_valid_until_ms);
+  const rolled = await deps.store.merchants.rollSecret(
+    merchant_id,
+    deps.sealer.seal(secret, secretPurpose(merchant_id)),
+    previous_valid_until_ms,
+  );
   if (!rolled) return { kind: 'not_found' };
   deps.merchants.invalidate();
   deps.logger.info({ merchant_id, grace_s, previous_valid_until_ms }, 'merchant secret rolled');
@@ -83,13 +86,27 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
   if (!policy.allow_private && urlHostNotPublic(url)) return { kind: 'url_not_allowed', reason: DESTINATION_NOT_ALLOWED };
   const payload = buildTestNotificationPayload(merchant, Math.floor(deps.clock.now_ms() / 1000));
   const result = await sendNotification({ url, payload_json: JSON.stringify(payload) }, merchant.secret, policy);
-  deps.logger.info({ merchant_id, outcome: result.outcome, reason: result.reason, http_status: result.http_status, duration_ms: result.duration_ms }, 'test notification');
+  deps.logger.info(
+    { merchant_id, outcome: result.outcome, reason: result.reason, http_status: result.http_status, duration_ms: result.duration_ms },
+    'test notification',
+  );
   // A name that resolved to a refused address: the same refusal as an address given as such.
   if (result.outcome === 'undeliverable') return { kind: 'url_not_allowed', reason: result.reason };
   if (result.outcome === 'delivered') {
-    return { kind: 'delivered', http_status: result.http_status ?? 200, reply_excerpt: result.reply_excerpt ?? '', duration_ms: result.duration_ms };
+    return {
+      kind: 'delivered',
+      http_status: result.http_status ?? 200,
+      reply_excerpt: result.reply_excerpt ?? '',
+      duration_ms: result.duration_ms,
+    };
   }
-  return { kind: 'failed', http_status: result.http_status, reason: result.reason, reply_excerpt: result.reply_excerpt, duration_ms: result.duration_ms };
+  return {
+    kind: 'failed',
+    http_status: result.http_status,
+    reason: result.reason,
+    reply_excerpt: result.reply_excerpt,
+    duration_ms: result.duration_ms,
+  };
 }
 
 /** What a merchant's staff see of their credentials: never a secret, only what identifies them and the grace of a rolled one. */
@@ -114,7 +131,10 @@ export async function credentialsView(deps: Pick<OperationDeps, 'store' | 'clock
   const grace_until = record.previous_secret_until_ms;
   const in_grace = grace_until !== null && record.previous_secret_sealed !== null && grace_until > deps.clock.now_ms();
   return {
-    merchant_id, applications: record.applications, frontends: record.frontends, previous_secret_until_ms: in_grace ? grace_until : null,
+    merchant_id,
+    applications: record.applications,
+    frontends: record.frontends,
+    previous_secret_until_ms: in_grace ? grace_until : null,
     last_notification_url: recent.find((row) => row.notification_url !== null)?.notification_url ?? '',
   };
 }

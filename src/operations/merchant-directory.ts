@@ -18,7 +18,13 @@
 // cache time, and payouts read hold_payouts from the store anyway (operations/payout.ts).
 import type { Sealer } from '../crypto/sealer.js';
 import {
-  type CreateMerchantOutcome, gatewayOf, type Merchant, newGatewayId, newMerchantValues, type NewMerchantInput, type StarterGateway,
+  type CreateMerchantOutcome,
+  gatewayOf,
+  type Merchant,
+  newGatewayId,
+  newMerchantValues,
+  type NewMerchantInput,
+  type StarterGateway,
 } from '../domain/merchants.js';
 import type { Store } from '../store/store.js';
 
@@ -46,7 +52,10 @@ export class MerchantDirectory {
    * the store every time.
    */
   constructor(
-    private readonly store: Store, private readonly sealer: Sealer, private readonly cache_ms = 0, private readonly unknown_cache_ms = 0,
+    private readonly store: Store,
+    private readonly sealer: Sealer,
+    private readonly cache_ms = 0,
+    private readonly unknown_cache_ms = 0,
   ) {}
 
   /** The merchant read from the store now, refreshing this instance's copy. */
@@ -70,7 +79,8 @@ export class MerchantDirectory {
     };
     merchant.then((found) => {
       if (generation !== this.generation) drop();
-      else if (found === null && this.unknown_cache_ms > 0) this.replace(entry, merchant_id, { merchant, until_ms: now_ms + this.unknown_cache_ms });
+      else if (found === null && this.unknown_cache_ms > 0)
+        this.replace(entry, merchant_id, { merchant, until_ms: now_ms + this.unknown_cache_ms });
       else if (found !== null && this.cache_ms > 0) this.replace(entry, merchant_id, { merchant, until_ms: now_ms + this.cache_ms });
       else drop();
     }, drop);
@@ -100,8 +110,8 @@ export class MerchantDirectory {
     if (!record) return null;
     // A grace already over on the wall clock is over on the gateway clock too (the sandbox offset
     // only moves it forward): that previous secret is not even opened.
-    const previous_open = record.previous_secret_sealed !== null && record.previous_secret_until_ms !== null
-      && record.previous_secret_until_ms > Date.now();
+    const previous_open =
+      record.previous_secret_sealed !== null && record.previous_secret_until_ms !== null && record.previous_secret_until_ms > Date.now();
     return {
       merchant_id: record.merchant_id,
       secret: this.sealer.open(record.secret_sealed, secretPurpose(record.merchant_id)),
@@ -126,17 +136,31 @@ export class MerchantDirectory {
     const { merchant_id, secret, application_key, frontend, currency } = values;
 
     const gateway = starter ? newGatewayId() : null;
-    const result = await this.store.transaction((tx) => tx.merchants.insert({
-      merchant_id,
-      secret_sealed: this.sealer.seal(secret, secretPurpose(merchant_id)),
-      applications: [application_key],
-      frontends: [{ name: frontend, currency }],
-      gateways: starter && gateway ? [{
-        gateway_id: gateway, merchant_id, connector: starter.connector, currencies: [...new Set([currency, ...starter.currencies])].join(','),
-        mit_enabled: 1, hold_payouts: 0, settings_sealed: null, created_at_ms: now_ms, updated_at_ms: now_ms,
-      }] : [],
-      created_at_ms: now_ms,
-    }));
+    const result = await this.store.transaction((tx) =>
+      tx.merchants.insert({
+        merchant_id,
+        secret_sealed: this.sealer.seal(secret, secretPurpose(merchant_id)),
+        applications: [application_key],
+        frontends: [{ name: frontend, currency }],
+        gateways:
+          starter && gateway
+            ? [
+                {
+                  gateway_id: gateway,
+                  merchant_id,
+                  connector: starter.connector,
+                  currencies: [...new Set([currency, ...starter.currencies])].join(','),
+                  mit_enabled: 1,
+                  hold_payouts: 0,
+                  settings_sealed: null,
+                  created_at_ms: now_ms,
+                  updated_at_ms: now_ms,
+                },
+              ]
+            : [],
+        created_at_ms: now_ms,
+      }),
+    );
     if (result === 'exists') return { kind: 'exists', merchant_id };
     // It may have been asked for (and remembered as unknown) before it existed.
     this.cache.delete(merchant_id);

@@ -19,7 +19,12 @@ export function displayName(deps: StoreDeps, merchant_id: string, identity: Merc
 }
 
 /** Sets (or, with null, clears) the shop name of a frontend or application. */
-export function setDisplayName(deps: StoreDeps, merchant_id: string, identity: MerchantIdentity, display_name: string | null): Promise<boolean> {
+export function setDisplayName(
+  deps: StoreDeps,
+  merchant_id: string,
+  identity: MerchantIdentity,
+  display_name: string | null,
+): Promise<boolean> {
   return deps.store.merchants.setDisplayName(merchant_id, identity, display_name);
 }
 
@@ -32,6 +37,11 @@ export function frameOrigins(deps: StoreDeps, merchant_id: string, application_k
   return deps.store.merchants.getFrameOrigins(merchant_id, application_key);
 }
 
-export function setFrameOrigins(deps: StoreDeps, merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean> {
+export function setFrameOrigins(
+  deps: StoreDeps,
+  merchant_id: string,
+  application_key: string,
+  origins: readonly string[],
+): Promise<boolean> {
   return deps.store.merchants.setFrameOrigins(merchant_id, application_key, origins);
 }

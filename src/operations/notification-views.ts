@@ -35,7 +35,11 @@ export interface ShownNotification {
  * since (it commits with its row update) is left out, so the view never shows an attempt whose
  * effect on the row it does not show.
  */
-export async function withAttempts(deps: ReadDeps, rows: readonly NotificationRow[], recorded_only: boolean): Promise<NotificationWithAttempts[]> {
+export async function withAttempts(
+  deps: ReadDeps,
+  rows: readonly NotificationRow[],
+  recorded_only: boolean,
+): Promise<NotificationWithAttempts[]> {
   const out: NotificationWithAttempts[] = [];
   for (const notification of rows) {
     const attempts = await deps.store.notifications.listAttempts(notification.id);
@@ -49,22 +53,33 @@ export async function shownNotifications(deps: ReadDeps, rows: readonly Notifica
   const attempts = await Promise.all(rows.map((n) => deps.store.notifications.listAttempts(n.id)));
   return rows.map((n, i) => {
     const body = JSON.parse(n.payload_json) as Record<string, unknown>;
-    const reports = n.kind === SUBSCRIPTION_EVENT_KIND
-      ? `${String(body.event ?? '')} (${String(body.subscription_status ?? '')})`
-      : String(body.transaction_status ?? '');
+    const reports =
+      n.kind === SUBSCRIPTION_EVENT_KIND
+        ? `${String(body.event ?? '')} (${String(body.subscription_status ?? '')})`
+        : String(body.transaction_status ?? '');
     return {
-      id: n.id, reports, state: n.state, url: redactUrl(n.url), attempts: n.attempts, next_attempt_at_ms: n.next_attempt_at_ms, attempt_list: attempts[i]!,
+      id: n.id,
+      reports,
+      state: n.state,
+      url: redactUrl(n.url),
+      attempts: n.attempts,
+      next_attempt_at_ms: n.next_attempt_at_ms,
+      attempt_list: attempts[i]!,
     };
   });
 }
 
 /** A transaction's notifications with their recorded attempts; null when there is no such transaction. */
 export async function transactionNotifications(
-  deps: ReadDeps, trace_id: number,
+  deps: ReadDeps,
+  trace_id: number,
 ): Promise<{ readonly transaction_status: string; readonly notifications: NotificationWithAttempts[] } | null> {
   const transaction = await deps.store.transactions.get(trace_id);
   if (!transaction) return null;
-  return { transaction_status: transaction.status, notifications: await withAttempts(deps, await deps.store.notifications.listOfTransaction(trace_id), true) };
+  return {
+    transaction_status: transaction.status,
+    notifications: await withAttempts(deps, await deps.store.notifications.listOfTransaction(trace_id), true),
+  };
 }
 
 /** A subscription's event notifications with their recorded attempts; [] when none (no such subscription). */
@@ -86,7 +101,9 @@ export type ResendOutcome =
  * sends at once). `may_see` keeps another merchant's notification unknown to a merchant's staff.
  */
 export async function resendNotification(
-  deps: Pick<OperationDeps, 'store' | 'clock' | 'wall_clock'>, id: number, may_see: (merchant_id: string) => boolean = () => true,
+  deps: Pick<OperationDeps, 'store' | 'clock' | 'wall_clock'>,
+  id: number,
+  may_see: (merchant_id: string) => boolean = () => true,
 ): Promise<ResendOutcome> {
   const found = await deps.store.notifications.get(id);
   if (!found || !may_see(found.merchant_id)) return { kind: 'not_found' };

@@ -64,13 +64,19 @@ export async function findPayout(deps: OperationDeps, trace_id: number): Promise
  * together, so nothing can slip in between); refused when the status is not one the first
  * action accepts.
  */
-async function transition(deps: OperationDeps, trace_id: number, actions: readonly ReviewAction[], note: string | undefined): Promise<ReviewOutcome> {
+async function transition(
+  deps: OperationDeps,
+  trace_id: number,
+  actions: readonly ReviewAction[],
+  note: string | undefined,
+): Promise<ReviewOutcome> {
   const first = REVIEW_ACTIONS[actions[0]!];
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
     const locked = await tx.transactions.lock(trace_id);
     if (!locked || locked.transaction_type !== 'payout') return { kind: 'not_found' } as const;
-    if (!first.from.includes(locked.status as PayoutStatus)) return { kind: 'refused', status: locked.status, accepted_from: first.from } as const;
+    if (!first.from.includes(locked.status as PayoutStatus))
+      return { kind: 'refused', status: locked.status, accepted_from: first.from } as const;
     let row = locked;
     for (const action of actions) {
       const rule = REVIEW_ACTIONS[action];
@@ -89,7 +95,12 @@ async function transition(deps: OperationDeps, trace_id: number, actions: readon
   });
 }
 
-export async function reviewPayout(deps: OperationDeps, trace_id: number, action: ReviewAction, options: ReviewOptions = {}): Promise<ReviewOutcome> {
+export async function reviewPayout(
+  deps: OperationDeps,
+  trace_id: number,
+  action: ReviewAction,
+  options: ReviewOptions = {},
+): Promise<ReviewOutcome> {
   if (action === 'submit' || (action === 'approve' && options.submit !== false)) {
     return submitPayout(deps, trace_id, action === 'approve' ? ['approve', 'submit'] : ['submit'], options.note);
   }
@@ -97,7 +108,12 @@ export async function reviewPayout(deps: OperationDeps, trace_id: number, action
 }
 
 /** (requested → authorized →) in progress, the claim; then the processor; then its result through finish. */
-async function submitPayout(deps: OperationDeps, trace_id: number, steps: readonly ReviewAction[], note: string | undefined): Promise<ReviewOutcome> {
+async function submitPayout(
+  deps: OperationDeps,
+  trace_id: number,
+  steps: readonly ReviewAction[],
+  note: string | undefined,
+): Promise<ReviewOutcome> {
   const payout = await findPayout(deps, trace_id);
   if (!payout) return { kind: 'not_found' };
   // The payout's own gateway sends it, enabled or not: it was accepted while the gateway was.
@@ -111,12 +127,22 @@ async function submitPayout(deps: OperationDeps, trace_id: number, steps: readon
   let result: ProcessorResult;
   if (row.payment_method === 'card') {
     const card = await vaultedCard(deps, row);
-    result = card && connector.cardPayout
-      ? await connector.cardPayout({
-        trace_id: row.trace_id, reference, amount_minor: row.amount_minor, currency: row.currency, card,
-        customer: openPayoutCustomer(deps, row.customer_sealed) ?? NO_CUSTOMER,
-      })
-      : { kind: 'error', psp_transaction_id: null, error_code: '1', error_details: card ? 'This gateway makes no card payouts' : 'The held card could not be read from the vault' };
+    result =
+      card && connector.cardPayout
+        ? await connector.cardPayout({
+            trace_id: row.trace_id,
+            reference,
+            amount_minor: row.amount_minor,
+            currency: row.currency,
+            card,
+            customer: openPayoutCustomer(deps, row.customer_sealed) ?? NO_CUSTOMER,
+          })
+        : {
+            kind: 'error',
+            psp_transaction_id: null,
+            error_code: '1',
+            error_details: card ? 'This gateway makes no card payouts' : 'The held card could not be read from the vault',
+          };
   } else if (connector.direct) {
     result = await connector.direct.payout({
       trace_id: row.trace_id,
@@ -140,7 +166,12 @@ async function submitPayout(deps: OperationDeps, trace_id: number, steps: readon
 /** A released payout has no customer at hand to act on a page: a challenge answer is an error (processors are told customer_present false). */
 export function withoutCustomer(result: ProcessorResult): ProcessorResult {
   return result.kind === 'challenge' || result.kind === 'redirect'
-    ? { kind: 'error', psp_transaction_id: result.psp_transaction_id, error_code: '1', error_details: 'The processor asked for customer action on a released payout' }
+    ? {
+        kind: 'error',
+        psp_transaction_id: result.psp_transaction_id,
+        error_code: '1',
+        error_details: 'The processor asked for customer action on a released payout',
+      }
     : result;
 }
 

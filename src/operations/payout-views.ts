@@ -24,11 +24,19 @@ export async function visiblePayout(deps: ReadDeps, viewer: Viewer, trace_id: st
 }
 
 /** A page of payouts in one status, by trace_id after `after_trace_id`. */
-export function payoutsByStatus(deps: ReadDeps, status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
+export function payoutsByStatus(
+  deps: ReadDeps,
+  status: TransactionStatus,
+  after_trace_id: number,
+  limit: number,
+): Promise<TransactionRow[]> {
   return deps.store.transactions.listPayoutsByStatus(status, after_trace_id, limit);
 }
 
 /** A transaction's status history, oldest first. */
-export function statusHistory(deps: ReadDeps, trace_id: number): Promise<{ from_status: string; to_status: string; reason: string; at_ms: number }[]> {
+export function statusHistory(
+  deps: ReadDeps,
+  trace_id: number,
+): Promise<{ from_status: string; to_status: string; reason: string; at_ms: number }[]> {
   return deps.store.transactions.listStatusChanges(trace_id);
 }

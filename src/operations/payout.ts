@@ -53,8 +53,15 @@ export type PayoutOutcome =
  * takes effect on every instance at once.
  */
 export async function payoutGateway(
-  deps: OperationDeps, merchant: Merchant, payment: PaymentToRoute, gateway_id: string, need: NeededCapability,
-): Promise<{ readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector } | { readonly kind: 'refused'; readonly refusal: GatewayRefusal }> {
+  deps: OperationDeps,
+  merchant: Merchant,
+  payment: PaymentToRoute,
+  gateway_id: string,
+  need: NeededCapability,
+): Promise<
+  | { readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector }
+  | { readonly kind: 'refused'; readonly refusal: GatewayRefusal }
+> {
   const routing = await routePayment(deps, merchant, payment, gateway_id, need);
   if (routing.kind === 'refused') return routing;
   const stored = await deps.store.merchants.getGateway(routing.gateway.gateway_id);
@@ -81,10 +88,17 @@ export function payoutRow(
   connector: Connector,
   specific: Pick<NewTransactionRow, 'payment_method'> & Partial<NewTransactionRow>,
 ): NewTransactionRow {
-  return requestRow(input, {
-    transaction_type: 'payout', gateway_id: gateway.gateway_id, payment_processor: connector.name, payment_method: specific.payment_method,
-    created_at_ms: deps.clock.now_ms(),
-  }, { customer_sealed: sealPayoutCustomer(deps, input.customer), ...specific });
+  return requestRow(
+    input,
+    {
+      transaction_type: 'payout',
+      gateway_id: gateway.gateway_id,
+      payment_processor: connector.name,
+      payment_method: specific.payment_method,
+      created_at_ms: deps.clock.now_ms(),
+    },
+    { customer_sealed: sealPayoutCustomer(deps, input.customer), ...specific },
+  );
 }
 
 /**
@@ -110,11 +124,21 @@ export async function runPayout(
 }
 
 export async function processCardPayout(deps: OperationDeps, input: CardPayoutInput): Promise<PayoutOutcome> {
-  const chosen = await payoutGateway(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: input.card }, input.gateway, 'card_payout');
+  const chosen = await payoutGateway(
+    deps,
+    input.merchant,
+    { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
+    input.gateway,
+    'card_payout',
+  );
   if (chosen.kind === 'refused') return { kind: 'no_gateway', refusal: chosen.refusal };
   const { gateway, connector } = chosen;
   const cardPayout = connector.cardPayout?.bind(connector);
-  if (!cardPayout) return { kind: 'no_gateway', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'card payouts' } };
+  if (!cardPayout)
+    return {
+      kind: 'no_gateway',
+      refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'card payouts' },
+    };
   const merchant_id = input.merchant.merchant_id;
   const row = payoutRow(deps, input, gateway, connector, {
     payment_method: 'card',
@@ -129,12 +153,20 @@ export async function processCardPayout(deps: OperationDeps, input: CardPayoutIn
   const prepare = gateway.hold_payouts
     ? async (tx: UnitOfWork) => ({ card_token: await vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, row.created_at_ms) })
     : undefined;
-  return runPayout(deps, row, gateway, connector, (reserved) => cardPayout({
-    trace_id: reserved.trace_id,
-    reference: input.cashier?.cashier_order_id ?? input.order_id,
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    card: input.card,
-    customer: input.customer,
-  }), prepare ? { prepare } : {});
+  return runPayout(
+    deps,
+    row,
+    gateway,
+    connector,
+    (reserved) =>
+      cardPayout({
+        trace_id: reserved.trace_id,
+        reference: input.cashier?.cashier_order_id ?? input.order_id,
+        amount_minor: input.amount_minor,
+        currency: input.currency,
+        card: input.card,
+        customer: input.customer,
+      }),
+    prepare ? { prepare } : {},
+  );
 }

@@ -64,7 +64,9 @@ export async function lookUpAndSettle(
 /** The error a transaction ends in when its processor has no record of it: the request never reached it. */
 export function notAtProcessor(connector: Pick<Connector, 'details_prefix'>, interrupted: boolean): ProcessorResult {
   return {
-    kind: 'error', psp_transaction_id: null, error_code: '1',
+    kind: 'error',
+    psp_transaction_id: null,
+    error_code: '1',
     error_details: `${connector.details_prefix}${interrupted ? 'Processing interrupted before the processor answered; the processor has no record of it' : 'The processor has no record of this transaction: the request never reached it'}`,
   };
 }

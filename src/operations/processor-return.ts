@@ -17,7 +17,8 @@ function returnCheck(deps: Pick<OperationDeps, 'sealer'>, trace_id: number): str
 
 /** Where the processor sends the customer after its 3-D Secure page (success and failure alike). */
 export function processorReturnUrls(
-  deps: Pick<OperationDeps, 'sealer' | 'public_url'>, trace_id: number,
+  deps: Pick<OperationDeps, 'sealer' | 'public_url'>,
+  trace_id: number,
 ): { readonly success_url: string; readonly failure_url: string } {
   const base = `${deps.public_url()}/return/${trace_id}/${returnCheck(deps, trace_id)}`;
   return { success_url: `${base}?outcome=success`, failure_url: `${base}?outcome=failure` };
@@ -41,7 +42,8 @@ export async function customerReturned(deps: OperationDeps, trace_id_text: strin
       const settled = await lookUpAndSettle(deps, row, found.connector, 'report');
       // The processor unreachable now: the customer goes on all the same; a scheduled lookup or
       // the processor's webhook settles it, and the merchant is notified then.
-      if (settled.kind === 'unavailable') deps.logger.warn({ trace_id, reason: settled.reason }, 'processor not reachable when the customer came back from 3-D Secure');
+      if (settled.kind === 'unavailable')
+        deps.logger.warn({ trace_id, reason: settled.reason }, 'processor not reachable when the customer came back from 3-D Secure');
     }
   }
   return { kind: 'continue', to: row.return_url };

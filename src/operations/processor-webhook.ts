@@ -19,14 +19,25 @@ export type WebhookOutcome =
   /** The signature does not verify with the gateway's webhook secret: HTTP 401. */
   | { readonly kind: 'bad_signature' }
   /** Verified (HTTP 200), with what it did. */
-  | { readonly kind: 'accepted'; readonly outcome: 'applied' | 'unchanged' | 'duplicate' | 'unmatched' | 'ignored'; readonly trace_id: number | null };
+  | {
+      readonly kind: 'accepted';
+      readonly outcome: 'applied' | 'unchanged' | 'duplicate' | 'unmatched' | 'ignored';
+      readonly trace_id: number | null;
+    };
 
 class ReplayedEvent extends Error {}
 
-const RESULT_STATUS: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = { approved: 'approved', rejected: 'rejected', error: 'error' };
+const RESULT_STATUS: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = {
+  approved: 'approved',
+  rejected: 'rejected',
+  error: 'error',
+};
 
 export async function receiveWebhook(
-  deps: OperationDeps, connector_name: string, gateway_id: string, raw_body: Buffer,
+  deps: OperationDeps,
+  connector_name: string,
+  gateway_id: string,
+  raw_body: Buffer,
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): Promise<WebhookOutcome> {
   if (!/^[0-9a-f]{32}$/.test(gateway_id)) return { kind: 'unknown_gateway' };
@@ -34,7 +45,10 @@ export async function receiveWebhook(
   if (!found || found.gateway.connector !== connector_name || !found.connector.readWebhook) return { kind: 'unknown_gateway' };
   const reading = found.connector.readWebhook(raw_body, headers);
   if (reading.kind === 'bad_signature') {
-    deps.logger.warn({ gateway_id, connector: connector_name }, 'processor webhook refused: the signature does not verify with the gateway\'s webhook secret');
+    deps.logger.warn(
+      { gateway_id, connector: connector_name },
+      "processor webhook refused: the signature does not verify with the gateway's webhook secret",
+    );
     return { kind: 'bad_signature' };
   }
   if (reading.kind === 'ignored') {
@@ -51,17 +65,34 @@ export async function receiveWebhook(
       const locked = row ? await tx.transactions.lock(row.trace_id) : null;
       const applied = locked ? await apply(tx, locked, event, now_ms) : 'unmatched';
       const recorded = await tx.merchants.insertProcessorEvent({
-        gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: locked?.trace_id ?? null, outcome: applied, received_at_ms: now_ms,
+        gateway_id,
+        event_id: event.event_id,
+        event_type: event.event_type,
+        trace_id: locked?.trace_id ?? null,
+        outcome: applied,
+        received_at_ms: now_ms,
       });
       // Rolls back whatever apply wrote: the event was applied before.
       if (!recorded) throw new ReplayedEvent();
       return applied;
     });
-    deps.logger.info({ gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: row?.trace_id ?? null, outcome }, 'processor webhook');
+    deps.logger.info(
+      { gateway_id, event_id: event.event_id, event_type: event.event_type, trace_id: row?.trace_id ?? null, outcome },
+      'processor webhook',
+    );
     const reported = event.result?.kind;
-    if (outcome === 'unchanged' && row && (reported === 'approved' || reported === 'rejected') && FINAL_STATUSES.has(row.status) && row.status !== reported) {
+    if (
+      outcome === 'unchanged' &&
+      row &&
+      (reported === 'approved' || reported === 'rejected') &&
+      FINAL_STATUSES.has(row.status) &&
+      row.status !== reported
+    ) {
       // The processor says otherwise than what was recorded and notified: an operator must reconcile it.
-      deps.logger.error({ gateway_id, trace_id: row.trace_id, recorded: row.status, reported, event_type: event.event_type }, 'processor webhook contradicts a final status');
+      deps.logger.error(
+        { gateway_id, trace_id: row.trace_id, recorded: row.status, reported, event_type: event.event_type },
+        'processor webhook contradicts a final status',
+      );
     }
     return { kind: 'accepted', outcome, trace_id: row?.trace_id ?? null };
   } catch (error) {
@@ -97,8 +128,10 @@ async function afterItsRequest(deps: OperationDeps, row: TransactionRow | null):
 /** The transaction an event is about, most precise key first; always one of this gateway's. */
 async function matchTransaction(deps: OperationDeps, gateway_id: string, event: WebhookEvent): Promise<TransactionRow | null> {
   const { match } = event;
-  const ours = (row: TransactionRow | null) => (row && row.gateway_id === gateway_id
-    && (match.transaction_type === null || row.transaction_type === match.transaction_type) ? row : null);
+  const ours = (row: TransactionRow | null) =>
+    row && row.gateway_id === gateway_id && (match.transaction_type === null || row.transaction_type === match.transaction_type)
+      ? row
+      : null;
   if (match.trace_id !== null) {
     const row = ours(await deps.store.transactions.get(match.trace_id));
     if (row) return row;
@@ -114,7 +147,12 @@ async function matchTransaction(deps: OperationDeps, gateway_id: string, event: 
   return null;
 }
 
-async function apply(tx: UnitOfWork, row: TransactionRow, event: WebhookEvent, now_ms: number): Promise<'applied' | 'unchanged' | 'ignored'> {
+async function apply(
+  tx: UnitOfWork,
+  row: TransactionRow,
+  event: WebhookEvent,
+  now_ms: number,
+): Promise<'applied' | 'unchanged' | 'ignored'> {
   const result = event.result;
   if (result === null || (result.kind !== 'approved' && result.kind !== 'rejected' && result.kind !== 'error')) return 'ignored';
   const to = RESULT_STATUS[result.kind];

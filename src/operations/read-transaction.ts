@@ -4,8 +4,7 @@ import { buildNotificationPayload } from '../notifications/payload.js';
 import type { OperationDeps } from './deps.js';
 
 export type ReadOutcome =
-  | { readonly kind: 'found'; readonly fields: Record<string, string | number | null> }
-  | { readonly kind: 'not_found' };
+  { readonly kind: 'found'; readonly fields: Record<string, string | number | null> } | { readonly kind: 'not_found' };
 
 export async function readTransaction(deps: OperationDeps, merchant_id: string, trace_id: number): Promise<ReadOutcome> {
   const row = await deps.store.transactions.get(trace_id);

@@ -69,29 +69,40 @@ export async function refundSale(deps: OperationDeps, input: RefundOfSale, sale:
 
   const now_ms = deps.clock.now_ms();
   let refusal: RefundOutcome | null = null;
-  const reservation = await reserve(deps, requestRow(input, {
-    transaction_type: 'refund', gateway_id: sale.gateway_id, payment_processor: sale.payment_processor, payment_method: sale.payment_method,
-    created_at_ms: now_ms,
-  }, {
-    card_masked: sale.card_masked,
-    card_brand: sale.card_brand,
-    card_exp: sale.card_exp,
-    card_fingerprint: sale.card_fingerprint,
-    reference_id: sale.trace_id,
-  }), {
-    prepare: async (tx) => {
-      const locked = await tx.transactions.lock(sale.trace_id);
-      if (!locked || locked.status !== 'approved') {
-        refusal = { kind: 'refused', reason: 'not_approved' };
-        return null;
-      }
-      if (!(await tx.transactions.reserveRefund(sale.trace_id, input.amount_minor))) {
-        refusal = { kind: 'refused', reason: 'exceeds_sale', remaining_minor: locked.amount_minor - locked.refund_reserved_minor };
-        return null;
-      }
-      return {};
+  const reservation = await reserve(
+    deps,
+    requestRow(
+      input,
+      {
+        transaction_type: 'refund',
+        gateway_id: sale.gateway_id,
+        payment_processor: sale.payment_processor,
+        payment_method: sale.payment_method,
+        created_at_ms: now_ms,
+      },
+      {
+        card_masked: sale.card_masked,
+        card_brand: sale.card_brand,
+        card_exp: sale.card_exp,
+        card_fingerprint: sale.card_fingerprint,
+        reference_id: sale.trace_id,
+      },
+    ),
+    {
+      prepare: async (tx) => {
+        const locked = await tx.transactions.lock(sale.trace_id);
+        if (!locked || locked.status !== 'approved') {
+          refusal = { kind: 'refused', reason: 'not_approved' };
+          return null;
+        }
+        if (!(await tx.transactions.reserveRefund(sale.trace_id, input.amount_minor))) {
+          refusal = { kind: 'refused', reason: 'exceeds_sale', remaining_minor: locked.amount_minor - locked.refund_reserved_minor };
+          return null;
+        }
+        return {};
+      },
     },
-  });
+  );
   if (reservation.kind === 'refused_by_guard') return refusal ?? { kind: 'refused', reason: 'not_approved' };
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind !== 'reserved') return reservation;

@@ -10,7 +10,6 @@ import type { RoutingRuleRow } from '../domain/gateway-record.js';
 import { CARD_BRANDS } from '../domain/cards.js';
 import { isKnownCurrency } from '../domain/money.js';
 
-
 /** Rules a merchant may have, at most; BIN prefixes the table may hold, at most. */
 export const RULES_MAX_PER_MERCHANT = 100;
 export const BIN_RANGES_MAX = 500_000;
@@ -50,9 +49,16 @@ const COUNTRY = /^[A-Z]{2}$/;
 export function ruleView(row: RoutingRuleRow): RuleView {
   const list = (text: string | null) => (text === null ? null : text.split(',').filter((item) => item !== ''));
   return {
-    rule_id: row.rule_id, merchant_id: row.merchant_id, gateway: row.gateway_id, priority: row.priority,
-    currencies: list(row.currencies), amount_min: row.amount_min_minor, amount_max: row.amount_max_minor,
-    card_brands: list(row.card_brands), bin_countries: list(row.bin_countries), created_at_ms: row.created_at_ms,
+    rule_id: row.rule_id,
+    merchant_id: row.merchant_id,
+    gateway: row.gateway_id,
+    priority: row.priority,
+    currencies: list(row.currencies),
+    amount_min: row.amount_min_minor,
+    amount_max: row.amount_max_minor,
+    card_brands: list(row.card_brands),
+    bin_countries: list(row.bin_countries),
+    created_at_ms: row.created_at_ms,
   };
 }
 
@@ -60,8 +66,12 @@ export function ruleView(row: RoutingRuleRow): RuleView {
  * A condition's list as stored (comma-separated, each value in its canonical spelling), or the
  * first value that is not one. `canonical` gives a value's spelling, or null when it is none.
  */
-function conditionList(values: readonly string[] | undefined, field: string, canonical: (value: string) => string | null, rule: string):
-  { ok: true; text: string | null } | { ok: false; field: string; reason: string } {
+function conditionList(
+  values: readonly string[] | undefined,
+  field: string,
+  canonical: (value: string) => string | null,
+  rule: string,
+): { ok: true; text: string | null } | { ok: false; field: string; reason: string } {
   if (values === undefined) return { ok: true, text: null };
   const spelled: string[] = [];
   for (const value of values) {
@@ -76,21 +86,42 @@ function conditionList(values: readonly string[] | undefined, field: string, can
 export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: number): Promise<RuleOutcome> {
   const merchant = await store.merchants.get(input.merchant_id);
   if (!merchant) return { kind: 'merchant_not_found' };
-  if (!merchant.gateways.some((g) => g.gateway_id === input.gateway_id)) return { kind: 'invalid', field: 'gateway', reason: 'not a gateway of this merchant' };
-  if (!Number.isSafeInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000) return { kind: 'invalid', field: 'priority', reason: 'a whole number from 0 to 1000000 (lower first)' };
-  if (merchant.routing_rules.length >= RULES_MAX_PER_MERCHANT) return { kind: 'invalid', field: 'merchant_id', reason: `at most ${RULES_MAX_PER_MERCHANT} rules per merchant` };
-  for (const [field, value] of [['min-amount', input.amount_min_minor], ['max-amount', input.amount_max_minor]] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) return { kind: 'invalid', field, reason: 'a whole number of minor units, 0 or more' };
+  if (!merchant.gateways.some((g) => g.gateway_id === input.gateway_id))
+    return { kind: 'invalid', field: 'gateway', reason: 'not a gateway of this merchant' };
+  if (!Number.isSafeInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000)
+    return { kind: 'invalid', field: 'priority', reason: 'a whole number from 0 to 1000000 (lower first)' };
+  if (merchant.routing_rules.length >= RULES_MAX_PER_MERCHANT)
+    return { kind: 'invalid', field: 'merchant_id', reason: `at most ${RULES_MAX_PER_MERCHANT} rules per merchant` };
+  for (const [field, value] of [
+    ['min-amount', input.amount_min_minor],
+    ['max-amount', input.amount_max_minor],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0))
+      return { kind: 'invalid', field, reason: 'a whole number of minor units, 0 or more' };
   }
   if (input.amount_min_minor !== undefined && input.amount_max_minor !== undefined && input.amount_min_minor > input.amount_max_minor) {
     return { kind: 'invalid', field: 'min-amount', reason: 'not more than max-amount' };
   }
-  const currencies = conditionList(input.currencies, 'currency', (c) => (isKnownCurrency(c.toUpperCase()) ? c.toUpperCase() : null), 'the ISO 4217 codes');
+  const currencies = conditionList(
+    input.currencies,
+    'currency',
+    (c) => (isKnownCurrency(c.toUpperCase()) ? c.toUpperCase() : null),
+    'the ISO 4217 codes',
+  );
   if (!currencies.ok) return { kind: 'invalid', field: currencies.field, reason: currencies.reason };
-  const brands = conditionList(input.card_brands, 'card-brand', (b) => CARD_BRANDS.find((known) => known.toLowerCase() === b.toLowerCase()) ?? null,
-    `the card brands ${CARD_BRANDS.join(', ')}`);
+  const brands = conditionList(
+    input.card_brands,
+    'card-brand',
+    (b) => CARD_BRANDS.find((known) => known.toLowerCase() === b.toLowerCase()) ?? null,
+    `the card brands ${CARD_BRANDS.join(', ')}`,
+  );
   if (!brands.ok) return { kind: 'invalid', field: brands.field, reason: brands.reason };
-  const countries = conditionList(input.bin_countries, 'bin-country', (c) => (COUNTRY.test(c.toUpperCase()) ? c.toUpperCase() : null), 'the ISO 3166-1 alpha-2 codes');
+  const countries = conditionList(
+    input.bin_countries,
+    'bin-country',
+    (c) => (COUNTRY.test(c.toUpperCase()) ? c.toUpperCase() : null),
+    'the ISO 3166-1 alpha-2 codes',
+  );
   if (!countries.ok) return { kind: 'invalid', field: countries.field, reason: countries.reason };
   const row: RoutingRuleRow = {
     rule_id: `rule_${randomBytes(12).toString('hex')}`,
@@ -118,15 +149,19 @@ export async function listRoutingRules(store: Store, merchant_id: string): Promi
  * blank lines and lines starting with # ignored; a later line for the same prefix wins. The
  * first bad line refuses the whole file, naming its number.
  */
-export function parseBinCsv(text: string): { ok: true; rows: { prefix: string; country: string }[] } | { ok: false; line: number; reason: string } {
+export function parseBinCsv(
+  text: string,
+): { ok: true; rows: { prefix: string; country: string }[] } | { ok: false; line: number; reason: string } {
   const by_prefix = new Map<string, string>();
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!.trim();
     if (line === '' || line.startsWith('#')) continue;
     const [prefix, country, ...rest] = line.split(',').map((part) => part.trim());
-    if (rest.length > 0 || !prefix || !/^[0-9]{6,8}$/.test(prefix)) return { ok: false, line: i + 1, reason: 'expected "prefix,country" with a prefix of 6 to 8 digits' };
-    if (!country || !COUNTRY.test(country.toUpperCase())) return { ok: false, line: i + 1, reason: 'expected an ISO 3166-1 alpha-2 country after the prefix' };
+    if (rest.length > 0 || !prefix || !/^[0-9]{6,8}$/.test(prefix))
+      return { ok: false, line: i + 1, reason: 'expected "prefix,country" with a prefix of 6 to 8 digits' };
+    if (!country || !COUNTRY.test(country.toUpperCase()))
+      return { ok: false, line: i + 1, reason: 'expected an ISO 3166-1 alpha-2 country after the prefix' };
     by_prefix.set(prefix, country.toUpperCase());
     if (by_prefix.size > BIN_RANGES_MAX) return { ok: false, line: i + 1, reason: `more than ${BIN_RANGES_MAX} prefixes` };
   }

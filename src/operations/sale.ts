@@ -55,21 +55,37 @@ export type SaleOutcome =
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
 export async function processSale(deps: OperationDeps, input: SaleInput): Promise<SaleOutcome> {
-  const routing = await routePayment(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
-    input.gateway, input.initiated_by === 'merchant' ? 'merchant_initiated' : null);
+  const routing = await routePayment(
+    deps,
+    input.merchant,
+    { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
+    input.gateway,
+    input.initiated_by === 'merchant' ? 'merchant_initiated' : null,
+  );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   const { gateway, connector } = routing;
 
   const now_ms = deps.clock.now_ms();
   const merchant_id = input.merchant.merchant_id;
-  const reservation = await reserve(deps, requestRow(input, {
-    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: connector.name, payment_method: 'card', created_at_ms: now_ms,
-  }, {
-    card_masked: input.card.masked,
-    card_brand: cardBrand(input.card.pan),
-    card_exp: formatExpiry(input.card.expiry),
-    card_fingerprint: panFingerprint(deps.sealer, input.card.pan),
-  }));
+  const reservation = await reserve(
+    deps,
+    requestRow(
+      input,
+      {
+        transaction_type: 'sale',
+        gateway_id: gateway.gateway_id,
+        payment_processor: connector.name,
+        payment_method: 'card',
+        created_at_ms: now_ms,
+      },
+      {
+        card_masked: input.card.masked,
+        card_brand: cardBrand(input.card.pan),
+        card_exp: formatExpiry(input.card.expiry),
+        card_fingerprint: panFingerprint(deps.sealer, input.card.pan),
+      },
+    ),
+  );
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');
@@ -92,7 +108,12 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     });
     const next = row.cascade_level < deps.config.limits.cascade_max_retries && cascadable(result) ? nextUsable(deps, next_gateways) : null;
     if (next) {
-      const attempt = await cascadeTo(deps, row, result as CascadableResult, cascadeRow(row, next.gateway, next.connector, deps.clock.now_ms()));
+      const attempt = await cascadeTo(
+        deps,
+        row,
+        result as CascadableResult,
+        cascadeRow(row, next.gateway, next.connector, deps.clock.now_ms()),
+      );
       if (attempt.kind === 'attempt') {
         row = attempt.row;
         current = next;
@@ -137,9 +158,17 @@ function cascadeRow(previous: TransactionRow, gateway: Gateway, connector: Conne
     gateway_id: gateway.gateway_id,
     payment_processor: connector.name,
     status: 'pending',
-    psp_transaction_id: null, error_code: null, error_details: null, redirect_url: null, answer_json: null, card_token: null,
-    challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
-    charge_amount_minor: previous.amount_minor, charge_currency: previous.currency,
+    psp_transaction_id: null,
+    error_code: null,
+    error_details: null,
+    redirect_url: null,
+    answer_json: null,
+    card_token: null,
+    challenge_token_hash: null,
+    challenge_expires_at_ms: null,
+    challenge_mode: null,
+    charge_amount_minor: previous.amount_minor,
+    charge_currency: previous.currency,
     refund_reserved_minor: 0,
     created_at_ms: now_ms,
     updated_at_ms: now_ms,

@@ -37,10 +37,34 @@ export type ChallengeAction = 'approve' | 'decline' | 'confirm' | 'cancel';
 
 /** What each button does: 3-D Secure Approve / Decline, wallet Confirm / Cancel. */
 const CHALLENGE_ACTIONS: Readonly<Record<ChallengeAction, { kind: ChallengeKind; change: StatusChange }>> = {
-  approve: { kind: 'card', change: { to: 'approved', reason: 'challenge approved by customer', patch: { error_code: '0', error_details: '[TEST] Approved' } } },
-  decline: { kind: 'card', change: { to: 'rejected', reason: 'challenge declined by customer', patch: { error_code: '1', error_details: '[TEST] Declined by the customer at 3-D Secure' } } },
-  confirm: { kind: 'wallet', change: { to: 'approved', reason: 'confirmed by customer in the e-wallet', patch: { error_code: '0', error_details: '[TEST] Payout confirmed in the sandbox e-wallet' } } },
-  cancel: { kind: 'wallet', change: { to: 'cancelled', reason: 'cancelled by customer in the e-wallet', patch: { error_code: '1', error_details: '[TEST] Payout cancelled by the customer in the sandbox e-wallet' } } },
+  approve: {
+    kind: 'card',
+    change: { to: 'approved', reason: 'challenge approved by customer', patch: { error_code: '0', error_details: '[TEST] Approved' } },
+  },
+  decline: {
+    kind: 'card',
+    change: {
+      to: 'rejected',
+      reason: 'challenge declined by customer',
+      patch: { error_code: '1', error_details: '[TEST] Declined by the customer at 3-D Secure' },
+    },
+  },
+  confirm: {
+    kind: 'wallet',
+    change: {
+      to: 'approved',
+      reason: 'confirmed by customer in the e-wallet',
+      patch: { error_code: '0', error_details: '[TEST] Payout confirmed in the sandbox e-wallet' },
+    },
+  },
+  cancel: {
+    kind: 'wallet',
+    change: {
+      to: 'cancelled',
+      reason: 'cancelled by customer in the e-wallet',
+      patch: { error_code: '1', error_details: '[TEST] Payout cancelled by the customer in the sandbox e-wallet' },
+    },
+  },
 };
 
 /** The wallet's words for a deposit (a sale paid from the wallet) rather than a payout. */

@@ -41,9 +41,7 @@ export interface PlanUpdate {
   readonly status?: PlanStatus | undefined;
 }
 
-export type PlanOutcome =
-  | { readonly kind: 'found'; readonly plan: PlanRecord }
-  | { readonly kind: 'not_found' };
+export type PlanOutcome = { readonly kind: 'found'; readonly plan: PlanRecord } | { readonly kind: 'not_found' };
 
 function newId(prefix: string): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`;
@@ -55,8 +53,16 @@ function newId(prefix: string): string {
  * the currency cannot be billed.
  */
 export function mitGatewayFor(deps: Pick<OperationDeps, 'connectors'>, merchant: Merchant, currency: string): Gateway | null {
-  return merchant.gateways.find((g) => g.enabled && g.mit_enabled && g.currencies.includes(currency) && deps.connectors.runsHere(g.connector)
-    && deps.connectors.definition(g.connector)?.capabilities.merchant_initiated === true) ?? null;
+  return (
+    merchant.gateways.find(
+      (g) =>
+        g.enabled &&
+        g.mit_enabled &&
+        g.currencies.includes(currency) &&
+        deps.connectors.runsHere(g.connector) &&
+        deps.connectors.definition(g.connector)?.capabilities.merchant_initiated === true,
+    ) ?? null
+  );
 }
 
 export async function createPlan(deps: OperationDeps, merchant: Merchant, input: NewPlanInput): Promise<CreatePlanOutcome> {
@@ -86,7 +92,11 @@ export async function createPlan(deps: OperationDeps, merchant: Merchant, input:
     updated_at_ms: now_ms,
   };
   const prices = input.prices.map((price, position) => ({
-    price_id: newId('price'), plan_id, currency: price.currency, amount_minor: price.amount, position,
+    price_id: newId('price'),
+    plan_id,
+    currency: price.currency,
+    amount_minor: price.amount,
+    position,
   }));
   await deps.store.transaction((tx) => tx.subscriptions.insertPlan(plan, prices));
   return { kind: 'created', plan: { plan, prices } };
@@ -98,7 +108,11 @@ export async function readPlan(deps: OperationDeps, merchant_id: string, plan_id
   return plan && plan.plan.status !== 'deleted' ? { kind: 'found', plan } : { kind: 'not_found' };
 }
 
-export async function listPlans(deps: OperationDeps, merchant_id: string, page: PageRequest): Promise<{ plans: PlanRecord[]; total: number }> {
+export async function listPlans(
+  deps: OperationDeps,
+  merchant_id: string,
+  page: PageRequest,
+): Promise<{ plans: PlanRecord[]; total: number }> {
   return deps.store.subscriptions.listPlans(merchant_id, page);
 }
 

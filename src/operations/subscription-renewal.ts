@@ -62,7 +62,13 @@ function resultOfRow(row: TransactionRow): ChargeResult {
 }
 
 /** Charges (or finds the charge of) the subscription's current attempt. */
-async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: string, cycle: number, findMerchant: MerchantLookup): Promise<ChargeResult> {
+async function charge(
+  deps: OperationDeps,
+  sub: SubscriptionRow,
+  order_id: string,
+  cycle: number,
+  findMerchant: MerchantLookup,
+): Promise<ChargeResult> {
   const existing = await deps.store.transactions.findByKey(sub.merchant_id, 'sale', order_id);
   if (existing) return resultOfRow(existing);
   const merchant = await findMerchant(sub.merchant_id);
@@ -92,7 +98,12 @@ async function charge(deps: OperationDeps, sub: SubscriptionRow, order_id: strin
     notification_url: sub.notification_url,
     // Deterministic: a second instance on the same attempt replays instead of being refused as a duplicate.
     request_fingerprint: requestFingerprint(deps, {
-      subscription_id: sub.subscription_id, cycle, order_id, amount: sub.amount_minor, currency: sub.currency, card_token: sub.card_token,
+      subscription_id: sub.subscription_id,
+      cycle,
+      order_id,
+      amount: sub.amount_minor,
+      currency: sub.currency,
+      card_token: sub.card_token,
     }),
     variables: {},
     initiated_by: 'merchant',
@@ -145,12 +156,17 @@ export function nextSeriesAttempt(sub: Pick<SubscriptionRow, 'attempt' | 'retrie
 export type MerchantLookup = (merchant_id: string) => Promise<Merchant | null>;
 
 export async function renewSubscription(
-  deps: OperationDeps, claimed: SubscriptionRow, owner: string, findMerchant: MerchantLookup = (id) => deps.merchants.find(id),
+  deps: OperationDeps,
+  claimed: SubscriptionRow,
+  owner: string,
+  findMerchant: MerchantLookup = (id) => deps.merchants.find(id),
 ): Promise<RenewalOutcome> {
   const sub = claimed;
   if (sub.expiration_cycles !== null && sub.expiration_cycles > 0 && sub.cycles_charged >= sub.expiration_cycles) {
     const booked = await book(deps, sub, {
-      event: 'subscription.expired', reason: `${sub.cycles_charged} of ${sub.expiration_cycles} charges made and the last period ended (${owner})`, patch: RELEASE,
+      event: 'subscription.expired',
+      reason: `${sub.cycles_charged} of ${sub.expiration_cycles} charges made and the last period ended (${owner})`,
+      patch: RELEASE,
     });
     return booked ? { kind: 'expired' } : { kind: 'superseded' };
   }
@@ -175,7 +191,11 @@ export async function renewSubscription(
       event: 'subscription.renewed',
       reason: `charge ${cycle} approved (${owner})`,
       patch: {
-        ...RELEASE, cycles_charged: cycle, attempt: 0, last_trace_id: result.trace_id, last_error: null,
+        ...RELEASE,
+        cycles_charged: cycle,
+        attempt: 0,
+        last_trace_id: result.trace_id,
+        last_error: null,
         next_charge_at_ms: nextChargeAfter(sub.anchor_at_ms, sub.billing_cycle as BillingCycle, now_ms),
       },
       details: { trace_id: result.trace_id, cycle },
@@ -184,21 +204,28 @@ export async function renewSubscription(
   }
   const in_series = attemptInSeries(sub);
   const retry_left = in_series < sub.retries_number;
-  const booked = await book(deps, sub, retry_left
-    ? {
-      event: 'subscription.payment_failed',
-      reason: `charge ${cycle} attempt ${sub.attempt + 1} failed: ${result.reason}; retry ${in_series + 1} of ${sub.retries_number} scheduled (${owner})`,
-      patch: {
-        ...RELEASE, attempt: sub.attempt + 1, last_trace_id: result.trace_id, last_error: result.reason,
-        next_charge_at_ms: retryDueAt(now_ms, sub.retries_delay_days),
-      },
-      details: { trace_id: result.trace_id, cycle, error_details: result.reason },
-    }
-    : {
-      event: 'subscription.deactivated',
-      reason: `charge ${cycle} attempt ${sub.attempt + 1} failed after ${sub.retries_number} retries: ${result.reason} (${owner})`,
-      patch: { ...RELEASE, attempt: sub.attempt + 1, last_trace_id: result.trace_id, last_error: result.reason },
-      details: { trace_id: result.trace_id, cycle, error_details: result.reason },
-    });
+  const booked = await book(
+    deps,
+    sub,
+    retry_left
+      ? {
+          event: 'subscription.payment_failed',
+          reason: `charge ${cycle} attempt ${sub.attempt + 1} failed: ${result.reason}; retry ${in_series + 1} of ${sub.retries_number} scheduled (${owner})`,
+          patch: {
+            ...RELEASE,
+            attempt: sub.attempt + 1,
+            last_trace_id: result.trace_id,
+            last_error: result.reason,
+            next_charge_at_ms: retryDueAt(now_ms, sub.retries_delay_days),
+          },
+          details: { trace_id: result.trace_id, cycle, error_details: result.reason },
+        }
+      : {
+          event: 'subscription.deactivated',
+          reason: `charge ${cycle} attempt ${sub.attempt + 1} failed after ${sub.retries_number} retries: ${result.reason} (${owner})`,
+          patch: { ...RELEASE, attempt: sub.attempt + 1, last_trace_id: result.trace_id, last_error: result.reason },
+          details: { trace_id: result.trace_id, cycle, error_details: result.reason },
+        },
+  );
   return booked ? { kind: 'failed', trace_id: result.trace_id, cycle, final: !retry_left } : { kind: 'superseded' };
 }

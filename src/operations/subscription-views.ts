@@ -13,7 +13,9 @@ const SUBSCRIPTION_ID_MAX_CHARS = 128;
 
 /** The newest subscriptions and plans of one merchant or (null) all, `limit` of each. */
 export async function subscriptionsAndPlans(
-  deps: Pick<OperationDeps, 'store'>, merchant_id: string | null, limit: number,
+  deps: Pick<OperationDeps, 'store'>,
+  merchant_id: string | null,
+  limit: number,
 ): Promise<{ readonly subscriptions: SubscriptionRow[]; readonly plans: SubscriptionPlanRow[] }> {
   const [subscriptions, plans] = await Promise.all([
     deps.store.subscriptions.listAll(merchant_id, limit),
@@ -23,14 +25,24 @@ export async function subscriptionsAndPlans(
 }
 
 /** The subscription a path names, if this viewer may see it; else null. */
-export async function visibleSubscription(deps: Pick<OperationDeps, 'store'>, viewer: Viewer, subscription_id: string): Promise<SubscriptionRow | null> {
+export async function visibleSubscription(
+  deps: Pick<OperationDeps, 'store'>,
+  viewer: Viewer,
+  subscription_id: string,
+): Promise<SubscriptionRow | null> {
   const found = subscription_id.length <= SUBSCRIPTION_ID_MAX_CHARS ? await deps.store.subscriptions.getAny(subscription_id) : null;
   return found === null || !maySee(viewer, found.merchant_id) ? null : found;
 }
 
 export interface SubscriptionDetail {
   readonly subscription: SubscriptionRow;
-  readonly changes: readonly { readonly from_status: string; readonly to_status: string; readonly event: string; readonly reason: string; readonly at_ms: number }[];
+  readonly changes: readonly {
+    readonly from_status: string;
+    readonly to_status: string;
+    readonly event: string;
+    readonly reason: string;
+    readonly at_ms: number;
+  }[];
   readonly notifications: readonly ShownNotification[];
   /** An active subscription of a disabled merchant: its renewals wait, unchanged, for it to be enabled (docs/subscriptions.md §5.6). */
   readonly renewals_held: boolean;
@@ -38,12 +50,15 @@ export interface SubscriptionDetail {
 
 /** One subscription with its history and events, if this viewer may see it; else null. */
 export async function subscriptionDetail(
-  deps: Pick<OperationDeps, 'store' | 'merchants'>, viewer: Viewer, subscription_id: string,
+  deps: Pick<OperationDeps, 'store' | 'merchants'>,
+  viewer: Viewer,
+  subscription_id: string,
 ): Promise<SubscriptionDetail | null> {
   const found = await visibleSubscription(deps, viewer, subscription_id);
   if (found === null) return null;
   const [changes, events] = await Promise.all([
-    deps.store.subscriptions.listChanges(found.subscription_id), deps.store.notifications.listOfSubscription(found.subscription_id),
+    deps.store.subscriptions.listChanges(found.subscription_id),
+    deps.store.notifications.listOfSubscription(found.subscription_id),
   ]);
   const renewals_held = found.status === 'active' && (await deps.merchants.find(found.merchant_id))?.disabled === true;
   return { subscription: found, changes, notifications: await shownNotifications(deps, events), renewals_held };

@@ -44,7 +44,12 @@ export type CardRefusal =
 
 /** The merchant's stored card exists, has not expired and a gateway with MIT takes `currency`; else why not. */
 async function cardRefusal(
-  tx: UnitOfWork, deps: OperationDeps, merchant: Merchant, card_token: string, currency: string, now_ms: number,
+  tx: UnitOfWork,
+  deps: OperationDeps,
+  merchant: Merchant,
+  card_token: string,
+  currency: string,
+  now_ms: number,
 ): Promise<CardRefusal | null> {
   const card = await tx.cards.get(merchant.merchant_id, card_token);
   if (!card) return { kind: 'card_token_not_found' };
@@ -54,9 +59,7 @@ async function cardRefusal(
   return null;
 }
 
-export type SubscriptionOutcome =
-  | { readonly kind: 'found'; readonly subscription: SubscriptionRow }
-  | { readonly kind: 'not_found' };
+export type SubscriptionOutcome = { readonly kind: 'found'; readonly subscription: SubscriptionRow } | { readonly kind: 'not_found' };
 
 export type CancelOutcome =
   | { readonly kind: 'canceled'; readonly subscription: SubscriptionRow; readonly already: boolean }
@@ -161,7 +164,10 @@ export async function readSubscription(deps: OperationDeps, merchant_id: string,
 }
 
 export async function listSubscriptions(
-  deps: OperationDeps, merchant_id: string, filter: SubscriptionFilter, page: PageRequest,
+  deps: OperationDeps,
+  merchant_id: string,
+  filter: SubscriptionFilter,
+  page: PageRequest,
 ): Promise<{ subscriptions: SubscriptionRow[]; total: number }> {
   return deps.store.subscriptions.list(merchant_id, filter, page);
 }
@@ -172,7 +178,10 @@ export async function listSubscriptions(
  * completes (it is a stored sale, refundable), but nothing is scheduled after it.
  */
 export async function cancelSubscription(
-  deps: OperationDeps, merchant_id: string, subscription_id: string, reason = 'cancelled by the merchant',
+  deps: OperationDeps,
+  merchant_id: string,
+  subscription_id: string,
+  reason = 'cancelled by the merchant',
 ): Promise<CancelOutcome> {
   const now_ms = deps.clock.now_ms();
   return deps.store.transaction(async (tx) => {
@@ -181,9 +190,16 @@ export async function cancelSubscription(
       if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' } as const;
       if (row.status === 'canceled') return { kind: 'canceled', subscription: row, already: true } as const;
       if (row.status === 'expired') return { kind: 'ended', subscription: row } as const;
-      const outcome = await applySubscriptionEvent(tx, row, {
-        event: 'subscription.canceled', reason, patch: { lease_until_ms: null, lease_owner: null },
-      }, now_ms);
+      const outcome = await applySubscriptionEvent(
+        tx,
+        row,
+        {
+          event: 'subscription.canceled',
+          reason,
+          patch: { lease_until_ms: null, lease_owner: null },
+        },
+        now_ms,
+      );
       if (outcome.kind === 'changed') return { kind: 'canceled', subscription: outcome.row, already: false } as const;
       if (outcome.kind === 'not_allowed') throw new Error(`subscription ${subscription_id}: cancel refused from ${outcome.from}`);
       // stale: changed under us (SQLite cannot; PostgreSQL holds the row lock): read again.
@@ -228,7 +244,8 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
       if (!row || row.merchant_id !== merchant_id) return { kind: 'not_found' };
       if (row.status === 'canceled' || row.status === 'expired') return { kind: 'ended', subscription: row };
       if (row.status === 'active') {
-        if (input.card_token !== undefined && input.card_token !== row.card_token) return { kind: 'card_change_refused', subscription: row };
+        if (input.card_token !== undefined && input.card_token !== row.card_token)
+          return { kind: 'card_change_refused', subscription: row };
         return { kind: 'activated', subscription: row, already: true };
       }
       const card_token = input.card_token ?? row.card_token;
@@ -242,14 +259,24 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
         const plan = (await tx.subscriptions.getPlan(merchant_id, row.plan_id))?.plan;
         if (plan) due_ms = firstChargeAt(now_ms, plan.trial_period, plan.trial_period_cycle as TrialUnit);
       }
-      const outcome = await applySubscriptionEvent(tx, row, {
-        event: 'subscription.activated',
-        reason: card_token === row.card_token ? 'activated by the merchant' : 'activated by the merchant with another card',
-        patch: {
-          card_token, anchor_at_ms: due_ms, next_charge_at_ms: due_ms, attempt: nextSeriesAttempt(row), last_error: null,
-          lease_until_ms: null, lease_owner: null,
+      const outcome = await applySubscriptionEvent(
+        tx,
+        row,
+        {
+          event: 'subscription.activated',
+          reason: card_token === row.card_token ? 'activated by the merchant' : 'activated by the merchant with another card',
+          patch: {
+            card_token,
+            anchor_at_ms: due_ms,
+            next_charge_at_ms: due_ms,
+            attempt: nextSeriesAttempt(row),
+            last_error: null,
+            lease_until_ms: null,
+            lease_owner: null,
+          },
         },
-      }, now_ms);
+        now_ms,
+      );
       if (outcome.kind === 'changed') return { kind: 'activated', subscription: outcome.row, already: false };
       if (outcome.kind === 'not_allowed') throw new Error(`subscription ${input.subscription_id}: activate refused from ${outcome.from}`);
       if (tries >= 2) throw new Error(`subscription ${input.subscription_id}: activate kept losing the compare-and-set`);

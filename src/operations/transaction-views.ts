@@ -21,13 +21,22 @@ export const PROCESSOR_EVENTS_MAX = 50;
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
 /** One page of a search (`limit` rows older than `before`, newest first). */
-export function searchTransactions(deps: ReadDeps, search: TransactionSearch, before: number | null, limit: number): Promise<TransactionRow[]> {
+export function searchTransactions(
+  deps: ReadDeps,
+  search: TransactionSearch,
+  before: number | null,
+  limit: number,
+): Promise<TransactionRow[]> {
   return deps.store.transactions.search(search, before, limit);
 }
 
 /** A search's rows in batches of `batch_rows`, newest first, `max_rows` at most in all (the CSV export). */
 export async function* transactionBatches(
-  deps: ReadDeps, search: TransactionSearch, before: number | null, max_rows: number, batch_rows: number,
+  deps: ReadDeps,
+  search: TransactionSearch,
+  before: number | null,
+  max_rows: number,
+  batch_rows: number,
 ): AsyncGenerator<TransactionRow[]> {
   let rows_read = 0;
   let after = before;
@@ -52,7 +61,12 @@ export interface TransactionDetail {
   readonly row: TransactionRow;
   /** The row's notification_url without secrets (null when none). */
   readonly notification_url: string | null;
-  readonly history: readonly { readonly from_status: string; readonly to_status: string; readonly reason: string; readonly at_ms: number }[];
+  readonly history: readonly {
+    readonly from_status: string;
+    readonly to_status: string;
+    readonly reason: string;
+    readonly at_ms: number;
+  }[];
   readonly notifications: readonly ShownNotification[];
   readonly refunds: readonly TransactionRow[];
   readonly cascade: readonly TransactionRow[];
@@ -70,8 +84,13 @@ export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Pr
     store.merchants.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
   ]);
   return {
-    row, notification_url: row.notification_url === null ? null : redactUrl(row.notification_url),
-    history, notifications: await shownNotifications(deps, notifications), refunds, cascade, events,
+    row,
+    notification_url: row.notification_url === null ? null : redactUrl(row.notification_url),
+    history,
+    notifications: await shownNotifications(deps, notifications),
+    refunds,
+    cascade,
+    events,
   };
 }
 

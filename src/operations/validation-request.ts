@@ -68,10 +68,12 @@ export function readValidationReply(http_status: number, text: string, secret: s
   }
   if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) return { kind: 'failed', reason: 'reply is not a JSON object' };
   const fields = reply as Record<string, unknown>;
-  if (Object.values(fields).some((value) => typeof value === 'object' && value !== null)) return { kind: 'failed', reason: 'reply has nested values' };
+  if (Object.values(fields).some((value) => typeof value === 'object' && value !== null))
+    return { kind: 'failed', reason: 'reply has nested values' };
   if (!verifyBody(fields, secret)) return { kind: 'failed', reason: 'reply signature missing or invalid' };
   const status = fields.status;
-  if (typeof status !== 'number' || !Number.isSafeInteger(status)) return { kind: 'failed', reason: 'reply status missing or not an integer' };
+  if (typeof status !== 'number' || !Number.isSafeInteger(status))
+    return { kind: 'failed', reason: 'reply status missing or not an integer' };
   if (status === 0) return { kind: 'accepted' };
   if (status < 0) return { kind: 'failed', reason: `merchant reported an internal error (status ${status})` };
   const description = typeof fields.description === 'string' ? fields.description.trim().slice(0, DESCRIPTION_MAX) : '';
@@ -90,10 +92,16 @@ export async function sendValidationRequest(deps: OperationDeps, request: Valida
   if (result.kind === 'reply') outcome = readValidationReply(result.http_status, result.body, request.secret);
   else if (result.kind === 'reply_too_large') outcome = { kind: 'failed', reason: 'reply too large' };
   else outcome = { kind: 'failed', reason: result.reason };
-  deps.logger.info({
-    merchant_id: request.fields.merchant_id, order_id: request.fields.order_id, outcome: outcome.kind,
-    ...(outcome.kind === 'failed' ? { reason: outcome.reason } : {}), ...(outcome.kind === 'refused' ? { status: outcome.status } : {}),
-    duration_ms: result.duration_ms,
-  }, 'validation request');
+  deps.logger.info(
+    {
+      merchant_id: request.fields.merchant_id,
+      order_id: request.fields.order_id,
+      outcome: outcome.kind,
+      ...(outcome.kind === 'failed' ? { reason: outcome.reason } : {}),
+      ...(outcome.kind === 'refused' ? { status: outcome.status } : {}),
+      duration_ms: result.duration_ms,
+    },
+    'validation request',
+  );
   return outcome;
 }

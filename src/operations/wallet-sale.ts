@@ -15,26 +15,50 @@ export type WalletSaleInput = Omit<SaleInput, 'card' | 'initiated_by' | 'mit_ret
 export type WalletSaleOutcome = SaleOutcome;
 
 export async function processWalletSale(deps: OperationDeps, input: WalletSaleInput): Promise<WalletSaleOutcome> {
-  const routing = await routePayment(deps, input.merchant, { currency: input.currency, amount_minor: input.amount_minor, card: null }, input.gateway, 'wallet_deposit');
+  const routing = await routePayment(
+    deps,
+    input.merchant,
+    { currency: input.currency, amount_minor: input.amount_minor, card: null },
+    input.gateway,
+    'wallet_deposit',
+  );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   const { gateway, connector } = routing;
   const walletDeposit = connector.walletDeposit?.bind(connector);
-  if (!walletDeposit) return { kind: 'no_gateway', refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'e-wallet deposits' } };
+  if (!walletDeposit)
+    return {
+      kind: 'no_gateway',
+      refusal: { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'e-wallet deposits' },
+    };
   const now_ms = deps.clock.now_ms();
-  const reservation = await reserve(deps, requestRow(input, {
-    transaction_type: 'sale', gateway_id: gateway.gateway_id, payment_processor: connector.name, payment_method: 'ewallet', created_at_ms: now_ms,
-  }, {
-    // The wallet account is shown masked on the wallet page, as for wallet payouts.
-    data_json: JSON.stringify({ data_account_number: input.wallet_id }),
-  }));
+  const reservation = await reserve(
+    deps,
+    requestRow(
+      input,
+      {
+        transaction_type: 'sale',
+        gateway_id: gateway.gateway_id,
+        payment_processor: connector.name,
+        payment_method: 'ewallet',
+        created_at_ms: now_ms,
+      },
+      {
+        // The wallet account is shown masked on the wallet page, as for wallet payouts.
+        data_json: JSON.stringify({ data_account_number: input.wallet_id }),
+      },
+    ),
+  );
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind !== 'reserved') {
     if (reservation.kind === 'refused_by_guard') throw new Error('a wallet sale reservation has no guard to refuse it');
     return reservation;
   }
   const result = await walletDeposit({
-    trace_id: reservation.row.trace_id, reference: input.cashier?.cashier_order_id ?? input.order_id,
-    amount_minor: input.amount_minor, currency: input.currency, wallet_id: input.wallet_id,
+    trace_id: reservation.row.trace_id,
+    reference: input.cashier?.cashier_order_id ?? input.order_id,
+    amount_minor: input.amount_minor,
+    currency: input.currency,
+    wallet_id: input.wallet_id,
   });
   const answer = await finish(deps, reservation.row, result, connector);
   return { kind: 'processed', answer, replayed: false };

@@ -41,7 +41,13 @@ export interface OutboundConnections {
 }
 
 export function outboundConnections(): OutboundConnections {
-  const options = { keepAlive: true, maxSockets: KEEP_ALIVE_SOCKETS_PER_HOST, maxFreeSockets: KEEP_ALIVE_SOCKETS_PER_HOST, timeout: KEEP_ALIVE_IDLE_MS, scheduling: 'lifo' as const };
+  const options = {
+    keepAlive: true,
+    maxSockets: KEEP_ALIVE_SOCKETS_PER_HOST,
+    maxFreeSockets: KEEP_ALIVE_SOCKETS_PER_HOST,
+    timeout: KEEP_ALIVE_IDLE_MS,
+    scheduling: 'lifo' as const,
+  };
   const agents = { http: new http.Agent(options), https: new https.Agent(options) };
   return {
     ...agents,
@@ -54,10 +60,13 @@ export function outboundConnections(): OutboundConnections {
 
 export type OutboundResult =
   | {
-    readonly kind: 'reply'; readonly http_status: number; readonly body: string; readonly duration_ms: number;
-    /** The reply's Gt-Authentication header, if any (subscription event replies, issue 6). */
-    readonly gt_authentication?: string | null;
-  }
+      readonly kind: 'reply';
+      readonly http_status: number;
+      readonly body: string;
+      readonly duration_ms: number;
+      /** The reply's Gt-Authentication header, if any (subscription event replies, issue 6). */
+      readonly gt_authentication?: string | null;
+    }
   | { readonly kind: 'reply_too_large'; readonly http_status: number; readonly excerpt: string; readonly duration_ms: number }
   /** No HTTP reply: `reason` is short and safe to show an operator. */
   | { readonly kind: 'failed'; readonly reason: string; readonly duration_ms: number };
@@ -110,17 +119,25 @@ function failureReason(error: unknown, timed_out: boolean, aborted: boolean): st
   if (aborted) return INTERRUPTED;
   const code = (error as NodeJS.ErrnoException | null)?.code;
   switch (code) {
-    case 'EDESTINATIONNOTALLOWED': return DESTINATION_NOT_ALLOWED;
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': return 'connection reset';
-    case 'ENOTFOUND': return 'host not found';
-    case 'EAI_AGAIN': return 'DNS lookup failed (temporary)';
+    case 'EDESTINATIONNOTALLOWED':
+      return DESTINATION_NOT_ALLOWED;
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ENOTFOUND':
+      return 'host not found';
+    case 'EAI_AGAIN':
+      return 'DNS lookup failed (temporary)';
     case 'EHOSTUNREACH':
-    case 'ENETUNREACH': return 'host unreachable';
-    case 'EPIPE': return 'connection closed while sending';
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case 'EPIPE':
+      return 'connection closed while sending';
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_STATUS':
-    case 'HPE_INVALID_HEADER_TOKEN': return 'invalid HTTP reply';
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return 'invalid HTTP reply';
     default:
       if (typeof code === 'string' && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code)) return `TLS error (${code})`;
       return code ? `connection failed (${code})` : 'connection failed';
@@ -132,7 +149,10 @@ function failureReason(error: unknown, timed_out: boolean, aborted: boolean): st
  * (shutdown); the policy's time-out covers DNS, connect, send and reading the reply.
  */
 export async function postJson(
-  url: string, body: string, policy: OutboundPolicy, signal?: AbortSignal,
+  url: string,
+  body: string,
+  policy: OutboundPolicy,
+  signal?: AbortSignal,
   /** Extra request headers (Gt-Authentication of a subscription event, issue 6). */
   extra_headers: Readonly<Record<string, string>> = {},
 ): Promise<OutboundResult> {
@@ -143,12 +163,17 @@ export async function postJson(
   const first = await exchange(checked.url, payload, policy, started, signal, extra_headers);
   // A kept socket the server closed while it sat idle fails before any reply; the request never
   // reached the merchant, so it is sent once more on a new connection (the time-out still counts from the start).
-  if (first.stale_socket) return (await exchange(checked.url, payload, { ...policy, connections: undefined }, started, signal, extra_headers)).result;
+  if (first.stale_socket)
+    return (await exchange(checked.url, payload, { ...policy, connections: undefined }, started, signal, extra_headers)).result;
   return first.result;
 }
 
 function exchange(
-  target: URL, payload: Buffer, policy: OutboundPolicy, started: number, signal: AbortSignal | undefined,
+  target: URL,
+  payload: Buffer,
+  policy: OutboundPolicy,
+  started: number,
+  signal: AbortSignal | undefined,
   extra_headers: Readonly<Record<string, string>>,
 ): Promise<{ readonly result: OutboundResult; readonly stale_socket: boolean }> {
   const elapsed = () => Math.round(performance.now() - started);
@@ -182,7 +207,8 @@ function exchange(
     });
     const fail = (error: unknown) => {
       const code = (error as NodeJS.ErrnoException | null)?.code;
-      if (!settled && !answered && request.reusedSocket && !timed_out && !signal?.aborted && (code === 'ECONNRESET' || code === 'EPIPE')) stale_socket = true;
+      if (!settled && !answered && request.reusedSocket && !timed_out && !signal?.aborted && (code === 'ECONNRESET' || code === 'EPIPE'))
+        stale_socket = true;
       finish({ kind: 'failed', reason: failureReason(error, timed_out, signal?.aborted ?? false), duration_ms: elapsed() });
     };
     const timer = setTimeout(() => {
@@ -216,9 +242,15 @@ function exchange(
         chunks.push(chunk);
       });
       const gt = response.headers['gt-authentication'];
-      response.on('end', () => finish({
-        kind: 'reply', http_status, body: Buffer.concat(chunks).toString('utf8'), duration_ms: elapsed(), gt_authentication: typeof gt === 'string' ? gt : null,
-      }));
+      response.on('end', () =>
+        finish({
+          kind: 'reply',
+          http_status,
+          body: Buffer.concat(chunks).toString('utf8'),
+          duration_ms: elapsed(),
+          gt_authentication: typeof gt === 'string' ? gt : null,
+        }),
+      );
       response.on('error', fail);
       // Closed before the end without an error event: still a failed exchange.
       response.on('close', () => fail(null));

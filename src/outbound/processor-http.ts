@@ -44,7 +44,13 @@ const KEEP_ALIVE_IDLE_MS = 4_000;
 
 /** Error codes raised before a connection existed: the request was never written. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EDESTINATIONNOTALLOWED', 'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EDESTINATIONNOTALLOWED',
+  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -131,8 +137,13 @@ export class ProcessorHttp {
       if (!written && code !== null && NOT_SENT_CODES.has(code)) {
         return { kind: 'not_sent', reason: REASONS[code] ?? code, duration_ms: elapsed() };
       }
-      const timed_out = deadline.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError;
-      const reason = timed_out ? `timed out after ${this.policy.timeout_ms} ms` : (code !== null ? (REASONS[code] ?? `connection failed (${code})`) : 'connection failed');
+      const timed_out =
+        deadline.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError;
+      const reason = timed_out
+        ? `timed out after ${this.policy.timeout_ms} ms`
+        : code !== null
+          ? (REASONS[code] ?? `connection failed (${code})`)
+          : 'connection failed';
       return { kind: 'lost', reason, duration_ms: elapsed() };
     }
   }

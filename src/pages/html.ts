@@ -20,7 +20,11 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   values.forEach((value, i) => {
     const rendered = Array.isArray(value)
       ? value.map((v) => (v instanceof Html ? v.text : escapeHtml(String(v)))).join('')
-      : value instanceof Html ? value.text : value === null || value === undefined || value === false ? '' : escapeHtml(String(value));
+      : value instanceof Html
+        ? value.text
+        : value === null || value === undefined || value === false
+          ? ''
+          : escapeHtml(String(value));
     out += rendered + (strings[i + 1] ?? '');
   });
   return new Html(out);
@@ -39,7 +43,9 @@ p.note{color:#4b5563;font-size:.9rem}
 `;
 
 export function page(title: string, body: Html, lang = 'en'): string {
-  return `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8">`
-    + `<meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>`
-    + `<style>${STYLE}</style></head><body><main>${body.text}</main></body></html>`;
+  return (
+    `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>` +
+    `<style>${STYLE}</style></head><body><main>${body.text}</main></body></html>`
+  );
 }

@@ -21,7 +21,6 @@ export interface NewUserRow {
 }
 
 export interface BackOfficeStore {
-
   insertUser(row: NewUserRow): Promise<'created' | 'exists'>;
   findUserByEmail(email: string): Promise<BackofficeUserRow | null>;
   getUser(user_id: string): Promise<BackofficeUserRow | null>;

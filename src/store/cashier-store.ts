@@ -2,10 +2,14 @@
 // the customers the cashier remembers.
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow, TransactionRow } from './schema.js';
 
-export type OrderSummary = Pick<CashierSessionRow, 'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'>;
+export type OrderSummary = Pick<
+  CashierSessionRow,
+  'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'
+>;
 
-export type CashierSessionPatch = Partial<Pick<CashierSessionRow,
-  'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>>;
+export type CashierSessionPatch = Partial<
+  Pick<CashierSessionRow, 'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>
+>;
 
 export type CashierSessionExpectation = Partial<Pick<CashierSessionRow, 'order_status' | 'attempts'>>;
 

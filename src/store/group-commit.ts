@@ -33,7 +33,11 @@ export class GroupCommitter<DB> {
   /** Batches committed and units in them, for benchmarks and tests. */
   readonly stats = { batches: 0, units: 0 };
 
-  constructor(private readonly root: Kysely<DB>, private readonly max_batch_units: number, private readonly savepoint: SavepointCommand) {
+  constructor(
+    private readonly root: Kysely<DB>,
+    private readonly max_batch_units: number,
+    private readonly savepoint: SavepointCommand,
+  ) {
     if (max_batch_units < 1) throw new Error('max_batch_units must be at least 1');
   }
 
@@ -88,7 +92,10 @@ export class GroupCommitter<DB> {
       await trx.commit().execute();
     } catch (error) {
       // The batch itself failed (COMMIT or a savepoint command): nothing of it is committed.
-      await trx.rollback().execute().catch(() => undefined);
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
       for (const unit of batch) unit.reject(error);
       return;
     }

@@ -32,7 +32,9 @@ export function lockDataFolder(data_dir: string): InstanceLock {
   } catch (error) {
     db.close();
     if ((error as { code?: string }).code === 'SQLITE_BUSY' || (error as { code?: string }).code === 'SQLITE_LOCKED') {
-      throw new DataFolderInUse(`another paygate gateway is already running on the data folder ${data_dir}: the embedded SQLite store serves one process. Stop it first, or use DATABASE_URL (PostgreSQL) to run several instances`);
+      throw new DataFolderInUse(
+        `another paygate gateway is already running on the data folder ${data_dir}: the embedded SQLite store serves one process. Stop it first, or use DATABASE_URL (PostgreSQL) to run several instances`,
+      );
     }
     throw error;
   }

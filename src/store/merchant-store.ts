@@ -92,9 +92,16 @@ export interface MerchantStore {
   /** false when there is no such application. */
   setFrameOrigins(merchant_id: string, application_key: string, origins: readonly string[]): Promise<boolean>;
   /** The shop's name for a frontend or an application of the merchant, or null when none is set (or no such identity). */
-  getDisplayName(merchant_id: string, identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string }): Promise<string | null>;
+  getDisplayName(
+    merchant_id: string,
+    identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string },
+  ): Promise<string | null>;
   /** Sets (or, with null, clears) it; false when the merchant has no such frontend or application. */
-  setDisplayName(merchant_id: string, identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string }, display_name: string | null): Promise<boolean>;
+  setDisplayName(
+    merchant_id: string,
+    identity: { readonly kind: 'frontend' | 'application_key'; readonly value: string },
+    display_name: string | null,
+  ): Promise<boolean>;
   /** Sets whether the merchant's v1.3 requests must carry Gt-Body-Signature; false when there is no such merchant. */
   setV13BodySignatureRequired(merchant_id: string, required: boolean): Promise<boolean>;
   /** The processor's webhook events matched to a transaction, newest first, at most `limit`. */

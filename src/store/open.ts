@@ -33,7 +33,10 @@ export function openSqliteStore(file_path: string, options: SqliteStoreOptions =
   reader.pragma('busy_timeout = 5000');
   reader.pragma('query_only = ON');
   const dialect = new TwoConnectionSqliteDialect(writer, reader);
-  return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', { group_commit: options.group_commit ?? true, direct: dialect.direct() });
+  return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', {
+    group_commit: options.group_commit ?? true,
+    direct: dialect.direct(),
+  });
 }
 
 const INT8_OID = 20;
@@ -47,7 +50,9 @@ export function openPostgresStore(connection_string: string, pool_max: number, o
     // Per-pool type parsing (no global mutation): int8 as a number. Amounts are capped at 2^53-1.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
   // An idle connection cut by the server (restart, admin kill) emits 'error' on the pool;
@@ -60,7 +65,11 @@ export function openPostgresStore(connection_string: string, pool_max: number, o
 }
 
 export function openStore(options: {
-  database_url: string | null; data_dir: string; pg_pool_max: number; on_idle_error?: (error: Error) => void; group_commit?: boolean;
+  database_url: string | null;
+  data_dir: string;
+  pg_pool_max: number;
+  on_idle_error?: (error: Error) => void;
+  group_commit?: boolean;
 }): Store {
   if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
   return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), { group_commit: options.group_commit ?? true });

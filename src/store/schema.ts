@@ -13,7 +13,16 @@ import type { NotificationAttemptRow, NotificationRow } from '../domain/notifica
 import type { SubscriptionChangeRow, SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../domain/subscription-record.js';
 import type { DueActionRow, StatusChangeRow, TransactionRow } from '../domain/transaction-record.js';
 
-export type { AuditLogRow, BackofficeUserRow, CardVaultRow, CashierCustomerRow, CashierSessionRow, CashierTokenRow, DueActionRow, GatewayRow };
+export type {
+  AuditLogRow,
+  BackofficeUserRow,
+  CardVaultRow,
+  CashierCustomerRow,
+  CashierSessionRow,
+  CashierTokenRow,
+  DueActionRow,
+  GatewayRow,
+};
 export type { NotificationAttemptRow, NotificationRow, ProcessorEventRow, RoutingRuleRow, StatusChangeRow, SubscriptionChangeRow };
 export type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow, TransactionRow };
 export { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../domain/gateway-record.js';
@@ -150,7 +159,9 @@ export type NewTransactionRow = Insertable<TransactionTable>;
 
 /** The columns a new transaction row may leave out: the nullable ones and those with a default. */
 type OptionalTransactionColumn = Exclude<
-  { [K in keyof NewTransactionRow]-?: undefined extends NewTransactionRow[K] ? K : never }[keyof NewTransactionRow], 'trace_id'>;
+  { [K in keyof NewTransactionRow]-?: undefined extends NewTransactionRow[K] ? K : never }[keyof NewTransactionRow],
+  'trace_id'
+>;
 
 /**
  * What the database stores in each of them when an insert leaves it out (migrations.ts); a new
@@ -159,11 +170,32 @@ type OptionalTransactionColumn = Exclude<
  * from it with the row read back, on both stores.
  */
 export const TRANSACTION_COLUMN_DEFAULTS: { readonly [K in OptionalTransactionColumn]: TransactionRow[K] } = {
-  refund_reserved_minor: 0, card_masked: null, card_brand: null, card_exp: null, card_fingerprint: null, card_token: null,
-  reference_id: null, return_url: null, notification_url: null, psp_transaction_id: null, error_code: null, error_details: null,
-  description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
-  answer_json: null, variables_json: null, data_json: null, cashier_session_id: null, cashier_order_id: null, cashier_auth_token: null,
-  customer_sealed: null, cascade_level: 0, cascade_root: null,
+  refund_reserved_minor: 0,
+  card_masked: null,
+  card_brand: null,
+  card_exp: null,
+  card_fingerprint: null,
+  card_token: null,
+  reference_id: null,
+  return_url: null,
+  notification_url: null,
+  psp_transaction_id: null,
+  error_code: null,
+  error_details: null,
+  description: null,
+  redirect_url: null,
+  challenge_token_hash: null,
+  challenge_expires_at_ms: null,
+  challenge_mode: null,
+  answer_json: null,
+  variables_json: null,
+  data_json: null,
+  cashier_session_id: null,
+  cashier_order_id: null,
+  cashier_auth_token: null,
+  customer_sealed: null,
+  cascade_level: 0,
+  cascade_root: null,
 };
 
 export type NewGatewayRow = Insertable<GatewayTable>;

@@ -105,7 +105,9 @@ export class SqlStore implements Store {
     // Outside a transaction a statement commits by itself, so the signal fires at once; a step
     // that must be atomic on SQLite runs in a transaction of its own (sql/dialect.ts).
     const autocommit: Autocommit = { transaction: (work) => this.transaction(work), notificationCommitted: this.signal.fire };
-    const uow = new SqlUnitOfWork(new SqlContext(root, dialect, this.text, direct ? { sqlite: direct, in_transaction: false } : null, autocommit));
+    const uow = new SqlUnitOfWork(
+      new SqlContext(root, dialect, this.text, direct ? { sqlite: direct, in_transaction: false } : null, autocommit),
+    );
     this.merchants = uow.merchants;
     this.transactions = uow.transactions;
     this.cards = uow.cards;
@@ -116,11 +118,12 @@ export class SqlStore implements Store {
     this.sandboxClock = uow.sandboxClock;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
-    this.group = group_commit && direct
-      ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS, (command) => {
-        direct.inTransaction(CompiledQuery.raw(command));
-      })
-      : null;
+    this.group =
+      group_commit && direct
+        ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS, (command) => {
+            direct.inTransaction(CompiledQuery.raw(command));
+          })
+        : null;
   }
 
   /** SQLite group commit: batches and units committed so far (null when off or on PostgreSQL); for benchmarks. */
@@ -138,10 +141,22 @@ export class SqlStore implements Store {
 
   async backlog(now_ms: number): Promise<Backlog> {
     const [pending, due, actions] = await Promise.all([
-      this.root.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirstOrThrow(),
-      this.root.selectFrom('notifications').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<number>('next_attempt_at_ms').as('oldest')])
-        .where('state', '=', 'pending').where('next_attempt_at_ms', '<=', now_ms).executeTakeFirstOrThrow(),
-      this.root.selectFrom('due_actions').select((eb) => eb.fn.countAll<number>().as('n')).where('done', '=', 0).where('due_at_ms', '<=', now_ms)
+      this.root
+        .selectFrom('notifications')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('state', '=', 'pending')
+        .executeTakeFirstOrThrow(),
+      this.root
+        .selectFrom('notifications')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<number>('next_attempt_at_ms').as('oldest')])
+        .where('state', '=', 'pending')
+        .where('next_attempt_at_ms', '<=', now_ms)
+        .executeTakeFirstOrThrow(),
+      this.root
+        .selectFrom('due_actions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('done', '=', 0)
+        .where('due_at_ms', '<=', now_ms)
         .executeTakeFirstOrThrow(),
     ]);
     return {

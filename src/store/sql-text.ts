@@ -82,7 +82,9 @@ export class SqlText {
     const key = `u|${table}|${set_columns.join(',')}|${where_columns.join(',')}`;
     const text = this.shape(key, () => {
       const set = set_columns.map((column, i) => `${quoted(column)} = ${this.placeholder(i + 1)}`).join(', ');
-      const condition = where_columns.map((column, i) => `${quoted(column)} = ${this.placeholder(set_columns.length + i + 1)}`).join(' and ');
+      const condition = where_columns
+        .map((column, i) => `${quoted(column)} = ${this.placeholder(set_columns.length + i + 1)}`)
+        .join(' and ');
       return `update ${quoted(table)} set ${set} where ${condition}`;
     });
     return CompiledQuery.raw(text, values);
@@ -102,7 +104,10 @@ export class SqlText {
       const list = columns === null ? '*' : columns.map(quoted).join(', ');
       return `select ${list} from ${quoted(table)} where ${condition}${order_by ? ` order by ${quoted(order_by)}` : ''}`;
     });
-    return CompiledQuery.raw(text, where_columns.map((column) => where[column]));
+    return CompiledQuery.raw(
+      text,
+      where_columns.map((column) => where[column]),
+    );
   }
 
   /** A statement written by hand for one dialect pair, with `?` placeholders numbered for PostgreSQL. */

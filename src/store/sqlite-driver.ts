@@ -22,7 +22,14 @@
 // event loop; prepared statements are cached per connection by their SQL text.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
-  CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, RawNode, SelectQueryNode, SqliteDialect,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  RawNode,
+  SelectQueryNode,
+  SqliteDialect,
 } from 'kysely';
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -104,7 +111,10 @@ export interface DirectSqlite {
 export class TwoConnectionSqliteDriver implements Driver {
   private readonly writer_lock = new Mutex();
 
-  constructor(private readonly writer: StatementCache, private readonly reader: StatementCache) {}
+  constructor(
+    private readonly writer: StatementCache,
+    private readonly reader: StatementCache,
+  ) {}
 
   async init(): Promise<void> {}
 

@@ -5,7 +5,13 @@
 import type { Insertable } from 'kysely';
 import type { SubscriptionStatus } from '../domain/subscription-state.js';
 import type {
-  NewSubscriptionRow, SubscriptionChangeRow, SubscriptionChangeTable, SubscriptionPlanRow, SubscriptionPlanTable, SubscriptionPriceRow, SubscriptionPriceTable,
+  NewSubscriptionRow,
+  SubscriptionChangeRow,
+  SubscriptionChangeTable,
+  SubscriptionPlanRow,
+  SubscriptionPlanTable,
+  SubscriptionPriceRow,
+  SubscriptionPriceTable,
   SubscriptionRow,
 } from './schema.js';
 import type { LeaseTimes } from './notification-store.js';

@@ -4,7 +4,13 @@
 // uses changeStatus / updateIfStatus as its compare-and-set.
 import type { Insertable } from 'kysely';
 import type {
-  DueActionRow, DueActionTable, NewTransactionRow, NotificationTable, StatusChangeRow, StatusChangeTable, TransactionRow,
+  DueActionRow,
+  DueActionTable,
+  NewTransactionRow,
+  NotificationTable,
+  StatusChangeRow,
+  StatusChangeTable,
+  TransactionRow,
 } from './schema.js';
 import type { ActivityRow } from '../domain/overview.js';
 import type { TransactionSearch } from '../domain/transaction-search.js';
@@ -52,7 +58,11 @@ export interface TransactionStore {
    * then nothing is written.
    */
   changeStatus(
-    trace_id: number, from_status: TransactionStatus, patch: TransactionPatch & { status: TransactionStatus }, reason: string, at_ms: number,
+    trace_id: number,
+    from_status: TransactionStatus,
+    patch: TransactionPatch & { status: TransactionStatus },
+    reason: string,
+    at_ms: number,
     notification?: Insertable<NotificationTable> | null,
   ): Promise<boolean>;
   /** Adds to a sale's refund reservation only while it stays within the sale amount. */

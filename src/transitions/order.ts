@@ -14,7 +14,12 @@ export type OrderChangeOutcome =
   /** Someone else changed the order first; the caller re-reads and decides. */
   | { readonly kind: 'stale' };
 
-export async function applyOrderEvent(tx: UnitOfWork, session: CashierSessionRow, event: OrderEvent, now_ms: number): Promise<OrderChangeOutcome> {
+export async function applyOrderEvent(
+  tx: UnitOfWork,
+  session: CashierSessionRow,
+  event: OrderEvent,
+  now_ms: number,
+): Promise<OrderChangeOutcome> {
   if (!isOrderSession(session)) return { kind: 'unchanged', session };
   const to = nextOrderStatus(session, event, now_ms);
   if (to === null) return { kind: 'unchanged', session };

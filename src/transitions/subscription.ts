@@ -5,7 +5,12 @@
 // written to the outbox, all inside the caller's database transaction: the notification exists
 // if and only if the change committed.
 import type { SubscriptionPatch, SubscriptionRow } from '../domain/subscription-record.js';
-import { FINAL_SUBSCRIPTION_STATUSES, type SubscriptionChange, type SubscriptionStatus, subscriptionTransition } from '../domain/subscription-state.js';
+import {
+  FINAL_SUBSCRIPTION_STATUSES,
+  type SubscriptionChange,
+  type SubscriptionStatus,
+  subscriptionTransition,
+} from '../domain/subscription-state.js';
 import { recordSubscriptionEvent } from '../notifications/subscription-event.js';
 import type { NewSubscriptionRow } from '../store/schema.js';
 import type { UnitOfWork } from '../store/store.js';
@@ -25,12 +30,17 @@ export async function createSubscriptionRecord(
   row: NewSubscriptionRow & { status: 'active' | 'inactive' },
   now_ms: number,
 ): Promise<SubscriptionRow | null> {
-  if (!(await tx.subscriptions.insert({ ...row, next_charge_at_ms: row.status === 'active' ? (row.next_charge_at_ms ?? null) : null }))) return null;
+  if (!(await tx.subscriptions.insert({ ...row, next_charge_at_ms: row.status === 'active' ? (row.next_charge_at_ms ?? null) : null })))
+    return null;
   const stored = await tx.subscriptions.lock(row.subscription_id);
   if (!stored) throw new Error(`subscription ${row.subscription_id} vanished after insert`);
   await tx.subscriptions.insertChange({
-    subscription_id: stored.subscription_id, from_status: '', to_status: stored.status, event: 'subscription.created',
-    reason: stored.status === 'active' ? 'created with activate true' : 'created with activate false', at_ms: now_ms,
+    subscription_id: stored.subscription_id,
+    from_status: '',
+    to_status: stored.status,
+    event: 'subscription.created',
+    reason: stored.status === 'active' ? 'created with activate true' : 'created with activate false',
+    at_ms: now_ms,
   });
   await recordSubscriptionEvent(tx, stored, 'subscription.created', {}, now_ms);
   return stored;
@@ -51,7 +61,12 @@ export async function applySubscriptionEvent(
   if (!changed) return { kind: 'stale' };
   const updated: SubscriptionRow = { ...row, ...patch, version: row.version + 1 };
   await tx.subscriptions.insertChange({
-    subscription_id: row.subscription_id, from_status: row.status, to_status: to, event: change.event, reason: change.reason, at_ms: now_ms,
+    subscription_id: row.subscription_id,
+    from_status: row.status,
+    to_status: to,
+    event: change.event,
+    reason: change.reason,
+    at_ms: now_ms,
   });
   await recordSubscriptionEvent(tx, updated, change.event, change.details ?? {}, now_ms);
   return { kind: 'changed', row: updated };

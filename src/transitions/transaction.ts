@@ -42,10 +42,14 @@ export async function changeStatus(
   // The merchant's notification describes the row as changed; it is written by the same store
   // call as the compare-and-set and its status_changes row (one round trip on PostgreSQL), and
   // only if the compare-and-set won.
-  const notification = updated.notification_url && change.notify !== false
-    ? newNotificationRow({ trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
-      buildNotificationPayload(updated, Math.floor(now_ms / 1000)), now_ms)
-    : null;
+  const notification =
+    updated.notification_url && change.notify !== false
+      ? newNotificationRow(
+          { trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
+          buildNotificationPayload(updated, Math.floor(now_ms / 1000)),
+          now_ms,
+        )
+      : null;
   const changed = await tx.transactions.changeStatus(row.trace_id, row.status, patch, change.reason, now_ms, notification);
   if (!changed) return { kind: 'stale' };
   // A refund that fails gives its reservation back to the sale, in the same transaction.

@@ -59,19 +59,30 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
       }
       const row = await tx.transactions.lock(action.trace_id);
       if (row && row.status === action.expected_status) {
-        const outcome = await changeStatus(tx, row, {
-          to: action.to_status as TransactionStatus,
-          reason: action.kind === 'challenge_timeout' ? 'challenge timed out' : 'processor reported its result',
-          patch: { error_code: action.error_code, error_details: action.error_details },
-        }, now_ms);
-        if (outcome.kind === 'not_allowed') deps.logger.error({ trace_id: row.trace_id, action: action.kind }, 'due action refused by the state machine');
+        const outcome = await changeStatus(
+          tx,
+          row,
+          {
+            to: action.to_status as TransactionStatus,
+            reason: action.kind === 'challenge_timeout' ? 'challenge timed out' : 'processor reported its result',
+            patch: { error_code: action.error_code, error_details: action.error_details },
+          },
+          now_ms,
+        );
+        if (outcome.kind === 'not_allowed')
+          deps.logger.error({ trace_id: row.trace_id, action: action.kind }, 'due action refused by the state machine');
       }
       await tx.transactions.markDueActionDone(action.id);
     }
     return actions.length - lookups.length;
   });
   for (const action of lookups) finished += await runLookup(deps, action, now_ms);
-  finished += await settleInterrupted(deps, options.ask_later ?? new AskLater(), now_ms - deps.config.schedules.stuck_processing_seconds * 1000, batch);
+  finished += await settleInterrupted(
+    deps,
+    options.ask_later ?? new AskLater(),
+    now_ms - deps.config.schedules.stuck_processing_seconds * 1000,
+    batch,
+  );
   // Cashier orders past their 15 minutes close as rejected (domain/order-state.ts).
   finished += await deps.store.transaction(async (tx) => {
     const orders = await tx.cashier.claimExpiredOrders(now_ms, batch);
@@ -95,7 +106,10 @@ async function runLookup(deps: DueWorkDeps, action: DueActionRow, now_ms: number
   }
   const found = await deps.connectors.forGatewayId(deps.store, row.gateway_id);
   if (!found) {
-    deps.logger.error({ trace_id: row.trace_id, gateway_id: row.gateway_id }, 'processor lookup impossible: the gateway\'s connector does not run here; left to the operator');
+    deps.logger.error(
+      { trace_id: row.trace_id, gateway_id: row.gateway_id },
+      "processor lookup impossible: the gateway's connector does not run here; left to the operator",
+    );
     await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
@@ -112,11 +126,15 @@ async function runLookup(deps: DueWorkDeps, action: DueActionRow, now_ms: number
     return 1;
   }
   if (now_ms - row.created_at_ms >= schedule.processor_lookup_max_age_seconds * 1000) {
-    deps.logger.error({ trace_id: row.trace_id, status: row.status, lookup: settled.kind }, 'processor lookups gave no final answer within PAYGATE_PROCESSOR_LOOKUP_MAX_AGE_SECONDS; left to the operator');
+    deps.logger.error(
+      { trace_id: row.trace_id, status: row.status, lookup: settled.kind },
+      'processor lookups gave no final answer within PAYGATE_PROCESSOR_LOOKUP_MAX_AGE_SECONDS; left to the operator',
+    );
     await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
-  if (settled.kind === 'unavailable') deps.logger.warn({ trace_id: row.trace_id, reason: settled.reason }, 'processor lookup failed; asking again later');
+  if (settled.kind === 'unavailable')
+    deps.logger.warn({ trace_id: row.trace_id, reason: settled.reason }, 'processor lookup failed; asking again later');
   const waits = schedule.processor_lookup_seconds;
   await deps.store.transactions.deferDueAction(action.id, now_ms + waits[Math.min(action.attempts, waits.length - 1)]! * 1000);
   return 0;
@@ -147,14 +165,24 @@ async function settleInterrupted(deps: DueWorkDeps, ask_later: AskLater, older_t
     const found = await deps.connectors.forGatewayId(deps.store, row.gateway_id);
     if (!found) {
       if (payout) {
-        deps.logger.warn({ trace_id: row.trace_id }, 'payout interrupted during its processor call, and its connector does not run here; left in progress for the operator');
+        deps.logger.warn(
+          { trace_id: row.trace_id },
+          'payout interrupted during its processor call, and its connector does not run here; left in progress for the operator',
+        );
         continue;
       }
       // Its processor cannot be asked here at all (a sandbox transaction on a live instance).
-      await finish(deps, row, {
-        kind: 'error', psp_transaction_id: null, error_code: '1',
-        error_details: 'Processing interrupted before the processor answered; reconcile with the processor',
-      }, {});
+      await finish(
+        deps,
+        row,
+        {
+          kind: 'error',
+          psp_transaction_id: null,
+          error_code: '1',
+          error_details: 'Processing interrupted before the processor answered; reconcile with the processor',
+        },
+        {},
+      );
       settled += 1;
       continue;
     }
@@ -166,10 +194,16 @@ async function settleInterrupted(deps: DueWorkDeps, ask_later: AskLater, older_t
       await finish(deps, row, notAtProcessor(connector, true), connector);
       settled += 1;
     } else if (lookup.kind === 'not_found') {
-      deps.logger.warn({ trace_id: row.trace_id }, 'payout interrupted during its processor call and unknown to the processor; left in progress for the operator');
+      deps.logger.warn(
+        { trace_id: row.trace_id },
+        'payout interrupted during its processor call and unknown to the processor; left in progress for the operator',
+      );
       ask_later.wait(row.trace_id, deps.clock.now_ms(), deps.config.schedules.processor_lookup_seconds.at(-1)! * 1000);
     } else {
-      deps.logger.warn({ trace_id: row.trace_id, reason: lookup.reason }, 'interrupted transaction: its processor could not be asked; asking again later');
+      deps.logger.warn(
+        { trace_id: row.trace_id, reason: lookup.reason },
+        'interrupted transaction: its processor could not be asked; asking again later',
+      );
       ask_later.wait(row.trace_id, deps.clock.now_ms(), deps.config.schedules.processor_lookup_seconds[0]! * 1000);
     }
   }
@@ -209,7 +243,10 @@ export function startDueWork(options: DueWorkOptions): Worker {
   let timer: NodeJS.Timeout | null = null;
   const tick = () => {
     running = runDueWorkOnce(options)
-      .then(() => undefined, (error: unknown) => options.deps.logger.error({ err: error }, 'due work pass failed'))
+      .then(
+        () => undefined,
+        (error: unknown) => options.deps.logger.error({ err: error }, 'due work pass failed'),
+      )
       .finally(() => {
         if (!stopped) timer = setTimeout(tick, options.poll_ms);
       });

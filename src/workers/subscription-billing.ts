@@ -43,8 +43,14 @@ export async function runBillingOnce(options: BillingOptions & { readonly owner:
   // Due on the gateway clock; the claim is held on the real clock, so moving the sandbox clock
   // cannot end it while a charge is in flight.
   const wall_ms = deps.wall_clock.now_ms();
-  const claimed = await deps.store.transaction((tx) => tx.subscriptions.claimDue(
-    { due_ms: deps.clock.now_ms(), wall_ms }, options.batch_size ?? 100, wall_ms + options.lease_ms, options.owner));
+  const claimed = await deps.store.transaction((tx) =>
+    tx.subscriptions.claimDue(
+      { due_ms: deps.clock.now_ms(), wall_ms },
+      options.batch_size ?? 100,
+      wall_ms + options.lease_ms,
+      options.owner,
+    ),
+  );
   const outcomes: RenewalOutcome[] = [];
   // One merchant lookup per merchant per pass (a pass is short; a changed merchant is seen by the next one).
   const merchants = new Map<string, Promise<Merchant | null>>();

@@ -34,7 +34,9 @@ import type { ProcessorEventRow } from '../../src/store/schema.js';
 async function lastSeenOf(gw: TestGateway, client: BackOfficeClient): Promise<number | null> {
   // The cookie is the session id signed (id.signature); the row is kept by the id's sha256.
   const signed = decodeURIComponent(client.cookie('paygate_bo_session') ?? '');
-  const session_hash = createHash('sha256').update(signed.slice(0, signed.lastIndexOf('.'))).digest('hex');
+  const session_hash = createHash('sha256')
+    .update(signed.slice(0, signed.lastIndexOf('.')))
+    .digest('hex');
   const row = await gw.gateway.deps.store.backoffice.getSession(session_hash, gw.gateway.deps.clock.now_ms());
   return row?.last_seen_at_ms ?? null;
 }
@@ -42,9 +44,12 @@ async function lastSeenOf(gw: TestGateway, client: BackOfficeClient): Promise<nu
 describe('paygate user create', () => {
   it('prints the user as JSON, refuses a short password and an existing e-mail, and changes nothing then', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bo-cli-'));
-    const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
-      env: { ...process.env, PAYGATE_DATA_DIR: dir }, encoding: 'utf8', timeout: 30_000,
-    });
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
+        env: { ...process.env, PAYGATE_DATA_DIR: dir },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
     try {
       const created = run(['user', 'create', '--email', 'Ops@Example.com', '--password', PASSWORD, '--role', 'operator']);
       expect(created.status, created.stderr).toBe(0);
@@ -54,7 +59,18 @@ describe('paygate user create', () => {
       expect(short.stderr).toMatch(/--password must be at least 12 characters/);
       const again = run(['user', 'create', '--email', 'ops@example.com', '--password', PASSWORD, '--role', 'operator']);
       expect(again.status).toBe(1);
-      const no_merchant = run(['user', 'create', '--email', 'm@example.com', '--password', PASSWORD, '--role', 'merchant', '--merchant-id', 'nobody']);
+      const no_merchant = run([
+        'user',
+        'create',
+        '--email',
+        'm@example.com',
+        '--password',
+        PASSWORD,
+        '--role',
+        'merchant',
+        '--merchant-id',
+        'nobody',
+      ]);
       expect(no_merchant.status).toBe(1);
       expect(no_merchant.stderr).toMatch(/--merchant-id names no merchant/);
       const without_merchant = run(['user', 'create', '--email', 'm@example.com', '--password', PASSWORD, '--role', 'merchant']);
@@ -72,7 +88,8 @@ describe('back-office sign-in rate per address', () => {
     try {
       await addUser(gw, 'rate@example.com', 'operator');
       const client = new BackOfficeClient(gw.url);
-      for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) expect((await client.signIn(email, 'wrong password here')).status).toBe(401);
+      for (const email of ['a@example.com', 'b@example.com', 'c@example.com'])
+        expect((await client.signIn(email, 'wrong password here')).status).toBe(401);
       const limited = await client.signIn('rate@example.com');
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -106,7 +123,9 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     a_sale = await sale(gw, shop_a);
     await sale(gw, shop_b);
     const hold = await fetch(`${gw.url}/operator/gateways/${shop_a.gateway}`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ hold_payouts: true }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ hold_payouts: true }),
     });
     expect(hold.status).toBe(200);
     const payout = await postSigned(gw.url, '/api/process', payoutE(shop_a, { amount: 5000, timestamp: nowSeconds() }), shop_a.secret);
@@ -123,7 +142,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
   /** Every GET page with shop A's ids where a page takes one. */
   function pagesOfShopA(): string[] {
     const ids: Record<string, string> = { trace_id: String(a_sale.trace_id), subscription_id: a_subscription, gateway_id: shop_a.gateway! };
-    return backOfficeRoutes().filter((r) => r.method === 'GET')
+    return backOfficeRoutes()
+      .filter((r) => r.method === 'GET')
       .map((r) => `/backoffice${r.url.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? 'x')}`);
   }
 
@@ -220,25 +240,35 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const operator = new BackOfficeClient(gw.url);
     const staff_a = new BackOfficeClient(gw.url);
     const staff_b = new BackOfficeClient(gw.url);
-    for (const [client, email] of [[operator, 'operator@example.com'], [staff_a, 'staff-a@example.com'], [staff_b, 'staff-b@example.com']] as const) {
+    for (const [client, email] of [
+      [operator, 'operator@example.com'],
+      [staff_a, 'staff-a@example.com'],
+      [staff_b, 'staff-b@example.com'],
+    ] as const) {
       expect((await client.signIn(email)).status).toBe(303);
     }
     // What "does not exist" looks like to each of them: an unknown page, an unknown transaction.
     const missing_page = new Map([
-      ['operator', await operator.get('/backoffice/no-such-page')], ['A', await staff_a.get('/backoffice/no-such-page')],
+      ['operator', await operator.get('/backoffice/no-such-page')],
+      ['A', await staff_a.get('/backoffice/no-such-page')],
       ['B', await staff_b.get('/backoffice/no-such-page')],
     ]);
     const missing_transaction = await staff_b.get('/backoffice/transactions/999999999');
     const missing_subscription = await staff_b.get('/backoffice/subscriptions/no-such-subscription');
     expect([...missing_page.values(), missing_transaction, missing_subscription].map((m) => m.status)).toEqual([404, 404, 404, 404, 404]);
     const without_text = (text: string, ...ids: string[]) => ids.reduce<string>((t, id) => t.split(id).join('ID'), pageText(text));
-    const without_ids = (text: string, ...ids: number[]) => ids.reduce<string>((t, id) => t.replace(new RegExp(`\\b${id}\\b`, 'g'), 'ID'), pageText(text));
+    const without_ids = (text: string, ...ids: number[]) =>
+      ids.reduce<string>((t, id) => t.replace(new RegExp(`\\b${id}\\b`, 'g'), 'ID'), pageText(text));
 
     const leaks: string[] = [];
     let checked = 0;
     // What of shop A must never reach shop B: its id, its order, links to its records.
     const secrets_of_a = [
-      shop_a.merchant_id, a_sale.order_id, `/backoffice/transactions/${a_sale.trace_id}"`, `/backoffice/transactions/${a_payout}"`, a_subscription,
+      shop_a.merchant_id,
+      a_sale.order_id,
+      `/backoffice/transactions/${a_sale.trace_id}"`,
+      `/backoffice/transactions/${a_payout}"`,
+      a_subscription,
     ];
     const routes = backOfficeRoutes().filter((r) => r.method === 'GET');
     const urls = pagesOfShopA();
@@ -246,13 +276,18 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const isShopASale = (url: string) => new RegExp(`/transactions/${a_sale.trace_id}(?:[/?]|$)`).test(url);
     for (const [index, route] of routes.entries()) {
       const url = urls[index]!;
-      const viewers = [['operator', operator, 'operator'], ['A', staff_a, 'merchant'], ['B', staff_b, 'merchant']] as const;
+      const viewers = [
+        ['operator', operator, 'operator'],
+        ['A', staff_a, 'merchant'],
+        ['B', staff_b, 'merchant'],
+      ] as const;
       for (const [who, client, role] of viewers) {
         const answer = await client.get(url);
         checked += 1;
         if (!route.roles.includes(role)) {
           // A page of another role: exactly the page that does not exist.
-          if (answer.status !== 404 || without_ids(answer.text) !== without_ids(missing_page.get(who)!.text)) leaks.push(`${url} as ${who}`);
+          if (answer.status !== 404 || without_ids(answer.text) !== without_ids(missing_page.get(who)!.text))
+            leaks.push(`${url} as ${who}`);
           continue;
         }
         if (who !== 'B') {
@@ -263,9 +298,14 @@ describe.each(storeKinds())('back office on %s', (kind) => {
         }
         if (isShopASale(url)) {
           // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
-          if (answer.status !== 404 || without_ids(answer.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999)) leaks.push(`${url} as B`);
+          if (answer.status !== 404 || without_ids(answer.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999))
+            leaks.push(`${url} as B`);
         } else if (url.includes(a_subscription)) {
-          if (answer.status !== 404 || without_text(answer.text, a_subscription) !== without_text(missing_subscription.text, 'no-such-subscription')) leaks.push(`${url} as B`);
+          if (
+            answer.status !== 404 ||
+            without_text(answer.text, a_subscription) !== without_text(missing_subscription.text, 'no-such-subscription')
+          )
+            leaks.push(`${url} as B`);
         } else if (answer.status !== 200 || secrets_of_a.some((secret) => answer.text.includes(secret))) {
           // Lists, overview, CSV, credentials: nothing of shop A in shop B's answer.
           leaks.push(`${url} as B shows shop A`);
@@ -293,7 +333,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(leaks).toEqual([]);
   });
 
-  it('cancels a subscription from its page, as the merchant\'s staff or an operator, once, with the merchant notified and the audit log told', async () => {
+  it("cancels a subscription from its page, as the merchant's staff or an operator, once, with the merchant notified and the audit log told", async () => {
     const store = gw.gateway.deps.store;
     // Stamped on the gateway's clock, which earlier tests in this file move forward.
     useClock(() => Math.floor(gw.gateway.deps.clock.now_ms() / 1000));
@@ -302,11 +342,15 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       const plan = await createPlanVia(gw.url, shop_a, { name: 'To cancel' });
       const card_token = await tokenize(gw.url, shop_a);
       ids = [];
-      for (let i = 0; i < 2; i += 1) ids.push(String((await subscribeVia(gw.url, shop_a, plan, card_token, { cid: `cancel-${i}` })).subscription_id));
+      for (let i = 0; i < 2; i += 1)
+        ids.push(String((await subscribeVia(gw.url, shop_a, plan, card_token, { cid: `cancel-${i}` })).subscription_id));
     } finally {
       useClock(null);
     }
-    for (const [email, id] of [['staff-a@example.com', ids[0]!], ['operator@example.com', ids[1]!]] as const) {
+    for (const [email, id] of [
+      ['staff-a@example.com', ids[0]!],
+      ['operator@example.com', ids[1]!],
+    ] as const) {
       const client = new BackOfficeClient(gw.url);
       await client.signIn(email);
       expect(pageText((await client.get(`/backoffice/subscriptions/${id}`)).text)).toContain(`Cancel subscription ${id}`);
@@ -317,10 +361,18 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       expect(page).not.toContain(`Cancel subscription ${id}`);
       const row = (await store.subscriptions.get(shop_a.merchant_id, id))!;
       expect(row).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
-      expect((await store.subscriptions.listChanges(id)).at(-1)).toMatchObject({ to_status: 'canceled', event: 'subscription.canceled', reason: expect.stringContaining(`cancelled in the back office by ${email}`) });
+      expect((await store.subscriptions.listChanges(id)).at(-1)).toMatchObject({
+        to_status: 'canceled',
+        event: 'subscription.canceled',
+        reason: expect.stringContaining(`cancelled in the back office by ${email}`),
+      });
       // The merchant's systems hear of it as of a cancel through the API.
-      const events = (await store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as { event: string; subscription_status: string });
-      expect(events.filter((e) => e.event === 'subscription.canceled')).toEqual([expect.objectContaining({ subscription_status: 'canceled' })]);
+      const events = (await store.notifications.listOfSubscription(id)).map(
+        (n) => JSON.parse(n.payload_json) as { event: string; subscription_status: string },
+      );
+      expect(events.filter((e) => e.event === 'subscription.canceled')).toEqual([
+        expect.objectContaining({ subscription_status: 'canceled' }),
+      ]);
       // Sent twice (a double click): cancelled once, the second told so.
       const again = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
       expect(again.location).toBe(`/backoffice/subscriptions/${id}?notice=already`);
@@ -363,7 +415,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const shop = await gw.createMerchant();
     await addUser(gw, `staff-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
     const made: number[] = [];
-    for (let i = 0; i < 55; i += 1) made.push((await sale(gw, shop, { amount: 100 + i, pin: i === 0 ? '=HYPERLINK("x")' : 'cust-42' })).trace_id);
+    for (let i = 0; i < 55; i += 1)
+      made.push((await sale(gw, shop, { amount: 100 + i, pin: i === 0 ? '=HYPERLINK("x")' : 'cust-42' })).trace_id);
     const declined = await sale(gw, shop, { cvv: '000' });
     const staff = new BackOfficeClient(gw.url);
     await staff.signIn(`staff-${shop.merchant_id}@example.com`);
@@ -375,7 +428,11 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const page_two = ids_on((await staff.get(`/backoffice/transactions?${older}`)).text);
     expect(page_two).toEqual([...made].reverse().slice(50));
     expect(ids_on((await staff.get('/backoffice/transactions?status=rejected')).text)).toEqual([declined.trace_id]);
-    expect(ids_on((await staff.get('/backoffice/transactions?amount_min=150&amount_max=152')).text)).toEqual([made[52], made[51], made[50]]);
+    expect(ids_on((await staff.get('/backoffice/transactions?amount_min=150&amount_max=152')).text)).toEqual([
+      made[52],
+      made[51],
+      made[50],
+    ]);
     expect(ids_on((await staff.get(`/backoffice/transactions?trace_id=${made[3]}`)).text)).toEqual([made[3]]);
     const wrong = await staff.get('/backoffice/transactions?from=2026-02-31');
     expect(wrong.status).toBe(400);
@@ -405,10 +462,12 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(text).toContain('Approved today 20.00 USD');
     expect(text).toContain('Approval rate today 66.7 %');
     expect(text).toContain('Payouts waiting for a decision 0');
-    expect((await staff.get('/backoffice/overview')).text).toMatch(/<svg viewBox="0 0 640 180" width="100%" role="img" aria-label="Approved sales in USD over the last 30 days: 20.00 USD in all"/);
+    expect((await staff.get('/backoffice/overview')).text).toMatch(
+      /<svg viewBox="0 0 640 180" width="100%" role="img" aria-label="Approved sales in USD over the last 30 days: 20.00 USD in all"/,
+    );
   });
 
-  it('lets a merchant\'s staff roll the secret with the grace they pick, shown once, and send a signed test notification', async () => {
+  it("lets a merchant's staff roll the secret with the grace they pick, shown once, and send a signed test notification", async () => {
     const shop = await gw.createMerchant();
     await addUser(gw, `creds-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
     const staff = new BackOfficeClient(gw.url);
@@ -463,7 +522,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect((await operator.get('/backoffice/credentials')).status).toBe(404);
   });
 
-  it('lets an operator disable a merchant (its API calls then fail as an unknown merchant\'s) and enable it again', async () => {
+  it("lets an operator disable a merchant (its API calls then fail as an unknown merchant's) and enable it again", async () => {
     const shop = await gw.createMerchant();
     // Stamped on the gateway's clock, which earlier tests in this file move forward.
     useClock(() => Math.floor(gw.gateway.deps.clock.now_ms() / 1000));
@@ -490,7 +549,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect((await operator.post('/backoffice/merchants/no-such-shop/disable', {})).status).toBe(404);
   });
 
-  it('writes a gateway\'s secret settings without ever showing them, and replaces them', async () => {
+  it("writes a gateway's secret settings without ever showing them, and replaces them", async () => {
     const shop = await gw.createMerchant();
     const operator = new BackOfficeClient(gw.url);
     await operator.signIn('operator@example.com');
@@ -500,8 +559,12 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const CHANNEL = `pc_${'b'.repeat(26)}`;
     const webhook_secret = 'whsec-backoffice-first-0123';
     const created = await operator.post('/backoffice/gateways', {
-      connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD,EUR',
-      setting_secret_key: secret_key, setting_processing_channel_id: CHANNEL, setting_webhook_secret: webhook_secret,
+      connector: 'checkout',
+      merchant_id: shop.merchant_id,
+      currencies: 'USD,EUR',
+      setting_secret_key: secret_key,
+      setting_processing_channel_id: CHANNEL,
+      setting_webhook_secret: webhook_secret,
     });
     expect([created.status, created.location]).toEqual([303, '/backoffice/gateways?notice=created']);
     const gateway = (await gw.gateway.deps.store.merchants.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
@@ -510,21 +573,32 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
     for (const secret of [secret_key, webhook_secret]) expect(shown).not.toContain(secret);
     const new_key = 'sk_sbox_backoffice0second0secret';
-    const replaced = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/settings`, { setting_secret_key: new_key, setting_webhook_secret: '' });
+    const replaced = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/settings`, {
+      setting_secret_key: new_key,
+      setting_webhook_secret: '',
+    });
     expect(replaced.status).toBe(303);
     const row = (await gw.gateway.deps.store.merchants.getGateway(gateway.gateway_id))!;
-    const settings = JSON.parse(gw.gateway.deps.sealer.open(row.settings_sealed!, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>;
+    const settings = JSON.parse(gw.gateway.deps.sealer.open(row.settings_sealed!, gatewaySettingsPurpose(gateway.gateway_id))) as Record<
+      string,
+      string
+    >;
     expect(settings).toMatchObject({ secret_key: new_key, webhook_secret, processing_channel_id: CHANNEL });
     expect((await operator.get('/backoffice/gateways')).text).not.toContain(new_key);
     const audit = (await operator.get('/backoffice/audit')).text;
     expect(audit).toContain('settings: secret_key');
     expect(audit).not.toContain(new_key);
-    const bad = await operator.post('/backoffice/gateways', { connector: 'checkout', merchant_id: shop.merchant_id, currencies: 'USD', setting_secret_key: 'nope' });
+    const bad = await operator.post('/backoffice/gateways', {
+      connector: 'checkout',
+      merchant_id: shop.merchant_id,
+      currencies: 'USD',
+      setting_secret_key: 'nope',
+    });
     expect(bad.status).toBe(400);
     expect(pageText(bad.text)).toMatch(/secret_key: expected|processing_channel_id: expected|webhook_secret: expected/);
   });
 
-  it('ends a disabled user\'s session at its next request and refuses its sign-in', async () => {
+  it("ends a disabled user's session at its next request and refuses its sign-in", async () => {
     const shop = await gw.createMerchant();
     await addUser(gw, `leaver-${shop.merchant_id}@example.com`, 'merchant', shop.merchant_id);
     const leaver = new BackOfficeClient(gw.url);
@@ -614,7 +688,11 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     // Signing in again works at once, and the end was recorded once, for this user, from this address.
     expect((await client.signIn(email)).status).toBe(303);
     const audit = pageText((await client.get('/backoffice/audit')).text);
-    expect(audit.match(new RegExp(`${email.replace(/\./g, '\\.')} operator sign_out done 127\\.0\\.0\\.1 after 15 minutes without activity`, 'g'))?.length).toBe(1);
+    expect(
+      audit.match(
+        new RegExp(`${email.replace(/\./g, '\\.')} operator sign_out done 127\\.0\\.0\\.1 after 15 minutes without activity`, 'g'),
+      )?.length,
+    ).toBe(1);
   });
 
   it('ends a session idle past the time-out when it posts a form, without doing what the form asks', async () => {
@@ -640,7 +718,6 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     // Expired, not idle: the row is no longer read, so no idle notice.
     expect([out.status, out.location]).toEqual([303, '/backoffice/']);
   });
-
 });
 
 /**
@@ -666,7 +743,10 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
   // for payments the gateway never made, which it records as unmatched.
   let live: LiveCheckout;
   let other_shop: CreatedMerchant;
-  withLiveGateway(() => startLiveCheckout(kind), (started) => (live = started));
+  withLiveGateway(
+    () => startLiveCheckout(kind),
+    (started) => (live = started),
+  );
   beforeAll(async () => {
     other_shop = await live.gw.createMerchant();
     await addUser(live.gw, 'operator@example.com', 'operator');
@@ -690,22 +770,37 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
 
   /** The sale's events as recorded, newest first: read with the store's own oldest-first list, not the back office's. */
   async function recordedOf(trace_id: number, count: number): Promise<ProcessorEventRow[]> {
-    return waitUntil(async () => {
-      const rows = (await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 10_000)).filter((e) => e.trace_id === trace_id);
-      return rows.length === count ? rows.reverse() : undefined;
-    }, `${count} events of ${trace_id} recorded`, 10_000);
+    return waitUntil(
+      async () => {
+        const rows = (await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 10_000)).filter(
+          (e) => e.trace_id === trace_id,
+        );
+        return rows.length === count ? rows.reverse() : undefined;
+      },
+      `${count} events of ${trace_id} recorded`,
+      10_000,
+    );
   }
 
   /** A Checkout.com event of a payment this gateway never made, signed with the gateway's webhook secret: recorded unmatched. */
   async function unmatchedEvent(event_id: string, event_type = 'payment_captured'): Promise<void> {
     const body = JSON.stringify({
-      id: event_id, type: event_type, created_on: new Date().toISOString(),
-      data: { id: `pay_elsewhere_${event_id}`, action_id: `act_${event_id}`, amount: 1000, currency: 'USD', response_code: '10000', reference: `elsewhere-${event_id}` },
+      id: event_id,
+      type: event_type,
+      created_on: new Date().toISOString(),
+      data: {
+        id: `pay_elsewhere_${event_id}`,
+        action_id: `act_${event_id}`,
+        amount: 1000,
+        currency: 'USD',
+        response_code: '10000',
+        reference: `elsewhere-${event_id}`,
+      },
     });
     expect(await live.fake.sendRaw(body, checkoutSignature(body, CHECKOUT_WEBHOOK_SECRET))).toBe(200);
   }
 
-  it('lists a transaction\'s webhook events newest first for its merchant\'s staff and operators, says when there are none, and shows another merchant nothing', async () => {
+  it("lists a transaction's webhook events newest first for its merchant's staff and operators, says when there are none, and shows another merchant nothing", async () => {
     live.fake.holdEvents(true);
     const { trace_id, order_id } = await checkoutSale(4100);
     const staff = await signedIn('staff@example.com');
@@ -720,7 +815,10 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
     expect(sent.map((e) => e.type)).toEqual(['payment_approved', 'payment_captured']);
     const recorded = await recordedOf(trace_id, 2);
     // The request had answered approved already: the processor's confirmations change nothing.
-    expect(recorded.map((e) => [e.event_type, e.outcome]).sort()).toEqual([['payment_approved', 'unchanged'], ['payment_captured', 'unchanged']]);
+    expect(recorded.map((e) => [e.event_type, e.outcome]).sort()).toEqual([
+      ['payment_approved', 'unchanged'],
+      ['payment_captured', 'unchanged'],
+    ]);
     expect(recorded.map((e) => e.event_id).sort()).toEqual(sent.map((e) => e.id).sort());
     const expected = recorded.map((e) => [iso(e.received_at_ms), live.gateway, e.event_type, e.event_id, e.outcome]);
 
@@ -740,11 +838,13 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
     const refused = await other.get(`/backoffice/transactions/${trace_id}`);
     expect(refused.status).toBe(404);
     // The unknown transaction's page, its id apart.
-    expect(pageText(refused.text).replace(`transaction ${trace_id}.`, 'transaction ID.')).toBe(pageText(missing.text).replace('transaction 999999999.', 'transaction ID.'));
+    expect(pageText(refused.text).replace(`transaction ${trace_id}.`, 'transaction ID.')).toBe(
+      pageText(missing.text).replace('transaction 999999999.', 'transaction ID.'),
+    );
     for (const e of recorded) expect(refused.text).not.toContain(e.event_id);
   });
 
-  it('shows an operator a gateway\'s latest 50 events, unmatched ones marked and matched ones linked, filtered by outcome; a merchant\'s staff cannot reach it', async () => {
+  it("shows an operator a gateway's latest 50 events, unmatched ones marked and matched ones linked, filtered by outcome; a merchant's staff cannot reach it", async () => {
     const store = live.gw.gateway.deps.store;
     const run = `${kind}-${Date.now()}`;
     // Older than the sale's events below, and more than a page: the page keeps the newest 50 of all.
@@ -755,7 +855,13 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
     await recordedOf(trace_id, 2);
     const all = (await store.merchants.listProcessorEvents(live.gateway, 10_000)).reverse();
     expect(all.filter((e) => e.outcome === 'unmatched').length).toBeGreaterThanOrEqual(56);
-    const cellsOf = (e: ProcessorEventRow) => [iso(e.received_at_ms), e.event_type, e.event_id, e.outcome, e.trace_id === null ? '—' : String(e.trace_id)];
+    const cellsOf = (e: ProcessorEventRow) => [
+      iso(e.received_at_ms),
+      e.event_type,
+      e.event_id,
+      e.outcome,
+      e.trace_id === null ? '—' : String(e.trace_id),
+    ];
 
     const operator = await signedIn('operator@example.com');
     const list = await operator.get('/backoffice/gateways');
@@ -782,16 +888,28 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
 
     const only_unmatched = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=unmatched`);
     expect(only_unmatched.status).toBe(200);
-    expect(eventRows(only_unmatched.text).map((row) => row.cells)).toEqual(all.filter((e) => e.outcome === 'unmatched').slice(0, 50).map(cellsOf));
+    expect(eventRows(only_unmatched.text).map((row) => row.cells)).toEqual(
+      all
+        .filter((e) => e.outcome === 'unmatched')
+        .slice(0, 50)
+        .map(cellsOf),
+    );
     expect(only_unmatched.text).toMatch(/<option value="unmatched" selected>unmatched<\/option>/);
     const unchanged = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=unchanged`);
-    expect(eventRows(unchanged.text).map((row) => row.cells)).toEqual(all.filter((e) => e.outcome === 'unchanged').slice(0, 50).map(cellsOf));
+    expect(eventRows(unchanged.text).map((row) => row.cells)).toEqual(
+      all
+        .filter((e) => e.outcome === 'unchanged')
+        .slice(0, 50)
+        .map(cellsOf),
+    );
     expect(eventRows(unchanged.text).map((row) => row.cells[3])).toContain('unchanged');
     const applied = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=applied`);
     expect(eventRows(applied.text)).toEqual([]);
     expect(pageText(applied.text)).toContain('No applied webhook event has come for this gateway.');
     // An empty choice is the form's "any".
-    expect(eventRows((await operator.get(`/backoffice/gateways/${live.gateway}?outcome=`)).text).map((row) => row.cells)).toEqual(all.slice(0, 50).map(cellsOf));
+    expect(eventRows((await operator.get(`/backoffice/gateways/${live.gateway}?outcome=`)).text).map((row) => row.cells)).toEqual(
+      all.slice(0, 50).map(cellsOf),
+    );
 
     for (const bad of ['duplicate', 'UNMATCHED', 'unmatched%00', 'unmatched&outcome=applied']) {
       const refused = await operator.get(`/backoffice/gateways/${live.gateway}?outcome=${bad}`);

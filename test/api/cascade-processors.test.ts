@@ -33,14 +33,22 @@ describe.each(storeKinds())('cascade from Checkout.com to Stripe on %s', (kind) 
     stripe = await startFakeStripe();
     live = await startLiveCheckout(kind, { env: { PAYGATE_PROCESSOR_TIMEOUT_MS: '2000', PAYGATE_STUCK_PROCESSING_SECONDS: '3' } });
     const created = await operatorCall(live.gw, 'POST', '/operator/gateways', {
-      merchant_id: live.merchant.merchant_id, connector: 'stripe', currencies: ['USD', 'EUR'],
+      merchant_id: live.merchant.merchant_id,
+      connector: 'stripe',
+      currencies: ['USD', 'EUR'],
       settings: { secret_key: stripe.secret_key, webhook_secret: STRIPE_WEBHOOK_SECRET, base_url: stripe.url },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     stripe_gateway = created.body.gateway as string;
     stripe.setWebhookEndpoint(created.body.webhook_url as string, STRIPE_WEBHOOK_SECRET);
-    for (const [gateway, priority] of [[live.gateway, 1], [stripe_gateway, 2]] as const) {
-      expect((await operatorCall(live.gw, 'POST', `/operator/merchants/${live.merchant.merchant_id}/routing-rules`, { gateway, priority })).status).toBe(201);
+    for (const [gateway, priority] of [
+      [live.gateway, 1],
+      [stripe_gateway, 2],
+    ] as const) {
+      expect(
+        (await operatorCall(live.gw, 'POST', `/operator/merchants/${live.merchant.merchant_id}/routing-rules`, { gateway, priority }))
+          .status,
+      ).toBe(201);
     }
   });
   afterAll(async () => {
@@ -61,24 +69,45 @@ describe.each(storeKinds())('cascade from Checkout.com to Stripe on %s', (kind) 
     const body = sale({ amount: 1005 });
     const answer = await live.process(body);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'approved', payment_processor: 'stripe', is_cascade: 1, cascade_level: 1,
-      transaction_id: expect.stringMatching(/^pi_/), card_token: expect.any(String),
+      status: 0,
+      transaction_status: 'approved',
+      payment_processor: 'stripe',
+      is_cascade: 1,
+      cascade_level: 1,
+      transaction_id: expect.stringMatching(/^pi_/),
+      card_token: expect.any(String),
     });
     const trace_id = answer.body.trace_id as number;
     const final = await live.row(trace_id);
     expect(final).toMatchObject({ gateway_id: stripe_gateway, cascade_level: 1, cascade_root: expect.any(Number) });
     // The first attempt: its own trace_id, declined by Checkout.com, kept, never notified.
     const first = await live.row(final.cascade_root!);
-    expect(first).toMatchObject({ order_id: body.order_id, gateway_id: live.gateway, status: 'rejected', error_code: '20005', cascade_level: 0 });
+    expect(first).toMatchObject({
+      order_id: body.order_id,
+      gateway_id: live.gateway,
+      status: 'rejected',
+      error_code: '20005',
+      cascade_level: 0,
+    });
     const notification = await live.settled(trace_id, 'approved');
-    expect(notification).toMatchObject({ is_cascade: 1, cascade_level: 1, gateway: stripe_gateway, order_id: body.order_id, transaction_id: answer.body.transaction_id });
+    expect(notification).toMatchObject({
+      is_cascade: 1,
+      cascade_level: 1,
+      gateway: stripe_gateway,
+      order_id: body.order_id,
+      transaction_id: answer.body.transaction_id,
+    });
     await sleep(300);
     expect(live.notifications(first.trace_id)).toEqual([]);
     expect(live.notifications(trace_id)).toHaveLength(1);
     // At the processors: Checkout.com's declined payment under the order, Stripe's approved one under the final trace_id.
     expect(live.fake.paymentsWithReference(body.order_id as string)).toMatchObject([{ status: 'Declined' }]);
-    expect(stripe.intentsWithMetadata('paygate_trace_id', String(trace_id))).toMatchObject([{ id: answer.body.transaction_id, status: 'succeeded', amount: 1005 }]);
-    expect(stripe.requestsTo('POST /v1/payment_intents').filter((r) => r.idempotency_key === `paygate-${stripe_gateway}-${trace_id}-sale`)).toHaveLength(1);
+    expect(stripe.intentsWithMetadata('paygate_trace_id', String(trace_id))).toMatchObject([
+      { id: answer.body.transaction_id, status: 'succeeded', amount: 1005 },
+    ]);
+    expect(
+      stripe.requestsTo('POST /v1/payment_intents').filter((r) => r.idempotency_key === `paygate-${stripe_gateway}-${trace_id}-sale`),
+    ).toHaveLength(1);
     // Checkout.com's decline webhook for the first attempt changes nothing.
     await live.fake.waitForEvent((e) => e.payment_id === first.psp_transaction_id && e.type === 'payment_declined');
     await sleep(200);
@@ -99,10 +128,22 @@ describe.each(storeKinds())('cascade from Checkout.com to Stripe on %s', (kind) 
     await customer.login(opened.body.redirect_url as string);
     const form = await customer.get('/cashier?method=card');
     expect((await customer.payByCard(form.text, { card_number: CARD })).status).toBe(303);
-    const found = await postSigned(live.gw.url, '/api/find-order', findOrderBody(live.merchant, body.order_id as string, { timestamp: gatewayNow(live.gw) }), live.merchant.secret);
+    const found = await postSigned(
+      live.gw.url,
+      '/api/find-order',
+      findOrderBody(live.merchant, body.order_id as string, { timestamp: gatewayNow(live.gw) }),
+      live.merchant.secret,
+    );
     expect(found.body).toMatchObject({
-      status: 0, order_status: 'approved', transaction_status: 'approved', order_id: body.order_id, is_cascade: 1, cascade_level: 1,
-      payment_processor: 'stripe', gateway: stripe_gateway, transaction_id: expect.stringMatching(/^pi_/),
+      status: 0,
+      order_status: 'approved',
+      transaction_status: 'approved',
+      order_id: body.order_id,
+      is_cascade: 1,
+      cascade_level: 1,
+      payment_processor: 'stripe',
+      gateway: stripe_gateway,
+      transaction_id: expect.stringMatching(/^pi_/),
     });
     expect(live.fake.paymentsWithReference(body.order_id as string)).toMatchObject([{ status: 'Declined' }]);
   });
@@ -141,14 +182,21 @@ describe.each(storeKinds())('cascade from the sandbox to Stripe on %s', (kind) =
     gw = await startTestGateway(kind, { env: { PAYGATE_PROCESSOR_TIMEOUT_MS: '5000' } });
     shop.setReply('/notify', signedReply(gw.merchant.secret));
     const created = await operatorCall(gw, 'POST', '/operator/gateways', {
-      merchant_id: gw.merchant.merchant_id, connector: 'stripe', currencies: ['USD'],
+      merchant_id: gw.merchant.merchant_id,
+      connector: 'stripe',
+      currencies: ['USD'],
       settings: { secret_key: stripe.secret_key, webhook_secret: STRIPE_WEBHOOK_SECRET, base_url: stripe.url },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     stripe_gateway = created.body.gateway as string;
     stripe.setWebhookEndpoint(created.body.webhook_url as string, STRIPE_WEBHOOK_SECRET);
-    for (const [gateway, priority] of [[gw.merchant.gateway!, 1], [stripe_gateway, 2]] as const) {
-      expect((await operatorCall(gw, 'POST', `/operator/merchants/${gw.merchant.merchant_id}/routing-rules`, { gateway, priority })).status).toBe(201);
+    for (const [gateway, priority] of [
+      [gw.merchant.gateway!, 1],
+      [stripe_gateway, 2],
+    ] as const) {
+      expect(
+        (await operatorCall(gw, 'POST', `/operator/merchants/${gw.merchant.merchant_id}/routing-rules`, { gateway, priority })).status,
+      ).toBe(201);
     }
   });
   afterAll(async () => {
@@ -157,14 +205,35 @@ describe.each(storeKinds())('cascade from the sandbox to Stripe on %s', (kind) =
     await stripe?.close();
   });
 
-  it('the sandbox\'s soft decline (do not honour) is approved at Stripe: cascade_level 1 in the answer and the notification', async () => {
+  it("the sandbox's soft decline (do not honour) is approved at Stripe: cascade_level 1 in the answer and the notification", async () => {
     const body = saleA(gw.merchant, { card_number: CARD, cvv: '000', amount: 1500, notification_url: `${shop.url}/notify` });
     const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
-    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'stripe', is_cascade: 1, cascade_level: 1 });
-    const notified = await waitUntil(() => shop.requestsTo('/notify', 'POST').map(notificationOf).find((n) => n.order_id === body.order_id), 'the notification');
-    expect(notified).toMatchObject({ trace_id: answer.body.trace_id, transaction_status: 'approved', is_cascade: 1, cascade_level: 1, gateway: stripe_gateway });
+    expect(answer.body).toMatchObject({
+      status: 0,
+      transaction_status: 'approved',
+      payment_processor: 'stripe',
+      is_cascade: 1,
+      cascade_level: 1,
+    });
+    const notified = await waitUntil(
+      () =>
+        shop
+          .requestsTo('/notify', 'POST')
+          .map(notificationOf)
+          .find((n) => n.order_id === body.order_id),
+      'the notification',
+    );
+    expect(notified).toMatchObject({
+      trace_id: answer.body.trace_id,
+      transaction_status: 'approved',
+      is_cascade: 1,
+      cascade_level: 1,
+      gateway: stripe_gateway,
+    });
     expect(merchantVerify(notified, gw.merchant.secret)).toBe(true);
-    expect(stripe.intentsWithMetadata('paygate_trace_id', String(answer.body.trace_id))).toMatchObject([{ status: 'succeeded', amount: 1500 }]);
+    expect(stripe.intentsWithMetadata('paygate_trace_id', String(answer.body.trace_id))).toMatchObject([
+      { status: 'succeeded', amount: 1500 },
+    ]);
     expect(stripe.violations).toEqual([]);
   });
 });

@@ -28,18 +28,32 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
   beforeAll(async () => {
     fake = await startFakeCheckout();
     shop = await startMerchantReceiver();
-    gw = await startTestGateway(kind, { env: { PAYGATE_STUCK_PROCESSING_SECONDS: '30', PAYGATE_PROCESSOR_TIMEOUT_MS: '5000', PAYGATE_IDEMPOTENCY_WAIT_MS: '500' } });
+    gw = await startTestGateway(kind, {
+      env: { PAYGATE_STUCK_PROCESSING_SECONDS: '30', PAYGATE_PROCESSOR_TIMEOUT_MS: '5000', PAYGATE_IDEMPOTENCY_WAIT_MS: '500' },
+    });
     shop.setReply('/notify', signedReply(gw.merchant.secret));
     shop.setReply('/validate', () => signedReply(gw.merchant.secret, 0, 'Accepted'));
     sandbox = gw.merchant.gateway!;
     const created = await operatorCall(gw, 'POST', '/operator/gateways', {
-      merchant_id: gw.merchant.merchant_id, connector: 'checkout', currencies: ['USD', 'EUR'],
-      settings: { secret_key: fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: fake.url },
+      merchant_id: gw.merchant.merchant_id,
+      connector: 'checkout',
+      currencies: ['USD', 'EUR'],
+      settings: {
+        secret_key: fake.secret_key,
+        processing_channel_id: PROCESSING_CHANNEL,
+        webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+        base_url: fake.url,
+      },
     });
     checkout = created.body.gateway as string;
     fake.setWebhookEndpoint(created.body.webhook_url as string, CHECKOUT_WEBHOOK_SECRET);
-    for (const [gateway, priority] of [[sandbox, 1], [checkout, 2]] as const) {
-      expect((await operatorCall(gw, 'POST', `/operator/merchants/${gw.merchant.merchant_id}/routing-rules`, { gateway, priority })).status).toBe(201);
+    for (const [gateway, priority] of [
+      [sandbox, 1],
+      [checkout, 2],
+    ] as const) {
+      expect(
+        (await operatorCall(gw, 'POST', `/operator/merchants/${gw.merchant.merchant_id}/routing-rules`, { gateway, priority })).status,
+      ).toBe(201);
     }
   });
   afterAll(async () => {
@@ -53,23 +67,50 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
 
   const sale = (overrides: Record<string, unknown>) => saleA(gw.merchant, { notification_url: `${shop.url}/notify`, ...overrides });
   const process = (body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, gw.merchant.secret);
-  const notificationsOf = (order_id: string) => shop.requestsTo('/notify', 'POST').map(notificationOf).filter((n) => n.order_id === order_id);
+  const notificationsOf = (order_id: string) =>
+    shop
+      .requestsTo('/notify', 'POST')
+      .map(notificationOf)
+      .filter((n) => n.order_id === order_id);
   const row = async (trace_id: number) => (await gw.gateway.deps.store.transactions.get(trace_id))!;
 
   it('a soft decline (do not honour) is tried on the next gateway: approved there, cascade_level 1, notified once', async () => {
     const body = sale({ cvv: '000', amount: 2100 });
     const answer = await process(body);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'approved', payment_processor: 'checkout', is_cascade: 1, cascade_level: 1,
-      transaction_id: expect.stringMatching(/^pay_/), card_token: expect.any(String),
+      status: 0,
+      transaction_status: 'approved',
+      payment_processor: 'checkout',
+      is_cascade: 1,
+      cascade_level: 1,
+      transaction_id: expect.stringMatching(/^pay_/),
+      card_token: expect.any(String),
     });
     const final = await row(answer.body.trace_id as number);
-    expect(final).toMatchObject({ gateway_id: checkout, cascade_level: 1, cascade_root: expect.any(Number), cashier_order_id: body.order_id });
+    expect(final).toMatchObject({
+      gateway_id: checkout,
+      cascade_level: 1,
+      cascade_root: expect.any(Number),
+      cashier_order_id: body.order_id,
+    });
     // The first attempt: its own trace_id, rejected by the sandbox, kept, and not notified.
     const first = await row(final.cascade_root!);
-    expect(first).toMatchObject({ order_id: body.order_id, gateway_id: sandbox, status: 'rejected', error_details: '[TEST] Do not honor', cascade_level: 0, answer_json: null });
+    expect(first).toMatchObject({
+      order_id: body.order_id,
+      gateway_id: sandbox,
+      status: 'rejected',
+      error_details: '[TEST] Do not honor',
+      cascade_level: 0,
+      answer_json: null,
+    });
     const notified = await waitUntil(() => notificationsOf(body.order_id as string).at(0), 'the notification');
-    expect(notified).toMatchObject({ trace_id: final.trace_id, transaction_status: 'approved', is_cascade: 1, cascade_level: 1, gateway: checkout });
+    expect(notified).toMatchObject({
+      trace_id: final.trace_id,
+      transaction_status: 'approved',
+      is_cascade: 1,
+      cascade_level: 1,
+      gateway: checkout,
+    });
     expect(merchantVerify(notified, gw.merchant.secret)).toBe(true);
     await sleep(300);
     expect(notificationsOf(body.order_id as string)).toHaveLength(1);
@@ -77,12 +118,26 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
     expect(fake.paymentsWithReference(body.order_id as string)).toHaveLength(1);
     // The merchant's request again: the final attempt's answer.
     const replay = await process({ ...body, timestamp: (body.timestamp as number) + 1 });
-    expect(replay.body).toMatchObject({ status: 0, trace_id: final.trace_id, transaction_status: 'approved', is_cascade: 1, cascade_level: 1 });
+    expect(replay.body).toMatchObject({
+      status: 0,
+      trace_id: final.trace_id,
+      transaction_status: 'approved',
+      is_cascade: 1,
+      cascade_level: 1,
+    });
     // The first attempt read on its own says what it is.
-    const status = await postSigned(gw.url, '/api/transaction-status', {
-      merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, trace_id: first.trace_id,
-      timestamp: Math.floor(Date.now() / 1000), version: '1.2',
-    }, gw.merchant.secret);
+    const status = await postSigned(
+      gw.url,
+      '/api/transaction-status',
+      {
+        merchant_id: gw.merchant.merchant_id,
+        application_key: gw.merchant.application_key,
+        trace_id: first.trace_id,
+        timestamp: Math.floor(Date.now() / 1000),
+        version: '1.2',
+      },
+      gw.merchant.secret,
+    );
     expect(status.body).toMatchObject({ status: 0, transaction_status: 'rejected', trace_id: first.trace_id });
     expect(status.body.is_cascade).toBeUndefined();
   });
@@ -118,13 +173,24 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
     await customer.login(opened.body.redirect_url as string);
     const form = await customer.get('/cashier?method=card');
     expect((await customer.payByCard(form.text, { cvv: '000' })).status).toBe(303);
-    const found = await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string, { timestamp: gatewayNow(gw) }), gw.merchant.secret);
+    const found = await postSigned(
+      gw.url,
+      '/api/find-order',
+      findOrderBody(gw.merchant, body.order_id as string, { timestamp: gatewayNow(gw) }),
+      gw.merchant.secret,
+    );
     expect(found.body).toMatchObject({
-      status: 0, order_status: 'approved', transaction_status: 'approved', order_id: body.order_id, is_cascade: 1, cascade_level: 1, payment_processor: 'checkout',
+      status: 0,
+      order_status: 'approved',
+      transaction_status: 'approved',
+      order_id: body.order_id,
+      is_cascade: 1,
+      cascade_level: 1,
+      payment_processor: 'checkout',
     });
   });
 
-  it('a process that dies between two attempts: the sweep settles the next one, notified, and the merchant\'s retry answers it', async () => {
+  it("a process that dies between two attempts: the sweep settles the next one, notified, and the merchant's retry answers it", async () => {
     const deps = gw.gateway.deps;
     const body = sale({ cvv: '000', amount: 2600 });
     const { requestFingerprint } = await import('../../src/operations/lifecycle.js');
@@ -132,29 +198,60 @@ describe.each(storeKinds())('cascade from the sandbox to Checkout.com on %s', (k
     const now_ms = deps.clock.now_ms();
     // The first attempt reserved and declined, its cascade step committed (the next attempt
     // reserved), and then the process is gone: nobody asks Checkout.com for the next attempt.
-    const reservation = await reserve(deps, requestRow({
-      merchant, identity: { kind: 'application_key', value: gw.merchant.application_key }, api_version: '1.2', order_id: body.order_id as string,
-      amount_minor: 2600, currency: 'USD', pin: 'cust-42', request_fingerprint: requestFingerprint(deps, body), return_url: null,
-      notification_url: `${shop.url}/notify`,
-    }, { transaction_type: 'sale', gateway_id: sandbox, payment_processor: 'sandbox', payment_method: 'card', created_at_ms: now_ms }));
+    const reservation = await reserve(
+      deps,
+      requestRow(
+        {
+          merchant,
+          identity: { kind: 'application_key', value: gw.merchant.application_key },
+          api_version: '1.2',
+          order_id: body.order_id as string,
+          amount_minor: 2600,
+          currency: 'USD',
+          pin: 'cust-42',
+          request_fingerprint: requestFingerprint(deps, body),
+          return_url: null,
+          notification_url: `${shop.url}/notify`,
+        },
+        { transaction_type: 'sale', gateway_id: sandbox, payment_processor: 'sandbox', payment_method: 'card', created_at_ms: now_ms },
+      ),
+    );
     if (reservation.kind !== 'reserved') throw new Error(reservation.kind);
     const { trace_id: _, ...copied } = reservation.row;
-    const step = await cascadeTo(deps, reservation.row, { kind: 'rejected', psp_transaction_id: null, error_code: '1', error_details: '[TEST] Do not honor', decline: 'soft' }, {
-      ...copied, order_id: `cascade-attempt:${reservation.row.trace_id}:1:${'0'.repeat(32)}`, cashier_order_id: body.order_id as string,
-      cascade_root: reservation.row.trace_id, cascade_level: 1, gateway_id: checkout, payment_processor: 'checkout', status: 'pending',
-    });
+    const step = await cascadeTo(
+      deps,
+      reservation.row,
+      { kind: 'rejected', psp_transaction_id: null, error_code: '1', error_details: '[TEST] Do not honor', decline: 'soft' },
+      {
+        ...copied,
+        order_id: `cascade-attempt:${reservation.row.trace_id}:1:${'0'.repeat(32)}`,
+        cashier_order_id: body.order_id as string,
+        cascade_root: reservation.row.trace_id,
+        cascade_level: 1,
+        gateway_id: checkout,
+        payment_processor: 'checkout',
+        status: 'pending',
+      },
+    );
     if (step.kind !== 'attempt') throw new Error(step.kind);
     // Meanwhile the merchant's retry waits: the request is still being processed.
     expect((await process(body)).body).toMatchObject({ status: 16 });
     gw.gateway.clock.set_offset_ms(gw.gateway.clock.get_offset_ms() + 31_000);
     await runDueWorkOnce({ deps, poll_ms: 50 });
     expect(await row(step.row.trace_id)).toMatchObject({
-      status: 'error', error_details: 'Processing interrupted before the processor answered; the processor has no record of it',
+      status: 'error',
+      error_details: 'Processing interrupted before the processor answered; the processor has no record of it',
     });
     const notified = await waitUntil(() => notificationsOf(body.order_id as string).at(0), 'the notification');
     expect(notified).toMatchObject({ trace_id: step.row.trace_id, transaction_status: 'error', cascade_level: 1 });
     const retry = await process({ ...body, timestamp: Math.floor(gw.gateway.clock.now_ms() / 1000) });
-    expect(retry.body).toMatchObject({ status: 0, trace_id: step.row.trace_id, transaction_status: 'error', is_cascade: 1, cascade_level: 1 });
+    expect(retry.body).toMatchObject({
+      status: 0,
+      trace_id: step.row.trace_id,
+      transaction_status: 'error',
+      is_cascade: 1,
+      cascade_level: 1,
+    });
   }, 60_000);
 });
 
@@ -164,8 +261,15 @@ describe.each(storeKinds())('cascade turned off on %s', (kind) => {
     const gw = await startTestGateway(kind, { env: { PAYGATE_CASCADE_MAX_RETRIES: '0' } });
     try {
       const created = await operatorCall(gw, 'POST', '/operator/gateways', {
-        merchant_id: gw.merchant.merchant_id, connector: 'checkout', currencies: ['USD'],
-        settings: { secret_key: fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: fake.url },
+        merchant_id: gw.merchant.merchant_id,
+        connector: 'checkout',
+        currencies: ['USD'],
+        settings: {
+          secret_key: fake.secret_key,
+          processing_channel_id: PROCESSING_CHANNEL,
+          webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+          base_url: fake.url,
+        },
       });
       expect(created.status).toBe(201);
       const answer = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { cvv: '000' }), gw.merchant.secret);

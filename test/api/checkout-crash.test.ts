@@ -43,10 +43,15 @@ describe.each(storeKinds())('a live gateway killed during a Checkout.com call, o
     const receiver: MerchantReceiver = await startMerchantReceiver();
     cleanups.push(() => receiver.close());
     const env: Record<string, string> = {
-      PAYGATE_DATA_DIR: data_dir, PAYGATE_ENV: 'live', PAYGATE_ALLOW_PRIVATE_URLS: 'true', PAYGATE_LOG_LEVEL: 'warn',
+      PAYGATE_DATA_DIR: data_dir,
+      PAYGATE_ENV: 'live',
+      PAYGATE_ALLOW_PRIVATE_URLS: 'true',
+      PAYGATE_LOG_LEVEL: 'warn',
       PAYGATE_LOG_FILE: path.join(data_dir, 'gateway.log'),
       // The processor call outlives the kill by far; the sweep takes a sale for interrupted after 5 s.
-      PAYGATE_PROCESSOR_TIMEOUT_MS: '4000', PAYGATE_STUCK_PROCESSING_SECONDS: '5', PAYGATE_DUE_WORK_POLL_MS: '100',
+      PAYGATE_PROCESSOR_TIMEOUT_MS: '4000',
+      PAYGATE_STUCK_PROCESSING_SECONDS: '5',
+      PAYGATE_DUE_WORK_POLL_MS: '100',
       PAYGATE_NOTIFY_POLL_MS: '100',
     };
     if (kind === 'postgres') {
@@ -56,9 +61,27 @@ describe.each(storeKinds())('a live gateway killed during a Checkout.com call, o
       env.PAYGATE_MASTER_KEY = TEST_MASTER_KEY;
     }
     const merchant = paygate(['merchant', 'create', '--merchant-id', 'crash-shop', '--secret', 'crash-shop-secret-1'], env);
-    const gateway = paygate(['gateway', 'create', '--merchant-id', 'crash-shop', '--connector', 'checkout', '--currencies', 'USD',
-      '--setting', `secret_key=${fake.secret_key}`, '--setting', `processing_channel_id=${PROCESSING_CHANNEL}`,
-      '--setting', `webhook_secret=${CHECKOUT_WEBHOOK_SECRET}`, '--setting', `base_url=${fake.url}`], env);
+    const gateway = paygate(
+      [
+        'gateway',
+        'create',
+        '--merchant-id',
+        'crash-shop',
+        '--connector',
+        'checkout',
+        '--currencies',
+        'USD',
+        '--setting',
+        `secret_key=${fake.secret_key}`,
+        '--setting',
+        `processing_channel_id=${PROCESSING_CHANNEL}`,
+        '--setting',
+        `webhook_secret=${CHECKOUT_WEBHOOK_SECRET}`,
+        '--setting',
+        `base_url=${fake.url}`,
+      ],
+      env,
+    );
     receiver.setReply('/notify', signedReply('crash-shop-secret-1'));
     // Its webhooks never arrive: what the restarted gateway learns, it learns by asking.
     fake.holdEvents(true);
@@ -66,7 +89,10 @@ describe.each(storeKinds())('a live gateway killed during a Checkout.com call, o
     let child: ChildGateway = await spawnGateway(env);
     cleanups.push(() => child.kill('SIGKILL'));
     const body = saleA(merchant as never, {
-      gateway: gateway.gateway, amount: 3100, notification_url: `${receiver.url}/notify`, return_url: `${receiver.url}/return`,
+      gateway: gateway.gateway,
+      amount: 3100,
+      notification_url: `${receiver.url}/notify`,
+      return_url: `${receiver.url}/return`,
     });
     // Checkout.com processes the payment and holds its answer; the gateway dies waiting for it.
     fake.failNext('POST /payments', 'timeout');
@@ -77,17 +103,34 @@ describe.each(storeKinds())('a live gateway killed during a Checkout.com call, o
 
     child = await spawnGateway(env);
     // Until the sweep has asked, the same request waits for the first (never a second charge).
-    const notification = await waitUntil(() => receiver.requestsTo('/notify', 'POST').map(notificationOf)
-      .find((n) => n.order_id === body.order_id), 'the notification after the restart', 30_000);
+    const notification = await waitUntil(
+      () =>
+        receiver
+          .requestsTo('/notify', 'POST')
+          .map(notificationOf)
+          .find((n) => n.order_id === body.order_id),
+      'the notification after the restart',
+      30_000,
+    );
     const payment = fake.paymentsWithReference(body.order_id as string)[0]!;
     expect(notification).toMatchObject({ transaction_status: 'approved', transaction_id: payment.id, amount: 3100 });
     // Asked by reference (the answer, and so the payment id, was lost with the process).
     expect(fake.requestsTo('GET /payments').some((r) => r.query.reference === body.order_id)).toBe(true);
-    const replay = await postSigned(child.url, '/api/process', { ...body, timestamp: (body.timestamp as number) + 1 }, 'crash-shop-secret-1');
+    const replay = await postSigned(
+      child.url,
+      '/api/process',
+      { ...body, timestamp: (body.timestamp as number) + 1 },
+      'crash-shop-secret-1',
+    );
     expect(replay.body).toMatchObject({ status: 0, transaction_status: 'approved', transaction_id: payment.id });
     expect(fake.paymentsWithReference(body.order_id as string)).toHaveLength(1);
     await sleep(300);
-    expect(receiver.requestsTo('/notify', 'POST').map(notificationOf).filter((n) => n.order_id === body.order_id)).toHaveLength(1);
+    expect(
+      receiver
+        .requestsTo('/notify', 'POST')
+        .map(notificationOf)
+        .filter((n) => n.order_id === body.order_id),
+    ).toHaveLength(1);
     expect(fake.violations).toEqual([]);
   });
 });

@@ -15,15 +15,22 @@ import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
   let live: LiveCheckout;
-  withLiveGateway(() => startLiveCheckout(kind, { env: FAILURE_ENV }), (started) => (live = started));
+  withLiveGateway(
+    () => startLiveCheckout(kind, { env: FAILURE_ENV }),
+    (started) => (live = started),
+  );
 
   const sale = (overrides: Record<string, unknown> = {}) => liveSale(live, saleA(live.merchant, { gateway: live.gateway, ...overrides }));
 
   /** Every POST /payments for this order carried the same idempotency key; the processor holds `payments` of them. */
   function atProcessor(order_id: string, trace_id: number, payments: number): void {
     expect(live.fake.paymentsWithReference(order_id)).toHaveLength(payments);
-    const keys = new Set(live.fake.requestsTo('POST /payments').filter((r) => (r.json as { reference?: string } | null)?.reference === order_id)
-      .map((r) => r.idempotency_key));
+    const keys = new Set(
+      live.fake
+        .requestsTo('POST /payments')
+        .filter((r) => (r.json as { reference?: string } | null)?.reference === order_id)
+        .map((r) => r.idempotency_key),
+    );
     expect([...keys]).toEqual([`paygate-${live.gateway}-${trace_id}-sale`]);
   }
 
@@ -36,7 +43,10 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     const body = sale({ amount: 2100 });
     const answer = await live.process(body);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'pending', error_code: '0', error_details: 'Awaiting the processor\'s answer; the final status will be notified',
+      status: 0,
+      transaction_status: 'pending',
+      error_code: '0',
+      error_details: "Awaiting the processor's answer; the final status will be notified",
     });
     const trace_id = answer.body.trace_id as number;
     await live.settled(trace_id, 'approved');
@@ -57,7 +67,9 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     const once = sale({ amount: 2200 });
     const first = await live.process(once);
     expect(first.body).toMatchObject({ status: 0, transaction_status: 'approved' });
-    expect(live.fake.requestsTo('POST /payments').filter((r) => (r.json as { reference?: string }).reference === once.order_id)).toHaveLength(2);
+    expect(
+      live.fake.requestsTo('POST /payments').filter((r) => (r.json as { reference?: string }).reference === once.order_id),
+    ).toHaveLength(2);
     atProcessor(once.order_id as string, first.body.trace_id as number, 1);
 
     live.fake.failNext('POST /payments', 'http_500');
@@ -108,7 +120,10 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', card_token: expect.any(String) });
     const trace_id = answer.body.trace_id as number;
     await live.settled(trace_id, 'approved');
-    await waitUntil(async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'delivered');
+    await waitUntil(
+      async () => (await live.gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'),
+      'delivered',
+    );
     expect(notified(trace_id)).toEqual(['approved']);
     // The stored answer a replay repeats is the approved one, with the token.
     const replay = await live.process({ ...body, timestamp: (body.timestamp as number) + 1 });
@@ -133,7 +148,8 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(notified(trace_id)).toEqual(['approved']);
     const recorded = await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 1000);
     expect(recorded.filter((e) => e.trace_id === trace_id).map((e) => [e.event_type, e.outcome])).toEqual([
-      ['payment_captured', 'applied'], ['payment_approved', 'unchanged'],
+      ['payment_captured', 'applied'],
+      ['payment_approved', 'unchanged'],
     ]);
     expect(await live.fake.redeliver(captured!.id)).toBe(200);
     const changes = await live.gw.gateway.deps.store.transactions.listStatusChanges(trace_id);
@@ -141,7 +157,7 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(changes[1]!.reason).toBe('processor webhook payment_captured');
   });
 
-  it('a webhook with a bad, missing or another key\'s signature, or a changed body: HTTP 401, nothing read, nothing changed', async () => {
+  it("a webhook with a bad, missing or another key's signature, or a changed body: HTTP 401, nothing read, nothing changed", async () => {
     live.fake.holdEvents(true);
     live.fake.failNext('POST /payments', 'timeout');
     const body = sale({ amount: 2900 });
@@ -157,15 +173,25 @@ describe.each(storeKinds())('Checkout.com failures on %s', (kind) => {
     expect(await live.fake.sendRaw(forged, 'f'.repeat(64))).toBe(401);
     expect(await live.fake.sendRaw(forged, 'not hex')).toBe(401);
     // Nothing was recorded or changed by them; the real event, signed with the gateway's secret, applies.
-    expect((await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 1000)).filter((e) => e.trace_id === trace_id)).toEqual([]);
+    expect(
+      (await live.gw.gateway.deps.store.merchants.listProcessorEvents(live.gateway, 1000)).filter((e) => e.trace_id === trace_id),
+    ).toEqual([]);
     expect((await live.row(trace_id)).status).toBe('pending');
     expect(await live.fake.sendRaw(event.body, checkoutSignature(event.body, CHECKOUT_WEBHOOK_SECRET))).toBe(200);
     await live.settled(trace_id, 'approved');
     expect(notified(trace_id)).toEqual(['approved']);
     // A webhook for a gateway that does not exist, or under another connector's path: 404.
-    const other = await fetch(`${live.gw.url}/webhooks/checkout/${'0'.repeat(32)}`, { method: 'POST', body: event.body, headers: { 'cko-signature': event.signature! } });
+    const other = await fetch(`${live.gw.url}/webhooks/checkout/${'0'.repeat(32)}`, {
+      method: 'POST',
+      body: event.body,
+      headers: { 'cko-signature': event.signature! },
+    });
     expect(other.status).toBe(404);
-    const wrong_connector = await fetch(live.webhook_url.replace('/webhooks/checkout/', '/webhooks/sandbox/'), { method: 'POST', body: event.body, headers: { 'cko-signature': event.signature! } });
+    const wrong_connector = await fetch(live.webhook_url.replace('/webhooks/checkout/', '/webhooks/sandbox/'), {
+      method: 'POST',
+      body: event.body,
+      headers: { 'cko-signature': event.signature! },
+    });
     expect(wrong_connector.status).toBe(404);
   });
 });

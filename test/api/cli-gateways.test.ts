@@ -31,8 +31,14 @@ describe('paygate gateway (live mode, SQLite)', () => {
   let fake: FakeCheckout;
   let merchant: Record<string, unknown>;
   const settings = () => [
-    '--setting', `secret_key=${fake.secret_key}`, '--setting', `processing_channel_id=${PROCESSING_CHANNEL}`,
-    '--setting', `webhook_secret=${CHECKOUT_WEBHOOK_SECRET}`, '--setting', `base_url=${fake.url}`,
+    '--setting',
+    `secret_key=${fake.secret_key}`,
+    '--setting',
+    `processing_channel_id=${PROCESSING_CHANNEL}`,
+    '--setting',
+    `webhook_secret=${CHECKOUT_WEBHOOK_SECRET}`,
+    '--setting',
+    `base_url=${fake.url}`,
   ];
   beforeAll(async () => {
     fake = await startFakeCheckout();
@@ -51,10 +57,24 @@ describe('paygate gateway (live mode, SQLite)', () => {
   });
 
   it('creates a Checkout.com gateway: its id, connector, currencies and webhook_url printed, its secrets sealed and never printed', () => {
-    const result = paygate(['gateway', 'create', '--merchant-id', 'live-shop', '--connector', 'checkout', '--currencies', 'USD,eur', ...settings()]);
+    const result = paygate([
+      'gateway',
+      'create',
+      '--merchant-id',
+      'live-shop',
+      '--connector',
+      'checkout',
+      '--currencies',
+      'USD,eur',
+      ...settings(),
+    ]);
     const gateway = json(result);
     expect(gateway).toMatchObject({
-      gateway: expect.stringMatching(/^[0-9a-f]{32}$/), merchant_id: 'live-shop', connector: 'checkout', currencies: ['USD', 'EUR'], enabled: true,
+      gateway: expect.stringMatching(/^[0-9a-f]{32}$/),
+      merchant_id: 'live-shop',
+      connector: 'checkout',
+      currencies: ['USD', 'EUR'],
+      enabled: true,
       settings: { processing_channel_id: PROCESSING_CHANNEL, base_url: fake.url, three_ds: 'never' },
       secret_settings: ['secret_key', 'webhook_secret'],
     });
@@ -75,10 +95,22 @@ describe('paygate gateway (live mode, SQLite)', () => {
     const cases: [string[], RegExp][] = [
       [['--connector', 'paypal', '--currencies', 'USD'], /--connector must be one of sandbox, checkout, stripe/],
       [['--connector', 'sandbox'], /sandbox gateways take no payments in live mode/],
-      [['--connector', 'checkout', '--currencies', 'USD', '--setting', `secret_key=${fake.secret_key}`], /--setting processing_channel_id: required/],
-      [['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'three_ds=sometimes'], /--setting three_ds: never .* or always/],
-      [['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'api_key=x'], /--setting api_key: not a setting of the checkout connector/],
-      [['--connector', 'checkout', '--currencies', 'USD', ...settings().slice(0, -2), '--setting', 'base_url=http://10.0.0.1'], /--setting base_url: must be an https:\/\/ address in live mode/],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', '--setting', `secret_key=${fake.secret_key}`],
+        /--setting processing_channel_id: required/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'three_ds=sometimes'],
+        /--setting three_ds: never .* or always/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'api_key=x'],
+        /--setting api_key: not a setting of the checkout connector/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings().slice(0, -2), '--setting', 'base_url=http://10.0.0.1'],
+        /--setting base_url: must be an https:\/\/ address in live mode/,
+      ],
       [['--connector', 'checkout', '--currencies', 'USD,XXX', ...settings()], /--currencies: XXX is not a known ISO 4217 code/],
       [['--connector', 'checkout', ...settings()], /--currencies: required/],
     ];
@@ -89,12 +121,33 @@ describe('paygate gateway (live mode, SQLite)', () => {
       expect(result.stderr).toMatch(message);
       expect(result.stderr).not.toContain(fake.secret_key);
     }
-    const invalid_key = paygate(['gateway', 'create', '--merchant-id', 'live-shop', '--connector', 'checkout', '--currencies', 'USD', ...settings().slice(2),
-      '--setting', 'secret_key=pk_not_a_secret_key']);
+    const invalid_key = paygate([
+      'gateway',
+      'create',
+      '--merchant-id',
+      'live-shop',
+      '--connector',
+      'checkout',
+      '--currencies',
+      'USD',
+      ...settings().slice(2),
+      '--setting',
+      'secret_key=pk_not_a_secret_key',
+    ]);
     expect(invalid_key.status).toBe(2);
     expect(invalid_key.stderr).toMatch(/--setting secret_key:/);
     expect(invalid_key.stderr).not.toContain('pk_not_a_secret_key');
-    const no_merchant = paygate(['gateway', 'create', '--merchant-id', 'nobody', '--connector', 'checkout', '--currencies', 'USD', ...settings()]);
+    const no_merchant = paygate([
+      'gateway',
+      'create',
+      '--merchant-id',
+      'nobody',
+      '--connector',
+      'checkout',
+      '--currencies',
+      'USD',
+      ...settings(),
+    ]);
     expect(no_merchant.status).toBe(1);
     expect(no_merchant.stderr).toMatch(/no such merchant/);
     expect(paygate(['gateway', 'list']).stdout).toBe(before);
@@ -105,18 +158,44 @@ describe('paygate gateway (live mode, SQLite)', () => {
     try {
       child = await spawnGateway({ ...ENV, PUBLIC_URL: '', PAYGATE_LOG_LEVEL: 'warn' });
       const shop = json(paygate(['merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-shop-secret-1']));
-      const body = () => saleA(shop as never, { currency: 'USD', notification_url: 'http://127.0.0.1:9/notify', return_url: 'http://127.0.0.1:9/return' });
-      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({ status: 15, description: 'Gateway unavailable: this merchant has no gateway yet' });
-      const gateway = json(paygate(['gateway', 'create', '--merchant-id', 'late-shop', '--connector', 'checkout', '--currencies', 'USD', ...settings(),
-        '--setting', `currency_account_id=${CURRENCY_ACCOUNT}`]));
-      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'checkout' });
+      const body = () =>
+        saleA(shop as never, { currency: 'USD', notification_url: 'http://127.0.0.1:9/notify', return_url: 'http://127.0.0.1:9/return' });
+      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({
+        status: 15,
+        description: 'Gateway unavailable: this merchant has no gateway yet',
+      });
+      const gateway = json(
+        paygate([
+          'gateway',
+          'create',
+          '--merchant-id',
+          'late-shop',
+          '--connector',
+          'checkout',
+          '--currencies',
+          'USD',
+          ...settings(),
+          '--setting',
+          `currency_account_id=${CURRENCY_ACCOUNT}`,
+        ]),
+      );
+      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({
+        status: 0,
+        transaction_status: 'approved',
+        payment_processor: 'checkout',
+      });
       expect(json(paygate(['gateway', 'disable', '--gateway', String(gateway.gateway)]))).toMatchObject({ enabled: false });
       // The running instance keeps a found merchant for PAYGATE_MERCHANT_CACHE_MS (5 s): the change is seen within it.
       await new Promise((resolve) => setTimeout(resolve, 5_200));
-      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({ status: 15, description: `Gateway unavailable: gateway ${String(gateway.gateway)} is disabled` });
+      expect((await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1')).body).toMatchObject({
+        status: 15,
+        description: `Gateway unavailable: gateway ${String(gateway.gateway)} is disabled`,
+      });
       expect(json(paygate(['gateway', 'enable', '--gateway', String(gateway.gateway)]))).toMatchObject({ enabled: true });
       // New credentials: the next request is sent with them.
-      expect(json(paygate(['gateway', 'settings', '--gateway', String(gateway.gateway), '--setting', 'secret_key=sk_sbox_rotated_key_0001']))).toMatchObject({ secret_settings: ['secret_key', 'webhook_secret'] });
+      expect(
+        json(paygate(['gateway', 'settings', '--gateway', String(gateway.gateway), '--setting', 'secret_key=sk_sbox_rotated_key_0001'])),
+      ).toMatchObject({ secret_settings: ['secret_key', 'webhook_secret'] });
       await new Promise((resolve) => setTimeout(resolve, 5_200));
       const refused = await postSigned(child.url, '/api/process', body(), 'late-shop-secret-1');
       expect(refused.body).toMatchObject({ status: 0, transaction_status: 'error', error_code: '401' });

@@ -30,10 +30,30 @@ afterAll(() => {
 describe('paygate CLI', () => {
   it('creates a merchant, prints its JSON, and refuses the same merchant_id again without changing it', () => {
     const env = { PAYGATE_DATA_DIR: tempDir() };
-    const created = paygate(['merchant', 'create', '--merchant-id', 'shop-1', '--secret', 'shop-secret-1', '--application-key', 'shop-app', '--frontend', 'shop.example'], env);
+    const created = paygate(
+      [
+        'merchant',
+        'create',
+        '--merchant-id',
+        'shop-1',
+        '--secret',
+        'shop-secret-1',
+        '--application-key',
+        'shop-app',
+        '--frontend',
+        'shop.example',
+      ],
+      env,
+    );
     expect(created.status, created.stderr).toBe(0);
     const merchant = JSON.parse(created.stdout) as Record<string, string>;
-    expect(merchant).toMatchObject({ merchant_id: 'shop-1', secret: 'shop-secret-1', application_key: 'shop-app', frontend: 'shop.example', currency: 'USD' });
+    expect(merchant).toMatchObject({
+      merchant_id: 'shop-1',
+      secret: 'shop-secret-1',
+      application_key: 'shop-app',
+      frontend: 'shop.example',
+      currency: 'USD',
+    });
     expect(merchant.gateway).toMatch(/^[0-9a-f]{32}$/);
     const again = paygate(['merchant', 'create', '--merchant-id', 'shop-1', '--secret', 'another-secret'], env);
     expect(again.status).toBe(1);
@@ -82,8 +102,12 @@ describe('paygate CLI', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
-    child.stderr.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
     // Each step has its own bound, so a failure names the step and shows what the gateway printed
     // instead of running into the test's time-out.
     const step = <T>(name: string, bound_ms: number, work: Promise<T>): Promise<T> => {
@@ -95,30 +119,57 @@ describe('paygate CLI', () => {
     };
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const demo = await step('demo merchant line', 20_000, new Promise<Record<string, string>>((resolve) => {
-        const look = () => {
-          const match = /Demo sandbox merchant created: (\{.*\})/.exec(output);
-          if (match) resolve(JSON.parse(match[1]!) as Record<string, string>);
-          else setTimeout(look, 50);
-        };
-        look();
-      }));
+      const demo = await step(
+        'demo merchant line',
+        20_000,
+        new Promise<Record<string, string>>((resolve) => {
+          const look = () => {
+            const match = /Demo sandbox merchant created: (\{.*\})/.exec(output);
+            if (match) resolve(JSON.parse(match[1]!) as Record<string, string>);
+            else setTimeout(look, 50);
+          };
+          look();
+        }),
+      );
       const base = `http://127.0.0.1:${port}`;
-      await step('/healthz', 10_000, (async () => {
-        while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
-      })());
+      await step(
+        '/healthz',
+        10_000,
+        (async () => {
+          while (
+            !(await fetch(`${base}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            ))
+          )
+            await new Promise((r) => setTimeout(r, 100));
+        })(),
+      );
       // Notifications to the discard port on loopback: with a host name, the attempt (and with it
       // the gateway's shutdown) would depend on how fast this machine's DNS answers.
       const quiet = { notification_url: 'http://127.0.0.1:9/notify' };
-      const sale = await step('sale of the demo merchant', 10_000, postSigned(base, '/api/process', saleA(demo as never, quiet), demo.secret!));
+      const sale = await step(
+        'sale of the demo merchant',
+        10_000,
+        postSigned(base, '/api/process', saleA(demo as never, quiet), demo.secret!),
+      );
       expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
 
       // Asynchronously: spawnSync would freeze this process's keep-alive sockets for seconds.
-      const created = await step('merchant create while the gateway runs', 30_000, execFileAsync(process.execPath,
-        [...CLI, 'merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-secret-1'],
-        { env: { ...process.env, PAYGATE_DATA_DIR: data_dir }, timeout: 30_000 }));
+      const created = await step(
+        'merchant create while the gateway runs',
+        30_000,
+        execFileAsync(process.execPath, [...CLI, 'merchant', 'create', '--merchant-id', 'late-shop', '--secret', 'late-secret-1'], {
+          env: { ...process.env, PAYGATE_DATA_DIR: data_dir },
+          timeout: 30_000,
+        }),
+      );
       const late = JSON.parse(created.stdout) as Record<string, string>;
-      const late_sale = await step('sale of the merchant created later', 10_000, postSigned(base, '/api/process', saleA(late as never, quiet), late.secret!));
+      const late_sale = await step(
+        'sale of the merchant created later',
+        10_000,
+        postSigned(base, '/api/process', saleA(late as never, quiet), late.secret!),
+      );
       expect(late_sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     } finally {
       child.kill('SIGTERM');

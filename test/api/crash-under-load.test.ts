@@ -31,7 +31,12 @@ const LAST_LIFE_MS = 800;
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The CVVs of the run and the status each is answered with (decisions §7). */
-const OUTCOMES: readonly (readonly [cvv: string, status: string])[] = [['568', 'approved'], ['568', 'approved'], ['801', 'rejected'], ['444', 'error']];
+const OUTCOMES: readonly (readonly [cvv: string, status: string])[] = [
+  ['568', 'approved'],
+  ['568', 'approved'],
+  ['801', 'rejected'],
+  ['444', 'error'],
+];
 
 const cleanups: (() => Promise<void>)[] = [];
 const children: ChildGateway[] = [];
@@ -62,9 +67,15 @@ async function openView(kind: string, env: Record<string, string>): Promise<Data
     const client = new pg.Client({ connectionString: env.DATABASE_URL });
     await client.connect();
     return {
-      transactions: async () => (await client.query('select order_id, trace_id::int as trace_id, status, answer_json from transactions')).rows,
+      transactions: async () =>
+        (await client.query('select order_id, trace_id::int as trace_id, status, answer_json from transactions')).rows,
       notifications: async () => (await client.query('select trace_id::int as trace_id, payload_json from notifications')).rows,
-      duplicateOrders: async () => (await client.query(`select order_id, count(*)::int as n from transactions group by merchant_id, transaction_type, order_id having count(*) > 1`)).rows,
+      duplicateOrders: async () =>
+        (
+          await client.query(
+            `select order_id, count(*)::int as n from transactions group by merchant_id, transaction_type, order_id having count(*) > 1`,
+          )
+        ).rows,
       unrecorded: async () => (await client.query(unrecorded)).rows,
       close: () => client.end(),
     };
@@ -86,8 +97,11 @@ describe.each(storeKinds())('SIGKILL under a load of sales on %s', (kind) => {
     const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-crash-'));
     cleanups.push(async () => fs.rmSync(data_dir, { recursive: true, force: true }));
     const env: Record<string, string> = {
-      PAYGATE_DATA_DIR: data_dir, PAYGATE_LOG_LEVEL: 'warn', PAYGATE_LOG_FILE: path.join(data_dir, 'gateway.log'),
-      PAYGATE_NOTIFY_POLL_MS: '100', PAYGATE_DUE_WORK_POLL_MS: '100',
+      PAYGATE_DATA_DIR: data_dir,
+      PAYGATE_LOG_LEVEL: 'warn',
+      PAYGATE_LOG_FILE: path.join(data_dir, 'gateway.log'),
+      PAYGATE_NOTIFY_POLL_MS: '100',
+      PAYGATE_DUE_WORK_POLL_MS: '100',
     };
     if (kind === 'postgres') {
       const database = await createTestDatabase();
@@ -123,7 +137,9 @@ describe.each(storeKinds())('SIGKILL under a load of sales on %s', (kind) => {
         let text: string;
         try {
           const response = await fetch(`${gateway.url}/api/process`, {
-            method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body),
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           });
           text = await response.text();
@@ -161,8 +177,10 @@ describe.each(storeKinds())('SIGKILL under a load of sales on %s', (kind) => {
     stop = true;
     await load;
 
-    console.log(`[crash under load, ${kind}] ${sent_orders.length} sales sent, ${answered.length} answered with status 0, `
-      + `${refused_connections} cut off by the kills, ${KILLS} kills`);
+    console.log(
+      `[crash under load, ${kind}] ${sent_orders.length} sales sent, ${answered.length} answered with status 0, ` +
+        `${refused_connections} cut off by the kills, ${KILLS} kills`,
+    );
     expect(bad_answers).toBe(0);
     expect(answered.length).toBeGreaterThan(0);
     // Some requests must have met a dead process, or the kills tested nothing.
@@ -172,17 +190,22 @@ describe.each(storeKinds())('SIGKILL under a load of sales on %s', (kind) => {
     cleanups.push(() => view.close());
     try {
       const rows = new Map((await view.transactions()).map((row) => [row.order_id, row]));
-      const notified = new Set((await view.notifications()).map((n) => {
-        const payload = JSON.parse(n.payload_json) as { transaction_status: string };
-        return `${n.trace_id}:${payload.transaction_status}`;
-      }));
+      const notified = new Set(
+        (await view.notifications()).map((n) => {
+          const payload = JSON.parse(n.payload_json) as { transaction_status: string };
+          return `${n.trace_id}:${payload.transaction_status}`;
+        }),
+      );
       for (const sale of answered) {
         const row = rows.get(sale.order_id);
         expect(row, `answered sale ${sale.order_id}`).toBeDefined();
         expect(row!.trace_id).toBe(sale.trace_id);
         expect(row!.status).toBe(sale.transaction_status);
         expect(JSON.parse(row!.answer_json!)).toMatchObject({ trace_id: sale.trace_id, transaction_status: sale.transaction_status });
-        expect(notified.has(`${sale.trace_id}:${sale.transaction_status}`), `notification of ${sale.order_id} (${sale.transaction_status})`).toBe(true);
+        expect(
+          notified.has(`${sale.trace_id}:${sale.transaction_status}`),
+          `notification of ${sale.order_id} (${sale.transaction_status})`,
+        ).toBe(true);
       }
       expect(await view.duplicateOrders()).toEqual([]);
       expect(await view.unrecorded()).toEqual([]);

@@ -21,8 +21,10 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
 
   const post = (body: Record<string, unknown>) => postSigned(gw.url, '/api/direct', body, gw.merchant.secret);
   const stored = (order_id: unknown) => gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'payout', order_id as string);
-  const payloads = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
-    .map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+  const payloads = async (trace_id: number) =>
+    (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).map(
+      (n) => JSON.parse(n.payload_json) as Record<string, unknown>,
+    );
 
   async function waitForStatus(trace_id: number, status: string, timeout_ms = 10_000): Promise<void> {
     const deadline = Date.now() + timeout_ms;
@@ -37,7 +39,8 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
   /** Posts the wallet page's form as the browser would. */
   async function walletAnswer(redirect_url: string, action: string): Promise<Response> {
     return fetch(redirect_url, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ action }).toString(),
     });
@@ -48,21 +51,40 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
     const answer = await post(body);
     expect(answer.http_status).toBe(200);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'approved', transaction_type: 'payout', payment_method: 'bank', payment_processor: 'sandbox',
-      error_code: 0, redirect_url: null, version: '1.2',
+      status: 0,
+      transaction_status: 'approved',
+      transaction_type: 'payout',
+      payment_method: 'bank',
+      payment_processor: 'sandbox',
+      error_code: 0,
+      redirect_url: null,
+      version: '1.2',
     });
     expect(answer.body.error_details).toMatch(/^\[TEST\]/);
     expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
     const row = await stored(body.order_id);
-    expect(row).toMatchObject({ trace_id: answer.body.trace_id, transaction_type: 'payout', payment_method: 'bank', status: 'approved', currency: 'EUR' });
+    expect(row).toMatchObject({
+      trace_id: answer.body.trace_id,
+      transaction_type: 'payout',
+      payment_method: 'bank',
+      status: 'approved',
+      currency: 'EUR',
+    });
     expect(JSON.parse(row!.data_json!)).toEqual({
-      data_account_number: 'DE89370400440532013000', data_bank_code: 'COBADEFF', data_reference: 'invoice 42',
+      data_account_number: 'DE89370400440532013000',
+      data_bank_code: 'COBADEFF',
+      data_reference: 'invoice 42',
     });
     expect(JSON.parse(row!.variables_json!)).toEqual({ variable1: 'v-one', variable2: 'v-two', variable3: 'v-three' });
     const [payload] = await payloads(row!.trace_id);
     expect(payload).toMatchObject({
-      transaction_type: 'payout', transaction_status: 'approved', payment_method: 'bank', order_id: body.order_id,
-      variable1: 'v-one', variable2: 'v-two', variable3: 'v-three',
+      transaction_type: 'payout',
+      transaction_status: 'approved',
+      payment_method: 'bank',
+      order_id: body.order_id,
+      variable1: 'v-one',
+      variable2: 'v-two',
+      variable3: 'v-three',
     });
   });
 
@@ -103,7 +125,10 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       [direct(gw.merchant, { data_note: 'n'.repeat(257) }), 'Invalid field: data_note (expected text of up to 256 characters)'],
       [direct(gw.merchant, { data_note: 12 }), 'Invalid field: data_note (expected text of up to 256 characters)'],
       [direct(gw.merchant, { data_note: 'line\nbreak' }), 'Invalid field: data_note (control characters are not allowed)'],
-      [direct(gw.merchant, Object.fromEntries(Array.from({ length: 19 }, (_, i) => [`data_extra_${i}`, 'x']))), 'Too many data_ fields: at most 20 are accepted'],
+      [
+        direct(gw.merchant, Object.fromEntries(Array.from({ length: 19 }, (_, i) => [`data_extra_${i}`, 'x']))),
+        'Too many data_ fields: at most 20 are accepted',
+      ],
       [without(direct(gw.merchant), 'gateway'), 'Missing required field: gateway'],
       [without(direct(gw.merchant), 'pin'), 'Missing required field: pin'],
       [direct(gw.merchant, { transaction_type: 'refund' }), /^Invalid field: transaction_type \(expected payout or sale/],
@@ -127,7 +152,7 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
   });
 
-  it('refuses a gateway that is not the merchant\'s', async () => {
+  it("refuses a gateway that is not the merchant's", async () => {
     const other = await gw.createMerchant();
     const answer = await post(direct(gw.merchant, { gateway: other.gateway }));
     expect(answer.body.status).toBe(15);
@@ -139,7 +164,12 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
     const first = await post(body);
     const again = await post({ ...body, transaction_type: 'sale', timestamp: nowSeconds() + 1 });
     expect(again.body).toMatchObject({
-      status: 0, trace_id: first.body.trace_id, transaction_status: 'approved', payment_method: 'bank', error_code: 0, transaction_type: 'payout',
+      status: 0,
+      trace_id: first.body.trace_id,
+      transaction_status: 'approved',
+      payment_method: 'bank',
+      error_code: 0,
+      transaction_type: 'payout',
     });
     const changed = await post({ ...body, data_account_number: 'GB29NWBK60161331926819' });
     expect(changed.body).toMatchObject({ status: 12, description: 'Duplicate order_id' });
@@ -195,10 +225,14 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
     });
 
     it('amounts 1400 and 1500 fail at once, without a wallet page', async () => {
-      expect((await post(direct(gw.merchant, { data_method: 'ewallet', amount: 1400 }))).body)
-        .toMatchObject({ transaction_status: 'rejected', redirect_url: null });
-      expect((await post(direct(gw.merchant, { data_method: 'ewallet', amount: 1500 }))).body)
-        .toMatchObject({ transaction_status: 'error', redirect_url: null });
+      expect((await post(direct(gw.merchant, { data_method: 'ewallet', amount: 1400 }))).body).toMatchObject({
+        transaction_status: 'rejected',
+        redirect_url: null,
+      });
+      expect((await post(direct(gw.merchant, { data_method: 'ewallet', amount: 1500 }))).body).toMatchObject({
+        transaction_status: 'error',
+        redirect_url: null,
+      });
     });
 
     it('a wallet token opens no 3-D Secure page, an unknown token no wallet page, a bad action changes nothing', async () => {
@@ -206,9 +240,15 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       const redirect_url = answer.body.redirect_url as string;
       const token = redirect_url.split('/').pop()!;
       expect((await fetch(`${gw.url}/sandbox/3ds/${token}`)).status).toBe(404);
-      expect((await fetch(`${gw.url}/sandbox/3ds/${token}`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve',
-      })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${gw.url}/sandbox/3ds/${token}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'action=approve',
+          })
+        ).status,
+      ).toBe(404);
       expect((await fetch(`${gw.url}/sandbox/wallet/unknown-token-123456`)).status).toBe(404);
       expect((await walletAnswer(redirect_url, 'approve')).status).toBe(400);
       expect(await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number)).toMatchObject({ status: 'pending_async' });

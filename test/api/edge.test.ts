@@ -36,7 +36,9 @@ describe('HTTP edge', () => {
 
   it('answers 400 for a form-encoded body on the API', async () => {
     const response = await fetch(`${gw.url}/api/process`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'merchant_id=x&amount=1',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'merchant_id=x&amount=1',
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ status: 23 });
@@ -80,14 +82,17 @@ describe('HTTP edge', () => {
     expect(await response.json()).toMatchObject({ status: 'ok', store: 'sqlite' });
   });
 
-  it('answers an unknown frontend on every frontend call exactly as another merchant\'s frontend, revealing nothing', async () => {
+  it("answers an unknown frontend on every frontend call exactly as another merchant's frontend, revealing nothing", async () => {
     const other = await gw.createMerchant();
     const now = () => unixSeconds(gw.gateway.clock);
     const calls: [string, (frontend: string) => Record<string, unknown>][] = [
       ['/api/process', (frontend) => saleB(gw.merchant, { frontend, timestamp: now() })],
       ['/api/process', (frontend) => refundC(gw.merchant, 1, { frontend, timestamp: now() })],
       ['/api/process', (frontend) => payoutE(gw.merchant, { frontend, timestamp: now() })],
-      ['/api/transaction-status', (frontend) => ({ merchant_id: gw.merchant.merchant_id, frontend, trace_id: 1, timestamp: now(), version: '1.1' })],
+      [
+        '/api/transaction-status',
+        (frontend) => ({ merchant_id: gw.merchant.merchant_id, frontend, trace_id: 1, timestamp: now(), version: '1.1' }),
+      ],
       ['/api/init-checkout', (frontend) => initCheckout(gw.merchant, 'https://merchant.example', { frontend, timestamp: now() })],
       ['/api/init-pay-out', (frontend) => initPayOut(gw.merchant, 'https://merchant.example', { frontend, timestamp: now() })],
     ];
@@ -132,7 +137,11 @@ describe('HTTP edge', () => {
       // Every path also answers a method it does not take with 405 and Allow: the methods it does take.
       const probe = await fetch(`${gw.url}${url.replace(/:([A-Za-z_]+)/g, 'x')}`, { method: 'PATCH' });
       expect(probe.status, url).toBe(405);
-      const allowed = (probe.headers.get('allow') ?? '').split(',').map((m) => m.trim().toLowerCase()).filter(Boolean).sort();
+      const allowed = (probe.headers.get('allow') ?? '')
+        .split(',')
+        .map((m) => m.trim().toLowerCase())
+        .filter(Boolean)
+        .sort();
       expect(allowed.length, url).toBeGreaterThan(0);
       expect(Object.keys(doc.paths[openapi_path(url)] ?? {}).sort(), url).toEqual(allowed);
     }
@@ -141,8 +150,12 @@ describe('HTTP edge', () => {
     expect(documented.filter((path) => ![...registered].some((url) => openapi_path(url) === path))).toEqual([]);
   });
 
-  it('describes for a client generator: ids, answers, security schemes and the gateway\'s own endpoints', async () => {
-    type Operation = { operationId?: string; security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+  it("describes for a client generator: ids, answers, security schemes and the gateway's own endpoints", async () => {
+    type Operation = {
+      operationId?: string;
+      security?: Record<string, string[]>[];
+      responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+    };
     const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, Operation>>;
       components: { securitySchemes: Record<string, { type: string }>; schemas: Record<string, unknown> };
@@ -168,7 +181,8 @@ describe('HTTP edge', () => {
     for (const path of ['/healthz', '/metrics', '/openapi.json']) expect(doc.paths[path]?.get, path).toBeDefined();
     // Every reference resolves, and every schema compiles as JSON Schema.
     const text = JSON.stringify(doc);
-    for (const [, ref] of text.matchAll(/"\$ref":"#\/components\/schemas\/([A-Za-z]+)"/g)) expect(doc.components.schemas[ref!], ref).toBeDefined();
+    for (const [, ref] of text.matchAll(/"\$ref":"#\/components\/schemas\/([A-Za-z]+)"/g))
+      expect(doc.components.schemas[ref!], ref).toBeDefined();
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
     ajv.addSchema(doc.components.schemas.Envelope as object, '#/components/schemas/Envelope');
@@ -183,7 +197,10 @@ describe('HTTP edge', () => {
   });
 
   it('serves an OpenAPI document of every endpoint from the route schemas', async () => {
-    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { anyOf?: unknown[] } }> } }>> };
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { anyOf?: unknown[] } }> } }>>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     for (const path of ['/api/process', '/api/tokenize', '/api/transaction-status', '/sandbox/3ds/{token}', '/sandbox/clock']) {
       expect(doc.paths[path], path).toBeDefined();
@@ -239,9 +256,14 @@ describe.runIf(storeKinds().includes('postgres'))('connections cut by PostgreSQL
     const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
     await admin.connect();
     try {
-      const burst = Array.from({ length: 40 }, (_, i) => postSigned(gw.url, '/api/process', saleA(gw.merchant, { order_id: `cut-${i}` }), gw.merchant.secret));
+      const burst = Array.from({ length: 40 }, (_, i) =>
+        postSigned(gw.url, '/api/process', saleA(gw.merchant, { order_id: `cut-${i}` }), gw.merchant.secret),
+      );
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const { rows } = await admin.query('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+      const { rows } = await admin.query(
+        'select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+        [database],
+      );
       expect((rows[0] as { n: number }).n).toBeGreaterThan(0);
       const answers = await Promise.all(burst);
       for (const answer of answers) {

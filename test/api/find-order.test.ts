@@ -8,7 +8,14 @@ import { FIND_ORDER_FIELDS } from '../../src/operations/find-order.js';
 import { postJson, postSigned } from '../support/client.js';
 import { orderId } from '../support/bodies.js';
 import {
-  CashierCustomer, findOrderBody, gatewayNow, initCheckout, initPayOutOrder, openSession, textOf, withGatewayAndShop,
+  CashierCustomer,
+  findOrderBody,
+  gatewayNow,
+  initCheckout,
+  initPayOutOrder,
+  openSession,
+  textOf,
+  withGatewayAndShop,
 } from '../support/cashier.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.js';
 import type { MerchantReceiver } from '../support/merchant-receiver.js';
@@ -23,13 +30,19 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
   withGatewayAndShop(kind, [], (started) => ({ gw, shop } = started));
 
   const find = (gateway: TestGateway, order_id: string, overrides: Record<string, unknown> = {}) =>
-    postSigned(gateway.url, '/api/find-order', findOrderBody(gateway.merchant, order_id, { timestamp: gatewayNow(gateway), ...overrides }), gateway.merchant.secret);
+    postSigned(
+      gateway.url,
+      '/api/find-order',
+      findOrderBody(gateway.merchant, order_id, { timestamp: gatewayNow(gateway), ...overrides }),
+      gateway.merchant.secret,
+    );
 
   /** Opens an order and logs a customer in; returns the customer on the payment form. */
   async function openOrder(gateway: TestGateway, path = '/api/init-checkout', overrides: Record<string, unknown> = {}) {
-    const body = path === '/api/init-checkout'
-      ? initCheckout(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides })
-      : initPayOutOrder(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides });
+    const body =
+      path === '/api/init-checkout'
+        ? initCheckout(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides })
+        : initPayOutOrder(gateway.merchant, shop.url, { timestamp: gatewayNow(gateway), ...overrides });
     const answer = await openSession(gateway, path, body, gateway.merchant);
     expect(answer.body.status).toBe(0);
     const customer = new CashierCustomer(gateway.url);
@@ -48,7 +61,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     return customer.get(posted.location!);
   }
 
-  it('1: an unknown order_id, and another merchant\'s order, get the same answer: only the envelope', async () => {
+  it("1: an unknown order_id, and another merchant's order, get the same answer: only the envelope", async () => {
     const unknown = await find(gw, orderId('nope'));
     expect(unknown.body).toMatchObject({ status: 1, description: 'Order not found', version: '1.1' });
     expect(Object.keys(unknown.body).sort()).toEqual(ENVELOPE_ONLY);
@@ -76,7 +89,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect((await find(gw, order_id)).body).toMatchObject({ status: 3 });
   });
 
-  it('0: an approved order answers the transaction\'s details; a declined attempt before it does not count', async () => {
+  it("0: an approved order answers the transaction's details; a declined attempt before it does not count", async () => {
     const { order_id, auth_token, customer, page } = await openOrder(gw, '/api/init-checkout', { variable1: 'alpha', variable2: 'beta' });
     const declined = await attempt(customer, '000');
     expect(textOf(declined.text)).toContain('Payment declined');
@@ -86,10 +99,28 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect(textOf(approved.text)).toContain('Payment approved');
     const answer = await find(gw, order_id);
     expect(answer.body).toMatchObject({
-      status: 0, description: 'Order found', order_status: 'approved', transaction_type: 'sale', transaction_status: 'approved',
-      order_id, frontend: gw.merchant.frontend, merchant_id: gw.merchant.merchant_id, amount: 1999, currency: 'USD', charge_amount: 1999,
-      charge_currency: 'USD', payment_method: 'card', payment_processor: 'sandbox', card_number: '411111******1111', card_type: 'VISA',
-      card_exp: '12/2035', auth_token, error_code: '0', variable1: 'alpha', variable2: 'beta', version: '1.1',
+      status: 0,
+      description: 'Order found',
+      order_status: 'approved',
+      transaction_type: 'sale',
+      transaction_status: 'approved',
+      order_id,
+      frontend: gw.merchant.frontend,
+      merchant_id: gw.merchant.merchant_id,
+      amount: 1999,
+      currency: 'USD',
+      charge_amount: 1999,
+      charge_currency: 'USD',
+      payment_method: 'card',
+      payment_processor: 'sandbox',
+      card_number: '411111******1111',
+      card_type: 'VISA',
+      card_exp: '12/2035',
+      auth_token,
+      error_code: '0',
+      variable1: 'alpha',
+      variable2: 'beta',
+      version: '1.1',
     });
     expect(answer.body.trace_id).toEqual(expect.any(Number));
     expect(answer.body.transaction_id).toMatch(/^sbx_/);
@@ -106,7 +137,11 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     // The order is closed: the cashier takes no further payment for it.
     const again = await customer.get('/cashier');
     expect(textOf(again.text)).toContain('This order is paid');
-    const forced = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' }, page.text);
+    const forced = await customer.post(
+      '/cashier/pay',
+      { method: 'card', card_number: '4111111111111111', card_exp: '12/35', cvv: '568' },
+      page.text,
+    );
     expect(textOf(forced.text)).toContain('This order is paid');
     const row = await gw.gateway.deps.store.cashier.findSessionByOrder(gw.merchant.merchant_id, order_id);
     expect(await gw.gateway.deps.store.cashier.listTransactions(row!.session_id)).toHaveLength(2);
@@ -118,7 +153,12 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     const paid = await customer.post('/cashier/pay', { method: 'card', card_number: '4111111111111111', card_exp: '12/35' }, form.text);
     expect(textOf(paid.text)).toContain('Withdrawal approved');
     expect((await find(gw, order_id)).body).toMatchObject({
-      status: 0, order_status: 'approved', transaction_type: 'payout', transaction_status: 'approved', amount: 4200, order_id,
+      status: 0,
+      order_status: 'approved',
+      transaction_type: 'payout',
+      transaction_status: 'approved',
+      amount: 4200,
+      order_id,
     });
   });
 
@@ -152,7 +192,9 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect((await find(gw, order_id, { application_key: gw.merchant.application_key })).body).toMatchObject({ status: 3 });
     expect((await find(gw, order_id, { application_key: 'not-ours' })).body).toMatchObject({ status: 3 });
     // A valid application_key does not stand in for an unknown frontend.
-    expect((await find(gw, order_id, { application_key: gw.merchant.application_key, frontend: 'not-ours' })).body).toMatchObject({ status: 11 });
+    expect((await find(gw, order_id, { application_key: gw.merchant.application_key, frontend: 'not-ours' })).body).toMatchObject({
+      status: 11,
+    });
   });
 
   it('time limit (sandbox clock): 4 with no transaction; the latest declined one after only declines; a pending one, then its late approval', async () => {
@@ -175,8 +217,11 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       expect(moved.http_status).toBe(200);
       // Due work closes the orders from the database.
       const store = clock_gw.gateway.deps.store;
-      await waitUntil(async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, empty.order_id))?.order_status === 'rejected',
-        'due work to close the empty order', 5000);
+      await waitUntil(
+        async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, empty.order_id))?.order_status === 'rejected',
+        'due work to close the empty order',
+        5000,
+      );
 
       const timed_out = await find(clock_gw, empty.order_id);
       expect(timed_out.body).toMatchObject({ status: 4, description: 'Order timed out with no transactions' });
@@ -184,7 +229,11 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
 
       const declined = await find(clock_gw, declines.order_id);
       expect(declined.body).toMatchObject({
-        status: 0, order_status: 'rejected', transaction_status: 'rejected', error_code: '1', order_id: declines.order_id,
+        status: 0,
+        order_status: 'rejected',
+        transaction_status: 'rejected',
+        error_code: '1',
+        order_id: declines.order_id,
       });
       // The latest of the two declines (801), not the first (000).
       expect(declined.body.error_details).toMatch(/Insufficient funds/);
@@ -196,9 +245,16 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       expect(textOf((await pending.customer.get('/cashier')).text)).toContain('This order has expired');
 
       await postJson(clock_gw.url, '/sandbox/clock', { advance_seconds: 400 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
-      await waitUntil(async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, pending.order_id))?.order_status === 'approved',
-        'the late approval to reach the order', 5000);
-      expect((await find(clock_gw, pending.order_id)).body).toMatchObject({ status: 0, order_status: 'approved', transaction_status: 'approved' });
+      await waitUntil(
+        async () => (await store.cashier.findSessionByOrder(clock_gw.merchant.merchant_id, pending.order_id))?.order_status === 'approved',
+        'the late approval to reach the order',
+        5000,
+      );
+      expect((await find(clock_gw, pending.order_id)).body).toMatchObject({
+        status: 0,
+        order_status: 'approved',
+        transaction_status: 'approved',
+      });
     } finally {
       await clock_gw.close();
     }

@@ -18,7 +18,10 @@ import { type MerchantReceiver, startMerchantReceiver } from '../support/merchan
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ http_status: number; body: Record<string, unknown>; text: string }> {
+async function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ http_status: number; body: Record<string, unknown>; text: string }> {
   const response = await fetch(url, { headers });
   const text = await response.text();
   let body: Record<string, unknown>;
@@ -53,7 +56,10 @@ function expectPositive(body: Record<string, unknown>, what: string): void {
 /** The characters an attacker reaches for: NUL, other controls, lone surrogates, and some honest ones. */
 const hostileText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 60 }),
-  fc.string({ unit: fc.constantFrom('\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\ud800', '\udfff', 'a', ' ', '%', '\'', '"', '\\', '😀'), maxLength: 60 }),
+  fc.string({
+    unit: fc.constantFrom('\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\ud800', '\udfff', 'a', ' ', '%', "'", '"', '\\', '😀'),
+    maxLength: 60,
+  }),
   fc.constantFrom('\u0000', 'demo\u0000merchant', '\ud800', 'x'.repeat(51), ' ', '   ', ''),
 );
 
@@ -71,7 +77,11 @@ describe.each(storeKinds())('hostile text in identifying fields on %s', (kind) =
     expect(signed.http_status).toBe(200);
     expect(signed.body).toMatchObject({ status: 10, description: 'Invalid field: merchant_id (control characters are not allowed)' });
     const body = { ...gw.merchant, merchant_id: 'demo\u0000merchant' };
-    const post = await v13(gw.url, 'POST', '/api/v1.3/subscription-plan', body, { name: 'x', prices: [{ amount: 1, currency: 'USD' }], billing_cycle: 'monthly' });
+    const post = await v13(gw.url, 'POST', '/api/v1.3/subscription-plan', body, {
+      name: 'x',
+      prices: [{ amount: 1, currency: 'USD' }],
+      billing_cycle: 'monthly',
+    });
     expect(post.body).toMatchObject({ status: 10, description: 'Invalid field: merchant_id (control characters are not allowed)' });
     const get = await v13(gw.url, 'GET', '/api/v1.3/subscription-plan', body);
     expect(get.body).toMatchObject({ status: 10 });
@@ -84,8 +94,12 @@ describe.each(storeKinds())('hostile text in identifying fields on %s', (kind) =
     const nul = '%00';
     const surrogate = '%ED%A0%80'; // a lone surrogate in UTF-8 form: not valid percent-encoded UTF-8
     const operator = [
-      `/operator/gateways/abc${nul}`, `/operator/merchants/demo${nul}/routing-rules`, `/operator/merchants/x${nul}/applications/y/frame-origins`,
-      `/operator/payouts/1${nul}`, `/operator/subscriptions/sub${nul}/notifications`, `/operator/gateways?merchant_id=a${nul}`,
+      `/operator/gateways/abc${nul}`,
+      `/operator/merchants/demo${nul}/routing-rules`,
+      `/operator/merchants/x${nul}/applications/y/frame-origins`,
+      `/operator/payouts/1${nul}`,
+      `/operator/subscriptions/sub${nul}/notifications`,
+      `/operator/gateways?merchant_id=a${nul}`,
       `/operator/merchants/demo${nul}/v13-body-signature`,
     ];
     for (const path of operator) {
@@ -101,31 +115,73 @@ describe.each(storeKinds())('hostile text in identifying fields on %s', (kind) =
       expect(await response.text(), path).toMatch(/Link not valid/);
     }
     const bad_url = await getJson(`${gw.url}/operator/gateways/${surrogate}`, admin);
-    expect(bad_url).toMatchObject({ http_status: 400, body: { status: 27, description: 'Malformed URL: not valid percent-encoded UTF-8' } });
+    expect(bad_url).toMatchObject({
+      http_status: 400,
+      body: { status: 27, description: 'Malformed URL: not valid percent-encoded UTF-8' },
+    });
     const webhook = await fetch(`${gw.url}/webhooks/checkout/${'a'.repeat(31)}${nul}`, { method: 'POST', body: '{}' });
     expect(webhook.status).toBeLessThan(500);
   });
 
   it('property: arbitrary strings in every identifying field never get a negative status', async () => {
-    const fields = ['merchant_id', 'application_key', 'frontend', 'order_id', 'gateway', 'pin', 'first_name', 'variable1', 'reference_id', 'card_token'];
-    await fc.assert(fc.asyncProperty(fc.constantFrom(...fields), hostileText, async (field, value) => {
-      const body = field === 'card_token'
-        ? { merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, transaction_type: 'sale', order_id: orderId(),
-          amount: 100, currency: 'USD', card_token: value, pin: 'cust-1', requester_ip: '203.0.113.7', country: 'GB',
-          return_url: 'https://shop.example/r', notification_url: 'https://shop.example/n', timestamp: nowSeconds(), version: '1.2' }
-        : field === 'reference_id' ? { ...saleA(gw.merchant), transaction_type: 'refund', reference_id: value } : saleA(gw.merchant, { [field]: value });
-      const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
-      expect(answer.http_status).toBe(200);
-      expect(answer.body.status as number, JSON.stringify({ field, value, answer: answer.body })).toBeGreaterThanOrEqual(0);
-      for (const [path, query] of [['/api/v1.3/subscription-plan', { merchant_id: value }], ['/api/v1.3/subscription', { cid: value }]] as const) {
-        const v = await v13(gw.url, 'GET', path, { ...gw.merchant, ...('merchant_id' in query ? { merchant_id: query.merchant_id } : {}) }, 'cid' in query ? { cid: query.cid } : {});
-        expect(v.body.status as number, JSON.stringify({ path, value, answer: v.body })).toBeGreaterThanOrEqual(0);
-      }
-      const plan = await v13(gw.url, 'GET', `/api/v1.3/subscription-plan/${pathSegment(value)}`, gw.merchant);
-      expect(plan.body.status as number, JSON.stringify(plan.body)).toBeGreaterThanOrEqual(0);
-      const operator = await getJson(`${gw.url}/operator/merchants/${pathSegment(value)}/routing-rules`, admin);
-      expect(operator.http_status, operator.text).toBeLessThan(500);
-    }), { numRuns: 60 });
+    const fields = [
+      'merchant_id',
+      'application_key',
+      'frontend',
+      'order_id',
+      'gateway',
+      'pin',
+      'first_name',
+      'variable1',
+      'reference_id',
+      'card_token',
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fields), hostileText, async (field, value) => {
+        const body =
+          field === 'card_token'
+            ? {
+                merchant_id: gw.merchant.merchant_id,
+                application_key: gw.merchant.application_key,
+                transaction_type: 'sale',
+                order_id: orderId(),
+                amount: 100,
+                currency: 'USD',
+                card_token: value,
+                pin: 'cust-1',
+                requester_ip: '203.0.113.7',
+                country: 'GB',
+                return_url: 'https://shop.example/r',
+                notification_url: 'https://shop.example/n',
+                timestamp: nowSeconds(),
+                version: '1.2',
+              }
+            : field === 'reference_id'
+              ? { ...saleA(gw.merchant), transaction_type: 'refund', reference_id: value }
+              : saleA(gw.merchant, { [field]: value });
+        const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
+        expect(answer.http_status).toBe(200);
+        expect(answer.body.status as number, JSON.stringify({ field, value, answer: answer.body })).toBeGreaterThanOrEqual(0);
+        for (const [path, query] of [
+          ['/api/v1.3/subscription-plan', { merchant_id: value }],
+          ['/api/v1.3/subscription', { cid: value }],
+        ] as const) {
+          const v = await v13(
+            gw.url,
+            'GET',
+            path,
+            { ...gw.merchant, ...('merchant_id' in query ? { merchant_id: query.merchant_id } : {}) },
+            'cid' in query ? { cid: query.cid } : {},
+          );
+          expect(v.body.status as number, JSON.stringify({ path, value, answer: v.body })).toBeGreaterThanOrEqual(0);
+        }
+        const plan = await v13(gw.url, 'GET', `/api/v1.3/subscription-plan/${pathSegment(value)}`, gw.merchant);
+        expect(plan.body.status as number, JSON.stringify(plan.body)).toBeGreaterThanOrEqual(0);
+        const operator = await getJson(`${gw.url}/operator/merchants/${pathSegment(value)}/routing-rules`, admin);
+        expect(operator.http_status, operator.text).toBeLessThan(500);
+      }),
+      { numRuns: 60 },
+    );
     // Nothing above was an internal error: the log holds no stack trace.
     expect(fs.readFileSync(gw.log_file, 'utf8')).not.toMatch(/"level":50/);
   });
@@ -155,13 +211,23 @@ describe.each(storeKinds())('text rules of the fields on %s (docs/limits.md §2)
       expect(answer.body, `${field}=${JSON.stringify(value)}`).toMatchObject({ status: 10, description });
       expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
       // Nothing was stored: the same order_id with valid content is a new sale.
-      const retry = await postSigned(gw.url, '/api/process', { ...body, [field]: field.startsWith('variable') ? 'ok' : 'Fine' }, gw.merchant.secret);
+      const retry = await postSigned(
+        gw.url,
+        '/api/process',
+        { ...body, [field]: field.startsWith('variable') ? 'ok' : 'Fine' },
+        gw.merchant.secret,
+      );
       expect(retry.body, field).toMatchObject({ status: 0, transaction_status: 'approved' });
     }
   });
 
   it('lengths count characters, not UTF-16 units: n emoji are taken and stored as sent, n+1 refused', async () => {
-    for (const [field, max] of [['first_name', 25], ['city', 50], ['order_id', 50], ['variable1', 256]] as const) {
+    for (const [field, max] of [
+      ['first_name', 25],
+      ['city', 50],
+      ['order_id', 50],
+      ['variable1', 256],
+    ] as const) {
       const fits = '😀'.repeat(max);
       const accepted = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { [field]: fits }), gw.merchant.secret);
       expect(accepted.body, `${field} × ${max}`).toMatchObject({ status: 0 });
@@ -187,13 +253,21 @@ describe.each(storeKinds())('merchant URLs in live mode, when the request arrive
 
   it('refuses notification_url and return_url on loopback, private or link-local hosts with status 10; nothing is stored', async () => {
     for (const [field, url] of [
-      ['notification_url', 'http://127.0.0.1:8080/notify'], ['notification_url', 'http://localhost/notify'], ['notification_url', 'http://[::1]/n'],
-      ['notification_url', 'http://169.254.169.254/latest'], ['return_url', 'https://10.1.2.3/back'], ['return_url', 'http://app.localhost/back'],
-      ['notification_url', 'http://2130706433/n'], ['notification_url', 'http://[::ffff:192.168.0.1]/n'],
+      ['notification_url', 'http://127.0.0.1:8080/notify'],
+      ['notification_url', 'http://localhost/notify'],
+      ['notification_url', 'http://[::1]/n'],
+      ['notification_url', 'http://169.254.169.254/latest'],
+      ['return_url', 'https://10.1.2.3/back'],
+      ['return_url', 'http://app.localhost/back'],
+      ['notification_url', 'http://2130706433/n'],
+      ['notification_url', 'http://[::ffff:192.168.0.1]/n'],
     ] as const) {
       const body = saleB(gw.merchant, { [field]: url });
       const answer = await postSigned(gw.url, '/api/process', body, gw.merchant.secret);
-      expect(answer.body, url).toMatchObject({ status: 10, description: `Invalid field: ${field} (a loopback, private or link-local address)` });
+      expect(answer.body, url).toMatchObject({
+        status: 10,
+        description: `Invalid field: ${field} (a loopback, private or link-local address)`,
+      });
       expect(await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toBeNull();
     }
     // A cashier session's description fits its 75 characters.
@@ -201,7 +275,12 @@ describe.each(storeKinds())('merchant URLs in live mode, when the request arrive
     expect(session.body).toMatchObject({ status: 10 });
     expect((session.body.description as string).length).toBeLessThanOrEqual(75);
     // A public URL passes this check (and meets the next one: no gateway yet in live mode).
-    const public_url = await postSigned(gw.url, '/api/process', saleB(gw.merchant, { notification_url: 'https://shop.example/notify' }), gw.merchant.secret);
+    const public_url = await postSigned(
+      gw.url,
+      '/api/process',
+      saleB(gw.merchant, { notification_url: 'https://shop.example/notify' }),
+      gw.merchant.secret,
+    );
     expect(public_url.body).toMatchObject({ status: 15 });
   });
 });
@@ -221,9 +300,16 @@ describe.each(storeKinds())('v1.3 header replay on %s', (kind) => {
   }
 
   /** Sends a POST with the given header and body as a third party would: the observed header, its own body. */
-  async function replay(path: string, header: string, body: Record<string, unknown>, extra: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  async function replay(
+    path: string,
+    header: string,
+    body: Record<string, unknown>,
+    extra: Record<string, string> = {},
+  ): Promise<Record<string, unknown>> {
     const response = await fetch(`${gw.url}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'gt-authentication': header, ...extra }, body: JSON.stringify(body),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'gt-authentication': header, ...extra },
+      body: JSON.stringify(body),
     });
     return (await response.json()) as Record<string, unknown>;
   }
@@ -234,15 +320,37 @@ describe.each(storeKinds())('v1.3 header replay on %s', (kind) => {
     const header = gtRequestHeader(merchant.merchant_id, merchant.application_key, timestamp, merchant.secret);
     const auth = { merchant_id: merchant.merchant_id, application_key: merchant.application_key, timestamp, version: 'v1.3' };
     const before = await reuseCount();
-    const first = await replay('/api/v1.3/subscription-plan', header, { ...auth, name: 'Honest', prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' });
+    const first = await replay('/api/v1.3/subscription-plan', header, {
+      ...auth,
+      name: 'Honest',
+      prices: [{ amount: 100, currency: 'USD' }],
+      billing_cycle: 'monthly',
+    });
     expect(first).toMatchObject({ status: 0 });
-    const again = await replay('/api/v1.3/subscription-plan', header, { ...auth, name: 'Honest', prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' });
+    const again = await replay('/api/v1.3/subscription-plan', header, {
+      ...auth,
+      name: 'Honest',
+      prices: [{ amount: 100, currency: 'USD' }],
+      billing_cycle: 'monthly',
+    });
     expect(again).toMatchObject({ status: 0 });
     expect(await reuseCount()).toBe(before); // the same body again is a retry, not a replay
-    const other = await replay('/api/v1.3/subscription-plan', header, { ...auth, name: 'Replayed', prices: [{ amount: 1, currency: 'USD' }], billing_cycle: 'monthly' });
+    const other = await replay('/api/v1.3/subscription-plan', header, {
+      ...auth,
+      name: 'Replayed',
+      prices: [{ amount: 1, currency: 'USD' }],
+      billing_cycle: 'monthly',
+    });
     expect(other).toMatchObject({ status: 0 });
     expect(await reuseCount()).toBe(before + 1);
-    const line = await waitUntil(() => fs.readFileSync(gw.log_file, 'utf8').split('\n').find((l) => l.includes('seen again with another body')), 'the warning');
+    const line = await waitUntil(
+      () =>
+        fs
+          .readFileSync(gw.log_file, 'utf8')
+          .split('\n')
+          .find((l) => l.includes('seen again with another body')),
+      'the warning',
+    );
     expect(JSON.parse(line)).toMatchObject({ merchant_id: merchant.merchant_id, route: '/api/v1.3/subscription-plan', refused: false });
   });
 
@@ -251,10 +359,14 @@ describe.each(storeKinds())('v1.3 header replay on %s', (kind) => {
     const plan = await createPlanVia(gw.url, merchant);
     const plan_id = plan.plan_id as string;
     const switched = await fetch(`${gw.url}/operator/merchants/${merchant.merchant_id}/v13-body-signature`, {
-      method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ required: true }),
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ required: true }),
     });
     expect(await switched.json()).toMatchObject({ status: 0, required: true });
-    expect((await getJson(`${gw.url}/operator/merchants/${merchant.merchant_id}/v13-body-signature`, admin)).body).toMatchObject({ required: true });
+    expect((await getJson(`${gw.url}/operator/merchants/${merchant.merchant_id}/v13-body-signature`, admin)).body).toMatchObject({
+      required: true,
+    });
 
     // Without the second header: refused, by name.
     const bare = await v13(gw.url, 'GET', `/api/v1.3/subscription-plan/${plan_id}`, merchant);
@@ -264,18 +376,30 @@ describe.each(storeKinds())('v1.3 header replay on %s', (kind) => {
     expect(read.body).toMatchObject({ status: 0, plan_id });
     const timestamp = nowSeconds();
     const header = gtRequestHeader(merchant.merchant_id, merchant.application_key, timestamp, merchant.secret);
-    const body = { merchant_id: merchant.merchant_id, application_key: merchant.application_key, timestamp, version: 'v1.3', name: 'Renamed' };
+    const body = {
+      merchant_id: merchant.merchant_id,
+      application_key: merchant.application_key,
+      timestamp,
+      version: 'v1.3',
+      name: 'Renamed',
+    };
     const path = `/api/v1.3/subscription-plan/${plan_id}`;
     const text = JSON.stringify(body);
     const put = await fetch(`${gw.url}${path}`, {
-      method: 'PUT', body: text,
-      headers: { 'content-type': 'application/json', 'gt-authentication': header, 'gt-body-signature': gtBodySignature('PUT', path, text, merchant.secret) },
+      method: 'PUT',
+      body: text,
+      headers: {
+        'content-type': 'application/json',
+        'gt-authentication': header,
+        'gt-body-signature': gtBodySignature('PUT', path, text, merchant.secret),
+      },
     });
     expect(await put.json()).toMatchObject({ status: 0 });
     // The observed headers replayed with another body (a plan deleted): refused, the plan unchanged.
     const observed = gtBodySignature('PUT', path, text, merchant.secret);
     const replayed = await fetch(`${gw.url}${path}`, {
-      method: 'PUT', body: JSON.stringify({ ...body, subscription_plan_status: 'deleted' }),
+      method: 'PUT',
+      body: JSON.stringify({ ...body, subscription_plan_status: 'deleted' }),
       headers: { 'content-type': 'application/json', 'gt-authentication': header, 'gt-body-signature': observed },
     });
     expect(await replayed.json()).toMatchObject({ status: 2, description: 'Invalid signature (Gt-Body-Signature header)' });
@@ -283,7 +407,9 @@ describe.each(storeKinds())('v1.3 header replay on %s', (kind) => {
     expect(after.body).toMatchObject({ status: 0, name: 'Renamed', subscription_plan_status: 'active' });
     // Switched off: the spec's rule again.
     await fetch(`${gw.url}/operator/merchants/${merchant.merchant_id}/v13-body-signature`, {
-      method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ required: false }),
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ required: false }),
     });
     expect((await v13(gw.url, 'GET', path, merchant)).body).toMatchObject({ status: 0 });
   });
@@ -332,7 +458,9 @@ describe('the operator token never in a query string', () => {
     for (const name of ['access_token', 'token', 'api_key', 'admin_token', 'Authorization']) {
       const answer = await getJson(`${gw.url}/operator/gateways?${name}=${ADMIN_TOKEN}`);
       expect(answer.http_status, name).toBe(401);
-      expect(answer.body.description, name).toBe(`Credentials are not accepted in the query string (${name}): send Authorization: Bearer <token>`);
+      expect(answer.body.description, name).toBe(
+        `Credentials are not accepted in the query string (${name}): send Authorization: Bearer <token>`,
+      );
       const with_header = await getJson(`${gw.url}/operator/gateways?${name}=${ADMIN_TOKEN}`, admin);
       expect(with_header.http_status, name).toBe(401);
     }
@@ -386,7 +514,10 @@ describe('slow clients and oversize requests', () => {
       socket.on('close', () => clearInterval(drip));
     });
     expect(result.text).toMatch(/^HTTP\/1\.1 408 /);
-    expect(envelopeOf(result.text)).toMatchObject({ status: 25, description: 'Request timeout: headers and body must arrive within 2 seconds' });
+    expect(envelopeOf(result.text)).toMatchObject({
+      status: 25,
+      description: 'Request timeout: headers and body must arrive within 2 seconds',
+    });
     expect(result.closed_after_ms).toBeLessThan(10_000);
   });
 
@@ -405,11 +536,16 @@ describe('slow clients and oversize requests', () => {
   });
 
   it('answers 431 and 414 with the envelope', async () => {
-    const big = await rawExchange(gw.url, (socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    const big = await rawExchange(gw.url, (socket) =>
+      socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
     expect(big.text).toMatch(/^HTTP\/1\.1 431 /);
     expect(envelopeOf(big.text)).toMatchObject({ status: 26 });
     const long = await getJson(`${gw.url}/operator/gateways/${'a'.repeat(300)}`, admin);
-    expect(long).toMatchObject({ http_status: 414, body: { status: 27, description: 'URL too long: a path parameter is over 200 characters' } });
+    expect(long).toMatchObject({
+      http_status: 414,
+      body: { status: 27, description: 'URL too long: a path parameter is over 200 characters' },
+    });
   });
 });
 
@@ -436,8 +572,11 @@ describe('many notifications in flight at once', () => {
         await new Promise((resolve) => setTimeout(resolve, 400));
         return signedReply(gw.merchant.secret);
       });
-      const sales = await Promise.all(Array.from({ length: 30 }, () => postSigned(gw.url, '/api/process',
-        saleA(gw.merchant, { notification_url: `${receiver.url}/slow` }), gw.merchant.secret)));
+      const sales = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          postSigned(gw.url, '/api/process', saleA(gw.merchant, { notification_url: `${receiver.url}/slow` }), gw.merchant.secret),
+        ),
+      );
       expect(sales.every((sale) => sale.body.status === 0)).toBe(true);
       await waitUntil(() => receiver.requestsTo('/slow').length >= 30, 'the 30 notifications');
       expect(held).toBeGreaterThanOrEqual(30);
@@ -455,7 +594,13 @@ describe('the master key file', () => {
     const beside = await startTestGateway('sqlite', { env: { PAYGATE_ENV: 'live' } });
     try {
       expect(fs.existsSync(path.join(beside.data_dir, 'master.key'))).toBe(true);
-      const line = await waitUntil(() => logText(beside).split('\n').find((l) => l.includes('master key file is beside the database')), 'the warning');
+      const line = await waitUntil(
+        () =>
+          logText(beside)
+            .split('\n')
+            .find((l) => l.includes('master key file is beside the database')),
+        'the warning',
+      );
       expect(JSON.parse(line)).toMatchObject({ level: 40, key_file: path.join(beside.data_dir, 'master.key') });
     } finally {
       await beside.close();
@@ -467,7 +612,10 @@ describe('the master key file', () => {
       expect(fs.existsSync(path.join(apart.data_dir, 'master.key'))).toBe(false);
       expect(fs.readFileSync(key_file, 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
       expect(fs.statSync(key_file).mode & 0o777).toBe(0o600);
-      const log = await waitUntil(() => (logText(apart).includes('paygate listening') ? logText(apart) : undefined), 'the start in the log');
+      const log = await waitUntil(
+        () => (logText(apart).includes('paygate listening') ? logText(apart) : undefined),
+        'the start in the log',
+      );
       expect(log).not.toContain('master key file is beside the database');
     } finally {
       await apart.close();

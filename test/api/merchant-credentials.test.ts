@@ -8,7 +8,12 @@ import fs from 'node:fs';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../../src/domain/merchants.js';
-import { rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification, setMerchantDisabled } from '../../src/operations/merchant-credentials.js';
+import {
+  rollMerchantSecret,
+  SECRET_GRACE_MAX_S,
+  sendTestNotification,
+  setMerchantDisabled,
+} from '../../src/operations/merchant-credentials.js';
 import { saleA } from '../support/bodies.js';
 import { CashierCustomer, gatewayNow, initCheckout, openSession, textOf } from '../support/cashier.js';
 import { postJson, signed } from '../support/client.js';
@@ -24,7 +29,11 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const UNKNOWN = 'Authentication failed: unknown merchant_id, application_key or frontend';
 
 async function operator(gw: TestGateway, method: 'POST' | 'PUT', path: string, body: unknown, headers: Record<string, string> = admin) {
-  const response = await fetch(`${gw.url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(`${gw.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { http_status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -43,7 +52,11 @@ function testNotification(gw: TestGateway, merchant_id: string, body: unknown) {
 /** Rolls with a grace and answers the new secret (status 0 checked). */
 async function rolled(gw: TestGateway, merchant: CreatedMerchant, grace_seconds: number): Promise<string> {
   const answer = await roll(gw, merchant.merchant_id, { grace_seconds });
-  expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0, merchant_id: merchant.merchant_id, secret: expect.any(String) });
+  expect(answer.body, JSON.stringify(answer.body)).toMatchObject({
+    status: 0,
+    merchant_id: merchant.merchant_id,
+    secret: expect.any(String),
+  });
   return answer.body.secret as string;
 }
 
@@ -57,7 +70,10 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
   let receiver: MerchantReceiver;
   beforeAll(async () => {
     // Resends after a second, so a notification that failed goes out again within the test.
-    [gw, receiver] = await Promise.all([startTestGateway(kind, { env: { PAYGATE_NOTIFY_RETRY_SECONDS: '1', PAYGATE_NOTIFY_POLL_MS: '50' } }), startMerchantReceiver()]);
+    [gw, receiver] = await Promise.all([
+      startTestGateway(kind, { env: { PAYGATE_NOTIFY_RETRY_SECONDS: '1', PAYGATE_NOTIFY_POLL_MS: '50' } }),
+      startMerchantReceiver(),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([gw?.close(), receiver?.close()]);
@@ -65,10 +81,22 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
 
   /** POST /api/tokenize signed with `secret`, stamped with the gateway's clock (the sandbox clock moves in these tests). */
   function tokenize(merchant: CreatedMerchant, secret: string) {
-    return postJson(gw.url, '/api/tokenize', signed({
-      merchant_id: merchant.merchant_id, application_key: merchant.application_key, pin: 'cust-42', card_number: '4111111111111111',
-      card_exp: '10/2033', timestamp: gatewayNow(gw), version: '1.2',
-    }, secret));
+    return postJson(
+      gw.url,
+      '/api/tokenize',
+      signed(
+        {
+          merchant_id: merchant.merchant_id,
+          application_key: merchant.application_key,
+          pin: 'cust-42',
+          card_number: '4111111111111111',
+          card_exp: '10/2033',
+          timestamp: gatewayNow(gw),
+          version: '1.2',
+        },
+        secret,
+      ),
+    );
   }
 
   /** A v1.3 plan list signed with `secret`; the helper checks the answer's header with the same secret. */
@@ -80,13 +108,21 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
   async function rawPlans(merchant: CreatedMerchant, auth_secret: string, body_secret?: string) {
     const timestamp = gatewayNow(gw);
     const path = '/api/v1.3/subscription-plan';
-    const query = new URLSearchParams({ merchant_id: merchant.merchant_id, application_key: merchant.application_key, timestamp: String(timestamp), version: 'v1.3' }).toString();
-    const headers: Record<string, string> = { 'gt-authentication': gtRequestHeader(merchant.merchant_id, merchant.application_key, timestamp, auth_secret) };
+    const query = new URLSearchParams({
+      merchant_id: merchant.merchant_id,
+      application_key: merchant.application_key,
+      timestamp: String(timestamp),
+      version: 'v1.3',
+    }).toString();
+    const headers: Record<string, string> = {
+      'gt-authentication': gtRequestHeader(merchant.merchant_id, merchant.application_key, timestamp, auth_secret),
+    };
     if (body_secret !== undefined) headers['gt-body-signature'] = gtBodySignature('GET', path, query, body_secret);
     const response = await fetch(`${gw.url}${path}?${query}`, { headers });
     const body = (await response.json()) as Record<string, unknown>;
     /** Whether the answer's header is made with this secret. */
-    const headerWith = (secret: string) => response.headers.get('gt-authentication') === sha384(`${String(body.status)}${String(body.timestamp)}${secret}`);
+    const headerWith = (secret: string) =>
+      response.headers.get('gt-authentication') === sha384(`${String(body.status)}${String(body.timestamp)}${secret}`);
     return { body, headerWith };
   }
 
@@ -182,11 +218,19 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
     it('a grace over 24 hours, negative, fractional, a string or missing is refused naming grace_seconds, and nothing changes', async () => {
       const merchant = await gw.createMerchant();
       expect(SECRET_GRACE_MAX_S).toBe(86_400);
-      for (const body of [{ grace_seconds: SECRET_GRACE_MAX_S + 1 }, { grace_seconds: -1 }, { grace_seconds: 1.5 }, { grace_seconds: '60' }, {}, { grace_seconds: null }]) {
+      for (const body of [
+        { grace_seconds: SECRET_GRACE_MAX_S + 1 },
+        { grace_seconds: -1 },
+        { grace_seconds: 1.5 },
+        { grace_seconds: '60' },
+        {},
+        { grace_seconds: null },
+      ]) {
         const answer = await roll(gw, merchant.merchant_id, body);
         expect(answer.http_status, JSON.stringify(body)).toBe(400);
         expect(answer.body, JSON.stringify(body)).toEqual({
-          status: 10, description: 'Invalid field: grace_seconds (expected a whole number of seconds from 0 to 86400)',
+          status: 10,
+          description: 'Invalid field: grace_seconds (expected a whole number of seconds from 0 to 86400)',
         });
       }
       // The secret is unchanged: the merchant's own still works, and there is no previous one.
@@ -198,7 +242,8 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
 
     it('an unknown merchant is 404, and without the operator token nothing is rolled', async () => {
       expect(await roll(gw, `nobody-${randomBytes(4).toString('hex')}`, { grace_seconds: 60 })).toMatchObject({
-        http_status: 404, body: { status: 11, description: 'No such merchant' },
+        http_status: 404,
+        body: { status: 11, description: 'No such merchant' },
       });
       const merchant = await gw.createMerchant();
       const refused = await operator(gw, 'POST', `/operator/merchants/${merchant.merchant_id}/roll-secret`, { grace_seconds: 60 }, {});
@@ -226,14 +271,22 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const merchant = await gw.createMerchant();
       const path = `/notify-${randomBytes(4).toString('hex')}`;
       receiver.setReply(path, { status: 500, body: { error: 'down' } });
-      const sale = await postJson(gw.url, '/api/process', signed(saleA(merchant, { notification_url: `${receiver.url}${path}`, timestamp: gatewayNow(gw) }), merchant.secret));
+      const sale = await postJson(
+        gw.url,
+        '/api/process',
+        signed(saleA(merchant, { notification_url: `${receiver.url}${path}`, timestamp: gatewayNow(gw) }), merchant.secret),
+      );
       expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
       const first = await receiver.waitForRequest((r) => r.path === path, 10_000);
       expect(merchantVerify(notificationOf(first), merchant.secret)).toBe(true);
       const new_secret = await rolled(gw, merchant, 600);
       receiver.setReply(path, () => signedReply(new_secret, 0));
       const trace_id = sale.body.trace_id as number;
-      await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
+      await waitUntil(
+        async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'),
+        'the notification delivered',
+        15_000,
+      );
       const last = receiver.requestsTo(path).at(-1)!;
       expect(merchantVerify(notificationOf(last), new_secret)).toBe(true);
       expect(merchantVerify(notificationOf(last), merchant.secret)).toBe(false);
@@ -255,30 +308,58 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
           if (path.startsWith('/api/v1.3/')) {
             const header = gtRequestHeader(merchant_id, application_key, timestamp, secret);
             const query = new URLSearchParams({ merchant_id, application_key, timestamp: String(timestamp) }).toString();
-            response = method === 'GET'
-              ? await fetch(`${gw.url}${url_path}?${query}`, { headers: { 'gt-authentication': header } })
-              : await fetch(`${gw.url}${url_path}`, { method, headers: { 'content-type': 'application/json', 'gt-authentication': header }, body: JSON.stringify(fields) });
+            response =
+              method === 'GET'
+                ? await fetch(`${gw.url}${url_path}?${query}`, { headers: { 'gt-authentication': header } })
+                : await fetch(`${gw.url}${url_path}`, {
+                    method,
+                    headers: { 'content-type': 'application/json', 'gt-authentication': header },
+                    body: JSON.stringify(fields),
+                  });
           } else {
-            response = await fetch(`${gw.url}${url_path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed(fields, secret)) });
+            response = await fetch(`${gw.url}${url_path}`, {
+              method,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(signed(fields, secret)),
+            });
           }
           const body = (await response.json()) as Record<string, unknown>;
-          answers.push({ call: `${method} ${path}`, http_status: response.status, body, header: response.headers.get('gt-authentication') });
+          answers.push({
+            call: `${method} ${path}`,
+            http_status: response.status,
+            body,
+            header: response.headers.get('gt-authentication'),
+          });
         }
       }
       return answers;
     }
 
-    it('every signed and v1.3 call of a disabled merchant is answered exactly as an unknown merchant\'s, and again normally once enabled', async () => {
+    it("every signed and v1.3 call of a disabled merchant is answered exactly as an unknown merchant's, and again normally once enabled", async () => {
       const merchant = await gw.createMerchant();
       expect(await setDisabled(gw, merchant.merchant_id, true)).toMatchObject({
-        http_status: 200, body: { status: 0, description: 'Merchant disabled', merchant_id: merchant.merchant_id, disabled: true },
+        http_status: 200,
+        body: { status: 0, description: 'Merchant disabled', merchant_id: merchant.merchant_id, disabled: true },
       });
       const disabled = await everyApiCall(merchant.merchant_id, merchant.application_key, merchant.secret);
       const unknown = await everyApiCall(`nobody-${randomBytes(4).toString('hex')}`, merchant.application_key, merchant.secret);
       // The body-signed calls and the v1.3 ones are all covered.
-      expect(disabled.map((a) => a.call)).toEqual(expect.arrayContaining(['POST /api/process', 'POST /api/tokenize', 'POST /api/init-checkout', 'GET /api/v1.3/subscription-plan', 'POST /api/v1.3/subscription']));
+      expect(disabled.map((a) => a.call)).toEqual(
+        expect.arrayContaining([
+          'POST /api/process',
+          'POST /api/tokenize',
+          'POST /api/init-checkout',
+          'GET /api/v1.3/subscription-plan',
+          'POST /api/v1.3/subscription',
+        ]),
+      );
       expect(disabled.length).toBe(unknown.length);
-      const shape = (a: (typeof disabled)[number]) => ({ call: a.call, http_status: a.http_status, header: a.header, body: { ...a.body, timestamp: 'any' } });
+      const shape = (a: (typeof disabled)[number]) => ({
+        call: a.call,
+        http_status: a.http_status,
+        header: a.header,
+        body: { ...a.body, timestamp: 'any' },
+      });
       expect(disabled.map(shape)).toEqual(unknown.map(shape));
       for (const answer of disabled) {
         expect(answer.body, answer.call).toMatchObject({ status: 11, description: UNKNOWN });
@@ -286,7 +367,10 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
         expect(answer.header, answer.call).toBeNull();
       }
 
-      expect(await setDisabled(gw, merchant.merchant_id, false)).toMatchObject({ http_status: 200, body: { status: 0, description: 'Merchant enabled', disabled: false } });
+      expect(await setDisabled(gw, merchant.merchant_id, false)).toMatchObject({
+        http_status: 200,
+        body: { status: 0, description: 'Merchant enabled', disabled: false },
+      });
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 0 });
       expect((await plans(merchant, merchant.secret)).body).toMatchObject({ status: 0 });
     });
@@ -315,13 +399,21 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const merchant = await gw.createMerchant();
       const path = `/notify-${randomBytes(4).toString('hex')}`;
       receiver.setReply(path, { status: 503, body: {} });
-      const sale = await postJson(gw.url, '/api/process', signed(saleA(merchant, { notification_url: `${receiver.url}${path}`, timestamp: gatewayNow(gw) }), merchant.secret));
+      const sale = await postJson(
+        gw.url,
+        '/api/process',
+        signed(saleA(merchant, { notification_url: `${receiver.url}${path}`, timestamp: gatewayNow(gw) }), merchant.secret),
+      );
       expect(sale.body).toMatchObject({ status: 0 });
       await receiver.waitForRequest((r) => r.path === path, 10_000);
       await setDisabled(gw, merchant.merchant_id, true);
       receiver.setReply(path, () => signedReply(merchant.secret, 0));
       const trace_id = sale.body.trace_id as number;
-      await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'), 'the notification delivered', 15_000);
+      await waitUntil(
+        async () => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'),
+        'the notification delivered',
+        15_000,
+      );
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 11 });
     });
 
@@ -329,22 +421,34 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const merchant = await gw.createMerchant();
       for (const value of ['true', 1, null, undefined]) {
         const answer = await setDisabled(gw, merchant.merchant_id, value);
-        expect(answer, String(value)).toMatchObject({ http_status: 400, body: { status: 10, description: 'Invalid field: disabled (expected true or false)' } });
+        expect(answer, String(value)).toMatchObject({
+          http_status: 400,
+          body: { status: 10, description: 'Invalid field: disabled (expected true or false)' },
+        });
       }
       expect((await tokenize(merchant, merchant.secret)).body).toMatchObject({ status: 0 });
-      expect(await setDisabled(gw, `nobody-${randomBytes(4).toString('hex')}`, true)).toMatchObject({ http_status: 404, body: { status: 11 } });
+      expect(await setDisabled(gw, `nobody-${randomBytes(4).toString('hex')}`, true)).toMatchObject({
+        http_status: 404,
+        body: { status: 11 },
+      });
     });
   });
 
   describe('test notification', () => {
-    it('is delivered to the merchant\'s endpoint signed with the current secret, marked as a test, and reports the reply', async () => {
+    it("is delivered to the merchant's endpoint signed with the current secret, marked as a test, and reports the reply", async () => {
       const merchant = await gw.createMerchant();
       const new_secret = await rolled(gw, merchant, 600);
       const path = `/test-${randomBytes(4).toString('hex')}`;
       receiver.setReply(path, () => signedReply(new_secret, 0));
       const answer = await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` });
       expect(answer.http_status).toBe(200);
-      expect(answer.body).toMatchObject({ status: 0, description: 'Test notification delivered', delivered: true, http_status: 200, duration_ms: expect.any(Number) });
+      expect(answer.body).toMatchObject({
+        status: 0,
+        description: 'Test notification delivered',
+        delivered: true,
+        http_status: 200,
+        duration_ms: expect.any(Number),
+      });
       expect(answer.body.reply_excerpt).toContain('"status":0');
       const received = receiver.requestsTo(path, 'POST');
       expect(received).toHaveLength(1);
@@ -352,8 +456,14 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       expect(merchantVerify(body, new_secret)).toBe(true);
       expect(merchantVerify(body, merchant.secret)).toBe(false);
       expect(body).toMatchObject({
-        test: '1', trace_id: 0, merchant_id: merchant.merchant_id, application_key: merchant.application_key, transaction_type: 'sale',
-        transaction_status: 'pending', amount: 0, version: '1.2',
+        test: '1',
+        trace_id: 0,
+        merchant_id: merchant.merchant_id,
+        application_key: merchant.application_key,
+        transaction_type: 'sale',
+        transaction_status: 'pending',
+        amount: 0,
+        version: '1.2',
       });
       expect(body.order_id).toMatch(/^test-notification-\d+$/);
       expect(Number((body.order_id as string).slice('test-notification-'.length))).toBe(body.timestamp);
@@ -368,33 +478,57 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const path = `/test-${randomBytes(4).toString('hex')}`;
       receiver.setReply(path, () => signedReply(merchant.secret, 0));
       expect((await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body).toMatchObject({
-        status: 0, delivered: false, http_status: 200, reason: 'reply signature invalid', description: 'Test notification not delivered: reply signature invalid',
+        status: 0,
+        delivered: false,
+        http_status: 200,
+        reason: 'reply signature invalid',
+        description: 'Test notification not delivered: reply signature invalid',
       });
       receiver.setReply(path, { status: 500, body: { error: 'boom' } });
       expect((await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body).toMatchObject({
-        status: 0, delivered: false, http_status: 500, reason: 'HTTP 500', reply_excerpt: '{"error":"boom"}',
+        status: 0,
+        delivered: false,
+        http_status: 500,
+        reason: 'HTTP 500',
+        reply_excerpt: '{"error":"boom"}',
       });
       // A redirect is not followed.
       receiver.setReply(path, { status: 302, body: {}, headers: { location: `${receiver.url}/elsewhere` } });
-      expect((await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body).toMatchObject({ delivered: false, http_status: 302 });
+      expect((await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body).toMatchObject({
+        delivered: false,
+        http_status: 302,
+      });
       expect(receiver.requestsTo('/elsewhere')).toHaveLength(0);
       // Nothing listens there.
       expect((await testNotification(gw, merchant.merchant_id, { url: 'http://127.0.0.1:9/notify' })).body).toMatchObject({
-        delivered: false, http_status: null, reason: 'connection refused',
+        delivered: false,
+        http_status: null,
+        reason: 'connection refused',
       });
     });
 
     it('a bad url is refused naming url, an unknown merchant is 404', async () => {
       const merchant = await gw.createMerchant();
-      for (const body of [{}, { url: 'ftp://example.com/x' }, { url: 'not a url' }, { url: `https://example.com/${'x'.repeat(240)}` }, { url: 42 }]) {
+      for (const body of [
+        {},
+        { url: 'ftp://example.com/x' },
+        { url: 'not a url' },
+        { url: `https://example.com/${'x'.repeat(240)}` },
+        { url: 42 },
+      ]) {
         expect(await testNotification(gw, merchant.merchant_id, body), JSON.stringify(body)).toMatchObject({
-          http_status: 400, body: { status: 10, description: 'Invalid field: url (expected an http(s) URL of up to 256 characters)' },
+          http_status: 400,
+          body: { status: 10, description: 'Invalid field: url (expected an http(s) URL of up to 256 characters)' },
         });
       }
       expect(await testNotification(gw, merchant.merchant_id, { url: 'http://user:pw@example.com/x' })).toMatchObject({
-        http_status: 400, body: { status: 10, description: 'Invalid field: url (credentials in URL not allowed)' },
+        http_status: 400,
+        body: { status: 10, description: 'Invalid field: url (credentials in URL not allowed)' },
       });
-      expect(await testNotification(gw, `nobody-${randomBytes(4).toString('hex')}`, { url: `${receiver.url}/x` })).toMatchObject({ http_status: 404, body: { status: 11 } });
+      expect(await testNotification(gw, `nobody-${randomBytes(4).toString('hex')}`, { url: `${receiver.url}/x` })).toMatchObject({
+        http_status: 404,
+        body: { status: 11 },
+      });
     });
   });
 
@@ -404,12 +538,19 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       const nobody = `nobody-${randomBytes(4).toString('hex')}`;
       const merchant = await gw.createMerchant();
       for (const grace_s of [-1, 1.5, Number.NaN, SECRET_GRACE_MAX_S + 1, Number.POSITIVE_INFINITY]) {
-        expect(await rollMerchantSecret(deps, merchant.merchant_id, grace_s), String(grace_s)).toEqual({ kind: 'invalid_grace', max_s: SECRET_GRACE_MAX_S });
+        expect(await rollMerchantSecret(deps, merchant.merchant_id, grace_s), String(grace_s)).toEqual({
+          kind: 'invalid_grace',
+          max_s: SECRET_GRACE_MAX_S,
+        });
       }
       expect(await rollMerchantSecret(deps, nobody, 60)).toEqual({ kind: 'not_found' });
       await withStoppedClock(gw.gateway, async (now_s) => {
         const outcome = await rollMerchantSecret(deps, merchant.merchant_id, 90);
-        expect(outcome).toEqual({ kind: 'rolled', secret: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/), previous_valid_until_ms: now_s * 1000 + 500 + 90_000 });
+        expect(outcome).toEqual({
+          kind: 'rolled',
+          secret: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+          previous_valid_until_ms: now_s * 1000 + 500 + 90_000,
+        });
       });
       expect(await setMerchantDisabled(deps, nobody, true)).toBe(false);
       expect(await setMerchantDisabled(deps, merchant.merchant_id, true)).toBe(true);
@@ -417,7 +558,10 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
       expect(await setMerchantDisabled(deps, merchant.merchant_id, false)).toBe(true);
       expect((await deps.merchants.find(merchant.merchant_id))?.disabled).toBe(false);
       expect(await sendTestNotification(deps, nobody, `${receiver.url}/x`)).toEqual({ kind: 'not_found' });
-      expect(await sendTestNotification(deps, merchant.merchant_id, 'ftp://example.com/x')).toEqual({ kind: 'url_not_allowed', reason: 'unsupported URL scheme' });
+      expect(await sendTestNotification(deps, merchant.merchant_id, 'ftp://example.com/x')).toEqual({
+        kind: 'url_not_allowed',
+        reason: 'unsupported URL scheme',
+      });
     });
   });
 
@@ -440,7 +584,11 @@ describe.each(storeKinds())('merchant credentials on %s', (kind) => {
     const delivered = (await testNotification(gw, merchant.merchant_id, { url: `${receiver.url}${path}` })).body;
     expect(delivered).toMatchObject({ delivered: true });
     check('/operator/merchants/{merchant_id}/test-notification', 'post', delivered);
-    check('/operator/merchants/{merchant_id}/test-notification', 'post', (await testNotification(gw, merchant.merchant_id, { url: 'http://127.0.0.1:9/x' })).body);
+    check(
+      '/operator/merchants/{merchant_id}/test-notification',
+      'post',
+      (await testNotification(gw, merchant.merchant_id, { url: 'http://127.0.0.1:9/x' })).body,
+    );
   });
 });
 
@@ -459,9 +607,16 @@ describe('test notification in live mode', () => {
     const merchant = await gw.createMerchant();
     receiver.setReply('/notify', () => signedReply(merchant.secret, 0));
     const port = new URL(receiver.url).port;
-    for (const url of [`${receiver.url}/notify`, `http://localhost:${port}/notify`, 'http://10.1.2.3/notify', 'http://169.254.169.254/latest', 'http://[::1]/notify']) {
+    for (const url of [
+      `${receiver.url}/notify`,
+      `http://localhost:${port}/notify`,
+      'http://10.1.2.3/notify',
+      'http://169.254.169.254/latest',
+      'http://[::1]/notify',
+    ]) {
       expect(await testNotification(gw, merchant.merchant_id, { url }), url).toMatchObject({
-        http_status: 400, body: { status: 10, description: 'Invalid field: url (destination not allowed)' },
+        http_status: 400,
+        body: { status: 10, description: 'Invalid field: url (destination not allowed)' },
       });
     }
     expect(receiver.requests).toHaveLength(0);

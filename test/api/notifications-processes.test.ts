@@ -82,13 +82,20 @@ describe.each(storeKinds())('kill -9 during a merchant outage on %s', (kind) => 
     }
     // Two asynchronous sales: their outcome falls due after the kill and is finished by the next process.
     for (let i = 0; i < 2; i += 1) {
-      const answer = await postSigned(first.url, '/api/process', saleA(merchant as never, { cvv: '222', notification_url }), merchant.secret!);
+      const answer = await postSigned(
+        first.url,
+        '/api/process',
+        saleA(merchant as never, { cvv: '222', notification_url }),
+        merchant.secret!,
+      );
       expect(answer.body).toMatchObject({ status: 0, transaction_status: 'pending' });
       trace_ids.push(answer.body.trace_id as number);
     }
     // The outage is seen: the first notification has a failed attempt on record.
     await waitUntil(async () => {
-      const response = await fetch(`${first.url}/operator/transactions/${trace_ids[0]}/notifications`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const response = await fetch(`${first.url}/operator/transactions/${trace_ids[0]}/notifications`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
       const view = (await response.json()) as { notifications: { attempts: { reason: string }[] }[] };
       return view.notifications[0]?.attempts[0]?.reason === 'connection refused';
     }, 'a refused attempt during the outage');
@@ -99,14 +106,18 @@ describe.each(storeKinds())('kill -9 during a merchant outage on %s', (kind) => 
     receiver.setReply('/notify', signedReply(merchant.secret!));
     const second = await start(env);
 
-    const approved = (trace_id: number) => receiver.requestsTo('/notify')
-      .map(notificationOf)
-      .some((body) => body.trace_id === trace_id && body.transaction_status === 'approved');
+    const approved = (trace_id: number) =>
+      receiver
+        .requestsTo('/notify')
+        .map(notificationOf)
+        .some((body) => body.trace_id === trace_id && body.transaction_status === 'approved');
     await waitUntil(() => trace_ids.every(approved), 'every notification after the restart', 20_000);
     for (const request of receiver.requestsTo('/notify')) expect(merchantVerify(notificationOf(request), merchant.secret!)).toBe(true);
     for (const trace_id of trace_ids) {
       await waitUntil(async () => {
-        const response = await fetch(`${second.url}/operator/transactions/${trace_id}/notifications`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        const response = await fetch(`${second.url}/operator/transactions/${trace_id}/notifications`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
         const view = (await response.json()) as { notifications: { state: string }[] };
         return view.notifications.length === 1 && view.notifications[0]!.state === 'delivered';
       }, `delivered state of ${trace_id}`);
@@ -137,7 +148,12 @@ describe.each(storeKinds())('kill -9 while an attempt is in flight on %s', (kind
 
     const first = await start(env, true);
     const merchant = first.demo!;
-    const answer = await postSigned(first.url, '/api/process', saleA(merchant as never, { notification_url: `${receiver.url}${path}` }), merchant.secret!);
+    const answer = await postSigned(
+      first.url,
+      '/api/process',
+      saleA(merchant as never, { notification_url: `${receiver.url}${path}` }),
+      merchant.secret!,
+    );
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     const trace_id = answer.body.trace_id as number;
     const sent = await receiver.waitForRequest((r) => r.path === path, 15_000);
@@ -152,8 +168,12 @@ describe.each(storeKinds())('kill -9 while an attempt is in flight on %s', (kind
     expect(notificationOf(taken_over)).toMatchObject({ trace_id, transaction_status: 'approved' });
 
     const view = await waitUntil(async () => {
-      const response = await fetch(`${second.url}/operator/transactions/${trace_id}/notifications`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-      const body = (await response.json()) as { notifications: { state: string; attempt_count: number; attempts: { attempt_no: number; outcome: string }[] }[] };
+      const response = await fetch(`${second.url}/operator/transactions/${trace_id}/notifications`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      const body = (await response.json()) as {
+        notifications: { state: string; attempt_count: number; attempts: { attempt_no: number; outcome: string }[] }[];
+      };
       return body.notifications[0]?.state === 'delivered' ? body.notifications : undefined;
     }, 'the delivered state');
     // The killed attempt left no record; the one that was acknowledged is the only attempt.
@@ -174,7 +194,11 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     const store = openPostgresStore(database.url, 10);
     cleanups.push(() => store.close());
     await store.migrate();
-    const created = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({ secret: 'two-process-secret' }, Date.now(), starterGateway('sandbox'));
+    const created = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create(
+      { secret: 'two-process-secret' },
+      Date.now(),
+      starterGateway('sandbox'),
+    );
     if (created.kind !== 'created') throw new Error('merchant not created');
     const merchant = created.merchant;
 
@@ -205,8 +229,14 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     cleanups.push(async () => fs.rmSync(data_dir, { recursive: true, force: true }));
     // Not a crash test: a realistic time-out and lease, so a loaded machine does not turn slow replies into retries.
     const common = {
-      ...CHILD_ENV, PAYGATE_NOTIFY_CONCURRENCY: '16', DATABASE_URL: database.url, PAYGATE_MASTER_KEY: TEST_MASTER_KEY, PAYGATE_DATA_DIR: data_dir,
-      PAYGATE_LOG_LEVEL: 'info', PAYGATE_OUTBOUND_TIMEOUT_MS: '10000', PAYGATE_NOTIFY_LEASE_MS: '15000',
+      ...CHILD_ENV,
+      PAYGATE_NOTIFY_CONCURRENCY: '16',
+      DATABASE_URL: database.url,
+      PAYGATE_MASTER_KEY: TEST_MASTER_KEY,
+      PAYGATE_DATA_DIR: data_dir,
+      PAYGATE_LOG_LEVEL: 'info',
+      PAYGATE_OUTBOUND_TIMEOUT_MS: '10000',
+      PAYGATE_NOTIFY_LEASE_MS: '15000',
     };
     const log_a = path.join(data_dir, 'a.log');
     const log_b = path.join(data_dir, 'b.log');
@@ -220,15 +250,31 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     const TRANSACTIONS = 500;
     for (let batch = 0; batch < TRANSACTIONS / 100; batch += 1) {
       const now_ms = Date.now();
-      const rows = Array.from({ length: 100 }, () => transactionFixture(merchant.merchant_id, {
-        status: 'approved', notification_url, identity_value: merchant.application_key, gateway_id: merchant.gateway!,
-        created_at_ms: now_ms, updated_at_ms: now_ms,
-      }));
+      const rows = Array.from({ length: 100 }, () =>
+        transactionFixture(merchant.merchant_id, {
+          status: 'approved',
+          notification_url,
+          identity_value: merchant.application_key,
+          gateway_id: merchant.gateway!,
+          created_at_ms: now_ms,
+          updated_at_ms: now_ms,
+        }),
+      );
       const inserted = await db.insertInto('transactions').values(rows).returningAll().execute();
-      await db.insertInto('notifications').values(inserted.flatMap((row) => (['pending_async', 'approved'] as const).map((status) => newNotificationRow(
-        { trace_id: row.trace_id, merchant_id: row.merchant_id, url: notification_url },
-        buildNotificationPayload({ ...row, status }, Math.floor(now_ms / 1000)), now_ms,
-      )))).execute();
+      await db
+        .insertInto('notifications')
+        .values(
+          inserted.flatMap((row) =>
+            (['pending_async', 'approved'] as const).map((status) =>
+              newNotificationRow(
+                { trace_id: row.trace_id, merchant_id: row.merchant_id, url: notification_url },
+                buildNotificationPayload({ ...row, status }, Math.floor(now_ms / 1000)),
+                now_ms,
+              ),
+            ),
+          ),
+        )
+        .execute();
     }
 
     const TOTAL = TRANSACTIONS * 2;
@@ -239,7 +285,9 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
       await client.connect();
       try {
         const states = await client.query<{ state: string; n: string }>('select state, count(*) as n from notifications group by state');
-        const attempts = await client.query<{ n: string; failed: string }>(`select count(*) as n, count(*) filter (where outcome <> 'delivered') as failed from notification_attempts`);
+        const attempts = await client.query<{ n: string; failed: string }>(
+          `select count(*) as n, count(*) filter (where outcome <> 'delivered') as failed from notification_attempts`,
+        );
         return {
           states: Object.fromEntries(states.rows.map((r) => [r.state, Number(r.n)])),
           attempts: Number(attempts.rows[0]!.n),
@@ -249,21 +297,33 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
         await client.end();
       }
     };
-    const recorded = await waitUntil(async () => {
-      const now = await counts();
-      return now.states.delivered === TOTAL ? now : undefined;
-    }, 'every notification recorded as delivered', 30_000);
+    const recorded = await waitUntil(
+      async () => {
+        const now = await counts();
+        return now.states.delivered === TOTAL ? now : undefined;
+      },
+      'every notification recorded as delivered',
+      30_000,
+    );
 
     const took_ms = Date.now() - inserted_at;
     const duplicates = [...deliveries.values()].filter((count) => count > 1).length;
-    const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"notification attempt"')).length : 0);
+    const lines = (file: string) =>
+      fs.existsSync(file)
+        ? fs
+            .readFileSync(file, 'utf8')
+            .split('\n')
+            .filter((l) => l.includes('"notification attempt"')).length
+        : 0;
     // pino writes asynchronously: wait until both logs hold every attempt.
     await waitUntil(() => lines(log_a) + lines(log_b) >= recorded.attempts, 'attempt log lines', 10_000).catch(() => undefined);
     const by_a = lines(log_a);
     const by_b = lines(log_b);
     // The report the issue asks for.
-    console.log(`[two processes] ${deliveries.size} notifications delivered; process A sent ${by_a}, process B sent ${by_b}; `
-      + `delivered more than once: ${duplicates}; max in flight per transaction: ${max_in_flight_per_trace}; ${took_ms} ms after the last insert`);
+    console.log(
+      `[two processes] ${deliveries.size} notifications delivered; process A sent ${by_a}, process B sent ${by_b}; ` +
+        `delivered more than once: ${duplicates}; max in flight per transaction: ${max_in_flight_per_trace}; ${took_ms} ms after the last insert`,
+    );
 
     expect(bad_signatures).toBe(0);
     expect(deliveries.size).toBe(TOTAL);

@@ -26,8 +26,20 @@ const FAST = {
 };
 
 const REQUIRED_COMMON = [
-  'transaction_type', 'transaction_status', 'trace_id', 'pin', 'amount', 'currency', 'charge_amount', 'charge_currency',
-  'payment_method', 'payment_processor', 'merchant_id', 'version', 'timestamp', 'signature',
+  'transaction_type',
+  'transaction_status',
+  'trace_id',
+  'pin',
+  'amount',
+  'currency',
+  'charge_amount',
+  'charge_currency',
+  'payment_method',
+  'payment_processor',
+  'merchant_id',
+  'version',
+  'timestamp',
+  'signature',
 ];
 
 interface AttemptView {
@@ -71,7 +83,12 @@ async function operatorResend(base: string, id: unknown, token: string | null = 
 }
 
 /** The operator's view of a transaction's notifications once `ready` holds for it. */
-async function viewWhen(base: string, trace_id: unknown, ready: (n: NotificationView[]) => boolean, what: string): Promise<NotificationView[]> {
+async function viewWhen(
+  base: string,
+  trace_id: unknown,
+  ready: (n: NotificationView[]) => boolean,
+  what: string,
+): Promise<NotificationView[]> {
   return waitUntil(async () => {
     const view = await operatorGet(base, trace_id);
     return view.http_status === 200 && ready(view.body.notifications) ? view.body.notifications : undefined;
@@ -128,9 +145,8 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
   const sale = (body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, secret);
   const ack = () => signedReply(secret);
   /** Replies with `first` to the first request to `path`, then a signed status 0. */
-  const firstThenAck = (path: string, first: () => ReceiverReply | Promise<ReceiverReply>) => receiver.setReply(path, () => (
-    receiver.requestsTo(path).length === 1 ? first() : ack()
-  ));
+  const firstThenAck = (path: string, first: () => ReceiverReply | Promise<ReceiverReply>) =>
+    receiver.setReply(path, () => (receiver.requestsTo(path).length === 1 ? first() : ack()));
 
   it('delivers a variant A (application_key, 1.2) notification signed, with every required field', async () => {
     const path = '/notify/variant-a';
@@ -144,18 +160,39 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     expect(merchantVerify(body, secret)).toBe(true);
     for (const field of [...REQUIRED_COMMON, 'application_key']) expect(body[field], field).not.toBeUndefined();
     expect(body).toMatchObject({
-      transaction_type: 'sale', transaction_status: 'approved', trace_id: answer.body.trace_id, application_key: gw.merchant.application_key,
-      merchant_id: gw.merchant.merchant_id, pin: 'cust-42', amount: 1999, currency: 'USD', charge_amount: 1999, charge_currency: 'USD',
-      payment_method: 'card', payment_processor: 'sandbox', version: '1.2', card_number: '411111******1111',
-      card_token: answer.body.card_token, variable1: 'cart-7', error_code: '0',
+      transaction_type: 'sale',
+      transaction_status: 'approved',
+      trace_id: answer.body.trace_id,
+      application_key: gw.merchant.application_key,
+      merchant_id: gw.merchant.merchant_id,
+      pin: 'cust-42',
+      amount: 1999,
+      currency: 'USD',
+      charge_amount: 1999,
+      charge_currency: 'USD',
+      payment_method: 'card',
+      payment_processor: 'sandbox',
+      version: '1.2',
+      card_number: '411111******1111',
+      card_token: answer.body.card_token,
+      variable1: 'cart-7',
+      error_code: '0',
     });
     expect(body.frontend).toBeUndefined();
     expect(typeof body.timestamp).toBe('number');
     expect(request.body).not.toContain(VISA);
 
     const [notification] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.state === 'delivered', 'delivered state');
-    expect(notification).toMatchObject({ state: 'delivered', attempt_count: 1, last_error: null, next_attempt_at: null, transaction_status: 'approved' });
-    expect(notification!.attempts).toMatchObject([{ attempt_no: 1, outcome: 'delivered', http_status: 200, reason: 'acknowledged (status 0)' }]);
+    expect(notification).toMatchObject({
+      state: 'delivered',
+      attempt_count: 1,
+      last_error: null,
+      next_attempt_at: null,
+      transaction_status: 'approved',
+    });
+    expect(notification!.attempts).toMatchObject([
+      { attempt_no: 1, outcome: 'delivered', http_status: 200, reason: 'acknowledged (status 0)' },
+    ]);
     expect(notification!.body.card_token).toBe('[redacted]');
   });
 
@@ -167,8 +204,14 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     expect(merchantVerify(body, secret)).toBe(true);
     for (const field of [...REQUIRED_COMMON, 'frontend']) expect(body[field], field).not.toBeUndefined();
     expect(body).toMatchObject({
-      frontend: gw.merchant.frontend, version: '1.1', trace_id: answer.body.trace_id, amount: 2500, currency: 'EUR',
-      charge_amount: 2500, charge_currency: 'EUR', card_number: '555555******4444',
+      frontend: gw.merchant.frontend,
+      version: '1.1',
+      trace_id: answer.body.trace_id,
+      amount: 2500,
+      currency: 'EUR',
+      charge_amount: 2500,
+      charge_currency: 'EUR',
+      card_number: '555555******4444',
     });
     expect(body.application_key).toBeUndefined();
     await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.state === 'delivered', 'delivered state');
@@ -229,24 +272,38 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     });
   });
 
-  it.concurrent('a failed informational notification is superseded by the later status: never resent, and the final one goes out at once', async () => {
-    const path = '/notify/in-order';
-    firstThenAck(path, () => signedReply(secret, -1, 'busy'));
-    const answer = await sale(saleA(gw.merchant, { cvv: '333', notification_url: `${receiver.url}${path}` }));
-    expect(answer.body).toMatchObject({ transaction_status: 'pending_async' });
-    await receiver.waitForRequest((r) => r.path === path, 15_000);
-    // The customer approves while the first notification (pending_async) waits for its resend.
-    const approve = await fetch(answer.body.redirect_url as string, {
-      method: 'POST', body: new URLSearchParams({ action: 'approve' }), redirect: 'manual',
-    });
-    expect(approve.status).toBe(303);
-    const notifications = await viewWhen(gw.url, answer.body.trace_id, (n) => n.length === 2 && n[1]!.state === 'delivered', 'the approval delivered');
-    expect(notifications.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
-    expect(notifications[0]).toMatchObject({ state: 'superseded', attempt_count: 1, last_error: 'superseded by a later status of the transaction' });
-    await sleep(1_500); // longer than the 1 s resend delay: the superseded one is not sent again
-    const seen = receiver.requestsTo(path).map((r) => notificationOf(r).transaction_status);
-    expect(seen).toEqual(['pending_async', 'approved']);
-  });
+  it.concurrent(
+    'a failed informational notification is superseded by the later status: never resent, and the final one goes out at once',
+    async () => {
+      const path = '/notify/in-order';
+      firstThenAck(path, () => signedReply(secret, -1, 'busy'));
+      const answer = await sale(saleA(gw.merchant, { cvv: '333', notification_url: `${receiver.url}${path}` }));
+      expect(answer.body).toMatchObject({ transaction_status: 'pending_async' });
+      await receiver.waitForRequest((r) => r.path === path, 15_000);
+      // The customer approves while the first notification (pending_async) waits for its resend.
+      const approve = await fetch(answer.body.redirect_url as string, {
+        method: 'POST',
+        body: new URLSearchParams({ action: 'approve' }),
+        redirect: 'manual',
+      });
+      expect(approve.status).toBe(303);
+      const notifications = await viewWhen(
+        gw.url,
+        answer.body.trace_id,
+        (n) => n.length === 2 && n[1]!.state === 'delivered',
+        'the approval delivered',
+      );
+      expect(notifications.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
+      expect(notifications[0]).toMatchObject({
+        state: 'superseded',
+        attempt_count: 1,
+        last_error: 'superseded by a later status of the transaction',
+      });
+      await sleep(1_500); // longer than the 1 s resend delay: the superseded one is not sent again
+      const seen = receiver.requestsTo(path).map((r) => notificationOf(r).transaction_status);
+      expect(seen).toEqual(['pending_async', 'approved']);
+    },
+  );
 
   it.concurrent('notifies an asynchronous outcome: CVV 222 answers pending, the approval is notified later', async () => {
     const path = '/notify/async';
@@ -256,7 +313,12 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     const request = await receiver.waitForRequest((r) => r.path === path, 15_000);
     const body = notificationOf(request);
     expect(merchantVerify(body, secret)).toBe(true);
-    expect(body).toMatchObject({ trace_id: answer.body.trace_id, transaction_status: 'approved', charge_amount: 1999, charge_currency: 'USD' });
+    expect(body).toMatchObject({
+      trace_id: answer.body.trace_id,
+      transaction_status: 'approved',
+      charge_amount: 1999,
+      charge_currency: 'USD',
+    });
     await viewWhen(gw.url, answer.body.trace_id, (n) => n.length === 1 && n[0]!.state === 'delivered', 'delivered state');
   });
 
@@ -271,12 +333,24 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     // A body changed after signing no longer verifies: the check above is a real one.
     expect(merchantVerify({ ...body, transaction_status: 'approved' }, secret)).toBe(false);
     expect(body).toMatchObject({
-      trace_id: answer.body.trace_id, transaction_type: 'sale', transaction_status: 'rejected', amount: 1999, currency: 'USD',
-      charge_amount: 1999, charge_currency: 'USD', version: '1.2', card_number: '411111******1111',
+      trace_id: answer.body.trace_id,
+      transaction_type: 'sale',
+      transaction_status: 'rejected',
+      amount: 1999,
+      currency: 'USD',
+      charge_amount: 1999,
+      charge_currency: 'USD',
+      version: '1.2',
+      card_number: '411111******1111',
     });
     expect(String(body.error_details)).toMatch(/Declined by the asynchronous processor/);
     expect(body.card_token).toBeUndefined(); // only approved sales carry one
-    const [notification] = await viewWhen(gw.url, answer.body.trace_id, (n) => n.length === 1 && n[0]!.state === 'delivered', 'delivered state');
+    const [notification] = await viewWhen(
+      gw.url,
+      answer.body.trace_id,
+      (n) => n.length === 1 && n[0]!.state === 'delivered',
+      'delivered state',
+    );
     expect(notification).toMatchObject({ kind: 'transaction', transaction_status: 'rejected', attempt_count: 1 });
     // The pending answer itself was never notified: the merchant saw one notification, the final one.
     expect(receiver.requestsTo(path).map((r) => notificationOf(r).transaction_status)).toEqual(['rejected']);
@@ -288,26 +362,45 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     firstThenAck(path, () => ({ status: 503, body: { error: 'maintenance' } }));
     const plan = await createPlanVia(gw.url, gw.merchant, { name: `Operator view ${Date.now()}` });
     const card_token = await tokenize(gw.url, gw.merchant, 'cust-sub-view');
-    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { cid: 'cust-sub-view', notification_url: `${receiver.url}${path}` });
+    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, {
+      cid: 'cust-sub-view',
+      notification_url: `${receiver.url}${path}`,
+    });
     const subscription_id = String(created.subscription_id);
 
     const allDelivered = (count: number) => async () => {
       const view = await operatorGetSubscription(gw.url, subscription_id);
       const { notifications } = view.body;
-      return view.http_status === 200 && notifications.length > 0 && notifications.every((n) => n.state === 'delivered')
-        && notifications.reduce((sum, n) => sum + n.attempt_count, 0) === count ? view.body : undefined;
+      return view.http_status === 200 &&
+        notifications.length > 0 &&
+        notifications.every((n) => n.state === 'delivered') &&
+        notifications.reduce((sum, n) => sum + n.attempt_count, 0) === count
+        ? view.body
+        : undefined;
     };
     // subscription.created (sent twice) and the first charge's subscription.renewed, in order.
-    const delivered = await waitUntil(allDelivered(3), 'the subscription\'s events delivered');
+    const delivered = await waitUntil(allDelivered(3), "the subscription's events delivered");
     expect(delivered).toMatchObject({ status: 0, subscription_id });
     expect(delivered.notifications.map((n) => n.event)).toEqual(['subscription.created', 'subscription.renewed']);
     for (const n of delivered.notifications) expect(n).toMatchObject({ kind: 'subscription_event', trace_id: null, subscription_id });
     const [event] = delivered.notifications;
     expect(event).toMatchObject({
-      kind: 'subscription_event', trace_id: null, subscription_id, event: 'subscription.created', transaction_status: 'active',
-      state: 'delivered', attempt_count: 2, last_error: null, in_flight: false,
+      kind: 'subscription_event',
+      trace_id: null,
+      subscription_id,
+      event: 'subscription.created',
+      transaction_status: 'active',
+      state: 'delivered',
+      attempt_count: 2,
+      last_error: null,
+      in_flight: false,
     });
-    expect(event!.body).toMatchObject({ event: 'subscription.created', subscription_id, merchant_id: gw.merchant.merchant_id, version: '1.3' });
+    expect(event!.body).toMatchObject({
+      event: 'subscription.created',
+      subscription_id,
+      merchant_id: gw.merchant.merchant_id,
+      version: '1.3',
+    });
     expect(event!.attempts).toMatchObject([
       { attempt_no: 1, outcome: 'retry', http_status: 503, reason: 'HTTP 503' },
       { attempt_no: 2, outcome: 'delivered', http_status: 200 },
@@ -326,7 +419,8 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     // The header verifies with the merchant's own computation (decisions.md §2).
     const body = notificationOf(requests[2]!);
     const signed = ['event', 'merchant_id', 'application_key', 'cid', 'plan_id', 'subscription_id', 'subscription_status', 'timestamp']
-      .map((name) => String(body[name] ?? '')).join('');
+      .map((name) => String(body[name] ?? ''))
+      .join('');
     expect(requests[2]!.headers['gt-authentication']).toBe(sha384(`${signed}${secret}`));
 
     // Not listed under a transaction, and the route guards like the others.
@@ -356,7 +450,12 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     const resent = await operatorResend(gw.url, notification!.id);
     expect(resent.http_status).toBe(200);
     expect(resent.body.notification).toMatchObject({ id: notification!.id, state: 'pending' });
-    const [again] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.state === 'delivered' && n[0].attempt_count === 2, 'second delivery');
+    const [again] = await viewWhen(
+      gw.url,
+      answer.body.trace_id,
+      (n) => n[0]?.state === 'delivered' && n[0].attempt_count === 2,
+      'second delivery',
+    );
     expect(again!.attempts.map((a) => a.outcome)).toEqual(['delivered', 'delivered']);
     const requests = receiver.requestsTo(path);
     expect(requests).toHaveLength(2);
@@ -368,7 +467,9 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     }
 
     const openapi = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/operator/transactions/{trace_id}/notifications', '/operator/notifications/{id}/resend']));
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining(['/operator/transactions/{trace_id}/notifications', '/operator/notifications/{id}/resend']),
+    );
   });
 });
 
@@ -396,7 +497,12 @@ describe.each(storeKinds())('notification schedule and bound on %s (sandbox cloc
   it('resends after 300 s of gateway time and marks the notification failed once 72 h have passed', async () => {
     const path = '/notify/always-500';
     receiver.setReply(path, { status: 500, body: { error: 'down' } });
-    const answer = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { notification_url: `${receiver.url}${path}` }), gw.merchant.secret);
+    const answer = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { notification_url: `${receiver.url}${path}` }),
+      gw.merchant.secret,
+    );
     const [first] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.attempt_count === 1, 'first attempt');
     expect(first).toMatchObject({ state: 'pending', last_error: 'HTTP 500' });
     const waited_ms = Date.parse(first!.next_attempt_at!) - Date.parse(first!.attempts[0]!.at);
@@ -417,13 +523,18 @@ describe.each(storeKinds())('notification schedule and bound on %s (sandbox cloc
     // fails once more and is resent on the schedule, rather than failed again after one attempt.
     const resent = await operatorResend(gw.url, failed!.id);
     expect(resent.http_status).toBe(200);
-    const [after_resend] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.attempt_count === 4, 'the operator\'s resend');
+    const [after_resend] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.attempt_count === 4, "the operator's resend");
     expect(after_resend).toMatchObject({ state: 'pending', last_error: 'HTTP 500' });
     const wait_ms = Date.parse(after_resend!.next_attempt_at!) - Date.parse(after_resend!.attempts[3]!.at);
     expect(wait_ms).toBeGreaterThanOrEqual(299_000);
     expect(wait_ms).toBeLessThanOrEqual(301_000);
     await advance(300);
-    const [fifth] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.attempt_count === 5, 'the scheduled resend after the operator\'s');
+    const [fifth] = await viewWhen(
+      gw.url,
+      answer.body.trace_id,
+      (n) => n[0]?.attempt_count === 5,
+      "the scheduled resend after the operator's",
+    );
     expect(fifth).toMatchObject({ state: 'pending' });
     // And the fresh bound ends like the first: 72 h after the resend.
     await advance(72 * 3600);
@@ -437,7 +548,12 @@ describe.each(storeKinds())('notification schedule and bound on %s (sandbox cloc
     const hold = holdReplies(receiver, path);
     // Stamped with the gateway's clock: an earlier test may have moved it (the 60-second window follows it).
     const timestamp = Math.floor(gw.gateway.clock.now_ms() / 1000);
-    const answer = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { notification_url: `${receiver.url}${path}`, timestamp }), gw.merchant.secret);
+    const answer = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { notification_url: `${receiver.url}${path}`, timestamp }),
+      gw.merchant.secret,
+    );
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     await receiver.waitForRequest((r) => r.path === path, 15_000);
     // The lease (60 s) and the bound (72 h) both lie far behind the gateway clock after this.
@@ -450,7 +566,10 @@ describe.each(storeKinds())('notification schedule and bound on %s (sandbox cloc
     // A manual resend now would race the attempt in flight: refused with a clear answer, nothing changed.
     const conflict = await operatorResend(gw.url, in_flight!.id);
     expect(conflict.http_status).toBe(409);
-    expect(conflict.body).toMatchObject({ status: 16, notification: { id: in_flight!.id, state: 'pending', in_flight: true, attempt_count: 0 } });
+    expect(conflict.body).toMatchObject({
+      status: 16,
+      notification: { id: in_flight!.id, state: 'pending', in_flight: true, attempt_count: 0 },
+    });
     expect(String(conflict.body.description)).toMatch(/in flight/);
 
     hold.release(signedReply(gw.merchant.secret));
@@ -465,7 +584,12 @@ describe.each(storeKinds())('notification schedule and bound on %s (sandbox cloc
     expect(resent.http_status).toBe(200);
     await waitUntil(() => receiver.requestsTo(path).length === 2 && hold.held() === 1, 'the resend, held at the merchant');
     hold.release(signedReply(gw.merchant.secret));
-    const [again] = await viewWhen(gw.url, answer.body.trace_id, (n) => n[0]?.state === 'delivered' && n[0].attempt_count === 2, 'the resend delivered');
+    const [again] = await viewWhen(
+      gw.url,
+      answer.body.trace_id,
+      (n) => n[0]?.state === 'delivered' && n[0].attempt_count === 2,
+      'the resend delivered',
+    );
     expect(again!.attempts.map((a) => a.outcome)).toEqual(['delivered', 'delivered']);
     expect(receiver.requestsTo(path)).toHaveLength(2);
     expect(receiver.requestsTo(path)[1]!.body).toBe(receiver.requestsTo(path)[0]!.body);
@@ -523,7 +647,9 @@ function guardOutbound(fake_hosts: Record<string, readonly string[]>): OutboundG
       else original_lookup.call(dns, hostname, options, callback);
       return;
     }
-    process.nextTick(() => done(Object.assign(new Error(`getaddrinfo ENOTFOUND ${String(hostname)} (no DNS in this test)`), { code: 'ENOTFOUND' })));
+    process.nextTick(() =>
+      done(Object.assign(new Error(`getaddrinfo ENOTFOUND ${String(hostname)} (no DNS in this test)`), { code: 'ENOTFOUND' })),
+    );
   };
 
   net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args: unknown[]): net.Socket {
@@ -545,19 +671,18 @@ function guardOutbound(fake_hosts: Record<string, readonly string[]>): OutboundG
       if (!isLoopback(host)) return refuse(host);
     } else {
       const lookup = options.lookup ?? dns_module.lookup;
-      options.lookup = (hostname: unknown, lookup_options: unknown, callback_arg: unknown) => lookup(hostname, lookup_options, (
-        error: NodeJS.ErrnoException | null, address: unknown, family?: number,
-      ) => {
-        const callback = callback_arg as Callback;
-        if (error) return callback(error, address, family);
-        const list = Array.isArray(address) ? (address as { address: string }[]).map((a) => a.address) : [String(address)];
-        const outside = list.filter((a) => !isLoopback(a));
-        if (outside.length > 0) {
-          blocked.push(`${String(hostname)} → ${outside.join(', ')}`);
-          return callback(Object.assign(new Error('test guard: no connection outside loopback'), { code: 'ETESTGUARD' }));
-        }
-        return callback(null, address, family);
-      });
+      options.lookup = (hostname: unknown, lookup_options: unknown, callback_arg: unknown) =>
+        lookup(hostname, lookup_options, (error: NodeJS.ErrnoException | null, address: unknown, family?: number) => {
+          const callback = callback_arg as Callback;
+          if (error) return callback(error, address, family);
+          const list = Array.isArray(address) ? (address as { address: string }[]).map((a) => a.address) : [String(address)];
+          const outside = list.filter((a) => !isLoopback(a));
+          if (outside.length > 0) {
+            blocked.push(`${String(hostname)} → ${outside.join(', ')}`);
+            return callback(Object.assign(new Error('test guard: no connection outside loopback'), { code: 'ETESTGUARD' }));
+          }
+          return callback(null, address, family);
+        });
     }
     return (original_connect as (...a: unknown[]) => net.Socket).apply(this, args);
   } as typeof net.Socket.prototype.connect;
@@ -626,7 +751,12 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     const allowed_path = '/live-allowed';
     const trace_id = await notifyVia(allowed, `${receiver.url}${allowed_path}`);
     await receiver.waitForRequest((r) => r.path === allowed_path, 15_000);
-    const [notification] = await viewWhen(allowed.url, trace_id, (n) => (n[0]?.attempt_count ?? 0) >= 1, 'attempt with private URLs allowed');
+    const [notification] = await viewWhen(
+      allowed.url,
+      trace_id,
+      (n) => (n[0]?.attempt_count ?? 0) >= 1,
+      'attempt with private URLs allowed',
+    );
     // The receiver answers an unsigned {} here: reached, and resent as unrecognized.
     expect(notification!.attempts[0]).toMatchObject({ http_status: 200, reason: 'reply not signed' });
     expect(guard.blocked).toEqual([]);
@@ -636,18 +766,35 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     const live = await startTestGateway(kind, { env: { ...FAST, PAYGATE_ENV: 'live' } });
     gateways.push(live);
     const literals = [
-      'http://10.20.30.40/notify', 'http://192.168.1.20:8080/notify', 'http://172.16.5.4/notify', 'http://169.254.169.254/latest/meta-data',
-      'http://[fe80::1]/notify', 'http://[fd12:3456::1]/notify', 'http://[::ffff:10.0.0.1]/notify',
+      'http://10.20.30.40/notify',
+      'http://192.168.1.20:8080/notify',
+      'http://172.16.5.4/notify',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[fe80::1]/notify',
+      'http://[fd12:3456::1]/notify',
+      'http://[::ffff:10.0.0.1]/notify',
     ];
-    const names = ['http://merchant-lan.test/notify', 'https://merchant-private.test:8443/notify', 'http://metadata.test/latest/meta-data', 'http://mixed.test/notify'];
-    const checked = await Promise.all([...literals, ...names].map(async (url) => {
-      const trace_id = await notifyVia(live, url);
-      const [notification] = await viewWhen(live.url, trace_id, (n) => (n[0]?.attempt_count ?? 0) >= 1, `attempt to ${url}`);
-      return { url, notification: notification! };
-    }));
+    const names = [
+      'http://merchant-lan.test/notify',
+      'https://merchant-private.test:8443/notify',
+      'http://metadata.test/latest/meta-data',
+      'http://mixed.test/notify',
+    ];
+    const checked = await Promise.all(
+      [...literals, ...names].map(async (url) => {
+        const trace_id = await notifyVia(live, url);
+        const [notification] = await viewWhen(live.url, trace_id, (n) => (n[0]?.attempt_count ?? 0) >= 1, `attempt to ${url}`);
+        return { url, notification: notification! };
+      }),
+    );
     for (const { url, notification } of checked) {
       expect(notification, url).toMatchObject({ state: 'failed', last_error: 'destination not allowed', attempt_count: 1 });
-      expect(notification.attempts[0], url).toMatchObject({ outcome: 'undeliverable', http_status: null, reply_excerpt: null, reason: 'destination not allowed' });
+      expect(notification.attempts[0], url).toMatchObject({
+        outcome: 'undeliverable',
+        http_status: null,
+        reply_excerpt: null,
+        reason: 'destination not allowed',
+      });
       // An IP literal is refused before any socket exists.
       if (literals.includes(url)) expect(notification.attempts[0]!.duration_ms, url).toBe(0);
     }
@@ -656,7 +803,7 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     expect(guard.blocked).toEqual([]);
   });
 
-  it('refuses a cashier session\'s validation_url on a private or link-local address: the payment is refused, nothing connects', async () => {
+  it("refuses a cashier session's validation_url on a private or link-local address: the payment is refused, nothing connects", async () => {
     const live = await startTestGateway(kind, { env: { ...FAST, PAYGATE_ENV: 'live' } });
     gateways.push(live);
     // The merchant's gateway, as live mode would reach it: a connector that stands for any
@@ -664,24 +811,48 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     const processor_calls: string[] = [];
     const now_ms = Date.now();
     await live.gateway.deps.store.merchants.insertGateway({
-      gateway_id: 'a1'.repeat(16), merchant_id: live.merchant.merchant_id, connector: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0,
-      settings_sealed: null, created_at_ms: now_ms, updated_at_ms: now_ms,
+      gateway_id: 'a1'.repeat(16),
+      merchant_id: live.merchant.merchant_id,
+      connector: 'sandbox',
+      currencies: 'USD',
+      mit_enabled: 1,
+      hold_payouts: 0,
+      settings_sealed: null,
+      created_at_ms: now_ms,
+      updated_at_ms: now_ms,
     });
-    const standIn = new Proxy({ name: 'sandbox', cashier_texts: undefined }, {
-      get: (target, property) => (property in target ? target[property as 'name'] : () => {
-        processor_calls.push(String(property));
-        throw new Error('the processor was reached although the validation request was refused');
-      }),
-    });
-    const connectors = live.gateway.deps.connectors as unknown as { runsHere: (name: string) => boolean; forGateway: (gateway: unknown) => unknown };
+    const standIn = new Proxy(
+      { name: 'sandbox', cashier_texts: undefined },
+      {
+        get: (target, property) =>
+          property in target
+            ? target[property as 'name']
+            : () => {
+                processor_calls.push(String(property));
+                throw new Error('the processor was reached although the validation request was refused');
+              },
+      },
+    );
+    const connectors = live.gateway.deps.connectors as unknown as {
+      runsHere: (name: string) => boolean;
+      forGateway: (gateway: unknown) => unknown;
+    };
     connectors.runsHere = () => true;
     connectors.forGateway = () => standIn;
     // The shop's own URLs are public in live mode (a loopback one is refused when the request arrives).
     const shop = { notification_url: 'http://shop.test/notify', return_url: 'http://shop.test/return' };
     // An IP literal outside public space is refused when the session is opened: nothing is stored.
-    for (const validation_url of ['http://10.0.0.7/validate', 'http://169.254.169.254/validate', 'http://[fd00::7]/validate', 'http://localhost:9/validate']) {
+    for (const validation_url of [
+      'http://10.0.0.7/validate',
+      'http://169.254.169.254/validate',
+      'http://[fd00::7]/validate',
+      'http://localhost:9/validate',
+    ]) {
       const answer = await openSession(live, '/api/init-pay-in', initPayIn(live.merchant, receiver.url, { ...shop, validation_url }));
-      expect(answer.body, validation_url).toMatchObject({ status: 10, description: 'Invalid field: validation_url (a loopback, private or link-local address)' });
+      expect(answer.body, validation_url).toMatchObject({
+        status: 10,
+        description: 'Invalid field: validation_url (a loopback, private or link-local address)',
+      });
     }
     // A name is resolved only when the gateway connects: the payment is refused then.
     const urls = ['http://merchant-lan.test/validate', 'http://metadata.test/validate'];
@@ -699,7 +870,10 @@ describe.each(storeKinds())('outbound safety in live mode on %s', (kind) => {
     expect(guard.blocked).toEqual([]);
     // The reason is on record for the operator: the address policy, not a failed connection.
     const reasons = await waitUntil(() => {
-      const lines = fs.readFileSync(live.log_file, 'utf8').split('\n').filter((line) => line.includes('"validation request"'));
+      const lines = fs
+        .readFileSync(live.log_file, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"validation request"'));
       return lines.length >= urls.length ? lines.map((line) => (JSON.parse(line) as { reason?: string }).reason) : undefined;
     }, 'the validation requests in the log');
     expect(reasons).toEqual(urls.map(() => 'destination not allowed'));

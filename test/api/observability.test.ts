@@ -40,17 +40,33 @@ describe.each(storeKinds())('observability on %s', (kind) => {
 
   it('logs each API request once: merchant, route, API status, trace_id, duration, and no card data', async () => {
     receiver.setReply('/notify', signedReply(gw.merchant.secret));
-    const sale = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { notification_url: `${receiver.url}/notify` }), gw.merchant.secret);
+    const sale = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { notification_url: `${receiver.url}/notify` }),
+      gw.merchant.secret,
+    );
     expect(sale.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     const trace_id = sale.body.trace_id as number;
     const lines = await waitUntil(() => {
-      const found = fs.readFileSync(gw.log_file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+      const found = fs
+        .readFileSync(gw.log_file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
         .filter((l) => l.msg === 'request' && l.trace_id === trace_id);
       return found.length > 0 ? found : undefined;
     }, 'the request line');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
-      level: 30, method: 'POST', route: '/api/process', url: '/api/process', http_status: 200, merchant_id: gw.merchant.merchant_id, status: 0, trace_id,
+      level: 30,
+      method: 'POST',
+      route: '/api/process',
+      url: '/api/process',
+      http_status: 200,
+      merchant_id: gw.merchant.merchant_id,
+      status: 0,
+      trace_id,
     });
     expect(typeof lines[0]!.duration_ms).toBe('number');
     const log = fs.readFileSync(gw.log_file, 'utf8');
@@ -64,7 +80,9 @@ describe.each(storeKinds())('observability on %s', (kind) => {
     await waitUntil(() => receiver.requestsTo('/notify').length >= 1, 'the notification');
     await gw.gateway.notifications.idle();
     const text = await scrape();
-    expect(metric(text, 'http_requests_total', { route: '/api/process', method: 'POST', http_status: '200', api_status: '0' })).toBeGreaterThanOrEqual(1);
+    expect(
+      metric(text, 'http_requests_total', { route: '/api/process', method: 'POST', http_status: '200', api_status: '0' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(metric(text, 'http_request_duration_seconds_count', { route: '/api/process', method: 'POST' })).toBeGreaterThanOrEqual(1);
     expect(metric(text, 'paygate_transactions_total', { type: 'sale', status: 'approved' })).toBeGreaterThanOrEqual(1);
     expect(metric(text, 'paygate_notification_attempts_total', { outcome: 'delivered' })).toBeGreaterThanOrEqual(1);

@@ -9,7 +9,15 @@ import { refundC, saleA } from '../support/bodies.js';
 import { postSigned } from '../support/client.js';
 import { startTestGateway } from '../support/gateway.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { CHECKOUT_WEBHOOK_SECRET, type LiveCheckout, LIVE_ENV, liveSale, operatorCall, PROCESSING_CHANNEL, startLiveCheckout } from '../support/live-checkout.js';
+import {
+  CHECKOUT_WEBHOOK_SECRET,
+  type LiveCheckout,
+  LIVE_ENV,
+  liveSale,
+  operatorCall,
+  PROCESSING_CHANNEL,
+  startLiveCheckout,
+} from '../support/live-checkout.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -23,14 +31,23 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
   });
 
   const op = (method: string, path: string, body?: unknown) => operatorCall(live.gw, method, path, body);
-  const sale = (overrides: Record<string, unknown> = {}) => live.process(liveSale(live, saleA(live.merchant, { gateway: live.gateway, ...overrides })));
+  const sale = (overrides: Record<string, unknown> = {}) =>
+    live.process(liveSale(live, saleA(live.merchant, { gateway: live.gateway, ...overrides })));
 
   it('shows and lists a gateway with its settings that are not secret and the names of those that are, never a secret', async () => {
     const shown = await op('GET', `/operator/gateways/${live.gateway}`);
     expect(shown.status).toBe(200);
     expect(shown.body).toMatchObject({
-      status: 0, gateway: live.gateway, gateway_id: live.gateway, merchant_id: live.merchant.merchant_id, connector: 'checkout', processor: 'checkout',
-      currencies: ['USD', 'EUR', 'GBP'], enabled: true, usable_here: true, webhook_url: live.webhook_url,
+      status: 0,
+      gateway: live.gateway,
+      gateway_id: live.gateway,
+      merchant_id: live.merchant.merchant_id,
+      connector: 'checkout',
+      processor: 'checkout',
+      currencies: ['USD', 'EUR', 'GBP'],
+      enabled: true,
+      usable_here: true,
+      webhook_url: live.webhook_url,
       settings: { processing_channel_id: PROCESSING_CHANNEL, base_url: live.fake.url, three_ds: 'never' },
       secret_settings: ['secret_key', 'webhook_secret'],
     });
@@ -49,15 +66,37 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
 
   it('refuses bad input with 400 naming the field and creates nothing; 401 without the token', async () => {
     const before = (await op('GET', '/operator/gateways')).body.gateways;
-    const settings = { secret_key: live.fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: live.fake.url };
+    const settings = {
+      secret_key: live.fake.secret_key,
+      processing_channel_id: PROCESSING_CHANNEL,
+      webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+      base_url: live.fake.url,
+    };
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ connector: 'checkout', currencies: ['USD'], settings }, /Invalid field: merchant_id/],
-      [{ merchant_id: live.merchant.merchant_id, connector: 'paypal', currencies: ['USD'], settings }, /Invalid field: connector \(expected one of sandbox, checkout, stripe\)/],
-      [{ merchant_id: live.merchant.merchant_id, connector: 'sandbox' }, /Invalid field: connector \(sandbox gateways take no payments in live mode\)/],
+      [
+        { merchant_id: live.merchant.merchant_id, connector: 'paypal', currencies: ['USD'], settings },
+        /Invalid field: connector \(expected one of sandbox, checkout, stripe\)/,
+      ],
+      [
+        { merchant_id: live.merchant.merchant_id, connector: 'sandbox' },
+        /Invalid field: connector \(sandbox gateways take no payments in live mode\)/,
+      ],
       [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', settings }, /Invalid field: currencies \(required/],
       [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: 'USD', settings }, /Invalid field: currencies/],
-      [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings: { ...settings, webhook_secret: 'short' } }, /Invalid field: webhook_secret/],
-      [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings: { ...settings, secret_key: 42 } }, /Invalid field: settings.secret_key \(expected text\)/],
+      [
+        {
+          merchant_id: live.merchant.merchant_id,
+          connector: 'checkout',
+          currencies: ['USD'],
+          settings: { ...settings, webhook_secret: 'short' },
+        },
+        /Invalid field: webhook_secret/,
+      ],
+      [
+        { merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings: { ...settings, secret_key: 42 } },
+        /Invalid field: settings.secret_key \(expected text\)/,
+      ],
       [{ merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings: [] }, /Invalid field: settings/],
     ];
     for (const [body, description] of cases) {
@@ -66,9 +105,15 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
       expect(answer.body.description).toMatch(description);
       expect(JSON.stringify(answer.body)).not.toContain(live.fake.secret_key);
     }
-    expect((await op('POST', '/operator/gateways', { merchant_id: 'nobody', connector: 'checkout', currencies: ['USD'], settings })).status).toBe(404);
+    expect(
+      (await op('POST', '/operator/gateways', { merchant_id: 'nobody', connector: 'checkout', currencies: ['USD'], settings })).status,
+    ).toBe(404);
     expect((await op('GET', '/operator/gateways')).body.gateways).toEqual(before);
-    const anonymous = await fetch(`${live.gw.url}/operator/gateways`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const anonymous = await fetch(`${live.gw.url}/operator/gateways`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(anonymous.status).toBe(401);
     expect((await fetch(`${live.gw.url}/operator/gateways/${live.gateway}`)).status).toBe(401);
   });
@@ -77,7 +122,11 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
     const paid = await sale({ amount: 1500 });
     expect(paid.body).toMatchObject({ transaction_status: 'approved' });
     await live.fake.waitForEvent((e) => e.payment_id === paid.body.transaction_id && e.type === 'payment_captured');
-    expect((await op('POST', `/operator/gateways/${live.gateway}`, { enabled: false })).body).toMatchObject({ status: 0, enabled: false, description: 'Gateway disabled: it takes no new payments' });
+    expect((await op('POST', `/operator/gateways/${live.gateway}`, { enabled: false })).body).toMatchObject({
+      status: 0,
+      enabled: false,
+      description: 'Gateway disabled: it takes no new payments',
+    });
     expect((await sale()).body).toMatchObject({ status: 15, description: `Gateway unavailable: gateway ${live.gateway} is disabled` });
     const refund = await live.process(liveSale(live, refundC(live.merchant, paid.body.trace_id, { amount: 500, currency: 'USD' })));
     expect(refund.body).toMatchObject({ status: 0, transaction_status: 'pending' });
@@ -87,9 +136,15 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
   });
 
   it('new credentials take effect with the next payment; the old ones are gone', async () => {
-    const replaced = await op('PUT', `/operator/gateways/${live.gateway}/settings`, { settings: { secret_key: 'sk_sbox_not_the_right_key_01' } });
+    const replaced = await op('PUT', `/operator/gateways/${live.gateway}/settings`, {
+      settings: { secret_key: 'sk_sbox_not_the_right_key_01' },
+    });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ status: 0, secret_settings: ['secret_key', 'webhook_secret'], settings: { processing_channel_id: PROCESSING_CHANNEL } });
+    expect(replaced.body).toMatchObject({
+      status: 0,
+      secret_settings: ['secret_key', 'webhook_secret'],
+      settings: { processing_channel_id: PROCESSING_CHANNEL },
+    });
     expect(JSON.stringify(replaced.body)).not.toContain('sk_sbox_not_the_right_key_01');
     const refused = await sale();
     expect(refused.body).toMatchObject({ status: 0, transaction_status: 'error', error_code: '401' });

@@ -9,7 +9,8 @@ import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gate
 import { direct, payoutD, payoutE } from '../support/payout-bodies.js';
 import { storeKinds } from '../support/stores.js';
 
-type Fixture = 'requested' | 'authorized' | 'in progress' | 'approved' | 'rejected' | 'error' | 'cancelled' | 'reversed' | 'pending' | 'pending_async';
+type Fixture =
+  'requested' | 'authorized' | 'in progress' | 'approved' | 'rejected' | 'error' | 'cancelled' | 'reversed' | 'pending' | 'pending_async';
 type Action = 'approve' | 'submit' | 'cancel' | 'reject' | 'reverse';
 
 /** Which statuses each action accepts (docs/payouts.md); every other pair must be refused. */
@@ -20,7 +21,18 @@ const ACCEPTS: Readonly<Record<Action, readonly Fixture[]>> = {
   reject: ['requested', 'authorized'],
   reverse: ['approved'],
 };
-const FIXTURES: readonly Fixture[] = ['requested', 'authorized', 'in progress', 'approved', 'rejected', 'error', 'cancelled', 'reversed', 'pending', 'pending_async'];
+const FIXTURES: readonly Fixture[] = [
+  'requested',
+  'authorized',
+  'in progress',
+  'approved',
+  'rejected',
+  'error',
+  'cancelled',
+  'reversed',
+  'pending',
+  'pending_async',
+];
 const ACTIONS = Object.keys(ACCEPTS) as Action[];
 
 interface OpAnswer {
@@ -53,13 +65,17 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
     const response = await fetch(`${gw.url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
     return { http_status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
-  const act = (trace_id: number, action: Action, body: Record<string, unknown> = {}) => op('POST', `/operator/payouts/${trace_id}/${action}`, body);
+  const act = (trace_id: number, action: Action, body: Record<string, unknown> = {}) =>
+    op('POST', `/operator/payouts/${trace_id}/${action}`, body);
   const process = (merchant: CreatedMerchant, body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, merchant.secret);
   const directPost = (merchant: CreatedMerchant, body: Record<string, unknown>) => postSigned(gw.url, '/api/direct', body, merchant.secret);
   const row = (trace_id: number) => gw.gateway.deps.store.transactions.get(trace_id);
-  const notified = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
-    .map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
-  const history = async (trace_id: number) => (await gw.gateway.deps.store.transactions.listStatusChanges(trace_id)).map((c) => `${c.from_status || '∅'}→${c.to_status}`);
+  const notified = async (trace_id: number) =>
+    (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).map(
+      (n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status,
+    );
+  const history = async (trace_id: number) =>
+    (await gw.gateway.deps.store.transactions.listStatusChanges(trace_id)).map((c) => `${c.from_status || '∅'}→${c.to_status}`);
 
   async function heldPayout(amount = 5000): Promise<number> {
     const answer = await process(held, payoutE(held, { amount, timestamp: nowSeconds(skew_s) }));
@@ -69,7 +85,8 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
 
   async function fixture(status: Fixture): Promise<number> {
     switch (status) {
-      case 'requested': return heldPayout();
+      case 'requested':
+        return heldPayout();
       case 'authorized': {
         const trace_id = await heldPayout();
         expect((await act(trace_id, 'approve', { submit: false })).body).toMatchObject({ transaction_status: 'authorized' });
@@ -123,8 +140,12 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
     });
 
     it('reads and sets hold_payouts; an unknown gateway is 404, a bad body 400', async () => {
-      expect((await op('GET', `/operator/gateways/${gw.merchant.gateway}`)).body)
-        .toMatchObject({ status: 0, gateway_id: gw.merchant.gateway, merchant_id: gw.merchant.merchant_id, hold_payouts: false });
+      expect((await op('GET', `/operator/gateways/${gw.merchant.gateway}`)).body).toMatchObject({
+        status: 0,
+        gateway_id: gw.merchant.gateway,
+        merchant_id: gw.merchant.merchant_id,
+        hold_payouts: false,
+      });
       expect((await op('POST', '/operator/gateways/nope', { hold_payouts: true })).http_status).toBe(404);
       expect((await op('GET', '/operator/gateways/nope')).http_status).toBe(404);
       expect((await op('POST', `/operator/gateways/${held.gateway}`, { hold_payouts: 'yes' })).http_status).toBe(400);
@@ -144,7 +165,10 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
       const body = payoutE(held);
       const answer = await process(held, body);
       expect(answer.body).toMatchObject({
-        status: 0, description: 'Payout requested: held for operator approval', transaction_status: 'requested', transaction_id: '',
+        status: 0,
+        description: 'Payout requested: held for operator approval',
+        transaction_status: 'requested',
+        transaction_id: '',
       });
       const stored = await row(answer.body.trace_id as number);
       expect(stored).toMatchObject({ status: 'requested', psp_transaction_id: null });
@@ -163,10 +187,20 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
       const approved = await act(trace_id, 'approve', { note: 'checked by Sam' });
       expect(approved.http_status).toBe(200);
       expect(approved.body).toMatchObject({ status: 0, trace_id, previous_status: 'requested', transaction_status: 'approved' });
-      expect(await history(trace_id)).toEqual(['∅→pending', 'pending→requested', 'requested→authorized', 'authorized→in progress', 'in progress→approved']);
+      expect(await history(trace_id)).toEqual([
+        '∅→pending',
+        'pending→requested',
+        'requested→authorized',
+        'authorized→in progress',
+        'in progress→approved',
+      ]);
       expect(await notified(trace_id)).toEqual(['requested', 'authorized', 'in progress', 'approved']);
       const [last] = (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).slice(-1);
-      expect(JSON.parse(last!.payload_json)).toMatchObject({ transaction_type: 'payout', variable1: 'held-1', card_number: '411111******1111' });
+      expect(JSON.parse(last!.payload_json)).toMatchObject({
+        transaction_type: 'payout',
+        variable1: 'held-1',
+        card_number: '411111******1111',
+      });
       expect((await row(trace_id))!.psp_transaction_id).toMatch(/^sbx_/);
       const replay = await process(held, { ...body, timestamp: nowSeconds(skew_s) + 1 });
       expect(replay.body).toMatchObject({ status: 0, trace_id, transaction_status: 'requested' });
@@ -174,7 +208,10 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
 
     it('approve with submit false stops at authorized; submit sends it on', async () => {
       const trace_id = await heldPayout();
-      expect((await act(trace_id, 'approve', { submit: false })).body).toMatchObject({ previous_status: 'requested', transaction_status: 'authorized' });
+      expect((await act(trace_id, 'approve', { submit: false })).body).toMatchObject({
+        previous_status: 'requested',
+        transaction_status: 'authorized',
+      });
       expect((await row(trace_id))!.psp_transaction_id).toBeNull();
       const submitted = await act(trace_id, 'submit');
       expect(submitted.body).toMatchObject({ status: 0, previous_status: 'authorized', transaction_status: 'approved' });
@@ -214,14 +251,19 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
 
     it('cancel and reject: from requested and from authorized, notified', async () => {
       for (const [start, action, to] of [
-        ['requested', 'cancel', 'cancelled'], ['authorized', 'cancel', 'cancelled'],
-        ['requested', 'reject', 'rejected'], ['authorized', 'reject', 'rejected'],
+        ['requested', 'cancel', 'cancelled'],
+        ['authorized', 'cancel', 'cancelled'],
+        ['requested', 'reject', 'rejected'],
+        ['authorized', 'reject', 'rejected'],
       ] as const) {
         const trace_id = await fixture(start);
         const answer = await act(trace_id, action, { note: 'customer asked' });
         expect(answer.http_status, `${action} ${start}`).toBe(200);
         expect(answer.body).toMatchObject({ previous_status: start, transaction_status: to });
-        expect(await row(trace_id)).toMatchObject({ status: to, error_details: `${action === 'cancel' ? 'Cancelled' : 'Rejected'} by the operator: customer asked` });
+        expect(await row(trace_id)).toMatchObject({
+          status: to,
+          error_details: `${action === 'cancel' ? 'Cancelled' : 'Rejected'} by the operator: customer asked`,
+        });
         expect((await notified(trace_id)).at(-1)).toBe(to);
         expect((await history(trace_id)).at(-1)).toBe(`${start}→${to}`);
       }
@@ -250,8 +292,10 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
           expect(answer.http_status, `${action} on ${status}`).toBe(409);
           expect(answer.body).toMatchObject({ status: 19, trace_id, transaction_status: status });
           expect(answer.body.description).toMatch(new RegExp(`^Transition refused: cannot ${action} a payout that is ${status}`));
-          expect({ row: await row(trace_id), history: await history(trace_id), notified: await notified(trace_id) }, `${action} on ${status}`)
-            .toEqual(before);
+          expect(
+            { row: await row(trace_id), history: await history(trace_id), notified: await notified(trace_id) },
+            `${action} on ${status}`,
+          ).toEqual(before);
           refused += 1;
         }
       }

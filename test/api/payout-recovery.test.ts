@@ -33,11 +33,14 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
   const deps = () => gw.gateway.deps;
   const stuck_ms = () => deps().config.schedules.stuck_processing_seconds * 1000;
   const advance = (ms: number) => gw.gateway.clock.set_offset_ms(gw.gateway.clock.get_offset_ms() + ms);
-  const sweep = (connectors: DueWorkDeps['connectors'] = deps().connectors) => runDueWorkOnce({ deps: { ...deps(), connectors }, poll_ms: 50 });
+  const sweep = (connectors: DueWorkDeps['connectors'] = deps().connectors) =>
+    runDueWorkOnce({ deps: { ...deps(), connectors }, poll_ms: 50 });
   /** Signed requests carry the gateway's (moved) sandbox clock. */
   const timestamp = () => Math.floor(deps().clock.now_ms() / 1000);
   const statusesNotified = async (trace_id: number) =>
-    (await deps().store.notifications.listOfTransaction(trace_id)).map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
+    (await deps().store.notifications.listOfTransaction(trace_id)).map(
+      (n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status,
+    );
 
   /** A held payout, released by the operator, whose process then died before the processor answered. */
   async function interruptedPayout(amount: number): Promise<TransactionRow> {
@@ -63,12 +66,24 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
 
     advance(stuck_ms() + 1000);
     await sweep();
-    expect(await deps().store.transactions.get(approved.trace_id)).toMatchObject({ status: 'approved', error_code: '0', psp_transaction_id: expect.stringMatching(/^sbx_/) });
-    expect(await deps().store.transactions.get(rejected.trace_id)).toMatchObject({ status: 'rejected', psp_transaction_id: expect.any(String) });
+    expect(await deps().store.transactions.get(approved.trace_id)).toMatchObject({
+      status: 'approved',
+      error_code: '0',
+      psp_transaction_id: expect.stringMatching(/^sbx_/),
+    });
+    expect(await deps().store.transactions.get(rejected.trace_id)).toMatchObject({
+      status: 'rejected',
+      psp_transaction_id: expect.any(String),
+    });
     expect(await statusesNotified(approved.trace_id)).toEqual(['requested', 'authorized', 'in progress', 'approved']);
     expect(await statusesNotified(rejected.trace_id)).toEqual(['requested', 'authorized', 'in progress', 'rejected']);
     // The request's stored answer stays what was answered (requested): a replay repeats it.
-    const replay = await postSigned(gw.url, '/api/process', payoutE(held, { amount: 2500, order_id: approved.order_id, timestamp: timestamp() }), held.secret);
+    const replay = await postSigned(
+      gw.url,
+      '/api/process',
+      payoutE(held, { amount: 2500, order_id: approved.order_id, timestamp: timestamp() }),
+      held.secret,
+    );
     expect(replay.body).toMatchObject({ status: 0, trace_id: approved.trace_id, transaction_status: 'requested' });
 
     // Settled once: a second sweep changes nothing and notifies nothing more.
@@ -95,7 +110,9 @@ describe.each(storeKinds())('payouts interrupted during the processor call, on %
     const cannot_ask = async (store: Parameters<DueWorkDeps['connectors']['forGatewayId']>[0], gateway_id: string) => {
       const found = await deps().connectors.forGatewayId(store, gateway_id);
       if (!found) return null;
-      const connector: Connector = Object.create(found.connector, { lookup: { value: async () => ({ kind: 'unavailable', reason: 'unreachable (test)' }) } }) as Connector;
+      const connector: Connector = Object.create(found.connector, {
+        lookup: { value: async () => ({ kind: 'unavailable', reason: 'unreachable (test)' }) },
+      }) as Connector;
       return { gateway: found.gateway, connector };
     };
     await sweep({ forGatewayId: cannot_ask });

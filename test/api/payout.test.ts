@@ -57,7 +57,11 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       const answer = await post(body);
       expect(answer.http_status).toBe(200);
       expect(answer.body).toMatchObject({
-        status: 0, transaction_status: 'approved', payment_processor: 'sandbox', error_code: '0', version: '1.2',
+        status: 0,
+        transaction_status: 'approved',
+        payment_processor: 'sandbox',
+        error_code: '0',
+        version: '1.2',
       });
       expect(answer.body).not.toHaveProperty('redirect_url');
       expect(answer.body).not.toHaveProperty('card_token');
@@ -65,16 +69,28 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(verifyBody(answer.body, gw.merchant.secret)).toBe(true);
       const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
       expect(row).toMatchObject({
-        transaction_type: 'payout', status: 'approved', payment_method: 'card', card_masked: '411111******1111', card_exp: '12/2035',
-        card_brand: 'VISA', amount_minor: 5000, gateway_id: gw.merchant.gateway, card_token: null,
+        transaction_type: 'payout',
+        status: 'approved',
+        payment_method: 'card',
+        card_masked: '411111******1111',
+        card_exp: '12/2035',
+        card_brand: 'VISA',
+        amount_minor: 5000,
+        gateway_id: gw.merchant.gateway,
+        card_token: null,
       });
       expect(row!.card_fingerprint).toMatch(/^[0-9a-f]{64}$/);
       expect(JSON.stringify(row)).not.toContain(VISA);
       const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id);
       const payload = JSON.parse(notification!.payload_json) as Record<string, unknown>;
       expect(payload).toMatchObject({
-        transaction_type: 'payout', transaction_status: 'approved', order_id: body.order_id, card_number: '411111******1111',
-        application_key: gw.merchant.application_key, variable1: 'payout-ref-1', version: '1.2',
+        transaction_type: 'payout',
+        transaction_status: 'approved',
+        order_id: body.order_id,
+        card_number: '411111******1111',
+        application_key: gw.merchant.application_key,
+        variable1: 'payout-ref-1',
+        version: '1.2',
       });
       expect(JSON.stringify(payload)).not.toContain(VISA);
     });
@@ -108,7 +124,9 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       const trace_id = answer.body.trace_id as number;
       await waitForStatus(trace_id, 'approved');
       const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(trace_id);
-      expect(notifications.map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status)).toEqual(['approved']);
+      expect(notifications.map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status)).toEqual([
+        'approved',
+      ]);
     });
 
     it('rejects a decrypted card that fails Luhn or has expired, as stored transactions', async () => {
@@ -163,8 +181,11 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(first!.status).toBe(UNREADABLE_STATUS);
       expect(first!.description).toMatch(/^Card data unreadable/);
       for (const answer of answers) {
-        expect({ status: answer.status, description: answer.description, keys: answer.keys }, answer.name)
-          .toEqual({ status: first!.status, description: first!.description, keys: first!.keys });
+        expect({ status: answer.status, description: answer.description, keys: answer.keys }, answer.name).toEqual({
+          status: first!.status,
+          description: first!.description,
+          keys: first!.keys,
+        });
       }
       // And the same body with the good ciphertexts goes through.
       const control = await post(payoutD(gw.merchant, { timestamp, card_number_encrypted: good_pan, card_exp_encrypted: good_exp }));
@@ -179,7 +200,10 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
         [{ ...base, card_number_encrypted: 'A'.repeat(257) }, /^Invalid field: card_number_encrypted \(expected .*256/],
         [{ ...base, card_exp_encrypted: '' }, /^Invalid field: card_exp_encrypted/],
         [{ ...base, card_number_encrypted: 12345 }, /^Invalid field: card_number_encrypted/],
-        [{ ...base, card_number: encryptCardField(MASTERCARD, gw.merchant.secret, base.timestamp as number) }, /^Invalid field: card_number \(given twice/],
+        [
+          { ...base, card_number: encryptCardField(MASTERCARD, gw.merchant.secret, base.timestamp as number) },
+          /^Invalid field: card_number \(given twice/,
+        ],
         [without(base, 'gateway'), /^Missing required field: gateway$/],
         [without(base, 'state'), /^Missing required field: state$/],
         [{ ...base, version: '1.1' }, /^Invalid field: version/],
@@ -219,7 +243,7 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
       expect(await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).toHaveLength(1);
     });
 
-    it('refuses a gateway that is not the merchant\'s or does not take the currency', async () => {
+    it("refuses a gateway that is not the merchant's or does not take the currency", async () => {
       const other = await gw.createMerchant();
       expect((await post(payoutD(gw.merchant, { gateway: other.gateway }))).body.status).toBe(15);
       expect((await post(payoutD(gw.merchant, { currency: 'NZD' }))).body.status).toBe(15);
@@ -235,13 +259,23 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
     it('approves in the frontend form with version 1.1', async () => {
       const body = payoutE(gw.merchant);
       const answer = await post(body);
-      expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', version: '1.1', payment_processor: 'sandbox', error_code: '0' });
+      expect(answer.body).toMatchObject({
+        status: 0,
+        transaction_status: 'approved',
+        version: '1.1',
+        payment_processor: 'sandbox',
+        error_code: '0',
+      });
       expect(typeof answer.body.transaction_id).toBe('string');
       expect(answer.body).not.toHaveProperty('redirect_url');
       const row = await stored(body.order_id);
       expect(row).toMatchObject({ status: 'approved', identity_kind: 'frontend', card_masked: '411111******1111', api_version: '1.1' });
       const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id);
-      expect(JSON.parse(notification!.payload_json)).toMatchObject({ frontend: gw.merchant.frontend, version: '1.1', transaction_type: 'payout' });
+      expect(JSON.parse(notification!.payload_json)).toMatchObject({
+        frontend: gw.merchant.frontend,
+        version: '1.1',
+        transaction_type: 'payout',
+      });
     });
 
     it.each([
@@ -255,7 +289,10 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
     });
 
     it('rejects a Luhn-invalid card and a past expiry', async () => {
-      expect((await post(payoutE(gw.merchant, { card_number: '4111111111111112' }))).body).toMatchObject({ status: 0, transaction_status: 'rejected' });
+      expect((await post(payoutE(gw.merchant, { card_number: '4111111111111112' }))).body).toMatchObject({
+        status: 0,
+        transaction_status: 'rejected',
+      });
       expect((await post(payoutE(gw.merchant, { card_exp: '02/2021' }))).body).toMatchObject({ status: 0, transaction_status: 'rejected' });
     });
 
@@ -299,7 +336,10 @@ describe.each(storeKinds())('card payout on %s', (kind) => {
   it('accepts a timestamp 59 s and 60 s off and refuses 61 s off, in both directions, for variants D and E', async () => {
     // The gateway's clock stands still for the test, so no second boundary can move the edge.
     await withStoppedClock(gw.gateway, async (now_s) => {
-      for (const [variant, make] of [['D', payoutD], ['E', payoutE]] as const) {
+      for (const [variant, make] of [
+        ['D', payoutD],
+        ['E', payoutE],
+      ] as const) {
         for (const offset of [-60, -59, 59, 60]) {
           const answer = await post(make(gw.merchant, { timestamp: now_s + offset }));
           expect(answer.body, `${variant} offset ${offset}`).toMatchObject({ status: 0, transaction_status: 'approved' });

@@ -31,7 +31,11 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const sale = await gw.gateway.deps.store.transactions.get(trace_id);
     expect(sale?.refund_reserved_minor).toBe(500);
     const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(refund!.trace_id);
-    expect(JSON.parse(notification!.payload_json)).toMatchObject({ transaction_type: 'refund', reference_id: trace_id, frontend: gw.merchant.frontend });
+    expect(JSON.parse(notification!.payload_json)).toMatchObject({
+      transaction_type: 'refund',
+      reference_id: trace_id,
+      frontend: gw.merchant.frontend,
+    });
   });
 
   it('accepts reference_id as digits text too', async () => {
@@ -86,7 +90,7 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     expect(other_expiry.body.description).toMatch(/card_exp/);
   });
 
-  it('answers exactly the not-found answer for another merchant\'s sale and for a missing one', async () => {
+  it("answers exactly the not-found answer for another merchant's sale and for a missing one", async () => {
     const other = await gw.createMerchant();
     const their_sale = await approvedSale(1999, other);
     const theirs = await post(refundC(gw.merchant, their_sale));
@@ -95,7 +99,19 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const strip = (b: Record<string, unknown>) => ({ ...b, timestamp: 0, signature: '' });
     expect(strip(theirs.body)).toEqual(strip(missing.body));
     // Reading it through transaction-status gives the same not-found answer.
-    const read = (trace: number) => postSigned(gw.url, '/api/transaction-status', { merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, trace_id: trace, timestamp: Math.floor(Date.now() / 1000), version: '1.2' }, gw.merchant.secret);
+    const read = (trace: number) =>
+      postSigned(
+        gw.url,
+        '/api/transaction-status',
+        {
+          merchant_id: gw.merchant.merchant_id,
+          application_key: gw.merchant.application_key,
+          trace_id: trace,
+          timestamp: Math.floor(Date.now() / 1000),
+          version: '1.2',
+        },
+        gw.merchant.secret,
+      );
     const read_theirs = await read(their_sale);
     const read_missing = await read(99_999_999);
     expect(read_theirs.body.status, String(read_theirs.body.description)).toBe(13);
@@ -159,13 +175,16 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);
   });
 
-  it('refuses an unknown frontend or another merchant\'s, revealing nothing and reserving nothing', async () => {
+  it("refuses an unknown frontend or another merchant's, revealing nothing and reserving nothing", async () => {
     const other = await gw.createMerchant();
     const trace_id = await approvedSale(1000);
     const unknown = await post(refundC(gw.merchant, trace_id, { frontend: 'no-such-frontend' }));
     const foreign = await post(refundC(gw.merchant, trace_id, { frontend: other.frontend }));
     for (const answer of [unknown, foreign]) {
-      expect(answer.body).toMatchObject({ status: 11, description: 'Authentication failed: unknown merchant_id, application_key or frontend' });
+      expect(answer.body).toMatchObject({
+        status: 11,
+        description: 'Authentication failed: unknown merchant_id, application_key or frontend',
+      });
       expect(answer.body.trace_id).toBeUndefined();
     }
     expect((await gw.gateway.deps.store.transactions.get(trace_id))?.refund_reserved_minor).toBe(0);

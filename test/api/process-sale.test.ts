@@ -25,7 +25,12 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     const answer = await sale(saleA(gw.merchant));
     expect(answer.http_status).toBe(200);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'approved', payment_processor: 'sandbox', error_code: '0', version: '1.2', redirect_url: null,
+      status: 0,
+      transaction_status: 'approved',
+      payment_processor: 'sandbox',
+      error_code: '0',
+      version: '1.2',
+      redirect_url: null,
     });
     expect(answer.body.error_details).toMatch(/^\[TEST\]/);
     expect(typeof answer.body.card_token).toBe('string');
@@ -105,7 +110,8 @@ describe.each(storeKinds())('sale on %s', (kind) => {
   });
 
   describe('variant B (frontend, version 1.1) failure paths', () => {
-    const stored = (body: Record<string, unknown>) => gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
+    const stored = (body: Record<string, unknown>) =>
+      gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string);
 
     it('names a missing, over-long or mistyped field with a positive status and stores nothing', async () => {
       const cases: [Record<string, unknown>, RegExp][] = [
@@ -145,7 +151,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
       expect(await store.cards.find(gw.merchant.merchant_id, 'cust-42', panFingerprint(sealer, pan), '06/2034')).toBeNull();
     });
 
-    it('answers an unknown frontend, another merchant\'s frontend and an unknown merchant alike, revealing nothing', async () => {
+    it("answers an unknown frontend, another merchant's frontend and an unknown merchant alike, revealing nothing", async () => {
       const other = await gw.createMerchant();
       const unknown = saleB(gw.merchant, { frontend: 'no-such-frontend' });
       const foreign = saleB(gw.merchant, { frontend: other.frontend });
@@ -196,7 +202,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     });
   });
 
-  it('answers with the client\'s version only when the route takes it, else with the route\'s own', async () => {
+  it("answers with the client's version only when the route takes it, else with the route's own", async () => {
     // Invalid versions are not echoed: the answer says the version the endpoint speaks.
     for (const version of ['9.9', 'x'.repeat(16), '<b>1.2</b>', '1.2 ']) {
       const answer = await sale(saleA(gw.merchant, { version }));
@@ -209,7 +215,12 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     const bad_signature = await postJson(gw.url, '/api/process', { ...body, amount: 1 });
     expect(bad_signature.body).toMatchObject({ status: 2, version: '1.2' });
     // An unknown merchant, unsigned: still the route's version, not the client's.
-    const nobody = await postSigned(gw.url, '/api/process', saleA({ ...gw.merchant, merchant_id: 'nobody-at-all' }, { version: 'evil' }), 'x');
+    const nobody = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA({ ...gw.merchant, merchant_id: 'nobody-at-all' }, { version: 'evil' }),
+      'x',
+    );
     expect(nobody.body).toMatchObject({ status: 11, version: '1.2' });
     // A version this route takes is echoed even where the variant wants the other one.
     const other_variant = await sale(saleA(gw.merchant, { version: '1.1' }));
@@ -276,7 +287,7 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     });
   });
 
-  it('refuses a gateway that is not the merchant\'s', async () => {
+  it("refuses a gateway that is not the merchant's", async () => {
     const other = await gw.createMerchant();
     const answer = await sale(saleA(gw.merchant, { gateway: other.gateway }));
     expect(answer.body.status).toBe(15);
@@ -285,7 +296,10 @@ describe.each(storeKinds())('sale on %s', (kind) => {
   });
 
   it('handles minor units per currency without multiplying (JPY 0, BHD 3 decimals)', async () => {
-    for (const [currency, amount] of [['JPY', 1999], ['BHD', 1999]] as const) {
+    for (const [currency, amount] of [
+      ['JPY', 1999],
+      ['BHD', 1999],
+    ] as const) {
       const answer = await sale(saleA(gw.merchant, { currency, amount }));
       const row = await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number);
       expect(row).toMatchObject({ amount_minor: amount, charge_amount_minor: amount, currency, charge_currency: currency });
@@ -319,9 +333,16 @@ describe.each(storeKinds())('sale on %s', (kind) => {
     const [notification] = await gw.gateway.deps.store.notifications.listOfTransaction(answer.body.trace_id as number);
     const payload = JSON.parse(notification!.payload_json) as Record<string, unknown>;
     expect(payload).toMatchObject({
-      transaction_type: 'sale', transaction_status: 'approved', trace_id: answer.body.trace_id, application_key: gw.merchant.application_key,
-      card_number: '411111******1111', card_token: answer.body.card_token, charge_amount: 1999, charge_currency: 'USD',
-      variable1: 'cart-7', version: '1.2',
+      transaction_type: 'sale',
+      transaction_status: 'approved',
+      trace_id: answer.body.trace_id,
+      application_key: gw.merchant.application_key,
+      card_number: '411111******1111',
+      card_token: answer.body.card_token,
+      charge_amount: 1999,
+      charge_currency: 'USD',
+      variable1: 'cart-7',
+      version: '1.2',
     });
     expect(JSON.stringify(payload)).not.toContain(VISA);
   });

@@ -23,7 +23,9 @@ describe('per merchant', () => {
       expect((await postSigned(gw.url, '/api/process', saleA(merchant), merchant.secret)).body).toMatchObject({ status: 0 });
     }
     const response = await fetch(`${gw.url}/api/process`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...saleA(merchant), signature: 'x' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...saleA(merchant), signature: 'x' }),
     });
     expect(response.status).toBe(429);
     const retry_after = Number(response.headers.get('retry-after'));
@@ -55,7 +57,11 @@ describe('per client address', () => {
 
   it('answers 429 unsigned before reading the request, on any route; /healthz and /metrics are never held back', async () => {
     for (let i = 0; i < 4; i += 1) expect((await fetch(`${gw.url}/openapi.json`)).status).toBe(200);
-    const refused = await fetch(`${gw.url}/api/process`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(saleA(gw.merchant)) });
+    const refused = await fetch(`${gw.url}/api/process`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(saleA(gw.merchant)),
+    });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const body = (await refused.json()) as Record<string, unknown>;

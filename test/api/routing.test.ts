@@ -21,16 +21,33 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
     fake = await startFakeCheckout();
     gw = await startTestGateway(kind);
     first = gw.merchant.gateway!;
-    const created = await operatorCall(gw, 'POST', '/operator/gateways', { merchant_id: gw.merchant.merchant_id, connector: 'sandbox', currencies: ['USD', 'EUR', 'GBP'] });
+    const created = await operatorCall(gw, 'POST', '/operator/gateways', {
+      merchant_id: gw.merchant.merchant_id,
+      connector: 'sandbox',
+      currencies: ['USD', 'EUR', 'GBP'],
+    });
     expect(created.status).toBe(201);
     second = created.body.gateway as string;
     const cko = await operatorCall(gw, 'POST', '/operator/gateways', {
-      merchant_id: gw.merchant.merchant_id, connector: 'checkout', currencies: ['USD', 'EUR'],
-      settings: { secret_key: fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: fake.url },
+      merchant_id: gw.merchant.merchant_id,
+      connector: 'checkout',
+      currencies: ['USD', 'EUR'],
+      settings: {
+        secret_key: fake.secret_key,
+        processing_channel_id: PROCESSING_CHANNEL,
+        webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+        base_url: fake.url,
+      },
     });
     expect(cko.status).toBe(201);
     checkout = cko.body.gateway as string;
-    await gw.gateway.deps.store.transaction((tx) => tx.merchants.replaceBinRanges([{ prefix: '411111', country: 'GB' }, { prefix: '42424242', country: 'DE' }, { prefix: '424242', country: 'FR' }]));
+    await gw.gateway.deps.store.transaction((tx) =>
+      tx.merchants.replaceBinRanges([
+        { prefix: '411111', country: 'GB' },
+        { prefix: '42424242', country: 'DE' },
+        { prefix: '424242', country: 'FR' },
+      ]),
+    );
   });
   afterAll(async () => {
     await gw?.close();
@@ -63,7 +80,11 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
     const fallback = await add({ gateway: first, priority: 100 });
     const listed = await operatorCall(gw, 'GET', rules);
     expect((listed.body.rules as { priority: number }[]).map((r) => r.priority)).toEqual([10, 20, 30, 40, 100]);
-    expect((listed.body.rules as Record<string, unknown>[])[1]).toMatchObject({ gateway: checkout, card_brands: ['MasterCard'], currencies: null });
+    expect((listed.body.rules as Record<string, unknown>[])[1]).toMatchObject({
+      gateway: checkout,
+      card_brands: ['MasterCard'],
+      currencies: null,
+    });
 
     expect(await routedTo({ currency: 'EUR' })).toBe(second);
     expect(await routedTo({ currency: 'USD', card_number: '5555555555554444' })).toBe(checkout);
@@ -81,17 +102,24 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
     // No rule matches: refused, saying so.
     expect((await operatorCall(gw, 'DELETE', `${rules}/${fallback}`)).status).toBe(200);
     const refused = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { currency: 'USD' }), gw.merchant.secret);
-    expect(refused.body).toMatchObject({ status: 15, description: 'Gateway unavailable: no routing rule of this merchant matches this payment' });
+    expect(refused.body).toMatchObject({
+      status: 15,
+      description: 'Gateway unavailable: no routing rule of this merchant matches this payment',
+    });
     expect((await operatorCall(gw, 'DELETE', `${rules}/${fallback}`)).status).toBe(404);
-    for (const rule of (await operatorCall(gw, 'GET', rules)).body.rules as { rule_id: string }[]) await operatorCall(gw, 'DELETE', `${rules}/${rule.rule_id}`);
+    for (const rule of (await operatorCall(gw, 'GET', rules)).body.rules as { rule_id: string }[])
+      await operatorCall(gw, 'DELETE', `${rules}/${rule.rule_id}`);
   });
 
-  it('refuses a rule naming another merchant\'s gateway, an unknown code or an empty range, with 400 naming the field', async () => {
+  it("refuses a rule naming another merchant's gateway, an unknown code or an empty range, with 400 naming the field", async () => {
     const other = await gw.createMerchant();
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ gateway: other.gateway, priority: 1 }, /Invalid field: gateway \(not a gateway of this merchant\)/],
       [{ gateway: first, priority: 1, currencies: ['XXX'] }, /Invalid field: currencies \(XXX is not one of the ISO 4217 codes\)/],
-      [{ gateway: first, priority: 1, card_brands: ['Visa', 'Amex', 'Unknown'] }, /Invalid field: card_brands \(Unknown is not one of the card brands/],
+      [
+        { gateway: first, priority: 1, card_brands: ['Visa', 'Amex', 'Unknown'] },
+        /Invalid field: card_brands \(Unknown is not one of the card brands/,
+      ],
       [{ gateway: first, priority: 1, bin_countries: ['Germany'] }, /Invalid field: bin_countries/],
       [{ gateway: first, priority: 1, amount_min: 10, amount_max: 9 }, /Invalid field: amount_min \(not more than max-amount\)/],
       [{ gateway: first, priority: -1 }, /Invalid field: priority/],
@@ -117,13 +145,36 @@ describe('routing rules and BINs from the CLI', () => {
     const path = await import('node:path');
     const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-route-cli-'));
     const env = { ...process.env, PAYGATE_DATA_DIR: data_dir };
-    const paygate = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], { env, encoding: 'utf8', timeout: 30_000 });
+    const paygate = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], { env, encoding: 'utf8', timeout: 30_000 });
     try {
       const merchant = JSON.parse(paygate(['merchant', 'create', '--merchant-id', 'route-shop']).stdout) as { gateway: string };
-      const added = paygate(['route', 'add', '--merchant-id', 'route-shop', '--gateway', merchant.gateway, '--priority', '5', '--currency', 'usd,EUR', '--card-brand', 'visa', '--bin-country', 'gb']);
+      const added = paygate([
+        'route',
+        'add',
+        '--merchant-id',
+        'route-shop',
+        '--gateway',
+        merchant.gateway,
+        '--priority',
+        '5',
+        '--currency',
+        'usd,EUR',
+        '--card-brand',
+        'visa',
+        '--bin-country',
+        'gb',
+      ]);
       expect(added.status, added.stderr).toBe(0);
       const rule = JSON.parse(added.stdout) as Record<string, unknown>;
-      expect(rule).toMatchObject({ merchant_id: 'route-shop', gateway: merchant.gateway, priority: 5, currencies: ['USD', 'EUR'], card_brands: ['VISA'], bin_countries: ['GB'] });
+      expect(rule).toMatchObject({
+        merchant_id: 'route-shop',
+        gateway: merchant.gateway,
+        priority: 5,
+        currencies: ['USD', 'EUR'],
+        card_brands: ['VISA'],
+        bin_countries: ['GB'],
+      });
       expect(paygate(['route', 'list', '--merchant-id', 'route-shop']).stdout.trim().split('\n')).toHaveLength(1);
       const bad = paygate(['route', 'add', '--merchant-id', 'route-shop', '--gateway', merchant.gateway, '--priority', 'high']);
       expect(bad.status).toBe(2);

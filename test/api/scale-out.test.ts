@@ -32,17 +32,23 @@ afterAll(async () => {
 let log_file = '';
 function logLines(_child: ChildGateway): Record<string, unknown>[] {
   if (!fs.existsSync(log_file)) return [];
-  return fs.readFileSync(log_file, 'utf8').split('\n').filter((line) => line.startsWith('{')).flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  return fs
+    .readFileSync(log_file, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function listeningPids(child: ChildGateway): number[] {
-  return logLines(child).filter((line) => line.msg === 'paygate listening').map((line) => line.pid as number);
+  return logLines(child)
+    .filter((line) => line.msg === 'paygate listening')
+    .map((line) => line.pid as number);
 }
 
 function alive(pid: number): boolean {
@@ -64,12 +70,22 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
     cleanups.push(() => receiver.close());
 
     log_file = path.join(data_dir, 'gateway.log');
-    primary = await spawnGateway({
-      DATABASE_URL: database.url, PAYGATE_MASTER_KEY: TEST_MASTER_KEY, PAYGATE_DATA_DIR: data_dir, PAYGATE_WORKERS: String(WORKERS), PAYGATE_LOG_FILE: log_file,
-      PAYGATE_LOG_LEVEL: 'info', PAYGATE_NOTIFY_POLL_MS: '100', PAYGATE_NOTIFY_CONCURRENCY: '16',
-      // A lease of a killed worker ends soon, so its notifications go out within the test.
-      PAYGATE_OUTBOUND_TIMEOUT_MS: '2000', PAYGATE_NOTIFY_LEASE_MS: '3000',
-    }, { expect_demo: true });
+    primary = await spawnGateway(
+      {
+        DATABASE_URL: database.url,
+        PAYGATE_MASTER_KEY: TEST_MASTER_KEY,
+        PAYGATE_DATA_DIR: data_dir,
+        PAYGATE_WORKERS: String(WORKERS),
+        PAYGATE_LOG_FILE: log_file,
+        PAYGATE_LOG_LEVEL: 'info',
+        PAYGATE_NOTIFY_POLL_MS: '100',
+        PAYGATE_NOTIFY_CONCURRENCY: '16',
+        // A lease of a killed worker ends soon, so its notifications go out within the test.
+        PAYGATE_OUTBOUND_TIMEOUT_MS: '2000',
+        PAYGATE_NOTIFY_LEASE_MS: '3000',
+      },
+      { expect_demo: true },
+    );
     const gateway = primary;
     const merchant = gateway.demo! as unknown as Parameters<typeof saleA>[0];
     // The demo merchant is created and announced once, by the primary.
@@ -94,25 +110,33 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
     const trace_ids: number[] = [];
     async function round(): Promise<void> {
       let left = SALES_PER_ROUND;
-      await Promise.all(Array.from({ length: SENDERS }, async () => {
-        while (left > 0) {
-          left -= 1;
-          const answer = await postSigned(gateway.url, '/api/process', saleA(merchant, { notification_url }), merchant.secret);
-          expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
-          trace_ids.push(answer.body.trace_id as number);
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: SENDERS }, async () => {
+          while (left > 0) {
+            left -= 1;
+            const answer = await postSigned(gateway.url, '/api/process', saleA(merchant, { notification_url }), merchant.secret);
+            expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+            trace_ids.push(answer.body.trace_id as number);
+          }
+        }),
+      );
     }
 
     await round();
     // Every worker served sales (the primary hands connections round-robin). pino writes
     // asynchronously, so the log may lag the answers a little.
-    const serving = await waitUntil(() => {
-      const pids = new Set(logLines(gateway)
-        .filter((line) => line.msg === 'request' && line.route === '/api/process')
-        .map((line) => line.pid as number));
-      return pids.size === WORKERS ? pids : undefined;
-    }, 'sales logged by every worker', 10_000);
+    const serving = await waitUntil(
+      () => {
+        const pids = new Set(
+          logLines(gateway)
+            .filter((line) => line.msg === 'request' && line.route === '/api/process')
+            .map((line) => line.pid as number),
+        );
+        return pids.size === WORKERS ? pids : undefined;
+      },
+      'sales logged by every worker',
+      10_000,
+    );
     expect([...serving].sort()).toEqual([...first_pids].sort());
 
     // A worker killed with SIGKILL is replaced; the address keeps serving. It is killed once the
@@ -121,15 +145,21 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
     // covers that case).
     const first_round = new Set(trace_ids.map((trace_id) => `${trace_id}:approved`));
     await waitUntil(() => [...first_round].every((key) => deliveries.has(key)), 'the first round notified', 30_000);
-    await waitUntil(async () => {
-      const client = new pg.Client({ connectionString: database.url });
-      await client.connect();
-      try {
-        return (await client.query<{ n: number }>(`select count(*)::int as n from notifications where state <> 'delivered'`)).rows[0]!.n === 0;
-      } finally {
-        await client.end();
-      }
-    }, 'the first round recorded as delivered', 30_000);
+    await waitUntil(
+      async () => {
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        try {
+          return (
+            (await client.query<{ n: number }>(`select count(*)::int as n from notifications where state <> 'delivered'`)).rows[0]!.n === 0
+          );
+        } finally {
+          await client.end();
+        }
+      },
+      'the first round recorded as delivered',
+      30_000,
+    );
     process.kill(first_pids[0]!, 'SIGKILL');
     await waitUntil(() => listeningPids(gateway).filter((pid) => !first_pids.includes(pid)).length === 1, 'a replacement worker');
     await round();
@@ -143,13 +173,21 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
     let states: Record<string, number>;
     let failed_attempts: number;
     try {
-      const recorded = await waitUntil(async () => {
-        const rows = (await client.query<{ state: string; n: number }>('select state, count(*)::int as n from notifications group by state')).rows;
-        const by_state = Object.fromEntries(rows.map((r) => [r.state, r.n]));
-        return by_state.delivered === expected.size && Object.keys(by_state).length === 1 ? by_state : undefined;
-      }, 'every notification recorded as delivered', 30_000);
+      const recorded = await waitUntil(
+        async () => {
+          const rows = (
+            await client.query<{ state: string; n: number }>('select state, count(*)::int as n from notifications group by state')
+          ).rows;
+          const by_state = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+          return by_state.delivered === expected.size && Object.keys(by_state).length === 1 ? by_state : undefined;
+        },
+        'every notification recorded as delivered',
+        30_000,
+      );
       states = recorded;
-      failed_attempts = (await client.query<{ n: number }>(`select count(*)::int as n from notification_attempts where outcome <> 'delivered'`)).rows[0]!.n;
+      failed_attempts = (
+        await client.query<{ n: number }>(`select count(*)::int as n from notification_attempts where outcome <> 'delivered'`)
+      ).rows[0]!.n;
     } finally {
       await client.end();
     }

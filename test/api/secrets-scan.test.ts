@@ -34,9 +34,12 @@ describe.each(storeKinds())('no card data or secrets at rest or in logs on %s', 
     const approved = (answer: { body: Record<string, unknown> }, status = 'approved') => {
       expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0, transaction_status: status });
     };
-    const operator = (path_: string, body: Record<string, unknown>) => fetch(`${gw.url}${path_}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body),
-    });
+    const operator = (path_: string, body: Record<string, unknown>) =>
+      fetch(`${gw.url}${path_}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify(body),
+      });
 
     // Sales, a refund, a rejected sale, a 3-D Secure challenge, tokenize.
     const sale = await post('/api/process', saleA(gw.merchant, { card_number: PAN, cvv: CVV }));
@@ -46,10 +49,19 @@ describe.each(storeKinds())('no card data or secrets at rest or in logs on %s', 
     const challenge = await post('/api/process', saleA(gw.merchant, { card_number: PAN, cvv: CHALLENGE_CVV }));
     challenge_token = String(challenge.body.redirect_url).split('/').pop()!;
     await fetch(String(challenge.body.redirect_url));
-    expect((await post('/api/tokenize', {
-      merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, pin: 'cust-9', card_number: PAN,
-      card_exp: '10/2033', timestamp: Math.floor(Date.now() / 1000), version: '1.2',
-    })).body.status).toBe(0);
+    expect(
+      (
+        await post('/api/tokenize', {
+          merchant_id: gw.merchant.merchant_id,
+          application_key: gw.merchant.application_key,
+          pin: 'cust-9',
+          card_number: PAN,
+          card_exp: '10/2033',
+          timestamp: Math.floor(Date.now() / 1000),
+          version: '1.2',
+        })
+      ).body.status,
+    ).toBe(0);
     // Card payouts: variant D (encrypted, CVV included, under both sets of names) and E (plain, with a CVV).
     const card = { card_number: PAN, card_exp: '10/2033', cvv: CVV };
     approved(await post('/api/process', payoutD(gw.merchant, {}, card)));
@@ -77,9 +89,9 @@ describe.each(storeKinds())('no card data or secrets at rest or in logs on %s', 
   it('ran every kind of traffic the scan is about', async () => {
     const payouts = await tableRows(gw, 'transactions', { transaction_type: 'payout' });
     const statuses = payouts.map((row) => `${String(row.payment_method)}:${String(row.status)}`).sort();
-    expect(statuses).toEqual([
-      'bank:approved', 'card:approved', 'card:approved', 'card:approved', 'card:approved', 'card:requested',
-    ].sort());
+    expect(statuses).toEqual(
+      ['bank:approved', 'card:approved', 'card:approved', 'card:approved', 'card:approved', 'card:requested'].sort(),
+    );
     // The payout still held keeps its card in the vault, sealed.
     const held = await gw.gateway.deps.store.transactions.get(held_trace_ids[1]!);
     expect(held).toMatchObject({ status: 'requested', card_masked: '400005******5556' });

@@ -15,8 +15,11 @@ const sha384 = (text: string) => createHash('sha384').update(text, 'utf8').diges
 
 /** The string decisions.md §1 signs, written here from the rule, without the secret. */
 function signingString(body: Record<string, unknown>): string {
-  return Object.keys(body).filter((k) => k !== 'signature').sort()
-    .map((k) => (body[k] === null || body[k] === undefined || body[k] === false ? '' : body[k] === true ? '1' : String(body[k]))).join('');
+  return Object.keys(body)
+    .filter((k) => k !== 'signature')
+    .sort()
+    .map((k) => (body[k] === null || body[k] === undefined || body[k] === false ? '' : body[k] === true ? '1' : String(body[k])))
+    .join('');
 }
 
 describe('signature help in the sandbox', () => {
@@ -30,8 +33,13 @@ describe('signature help in the sandbox', () => {
 
   it('shows the string hashed, secret left out and card fields masked, when it fits 256 characters', async () => {
     const body = {
-      merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, pin: 'cust-42', card_number: '4111111111111111',
-      card_exp: '12/2035', timestamp: Math.floor(Date.now() / 1000), version: '1.2',
+      merchant_id: gw.merchant.merchant_id,
+      application_key: gw.merchant.application_key,
+      pin: 'cust-42',
+      card_number: '4111111111111111',
+      card_exp: '12/2035',
+      timestamp: Math.floor(Date.now() / 1000),
+      version: '1.2',
     };
     const answer = await postJson(gw.url, '/api/tokenize', { ...body, signature: 'ab'.repeat(48) });
     const description = answer.body.description as string;
@@ -51,7 +59,9 @@ describe('signature help in the sandbox', () => {
     const body = saleA(gw.merchant);
     const secret = gw.merchant.secret;
     const sorted = signingString(body);
-    const unsorted = Object.keys(body).map((k) => String(body[k])).join('');
+    const unsorted = Object.keys(body)
+      .map((k) => String(body[k]))
+      .join('');
     const timestamp_ms = (body.timestamp as number) * 1000;
     for (const [signature, mistake, extra] of [
       [sha384(sorted + secret).toUpperCase(), 'upper-case hex; use lower-case', {}],
@@ -61,24 +71,40 @@ describe('signature help in the sandbox', () => {
     ] as const) {
       const answer = await postJson(gw.url, '/api/process', { ...body, ...extra, signature });
       expect(answer.body.status, mistake).toBe(2);
-      expect(answer.body.description as string, mistake).toMatch(new RegExp(`^Invalid signature \\(likely mistake: ${mistake.replace(/[()+]/g, '\\$&')}\\)`));
+      expect(answer.body.description as string, mistake).toMatch(
+        new RegExp(`^Invalid signature \\(likely mistake: ${mistake.replace(/[()+]/g, '\\$&')}\\)`),
+      );
       expect(answer.body.description as string).not.toContain(secret);
     }
   });
 
   it('stays within 75 characters on init-* (the string does not fit, the mistake does)', async () => {
     const body = initCheckout(gw.merchant, 'https://shop.example');
-    const answer = await postJson(gw.url, '/api/init-checkout', { ...body, signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase() });
+    const answer = await postJson(gw.url, '/api/init-checkout', {
+      ...body,
+      signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase(),
+    });
     expect(answer.body).toMatchObject({ status: 2, description: 'Invalid signature (likely mistake: upper-case hex; use lower-case)' });
   });
 
   it('answers a millisecond timestamp as such, signed or v1.3, instead of "Timestamp expired"', async () => {
     const body = saleA(gw.merchant);
-    const answer = await postJson(gw.url, '/api/process', signed({ ...body, timestamp: (body.timestamp as number) * 1000 }, gw.merchant.secret));
+    const answer = await postJson(
+      gw.url,
+      '/api/process',
+      signed({ ...body, timestamp: (body.timestamp as number) * 1000 }, gw.merchant.secret),
+    );
     expect(answer.body).toMatchObject({ status: 1, description: 'Timestamp looks like milliseconds: send unix time in seconds' });
     const ms = Date.now();
     for (const method of ['GET', 'POST'] as const) {
-      const v = await v13(gw.url, method, '/api/v1.3/subscription-plan', gw.merchant, method === 'POST' ? { name: 'x', prices: [{ amount: 1, currency: 'USD' }], billing_cycle: 'monthly' } : {}, { timestamp: ms });
+      const v = await v13(
+        gw.url,
+        method,
+        '/api/v1.3/subscription-plan',
+        gw.merchant,
+        method === 'POST' ? { name: 'x', prices: [{ amount: 1, currency: 'USD' }], billing_cycle: 'monthly' } : {},
+        { timestamp: ms },
+      );
       expect(v.body, method).toMatchObject({ status: 1, description: 'Timestamp looks like milliseconds: send unix time in seconds' });
     }
   });
@@ -95,26 +121,40 @@ describe('live mode', () => {
 
   it('says only "Invalid signature", and answers a millisecond timestamp as such too', async () => {
     const body = saleA(gw.merchant);
-    const bad = await postJson(gw.url, '/api/process', { ...body, signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase() });
+    const bad = await postJson(gw.url, '/api/process', {
+      ...body,
+      signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase(),
+    });
     expect(bad.body).toMatchObject({ status: 2, description: 'Invalid signature' });
-    const ms = await postJson(gw.url, '/api/process', signed({ ...body, timestamp: (body.timestamp as number) * 1000 }, gw.merchant.secret));
+    const ms = await postJson(
+      gw.url,
+      '/api/process',
+      signed({ ...body, timestamp: (body.timestamp as number) * 1000 }, gw.merchant.secret),
+    );
     expect(ms.body).toMatchObject({ status: 1, description: 'Timestamp looks like milliseconds: send unix time in seconds' });
   });
 });
 
 describe('paygate sign', () => {
-  const sign = (args: string[], input: string) => spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'sign', ...args], {
-    input, encoding: 'utf8', timeout: 30_000,
-  });
+  const sign = (args: string[], input: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'sign', ...args], {
+      input,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
 
   it('signs the test vector of decisions.md §1 and shows the string it hashed', () => {
-    const vector = '{"merchant_id":"demo-merchant","application_key":"demo-app","transaction_type":"sale","order_id":"order-1001","amount":1999,"currency":"USD","pin":"cust-42","card_number":"4111111111111111","card_exp":"12/2030","cvv":"568","timestamp":1763740800,"version":"1.2","variable1":null}';
+    const vector =
+      '{"merchant_id":"demo-merchant","application_key":"demo-app","transaction_type":"sale","order_id":"order-1001","amount":1999,"currency":"USD","pin":"cust-42","card_number":"4111111111111111","card_exp":"12/2030","cvv":"568","timestamp":1763740800,"version":"1.2","variable1":null}';
     const result = sign(['--secret', 'demo-secret'], vector);
     expect(result.status, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      ...JSON.parse(vector), signature: '22ea89076da77fc6651e451b6c7389c2e1a0acf7584824bc0c32f79ce624b080f180c6e74cd3007013a3e8e6d4259650',
+      ...JSON.parse(vector),
+      signature: '22ea89076da77fc6651e451b6c7389c2e1a0acf7584824bc0c32f79ce624b080f180c6e74cd3007013a3e8e6d4259650',
     });
-    expect(result.stderr).toBe('signed: sha384hex of "1999demo-app12/20304111111111111111USD568demo-merchantorder-1001cust-421763740800sale1.2" + secret\n');
+    expect(result.stderr).toBe(
+      'signed: sha384hex of "1999demo-app12/20304111111111111111USD568demo-merchantorder-1001cust-421763740800sale1.2" + secret\n',
+    );
   });
 
   it('sets the timestamp with --now, and refuses what the API would refuse', () => {
@@ -123,7 +163,10 @@ describe('paygate sign', () => {
     expect(Math.abs((body.timestamp as number) - Date.now() / 1000)).toBeLessThan(30);
     expect(body.signature).toBe(sha384(`m${String(body.timestamp)}s3cret-value`));
     expect(sign(['--secret', 'x'], '[1]')).toMatchObject({ status: 65, stderr: 'paygate sign: the body must be a JSON object\n' });
-    expect(sign(['--secret', 'x'], '{"a":{"b":1}}')).toMatchObject({ status: 65, stderr: 'paygate sign: field a is nested; the API takes flat values only\n' });
+    expect(sign(['--secret', 'x'], '{"a":{"b":1}}')).toMatchObject({
+      status: 65,
+      stderr: 'paygate sign: field a is nested; the API takes flat values only\n',
+    });
     expect(sign([], '{}')).toMatchObject({ status: 64 });
   });
 });

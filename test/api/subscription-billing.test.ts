@@ -63,11 +63,20 @@ async function subscription(gw: TestGateway, created: Record<string, unknown>): 
 }
 
 /** Every sale of a subscription, found by the renewal order_ids (cycle 1.., attempt 0..). */
-async function salesOf(gw: TestGateway, subscription_id: string, max_cycle = 14, max_attempt = 4): Promise<{ cycle: number; attempt: number; row: TransactionRow }[]> {
+async function salesOf(
+  gw: TestGateway,
+  subscription_id: string,
+  max_cycle = 14,
+  max_attempt = 4,
+): Promise<{ cycle: number; attempt: number; row: TransactionRow }[]> {
   const found: { cycle: number; attempt: number; row: TransactionRow }[] = [];
   for (let cycle = 1; cycle <= max_cycle; cycle += 1) {
     for (let attempt = 0; attempt <= max_attempt; attempt += 1) {
-      const row = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'sale', renewalOrderId(subscription_id, cycle, attempt));
+      const row = await gw.gateway.deps.store.transactions.findByKey(
+        gw.merchant.merchant_id,
+        'sale',
+        renewalOrderId(subscription_id, cycle, attempt),
+      );
       if (row) found.push({ cycle, attempt, row });
     }
   }
@@ -115,7 +124,7 @@ function acknowledge(gw: TestGateway) {
   };
 }
 
-describe.each(storeKinds())('billing by the gateway\'s own worker, driven only by POST /sandbox/clock, on %s', (kind) => {
+describe.each(storeKinds())("billing by the gateway's own worker, driven only by POST /sandbox/clock, on %s", (kind) => {
   let gw: TestGateway;
   let receiver: MerchantReceiver;
 
@@ -134,124 +143,210 @@ describe.each(storeKinds())('billing by the gateway\'s own worker, driven only b
   const row = (subscription_id: string) => subscription(gw, { subscription_id });
   const read = async (subscription_id: string) => (await v13(gw.url, 'GET', `/api/v1.3/subscription/${subscription_id}`, gw.merchant)).body;
   /** Waits until the worker has charged (or tried) all that is due for these subscriptions. */
-  const settled = (ids: readonly string[], what: string) => waitUntil(
-    async () => Promise.all(ids.map((id) => row(id))),
-    (rows) => rows.every((r) => r.next_charge_at_ms === null || r.next_charge_at_ms > gw.gateway.clock.now_ms()),
-    what,
-  );
+  const settled = (ids: readonly string[], what: string) =>
+    waitUntil(
+      async () => Promise.all(ids.map((id) => row(id))),
+      (rows) => rows.every((r) => r.next_charge_at_ms === null || r.next_charge_at_ms > gw.gateway.clock.now_ms()),
+      what,
+    );
 
-  it('renews monthly for a year: 12 stored, notified, refundable sales; the card expires in month 6, the retries fail, '
-    + 'the merchant activates it with the new card and the renewals go on', async () => {
-    receiver.setReply('/year', acknowledge(gw));
-    // Not within two minutes of midnight UTC, so the card's last month is the one computed here.
-    if (gw.gateway.clock.now_ms() % DAY_MS > DAY_MS - 120_000) await advanceTo(gw, gw.gateway.clock.now_ms() + 180_000);
-    // The customer's card is valid through the month of the fifth charge: the sandbox rejects the sixth ([TEST] Card expired).
-    const old_exp = expiryOf(chargeDueAt(gw.gateway.clock.now_ms(), 4, 'monthly'));
-    const old_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, old_exp);
-    const plan = await createPlanVia(gw.url, gw.merchant, { retries_number: 2, retries_delay_days: 2 });
-    const created = await subscribeVia(gw.url, gw.merchant, plan, old_card, { notification_url: `${receiver.url}/year` });
-    const id = String(created.subscription_id);
-    const anchor = (await row(id)).anchor_at_ms;
-    const charged = (cycles: number) => waitUntil(() => row(id), (r) => r.cycles_charged === cycles, `charge ${cycles}`);
-    await charged(1);
+  it(
+    'renews monthly for a year: 12 stored, notified, refundable sales; the card expires in month 6, the retries fail, ' +
+      'the merchant activates it with the new card and the renewals go on',
+    async () => {
+      receiver.setReply('/year', acknowledge(gw));
+      // Not within two minutes of midnight UTC, so the card's last month is the one computed here.
+      if (gw.gateway.clock.now_ms() % DAY_MS > DAY_MS - 120_000) await advanceTo(gw, gw.gateway.clock.now_ms() + 180_000);
+      // The customer's card is valid through the month of the fifth charge: the sandbox rejects the sixth ([TEST] Card expired).
+      const old_exp = expiryOf(chargeDueAt(gw.gateway.clock.now_ms(), 4, 'monthly'));
+      const old_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, old_exp);
+      const plan = await createPlanVia(gw.url, gw.merchant, { retries_number: 2, retries_delay_days: 2 });
+      const created = await subscribeVia(gw.url, gw.merchant, plan, old_card, { notification_url: `${receiver.url}/year` });
+      const id = String(created.subscription_id);
+      const anchor = (await row(id)).anchor_at_ms;
+      const charged = (cycles: number) =>
+        waitUntil(
+          () => row(id),
+          (r) => r.cycles_charged === cycles,
+          `charge ${cycles}`,
+        );
+      await charged(1);
 
-    for (let cycle = 2; cycle <= 5; cycle += 1) {
-      const due = chargeDueAt(anchor, cycle - 1, 'monthly');
-      expect((await read(id)).next_charge_at, `cycle ${cycle} is due on the anchor day`).toBe(Math.floor(due / 1000));
-      await advanceTo(gw, due);
-      await charged(cycle);
-    }
+      for (let cycle = 2; cycle <= 5; cycle += 1) {
+        const due = chargeDueAt(anchor, cycle - 1, 'monthly');
+        expect((await read(id)).next_charge_at, `cycle ${cycle} is due on the anchor day`).toBe(Math.floor(due / 1000));
+        await advanceTo(gw, due);
+        await charged(cycle);
+      }
 
-    // Month 6: the card has expired. Two retries two days apart fail the same way; then it is inactive.
-    const due6 = chargeDueAt(anchor, 5, 'monthly');
-    expect((await row(id)).next_charge_at_ms).toBe(due6);
-    await advanceTo(gw, due6);
-    for (let attempt = 1; attempt <= 2; attempt += 1) {
-      const failed = await waitUntil(() => row(id), (r) => r.attempt === attempt, `failed attempt ${attempt}`);
-      expect(failed).toMatchObject({ status: 'active', cycles_charged: 5, last_error: '[TEST] Card expired' });
-      const sale = (await salesOf(gw, id, 6, 2)).find((s) => s.cycle === 6 && s.attempt === attempt - 1)!.row;
-      // Retried retries_delay_days after the failure was booked (moments after the sale was made).
-      expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeGreaterThanOrEqual(0);
-      expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeLessThan(60_000);
-      await advanceTo(gw, failed.next_charge_at_ms!);
-    }
-    await waitUntil(() => row(id), (r) => r.status === 'inactive', 'deactivation after the last retry');
-    expect(await read(id)).toMatchObject({ status: 0, subscription_status: 'inactive', next_charge_at: null, cycles_charged: 5 });
-    // Inactive: nothing is charged, however long.
-    await advanceDays(gw, 10);
-    await sleep(300);
-    expect((await salesOf(gw, id, 8, 5)).length).toBe(5 + 3);
+      // Month 6: the card has expired. Two retries two days apart fail the same way; then it is inactive.
+      const due6 = chargeDueAt(anchor, 5, 'monthly');
+      expect((await row(id)).next_charge_at_ms).toBe(due6);
+      await advanceTo(gw, due6);
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const failed = await waitUntil(
+          () => row(id),
+          (r) => r.attempt === attempt,
+          `failed attempt ${attempt}`,
+        );
+        expect(failed).toMatchObject({ status: 'active', cycles_charged: 5, last_error: '[TEST] Card expired' });
+        const sale = (await salesOf(gw, id, 6, 2)).find((s) => s.cycle === 6 && s.attempt === attempt - 1)!.row;
+        // Retried retries_delay_days after the failure was booked (moments after the sale was made).
+        expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeGreaterThanOrEqual(0);
+        expect(failed.next_charge_at_ms! - retryDueAt(sale.created_at_ms, 2)).toBeLessThan(60_000);
+        await advanceTo(gw, failed.next_charge_at_ms!);
+      }
+      await waitUntil(
+        () => row(id),
+        (r) => r.status === 'inactive',
+        'deactivation after the last retry',
+      );
+      expect(await read(id)).toMatchObject({ status: 0, subscription_status: 'inactive', next_charge_at: null, cycles_charged: 5 });
+      // Inactive: nothing is charged, however long.
+      await advanceDays(gw, 10);
+      await sleep(300);
+      expect((await salesOf(gw, id, 8, 5)).length).toBe(5 + 3);
 
-    // The customer gives the renewed card; the merchant activates the subscription with it.
-    const new_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, '12/2049');
-    expect(new_card).not.toBe(old_card);
-    const activated = await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/activate`, gw.merchant, { card_token: new_card });
-    expect(activated.body).toMatchObject({ status: 0, description: 'Subscription activated', subscription_status: 'active', cycles_charged: 5 });
-    const restart = (await row(id)).anchor_at_ms;
-    expect(activated.body.next_charge_at).toBe(Math.floor(restart / 1000));
-    expect(restart).toBeLessThanOrEqual(gw.gateway.clock.now_ms());
-    await charged(6);
-
-    for (let cycle = 7; cycle <= 12; cycle += 1) {
-      const due = chargeDueAt(restart, cycle - 6, 'monthly');
-      expect((await row(id)).next_charge_at_ms, `cycle ${cycle} is due on the new anchor's day`).toBe(due);
-      await advanceTo(gw, due);
-      await charged(cycle);
-    }
-
-    const final = await row(id);
-    expect(final).toMatchObject({ status: 'active', cycles_charged: 12, attempt: 0, card_token: new_card });
-    expect(final.next_charge_at_ms).toBe(chargeDueAt(restart, 7, 'monthly'));
-    const sales = await salesOf(gw, id, 14, 5);
-    const approved = sales.filter((s) => s.row.status === 'approved');
-    expect(approved.map((s) => [s.cycle, s.attempt])).toEqual([[1, 0], [2, 0], [3, 0], [4, 0], [5, 0], [6, 3], [7, 0], [8, 0], [9, 0], [10, 0], [11, 0], [12, 0]]);
-    // The failed attempts are the sandbox's own answer to the expired card, stored like any rejected sale.
-    const rejected = sales.filter((s) => s.row.status !== 'approved');
-    expect(rejected.map((s) => [s.cycle, s.attempt, s.row.status, s.row.error_details, s.row.card_exp])).toEqual([
-      [6, 0, 'rejected', '[TEST] Card expired', old_exp], [6, 1, 'rejected', '[TEST] Card expired', old_exp], [6, 2, 'rejected', '[TEST] Card expired', old_exp],
-    ]);
-    for (const { row: sale, cycle, attempt } of approved) {
-      expect(sale).toMatchObject({
-        transaction_type: 'sale', amount_minor: 1999, currency: 'USD', identity_kind: 'application_key', identity_value: gw.merchant.application_key,
-        card_masked: '411111******1111', card_token: cycle <= 5 ? old_card : new_card, card_exp: cycle <= 5 ? old_exp : '12/2049',
-        notification_url: `${receiver.url}/year`, payment_processor: 'sandbox',
+      // The customer gives the renewed card; the merchant activates the subscription with it.
+      const new_card = await tokenize(gw.url, gw.merchant, 'cust-42', VISA, '12/2049');
+      expect(new_card).not.toBe(old_card);
+      const activated = await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/activate`, gw.merchant, { card_token: new_card });
+      expect(activated.body).toMatchObject({
+        status: 0,
+        description: 'Subscription activated',
+        subscription_status: 'active',
+        cycles_charged: 5,
       });
-      // Charged by the worker on its due date (the anchor's series, then the new anchor's), not before it and not drifting.
-      const due = cycle <= 5 ? chargeDueAt(anchor, cycle - 1, 'monthly') : chargeDueAt(restart, cycle - 6, 'monthly');
-      expect(sale.created_at_ms, `cycle ${cycle} attempt ${attempt}`).toBeGreaterThanOrEqual(due);
-      expect(sale.created_at_ms - due, `cycle ${cycle} attempt ${attempt}`).toBeLessThan(60_000);
-      // Stored with its notification.
-      const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(sale.trace_id);
-      expect(notifications).toHaveLength(1);
-      expect(JSON.parse(notifications[0]!.payload_json)).toMatchObject({ transaction_type: 'sale', transaction_status: 'approved', trace_id: sale.trace_id });
-    }
-    // Every sale, rejected ones included, delivered to the subscription's notification_url like any other notification.
-    const delivered = () => new Set(receiver.requestsTo('/year').map((r) => (r.json as { trace_id?: number }).trace_id).filter((t) => t !== undefined));
-    await waitUntil(async () => sales.filter(({ row: sale }) => !delivered().has(sale.trace_id)).length, (n) => n === 0, 'sale notifications');
+      const restart = (await row(id)).anchor_at_ms;
+      expect(activated.body.next_charge_at).toBe(Math.floor(restart / 1000));
+      expect(restart).toBeLessThanOrEqual(gw.gateway.clock.now_ms());
+      await charged(6);
 
-    // Refundable like any sale (spec §4.1 variant C).
-    const march = approved.find((s) => s.cycle === 3)!.row;
-    const refund = await postSigned(gw.url, '/api/process', refundC(gw.merchant, march.trace_id, {
-      amount: 1999, currency: 'USD', card_number: VISA, card_exp: old_exp, timestamp: stamp(),
-    }), gw.merchant.secret);
-    expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+      for (let cycle = 7; cycle <= 12; cycle += 1) {
+        const due = chargeDueAt(restart, cycle - 6, 'monthly');
+        expect((await row(id)).next_charge_at_ms, `cycle ${cycle} is due on the new anchor's day`).toBe(due);
+        await advanceTo(gw, due);
+        await charged(cycle);
+      }
 
-    const changes = await gw.gateway.deps.store.subscriptions.listChanges(id);
-    const renewed = (n: number) => Array.from({ length: n }, () => 'subscription.renewed');
-    const expected_events = ['subscription.created', ...renewed(5), 'subscription.payment_failed', 'subscription.payment_failed',
-      'subscription.deactivated', 'subscription.activated', ...renewed(7)];
-    expect(changes.map((c) => c.event)).toEqual(expected_events);
-    expect(changes.find((c) => c.event === 'subscription.activated')).toMatchObject({ from_status: 'inactive', to_status: 'active' });
-    // One subscription event per change, delivered in order to the same notification_url (notifications.md §5).
-    const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as { event: string; cycle?: number });
-    expect(events.map((e) => e.event)).toEqual(expected_events);
-    await waitUntil(async () => (await gw.gateway.deps.store.notifications.listOfSubscription(id)).filter((n) => n.state !== 'delivered').length, (n) => n === 0,
-      'subscription events delivered');
-    const received = receiver.requestsTo('/year').map((r) => r.json as { event?: string; subscription_id?: string }).filter((j) => j.event && j.subscription_id === id);
-    expect(received.map((j) => j.event)).toEqual(expected_events);
+      const final = await row(id);
+      expect(final).toMatchObject({ status: 'active', cycles_charged: 12, attempt: 0, card_token: new_card });
+      expect(final.next_charge_at_ms).toBe(chargeDueAt(restart, 7, 'monthly'));
+      const sales = await salesOf(gw, id, 14, 5);
+      const approved = sales.filter((s) => s.row.status === 'approved');
+      expect(approved.map((s) => [s.cycle, s.attempt])).toEqual([
+        [1, 0],
+        [2, 0],
+        [3, 0],
+        [4, 0],
+        [5, 0],
+        [6, 3],
+        [7, 0],
+        [8, 0],
+        [9, 0],
+        [10, 0],
+        [11, 0],
+        [12, 0],
+      ]);
+      // The failed attempts are the sandbox's own answer to the expired card, stored like any rejected sale.
+      const rejected = sales.filter((s) => s.row.status !== 'approved');
+      expect(rejected.map((s) => [s.cycle, s.attempt, s.row.status, s.row.error_details, s.row.card_exp])).toEqual([
+        [6, 0, 'rejected', '[TEST] Card expired', old_exp],
+        [6, 1, 'rejected', '[TEST] Card expired', old_exp],
+        [6, 2, 'rejected', '[TEST] Card expired', old_exp],
+      ]);
+      for (const { row: sale, cycle, attempt } of approved) {
+        expect(sale).toMatchObject({
+          transaction_type: 'sale',
+          amount_minor: 1999,
+          currency: 'USD',
+          identity_kind: 'application_key',
+          identity_value: gw.merchant.application_key,
+          card_masked: '411111******1111',
+          card_token: cycle <= 5 ? old_card : new_card,
+          card_exp: cycle <= 5 ? old_exp : '12/2049',
+          notification_url: `${receiver.url}/year`,
+          payment_processor: 'sandbox',
+        });
+        // Charged by the worker on its due date (the anchor's series, then the new anchor's), not before it and not drifting.
+        const due = cycle <= 5 ? chargeDueAt(anchor, cycle - 1, 'monthly') : chargeDueAt(restart, cycle - 6, 'monthly');
+        expect(sale.created_at_ms, `cycle ${cycle} attempt ${attempt}`).toBeGreaterThanOrEqual(due);
+        expect(sale.created_at_ms - due, `cycle ${cycle} attempt ${attempt}`).toBeLessThan(60_000);
+        // Stored with its notification.
+        const notifications = await gw.gateway.deps.store.notifications.listOfTransaction(sale.trace_id);
+        expect(notifications).toHaveLength(1);
+        expect(JSON.parse(notifications[0]!.payload_json)).toMatchObject({
+          transaction_type: 'sale',
+          transaction_status: 'approved',
+          trace_id: sale.trace_id,
+        });
+      }
+      // Every sale, rejected ones included, delivered to the subscription's notification_url like any other notification.
+      const delivered = () =>
+        new Set(
+          receiver
+            .requestsTo('/year')
+            .map((r) => (r.json as { trace_id?: number }).trace_id)
+            .filter((t) => t !== undefined),
+        );
+      await waitUntil(
+        async () => sales.filter(({ row: sale }) => !delivered().has(sale.trace_id)).length,
+        (n) => n === 0,
+        'sale notifications',
+      );
 
-    expect((await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/cancel`, gw.merchant)).body).toMatchObject({ status: 0, subscription_status: 'canceled' });
-  }, 120_000);
+      // Refundable like any sale (spec §4.1 variant C).
+      const march = approved.find((s) => s.cycle === 3)!.row;
+      const refund = await postSigned(
+        gw.url,
+        '/api/process',
+        refundC(gw.merchant, march.trace_id, {
+          amount: 1999,
+          currency: 'USD',
+          card_number: VISA,
+          card_exp: old_exp,
+          timestamp: stamp(),
+        }),
+        gw.merchant.secret,
+      );
+      expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+
+      const changes = await gw.gateway.deps.store.subscriptions.listChanges(id);
+      const renewed = (n: number) => Array.from({ length: n }, () => 'subscription.renewed');
+      const expected_events = [
+        'subscription.created',
+        ...renewed(5),
+        'subscription.payment_failed',
+        'subscription.payment_failed',
+        'subscription.deactivated',
+        'subscription.activated',
+        ...renewed(7),
+      ];
+      expect(changes.map((c) => c.event)).toEqual(expected_events);
+      expect(changes.find((c) => c.event === 'subscription.activated')).toMatchObject({ from_status: 'inactive', to_status: 'active' });
+      // One subscription event per change, delivered in order to the same notification_url (notifications.md §5).
+      const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map(
+        (n) => JSON.parse(n.payload_json) as { event: string; cycle?: number },
+      );
+      expect(events.map((e) => e.event)).toEqual(expected_events);
+      await waitUntil(
+        async () => (await gw.gateway.deps.store.notifications.listOfSubscription(id)).filter((n) => n.state !== 'delivered').length,
+        (n) => n === 0,
+        'subscription events delivered',
+      );
+      const received = receiver
+        .requestsTo('/year')
+        .map((r) => r.json as { event?: string; subscription_id?: string })
+        .filter((j) => j.event && j.subscription_id === id);
+      expect(received.map((j) => j.event)).toEqual(expected_events);
+
+      expect((await v13(gw.url, 'POST', `/api/v1.3/subscription/${id}/cancel`, gw.merchant)).body).toMatchObject({
+        status: 0,
+        subscription_status: 'canceled',
+      });
+    },
+    120_000,
+  );
 
   it('charges every_3_months, every_6_months and yearly plans on their calendar dates from month-end anchors (Jan 31, Feb 29)', async () => {
     // The next January 31, 10:00 UTC, of a year followed by a leap year (the clock only moves forward).
@@ -307,7 +402,11 @@ describe.each(storeKinds())('billing by the gateway\'s own worker, driven only b
     // Each charge as the API shows it: cycles counted, the next date on the anchor's series.
     const leap_row = await row(leap);
     expect(isoDay(leap_row.next_charge_at_ms!)).toBe(`${n + 5}-02-28`);
-    expect(await read(leap)).toMatchObject({ status: 0, cycles_charged: 5, next_charge_at: Math.floor(chargeDueAt(leap_row.anchor_at_ms, 5, 'yearly') / 1000) });
+    expect(await read(leap)).toMatchObject({
+      status: 0,
+      cycles_charged: 5,
+      next_charge_at: Math.floor(chargeDueAt(leap_row.anchor_at_ms, 5, 'yearly') / 1000),
+    });
   }, 120_000);
 });
 
@@ -338,14 +437,23 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
       const status = refuse_first ? -1 : 0;
       refuse_first = false;
       void request;
-      return { status: 200, body: { status, description: status === 0 ? 'OK' : 'try later', version: '1.3', timestamp },
-        headers: { 'gt-authentication': sha384(`${status}${timestamp}${secret}`) } };
+      return {
+        status: 200,
+        body: { status, description: status === 0 ? 'OK' : 'try later', version: '1.3', timestamp },
+        headers: { 'gt-authentication': sha384(`${status}${timestamp}${secret}`) },
+      };
     });
     const plan = await createPlanVia(gw.url, gw.merchant);
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { notification_url: `${receiver.url}/events` });
     const subscription_id = String(created.subscription_id);
-    const eventsFor = (event: string) => receiver.requestsTo('/events').filter((r) => (r.json as { event?: string; subscription_id?: string }).event === event
-      && (r.json as { subscription_id?: string }).subscription_id === subscription_id);
+    const eventsFor = (event: string) =>
+      receiver
+        .requestsTo('/events')
+        .filter(
+          (r) =>
+            (r.json as { event?: string; subscription_id?: string }).event === event &&
+            (r.json as { subscription_id?: string }).subscription_id === subscription_id,
+        );
     const waitEvent = async (event: string, count = 1) => {
       for (let i = 0; i < 200 && eventsFor(event).length < count; i += 1) await sleep(25);
       expect(eventsFor(event).length, event).toBeGreaterThanOrEqual(count);
@@ -360,43 +468,96 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
 
     const body = first!.json as Record<string, unknown>;
     expect(body).toMatchObject({
-      event: 'subscription.created', merchant_id: gw.merchant.merchant_id, application_key: gw.merchant.application_key, subscription_id,
-      plan_id: plan.plan_id, cid: 'cust-42', subscription_status: 'active', price: created.price, cycles_charged: 0, version: '1.3',
+      event: 'subscription.created',
+      merchant_id: gw.merchant.merchant_id,
+      application_key: gw.merchant.application_key,
+      subscription_id,
+      plan_id: plan.plan_id,
+      cid: 'cust-42',
+      subscription_status: 'active',
+      price: created.price,
+      cycles_charged: 0,
+      version: '1.3',
     });
     expect(body.signature).toBeUndefined();
-    expect(first!.headers['gt-authentication']).toBe(sha384(`subscription.created${gw.merchant.merchant_id}${gw.merchant.application_key}cust-42`
-      + `${String(plan.plan_id)}${subscription_id}active${String(body.timestamp)}${secret}`));
+    expect(first!.headers['gt-authentication']).toBe(
+      sha384(
+        `subscription.created${gw.merchant.merchant_id}${gw.merchant.application_key}cust-42` +
+          `${String(plan.plan_id)}${subscription_id}active${String(body.timestamp)}${secret}`,
+      ),
+    );
 
     await drain(gw);
     const [renewed] = await waitEvent('subscription.renewed');
     const sale = (await salesOf(gw, subscription_id, 1))[0]!.row;
-    expect(renewed!.json).toMatchObject({ event: 'subscription.renewed', subscription_status: 'active', cycle: 1, trace_id: sale.trace_id, cycles_charged: 1 });
+    expect(renewed!.json).toMatchObject({
+      event: 'subscription.renewed',
+      subscription_status: 'active',
+      cycle: 1,
+      trace_id: sale.trace_id,
+      cycles_charged: 1,
+    });
     await v13(gw.url, 'POST', `/api/v1.3/subscription/${subscription_id}/cancel`, gw.merchant);
     const [canceled] = await waitEvent('subscription.canceled');
     expect(canceled!.json).toMatchObject({ subscription_status: 'canceled', next_charge_at: null });
-    expect(canceled!.headers['gt-authentication']).toBe(sha384(`subscription.canceled${gw.merchant.merchant_id}${gw.merchant.application_key}cust-42`
-      + `${String(plan.plan_id)}${subscription_id}canceled${String((canceled!.json as { timestamp: number }).timestamp)}${secret}`));
+    expect(canceled!.headers['gt-authentication']).toBe(
+      sha384(
+        `subscription.canceled${gw.merchant.merchant_id}${gw.merchant.application_key}cust-42` +
+          `${String(plan.plan_id)}${subscription_id}canceled${String((canceled!.json as { timestamp: number }).timestamp)}${secret}`,
+      ),
+    );
 
     const outbox = await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id);
     expect(outbox.map((n) => [n.kind, JSON.parse(n.payload_json).event, n.trace_id])).toEqual([
-      ['subscription_event', 'subscription.created', null], ['subscription_event', 'subscription.renewed', null], ['subscription_event', 'subscription.canceled', null],
+      ['subscription_event', 'subscription.created', null],
+      ['subscription_event', 'subscription.renewed', null],
+      ['subscription_event', 'subscription.canceled', null],
     ]);
-    for (let i = 0; i < 100 && (await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).some((n) => n.state !== 'delivered'); i += 1) await sleep(25);
-    expect((await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).map((n) => n.state)).toEqual(['delivered', 'delivered', 'delivered']);
+    for (
+      let i = 0;
+      i < 100 && (await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).some((n) => n.state !== 'delivered');
+      i += 1
+    )
+      await sleep(25);
+    expect((await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id)).map((n) => n.state)).toEqual([
+      'delivered',
+      'delivered',
+      'delivered',
+    ]);
   });
 
   it('accepts a body-signed event reply, and resends an unsigned one', async () => {
     receiver.setReply('/events-body', (request) => {
       const json = request.json as { event: string };
       const reply: Record<string, unknown> = { status: 0, description: 'OK', version: '1.3', timestamp: stamp() };
-      return { status: 200, body: json.event === 'subscription.created' ? { ...reply, signature: signBody(reply, gw.merchant.secret) } : reply };
+      return {
+        status: 200,
+        body: json.event === 'subscription.created' ? { ...reply, signature: signBody(reply, gw.merchant.secret) } : reply,
+      };
     });
     const plan = await createPlanVia(gw.url, gw.merchant);
-    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, { notification_url: `${receiver.url}/events-body`, activate: false });
+    const created = await subscribeVia(gw.url, gw.merchant, plan, card_token, {
+      notification_url: `${receiver.url}/events-body`,
+      activate: false,
+    });
     await v13(gw.url, 'POST', `/api/v1.3/subscription/${String(created.subscription_id)}/cancel`, gw.merchant);
-    const states = async () => (await gw.gateway.deps.store.notifications.listOfSubscription(String(created.subscription_id))).map((n) => [n.state, n.attempts > 0]);
-    for (let i = 0; i < 200 && JSON.stringify(await states()) !== JSON.stringify([['delivered', true], ['pending', true]]); i += 1) await sleep(25);
-    expect(await states()).toEqual([['delivered', true], ['pending', true]]);
+    const states = async () =>
+      (await gw.gateway.deps.store.notifications.listOfSubscription(String(created.subscription_id))).map((n) => [n.state, n.attempts > 0]);
+    for (
+      let i = 0;
+      i < 200 &&
+      JSON.stringify(await states()) !==
+        JSON.stringify([
+          ['delivered', true],
+          ['pending', true],
+        ]);
+      i += 1
+    )
+      await sleep(25);
+    expect(await states()).toEqual([
+      ['delivered', true],
+      ['pending', true],
+    ]);
   });
 
   it('charges nothing during a trial in days, then charges and keeps the cycle from the trial end', async () => {
@@ -447,12 +608,20 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(cancel.body).toMatchObject({ status: 35, subscription_status: 'expired' });
     // Expired is final: it cannot be activated again.
     const activate = await v13(gw.url, 'POST', `/api/v1.3/subscription/${expired.subscription_id}/activate`, gw.merchant);
-    expect(activate.body).toMatchObject({ status: 35, description: 'Subscription has ended (expired); it cannot be activated', subscription_status: 'expired' });
+    expect(activate.body).toMatchObject({
+      status: 35,
+      description: 'Subscription has ended (expired); it cannot be activated',
+      subscription_status: 'expired',
+    });
     expect(await subscription(gw, created)).toMatchObject({ status: 'expired', next_charge_at_ms: null, version: expired.version });
   });
 
   it('retries a failing charge retries_number times every retries_delay_days, then makes it inactive (sandbox MIT amount 1402)', async () => {
-    const plan = await createPlanVia(gw.url, gw.merchant, { prices: [{ amount: 1402, currency: 'USD' }], retries_number: 2, retries_delay_days: 3 });
+    const plan = await createPlanVia(gw.url, gw.merchant, {
+      prices: [{ amount: 1402, currency: 'USD' }],
+      retries_number: 2,
+      retries_delay_days: 3,
+    });
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
     await drain(gw);
     const first = await subscription(gw, created);
@@ -471,9 +640,18 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     await advanceDays(gw, 40);
     await drain(gw);
     const sales = await salesOf(gw, inactive.subscription_id, 2);
-    expect(sales.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([[1, 0, 'rejected'], [1, 1, 'rejected'], [1, 2, 'rejected']]);
+    expect(sales.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
+      [1, 0, 'rejected'],
+      [1, 1, 'rejected'],
+      [1, 2, 'rejected'],
+    ]);
     const changes = await gw.gateway.deps.store.subscriptions.listChanges(inactive.subscription_id);
-    expect(changes.map((c) => c.event)).toEqual(['subscription.created', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated']);
+    expect(changes.map((c) => c.event)).toEqual([
+      'subscription.created',
+      'subscription.payment_failed',
+      'subscription.payment_failed',
+      'subscription.deactivated',
+    ]);
     const read = await v13(gw.url, 'GET', `/api/v1.3/subscription/${inactive.subscription_id}`, gw.merchant);
     expect(read.body).toMatchObject({ status: 0, subscription_status: 'inactive' });
 
@@ -493,7 +671,10 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const all = await salesOf(gw, inactive.subscription_id, 2, 7);
     expect(all.map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([0, 1, 2, 3, 4, 5].map((attempt) => [1, attempt, 'rejected']));
     expect((await gw.gateway.deps.store.subscriptions.listChanges(inactive.subscription_id)).map((c) => c.event).slice(4)).toEqual([
-      'subscription.activated', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.deactivated',
+      'subscription.activated',
+      'subscription.payment_failed',
+      'subscription.payment_failed',
+      'subscription.deactivated',
     ]);
   });
 
@@ -526,7 +707,10 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
   it('a weekly charge that fails and recovers on its retry after the week has passed (sandbox MIT amount 1403): the next charge is at the next weekly date, not straight away', async () => {
     // 1403: the sandbox declines a first merchant-initiated try and approves its retry.
     const plan = await createPlanVia(gw.url, gw.merchant, {
-      prices: [{ amount: 1403, currency: 'USD' }], billing_cycle: 'weekly', retries_number: 3, retries_delay_days: 10,
+      prices: [{ amount: 1403, currency: 'USD' }],
+      billing_cycle: 'weekly',
+      retries_number: 3,
+      retries_delay_days: 10,
     });
     const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
     await drain(gw);
@@ -543,7 +727,8 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     expect(recovered.next_charge_at_ms).toBe(anchor + 14 * DAY_MS);
     await drain(gw);
     expect((await salesOf(gw, recovered.subscription_id, 3, 4)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
-      [1, 0, 'rejected'], [1, 1, 'approved'],
+      [1, 0, 'rejected'],
+      [1, 1, 'approved'],
     ]);
     // Day 14: the next cycle's first try fails again, and its retry recovers it the same way.
     await advanceTo(gw, anchor + 14 * DAY_MS);
@@ -552,7 +737,10 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     await drain(gw);
     expect(await subscription(gw, created)).toMatchObject({ cycles_charged: 2, attempt: 0, next_charge_at_ms: anchor + 28 * DAY_MS });
     expect((await salesOf(gw, recovered.subscription_id, 3, 4)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
-      [1, 0, 'rejected'], [1, 1, 'approved'], [2, 0, 'rejected'], [2, 1, 'approved'],
+      [1, 0, 'rejected'],
+      [1, 1, 'approved'],
+      [2, 0, 'rejected'],
+      [2, 1, 'approved'],
     ]);
   });
 
@@ -584,8 +772,9 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const spy = await countMitCharges(gw);
     // The dead instance's claim holds for 1.5 s of real time (claims are on the wall clock).
     const wall_ms = deps.wall_clock.now_ms();
-    const [claimed] = await deps.store.transaction((tx) => tx.subscriptions.claimDue(
-      { due_ms: deps.clock.now_ms(), wall_ms }, 500, wall_ms + 1_500, 'crashed-instance'));
+    const [claimed] = await deps.store.transaction((tx) =>
+      tx.subscriptions.claimDue({ due_ms: deps.clock.now_ms(), wall_ms }, 500, wall_ms + 1_500, 'crashed-instance'),
+    );
     const mine = claimed && claimed.subscription_id === created.subscription_id ? claimed : null;
     expect(mine).not.toBeNull();
     // The sale goes through, the bookkeeping is lost (as if the process died right after the charge).
@@ -602,7 +791,9 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     await drain(gw);
     expect(spy.calls()).toBe(1);
     expect(await subscription(gw, created)).toMatchObject({ cycles_charged: 1, attempt: 0 });
-    expect((await salesOf(gw, String(created.subscription_id), 2)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([[1, 0, 'approved']]);
+    expect((await salesOf(gw, String(created.subscription_id), 2)).map((s) => [s.cycle, s.attempt, s.row.status])).toEqual([
+      [1, 0, 'approved'],
+    ]);
   });
 
   it('two renewals of the same claim at once charge once and book once', async () => {
@@ -611,7 +802,9 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
     const deps = gw.gateway.deps;
     // Activated by hand so no other pass claims it first: the row as the worker would claim it.
     const row = await subscription(gw, created);
-    await deps.store.transaction((tx) => tx.subscriptions.updateIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }));
+    await deps.store.transaction((tx) =>
+      tx.subscriptions.updateIfVersion(row.subscription_id, row.version, { status: 'active', next_charge_at_ms: deps.clock.now_ms() }),
+    );
     const claimed = await subscription(gw, created);
     const spy = await countMitCharges(gw);
     const outcomes = await Promise.all([renewSubscription(deps, claimed, 'a'), renewSubscription(deps, claimed, 'b')]);
@@ -627,7 +820,7 @@ describe.each(storeKinds())('subscription billing on %s', (kind) => {
 
 // Its own gateway: it moves the sandbox clock by two weeks, which would move other tests' weekly
 // dates relative to the clock, and the crash test above counts every claim.
-describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind) => {
+describe.each(storeKinds())("a disabled merchant's subscriptions on %s", (kind) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway(kind, { env: { PAYGATE_BILLING_POLL_MS: '60000' } });
@@ -638,12 +831,14 @@ describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind)
     await gw?.close();
   });
 
-  it('holds a disabled merchant\'s renewals: nothing charged, failed or due while disabled; enabled again, one charge for that period and the next on the following date', async () => {
+  it("holds a disabled merchant's renewals: nothing charged, failed or due while disabled; enabled again, one charge for that period and the next on the following date", async () => {
     const shop = await gw.createMerchant();
     const store = gw.gateway.deps.store;
     const setDisabled = async (disabled: boolean) => {
       const answer = await fetch(`${gw.url}/operator/merchants/${encodeURIComponent(shop.merchant_id)}/disabled`, {
-        method: 'PUT', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ disabled }),
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ disabled }),
       });
       expect(answer.status).toBe(200);
     };
@@ -671,7 +866,12 @@ describe.each(storeKinds())('a disabled merchant\'s subscriptions on %s', (kind)
     await drain(gw);
     const held = await rowOf();
     expect(held).toMatchObject({
-      status: 'active', cycles_charged: 1, attempt: 0, version: first.version, next_charge_at_ms: anchor + 7 * DAY_MS, lease_until_ms: null,
+      status: 'active',
+      cycles_charged: 1,
+      attempt: 0,
+      version: first.version,
+      next_charge_at_ms: anchor + 7 * DAY_MS,
+      lease_until_ms: null,
     });
     expect(await store.subscriptions.countDue(gw.gateway.deps.clock.now_ms())).toBe(0);
     // A claim made just before the merchant was disabled: the renewal itself holds it too.
@@ -751,9 +951,17 @@ async function startChild(database_url: string, dir: string, name: string): Prom
   // Niced: this load test must not starve the other test files running beside it on a small machine.
   const child = spawn('nice', ['-n', '10', process.execPath, '--import', 'tsx', path.resolve('src/cli.ts'), 'start'], {
     env: {
-      ...process.env, DATABASE_URL: database_url, PAYGATE_MASTER_KEY: TEST_MASTER_KEY, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      PORT: String(port), HOST: '127.0.0.1', PAYGATE_DATA_DIR: dir, PAYGATE_LOG_FILE: log_file, PAYGATE_LOG_LEVEL: 'warn',
-      PAYGATE_BILLING_POLL_MS: '50', PAYGATE_PG_POOL_MAX: '12',
+      ...process.env,
+      DATABASE_URL: database_url,
+      PAYGATE_MASTER_KEY: TEST_MASTER_KEY,
+      PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PAYGATE_DATA_DIR: dir,
+      PAYGATE_LOG_FILE: log_file,
+      PAYGATE_LOG_LEVEL: 'warn',
+      PAYGATE_BILLING_POLL_MS: '50',
+      PAYGATE_PG_POOL_MAX: '12',
       // The notifications (to a closed port) are not what this test is about: fewer at once, less load.
       PAYGATE_NOTIFY_CONCURRENCY: '2',
     },
@@ -774,13 +982,16 @@ async function startChild(database_url: string, dir: string, name: string): Prom
     await sleep(100);
   }
   return {
-    url, process: child, log_file,
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-    }),
+    url,
+    process: child,
+    log_file,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
   };
 }
 
@@ -811,7 +1022,11 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     let merchant: CreatedMerchant;
     try {
       await store.migrate();
-      const outcome = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create({}, Date.now(), starterGateway('sandbox'));
+      const outcome = await new MerchantDirectory(store, new Sealer(Buffer.from(TEST_MASTER_KEY, 'hex'))).create(
+        {},
+        Date.now(),
+        starterGateway('sandbox'),
+      );
       if (outcome.kind !== 'created') throw new Error('merchant not created');
       merchant = outcome.merchant;
     } finally {
@@ -825,16 +1040,27 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     // Created on both processes at once; the first charge of each is due at once, so billing runs meanwhile.
     const ids: string[] = [];
     const queue = Array.from({ length: SUBSCRIPTIONS }, (_, i) => i);
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        const created = await subscribeVia(i % 2 === 0 ? a.url : b.url, merchant, plan, token, { cid: `c${i}`, notification_url: 'http://127.0.0.1:9/n' });
-        ids.push(String(created.subscription_id));
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+          const created = await subscribeVia(i % 2 === 0 ? a.url : b.url, merchant, plan, token, {
+            cid: `c${i}`,
+            notification_url: 'http://127.0.0.1:9/n',
+          });
+          ids.push(String(created.subscription_id));
+        }
+      }),
+    );
 
-    const charged = async (cycles: number) => Number((await client.query(
-      'select count(*) as n from subscriptions where merchant_id = $1 and cycles_charged >= $2', [merchant.merchant_id, cycles],
-    )).rows[0].n);
+    const charged = async (cycles: number) =>
+      Number(
+        (
+          await client.query('select count(*) as n from subscriptions where merchant_id = $1 and cycles_charged >= $2', [
+            merchant.merchant_id,
+            cycles,
+          ])
+        ).rows[0].n,
+      );
     const waitFor = async (cycles: number) => {
       for (let i = 0; i < 2400 && (await charged(cycles)) < SUBSCRIPTIONS; i += 1) await sleep(100);
       expect(await charged(cycles)).toBe(SUBSCRIPTIONS);
@@ -842,16 +1068,23 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     await waitFor(1);
     for (let cycle = 2; cycle <= CYCLES; cycle += 1) {
       // One month on; the other process follows through the shared offset.
-      const answer = await postJson((cycle % 2 === 0 ? a : b).url, '/sandbox/clock', { advance_seconds: 31 * 86_400 + 60 },
-        { authorization: `Bearer ${ADMIN_TOKEN}` });
+      const answer = await postJson(
+        (cycle % 2 === 0 ? a : b).url,
+        '/sandbox/clock',
+        { advance_seconds: 31 * 86_400 + 60 },
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      );
       expect(answer.http_status).toBe(200);
       await waitFor(cycle);
     }
     await sleep(500);
 
-    const sales = (await client.query<{ order_id: string; status: string }>(
-      "select order_id, status from transactions where merchant_id = $1 and transaction_type = 'sale'", [merchant.merchant_id],
-    )).rows;
+    const sales = (
+      await client.query<{ order_id: string; status: string }>(
+        "select order_id, status from transactions where merchant_id = $1 and transaction_type = 'sale'",
+        [merchant.merchant_id],
+      )
+    ).rows;
     const per_cycle = new Map<string, number>();
     for (const sale of sales) {
       const match = /^(sub_[0-9a-f]+)-c(\d+)-a(\d+)$/.exec(sale.order_id);
@@ -867,9 +1100,11 @@ describe.runIf(storeKinds().includes('postgres'))('two gateway processes on one 
     const states = (await client.query('select cycles_charged, status, count(*) as n from subscriptions group by 1, 2')).rows;
     expect(states).toEqual([{ cycles_charged: CYCLES, status: 'active', n: String(SUBSCRIPTIONS) }]);
     // Both processes charged: each renewal records which instance booked it.
-    const owners = (await client.query<{ owner: string }>(
-      "select distinct substring(reason from '\\((billing-[0-9]+)-') as owner from subscription_changes where event = 'subscription.renewed'",
-    )).rows.map((r) => r.owner);
+    const owners = (
+      await client.query<{ owner: string }>(
+        "select distinct substring(reason from '\\((billing-[0-9]+)-') as owner from subscription_changes where event = 'subscription.renewed'",
+      )
+    ).rows.map((r) => r.owner);
     expect(owners.length).toBe(2);
   }, 600_000);
 });

@@ -25,7 +25,9 @@ describe('Gt-Authentication vector (decisions.md §2)', () => {
   const vector = loadVectors().header_signature;
 
   it('signs merchant_id + application_key + timestamp + secret as the documented value', () => {
-    expect(requestHeaderSignature(vector.merchant_id, vector.application_key, String(vector.timestamp), vector.secret)).toBe(vector.signature);
+    expect(requestHeaderSignature(vector.merchant_id, vector.application_key, String(vector.timestamp), vector.secret)).toBe(
+      vector.signature,
+    );
     expect(gtRequestHeader(vector.merchant_id, vector.application_key, vector.timestamp, vector.secret)).toBe(vector.signature);
     expect(vector.signature).toBe('a02f7d25db2abcccf1551cedb595e76261e58f915d904ad4fd977ac9a3e43e5f66bae50fa7c3dbe739af1d6996159c0c');
   });
@@ -39,13 +41,22 @@ describe('Gt-Authentication vector (decisions.md §2)', () => {
 describe('subscription event signing and replies (decisions.md §2)', () => {
   const secret = 'demo-secret';
   const payload = {
-    event: 'subscription.renewed', merchant_id: 'demo-merchant', application_key: 'demo-app', subscription_id: 'sub_1', plan_id: 'plan_1',
-    cid: 'cust-42', subscription_status: 'active', price: { price_id: 'price_1', amount: 1999, currency: 'USD' }, version: '1.3', timestamp: 1763740800,
+    event: 'subscription.renewed',
+    merchant_id: 'demo-merchant',
+    application_key: 'demo-app',
+    subscription_id: 'sub_1',
+    plan_id: 'plan_1',
+    cid: 'cust-42',
+    subscription_status: 'active',
+    price: { price_id: 'price_1', amount: 1999, currency: 'USD' },
+    version: '1.3',
+    timestamp: 1763740800,
   };
 
   it('signs event + merchant_id + application_key + cid + plan_id + subscription_id + subscription_status + timestamp + secret', () => {
-    expect(subscriptionEventSignature(payload, secret))
-      .toBe(sha384('subscription.reneweddemo-merchantdemo-appcust-42plan_1sub_1active1763740800demo-secret'));
+    expect(subscriptionEventSignature(payload, secret)).toBe(
+      sha384('subscription.reneweddemo-merchantdemo-appcust-42plan_1sub_1active1763740800demo-secret'),
+    );
   });
 
   it('accepts a reply authenticated by its Gt-Authentication header or by a body signature; refuses anything else', () => {
@@ -86,15 +97,39 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     const merchant_id = `nomit-${randomBytes(4).toString('hex')}`;
     const secret = 'no-mit-secret-0123';
     const { store, sealer } = gw.gateway.deps;
-    await store.transaction((tx) => tx.merchants.insert({
-      merchant_id, secret_sealed: sealer.seal(secret, `merchant-secret:${merchant_id}`), applications: ['nomit-app'],
-      frontends: [{ name: 'nomit-front', currency: 'USD' }],
-      gateways: [
-        { gateway_id: `${merchant_id}-mit`, merchant_id, connector: 'sandbox', currencies: 'USD', mit_enabled: 1, hold_payouts: 0, settings_sealed: null, created_at_ms: Date.now(), updated_at_ms: Date.now() },
-        { gateway_id: `${merchant_id}-cit`, merchant_id, connector: 'sandbox', currencies: 'USD,EUR', mit_enabled: 0, hold_payouts: 0, settings_sealed: null, created_at_ms: Date.now(), updated_at_ms: Date.now() },
-      ],
-      created_at_ms: Date.now(),
-    }));
+    await store.transaction((tx) =>
+      tx.merchants.insert({
+        merchant_id,
+        secret_sealed: sealer.seal(secret, `merchant-secret:${merchant_id}`),
+        applications: ['nomit-app'],
+        frontends: [{ name: 'nomit-front', currency: 'USD' }],
+        gateways: [
+          {
+            gateway_id: `${merchant_id}-mit`,
+            merchant_id,
+            connector: 'sandbox',
+            currencies: 'USD',
+            mit_enabled: 1,
+            hold_payouts: 0,
+            settings_sealed: null,
+            created_at_ms: Date.now(),
+            updated_at_ms: Date.now(),
+          },
+          {
+            gateway_id: `${merchant_id}-cit`,
+            merchant_id,
+            connector: 'sandbox',
+            currencies: 'USD,EUR',
+            mit_enabled: 0,
+            hold_payouts: 0,
+            settings_sealed: null,
+            created_at_ms: Date.now(),
+            updated_at_ms: Date.now(),
+          },
+        ],
+        created_at_ms: Date.now(),
+      }),
+    );
     return { merchant_id, secret, application_key: 'nomit-app', frontend: 'nomit-front', currency: 'USD', gateway: `${merchant_id}-mit` };
   }
 
@@ -104,7 +139,9 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
    */
   async function expiredCardToken(merchant_id: string, pin = 'cust-42'): Promise<string> {
     const { store, sealer, clock } = gw.gateway.deps;
-    return store.transaction((tx) => vaultCard(tx, sealer, merchant_id, pin, new CardData(VISA, { month: 1, year: 2021 }, null), clock.now_ms()));
+    return store.transaction((tx) =>
+      vaultCard(tx, sealer, merchant_id, pin, new CardData(VISA, { month: 1, year: 2021 }, null), clock.now_ms()),
+    );
   }
 
   describe('authentication and the envelope', () => {
@@ -120,7 +157,13 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     it('refuses a wrong, missing or uppercase header with status 2, answered with a header', async () => {
       const timestamp = nowSeconds();
       const good = gtRequestHeader(gw.merchant.merchant_id, gw.merchant.application_key, timestamp, gw.merchant.secret);
-      for (const header of [gtRequestHeader(gw.merchant.merchant_id, gw.merchant.application_key, timestamp, 'wrong-secret'), null, good.toUpperCase(), good.slice(0, 95), 'x']) {
+      for (const header of [
+        gtRequestHeader(gw.merchant.merchant_id, gw.merchant.application_key, timestamp, 'wrong-secret'),
+        null,
+        good.toUpperCase(),
+        good.slice(0, 95),
+        'x',
+      ]) {
         const answer = await call('POST', PLANS, planBody(), { timestamp, header });
         expect(answer.body, String(header)).toMatchObject({ status: 2 });
         expect(answer.body.description).toMatch(/signature/i);
@@ -129,11 +172,16 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect((await gw.gateway.deps.store.subscriptions.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(0);
     });
 
-    it('refuses a header computed over another timestamp than the body\'s', async () => {
-      const answer = await call('GET', PLANS, {}, {
-        header: gtRequestHeader(gw.merchant.merchant_id, gw.merchant.application_key, nowSeconds() - 5, gw.merchant.secret),
-        timestamp: nowSeconds(),
-      });
+    it("refuses a header computed over another timestamp than the body's", async () => {
+      const answer = await call(
+        'GET',
+        PLANS,
+        {},
+        {
+          header: gtRequestHeader(gw.merchant.merchant_id, gw.merchant.application_key, nowSeconds() - 5, gw.merchant.secret),
+          timestamp: nowSeconds(),
+        },
+      );
       expect(answer.body.status).toBe(2);
     });
 
@@ -188,9 +236,21 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
         components: { securitySchemes: Record<string, { type: string; in: string; name: string }> };
       };
-      expect(openapi.components.securitySchemes.gtAuthentication).toMatchObject({ type: 'apiKey', in: 'header', name: 'Gt-Authentication' });
-      for (const [path, method] of [[PLANS, 'post'], [`${PLANS}/{planId}`, 'put'], [`${PLANS}/{planId}`, 'get'], [SUBS, 'post'], [SUBS, 'get'],
-        [`${SUBS}/{subscriptionId}`, 'get'], [`${SUBS}/{subscriptionId}/cancel`, 'post'], [`${SUBS}/{subscriptionId}/activate`, 'post']] as const) {
+      expect(openapi.components.securitySchemes.gtAuthentication).toMatchObject({
+        type: 'apiKey',
+        in: 'header',
+        name: 'Gt-Authentication',
+      });
+      for (const [path, method] of [
+        [PLANS, 'post'],
+        [`${PLANS}/{planId}`, 'put'],
+        [`${PLANS}/{planId}`, 'get'],
+        [SUBS, 'post'],
+        [SUBS, 'get'],
+        [`${SUBS}/{subscriptionId}`, 'get'],
+        [`${SUBS}/{subscriptionId}/cancel`, 'post'],
+        [`${SUBS}/{subscriptionId}/activate`, 'post'],
+      ] as const) {
         expect(openapi.paths[path]?.[method]?.security, `${method} ${path}`).toContainEqual({ gtAuthentication: [] });
       }
     });
@@ -200,25 +260,53 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     it('creates a plan with a price_id per price and the documented defaults', async () => {
       const answer = await call('POST', PLANS, planBody());
       expect(answer.body).toMatchObject({
-        status: 0, description: 'Plan created', name: 'Gold monthly', plan_description: 'Everything, every month', billing_cycle: 'monthly',
-        trial_period: 0, trial_period_cycle: 'days', expiration_cycles: null, retries_number: 3, retries_delay_days: 1,
-        subscription_plan_status: 'active', version: '1.3',
+        status: 0,
+        description: 'Plan created',
+        name: 'Gold monthly',
+        plan_description: 'Everything, every month',
+        billing_cycle: 'monthly',
+        trial_period: 0,
+        trial_period_cycle: 'days',
+        expiration_cycles: null,
+        retries_number: 3,
+        retries_delay_days: 1,
+        subscription_plan_status: 'active',
+        version: '1.3',
       });
       expect(answer.body.plan_id).toMatch(/^[A-Za-z0-9_-]{1,32}$/);
       const prices = answer.body.prices as { price_id: string; amount: number; currency: string }[];
-      expect(prices.map((p) => [p.amount, p.currency])).toEqual([[1999, 'USD'], [1799, 'EUR']]);
+      expect(prices.map((p) => [p.amount, p.currency])).toEqual([
+        [1999, 'USD'],
+        [1799, 'EUR'],
+      ]);
       expect(new Set(prices.map((p) => p.price_id)).size).toBe(2);
       for (const price of prices) expect(price.price_id).toMatch(/^[A-Za-z0-9_-]{1,32}$/);
     });
 
     it('takes every option: trial in days or months, expiration_cycles, retries, an inactive start', async () => {
-      const answer = await call('POST', PLANS, planBody({
-        billing_cycle: 'every_3_months', trial_period: 2, trial_period_cycle: 'months', expiration_cycles: 4, retries_number: 0,
-        retries_delay_days: 5, subscription_plan_status: 'inactive', prices: [{ amount: 500, currency: 'JPY' }],
-      }));
+      const answer = await call(
+        'POST',
+        PLANS,
+        planBody({
+          billing_cycle: 'every_3_months',
+          trial_period: 2,
+          trial_period_cycle: 'months',
+          expiration_cycles: 4,
+          retries_number: 0,
+          retries_delay_days: 5,
+          subscription_plan_status: 'inactive',
+          prices: [{ amount: 500, currency: 'JPY' }],
+        }),
+      );
       expect(answer.body).toMatchObject({
-        status: 0, billing_cycle: 'every_3_months', trial_period: 2, trial_period_cycle: 'months', expiration_cycles: 4,
-        retries_number: 0, retries_delay_days: 5, subscription_plan_status: 'inactive',
+        status: 0,
+        billing_cycle: 'every_3_months',
+        trial_period: 2,
+        trial_period_cycle: 'months',
+        expiration_cycles: 4,
+        retries_number: 0,
+        retries_delay_days: 5,
+        subscription_plan_status: 'inactive',
       });
     });
 
@@ -235,7 +323,15 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         [{ prices: [{ amount: 19.99, currency: 'USD' }] }, /Invalid field: prices/],
         [{ prices: [{ amount: 100, currency: 'XYZ' }] }, /Invalid field: prices/],
         [{ prices: [{ amount: 100, currency: 'USD', extra: 1 }] }, /Invalid field: prices/],
-        [{ prices: [{ amount: 100, currency: 'USD' }, { amount: 200, currency: 'USD' }] }, /Invalid field: prices \(USD appears more than once/],
+        [
+          {
+            prices: [
+              { amount: 100, currency: 'USD' },
+              { amount: 200, currency: 'USD' },
+            ],
+          },
+          /Invalid field: prices \(USD appears more than once/,
+        ],
         [{ billing_cycle: 'daily' }, /Invalid field: billing_cycle/],
         [{ billing_cycle: undefined }, /Missing required field: billing_cycle/],
         [{ trial_period: -1 }, /Invalid field: trial_period/],
@@ -256,12 +352,23 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect((await gw.gateway.deps.store.subscriptions.listPlans(gw.merchant.merchant_id, { offset: 0, limit: 100 })).total).toBe(before);
     });
 
-    it('takes only currencies of the merchant\'s gateways with MIT enabled', async () => {
+    it("takes only currencies of the merchant's gateways with MIT enabled", async () => {
       const not_on_gateway = await call('POST', PLANS, planBody({ prices: [{ amount: 100, currency: 'NZD' }] }));
       expect(not_on_gateway.body.status).toBe(34);
       expect(not_on_gateway.body.description).toMatch(/NZD/);
       const nomit = await merchantWithoutMitEur();
-      const eur = await v13(gw.url, 'POST', PLANS, nomit, planBody({ prices: [{ amount: 100, currency: 'USD' }, { amount: 100, currency: 'EUR' }] }));
+      const eur = await v13(
+        gw.url,
+        'POST',
+        PLANS,
+        nomit,
+        planBody({
+          prices: [
+            { amount: 100, currency: 'USD' },
+            { amount: 100, currency: 'EUR' },
+          ],
+        }),
+      );
       expect(eur.body.status).toBe(34);
       expect(eur.body.description).toMatch(/EUR/);
       const usd = await v13(gw.url, 'POST', PLANS, nomit, planBody({ prices: [{ amount: 100, currency: 'USD' }] }));
@@ -270,9 +377,18 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
 
     it('updates name, description and status (spec §4.9) and answers plan_id, prices, status', async () => {
       const plan = await createPlanVia(gw.url, gw.merchant);
-      const answer = await call('PUT', `${PLANS}/${String(plan.plan_id)}`, { name: 'Gold+', description: 'More', subscription_plan_status: 'inactive' });
+      const answer = await call('PUT', `${PLANS}/${String(plan.plan_id)}`, {
+        name: 'Gold+',
+        description: 'More',
+        subscription_plan_status: 'inactive',
+      });
       expect(answer.body).toMatchObject({
-        status: 0, plan_id: plan.plan_id, name: 'Gold+', plan_description: 'More', subscription_plan_status: 'inactive', prices: plan.prices,
+        status: 0,
+        plan_id: plan.plan_id,
+        name: 'Gold+',
+        plan_description: 'More',
+        subscription_plan_status: 'inactive',
+        prices: plan.prices,
       });
       const read = await call('GET', `${PLANS}/${String(plan.plan_id)}`);
       expect(read.body).toMatchObject({ status: 0, name: 'Gold+', subscription_plan_status: 'inactive' });
@@ -306,7 +422,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect((await call('PUT', path, {}, { header: 'f'.repeat(96) })).body.status).toBe(2);
     });
 
-    it('answers another merchant\'s plan exactly like a missing one', async () => {
+    it("answers another merchant's plan exactly like a missing one", async () => {
       const plan = await createPlanVia(gw.url, gw.merchant);
       const missing_read = await v13(gw.url, 'GET', `${PLANS}/plan_doesnotexist`, other);
       const foreign_read = await v13(gw.url, 'GET', `${PLANS}/${String(plan.plan_id)}`, other);
@@ -330,12 +446,16 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const listed = await call('GET', PLANS, { page_size: 100 });
       expect((listed.body.plans as { plan_id: string }[]).some((p) => p.plan_id === plan.plan_id)).toBe(false);
       const subscribe = await call('POST', SUBS, {
-        plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'c1', card_token, notification_url: 'https://merchant.example/s',
+        plan_id: plan.plan_id,
+        price_id: priceIdOf(plan),
+        cid: 'c1',
+        card_token,
+        notification_url: 'https://merchant.example/s',
       });
       expect(subscribe.body).toMatchObject({ status: -1, description: 'Plan not found' });
     });
 
-    it('lists only the merchant\'s own plans, a page at a time, at most 100 per page', async () => {
+    it("lists only the merchant's own plans, a page at a time, at most 100 per page", async () => {
       const lister = await gw.createMerchant();
       const created: string[] = [];
       for (let i = 0; i < 5; i += 1) created.push(String((await createPlanVia(gw.url, lister, { name: `Plan ${i}` })).plan_id));
@@ -347,7 +467,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const all = await v13(gw.url, 'GET', PLANS, lister);
       expect(all.body).toMatchObject({ page: 1, page_size: 20, total: 5 });
       expect((await v13(gw.url, 'GET', PLANS, lister, { page_size: 100 })).body.status).toBe(0);
-      for (const [fields, field] of [[{ page_size: 101 }, 'page_size'], [{ page_size: 0 }, 'page_size'], [{ page: 0 }, 'page'], [{ page: 'last' }, 'page']] as const) {
+      for (const [fields, field] of [
+        [{ page_size: 101 }, 'page_size'],
+        [{ page_size: 0 }, 'page_size'],
+        [{ page: 0 }, 'page'],
+        [{ page: 'last' }, 'page'],
+      ] as const) {
         const answer = await v13(gw.url, 'GET', PLANS, lister, fields);
         expect(answer.body.status, JSON.stringify(fields)).toBe(10);
         expect(answer.body.description).toContain(`Invalid field: ${field}`);
@@ -362,14 +487,30 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     beforeAll(async () => {
       plan = await createPlanVia(gw.url, gw.merchant, { trial_period: 7 });
     });
-    const subscribe = (fields: Record<string, unknown> = {}, options = {}) => call('POST', SUBS, {
-      plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'cust-42', card_token, notification_url: 'https://merchant.example/subs', ...fields,
-    }, options);
+    const subscribe = (fields: Record<string, unknown> = {}, options = {}) =>
+      call(
+        'POST',
+        SUBS,
+        {
+          plan_id: plan.plan_id,
+          price_id: priceIdOf(plan),
+          cid: 'cust-42',
+          card_token,
+          notification_url: 'https://merchant.example/subs',
+          ...fields,
+        },
+        options,
+      );
 
     it('creates an active subscription and answers the fields of spec §4.8', async () => {
       const answer = await subscribe();
       expect(answer.body).toMatchObject({
-        status: 0, plan_id: plan.plan_id, cid: 'cust-42', subscription_status: 'active', version: '1.3', cycles_charged: 0,
+        status: 0,
+        plan_id: plan.plan_id,
+        cid: 'cust-42',
+        subscription_status: 'active',
+        version: '1.3',
+        cycles_charged: 0,
         price: { price_id: priceIdOf(plan), amount: 1999, currency: 'USD' },
       });
       expect(answer.body.subscription_id).toMatch(/^[A-Za-z0-9_-]{1,32}$/);
@@ -378,7 +519,13 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
     });
 
     it('takes activate as a JSON boolean or the text true / false (decisions.md §10)', async () => {
-      for (const [activate, status] of [[true, 'active'], ['true', 'active'], [false, 'inactive'], ['false', 'inactive'], [null, 'active']] as const) {
+      for (const [activate, status] of [
+        [true, 'active'],
+        ['true', 'active'],
+        [false, 'inactive'],
+        ['false', 'inactive'],
+        [null, 'active'],
+      ] as const) {
         const answer = await subscribe({ activate });
         expect(answer.body, String(activate)).toMatchObject({ status: 0, subscription_status: status });
         if (status === 'inactive') expect(answer.body.next_charge_at).toBeNull();
@@ -390,12 +537,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       }
     });
 
-    it('charges in the price\'s currency', async () => {
+    it("charges in the price's currency", async () => {
       const answer = await subscribe({ price_id: priceIdOf(plan, 'EUR') });
       expect(answer.body).toMatchObject({ status: 0, price: { amount: 1799, currency: 'EUR' } });
     });
 
-    it('answers an unknown plan_id, or another merchant\'s, with status -1 (spec §7)', async () => {
+    it("answers an unknown plan_id, or another merchant's, with status -1 (spec §7)", async () => {
       const foreign_plan = await createPlanVia(gw.url, other);
       const unknown = await subscribe({ plan_id: 'plan_doesnotexist' });
       const foreign = await subscribe({ plan_id: foreign_plan.plan_id, price_id: priceIdOf(foreign_plan) });
@@ -406,7 +553,7 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       }
     });
 
-    it('refuses an inactive plan, a price of another plan, and a card_token that is not the merchant\'s', async () => {
+    it("refuses an inactive plan, a price of another plan, and a card_token that is not the merchant's", async () => {
       const inactive = await createPlanVia(gw.url, gw.merchant, { subscription_plan_status: 'inactive' });
       expect((await subscribe({ plan_id: inactive.plan_id, price_id: priceIdOf(inactive) })).body.status).toBe(32);
       expect((await subscribe({ price_id: priceIdOf(inactive) })).body.status).toBe(33);
@@ -415,7 +562,13 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const unknown_card = await subscribe({ card_token: 'a'.repeat(32) });
       expect(foreign_card.body).toMatchObject({ status: 18 });
       expect(unknown_card.body).toEqual({ ...foreign_card.body, timestamp: unknown_card.body.timestamp });
-      const total = (await gw.gateway.deps.store.subscriptions.list(gw.merchant.merchant_id, { plan_id: String(inactive.plan_id) }, { offset: 0, limit: 10 })).total;
+      const total = (
+        await gw.gateway.deps.store.subscriptions.list(
+          gw.merchant.merchant_id,
+          { plan_id: String(inactive.plan_id) },
+          { offset: 0, limit: 10 },
+        )
+      ).total;
       expect(total).toBe(0);
     });
 
@@ -439,17 +592,33 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'USD', amount_minor: 1000, position: 0 },
         { price_id: `price_${randomBytes(12).toString('hex')}`, plan_id, currency: 'EUR', amount_minor: 900, position: 1 },
       ];
-      await gw.gateway.deps.store.transaction((tx) => tx.subscriptions.insertPlan({
-        plan_id, merchant_id: nomit.merchant_id, name: 'Old plan', description: null, billing_cycle: 'monthly', trial_period: 0,
-        trial_period_cycle: 'days', expiration_cycles: null, retries_number: 3, retries_delay_days: 1, status: 'active',
-        created_at_ms: now_ms, updated_at_ms: now_ms,
-      }, prices));
+      await gw.gateway.deps.store.transaction((tx) =>
+        tx.subscriptions.insertPlan(
+          {
+            plan_id,
+            merchant_id: nomit.merchant_id,
+            name: 'Old plan',
+            description: null,
+            billing_cycle: 'monthly',
+            trial_period: 0,
+            trial_period_cycle: 'days',
+            expiration_cycles: null,
+            retries_number: 3,
+            retries_delay_days: 1,
+            status: 'active',
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+          },
+          prices,
+        ),
+      );
       const token = await tokenize(gw.url, nomit);
       const fields = { plan_id, cid: 'cust-eur', card_token: token, notification_url: 'https://merchant.example/subs' };
       const eur = await v13(gw.url, 'POST', SUBS, nomit, { ...fields, price_id: prices[1]!.price_id });
       expect(eur.body).toMatchObject({ status: 34 });
       expect(eur.body.description).toBe(
-        'Currency not allowed: EUR is not taken by any of this merchant\'s gateways with merchant-initiated transactions enabled');
+        "Currency not allowed: EUR is not taken by any of this merchant's gateways with merchant-initiated transactions enabled",
+      );
       expect((await gw.gateway.deps.store.subscriptions.list(nomit.merchant_id, {}, { offset: 0, limit: 10 })).total).toBe(0);
       // Its USD price still takes subscriptions.
       const usd = await v13(gw.url, 'POST', SUBS, nomit, { ...fields, price_id: prices[0]!.price_id });
@@ -471,7 +640,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       ];
       for (const [overrides, description] of cases) {
         const fields: Record<string, unknown> = {
-          plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'cust-42', card_token, notification_url: 'https://merchant.example/subs', ...overrides,
+          plan_id: plan.plan_id,
+          price_id: priceIdOf(plan),
+          cid: 'cust-42',
+          card_token,
+          notification_url: 'https://merchant.example/subs',
+          ...overrides,
         };
         for (const key of Object.keys(overrides)) if (overrides[key] === undefined) delete fields[key];
         const answer = await call('POST', SUBS, fields);
@@ -480,10 +654,15 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       }
     });
 
-    it('reads a subscription; another merchant\'s answers exactly like a missing one', async () => {
+    it("reads a subscription; another merchant's answers exactly like a missing one", async () => {
       const created = await subscribeVia(gw.url, gw.merchant, plan, card_token);
       const read = await call('GET', `${SUBS}/${String(created.subscription_id)}`);
-      expect(read.body).toMatchObject({ status: 0, subscription_id: created.subscription_id, subscription_status: 'active', price: created.price });
+      expect(read.body).toMatchObject({
+        status: 0,
+        subscription_id: created.subscription_id,
+        subscription_status: 'active',
+        price: created.price,
+      });
       const foreign = await v13(gw.url, 'GET', `${SUBS}/${String(created.subscription_id)}`, other);
       const missing = await v13(gw.url, 'GET', `${SUBS}/sub_doesnotexist`, other);
       for (const answer of [foreign, missing]) {
@@ -492,14 +671,17 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       }
     });
 
-    it('lists subscriptions newest first with filters and page limits, only the merchant\'s own', async () => {
+    it("lists subscriptions newest first with filters and page limits, only the merchant's own", async () => {
       const lister = await gw.createMerchant();
       // Two cards: one active subscription per customer, price and card, so "even" pays the second with another card.
       const tokens = [await tokenize(gw.url, lister), await tokenize(gw.url, lister, 'cust-43')];
       const lister_plan = await createPlanVia(gw.url, lister);
       const ids: string[] = [];
       for (let i = 0; i < 4; i += 1) {
-        const created = await subscribeVia(gw.url, lister, lister_plan, tokens[Math.floor(i / 2)]!, { cid: i % 2 === 0 ? 'even' : 'odd', activate: i < 3 });
+        const created = await subscribeVia(gw.url, lister, lister_plan, tokens[Math.floor(i / 2)]!, {
+          cid: i % 2 === 0 ? 'even' : 'odd',
+          activate: i < 3,
+        });
         ids.push(String(created.subscription_id));
       }
       const all = await v13(gw.url, 'GET', SUBS, lister, { page_size: 100 });
@@ -513,7 +695,9 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect(by_plan.body).toMatchObject({ total: 4, page: 2, page_size: 3 });
       expect((by_plan.body.subscriptions as unknown[]).length).toBe(1);
       expect((await v13(gw.url, 'GET', SUBS, lister, { page_size: 101 })).body.status).toBe(10);
-      expect((await v13(gw.url, 'GET', SUBS, lister, { subscription_status: 'paused' })).body.description).toMatch(/Invalid field: subscription_status/);
+      expect((await v13(gw.url, 'GET', SUBS, lister, { subscription_status: 'paused' })).body.description).toMatch(
+        /Invalid field: subscription_status/,
+      );
       const foreign = await v13(gw.url, 'GET', SUBS, other, { plan_id: lister_plan.plan_id });
       expect(foreign.body).toMatchObject({ status: 0, total: 0, subscriptions: [] });
     });
@@ -525,8 +709,11 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect(first.body).toMatchObject({ status: 0, description: 'Subscription created' });
       // Answered with the subscription, and a description that says nothing new was made.
       expect(again.body).toMatchObject({
-        status: 0, description: 'Subscription already exists: the same request was received before; nothing new was created',
-        subscription_id: first.body.subscription_id, subscription_status: 'active', created_at: first.body.created_at,
+        status: 0,
+        description: 'Subscription already exists: the same request was received before; nothing new was created',
+        subscription_id: first.body.subscription_id,
+        subscription_status: 'active',
+        created_at: first.body.created_at,
       });
       const events = await gw.gateway.deps.store.notifications.listOfSubscription(String(first.body.subscription_id));
       expect(events).toHaveLength(1);
@@ -553,7 +740,8 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       expect(new Set(answers.map((a) => a.body.subscription_id)).size).toBe(1);
       // One of them made it; the other nine say they found it.
       expect(answers.map((a) => a.body.description).sort()).toEqual([
-        ...Array(9).fill('Subscription already exists: the same request was received before; nothing new was created'), 'Subscription created',
+        ...Array(9).fill('Subscription already exists: the same request was received before; nothing new was created'),
+        'Subscription created',
       ]);
       const listed = await call('GET', SUBS, { cid });
       expect(listed.body.total).toBe(1);
@@ -565,14 +753,20 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
       const foreign = await v13(gw.url, 'POST', path, other);
       expect(foreign.body).toMatchObject({ status: 31, description: 'Subscription not found' });
       const canceled = await call('POST', path);
-      expect(canceled.body).toMatchObject({ status: 0, description: 'Subscription canceled', subscription_status: 'canceled', next_charge_at: null });
+      expect(canceled.body).toMatchObject({
+        status: 0,
+        description: 'Subscription canceled',
+        subscription_status: 'canceled',
+        next_charge_at: null,
+      });
       expect(typeof canceled.body.ended_at).toBe('number');
       const again = await call('POST', path);
       expect(again.body).toMatchObject({ status: 0, description: 'Subscription was already canceled', subscription_status: 'canceled' });
       expect((await call('POST', `${SUBS}/sub_doesnotexist/cancel`)).body.status).toBe(31);
       const changes = await gw.gateway.deps.store.subscriptions.listChanges(String(created.subscription_id));
       expect(changes.map((c) => [c.from_status, c.to_status, c.event])).toEqual([
-        ['', 'active', 'subscription.created'], ['active', 'canceled', 'subscription.canceled'],
+        ['', 'active', 'subscription.created'],
+        ['active', 'canceled', 'subscription.canceled'],
       ]);
     });
 
@@ -592,7 +786,12 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         const id = String(created.body.subscription_id);
         const answer = await activate(id);
         expect(answer.body).toMatchObject({
-          status: 0, description: 'Subscription activated', subscription_id: id, subscription_status: 'active', cycles_charged: 0, version: '1.3',
+          status: 0,
+          description: 'Subscription activated',
+          subscription_id: id,
+          subscription_status: 'active',
+          cycles_charged: 0,
+          version: '1.3',
         });
         expect(answer.header).toBe(sha384(`0${String(answer.body.timestamp)}${gw.merchant.secret}`));
         // The plan's 7-day trial, from the activation.
@@ -601,16 +800,22 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect(row).toMatchObject({ status: 'active', attempt: 0, card_token, anchor_at_ms: row.next_charge_at_ms });
         const changes = await gw.gateway.deps.store.subscriptions.listChanges(id);
         expect(changes.map((c) => [c.from_status, c.to_status, c.event])).toEqual([
-          ['', 'inactive', 'subscription.created'], ['inactive', 'active', 'subscription.activated'],
+          ['', 'inactive', 'subscription.created'],
+          ['inactive', 'active', 'subscription.activated'],
         ]);
-        const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+        const events = (await gw.gateway.deps.store.notifications.listOfSubscription(id)).map(
+          (n) => JSON.parse(n.payload_json) as Record<string, unknown>,
+        );
         expect(events.map((e) => e.event)).toEqual(['subscription.created', 'subscription.activated']);
         expect(events[1]).toMatchObject({ subscription_status: 'active', next_charge_at: answer.body.next_charge_at, subscription_id: id });
 
         // Already active: answered as it is; nothing changes, nothing is notified.
         const again = await activate(id);
         expect(again.body).toMatchObject({
-          status: 0, description: 'Subscription is already active', subscription_status: 'active', next_charge_at: answer.body.next_charge_at,
+          status: 0,
+          description: 'Subscription is already active',
+          subscription_status: 'active',
+          next_charge_at: answer.body.next_charge_at,
         });
         expect(await gw.gateway.deps.store.subscriptions.listChanges(id)).toHaveLength(2);
         expect(await gw.gateway.deps.store.notifications.listOfSubscription(id)).toHaveLength(2);
@@ -622,10 +827,14 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!.card_token).toBe(card_token);
       });
 
-      it('refuses a canceled subscription (final); another merchant\'s or an unknown one is not found', async () => {
+      it("refuses a canceled subscription (final); another merchant's or an unknown one is not found", async () => {
         const created = await subscribe({ activate: false, cid: uniqueCid('act') });
         const id = String(created.body.subscription_id);
-        for (const answer of [await v13(gw.url, 'POST', `${SUBS}/${id}/activate`, other), await activate('sub_doesnotexist'), await activate('x'.repeat(40))]) {
+        for (const answer of [
+          await v13(gw.url, 'POST', `${SUBS}/${id}/activate`, other),
+          await activate('sub_doesnotexist'),
+          await activate('x'.repeat(40)),
+        ]) {
           expect(answer.body).toMatchObject({ status: 31, description: 'Subscription not found' });
           expect(Object.keys(answer.body).sort()).toEqual(['description', 'status', 'timestamp', 'version']);
         }
@@ -633,35 +842,54 @@ describe.each(storeKinds())('v1.3 subscription API on %s', (kind) => {
         expect((await call('POST', `${SUBS}/${id}/cancel`)).body.status).toBe(0);
         const refused = await activate(id);
         expect(refused.body).toMatchObject({
-          status: 35, description: 'Subscription has ended (canceled); it cannot be activated', subscription_status: 'canceled', next_charge_at: null,
+          status: 35,
+          description: 'Subscription has ended (canceled); it cannot be activated',
+          subscription_status: 'canceled',
+          next_charge_at: null,
         });
         expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, id))!.status).toBe('canceled');
-        expect((await gw.gateway.deps.store.subscriptions.listChanges(id)).map((c) => c.event)).toEqual(['subscription.created', 'subscription.canceled']);
+        expect((await gw.gateway.deps.store.subscriptions.listChanges(id)).map((c) => c.event)).toEqual([
+          'subscription.created',
+          'subscription.canceled',
+        ]);
       });
 
-      it('takes the customer\'s other card; refuses a card not in the merchant\'s vault, an expired card, and a second active subscription', async () => {
+      it("takes the customer's other card; refuses a card not in the merchant's vault, an expired card, and a second active subscription", async () => {
         const cid = uniqueCid('card');
         const other_card = await tokenize(gw.url, gw.merchant, 'cust-42', MASTERCARD);
         const inactive = String((await subscribe({ activate: false, cid })).body.subscription_id);
         const others_token = await tokenize(gw.url, other, 'other-cust', MASTERCARD);
-        expect((await activate(inactive, { card_token: others_token })).body).toMatchObject({ status: 18, description: 'Card token not found' });
+        expect((await activate(inactive, { card_token: others_token })).body).toMatchObject({
+          status: 18,
+          description: 'Card token not found',
+        });
         expect((await activate(inactive, { card_token: 'a'.repeat(32) })).body).toMatchObject({ status: 18 });
-        expect((await activate(inactive, { card_token: await expiredCardToken(gw.merchant.merchant_id) })).body)
-          .toMatchObject({ status: 10, description: 'Invalid field: card_token (the card has expired)' });
+        expect((await activate(inactive, { card_token: await expiredCardToken(gw.merchant.merchant_id) })).body).toMatchObject({
+          status: 10,
+          description: 'Invalid field: card_token (the card has expired)',
+        });
         expect((await activate(inactive, { card_token: 'not a token!' })).body.description).toMatch(/^Invalid field: card_token/);
         // An active subscription of the same customer and price with the other card: activating this one with that card would make a twin.
         const twin = await subscribe({ cid, card_token: other_card });
         const duplicate = await activate(inactive, { card_token: other_card });
         expect(duplicate.body).toMatchObject({ status: 36 });
         expect(duplicate.body.description).toContain(String(twin.body.subscription_id));
-        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, inactive))).toMatchObject({ status: 'inactive', card_token });
+        expect(await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, inactive)).toMatchObject({
+          status: 'inactive',
+          card_token,
+        });
         // With its own card there is no twin: activated.
         expect((await activate(inactive)).body).toMatchObject({ status: 0, description: 'Subscription activated' });
         // Another inactive one of another customer is activated with the other card, which it is charged from now on.
         const second = String((await subscribe({ activate: false, cid: uniqueCid('card') })).body.subscription_id);
         expect((await activate(second, { card_token: other_card })).body).toMatchObject({ status: 0, subscription_status: 'active' });
-        expect((await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, second))).toMatchObject({ status: 'active', card_token: other_card });
-        expect((await gw.gateway.deps.store.subscriptions.listChanges(second)).at(-1)!.reason).toBe('activated by the merchant with another card');
+        expect(await gw.gateway.deps.store.subscriptions.get(gw.merchant.merchant_id, second)).toMatchObject({
+          status: 'active',
+          card_token: other_card,
+        });
+        expect((await gw.gateway.deps.store.subscriptions.listChanges(second)).at(-1)!.reason).toBe(
+          'activated by the merchant with another card',
+        );
       });
     });
   });

@@ -30,8 +30,14 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
   const now = () => unixSeconds(gw.gateway.clock);
   function body(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
     const fields: Record<string, unknown> = {
-      merchant_id: merchant.merchant_id, application_key: merchant.application_key, pin: 'cust-42', card_number: PAN,
-      card_exp: '10/2033', timestamp: now(), version: '1.2', ...overrides,
+      merchant_id: merchant.merchant_id,
+      application_key: merchant.application_key,
+      pin: 'cust-42',
+      card_number: PAN,
+      card_exp: '10/2033',
+      timestamp: now(),
+      version: '1.2',
+      ...overrides,
     };
     for (const key of Object.keys(overrides)) if (overrides[key] === undefined) delete fields[key];
     return fields;
@@ -50,7 +56,13 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     expect(verifyBody(answer.body, merchant.secret)).toBe(true);
     const [row, ...more] = await vaulted(merchant);
     expect(more).toHaveLength(0);
-    expect(row).toMatchObject({ card_token: answer.body.card_token, pin: 'cust-42', card_masked: MASKED, card_exp: '10/2033', card_brand: 'VISA' });
+    expect(row).toMatchObject({
+      card_token: answer.body.card_token,
+      pin: 'cust-42',
+      card_masked: MASKED,
+      card_exp: '10/2033',
+      card_brand: 'VISA',
+    });
     expect(row!.pan_fingerprint).toBe(panFingerprint(gw.gateway.deps.sealer, PAN));
     expect(JSON.stringify(row)).not.toContain(PAN);
     // Without a charge: no transaction at all for this merchant.
@@ -67,21 +79,47 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     const merchant = await gw.createMerchant();
     const card_token = (await tokenize(merchant)).body.card_token as string;
     const plan = await createPlanVia(gw.url, merchant);
-    const created = await v13(gw.url, 'POST', '/api/v1.3/subscription', merchant, {
-      plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'cust-42', card_token, notification_url: 'https://merchant.example/subs',
-    }, { timestamp: now() });
+    const created = await v13(
+      gw.url,
+      'POST',
+      '/api/v1.3/subscription',
+      merchant,
+      {
+        plan_id: plan.plan_id,
+        price_id: priceIdOf(plan),
+        cid: 'cust-42',
+        card_token,
+        notification_url: 'https://merchant.example/subs',
+      },
+      { timestamp: now() },
+    );
     expect(created.body).toMatchObject({ status: 0 });
     const subscription_id = String(created.body.subscription_id);
     await runBillingOnce({ deps: gw.gateway.deps, poll_ms: 0, lease_ms: 300_000, owner: 'tokenize-test' });
     const charge = await gw.gateway.deps.store.transactions.findByKey(merchant.merchant_id, 'sale', renewalOrderId(subscription_id, 1, 0));
     expect(charge).toMatchObject({
-      transaction_type: 'sale', status: 'approved', card_token, card_masked: MASKED, card_exp: '10/2033', amount_minor: 1999, currency: 'USD',
+      transaction_type: 'sale',
+      status: 'approved',
+      card_token,
+      card_masked: MASKED,
+      card_exp: '10/2033',
+      amount_minor: 1999,
+      currency: 'USD',
     });
     expect((await transactionsOf(merchant)).map((row) => Number(row.trace_id))).toEqual([charge!.trace_id]);
     // The charge read back through the API carries the token's masked card.
-    const read = await postSigned(gw.url, '/api/transaction-status', {
-      merchant_id: merchant.merchant_id, application_key: merchant.application_key, trace_id: charge!.trace_id, timestamp: now(), version: '1.2',
-    }, merchant.secret);
+    const read = await postSigned(
+      gw.url,
+      '/api/transaction-status',
+      {
+        merchant_id: merchant.merchant_id,
+        application_key: merchant.application_key,
+        trace_id: charge!.trace_id,
+        timestamp: now(),
+        version: '1.2',
+      },
+      merchant.secret,
+    );
     expect(read.body).toMatchObject({ status: 0, transaction_status: 'approved', card_number: MASKED });
   });
 
@@ -137,7 +175,10 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     expect(missing.body).toMatchObject({ status: 2 });
     expect((await tokenize(merchant, { timestamp: now() - 61 })).body).toMatchObject({ status: 1, description: 'Timestamp expired' });
     const unknown_app = await tokenize(merchant, { application_key: 'not-this-merchants' });
-    expect(unknown_app.body).toMatchObject({ status: 11, description: 'Authentication failed: unknown merchant_id, application_key or frontend' });
+    expect(unknown_app.body).toMatchObject({
+      status: 11,
+      description: 'Authentication failed: unknown merchant_id, application_key or frontend',
+    });
     expect(await vaulted(merchant)).toHaveLength(0);
   });
 
@@ -147,9 +188,21 @@ describe.each(storeKinds())('tokenize on %s', (kind) => {
     const card_token = (await tokenize(owner)).body.card_token as string;
     // The stranger's subscription with the owner's token: "card token not found", as for a made-up token.
     const plan = await createPlanVia(gw.url, stranger);
-    const subscribe = (token: string) => v13(gw.url, 'POST', '/api/v1.3/subscription', stranger, {
-      plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'cust-42', card_token: token, notification_url: 'https://merchant.example/subs',
-    }, { timestamp: now() });
+    const subscribe = (token: string) =>
+      v13(
+        gw.url,
+        'POST',
+        '/api/v1.3/subscription',
+        stranger,
+        {
+          plan_id: plan.plan_id,
+          price_id: priceIdOf(plan),
+          cid: 'cust-42',
+          card_token: token,
+          notification_url: 'https://merchant.example/subs',
+        },
+        { timestamp: now() },
+      );
     const foreign = await subscribe(card_token);
     const made_up = await subscribe('f'.repeat(32));
     expect(foreign.body).toMatchObject({ status: 18, description: 'Card token not found' });

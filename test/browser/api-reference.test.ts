@@ -28,10 +28,12 @@ describe('the API reference page', () => {
       expect(response?.status()).toBeLessThan(400);
       await page.locator('.opblock').first().waitFor();
       const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
-        paths: Record<string, Record<string, unknown>>; webhooks: Record<string, Record<string, unknown>>;
+        paths: Record<string, Record<string, unknown>>;
+        webhooks: Record<string, Record<string, unknown>>;
       };
       // The calls, and what the gateway sends to merchants (notifications, validation requests, subscription events).
-      const count = (group: Record<string, Record<string, unknown>>) => Object.values(group).reduce((n, methods) => n + Object.keys(methods).length, 0);
+      const count = (group: Record<string, Record<string, unknown>>) =>
+        Object.values(group).reduce((n, methods) => n + Object.keys(methods).length, 0);
       expect(count(doc.webhooks)).toBe(3);
       expect(await page.locator('.opblock').count()).toBe(count(doc.paths) + count(doc.webhooks));
       expect(await page.locator('.opblock', { hasText: 'transactionNotification' }).count()).toBe(1);

@@ -33,7 +33,8 @@ withChromium((launched) => {
  */
 function fullCardNumbers(text: string): string[] {
   return [...text.matchAll(/(?<![0-9A-Za-z])[0-9](?:[ -]?[0-9]){12,18}(?![0-9A-Za-z])/g)]
-    .map((m) => m[0].replace(/[ -]/g, '')).filter((digits) => luhnValid(digits));
+    .map((m) => m[0].replace(/[ -]/g, ''))
+    .filter((digits) => luhnValid(digits));
 }
 
 describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
@@ -57,7 +58,9 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
     await sale(gw, shop, { amount: 1500, card_number: MASTERCARD });
     await sale(gw, shop, { amount: 999, cvv: '000' });
     const hold = await fetch(`${gw.url}/operator/gateways/${shop.gateway}`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ hold_payouts: true }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ hold_payouts: true }),
     });
     expect(hold.status).toBe(200);
     payouts = [];
@@ -70,7 +73,10 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
     subscription_id = String((await subscribeVia(gw.url, shop, plan, await tokenize(gw.url, shop))).subscription_id);
     // The first charge is made by the billing worker, not by the create call: the overview's
     // figures count it, so wait for it (a loaded machine once showed the overview before it).
-    await waitUntil(async () => (await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))?.cycles_charged === 1, 'the first charge');
+    await waitUntil(
+      async () => (await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))?.cycles_charged === 1,
+      'the first charge',
+    );
   });
   afterAll(async () => {
     // The scan of everything the back office showed: masked cards are there, full ones never.
@@ -82,7 +88,11 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
         expect(page.body.includes(VISA) || page.body.includes(MASTERCARD)).toBe(false);
       }
       // The scan itself: it finds a card number shown whole or grouped, and passes a hex id.
-      expect(fullCardNumbers(`<td>${VISA}</td> <td>5555 5555 5555 4444</td> <td>4111-1111-1111-1111</td>`)).toEqual([VISA, MASTERCARD, VISA]);
+      expect(fullCardNumbers(`<td>${VISA}</td> <td>5555 5555 5555 4444</td> <td>4111-1111-1111-1111</td>`)).toEqual([
+        VISA,
+        MASTERCARD,
+        VISA,
+      ]);
       expect(fullCardNumbers('<td>ab2546171599137cd</td> <td>2026-11-24 03:37:33</td>')).toEqual([]);
     }
     await receiver?.close();
@@ -177,15 +187,22 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       expect(detail).toContain('subscription.created (active)');
       const event = (await gw.gateway.deps.store.notifications.listOfSubscription(subscription_id))[0]!;
       // Its first attempt failed (merchant.example does not resolve here); the next would be minutes away.
-      await expect.poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(0);
+      await expect
+        .poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 })
+        .toBeGreaterThan(0);
       const attempts_before = (await gw.gateway.deps.store.notifications.get(event.id))!.attempts;
       await page.getByRole('button', { name: 'Send again' }).first().click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('scheduled to be sent again');
-      await expect.poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 }).toBeGreaterThan(attempts_before);
+      await expect
+        .poll(async () => (await gw.gateway.deps.store.notifications.get(event.id))!.attempts, { timeout: 15_000 })
+        .toBeGreaterThan(attempts_before);
       // And cancelled from here: nothing more is charged, and the button is gone.
       await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Subscription cancelled');
-      expect((await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))!).toMatchObject({ status: 'canceled', next_charge_at_ms: null });
+      expect((await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))!).toMatchObject({
+        status: 'canceled',
+        next_charge_at_ms: null,
+      });
       expect(await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).count()).toBe(0);
     } finally {
       await close();
@@ -254,7 +271,19 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
 
       await page.getByRole('link', { name: 'Audit log' }).click();
       const audit = await page.locator('main').innerText();
-      for (const action of ['create_merchant', 'create_gateway', 'disable_gateway', 'disable_merchant', 'create_user', 'refund', 'payout_approve', 'payout_reject', 'resend_notification', 'cancel_subscription', 'sign_in']) {
+      for (const action of [
+        'create_merchant',
+        'create_gateway',
+        'disable_gateway',
+        'disable_merchant',
+        'create_user',
+        'refund',
+        'payout_approve',
+        'payout_reject',
+        'resend_notification',
+        'cancel_subscription',
+        'sign_in',
+      ]) {
         expect(audit).toContain(action);
       }
       expect(audit).not.toContain(secret);
@@ -269,7 +298,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
     }
   });
 
-  it('a merchant\'s staff member on a phone sees their transactions, exports them, rolls the secret and sends a test notification', async () => {
+  it("a merchant's staff member on a phone sees their transactions, exports them, rolls the secret and sends a test notification", async () => {
     const { page, close } = await openSignedIn('staff@example.com', 'phone');
     try {
       expect(await page.locator('header').innerText()).toContain(shop.merchant_id);
@@ -277,7 +306,10 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       const rows = await page.locator('tbody tr').count();
       expect(rows).toBeGreaterThanOrEqual(5);
       await shootPage(browser, page, kind, 'backoffice-transactions');
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export this search as CSV' }).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Export this search as CSV' }).click(),
+      ]);
       const csv = await (await download.createReadStream()).toArray();
       const text = Buffer.concat(csv as Buffer[]).toString('utf8');
       seen.push({ url: 'transactions.csv', body: text });

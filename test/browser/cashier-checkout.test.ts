@@ -47,8 +47,9 @@ describe.each(storeKinds())('cashier checkout (init-checkout) in Chromium on %s'
       expect(await page.getByRole('button', { name: /^Sandbox e-wallet/ }).count()).toBe(1);
       await checkTapTargets(page);
       await shoot(browser, page, kind, 'checkout-declined');
-      expect((await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string), gw.merchant.secret)).body)
-        .toMatchObject({ status: 3 });
+      expect(
+        (await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string), gw.merchant.secret)).body,
+      ).toMatchObject({ status: 3 });
 
       // The second attempt with another method: the sandbox e-wallet, confirmed on its page.
       await page.getByRole('button', { name: /^Sandbox e-wallet/ }).click();
@@ -76,15 +77,27 @@ describe.each(storeKinds())('cashier checkout (init-checkout) in Chromium on %s'
     }
     const found = await postSigned(gw.url, '/api/find-order', findOrderBody(gw.merchant, body.order_id as string), gw.merchant.secret);
     expect(found.body).toMatchObject({
-      status: 0, order_status: 'approved', transaction_status: 'approved', amount: 4999, currency: 'EUR', payment_method: 'ewallet',
+      status: 0,
+      order_status: 'approved',
+      transaction_status: 'approved',
+      amount: 4999,
+      currency: 'EUR',
+      payment_method: 'ewallet',
       auth_token: answer.body.auth_token,
     });
     // Both attempts were notified with the order's order_id: the declined card, the wallet's wait and its approval.
     const notified = await waitUntil(() => {
-      const mine = shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>).filter((n) => n.order_id === body.order_id);
+      const mine = shop
+        .requestsTo('/notify')
+        .map((r) => r.json as Record<string, unknown>)
+        .filter((n) => n.order_id === body.order_id);
       return mine.length >= 3 ? mine : undefined;
     }, 'three notifications');
-    expect(notified.map((n) => [n.payment_method, n.transaction_status]).sort()).toEqual([['card', 'rejected'], ['ewallet', 'approved'], ['ewallet', 'pending_async']]);
+    expect(notified.map((n) => [n.payment_method, n.transaction_status]).sort()).toEqual([
+      ['card', 'rejected'],
+      ['ewallet', 'approved'],
+      ['ewallet', 'pending_async'],
+    ]);
     expect(notified.every((n) => n.auth_token === answer.body.auth_token)).toBe(true);
   });
 

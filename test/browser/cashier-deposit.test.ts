@@ -43,7 +43,15 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
   it('registration: a customer the merchant sent no details for fills the one-time form; errors are shown by field', async () => {
     const pin = `reg-${Date.now()}`;
     const session = await open({
-      pin, first_name: undefined, last_name: undefined, email: undefined, phone: undefined, dob: undefined, address: undefined, city: undefined, zip: undefined,
+      pin,
+      first_name: undefined,
+      last_name: undefined,
+      email: undefined,
+      phone: undefined,
+      dob: undefined,
+      address: undefined,
+      city: undefined,
+      zip: undefined,
     });
     const { page, close } = await newPage(browser, 'phone', { javaScriptEnabled: false });
     try {
@@ -77,7 +85,17 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
       await close();
     }
     // One time: the next session of the same customer goes straight to the deposit form.
-    const next = await open({ pin, first_name: undefined, email: undefined, phone: undefined, dob: undefined, address: undefined, city: undefined, zip: undefined, last_name: undefined });
+    const next = await open({
+      pin,
+      first_name: undefined,
+      email: undefined,
+      phone: undefined,
+      dob: undefined,
+      address: undefined,
+      city: undefined,
+      zip: undefined,
+      last_name: undefined,
+    });
     const again = await newPage(browser, 'desktop');
     try {
       await again.page.goto(next.redirect_url);
@@ -108,14 +126,25 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
       expect(await page.content()).not.toContain('4111111111111111');
       await checkTapTargets(page);
       await shoot(browser, page, kind, 'deposit-approved');
-      await Promise.all([page.waitForURL((url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved'), page.getByRole('link', { name: 'Return to shop' }).click()]);
+      await Promise.all([
+        page.waitForURL(
+          (url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved',
+        ),
+        page.getByRole('link', { name: 'Return to shop' }).click(),
+      ]);
     } finally {
       await close();
     }
     const [row] = await transactionsOf(gw, session.auth_token);
     expect(row).toMatchObject({ transaction_type: 'sale', status: 'approved', amount_minor: 2550, card_masked: '411111******1111' });
-    const notified = await waitUntil(() => shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>)
-      .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'), 'the notification');
+    const notified = await waitUntil(
+      () =>
+        shop
+          .requestsTo('/notify')
+          .map((r) => r.json as Record<string, unknown>)
+          .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'),
+      'the notification',
+    );
     expect(notified).toMatchObject({ auth_token: session.auth_token, order_id: row!.cashier_order_id, amount: 2550 });
   });
 
@@ -140,7 +169,9 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     }
     const [row] = await transactionsOf(gw, session.auth_token);
     expect(row).toMatchObject({ status: 'approved', amount_minor: 4000 });
-    const statuses = (await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+    const statuses = (await gw.gateway.deps.store.notifications.listOfTransaction(row!.trace_id)).map(
+      (n) => JSON.parse(n.payload_json) as Record<string, unknown>,
+    );
     expect(statuses.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
     expect(statuses.every((n) => n.auth_token === session.auth_token)).toBe(true);
   });
@@ -173,17 +204,34 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
       await close();
     }
     const [row] = await transactionsOf(gw, session.auth_token);
-    expect(row).toMatchObject({ transaction_type: 'sale', payment_method: 'ewallet', status: 'approved', amount_minor: 1234, card_masked: null });
-    const validation = shop.requestsTo('/validate').map((r) => r.json as Record<string, unknown>).find((v) => v.order_id === row!.cashier_order_id);
+    expect(row).toMatchObject({
+      transaction_type: 'sale',
+      payment_method: 'ewallet',
+      status: 'approved',
+      amount_minor: 1234,
+      card_masked: null,
+    });
+    const validation = shop
+      .requestsTo('/validate')
+      .map((r) => r.json as Record<string, unknown>)
+      .find((v) => v.order_id === row!.cashier_order_id);
     expect(validation).toMatchObject({ payment_method: 'ewallet', amount: 1234 });
-    const notified = await waitUntil(() => shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>)
-      .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'), 'the notification');
+    const notified = await waitUntil(
+      () =>
+        shop
+          .requestsTo('/notify')
+          .map((r) => r.json as Record<string, unknown>)
+          .find((n) => n.trace_id === row!.trace_id && n.transaction_status === 'approved'),
+      'the notification',
+    );
     expect(notified).toMatchObject({ auth_token: session.auth_token, payment_method: 'ewallet', amount: 1234 });
     expect(notified).not.toHaveProperty('card_number');
   });
 
-  it('a refused validation shows the merchant\'s reason and creates no transaction', async () => {
-    shop.setReply('/validate-refuse', () => signedReply(gw.merchant.secret, 5, 'Deposits are paused for your account. Please contact support.'));
+  it("a refused validation shows the merchant's reason and creates no transaction", async () => {
+    shop.setReply('/validate-refuse', () =>
+      signedReply(gw.merchant.secret, 5, 'Deposits are paused for your account. Please contact support.'),
+    );
     const session = await open({ validation_url: `${shop.url}/validate-refuse` });
     const { page, close } = await newPage(browser, 'phone');
     try {
@@ -212,9 +260,15 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     try {
       // This gateway's merchant has its own secret: the shop answers its validation requests signed with it.
       shop.setReply('/validate-slow', () => signedReply(slow_gw.merchant.secret, 0, 'Accepted'));
-      const answer = await openSession(slow_gw, '/api/init-pay-in', initPayIn(slow_gw.merchant, shop.url, {
-        timestamp: gatewayNow(slow_gw), validation_url: `${shop.url}/validate-slow`,
-      }), slow_gw.merchant);
+      const answer = await openSession(
+        slow_gw,
+        '/api/init-pay-in',
+        initPayIn(slow_gw.merchant, shop.url, {
+          timestamp: gatewayNow(slow_gw),
+          validation_url: `${shop.url}/validate-slow`,
+        }),
+        slow_gw.merchant,
+      );
       await page.goto(answer.body.redirect_url as string);
       await page.getByLabel('Amount (USD)').fill('18');
       await fillCard(page, { cvv: '222' });
@@ -245,9 +299,24 @@ describe.each(storeKinds())('cashier deposit (init-pay-in) in Chromium on %s', (
     const { page, close } = await newPage(browser, 'phone');
     const checkout_page = await newPage(browser, 'desktop');
     try {
-      const fresh = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
-      const used = await openSession(clock_gw, '/api/init-pay-in', initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
-      const order = await openSession(clock_gw, '/api/init-checkout', initCheckout(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }), clock_gw.merchant);
+      const fresh = await openSession(
+        clock_gw,
+        '/api/init-pay-in',
+        initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }),
+        clock_gw.merchant,
+      );
+      const used = await openSession(
+        clock_gw,
+        '/api/init-pay-in',
+        initPayIn(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }),
+        clock_gw.merchant,
+      );
+      const order = await openSession(
+        clock_gw,
+        '/api/init-checkout',
+        initCheckout(clock_gw.merchant, shop.url, { timestamp: gatewayNow(clock_gw) }),
+        clock_gw.merchant,
+      );
       const auth_token_login = `${clock_gw.url}/cashier/login?auth_token=${fresh.body.auth_token as string}`;
       // Before the clock moves, the auth_token logs in (a context of its own; it can be used again).
       const before = await newPage(browser, 'desktop');

@@ -20,14 +20,16 @@ import { storeKinds } from '../support/stores.js';
 let browser: Browser;
 withChromium((launched) => (browser = launched));
 
-describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %s', (kind) => {
+describe.each(storeKinds())("cashier in the merchant's iframe, in Chromium on %s", (kind) => {
   let gw: TestGateway;
   let shop: MerchantReceiver;
   withGatewayAndShop(kind, ['validation', 'notification'], (started) => ({ gw, shop } = started));
 
   async function setFrameOrigins(application_key: string, merchant_id: string, frame_origins: string[]) {
     const response = await fetch(`${gw.url}/operator/merchants/${merchant_id}/applications/${application_key}/frame-origins`, {
-      method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify({ frame_origins }),
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({ frame_origins }),
     });
     expect(response.status).toBe(200);
   }
@@ -35,10 +37,13 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
   /** The page at `path` of `site` (the merchant's shop unless told) embeds `src` in an iframe. */
   function embedAt(path: string, src: string, site: MerchantReceiver = shop) {
     site.setReply(path, {
-      status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: null,
-      raw: `<!doctype html><html><head><meta name="viewport" content="width=device-width,initial-scale=1"><title>Shop</title></head>`
-        + `<body style="margin:0;font-family:sans-serif;background:#e0e7ff"><h1 style="margin:1rem">Merchant shop: add funds</h1>`
-        + `<iframe title="Cashier" src="${src}" style="border:0;width:100%;max-width:32rem;height:760px;display:block;margin:0 auto"></iframe></body></html>`,
+      status: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: null,
+      raw:
+        `<!doctype html><html><head><meta name="viewport" content="width=device-width,initial-scale=1"><title>Shop</title></head>` +
+        `<body style="margin:0;font-family:sans-serif;background:#e0e7ff"><h1 style="margin:1rem">Merchant shop: add funds</h1>` +
+        `<iframe title="Cashier" src="${src}" style="border:0;width:100%;max-width:32rem;height:760px;display:block;margin:0 auto"></iframe></body></html>`,
     });
   }
 
@@ -59,11 +64,22 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
     });
     await page.goto(`${site.url}${path}`);
     await page.waitForLoadState('load');
-    const frame_url = () => page.frames().find((f) => f !== page.mainFrame())?.url();
+    const frame_url = () =>
+      page
+        .frames()
+        .find((f) => f !== page.mainFrame())
+        ?.url();
     // The load event waits for the iframe too: a refused frame already shows Chromium's error page.
     if (frame_url()?.startsWith('chrome-error:')) return { shown: false, refused, frame_url: frame_url() };
     const frame = page.frameLocator('iframe[title="Cashier"]');
-    const shown = await frame.getByRole('heading').first().waitFor({ timeout: 3000 }).then(() => true, () => false);
+    const shown = await frame
+      .getByRole('heading')
+      .first()
+      .waitFor({ timeout: 3000 })
+      .then(
+        () => true,
+        () => false,
+      );
     return { shown, refused, frame_url: frame_url() };
   }
 
@@ -123,7 +139,12 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
         await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'cashier-embedded-desktop.png'), fullPage: true });
       }
       expect(page.url()).toBe(`${shop.url}/embed-allowed`);
-      await Promise.all([page.waitForURL((url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved'), frame.getByRole('link', { name: 'Return to shop' }).click()]);
+      await Promise.all([
+        page.waitForURL(
+          (url) => `${url.origin}${url.pathname}` === `${shop.url}/return` && url.searchParams.get('transaction_status') === 'approved',
+        ),
+        frame.getByRole('link', { name: 'Return to shop' }).click(),
+      ]);
     } finally {
       await close();
     }
@@ -179,7 +200,10 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
       await frame.getByLabel('CVV').fill('333');
       await frame.getByRole('button', { name: 'Pay' }).click();
       await frame.getByRole('heading', { name: '3-D Secure authentication' }).waitFor();
-      challenge_url = page.frames().find((f) => f !== page.mainFrame())!.url();
+      challenge_url = page
+        .frames()
+        .find((f) => f !== page.mainFrame())!
+        .url();
       expect(challenge_url).toMatch(new RegExp(`^${gw.url}/sandbox/3ds/`));
       expect(page.url()).toBe(`${shop.url}/embed-3ds`);
       await frame.getByRole('button', { name: 'Approve' }).click();
@@ -202,12 +226,26 @@ describe.each(storeKinds())('cashier in the merchant\'s iframe, in Chromium on %
 
   it('nobody can frame the sandbox 3-D Secure and wallet pages of a direct payment or a checkout; each loads at the top level', async () => {
     // A card sale sent to 3-D Secure (CVV 333) and a direct payout to the sandbox e-wallet, both through the API.
-    const sale = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { cvv: '333', return_url: `${shop.url}/return`, notification_url: `${shop.url}/notify` }), gw.merchant.secret);
+    const sale = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { cvv: '333', return_url: `${shop.url}/return`, notification_url: `${shop.url}/notify` }),
+      gw.merchant.secret,
+    );
     expect(sale.body).toMatchObject({ status: 0, transaction_status: 'pending_async' });
-    const payout = await postSigned(gw.url, '/api/direct', direct(gw.merchant, {
-      amount: 1234, currency: 'EUR', data_method: 'ewallet', data_account_number: 'WALLET555', return_url: `${shop.url}/return`,
-      notification_url: `${shop.url}/notify`,
-    }), gw.merchant.secret);
+    const payout = await postSigned(
+      gw.url,
+      '/api/direct',
+      direct(gw.merchant, {
+        amount: 1234,
+        currency: 'EUR',
+        data_method: 'ewallet',
+        data_account_number: 'WALLET555',
+        return_url: `${shop.url}/return`,
+        notification_url: `${shop.url}/notify`,
+      }),
+      gw.merchant.secret,
+    );
     expect(payout.body).toMatchObject({ status: 0, transaction_status: 'pending_async', payment_method: 'ewallet' });
     const pages: [string, string, string, string[]][] = [
       ['/embed-sale-3ds', sale.body.redirect_url as string, '3-D Secure authentication', ['Approve', 'Decline']],

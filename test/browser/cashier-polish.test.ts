@@ -16,7 +16,11 @@ withChromium((launched) => (browser = launched));
 
 /** decisions.md §1 written here: the values in sorted-key order, then the secret. */
 function merchantSignature(fields: Record<string, string>, secret: string): string {
-  const text = Object.keys(fields).sort().map((key) => fields[key]).join('') + secret;
+  const text =
+    Object.keys(fields)
+      .sort()
+      .map((key) => fields[key])
+      .join('') + secret;
   return createHash('sha384').update(text, 'utf8').digest('hex');
 }
 
@@ -27,7 +31,8 @@ describe.each(storeKinds())('cashier polish in Chromium on %s', (kind) => {
 
   it('shows the shop\'s name, hides "open until" once paid, and returns to the shop with the outcome signed', async () => {
     const named = await fetch(`${gw.url}/operator/merchants/${gw.merchant.merchant_id}/display-name`, {
-      method: 'PUT', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ frontend: gw.merchant.frontend, display_name: 'Corner Bookshop' }),
     });
     expect(await named.json()).toMatchObject({ status: 0, display_name: 'Corner Bookshop' });
@@ -62,7 +67,9 @@ describe.each(storeKinds())('cashier polish in Chromium on %s', (kind) => {
       expect(Math.abs(Number(fields.timestamp) - Date.now() / 1000)).toBeLessThan(120);
       expect(back.searchParams.get('signature')).toBe(merchantSignature(fields, gw.merchant.secret));
       // Changed by anyone but the gateway, it no longer verifies.
-      expect(merchantSignature({ ...fields, transaction_status: 'declined' }, gw.merchant.secret)).not.toBe(back.searchParams.get('signature'));
+      expect(merchantSignature({ ...fields, transaction_status: 'declined' }, gw.merchant.secret)).not.toBe(
+        back.searchParams.get('signature'),
+      );
       // And the browser goes there.
       await page.getByRole('link', { name: /shop/i }).first().click();
       await page.waitForURL((url) => url.pathname === '/back');
@@ -72,10 +79,15 @@ describe.each(storeKinds())('cashier polish in Chromium on %s', (kind) => {
     }
   });
 
-  it('a chat app\'s link preview (and a HEAD) leaves the one-time link unused for the customer', async () => {
+  it("a chat app's link preview (and a HEAD) leaves the one-time link unused for the customer", async () => {
     const answer = await openSession(gw, '/api/init-checkout', initCheckout(gw.merchant, shop.url));
     const link = answer.body.redirect_url as string;
-    for (const agent of ['Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)', 'WhatsApp/2.23.20.0 A', 'facebookexternalhit/1.1', 'TelegramBot (like TwitterBot)']) {
+    for (const agent of [
+      'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)',
+      'WhatsApp/2.23.20.0 A',
+      'facebookexternalhit/1.1',
+      'TelegramBot (like TwitterBot)',
+    ]) {
       const preview = await fetch(link, { headers: { 'user-agent': agent }, redirect: 'manual' });
       expect(preview.status, agent).toBe(200);
       const text = await preview.text();

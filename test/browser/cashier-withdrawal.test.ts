@@ -72,12 +72,22 @@ describe.each(storeKinds())('cashier withdrawal (init-pay-out) in Chromium on %s
     const session = (await gw.gateway.deps.store.cashier.findSessionByAuthToken(sha256Hex(auth_token)))!;
     const rows = await gw.gateway.deps.store.cashier.listTransactions(session.session_id);
     expect(rows.map((r) => [r.transaction_type, r.payment_method, r.status, r.amount_minor])).toEqual([
-      ['payout', 'card', 'approved', 3000], ['payout', 'ewallet', 'approved', 2000],
+      ['payout', 'card', 'approved', 3000],
+      ['payout', 'ewallet', 'approved', 2000],
     ]);
-    const validations = shop.requestsTo('/validate').map((r) => r.json as Record<string, unknown>).filter((v) => v.auth_token === auth_token);
-    expect(validations.map((v) => [v.payment_method, v.amount, v.transaction_status])).toEqual([['card', 3000, 'requested'], ['ewallet', 2000, 'requested']]);
+    const validations = shop
+      .requestsTo('/validate')
+      .map((r) => r.json as Record<string, unknown>)
+      .filter((v) => v.auth_token === auth_token);
+    expect(validations.map((v) => [v.payment_method, v.amount, v.transaction_status])).toEqual([
+      ['card', 3000, 'requested'],
+      ['ewallet', 2000, 'requested'],
+    ]);
     const notified = await waitUntil(() => {
-      const mine = shop.requestsTo('/notify').map((r) => r.json as Record<string, unknown>).filter((n) => n.auth_token === auth_token && n.transaction_status === 'approved');
+      const mine = shop
+        .requestsTo('/notify')
+        .map((r) => r.json as Record<string, unknown>)
+        .filter((n) => n.auth_token === auth_token && n.transaction_status === 'approved');
       return mine.length === 2 ? mine : undefined;
     }, 'both payout notifications');
     expect(notified.map((n) => n.payment_method).sort()).toEqual(['card', 'ewallet']);

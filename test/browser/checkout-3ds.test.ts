@@ -22,7 +22,10 @@ afterAll(async () => {
 
 describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) => {
   let live: LiveCheckout;
-  withLiveGateway(() => startLiveCheckout(kind, { settings: { three_ds: 'always' } }), (started) => (live = started));
+  withLiveGateway(
+    () => startLiveCheckout(kind, { settings: { three_ds: 'always' } }),
+    (started) => (live = started),
+  );
 
   /** A sale sent to Checkout.com's 3-D Secure page; its return_url names the order. */
   async function challengedSale(overrides: Record<string, unknown> = {}) {
@@ -30,8 +33,12 @@ describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) 
     body.return_url = `${live.receiver.url}/return?order=${encodeURIComponent(body.order_id as string)}`;
     const answer = await live.process(body);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'pending_async', error_code: '0', error_details: '3-D Secure authentication required',
-      transaction_id: expect.stringMatching(/^pay_/), redirect_url: expect.stringMatching(new RegExp(`^${live.fake.url}/`)),
+      status: 0,
+      transaction_status: 'pending_async',
+      error_code: '0',
+      error_details: '3-D Secure authentication required',
+      transaction_id: expect.stringMatching(/^pay_/),
+      redirect_url: expect.stringMatching(new RegExp(`^${live.fake.url}/`)),
     });
     // No notification yet: nothing is decided until the customer is back or the processor says so.
     expect(live.notifications(answer.body.trace_id as number)).toEqual([]);
@@ -65,13 +72,17 @@ describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) 
     const asked = live.fake.requestsTo('GET /payments/{id}').filter((r) => r.path.endsWith(sale.answer.transaction_id as string));
     expect(asked.length).toBeGreaterThan(0);
     const sent = live.fake.requestsTo('POST /payments').find((r) => (r.json as { reference?: string }).reference === sale.body.order_id)!;
-    expect((sent.json as { success_url: string }).success_url).toMatch(new RegExp(`^${live.gw.url}/return/${sale.trace_id}/[0-9a-f]{32}\\?outcome=success$`));
+    expect((sent.json as { success_url: string }).success_url).toMatch(
+      new RegExp(`^${live.gw.url}/return/${sale.trace_id}/[0-9a-f]{32}\\?outcome=success$`),
+    );
   });
 
   it('declined by the customer on a desktop (a wrong password): back at the merchant, the sale rejected and notified', async () => {
     live.fake.holdEvents(true);
     const sale = await challengedSale({ amount: 4200 });
-    expect(await authenticate('desktop', sale.answer.redirect_url as string, sale.return_url, 'not the password')).toBe('Back at the merchant');
+    expect(await authenticate('desktop', sale.answer.redirect_url as string, sale.return_url, 'not the password')).toBe(
+      'Back at the merchant',
+    );
     expect(await live.row(sale.trace_id)).toMatchObject({ status: 'rejected', error_code: '20151' });
     expect(await live.settled(sale.trace_id, 'rejected')).toMatchObject({ error_code: '20151' });
   });
@@ -80,7 +91,10 @@ describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) 
     const sale = await challengedSale({ amount: 4300 });
     const sent = live.fake.requestsTo('POST /payments').find((r) => (r.json as { reference?: string }).reference === sale.body.order_id)!;
     const success_url = (sent.json as { success_url: string }).success_url;
-    const altered = success_url.replace(/\/([0-9a-f])([0-9a-f]{31})\?/, (_m, first: string, rest: string) => `/${first === '0' ? '1' : '0'}${rest}?`);
+    const altered = success_url.replace(
+      /\/([0-9a-f])([0-9a-f]{31})\?/,
+      (_m, first: string, rest: string) => `/${first === '0' ? '1' : '0'}${rest}?`,
+    );
     const opened = await newPage(browser, 'desktop');
     try {
       const response = await opened.page.goto(altered);

@@ -25,20 +25,30 @@ afterAll(async () => {
 
 describe.each(storeKinds())('Stripe 3-D Secure in Chromium on %s', (kind) => {
   let live: LiveStripe;
-  withLiveGateway(() => startLiveStripe(kind), (started) => (live = started));
+  withLiveGateway(
+    () => startLiveStripe(kind),
+    (started) => (live = started),
+  );
 
   async function challengedSale(amount: number) {
     const body = liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: THREE_DS, amount }));
     body.return_url = `${live.receiver.url}/return?order=${encodeURIComponent(body.order_id as string)}`;
     const answer = await live.process(body);
     expect(answer.body).toMatchObject({
-      status: 0, transaction_status: 'pending_async', transaction_id: expect.stringMatching(/^pi_/),
+      status: 0,
+      transaction_status: 'pending_async',
+      transaction_id: expect.stringMatching(/^pi_/),
       redirect_url: expect.stringMatching(new RegExp(`^${live.fake.url}/3d_secure_2_test/`)),
     });
     return { answer: answer.body, trace_id: answer.body.trace_id as number, return_url: body.return_url as string };
   }
 
-  async function authenticate(viewport: ViewportName, redirect_url: string, return_url: string, button: 'Complete authentication' | 'Fail authentication'): Promise<string> {
+  async function authenticate(
+    viewport: ViewportName,
+    redirect_url: string,
+    return_url: string,
+    button: 'Complete authentication' | 'Fail authentication',
+  ): Promise<string> {
     const opened = await newPage(browser, viewport);
     try {
       const { page } = opened;
@@ -54,18 +64,24 @@ describe.each(storeKinds())('Stripe 3-D Secure in Chromium on %s', (kind) => {
     // Stripe's webhooks held back: the outcome can only come from asking Stripe when the customer is back.
     live.fake.holdEvents(true);
     const sale = await challengedSale(5100);
-    expect(await authenticate('phone', sale.answer.redirect_url as string, sale.return_url, 'Complete authentication')).toBe('Back at the merchant');
+    expect(await authenticate('phone', sale.answer.redirect_url as string, sale.return_url, 'Complete authentication')).toBe(
+      'Back at the merchant',
+    );
     expect(await live.row(sale.trace_id)).toMatchObject({ status: 'approved', psp_transaction_id: sale.answer.transaction_id });
     expect(await live.settled(sale.trace_id, 'approved')).toMatchObject({ transaction_id: sale.answer.transaction_id, amount: 5100 });
     expect(live.fake.paymentIntent(sale.answer.transaction_id as string)).toMatchObject({ status: 'succeeded', three_ds: 'succeeded' });
-    const sent = live.fake.requestsTo('POST /v1/payment_intents').find((r) => r.idempotency_key === `paygate-${live.gateway}-${sale.trace_id}-sale`)!;
+    const sent = live.fake
+      .requestsTo('POST /v1/payment_intents')
+      .find((r) => r.idempotency_key === `paygate-${live.gateway}-${sale.trace_id}-sale`)!;
     expect(sent.form.return_url).toMatch(new RegExp(`^${live.gw.url}/return/${sale.trace_id}/[0-9a-f]{32}\\?outcome=success$`));
   });
 
-  it('failed by the customer on a desktop: back at the merchant, the sale rejected with Stripe\'s code and notified', async () => {
+  it("failed by the customer on a desktop: back at the merchant, the sale rejected with Stripe's code and notified", async () => {
     live.fake.holdEvents(true);
     const sale = await challengedSale(5200);
-    expect(await authenticate('desktop', sale.answer.redirect_url as string, sale.return_url, 'Fail authentication')).toBe('Back at the merchant');
+    expect(await authenticate('desktop', sale.answer.redirect_url as string, sale.return_url, 'Fail authentication')).toBe(
+      'Back at the merchant',
+    );
     expect(await live.row(sale.trace_id)).toMatchObject({ status: 'rejected', error_code: 'payment_intent_authentication_failure' });
     expect(await live.settled(sale.trace_id, 'rejected')).toMatchObject({ error_code: 'payment_intent_authentication_failure' });
   });

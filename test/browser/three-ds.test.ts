@@ -50,10 +50,15 @@ async function startGateway(kind: StoreKind, options: TestGatewayOptions = {}): 
       const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
       await admin.connect();
       try {
-        await pollUntil(`the gateway's sessions on ${name} to end`, async () => {
-          const result = await admin.query<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [name]);
-          return Number(result.rows[0]?.n ?? 0);
-        }, (n) => n === 0, 5000);
+        await pollUntil(
+          `the gateway's sessions on ${name} to end`,
+          async () => {
+            const result = await admin.query<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [name]);
+            return Number(result.rows[0]?.n ?? 0);
+          },
+          (n) => n === 0,
+          5000,
+        );
       } finally {
         await admin.end();
       }
@@ -95,7 +100,12 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
     const answer = await postSigned(gateway.url, '/api/process', body, gateway.merchant.secret);
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'pending_async', error_code: '0' });
     expect(answer.body.redirect_url).toMatch(new RegExp(`^${gateway.url}/sandbox/3ds/[A-Za-z0-9_-]{20,}$`));
-    return { trace_id: answer.body.trace_id as number, redirect_url: answer.body.redirect_url as string, order_id: body.order_id as string, return_url };
+    return {
+      trace_id: answer.body.trace_id as number,
+      redirect_url: answer.body.redirect_url as string,
+      order_id: body.order_id as string,
+      return_url,
+    };
   }
 
   const transaction = async (gateway: TestGateway, trace_id: number): Promise<TransactionRow> => {
@@ -105,7 +115,9 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
   };
 
   const notifiedStatuses = async (gateway: TestGateway, trace_id: number): Promise<Record<string, unknown>[]> =>
-    (await gateway.gateway.deps.store.notifications.listOfTransaction(trace_id)).map((n) => JSON.parse(n.payload_json) as Record<string, unknown>);
+    (await gateway.gateway.deps.store.notifications.listOfTransaction(trace_id)).map(
+      (n) => JSON.parse(n.payload_json) as Record<string, unknown>,
+    );
 
   const advanceClock = (gateway: TestGateway, seconds: number, authorization: string | null = `Bearer ${ADMIN_TOKEN}`) =>
     postJson(gateway.url, '/sandbox/clock', { advance_seconds: seconds }, authorization === null ? {} : { authorization });
@@ -129,10 +141,7 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
 
   /** Clicks a button and waits for the browser to arrive at the merchant's return page. */
   async function clickAndReturn(page: Page, button: 'Approve' | 'Decline', challenge: Challenge): Promise<void> {
-    await Promise.all([
-      page.waitForURL((url) => url.href === challenge.return_url),
-      page.getByRole('button', { name: button }).click(),
-    ]);
+    await Promise.all([page.waitForURL((url) => url.href === challenge.return_url), page.getByRole('button', { name: button }).click()]);
     expect(await page.getByRole('heading').first().innerText()).toBe('Back at the merchant');
     const arrivals = merchant_site.requestsTo('/return', 'GET').filter((r) => r.query.order === challenge.order_id);
     expect(arrivals).toHaveLength(1);
@@ -151,9 +160,14 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
     }
     expect(await transaction(gw, challenge.trace_id)).toMatchObject({ status: 'approved', error_code: '0' });
     const notified = await notifiedStatuses(gw, challenge.trace_id);
-    expect(notified).toContainEqual(expect.objectContaining({
-      transaction_status: 'approved', trace_id: challenge.trace_id, order_id: challenge.order_id, card_number: MASKED_VISA,
-    }));
+    expect(notified).toContainEqual(
+      expect.objectContaining({
+        transaction_status: 'approved',
+        trace_id: challenge.trace_id,
+        order_id: challenge.order_id,
+        card_number: MASKED_VISA,
+      }),
+    );
     expect(JSON.stringify(notified)).not.toContain(VISA);
   });
 
@@ -201,8 +215,12 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
       const moved = await advanceClock(clock_gw, 901);
       expect(moved.http_status).toBe(200);
       expect(moved.body.now).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 900);
-      const row = await pollUntil('the due worker to time the challenge out',
-        () => transaction(clock_gw, challenge.trace_id), (r) => r.status !== 'pending_async', 5000);
+      const row = await pollUntil(
+        'the due worker to time the challenge out',
+        () => transaction(clock_gw, challenge.trace_id),
+        (r) => r.status !== 'pending_async',
+        5000,
+      );
       expect(row).toMatchObject({ status: 'rejected', error_code: '1' });
       expect(row.error_details).toContain('Transaction timed out');
 
@@ -212,9 +230,15 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
       expect(await page.getByRole('button', { name: 'Decline' }).count()).toBe(0);
       expect(await visibleText(page)).toMatch(/authentication is closed.*rejected/s);
 
-      await Promise.all([stale.waitForURL((url) => url.href === challenge.return_url), stale.getByRole('button', { name: 'Approve' }).click()]);
+      await Promise.all([
+        stale.waitForURL((url) => url.href === challenge.return_url),
+        stale.getByRole('button', { name: 'Approve' }).click(),
+      ]);
       const late_post = await fetch(challenge.redirect_url, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve', redirect: 'manual',
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=approve',
+        redirect: 'manual',
       });
       expect(late_post.status).toBe(303);
       expect(late_post.headers.get('location')).toBe(challenge.return_url);
@@ -241,17 +265,27 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
       expect(await page.locator('form').count()).toBe(0);
       // Posting an answer by hand while waiting changes nothing either.
       const forced = await fetch(challenge.redirect_url, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve', redirect: 'manual',
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=approve',
+        redirect: 'manual',
       });
       expect(forced.status).toBe(303);
       expect(await transaction(issuer_gw, challenge.trace_id)).toMatchObject({ status: 'pending_async' });
 
-      const row = await pollUntil('the issuer time-out', () => transaction(issuer_gw, challenge.trace_id), (r) => r.status !== 'pending_async', 10_000);
+      const row = await pollUntil(
+        'the issuer time-out',
+        () => transaction(issuer_gw, challenge.trace_id),
+        (r) => r.status !== 'pending_async',
+        10_000,
+      );
       expect(row).toMatchObject({ status: 'rejected', error_code: '1' });
       expect(row.error_details).toContain('Transaction timed out');
       await page.reload();
       expect(await visibleText(page)).toMatch(/authentication is closed.*rejected/s);
-      expect(await notifiedStatuses(issuer_gw, challenge.trace_id)).toContainEqual(expect.objectContaining({ transaction_status: 'rejected' }));
+      expect(await notifiedStatuses(issuer_gw, challenge.trace_id)).toContainEqual(
+        expect.objectContaining({ transaction_status: 'rejected' }),
+      );
     } finally {
       await close();
       await issuer_gw.close();
@@ -281,36 +315,41 @@ describe.each(storeKinds())('sandbox 3-D Secure page in Chromium on %s', (kind) 
       await close();
     }
     const posted = await fetch(`${gw.url}/sandbox/3ds/no-such-token`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=approve',
     });
     expect(posted.status).toBe(404);
     expect(await posted.text()).toContain('Link not valid');
   });
 
-  it.each<ViewportName>(['phone', 'desktop'])('fits a %s screen: no sideways scrolling, both buttons visible and large enough', async (viewport) => {
-    const challenge = await challengedSale(gw, { cvv: '333' });
-    const { page, close } = await newPage(browser, viewport);
-    try {
-      await openChallenge(page, challenge, '19.99 USD');
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow).toBeLessThanOrEqual(0);
-      const height = page.viewportSize()!.height;
-      for (const name of ['Approve', 'Decline']) {
-        const box = await page.getByRole('button', { name }).boundingBox();
-        expect(box, name).not.toBeNull();
-        expect(box!.height, name).toBeGreaterThanOrEqual(44);
-        expect(box!.y + box!.height, `${name} above the fold`).toBeLessThanOrEqual(height);
+  it.each<ViewportName>(['phone', 'desktop'])(
+    'fits a %s screen: no sideways scrolling, both buttons visible and large enough',
+    async (viewport) => {
+      const challenge = await challengedSale(gw, { cvv: '333' });
+      const { page, close } = await newPage(browser, viewport);
+      try {
+        await openChallenge(page, challenge, '19.99 USD');
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        const height = page.viewportSize()!.height;
+        for (const name of ['Approve', 'Decline']) {
+          const box = await page.getByRole('button', { name }).boundingBox();
+          expect(box, name).not.toBeNull();
+          expect(box!.height, name).toBeGreaterThanOrEqual(44);
+          expect(box!.y + box!.height, `${name} above the fold`).toBeLessThanOrEqual(height);
+        }
+        // One copy of the screenshots, from the SQLite run.
+        if (kind === 'sqlite') {
+          fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+          const file = path.join(SCREENSHOT_DIR, `3ds-${viewport}.png`);
+          await page.screenshot({ path: file, fullPage: true });
+          expect(fs.statSync(file).size).toBeGreaterThan(1000);
+        }
+      } finally {
+        await close();
       }
-      // One copy of the screenshots, from the SQLite run.
-      if (kind === 'sqlite') {
-        fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-        const file = path.join(SCREENSHOT_DIR, `3ds-${viewport}.png`);
-        await page.screenshot({ path: file, fullPage: true });
-        expect(fs.statSync(file).size).toBeGreaterThan(1000);
-      }
-    } finally {
-      await close();
-    }
-    expect(await transaction(gw, challenge.trace_id)).toMatchObject({ status: 'pending_async' });
-  });
+      expect(await transaction(gw, challenge.trace_id)).toMatchObject({ status: 'pending_async' });
+    },
+  );
 });

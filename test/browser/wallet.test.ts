@@ -38,13 +38,22 @@ describe.each(storeKinds())('sandbox e-wallet page in Chromium on %s', (kind) =>
 
   async function walletPayout(amount: number): Promise<WalletPayout> {
     const body = direct(gw.merchant, {
-      amount, currency: 'EUR', data_method: 'ewallet', data_account_number: ACCOUNT, notification_url: `${merchant_site.url}/notify`,
+      amount,
+      currency: 'EUR',
+      data_method: 'ewallet',
+      data_account_number: ACCOUNT,
+      notification_url: `${merchant_site.url}/notify`,
     });
     const return_url = `${merchant_site.url}/return?order=${encodeURIComponent(body.order_id as string)}`;
     body.return_url = return_url;
     const answer = await postSigned(gw.url, '/api/direct', body, gw.merchant.secret);
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'pending_async', payment_method: 'ewallet' });
-    return { trace_id: answer.body.trace_id as number, redirect_url: answer.body.redirect_url as string, order_id: body.order_id as string, return_url };
+    return {
+      trace_id: answer.body.trace_id as number,
+      redirect_url: answer.body.redirect_url as string,
+      order_id: body.order_id as string,
+      return_url,
+    };
   }
 
   const visibleText = (page: Page) => page.locator('main').innerText();
@@ -64,10 +73,7 @@ describe.each(storeKinds())('sandbox e-wallet page in Chromium on %s', (kind) =>
       expect(await page.locator('script').count()).toBe(0);
       expect(await page.getByRole('button', { name: 'Confirm' }).isVisible()).toBe(true);
       expect(await page.getByRole('button', { name: 'Cancel' }).isVisible()).toBe(true);
-      await Promise.all([
-        page.waitForURL((url) => url.href === payout.return_url),
-        page.getByRole('button', { name: button }).click(),
-      ]);
+      await Promise.all([page.waitForURL((url) => url.href === payout.return_url), page.getByRole('button', { name: button }).click()]);
       expect(await page.getByRole('heading').first().innerText()).toBe('Back at the merchant');
       const arrivals = merchant_site.requestsTo('/return', 'GET').filter((r) => r.query.order === payout.order_id);
       expect(arrivals).toHaveLength(1);
@@ -81,8 +87,10 @@ describe.each(storeKinds())('sandbox e-wallet page in Chromium on %s', (kind) =>
     }
   }
 
-  const notified = async (trace_id: number) => (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id))
-    .map((n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status);
+  const notified = async (trace_id: number) =>
+    (await gw.gateway.deps.store.notifications.listOfTransaction(trace_id)).map(
+      (n) => (JSON.parse(n.payload_json) as { transaction_status: string }).transaction_status,
+    );
 
   it('Confirm on a phone, without JavaScript: back at the merchant, the payout approved and notified', async () => {
     const payout = await walletPayout(1234);

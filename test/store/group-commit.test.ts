@@ -10,7 +10,9 @@ import { GroupCommitter, type SavepointCommand } from '../../src/store/group-com
 import { openSqliteStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 
-interface Db { items: { id: number; note: string } }
+interface Db {
+  items: { id: number; note: string };
+}
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -39,11 +41,16 @@ describe('GroupCommitter', () => {
     const file = tempFile();
     const { db, savepoint } = await openKysely(file);
     const group = new GroupCommitter(db, 64, savepoint);
-    const units = Array.from({ length: 60 }, (_, i) => group.run(async (trx) => {
-      await trx.insertInto('items').values({ id: i, note: `n${i}` }).execute();
-      if (i === 17) throw new Error('unit 17 fails after writing');
-      return i;
-    }));
+    const units = Array.from({ length: 60 }, (_, i) =>
+      group.run(async (trx) => {
+        await trx
+          .insertInto('items')
+          .values({ id: i, note: `n${i}` })
+          .execute();
+        if (i === 17) throw new Error('unit 17 fails after writing');
+        return i;
+      }),
+    );
     const results = await Promise.allSettled(units);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(59);
     expect(results[17]).toMatchObject({ status: 'rejected' });
@@ -61,7 +68,16 @@ describe('GroupCommitter', () => {
   it('a constraint violation in one unit leaves the others of its batch committed', async () => {
     const { db, savepoint } = await openKysely(tempFile());
     const group = new GroupCommitter(db, 64, savepoint);
-    const results = await Promise.allSettled(['a', 'b', 'a', 'c'].map((note) => group.run((trx) => trx.insertInto('items').values({ note } as never).execute())));
+    const results = await Promise.allSettled(
+      ['a', 'b', 'a', 'c'].map((note) =>
+        group.run((trx) =>
+          trx
+            .insertInto('items')
+            .values({ note } as never)
+            .execute(),
+        ),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     const notes = (await db.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
     expect(notes).toEqual(['a', 'b', 'c']);
@@ -72,15 +88,35 @@ describe('GroupCommitter', () => {
     const store = openSqliteStore(file);
     cleanups.unshift(() => store.close());
     await store.migrate();
-    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => store.transaction((tx) => tx.merchants.insert({
-      merchant_id: `m${i}`, secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1,
-    }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        store.transaction((tx) =>
+          tx.merchants.insert({
+            merchant_id: `m${i}`,
+            secret_sealed: 'x',
+            applications: [],
+            frontends: [],
+            gateways: [],
+            created_at_ms: 1,
+          }),
+        ),
+      ),
+    );
     expect(outcomes.every((o) => o === 'created')).toBe(true);
     expect(await store.merchants.count()).toBe(30);
-    await expect(store.transaction(async (tx) => {
-      await tx.merchants.insert({ merchant_id: 'rolled-back', secret_sealed: 'x', applications: [], frontends: [], gateways: [], created_at_ms: 1 });
-      throw new Error('fail after write');
-    })).rejects.toThrow('fail after write');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.merchants.insert({
+          merchant_id: 'rolled-back',
+          secret_sealed: 'x',
+          applications: [],
+          frontends: [],
+          gateways: [],
+          created_at_ms: 1,
+        });
+        throw new Error('fail after write');
+      }),
+    ).rejects.toThrow('fail after write');
     expect(await store.merchants.get('rolled-back')).toBeNull();
   });
 

@@ -50,11 +50,19 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
   it('reserveTransaction answers exactly the row read back, whichever columns the insert leaves out or sets', async () => {
     // SQLite builds the answer from the insert instead of reading it (schema.ts
     // TRANSACTION_COLUMN_DEFAULTS); PostgreSQL answers RETURNING *. Either must be the stored row.
-    const optional = Object.keys(TRANSACTION_COLUMN_DEFAULTS).filter((column) => column !== 'cashier_session_id') as (keyof NewTransactionRow)[];
+    const optional = Object.keys(TRANSACTION_COLUMN_DEFAULTS).filter(
+      (column) => column !== 'cashier_session_id',
+    ) as (keyof NewTransactionRow)[];
     const text = fc.string({ unit: 'grapheme', maxLength: 40 });
     const integer = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
-    const value = (column: string): fc.Arbitrary<string | number> => (['reference_id', 'challenge_expires_at_ms', 'cascade_root'].includes(column) ? integer
-      : column === 'refund_reserved_minor' ? fc.integer({ min: 0, max: 1999 }) : column === 'cascade_level' ? fc.integer({ min: 0, max: 5 }) : text);
+    const value = (column: string): fc.Arbitrary<string | number> =>
+      ['reference_id', 'challenge_expires_at_ms', 'cascade_root'].includes(column)
+        ? integer
+        : column === 'refund_reserved_minor'
+          ? fc.integer({ min: 0, max: 1999 })
+          : column === 'cascade_level'
+            ? fc.integer({ min: 0, max: 5 })
+            : text;
     /** The columns that take no null (they have a default). */
     const not_null = new Set(['refund_reserved_minor', 'cascade_level']);
     // Left out, null (where the column allows it) or a value.
@@ -62,16 +70,21 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
       fc.option(not_null.has(column) ? value(column) : fc.option(value(column)), { nil: undefined });
     const choices = fc.record(Object.fromEntries(optional.map((column) => [column, choice(column)])));
     let run = 0;
-    await fc.assert(fc.asyncProperty(choices, fc.boolean(), async (chosen, in_transaction) => {
-      run += 1;
-      const row = transactionFixture(merchant_id);
-      for (const column of optional) delete row[column];
-      Object.assign(row, chosen);
-      if (typeof row.challenge_token_hash === 'string') row.challenge_token_hash += `-${run}`; // unique column
-      const reserved = in_transaction ? await store.transaction((tx) => tx.transactions.reserve(row)) : await store.transactions.reserve(row);
-      expect(reserved).not.toBeNull();
-      expect(reserved).toStrictEqual(await store.transactions.get(reserved!.trace_id));
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(choices, fc.boolean(), async (chosen, in_transaction) => {
+        run += 1;
+        const row = transactionFixture(merchant_id);
+        for (const column of optional) delete row[column];
+        Object.assign(row, chosen);
+        if (typeof row.challenge_token_hash === 'string') row.challenge_token_hash += `-${run}`; // unique column
+        const reserved = in_transaction
+          ? await store.transaction((tx) => tx.transactions.reserve(row))
+          : await store.transactions.reserve(row);
+        expect(reserved).not.toBeNull();
+        expect(reserved).toStrictEqual(await store.transactions.get(reserved!.trace_id));
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('a plain read outside a transaction never sees the uncommitted writes of an open one', async () => {
@@ -124,10 +137,12 @@ describe.each(storeKinds())('hot path of the store on %s', (kind) => {
 
   it('a rolled-back transaction leaves nothing and lets the next one in', async () => {
     const row = transactionFixture(merchant_id);
-    await expect(store.transaction(async (tx) => {
-      await tx.transactions.insertIfAbsent(row);
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.transactions.insertIfAbsent(row);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     expect(await store.transactions.findByKey(merchant_id, 'sale', row.order_id)).toBeNull();
     expect(await store.transaction((tx) => tx.transactions.insertIfAbsent(row))).toEqual(expect.any(Number));
   });
@@ -162,12 +177,16 @@ describe('leasing notifications on SQLite', () => {
       const query = leaseNotificationsQuery(new SqlText('sqlite'), { due_ms: 1, wall_ms: 1 }, 32, 1000, 'owner');
       const db = new BetterSqlite3(file, { readonly: true });
       try {
-        const plan = (db.prepare(`explain query plan ${query.sql}`).all(...query.parameters) as { detail: string }[]).map((row) => row.detail);
+        const plan = (db.prepare(`explain query plan ${query.sql}`).all(...query.parameters) as { detail: string }[]).map(
+          (row) => row.detail,
+        );
         // The outer UPDATE: by rowid from the candidate list. With a re-check of `state` there,
         // SQLite chose `SEARCH notifications USING INDEX notifications_due (state=?)`: every
         // pending notification, thousands while resends wait, read on each lease.
         expect(plan).toContain('SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)');
-        expect(plan.filter((line) => /^(SCAN|SEARCH) notifications\b/.test(line))).toEqual(['SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)']);
+        expect(plan.filter((line) => /^(SCAN|SEARCH) notifications\b/.test(line))).toEqual([
+          'SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)',
+        ]);
         // The candidates: a range of the pending-only due index, in the lease's order (no sort),
         // each checked for an older pending notification of its transaction or subscription by
         // one probe of a pending-only index; never a scan of the table.
@@ -225,7 +244,8 @@ describe.runIf(storeKinds().includes('postgres'))('leasing notifications on Post
 
       const query = leaseNotificationsQuery(new SqlText('postgres'), { due_ms: T0, wall_ms: T0 }, LIMIT, 60_000, 'owner');
       const explained = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
-        CompiledQuery.raw(`explain (analyze, buffers, format json) ${query.sql}`, [...query.parameters]));
+        CompiledQuery.raw(`explain (analyze, buffers, format json) ${query.sql}`, [...query.parameters]),
+      );
       const top = explained.rows[0]!['QUERY PLAN'][0].Plan;
       const buffers = top['Shared Hit Blocks'] + top['Shared Read Blocks'];
       // A bitmap of the due rows plus two short probes each, and the updates: about 3,900 here.
@@ -240,7 +260,7 @@ describe.runIf(storeKinds().includes('postgres'))('leasing notifications on Post
 });
 
 describe('direct statements on SQLite (sqlite-driver.ts DirectSqlite)', () => {
-  it('run a transaction\'s statements on the writer it holds, and refuse a writer statement when no transaction is open', async () => {
+  it("run a transaction's statements on the writer it holds, and refuse a writer statement when no transaction is open", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-direct-'));
     const writer = new BetterSqlite3(path.join(dir, 'p.sqlite'));
     writer.pragma('journal_mode = WAL');
@@ -262,10 +282,12 @@ describe('direct statements on SQLite (sqlite-driver.ts DirectSqlite)', () => {
       });
       expect(direct.read(text.selectAll('notes', { note: 'inside' })).rows).toEqual([{ id: 1, note: 'inside' }]);
       // A failed transaction takes its direct statements with it.
-      await expect(db.transaction().execute(async () => {
-        direct.inTransaction(text.insert('notes', { note: 'rolled back' }));
-        throw new Error('fail');
-      })).rejects.toThrow('fail');
+      await expect(
+        db.transaction().execute(async () => {
+          direct.inTransaction(text.insert('notes', { note: 'rolled back' }));
+          throw new Error('fail');
+        }),
+      ).rejects.toThrow('fail');
       expect(direct.read(text.selectAll('notes', { note: 'rolled back' })).rows).toEqual([]);
     } finally {
       await db.destroy();

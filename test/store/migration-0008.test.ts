@@ -22,21 +22,52 @@ describe.each(storeKinds())('migration 0008 on %s', (kind) => {
     await db.insertInto('merchants').values({ merchant_id: 'm-0008', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
     const traces: number[] = [];
     for (const order_id of ['o-two-pending', 'o-delivered', 'o-later']) {
-      const inserted = await db.insertInto('transactions').values({
-        merchant_id: 'm-0008', transaction_type: 'sale', order_id, request_fingerprint: 'fp', api_version: '1.2', identity_kind: 'application_key',
-        identity_value: 'app', gateway_id: 'gw', payment_processor: 'sandbox', payment_method: 'card', status: 'approved', amount_minor: 100,
-        currency: 'USD', charge_amount_minor: 100, charge_currency: 'USD', pin: 'p', created_at_ms: T0, updated_at_ms: T0,
-      }).returning('trace_id').executeTakeFirstOrThrow();
+      const inserted = await db
+        .insertInto('transactions')
+        .values({
+          merchant_id: 'm-0008',
+          transaction_type: 'sale',
+          order_id,
+          request_fingerprint: 'fp',
+          api_version: '1.2',
+          identity_kind: 'application_key',
+          identity_value: 'app',
+          gateway_id: 'gw',
+          payment_processor: 'sandbox',
+          payment_method: 'card',
+          status: 'approved',
+          amount_minor: 100,
+          currency: 'USD',
+          charge_amount_minor: 100,
+          charge_currency: 'USD',
+          pin: 'p',
+          created_at_ms: T0,
+          updated_at_ms: T0,
+        })
+        .returning('trace_id')
+        .executeTakeFirstOrThrow();
       traces.push(Number(inserted.trace_id));
     }
     const [two_pending, delivered, later] = traces as [number, number, number];
     const notification = (trace_id: number, state: NotificationState, next_attempt_at_ms: number) => ({
-      trace_id, merchant_id: 'm-0008', url: 'https://merchant.example/notify', payload_json: '{}', state, next_attempt_at_ms,
-      lease_until_ms: null, lease_owner: null, last_error: null, created_at_ms: T0, updated_at_ms: T0, bound_from_ms: T0,
+      trace_id,
+      merchant_id: 'm-0008',
+      url: 'https://merchant.example/notify',
+      payload_json: '{}',
+      state,
+      next_attempt_at_ms,
+      lease_until_ms: null,
+      lease_owner: null,
+      last_error: null,
+      created_at_ms: T0,
+      updated_at_ms: T0,
+      bound_from_ms: T0,
     });
     const ids: number[] = [];
     for (const row of [
-      notification(two_pending, 'pending', T0), notification(two_pending, 'pending', T0), notification(delivered, 'delivered', T0),
+      notification(two_pending, 'pending', T0),
+      notification(two_pending, 'pending', T0),
+      notification(delivered, 'delivered', T0),
       notification(later, 'pending', T0 + 300_000),
     ]) {
       ids.push(Number((await db.insertInto('notifications').values(row).returning('id').executeTakeFirstOrThrow()).id));
@@ -44,7 +75,10 @@ describe.each(storeKinds())('migration 0008 on %s', (kind) => {
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, null);
     expect(await notificationIndexes()).toEqual([
-      'notifications_pending_due', 'notifications_pending_subscription', 'notifications_pending_trace', 'notifications_subscription',
+      'notifications_pending_due',
+      'notifications_pending_subscription',
+      'notifications_pending_trace',
+      'notifications_subscription',
       'notifications_trace',
     ]);
 

@@ -14,12 +14,23 @@ const T0 = 1_800_000_000_000;
 describe.each(storeKinds())('migration 0016 on %s', (kind) => {
   it('gives every open session its sign-in as its last use, and the store reads and writes it', async () => {
     const db = await databaseAt(kind, '0015_backoffice');
-    await db.insertInto('backoffice_users').values({
-      user_id: 'usr-0016', email: 'old@example.com', password_hash: 'x', role: 'operator', merchant_id: null, created_at_ms: T0, disabled_at_ms: null,
-    }).execute();
+    await db
+      .insertInto('backoffice_users')
+      .values({
+        user_id: 'usr-0016',
+        email: 'old@example.com',
+        password_hash: 'x',
+        role: 'operator',
+        merchant_id: null,
+        created_at_ms: T0,
+        disabled_at_ms: null,
+      })
+      .execute();
     // The row as 0015 knew it, without a last use.
-    await (db as unknown as Kysely<Record<string, Record<string, unknown>>>).insertInto('backoffice_sessions')
-      .values({ session_hash: 'h-old', user_id: 'usr-0016', data_json: '{}', expires_at_ms: T0 + 8 * 3600_000, created_at_ms: T0 }).execute();
+    await (db as unknown as Kysely<Record<string, Record<string, unknown>>>)
+      .insertInto('backoffice_sessions')
+      .values({ session_hash: 'h-old', user_id: 'usr-0016', data_json: '{}', expires_at_ms: T0 + 8 * 3600_000, created_at_ms: T0 })
+      .execute();
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, '0016_backoffice_idle_timeout');
     const store = new SqlBackOfficeStore(db);

@@ -19,17 +19,34 @@ describe.each(storeKinds())('migration 0017 on %s', (kind) => {
     const db = await databaseAt(kind, '0016_backoffice_idle_timeout');
     expect(await indexNames(db, kind, 'processor_events')).toEqual([]);
     await db.insertInto('merchants').values({ merchant_id: 'm-0017', secret_sealed: 'v1:sealed', created_at_ms: T0 }).execute();
-    await db.insertInto('gateways').values(gatewayFixture('m-0017', { gateway_id: 'gw-0017', connector: 'checkout' })).execute();
-    const event = (event_id: string, trace_id: number | null, outcome: ProcessorEventOutcome, received_at_ms: number) =>
-      ({ gateway_id: 'gw-0017', event_id, event_type: 'payment_captured', trace_id, outcome, received_at_ms });
-    await db.insertInto('processor_events').values([
-      event('evt-a', 7, 'applied', T0), event('evt-b', null, 'unmatched', T0 + 1), event('evt-c', 7, 'unchanged', T0 + 2),
-      event('evt-d', null, 'unmatched', T0 + 3), event('evt-e', 8, 'applied', T0 + 4),
-    ]).execute();
+    await db
+      .insertInto('gateways')
+      .values(gatewayFixture('m-0017', { gateway_id: 'gw-0017', connector: 'checkout' }))
+      .execute();
+    const event = (event_id: string, trace_id: number | null, outcome: ProcessorEventOutcome, received_at_ms: number) => ({
+      gateway_id: 'gw-0017',
+      event_id,
+      event_type: 'payment_captured',
+      trace_id,
+      outcome,
+      received_at_ms,
+    });
+    await db
+      .insertInto('processor_events')
+      .values([
+        event('evt-a', 7, 'applied', T0),
+        event('evt-b', null, 'unmatched', T0 + 1),
+        event('evt-c', 7, 'unchanged', T0 + 2),
+        event('evt-d', null, 'unmatched', T0 + 3),
+        event('evt-e', 8, 'applied', T0 + 4),
+      ])
+      .execute();
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, '0017_processor_event_lists');
     expect(await indexNames(db, kind, 'processor_events')).toEqual([
-      'processor_events_gateway', 'processor_events_gateway_outcome', 'processor_events_trace',
+      'processor_events_gateway',
+      'processor_events_gateway_outcome',
+      'processor_events_trace',
     ]);
 
     const ids = async (query: { execute(): Promise<{ event_id: string }[]> }) => (await query.execute()).map((row) => row.event_id);
@@ -41,7 +58,9 @@ describe.each(storeKinds())('migration 0017 on %s', (kind) => {
     expect(await ids(unmatched)).toEqual(['evt-d', 'evt-b']);
 
     for (const [query, index] of [
-      [of_transaction, 'processor_events_trace'], [of_gateway, 'processor_events_gateway'], [unmatched, 'processor_events_gateway_outcome'],
+      [of_transaction, 'processor_events_trace'],
+      [of_gateway, 'processor_events_gateway'],
+      [unmatched, 'processor_events_gateway_outcome'],
     ] as const) {
       const lines = await plan(db, kind, query.compile());
       expect([index, lines]).toEqual([index, expect.arrayContaining([expect.stringMatching(new RegExp(`\\b${index}\\b`))])]);

@@ -11,8 +11,17 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
   withStoreAndMerchant(kind, (started) => ({ store, merchant_id } = started));
 
   const notification = (trace_id: number) => ({
-    trace_id, merchant_id, url: 'https://merchant.example/n', payload_json: '{}', state: 'pending' as const, next_attempt_at_ms: 1,
-    lease_until_ms: null, lease_owner: null, last_error: null, created_at_ms: 1, updated_at_ms: 1,
+    trace_id,
+    merchant_id,
+    url: 'https://merchant.example/n',
+    payload_json: '{}',
+    state: 'pending' as const,
+    next_attempt_at_ms: 1,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms: 1,
+    updated_at_ms: 1,
   });
 
   it('fires after commit, not before, and not on rollback; resend fires too', async () => {
@@ -28,10 +37,12 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
     });
     expect(fired).toBe(1);
 
-    await expect(store.transaction(async (tx) => {
-      await tx.notifications.insert(notification(trace_id));
-      throw new Error('roll back');
-    })).rejects.toThrow('roll back');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.notifications.insert(notification(trace_id));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
     expect(fired).toBe(1);
 
     await store.notifications.insert(notification(trace_id));

@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
 import type { TransactionStatus } from '../../src/domain/transaction-state.js';
 import type { Store, UnitOfWork } from '../../src/store/store.js';
-import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId, gatewayFixture } from '../support/store-fixture.js';
+import {
+  cardFixture,
+  merchantFixture,
+  openTestStore,
+  type TestStore,
+  transactionFixture,
+  uniqueId,
+  gatewayFixture,
+} from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 const NOW = 1_800_000_000_000;
@@ -109,7 +117,11 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   describe('merchant credentials (migration 0014)', () => {
     it('a new merchant is enabled with no previous secret', async () => {
       const merchant_id = await newMerchant();
-      expect(await store.merchants.get(merchant_id)).toMatchObject({ disabled_at_ms: null, previous_secret_sealed: null, previous_secret_until_ms: null });
+      expect(await store.merchants.get(merchant_id)).toMatchObject({
+        disabled_at_ms: null,
+        previous_secret_sealed: null,
+        previous_secret_until_ms: null,
+      });
     });
 
     it('rollMerchantSecret moves the current sealed secret to previous and sets the new one; rolling again drops the older one', async () => {
@@ -117,11 +129,17 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const first = (await store.merchants.get(merchant_id))!.secret_sealed;
       expect(await store.merchants.rollSecret(merchant_id, 'v1:second', NOW + 3_600_000)).toBe(true);
       expect(await store.merchants.get(merchant_id)).toMatchObject({
-        secret_sealed: 'v1:second', previous_secret_sealed: first, previous_secret_until_ms: NOW + 3_600_000,
+        secret_sealed: 'v1:second',
+        previous_secret_sealed: first,
+        previous_secret_until_ms: NOW + 3_600_000,
       });
       // Inside a transaction too (UnitOfWork), and only one previous secret is kept.
       expect(await store.transaction((tx) => tx.merchants.rollSecret(merchant_id, 'v1:third', NOW))).toBe(true);
-      expect(await store.merchants.get(merchant_id)).toMatchObject({ secret_sealed: 'v1:third', previous_secret_sealed: 'v1:second', previous_secret_until_ms: NOW });
+      expect(await store.merchants.get(merchant_id)).toMatchObject({
+        secret_sealed: 'v1:third',
+        previous_secret_sealed: 'v1:second',
+        previous_secret_until_ms: NOW,
+      });
     });
 
     it('rollMerchantSecret of an unknown merchant is false and writes nothing', async () => {
@@ -133,7 +151,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('10 concurrent rolls apply one after another: none loses the secret rolled before it', async () => {
       const merchant_id = await newMerchant();
       const first = (await store.merchants.get(merchant_id))!.secret_sealed;
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.merchants.rollSecret(merchant_id, `v1:concurrent-${i}`, NOW + i)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.merchants.rollSecret(merchant_id, `v1:concurrent-${i}`, NOW + i)),
+      );
       expect(results.every(Boolean)).toBe(true);
       const after = (await store.merchants.get(merchant_id))!;
       expect(after.secret_sealed).toMatch(/^v1:concurrent-\d$/);
@@ -164,11 +184,32 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
       const first = await store.merchants.list(prefix, 2);
       expect(first).toEqual([
-        { merchant_id: ids[0], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 1 },
-        { merchant_id: ids[1], created_at_ms: 1_700_000_000_000, disabled_at_ms: null, application_count: 1, frontend_count: 1, gateway_count: 2 },
+        {
+          merchant_id: ids[0],
+          created_at_ms: 1_700_000_000_000,
+          disabled_at_ms: null,
+          application_count: 1,
+          frontend_count: 1,
+          gateway_count: 1,
+        },
+        {
+          merchant_id: ids[1],
+          created_at_ms: 1_700_000_000_000,
+          disabled_at_ms: null,
+          application_count: 1,
+          frontend_count: 1,
+          gateway_count: 2,
+        },
       ]);
       const next = await store.merchants.list(first.at(-1)!.merchant_id, 2);
-      expect(next[0]).toEqual({ merchant_id: ids[2], created_at_ms: 1_700_000_000_000, disabled_at_ms: NOW, application_count: 1, frontend_count: 1, gateway_count: 1 });
+      expect(next[0]).toEqual({
+        merchant_id: ids[2],
+        created_at_ms: 1_700_000_000_000,
+        disabled_at_ms: NOW,
+        application_count: 1,
+        frontend_count: 1,
+        gateway_count: 1,
+      });
       // The first page starts at the smallest merchant_id; the whole list is in order, each once.
       const all: string[] = [];
       for (let after = ''; ;) {
@@ -200,7 +241,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const other_merchant = await newMerchant();
       const order_id = uniqueId('order');
       const sale = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id }));
-      const refund = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id, transaction_type: 'refund', reference_id: sale }));
+      const refund = await store.transactions.insertIfAbsent(
+        transactionFixture(merchant_id, { order_id, transaction_type: 'refund', reference_id: sale }),
+      );
       const other = await store.transactions.insertIfAbsent(transactionFixture(other_merchant, { order_id }));
       expect([sale, refund, other].every((id) => typeof id === 'number')).toBe(true);
       expect(new Set([sale, refund, other]).size).toBe(3);
@@ -223,17 +266,23 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect((await store.transactions.findByKey(merchant_id, 'sale', row.order_id))!.request_fingerprint).toBe('first');
       // Inside a transaction that rolls back, neither the row nor its change remains.
       const other = transactionFixture(merchant_id);
-      await expect(store.transaction(async (tx) => {
-        expect(await tx.transactions.reserveWithChange(other, 'request accepted')).not.toBeNull();
-        throw new Error('rolled back');
-      })).rejects.toThrow('rolled back');
+      await expect(
+        store.transaction(async (tx) => {
+          expect(await tx.transactions.reserveWithChange(other, 'request accepted')).not.toBeNull();
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
       expect(await store.transactions.findByKey(merchant_id, 'sale', other.order_id)).toBeNull();
     });
 
     it('20 concurrent reserveTransactionWithChange calls of one key give one row with one status change', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.transactions.reserveWithChange({ ...row, request_fingerprint: `attempt-${i}` }, 'request accepted')));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.transactions.reserveWithChange({ ...row, request_fingerprint: `attempt-${i}` }, 'request accepted'),
+        ),
+      );
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
       expect(await store.transactions.listStatusChanges(winners[0]!.trace_id)).toHaveLength(1);
@@ -242,12 +291,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('20 concurrent inserts of one key in transactions give exactly one row', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
-        // Read first, as the sale does, to widen the window between check and insert.
-        const existing = await tx.transactions.findByKey(merchant_id, 'sale', row.order_id);
-        const inserted = await tx.transactions.insertIfAbsent({ ...row, request_fingerprint: `attempt-${i}` });
-        return existing ? null : inserted;
-      })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.transaction(async (tx) => {
+            // Read first, as the sale does, to widen the window between check and insert.
+            const existing = await tx.transactions.findByKey(merchant_id, 'sale', row.order_id);
+            const inserted = await tx.transactions.insertIfAbsent({ ...row, request_fingerprint: `attempt-${i}` });
+            return existing ? null : inserted;
+          }),
+        ),
+      );
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
       const kept = await store.transactions.findByKey(merchant_id, 'sale', row.order_id);
@@ -273,7 +326,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('20 concurrent reservations of 30 on a 100 sale: exactly 3 succeed', async () => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id, { amount_minor: 100, status: 'approved' });
-      const results = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.transactions.reserveRefund(sale, 30))));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => store.transaction((tx) => tx.transactions.reserveRefund(sale, 30))),
+      );
       expect(results.filter(Boolean)).toHaveLength(3);
       expect((await store.transactions.get(sale))?.refund_reserved_minor).toBe(90);
     });
@@ -296,7 +351,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
       expect(await store.transactions.updateIfStatus(trace_id, 'pending_async', { status: 'approved', error_code: 'x' })).toBe(false);
       expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'pending', error_code: null });
-      expect(await store.transactions.updateIfStatus(trace_id, 'pending', { status: 'approved', error_code: '0', updated_at_ms: NOW })).toBe(true);
+      expect(
+        await store.transactions.updateIfStatus(trace_id, 'pending', { status: 'approved', error_code: '0', updated_at_ms: NOW }),
+      ).toBe(true);
       expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW });
       expect(await store.transactions.updateIfStatus(trace_id, 'pending', { status: 'rejected' })).toBe(false);
       expect((await store.transactions.get(trace_id))?.status).toBe('approved');
@@ -310,34 +367,47 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
       const change = (from: TransactionStatus, to: TransactionStatus, reason: string, at_ms: number) =>
-        store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms));
+        store.transaction((tx) =>
+          tx.transactions.changeStatus(trace_id, from, { status: to, error_code: '0', updated_at_ms: at_ms }, reason, at_ms),
+        );
       expect(await change('pending_async', 'approved', 'stale', NOW)).toBe(false);
       expect(await store.transactions.listStatusChanges(trace_id)).toEqual([]);
       expect(await change('pending', 'approved', 'processor answered', NOW + 1)).toBe(true);
       expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'approved', error_code: '0', updated_at_ms: NOW + 1 });
       expect(await change('pending', 'rejected', 'too late', NOW + 2)).toBe(false);
-      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 }]);
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([
+        { from_status: 'pending', to_status: 'approved', reason: 'processor answered', at_ms: NOW + 1 },
+      ]);
       // Rolled back with its transaction, row and status row alike.
-      await expect(store.transaction(async (tx) => {
-        expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'refund', NOW + 3)).toBe(true);
-        throw new Error('rolled back');
-      })).rejects.toThrow('rolled back');
+      await expect(
+        store.transaction(async (tx) => {
+          expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'refund', NOW + 3)).toBe(true);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
       expect((await store.transactions.get(trace_id))?.status).toBe('approved');
       expect(await store.transactions.listStatusChanges(trace_id)).toHaveLength(1);
-      expect(await store.transaction((tx) => tx.transactions.changeStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW))).toBe(false);
+      expect(
+        await store.transaction((tx) => tx.transactions.changeStatus(987_654_321, 'pending', { status: 'approved' }, 'none', NOW)),
+      ).toBe(false);
     });
 
     it('changeTransactionStatus writes its notification only with the change, exactly as given, and wakes the worker after the commit', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const notification = { ...notificationFixture(trace_id, merchant_id, NOW + 5), payload_json: JSON.stringify({ trace_id, status: 'approved' }) };
+      const notification = {
+        ...notificationFixture(trace_id, merchant_id, NOW + 5),
+        payload_json: JSON.stringify({ trace_id, status: 'approved' }),
+      };
       let woken = 0;
       const stop = store.onNotificationCommitted(() => {
         woken += 1;
       });
       try {
         const change = (from: TransactionStatus, to: TransactionStatus, at_ms: number) =>
-          store.transaction((tx) => tx.transactions.changeStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification));
+          store.transaction((tx) =>
+            tx.transactions.changeStatus(trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notification),
+          );
         expect(await change('pending_async', 'approved', NOW)).toBe(false);
         expect(await store.notifications.listOfTransaction(trace_id)).toEqual([]);
         expect(woken).toBe(0);
@@ -346,13 +416,22 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         const [stored, ...others] = await store.notifications.listOfTransaction(trace_id);
         expect(others).toEqual([]);
         expect(stored).toMatchObject({
-          ...notification, kind: 'transaction', subscription_id: null, attempts: 0, bound_from_ms: NOW, id: expect.any(Number),
+          ...notification,
+          kind: 'transaction',
+          subscription_id: null,
+          attempts: 0,
+          bound_from_ms: NOW,
+          id: expect.any(Number),
         });
         // Rolled back with its transaction: no notification, no wake-up.
-        await expect(store.transaction(async (tx) => {
-          expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'test', NOW + 2, notification)).toBe(true);
-          throw new Error('rolled back');
-        })).rejects.toThrow('rolled back');
+        await expect(
+          store.transaction(async (tx) => {
+            expect(await tx.transactions.changeStatus(trace_id, 'approved', { status: 'reversed' }, 'test', NOW + 2, notification)).toBe(
+              true,
+            );
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
         expect(await store.notifications.listOfTransaction(trace_id)).toHaveLength(1);
         expect(woken).toBe(1);
       } finally {
@@ -363,8 +442,21 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it('of 10 concurrent changes from the same status, exactly one wins', async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const targets: TransactionStatus[] = ['approved', 'rejected', 'error', 'declined', 'approved', 'rejected', 'error', 'declined', 'approved', 'rejected'];
-      const results = await Promise.all(targets.map((to) => store.transaction((tx) => tx.transactions.updateIfStatus(trace_id, 'pending', { status: to }))));
+      const targets: TransactionStatus[] = [
+        'approved',
+        'rejected',
+        'error',
+        'declined',
+        'approved',
+        'rejected',
+        'error',
+        'declined',
+        'approved',
+        'rejected',
+      ];
+      const results = await Promise.all(
+        targets.map((to) => store.transaction((tx) => tx.transactions.updateIfStatus(trace_id, 'pending', { status: to }))),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await store.transactions.get(trace_id))?.status).toBe(targets[results.indexOf(true)]);
     });
@@ -378,21 +470,37 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const new_merchant = merchantFixture();
       let inserted: number | null = null;
       const failure = new Error('boom after writes');
-      await expect(store.transaction(async (tx) => {
-        expect(await tx.merchants.insert(new_merchant)).toBe('created');
-        inserted = await tx.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id }));
-        expect(inserted).toEqual(expect.any(Number));
-        await tx.transactions.insertStatusChange({ trace_id: inserted!, from_status: 'pending', to_status: 'approved', reason: 'test', at_ms: NOW });
-        await tx.notifications.insert(notificationFixture(inserted!, merchant_id));
-        await tx.transactions.insertDueAction({ trace_id: inserted!, kind: 'processor_result', due_at_ms: NOW, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
-        expect(await tx.transactions.reserveRefund(existing, 50)).toBe(true);
-        expect(await tx.transactions.updateIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
-        await tx.cards.insertIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
-        await tx.sandboxClock.setOffset(123_456);
-        // Visible inside the transaction:
-        expect((await tx.transactions.get(existing))?.status).toBe('reversed');
-        throw failure;
-      })).rejects.toBe(failure);
+      await expect(
+        store.transaction(async (tx) => {
+          expect(await tx.merchants.insert(new_merchant)).toBe('created');
+          inserted = await tx.transactions.insertIfAbsent(transactionFixture(merchant_id, { order_id }));
+          expect(inserted).toEqual(expect.any(Number));
+          await tx.transactions.insertStatusChange({
+            trace_id: inserted!,
+            from_status: 'pending',
+            to_status: 'approved',
+            reason: 'test',
+            at_ms: NOW,
+          });
+          await tx.notifications.insert(notificationFixture(inserted!, merchant_id));
+          await tx.transactions.insertDueAction({
+            trace_id: inserted!,
+            kind: 'processor_result',
+            due_at_ms: NOW,
+            expected_status: 'pending',
+            to_status: 'approved',
+            error_code: null,
+            error_details: null,
+          });
+          expect(await tx.transactions.reserveRefund(existing, 50)).toBe(true);
+          expect(await tx.transactions.updateIfStatus(existing, 'approved', { status: 'reversed' })).toBe(true);
+          await tx.cards.insertIfAbsent(cardFixture(merchant_id, { card_token: 'rolled-back-token' }));
+          await tx.sandboxClock.setOffset(123_456);
+          // Visible inside the transaction:
+          expect((await tx.transactions.get(existing))?.status).toBe('reversed');
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
 
       expect(await store.merchants.get(new_merchant.merchant_id)).toBeNull();
       expect(await store.transactions.findByKey(merchant_id, 'sale', order_id)).toBeNull();
@@ -408,10 +516,18 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const trace_id = await store.transaction(async (tx) => {
         const id = await tx.transactions.insertIfAbsent(transactionFixture(merchant_id));
-        await tx.transactions.insertStatusChange({ trace_id: id!, from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW });
+        await tx.transactions.insertStatusChange({
+          trace_id: id!,
+          from_status: 'pending',
+          to_status: 'approved',
+          reason: 'committed',
+          at_ms: NOW,
+        });
         return id!;
       });
-      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([{ from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW }]);
+      expect(await store.transactions.listStatusChanges(trace_id)).toEqual([
+        { from_status: 'pending', to_status: 'approved', reason: 'committed', at_ms: NOW },
+      ]);
     });
   });
 
@@ -423,7 +539,13 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t3 = await newTransaction(merchant_id);
       const base = NOW + 10_000_000; // after any other test's actions
       const action = (trace_id: number, due_at_ms: number) => ({
-        trace_id, kind: 'processor_result' as const, due_at_ms, expected_status: 'pending' as const, to_status: 'approved' as const, error_code: null, error_details: null,
+        trace_id,
+        kind: 'processor_result' as const,
+        due_at_ms,
+        expected_status: 'pending' as const,
+        to_status: 'approved' as const,
+        error_code: null,
+        error_details: null,
       });
       await store.transactions.insertDueAction(action(t2, base + 2000));
       await store.transactions.insertDueAction(action(t1, base + 1000));
@@ -432,7 +554,10 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const mine = <T extends { trace_id: number }>(rows: T[]): T[] => rows.filter((r) => [t1, t2, t3].includes(r.trace_id));
 
       const due = mine(await store.transactions.claimDueActions(base + 2500, 100));
-      expect(due.map((a) => [a.trace_id, a.due_at_ms])).toEqual([[t1, base + 1000], [t2, base + 2000]]);
+      expect(due.map((a) => [a.trace_id, a.due_at_ms])).toEqual([
+        [t1, base + 1000],
+        [t2, base + 2000],
+      ]);
       expect(due[0]).toMatchObject({ kind: 'processor_result', expected_status: 'pending', to_status: 'approved', done: 0 });
 
       await store.transactions.markDueActionDone(due[0]!.id);
@@ -449,7 +574,15 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const before = (await store.transactions.claimDueActions(NOW, 1000)).length;
       for (let i = 0; i < 3; i += 1) {
         const t = await newTransaction(merchant_id);
-        await store.transactions.insertDueAction({ trace_id: t, kind: 'challenge_timeout', due_at_ms: NOW - 1000 + i, expected_status: 'pending', to_status: 'rejected', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({
+          trace_id: t,
+          kind: 'challenge_timeout',
+          due_at_ms: NOW - 1000 + i,
+          expected_status: 'pending',
+          to_status: 'rejected',
+          error_code: null,
+          error_details: null,
+        });
       }
       expect(await store.transactions.claimDueActions(NOW, 1000)).toHaveLength(before + 3);
       expect(await store.transactions.claimDueActions(NOW, 2)).toHaveLength(2);
@@ -464,7 +597,15 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       for (let i = 0; i < 6; i += 1) {
         const t = await newTransaction(merchant_id);
         ids.push(t);
-        await store.transactions.insertDueAction({ trace_id: t, kind: 'processor_result', due_at_ms: base + i, expected_status: 'pending', to_status: 'approved', error_code: null, error_details: null });
+        await store.transactions.insertDueAction({
+          trace_id: t,
+          kind: 'processor_result',
+          due_at_ms: base + i,
+          expected_status: 'pending',
+          to_status: 'approved',
+          error_code: null,
+          error_details: null,
+        });
       }
       const a_claimed = deferred();
       const release_a = deferred();
@@ -497,7 +638,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       return ids;
     }
 
-    it('a transaction\'s later notification is not leased while an older one is pending', async () => {
+    it("a transaction's later notification is not leased while an older one is pending", async () => {
       const t0 = NOW + 700_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
@@ -506,12 +647,37 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
       expect(leasedOf(await store.notifications.lease(at(t0), 100, 1000, 'o'))).toEqual([first]);
-      const attempt = (no: number, id: number) => ({ notification_id: id, attempt_no: no, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' });
+      const attempt = (no: number, id: number) => ({
+        notification_id: id,
+        attempt_no: no,
+        started_at_ms: t0,
+        duration_ms: 1,
+        http_status: 500,
+        reply_excerpt: null,
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      });
       // The first fails and is retried later: the second still waits behind it.
-      expect(await store.notifications.finishAttempt(first, 'o', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, attempt(1, first), t0)).toBe(true);
+      expect(
+        await store.notifications.finishAttempt(
+          first,
+          'o',
+          { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
+          attempt(1, first),
+          t0,
+        ),
+      ).toBe(true);
       expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
       expect(leasedOf(await store.notifications.lease(at(t0 + 5000), 100, 1000, 'o'))).toEqual([first]);
-      expect(await store.notifications.finishAttempt(first, 'o', { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 }, { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' }, t0 + 5000)).toBe(true);
+      expect(
+        await store.notifications.finishAttempt(
+          first,
+          'o',
+          { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 },
+          { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' },
+          t0 + 5000,
+        ),
+      ).toBe(true);
       expect(leasedOf(await store.notifications.lease(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
     });
 
@@ -519,14 +685,28 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 710_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
-      const change = (from: TransactionStatus, to: TransactionStatus, at_ms: number) => store.transaction((tx) => tx.transactions.changeStatus(
-        trace_id, from, { status: to, updated_at_ms: at_ms }, 'test', at_ms, notificationFixture(trace_id, merchant_id, at_ms)));
+      const change = (from: TransactionStatus, to: TransactionStatus, at_ms: number) =>
+        store.transaction((tx) =>
+          tx.transactions.changeStatus(
+            trace_id,
+            from,
+            { status: to, updated_at_ms: at_ms },
+            'test',
+            at_ms,
+            notificationFixture(trace_id, merchant_id, at_ms),
+          ),
+        );
       expect(await change('pending', 'pending_async', t0)).toBe(true);
       const [informational] = await store.notifications.listOfTransaction(trace_id);
       // Waiting for its resend (not leased): the later status supersedes it in the same transaction.
       expect(await change('pending_async', 'approved', t0 + 1)).toBe(true);
       const [older, latest] = await store.notifications.listOfTransaction(trace_id);
-      expect(older).toMatchObject({ id: informational!.id, state: 'superseded', last_error: 'superseded by a later status of the transaction', updated_at_ms: t0 + 1 });
+      expect(older).toMatchObject({
+        id: informational!.id,
+        state: 'superseded',
+        last_error: 'superseded by a later status of the transaction',
+        updated_at_ms: t0 + 1,
+      });
       expect(latest).toMatchObject({ state: 'pending' });
       // Nothing holds the latest back now.
       expect((await store.notifications.lease(at(t0 + 1), 100, 1000, 'w')).map((r) => r.id)).toContain(latest!.id);
@@ -535,8 +715,25 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const after = await store.notifications.listOfTransaction(trace_id);
       expect(after.map((n) => n.state)).toEqual(['superseded', 'pending', 'pending']);
       expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
-      const failed = { notification_id: latest!.id, attempt_no: 1, started_at_ms: t0 + 2, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' };
-      expect(await store.notifications.finishAttempt(latest!.id, 'w', { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 }, failed, t0 + 3)).toBe(true);
+      const failed = {
+        notification_id: latest!.id,
+        attempt_no: 1,
+        started_at_ms: t0 + 2,
+        duration_ms: 1,
+        http_status: 500,
+        reply_excerpt: null,
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      };
+      expect(
+        await store.notifications.finishAttempt(
+          latest!.id,
+          'w',
+          { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
+          failed,
+          t0 + 3,
+        ),
+      ).toBe(true);
       expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
       expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
       // The newest has nothing newer: never superseded by this.
@@ -548,11 +745,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const ids = await notifications(3, t0);
       const not_yet = await notifications(1, t0 + 60_000);
       const lease_ms = 30_000;
-      const leasedIds = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || not_yet.includes(id)).sort((x, y) => x - y);
+      const leasedIds = (rows: { id: number }[]) =>
+        rows
+          .map((r) => r.id)
+          .filter((id) => ids.includes(id) || not_yet.includes(id))
+          .sort((x, y) => x - y);
 
       const a = await store.notifications.lease(at(t0), 100, lease_ms, 'owner-a');
       expect(leasedIds(a)).toEqual(ids);
-      for (const row of a.filter((r) => ids.includes(r.id))) expect(row).toMatchObject({ lease_owner: 'owner-a', lease_until_ms: t0 + lease_ms });
+      for (const row of a.filter((r) => ids.includes(r.id)))
+        expect(row).toMatchObject({ lease_owner: 'owner-a', lease_until_ms: t0 + lease_ms });
 
       expect(leasedIds(await store.notifications.lease(at(t0 + 1000), 100, lease_ms, 'owner-b'))).toEqual([]);
       expect(leasedIds(await store.notifications.lease(at(t0 + lease_ms), 100, lease_ms, 'owner-b'))).toEqual([]);
@@ -560,7 +762,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
       const b = await store.notifications.lease(at(t0 + lease_ms + 1), 100, lease_ms, 'owner-b');
       expect(leasedIds(b)).toEqual(ids);
-      for (const id of ids) expect(await store.notifications.get(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
+      for (const id of ids)
+        expect(await store.notifications.get(id)).toMatchObject({ lease_owner: 'owner-b', lease_until_ms: t0 + 2 * lease_ms + 1 });
 
       // Due later: leased once it is due.
       expect(leasedIds(await store.notifications.lease(at(t0 + 60_000), 100, lease_ms, 'owner-c'))).toEqual(not_yet);
@@ -585,8 +788,25 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const [id] = await notifications(1, t0);
       const leased = await store.notifications.lease(at(t0), 100, 1000, 'owner-a');
       expect(leased.map((r) => r.id)).toContain(id);
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 5, http_status: 200, reply_excerpt: 'OK', outcome: 'delivered' as const, reason: 'merchant answered OK' };
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 }, attempt, t0)).toBe(true);
+      const attempt = {
+        notification_id: id!,
+        attempt_no: 1,
+        started_at_ms: t0,
+        duration_ms: 5,
+        http_status: 200,
+        reply_excerpt: 'OK',
+        outcome: 'delivered' as const,
+        reason: 'merchant answered OK',
+      };
+      expect(
+        await store.notifications.finishAttempt(
+          id!,
+          'owner-a',
+          { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 },
+          attempt,
+          t0,
+        ),
+      ).toBe(true);
       expect((await store.notifications.lease(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
     });
 
@@ -636,7 +856,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
       expect(before).toMatchObject({ lease_owner: 'owner-a', attempts: 0, state: 'pending' });
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'retry' as const, reason: 'HTTP 500' };
+      const attempt = {
+        notification_id: id!,
+        attempt_no: 1,
+        started_at_ms: t0,
+        duration_ms: 12,
+        http_status: 500,
+        reply_excerpt: 'err',
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
 
       expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
@@ -645,11 +874,19 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
       expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
       expect(await store.notifications.get(id!)).toMatchObject({
-        state: 'pending', attempts: 1, last_error: 'HTTP 500', next_attempt_at_ms: t0 + 300_000, lease_owner: null, lease_until_ms: null, updated_at_ms: t0 + 100,
+        state: 'pending',
+        attempts: 1,
+        last_error: 'HTTP 500',
+        next_attempt_at_ms: t0 + 300_000,
+        lease_owner: null,
+        lease_until_ms: null,
+        updated_at_ms: t0 + 100,
       });
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // The lease is gone: the old owner cannot finish it a second time.
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(false);
+      expect(
+        await store.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200),
+      ).toBe(false);
       expect(await store.notifications.listAttempts(id!)).toHaveLength(1);
     });
 
@@ -657,18 +894,31 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 510_000_000;
       const [id] = await notifications(1, t0);
       await store.notifications.lease(at(t0), 100, 30_000, 'owner-a');
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 12, http_status: 500, reply_excerpt: 'err', outcome: 'retry' as const, reason: 'HTTP 500' };
+      const attempt = {
+        notification_id: id!,
+        attempt_no: 1,
+        started_at_ms: t0,
+        duration_ms: 12,
+        http_status: 500,
+        reply_excerpt: 'err',
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
       expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
       await store.notifications.lease(at(t0 + 300_000), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
       // Attempt number 1 again breaks notification_attempts_once: the state change must not stay either.
-      await expect(store.notifications.finishAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100)).rejects.toThrow();
+      await expect(
+        store.notifications.finishAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100),
+      ).rejects.toThrow();
       expect(await store.notifications.get(id!)).toEqual(before);
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // Inside a transaction it takes part in that transaction.
       const second = { ...attempt, attempt_no: 2, started_at_ms: t0 + 300_000 };
-      expect(await store.transaction((tx) => tx.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100))).toBe(true);
+      expect(
+        await store.transaction((tx) => tx.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100)),
+      ).toBe(true);
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt, second]);
     });
 
@@ -688,23 +938,41 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const lease_ms = 30_000;
       const ids = await notifications(2, wall);
       const [later] = await notifications(1, gateway + 1);
-      const mine = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => ids.includes(id) || id === later).sort((x, y) => x - y);
+      const mine = (rows: { id: number }[]) =>
+        rows
+          .map((r) => r.id)
+          .filter((id) => ids.includes(id) || id === later)
+          .sort((x, y) => x - y);
 
       const a = await store.notifications.lease({ due_ms: gateway, wall_ms: wall }, 100, lease_ms, 'clock-a');
       expect(mine(a)).toEqual(ids); // due by the gateway clock; `later` is not, whatever the wall clock says
-      for (const id of ids) expect(await store.notifications.get(id)).toMatchObject({ lease_owner: 'clock-a', lease_until_ms: wall + lease_ms, updated_at_ms: gateway });
+      for (const id of ids)
+        expect(await store.notifications.get(id)).toMatchObject({
+          lease_owner: 'clock-a',
+          lease_until_ms: wall + lease_ms,
+          updated_at_ms: gateway,
+        });
       // The gateway clock jumps another 72 h: the leases, on the wall clock, still hold.
-      expect(mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + 1000 }, 100, lease_ms, 'clock-b'))).toEqual([later]);
-      expect(mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + lease_ms }, 100, lease_ms, 'clock-b'))).toEqual([]);
+      expect(
+        mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + 1000 }, 100, lease_ms, 'clock-b')),
+      ).toEqual([later]);
+      expect(
+        mine(await store.notifications.lease({ due_ms: gateway + 72 * 3600 * 1000, wall_ms: wall + lease_ms }, 100, lease_ms, 'clock-b')),
+      ).toEqual([]);
       // Once the wall clock passes the lease, another owner may take them over.
-      expect(mine(await store.notifications.lease({ due_ms: gateway, wall_ms: wall + lease_ms + 1 }, 100, lease_ms, 'clock-c'))).toEqual(ids);
+      expect(mine(await store.notifications.lease({ due_ms: gateway, wall_ms: wall + lease_ms + 1 }, 100, lease_ms, 'clock-c'))).toEqual(
+        ids,
+      );
     });
 
     it('insertNotification starts the resend bound at creation', async () => {
       const [id] = await notifications(1, NOW);
       expect(await store.notifications.get(id!)).toMatchObject({ created_at_ms: NOW, bound_from_ms: NOW });
       const merchant_id = await newMerchant();
-      const explicit = await store.notifications.insert({ ...notificationFixture(await newTransaction(merchant_id), merchant_id), bound_from_ms: NOW + 5 });
+      const explicit = await store.notifications.insert({
+        ...notificationFixture(await newTransaction(merchant_id), merchant_id),
+        bound_from_ms: NOW + 5,
+      });
       expect((await store.notifications.get(explicit))?.bound_from_ms).toBe(NOW + 5);
     });
 
@@ -728,11 +996,34 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const resend_at = t0 + 4 * 24 * 3600 * 1000;
       expect(await store.notifications.reschedule(id!, resend_at, resend_at, wall + lease_ms + 1)).toBe(true);
       expect(await store.notifications.get(id!)).toMatchObject({
-        state: 'pending', next_attempt_at_ms: resend_at, bound_from_ms: resend_at, created_at_ms: NOW, lease_owner: null, lease_until_ms: null, updated_at_ms: resend_at,
+        state: 'pending',
+        next_attempt_at_ms: resend_at,
+        bound_from_ms: resend_at,
+        created_at_ms: NOW,
+        lease_owner: null,
+        lease_until_ms: null,
+        updated_at_ms: resend_at,
       });
       // The old owner can no longer record over the resend.
-      const attempt = { notification_id: id!, attempt_no: 1, started_at_ms: t0, duration_ms: 1, http_status: 500, reply_excerpt: null, outcome: 'retry' as const, reason: 'HTTP 500' };
-      expect(await store.notifications.finishAttempt(id!, 'sender', { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 }, attempt, t0)).toBe(false);
+      const attempt = {
+        notification_id: id!,
+        attempt_no: 1,
+        started_at_ms: t0,
+        duration_ms: 1,
+        http_status: 500,
+        reply_excerpt: null,
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      };
+      expect(
+        await store.notifications.finishAttempt(
+          id!,
+          'sender',
+          { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 },
+          attempt,
+          t0,
+        ),
+      ).toBe(false);
       expect((await store.notifications.get(id!))?.state).toBe('pending');
     });
   });
@@ -776,23 +1067,54 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   });
 
   describe('cashier orders', () => {
-    it('findOrderSummary answers the columns find-order decides on, equal to the whole row\'s, and only for that merchant', async () => {
+    it("findOrderSummary answers the columns find-order decides on, equal to the whole row's, and only for that merchant", async () => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();
       const order_id = uniqueId('order');
       const session_id = uniqueId('session');
-      expect(await store.cashier.insertSession({
-        session_id, merchant_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', api_version: '1.1', order_id,
-        request_fingerprint: 'fp', auth_token_hash: uniqueId('auth'), currency: 'USD', amount_minor: 1999, balance_minor: null, pin: 'cust-1',
-        country: 'GB', customer_sealed: 'sealed', locale: null, payment_method: 'card', gateway_id: null, profile: null,
-        return_url: 'https://merchant.example/return', notification_url: 'https://merchant.example/notify', validation_url: null,
-        variables_json: null, order_status: 'pending', expires_at_ms: NOW + 900_000, closed_at_ms: null, attempts: 0, claim_until_ms: null,
-        created_at_ms: NOW, updated_at_ms: NOW,
-      })).toBe('created');
+      expect(
+        await store.cashier.insertSession({
+          session_id,
+          merchant_id,
+          kind: 'checkout',
+          identity_kind: 'frontend',
+          identity_value: 'shop-front',
+          api_version: '1.1',
+          order_id,
+          request_fingerprint: 'fp',
+          auth_token_hash: uniqueId('auth'),
+          currency: 'USD',
+          amount_minor: 1999,
+          balance_minor: null,
+          pin: 'cust-1',
+          country: 'GB',
+          customer_sealed: 'sealed',
+          locale: null,
+          payment_method: 'card',
+          gateway_id: null,
+          profile: null,
+          return_url: 'https://merchant.example/return',
+          notification_url: 'https://merchant.example/notify',
+          validation_url: null,
+          variables_json: null,
+          order_status: 'pending',
+          expires_at_ms: NOW + 900_000,
+          closed_at_ms: null,
+          attempts: 0,
+          claim_until_ms: null,
+          created_at_ms: NOW,
+          updated_at_ms: NOW,
+        }),
+      ).toBe('created');
       const whole = await store.cashier.findSessionByOrder(merchant_id, order_id);
       const summary = await store.cashier.findOrderSummary(merchant_id, order_id);
       expect(summary).toEqual({
-        session_id, kind: 'checkout', identity_kind: 'frontend', identity_value: 'shop-front', order_status: 'pending', expires_at_ms: NOW + 900_000,
+        session_id,
+        kind: 'checkout',
+        identity_kind: 'frontend',
+        identity_value: 'shop-front',
+        order_status: 'pending',
+        expires_at_ms: NOW + 900_000,
       });
       expect(whole).toMatchObject(summary!);
       expect(await store.cashier.findOrderSummary(other_merchant, order_id)).toBeNull();
@@ -801,12 +1123,24 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   });
 
   describe('status changes', () => {
-    it('lists a transaction\'s changes in order', async () => {
+    it("lists a transaction's changes in order", async () => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
       const ops: UnitOfWork = store;
-      await ops.transactions.insertStatusChange({ trace_id, from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW });
-      await ops.transactions.insertStatusChange({ trace_id, from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 });
+      await ops.transactions.insertStatusChange({
+        trace_id,
+        from_status: 'pending',
+        to_status: 'pending_async',
+        reason: 'challenge',
+        at_ms: NOW,
+      });
+      await ops.transactions.insertStatusChange({
+        trace_id,
+        from_status: 'pending_async',
+        to_status: 'approved',
+        reason: 'approved by customer',
+        at_ms: NOW + 1,
+      });
       expect(await store.transactions.listStatusChanges(trace_id)).toEqual([
         { from_status: 'pending', to_status: 'pending_async', reason: 'challenge', at_ms: NOW },
         { from_status: 'pending_async', to_status: 'approved', reason: 'approved by customer', at_ms: NOW + 1 },
@@ -815,11 +1149,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   });
 
   describe('back office (migration 0015)', () => {
-    it('finds a cashier transaction by the merchant\'s order_id, filters by each field, and pages newest first by trace_id', async () => {
+    it("finds a cashier transaction by the merchant's order_id, filters by each field, and pages newest first by trace_id", async () => {
       const merchant_id = await newMerchant();
       const other = await newMerchant();
       const cashier = await newTransaction(merchant_id, { cashier_order_id: 'shop-order-7', amount_minor: 500, created_at_ms: NOW });
-      const plain = await newTransaction(merchant_id, { order_id: 'plain-1', amount_minor: 1500, status: 'declined', created_at_ms: NOW + 86_400_000 });
+      const plain = await newTransaction(merchant_id, {
+        order_id: 'plain-1',
+        amount_minor: 1500,
+        status: 'declined',
+        created_at_ms: NOW + 86_400_000,
+      });
       await newTransaction(other, { order_id: 'shop-order-7', amount_minor: 500 });
       const search = (filter: Record<string, unknown>, before: number | null = null) =>
         store.transactions.search({ merchant_id, ...filter }, before, 10).then((rows) => rows.map((r) => r.trace_id));
@@ -839,17 +1178,23 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(everyone.map((r) => r.merchant_id).sort()).toEqual([merchant_id, other].sort());
     });
 
-    it('lists a sale\'s refunds and a cascade\'s attempts in order', async () => {
+    it("lists a sale's refunds and a cascade's attempts in order", async () => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id);
-      const refunds = [await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }), await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale })];
+      const refunds = [
+        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }),
+        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }),
+      ];
       expect((await store.transactions.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
       const retry = await newTransaction(merchant_id, { cascade_root: sale, cascade_level: 1 });
-      expect((await store.transactions.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([[sale, 0], [retry, 1]]);
+      expect((await store.transactions.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([
+        [sale, 0],
+        [retry, 1],
+      ]);
       expect((await store.transactions.listCascade(refunds[0]!, 10)).map((r) => r.trace_id)).toEqual([refunds[0]]);
     });
 
-    it('sums a merchant\'s transactions per UTC day, type, status and currency', async () => {
+    it("sums a merchant's transactions per UTC day, type, status and currency", async () => {
       const merchant_id = await newMerchant();
       const day = Math.floor(NOW / 86_400_000);
       await newTransaction(merchant_id, { amount_minor: 100, status: 'approved', created_at_ms: day * 86_400_000 });
@@ -858,7 +1203,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       await newTransaction(merchant_id, { amount_minor: 7, status: 'approved', created_at_ms: day * 86_400_000 - 1 });
       const rows = await store.transactions.activitySince(merchant_id, day * 86_400_000);
       expect(rows.map((r) => [r.day - day, r.transaction_type, r.status, r.currency, r.count, r.amount_minor]).sort()).toEqual([
-        [0, 'sale', 'approved', 'USD', 2, 350], [1, 'sale', 'approved', 'USD', 1, 999],
+        [0, 'sale', 'approved', 'USD', 2, 350],
+        [1, 'sale', 'approved', 'USD', 1, 999],
       ]);
       expect(await store.transactions.countByStatus(merchant_id, 'sale', 'approved')).toBe(4);
     });
@@ -870,10 +1216,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.backoffice.insertUser(user)).toBe('created');
       expect(await store.backoffice.insertUser({ ...user, user_id: uniqueId('usr') })).toBe('exists');
       // The role and merchant go together (a CHECK): an operator with a merchant is refused by the database.
-      await expect(store.backoffice.insertUser({ ...user, user_id: uniqueId('usr'), email: `op-${email}`, role: 'operator' })).rejects.toThrow();
+      await expect(
+        store.backoffice.insertUser({ ...user, user_id: uniqueId('usr'), email: `op-${email}`, role: 'operator' }),
+      ).rejects.toThrow();
       const session = uniqueId('session');
       await store.backoffice.saveSession(session, user.user_id, '{"a":1}', NOW + 1000, NOW);
-      expect(await store.backoffice.getSession(session, NOW + 999)).toEqual({ user_id: user.user_id, data_json: '{"a":1}', last_seen_at_ms: NOW });
+      expect(await store.backoffice.getSession(session, NOW + 999)).toEqual({
+        user_id: user.user_id,
+        data_json: '{"a":1}',
+        last_seen_at_ms: NOW,
+      });
       expect(await store.backoffice.getSession(session, NOW + 1000)).toBeNull();
       await store.backoffice.saveSession(session, user.user_id, '{"a":2}', NOW + 5000, NOW);
       expect((await store.backoffice.getSession(session, NOW + 1000))?.data_json).toBe('{"a":2}');
@@ -892,8 +1244,15 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.backoffice.countSignInFailures(email, 0)).toBe(0);
     });
 
-    it('records a session\'s last use only while it is not idle, and ends an idle one for one caller only', async () => {
-      const user = { user_id: uniqueId('usr'), email: `${uniqueId('idle')}@example.com`, password_hash: 'x', role: 'operator' as const, merchant_id: null, created_at_ms: NOW };
+    it("records a session's last use only while it is not idle, and ends an idle one for one caller only", async () => {
+      const user = {
+        user_id: uniqueId('usr'),
+        email: `${uniqueId('idle')}@example.com`,
+        password_hash: 'x',
+        role: 'operator' as const,
+        merchant_id: null,
+        created_at_ms: NOW,
+      };
       await store.backoffice.insertUser(user);
       const session = uniqueId('session');
       await store.backoffice.saveSession(session, user.user_id, '{}', NOW + 8 * 3600_000, NOW);
@@ -912,19 +1271,27 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect((await store.backoffice.getSession(session, NOW + 180_000))?.last_seen_at_ms).toBe(NOW + 180_000);
     });
 
-    it('lists a transaction\'s processor events and a gateway\'s (all, or of one outcome) newest first, at most the limit (migration 0017)', async () => {
+    it("lists a transaction's processor events and a gateway's (all, or of one outcome) newest first, at most the limit (migration 0017)", async () => {
       const merchant_id = await newMerchant();
       const other = await newMerchant();
       const gateway_id = `gw-${merchant_id}`;
       const sale = await newTransaction(merchant_id);
       const second = await newTransaction(merchant_id);
-      const event = (event_id: string, trace_id: number | null, outcome: ProcessorEventOutcome, received_at_ms: number, gateway = gateway_id) =>
-        ({ gateway_id: gateway, event_id, event_type: `type-of-${event_id}`, trace_id, outcome, received_at_ms });
+      const event = (
+        event_id: string,
+        trace_id: number | null,
+        outcome: ProcessorEventOutcome,
+        received_at_ms: number,
+        gateway = gateway_id,
+      ) => ({ gateway_id: gateway, event_id, event_type: `type-of-${event_id}`, trace_id, outcome, received_at_ms });
       const recorded = [
-        event('evt-1', sale, 'applied', NOW), event('evt-2', sale, 'unchanged', NOW + 1), event('evt-3', null, 'unmatched', NOW + 2),
+        event('evt-1', sale, 'applied', NOW),
+        event('evt-2', sale, 'unchanged', NOW + 1),
+        event('evt-3', null, 'unmatched', NOW + 2),
         event('evt-4', second, 'ignored', NOW + 3),
         // Two in the same millisecond: event_id decides, the same on both databases.
-        event('evt-5a', sale, 'unchanged', NOW + 4), event('evt-5b', sale, 'unchanged', NOW + 4),
+        event('evt-5a', sale, 'unchanged', NOW + 4),
+        event('evt-5b', sale, 'unchanged', NOW + 4),
         event('evt-6', null, 'unmatched', NOW + 5),
         // Another gateway's, of the same event id: never in this gateway's lists.
         event('evt-3', null, 'unmatched', NOW + 9, `gw-${other}`),
@@ -940,8 +1307,15 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(ids(await store.merchants.listProcessorEventsOf(second, 10))).toEqual(['evt-4']);
       expect(await store.merchants.listProcessorEventsOf(await newTransaction(merchant_id), 10)).toEqual([]);
 
-      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, null, 10)))
-        .toEqual(['evt-6', 'evt-5b', 'evt-5a', 'evt-4', 'evt-3', 'evt-2', 'evt-1']);
+      expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, null, 10))).toEqual([
+        'evt-6',
+        'evt-5b',
+        'evt-5a',
+        'evt-4',
+        'evt-3',
+        'evt-2',
+        'evt-1',
+      ]);
       expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, null, 3))).toEqual(['evt-6', 'evt-5b', 'evt-5a']);
       expect(await store.merchants.listGatewayProcessorEvents(gateway_id, 'unmatched', 10)).toEqual([recorded[6], recorded[2]]);
       expect(ids(await store.merchants.listGatewayProcessorEvents(gateway_id, 'unmatched', 1))).toEqual(['evt-6']);
@@ -953,10 +1327,21 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.merchants.listGatewayProcessorEvents('no-such-gateway', null, 10)).toEqual([]);
     });
 
-    it('pages the audit log newest first, one merchant\'s lines or all', async () => {
+    it("pages the audit log newest first, one merchant's lines or all", async () => {
       const merchant_id = await newMerchant();
       for (let i = 0; i < 3; i += 1) {
-        await store.backoffice.insertAudit({ at_ms: NOW + i, user_id: null, email: 'a@x', role: null, merchant_id, action: `act-${i}`, target: null, address: '::1', outcome: 'done', detail: null });
+        await store.backoffice.insertAudit({
+          at_ms: NOW + i,
+          user_id: null,
+          email: 'a@x',
+          role: null,
+          merchant_id,
+          action: `act-${i}`,
+          target: null,
+          address: '::1',
+          outcome: 'done',
+          detail: null,
+        });
       }
       const page = await store.backoffice.listAudit(merchant_id, null, 2);
       expect(page.map((a) => a.action)).toEqual(['act-2', 'act-1']);

@@ -46,8 +46,9 @@ export class BackOfficeClient {
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();
-      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))
-        || attributes.some((a) => /^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now());
+      const expired =
+        attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) ||
+        attributes.some((a) => /^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now());
       if (expired || value === '') this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
@@ -73,10 +74,14 @@ export class BackOfficeClient {
   async post(path: string, form: Record<string, string>, options: { csrf?: boolean } = {}): Promise<PageAnswer> {
     const fields = new URLSearchParams(form);
     if (options.csrf !== false && this.csrf !== null) fields.set('_csrf', this.csrf);
-    return this.read(await fetch(`${this.base_url}${path}`, {
-      method: 'POST', redirect: 'manual', body: fields.toString(),
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
-    }));
+    return this.read(
+      await fetch(`${this.base_url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: fields.toString(),
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+    );
   }
 
   /** Opens the sign-in page (for its token) and signs in; the answer of the sign-in POST. */
@@ -88,17 +93,36 @@ export class BackOfficeClient {
 
 /** A page's visible text, roughly: tags dropped, whitespace folded; for comparing two pages. */
 export function pageText(html: string): string {
-  return html.replace(/<style>[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ')
-    .replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ').trim();
+  return html
+    .replace(/<style>[\s\S]*?<\/style>/g, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
-export async function addUser(gw: TestGateway, email: string, role: 'operator' | 'merchant', merchant_id: string | null = null): Promise<void> {
-  const outcome = await createUser({ store: gw.gateway.deps.store, clock: gw.gateway.deps.clock }, { email, password: PASSWORD, role, merchant_id });
+export async function addUser(
+  gw: TestGateway,
+  email: string,
+  role: 'operator' | 'merchant',
+  merchant_id: string | null = null,
+): Promise<void> {
+  const outcome = await createUser(
+    { store: gw.gateway.deps.store, clock: gw.gateway.deps.clock },
+    { email, password: PASSWORD, role, merchant_id },
+  );
   if (outcome.kind !== 'created') throw new Error(`user not created: ${JSON.stringify(outcome)}`);
 }
 
-export async function sale(gw: TestGateway, merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Promise<{ trace_id: number; order_id: string; status: string }> {
+export async function sale(
+  gw: TestGateway,
+  merchant: CreatedMerchant,
+  overrides: Record<string, unknown> = {},
+): Promise<{ trace_id: number; order_id: string; status: string }> {
   // Stamped on the gateway's clock, which the lock-out tests move forward.
   const body = saleA(merchant, { timestamp: Math.floor(gw.gateway.deps.clock.now_ms() / 1000), ...overrides });
   const answer = await postSigned(gw.url, '/api/process', body, merchant.secret);
@@ -109,7 +133,9 @@ export async function sale(gw: TestGateway, merchant: CreatedMerchant, overrides
 /** Moves the sandbox clock forward (lock-outs, expiries). With 0, an instance takes up what another moved (they share the offset). */
 export async function advanceClock(gw: TestGateway, seconds: number): Promise<void> {
   const response = await fetch(`${gw.url}/sandbox/clock`, {
-    method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: seconds }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ advance_seconds: seconds }),
   });
   if (response.status !== 200) throw new Error(`clock not moved: ${response.status}`);
 }

@@ -24,7 +24,15 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     headless: true,
     timeout: 30_000,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -38,7 +46,11 @@ export interface OpenedPage {
  * A fresh context (no shared cookies or cache) with one page at a phone or desktop width.
  * Waits are bounded: nothing in a test may hang for the whole test time-out.
  */
-export async function newPage(browser: Browser, viewport: ViewportName = 'desktop', options: BrowserContextOptions = {}): Promise<OpenedPage> {
+export async function newPage(
+  browser: Browser,
+  viewport: ViewportName = 'desktop',
+  options: BrowserContextOptions = {},
+): Promise<OpenedPage> {
   const context = await browser.newContext({
     viewport: VIEWPORTS[viewport],
     ...(viewport === 'phone' ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
@@ -54,6 +66,7 @@ export async function newPage(browser: Browser, viewport: ViewportName = 'deskto
  * Where browser tests save screenshots: docs/screenshots when refreshing them on purpose
  * (`npm run screenshots`), otherwise a scratch folder, so a test run leaves the tree unchanged.
  */
-export const SCREENSHOT_DIR = process.env.PAYGATE_UPDATE_SCREENSHOTS === '1'
-  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots')
-  : path.join(os.tmpdir(), 'paygate-screenshots');
+export const SCREENSHOT_DIR =
+  process.env.PAYGATE_UPDATE_SCREENSHOTS === '1'
+    ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots')
+    : path.join(os.tmpdir(), 'paygate-screenshots');

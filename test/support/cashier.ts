@@ -11,8 +11,15 @@ import { signedReply } from './notification-merchant.js';
 import type { StoreKind } from './stores.js';
 
 export const CUSTOMER_FIELDS = {
-  first_name: 'Jane', last_name: 'Doe', dob: '1990-04-12', email: 'jane@example.com', phone: 441234567890,
-  address: '1 Main Street', city: 'London', zip: 'SW1A 1AA', requester_ip: '203.0.113.7',
+  first_name: 'Jane',
+  last_name: 'Doe',
+  dob: '1990-04-12',
+  email: 'jane@example.com',
+  phone: 441234567890,
+  address: '1 Main Street',
+  city: 'London',
+  zip: 'SW1A 1AA',
+  requester_ip: '203.0.113.7',
 };
 
 /** The gateway's own clock, in seconds: tests that move the sandbox clock sign with it. */
@@ -31,7 +38,9 @@ export interface GatewayAndShop {
  * accepts, signed with status 0, the validation requests and notifications `accepts` names.
  */
 export function withGatewayAndShop(
-  kind: StoreKind, accepts: readonly ('validation' | 'notification')[], started: (both: GatewayAndShop) => void,
+  kind: StoreKind,
+  accepts: readonly ('validation' | 'notification')[],
+  started: (both: GatewayAndShop) => void,
 ): void {
   let both: Partial<GatewayAndShop> = {};
   beforeAll(async () => {
@@ -49,8 +58,12 @@ export function withGatewayAndShop(
 /** How every session body ends: the shop's URLs (validation_url if the call validates), the customer, a fresh timestamp. */
 function shopAndCustomer(receiver_url: string, validates: boolean, version: '1.1' | '1.2'): Record<string, unknown> {
   return {
-    return_url: `${receiver_url}/return`, ...(validates ? { validation_url: `${receiver_url}/validate` } : {}), notification_url: `${receiver_url}/notify`,
-    ...CUSTOMER_FIELDS, timestamp: nowSeconds(), version,
+    return_url: `${receiver_url}/return`,
+    ...(validates ? { validation_url: `${receiver_url}/validate` } : {}),
+    notification_url: `${receiver_url}/notify`,
+    ...CUSTOMER_FIELDS,
+    timestamp: nowSeconds(),
+    version,
   };
 }
 
@@ -58,37 +71,90 @@ function shopAndCustomer(receiver_url: string, validates: boolean, version: '1.1
  * Pay-in and checkout bodies preselect the card (payment_method), so the cashier opens on the card
  * form; a test of the choice of method passes `payment_method: undefined`.
  */
-export function initPayIn(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function initPayIn(
+  merchant: CreatedMerchant,
+  receiver_url: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, currency: 'USD', pin: `cust-${orderId('p')}`, country: 'GB',
+    merchant_id: merchant.merchant_id,
+    application_key: merchant.application_key,
+    currency: 'USD',
+    pin: `cust-${orderId('p')}`,
+    country: 'GB',
     payment_method: 'card',
-    ...shopAndCustomer(receiver_url, true, '1.2'), ...overrides,
+    ...shopAndCustomer(receiver_url, true, '1.2'),
+    ...overrides,
   };
 }
 
-export function initCheckout(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function initCheckout(
+  merchant: CreatedMerchant,
+  receiver_url: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id: orderId('checkout'), amount: 1999, currency: 'USD',
-    pin: `cust-${orderId('c')}`, country: 'GB', payment_method: 'card', ...shopAndCustomer(receiver_url, false, '1.1'), ...overrides,
+    merchant_id: merchant.merchant_id,
+    frontend: merchant.frontend,
+    order_id: orderId('checkout'),
+    amount: 1999,
+    currency: 'USD',
+    pin: `cust-${orderId('c')}`,
+    country: 'GB',
+    payment_method: 'card',
+    ...shopAndCustomer(receiver_url, false, '1.1'),
+    ...overrides,
   };
 }
 
-export function initPayOut(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function initPayOut(
+  merchant: CreatedMerchant,
+  receiver_url: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, frontend: merchant.frontend, currency: 'USD', pin: `cust-${orderId('o')}`, country: 'GB', balance: 10_000,
-    ...shopAndCustomer(receiver_url, true, '1.1'), ...overrides,
+    merchant_id: merchant.merchant_id,
+    frontend: merchant.frontend,
+    currency: 'USD',
+    pin: `cust-${orderId('o')}`,
+    country: 'GB',
+    balance: 10_000,
+    ...shopAndCustomer(receiver_url, true, '1.1'),
+    ...overrides,
   };
 }
 
-export function initPayOutOrder(merchant: CreatedMerchant, receiver_url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function initPayOutOrder(
+  merchant: CreatedMerchant,
+  receiver_url: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id: orderId('payout-order'), amount: 2500, currency: 'USD',
-    pin: `cust-${orderId('q')}`, country: 'GB', ...shopAndCustomer(receiver_url, false, '1.1'), ...overrides,
+    merchant_id: merchant.merchant_id,
+    frontend: merchant.frontend,
+    order_id: orderId('payout-order'),
+    amount: 2500,
+    currency: 'USD',
+    pin: `cust-${orderId('q')}`,
+    country: 'GB',
+    ...shopAndCustomer(receiver_url, false, '1.1'),
+    ...overrides,
   };
 }
 
-export function findOrderBody(merchant: CreatedMerchant, order_id: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { merchant_id: merchant.merchant_id, frontend: merchant.frontend, order_id, timestamp: nowSeconds(), version: '1.1', ...overrides };
+export function findOrderBody(
+  merchant: CreatedMerchant,
+  order_id: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    merchant_id: merchant.merchant_id,
+    frontend: merchant.frontend,
+    order_id,
+    timestamp: nowSeconds(),
+    version: '1.1',
+    ...overrides,
+  };
 }
 
 export async function openSession(gw: TestGateway, path: string, body: Record<string, unknown>, merchant = gw.merchant): Promise<Answer> {
@@ -132,7 +198,11 @@ export class CashierCustomer {
   /** Posts a form (with the CSRF token of `page`) and follows the redirect unless told not to. */
   async post(url: string, fields: Record<string, string>, page: string | null, follow = true): Promise<PageAnswer> {
     const body = new URLSearchParams({ ...(page ? { csrf: this.csrfOf(page) } : {}), ...fields });
-    const answer = await this.request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+    const answer = await this.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: body.toString(),
+    });
     if (!follow || answer.status !== 303 || !answer.location) return answer;
     return this.get(answer.location);
   }
@@ -143,9 +213,15 @@ export class CashierCustomer {
   }
 
   /** A card payment from the cashier page (`page` holds the form). */
-  async payByCard(page: string, card: { card_number?: string; card_exp?: string; cvv?: string; amount?: string } = {}): Promise<PageAnswer> {
+  async payByCard(
+    page: string,
+    card: { card_number?: string; card_exp?: string; cvv?: string; amount?: string } = {},
+  ): Promise<PageAnswer> {
     const fields: Record<string, string> = {
-      method: 'card', card_number: card.card_number ?? '4111111111111111', card_exp: card.card_exp ?? '12/35', cvv: card.cvv ?? '568',
+      method: 'card',
+      card_number: card.card_number ?? '4111111111111111',
+      card_exp: card.card_exp ?? '12/35',
+      cvv: card.cvv ?? '568',
     };
     if (card.amount !== undefined) fields.amount = card.amount;
     return this.post('/cashier/pay', fields, page, false);
@@ -154,6 +230,14 @@ export class CashierCustomer {
 
 /** Visible text of an HTML page (tags dropped, entities for & < > " ' decoded), for assertions. */
 export function textOf(page: string): string {
-  return page.replace(/<style[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ').trim();
+  return page
+    .replace(/<style[\s\S]*?<\/style>/g, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

@@ -26,7 +26,10 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts the CLI with `env` (on top of this process's environment) and waits until /healthz answers. */
-export async function spawnGateway(env: Record<string, string>, options: { expect_demo?: boolean; timeout_ms?: number } = {}): Promise<ChildGateway> {
+export async function spawnGateway(
+  env: Record<string, string>,
+  options: { expect_demo?: boolean; timeout_ms?: number } = {},
+): Promise<ChildGateway> {
   const timeout_ms = options.timeout_ms ?? 30_000;
   const port = await freePort();
   const child = spawn(process.execPath, CLI, {
@@ -42,7 +45,14 @@ export async function spawnGateway(env: Record<string, string>, options: { expec
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited during start: ${out}`);
     const demo_seen = !options.expect_demo || /Demo sandbox merchant created: \{.*\}/.test(out);
-    if (demo_seen && (await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) break;
+    if (
+      demo_seen &&
+      (await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
+      break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`gateway did not start within ${timeout_ms} ms: ${out}`);

@@ -20,11 +20,15 @@ export function ensureChromium(log: (line: string) => void): string | null {
   const is_root = typeof process.getuid === 'function' && process.getuid() === 0;
   const has_apt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
   if (!is_root || !has_apt) return `Chromium not found at ${path}. Install Debian's chromium once: ${INSTALL_COMMAND}`;
-  log('[paygate tests] Chromium not found: installing Debian\'s chromium (apt-get, once; about a minute)');
+  log("[paygate tests] Chromium not found: installing Debian's chromium (apt-get, once; about a minute)");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'chromium'],
+  ]) {
     const result = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 15 * 60_000 });
-    if (result.status !== 0) return `installing chromium failed (apt-get ${args.join(' ')}): ${(result.stderr ?? '').slice(-500)}. Run: ${INSTALL_COMMAND}`;
+    if (result.status !== 0)
+      return `installing chromium failed (apt-get ${args.join(' ')}): ${(result.stderr ?? '').slice(-500)}. Run: ${INSTALL_COMMAND}`;
   }
   return fs.existsSync(path) ? null : `apt-get installed chromium but ${path} is still missing`;
 }

@@ -15,7 +15,8 @@ const SQLITE_FILE = 'paygate.sqlite';
  */
 export async function storedText(gw: Pick<TestGateway, 'data_dir' | 'database_url'>): Promise<string> {
   if (gw.database_url === null) {
-    return fs.readdirSync(gw.data_dir)
+    return fs
+      .readdirSync(gw.data_dir)
       .filter((file) => file.startsWith(SQLITE_FILE))
       .map((file) => fs.readFileSync(path.join(gw.data_dir, file)).toString('latin1'))
       .join('\n');
@@ -42,7 +43,8 @@ export async function tableRows(
   where: Readonly<Record<string, string | number>> = {},
 ): Promise<Record<string, unknown>[]> {
   const identifier = /^[a-z_][a-z0-9_]*$/;
-  if (!identifier.test(table) || !Object.keys(where).every((column) => identifier.test(column))) throw new Error('bad table or column name');
+  if (!identifier.test(table) || !Object.keys(where).every((column) => identifier.test(column)))
+    throw new Error('bad table or column name');
   const columns = Object.keys(where);
   const values = Object.values(where);
   if (gw.database_url === null) {

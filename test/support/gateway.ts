@@ -86,7 +86,8 @@ export async function startTwoInstances(options: Omit<TestGatewayOptions, 'datab
   const a = await startTestGateway('postgres', { ...options, database });
   const b = await startTestGateway('postgres', { ...options, database });
   return {
-    a, b,
+    a,
+    b,
     async close() {
       await a.close();
       await b.close();

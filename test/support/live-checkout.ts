@@ -25,15 +25,21 @@ export interface LiveCheckoutOptions extends TestGatewayOptions {
 export async function startLiveCheckout(kind: StoreKind, options: LiveCheckoutOptions = {}): Promise<LiveCheckout> {
   const fake = await startFakeCheckout({ payout_settle_ms: null, ...options.fake });
   const live = await startLiveGateway(kind, options, {
-    connector: 'checkout', currencies: ['USD', 'EUR', 'GBP'],
+    connector: 'checkout',
+    currencies: ['USD', 'EUR', 'GBP'],
     settings: {
-      secret_key: fake.secret_key, processing_channel_id: PROCESSING_CHANNEL, webhook_secret: CHECKOUT_WEBHOOK_SECRET, base_url: fake.url,
-      currency_account_id: CURRENCY_ACCOUNT, ...options.settings,
+      secret_key: fake.secret_key,
+      processing_channel_id: PROCESSING_CHANNEL,
+      webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+      base_url: fake.url,
+      currency_account_id: CURRENCY_ACCOUNT,
+      ...options.settings,
     },
   });
   fake.setWebhookEndpoint(live.webhook_url, CHECKOUT_WEBHOOK_SECRET);
   return {
-    ...live, fake,
+    ...live,
+    fake,
     async close() {
       await live.close();
       await fake.close();

@@ -51,7 +51,12 @@ export interface LiveGateway {
 }
 
 /** A call to the operator API with the admin token: its status and body. */
-export async function operatorCall(gw: TestGateway, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function operatorCall(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${gw.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -77,24 +82,35 @@ export async function startLiveGateway(kind: StoreKind, options: TestGatewayOpti
   receiver.setReply('/notify', signedReply(merchant.secret));
   const created = await operatorCall(gw, 'POST', '/operator/gateways', { merchant_id: merchant.merchant_id, ...add });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const notifications = (trace_id: number) => receiver.requestsTo('/notify', 'POST').map(notificationOf)
-    .filter((n) => Number(n.trace_id) === trace_id);
+  const notifications = (trace_id: number) =>
+    receiver
+      .requestsTo('/notify', 'POST')
+      .map(notificationOf)
+      .filter((n) => Number(n.trace_id) === trace_id);
   const row = async (trace_id: number) => {
     const found = await gw.gateway.deps.store.transactions.get(trace_id);
     if (!found) throw new Error(`no transaction ${trace_id}`);
     return found;
   };
   return {
-    gw, receiver, merchant, gateway: created.body.gateway as string, webhook_url: created.body.webhook_url as string,
+    gw,
+    receiver,
+    merchant,
+    gateway: created.body.gateway as string,
+    webhook_url: created.body.webhook_url as string,
     process: (body, path = '/api/process') => postSigned(gw.url, path, body, merchant.secret),
     row,
     notifications,
     async settled(trace_id, status, timeout_ms = 15_000) {
-      const notification = await waitUntil(async () => {
-        const current = await row(trace_id);
-        if (current.status !== status) return undefined;
-        return notifications(trace_id).find((n) => n.transaction_status === status);
-      }, `transaction ${trace_id} ${status} and notified`, timeout_ms);
+      const notification = await waitUntil(
+        async () => {
+          const current = await row(trace_id);
+          if (current.status !== status) return undefined;
+          return notifications(trace_id).find((n) => n.transaction_status === status);
+        },
+        `transaction ${trace_id} ${status} and notified`,
+        timeout_ms,
+      );
       // Signed with the merchant's secret (decisions §1), like every notification.
       expect(merchantVerify(notification, merchant.secret), `notification of ${trace_id} signed`).toBe(true);
       return notification;
@@ -124,7 +140,8 @@ interface FakeWithEvents {
  * the processor's published API description must be empty.
  */
 export function withLiveGateway<T extends { readonly fake: FakeWithEvents; close(): Promise<void> }>(
-  start: () => Promise<T>, started: (live: T) => void,
+  start: () => Promise<T>,
+  started: (live: T) => void,
 ): void {
   let live: T | undefined;
   beforeAll(async () => {

@@ -22,12 +22,14 @@ export interface LiveStripeOptions extends TestGatewayOptions {
 export async function startLiveStripe(kind: StoreKind, options: LiveStripeOptions = {}): Promise<LiveStripe> {
   const fake = await startFakeStripe({ refund_settle_ms: null, ...options.fake });
   const live = await startLiveGateway(kind, options, {
-    connector: 'stripe', currencies: ['USD', 'EUR', 'GBP'],
+    connector: 'stripe',
+    currencies: ['USD', 'EUR', 'GBP'],
     settings: { secret_key: fake.secret_key, webhook_secret: STRIPE_WEBHOOK_SECRET, base_url: fake.url },
   });
   fake.setWebhookEndpoint(live.webhook_url, STRIPE_WEBHOOK_SECRET);
   return {
-    ...live, fake,
+    ...live,
+    fake,
     async close() {
       await live.close();
       await fake.close();

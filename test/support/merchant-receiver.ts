@@ -49,9 +49,10 @@ export interface MerchantReceiver {
 const BODY_MAX_BYTES = 1024 * 1024;
 const DEFAULT_REPLY: ReceiverReply = { status: 200, body: {} };
 
-export const RETURN_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-  + '<meta name="viewport" content="width=device-width,initial-scale=1"><title>Merchant shop</title></head>'
-  + '<body><h1>Back at the merchant</h1><p>Thank you for your order.</p></body></html>';
+export const RETURN_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+  '<meta name="viewport" content="width=device-width,initial-scale=1"><title>Merchant shop</title></head>' +
+  '<body><h1>Back at the merchant</h1><p>Thank you for your order.</p></body></html>';
 
 /**
  * Starts the receiver on 127.0.0.1 and a free port. Without a reply set for it,
@@ -62,7 +63,11 @@ export async function startMerchantReceiver(options: { readonly port?: number } 
   const replies = new Map<string, ReplyFor>();
   const waiters = new Set<{ predicate: (r: ReceivedRequest) => boolean; resolve: (r: ReceivedRequest) => void }>();
 
-  async function receive(request: http.IncomingMessage, response: http.ServerResponse, { text: body, too_large }: RequestBody): Promise<void> {
+  async function receive(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    { text: body, too_large }: RequestBody,
+  ): Promise<void> {
     if (too_large) {
       response.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too large"}');
       return;
@@ -102,7 +107,9 @@ export async function startMerchantReceiver(options: { readonly port?: number } 
     }
     try {
       const reply = reply_for === undefined ? DEFAULT_REPLY : typeof reply_for === 'function' ? await reply_for(received) : reply_for;
-      response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(reply.raw ?? JSON.stringify(reply.body));
+      response
+        .writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
+        .end(reply.raw ?? JSON.stringify(reply.body));
     } catch (error) {
       response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
     }

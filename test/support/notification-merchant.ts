@@ -7,12 +7,14 @@ import type { ReceivedRequest, ReceiverReply } from './merchant-receiver.js';
 /** decisions.md §1: values of every top-level field but `signature`, keys in code-point order, then the secret. */
 export function merchantSigningString(message: Record<string, unknown>, secret: string): string {
   const codePoints = (key: string) => Array.from(key, (ch) => ch.codePointAt(0)!);
-  const keys = Object.keys(message).filter((k) => k !== 'signature').sort((a, b) => {
-    const x = codePoints(a);
-    const y = codePoints(b);
-    for (let i = 0; i < Math.min(x.length, y.length); i += 1) if (x[i] !== y[i]) return x[i]! - y[i]!;
-    return x.length - y.length;
-  });
+  const keys = Object.keys(message)
+    .filter((k) => k !== 'signature')
+    .sort((a, b) => {
+      const x = codePoints(a);
+      const y = codePoints(b);
+      for (let i = 0; i < Math.min(x.length, y.length); i += 1) if (x[i] !== y[i]) return x[i]! - y[i]!;
+      return x.length - y.length;
+    });
   let text = '';
   for (const key of keys) {
     const value = message[key];
@@ -48,7 +50,11 @@ export function notificationOf(request: ReceivedRequest): Record<string, unknown
 }
 
 /** Polls `check` until it returns a value other than undefined/false; bounded. */
-export async function waitUntil<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeout_ms = 20_000): Promise<T> {
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeout_ms = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeout_ms;
   for (;;) {
     const value = await check();

@@ -58,9 +58,12 @@ export async function databaseAt(kind: StoreKind, migration: string): Promise<Ky
 
 /** The migrations' own indexes of `table` by name, sorted: not those behind constraints (primary and unique keys). */
 export async function indexNames(db: Kysely<Database>, kind: StoreKind, table: string): Promise<string[]> {
-  const rows = kind === 'sqlite'
-    ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db)
-    : await sql<{ name: string }>`select indexname as name from pg_indexes
+  const rows =
+    kind === 'sqlite'
+      ? await sql<{
+          name: string;
+        }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db)
+      : await sql<{ name: string }>`select indexname as name from pg_indexes
         where tablename = ${table} and indexname not in (select conname from pg_constraint)`.execute(db);
   return rows.rows.map((row) => row.name).sort();
 }

@@ -5,8 +5,18 @@ import { orderId, VISA } from './bodies.js';
 import { nowSeconds } from './client.js';
 
 const CUSTOMER = {
-  pin: 'cust-77', dob: '1985-02-03', email: 'payee@example.com', phone: 441234567899, requester_ip: '198.51.100.4',
-  address: '2 High Street', city: 'Leeds', country: 'GB', first_name: 'Pat', last_name: 'Payee', state: 'WY', zip: 'LS1 4AP',
+  pin: 'cust-77',
+  dob: '1985-02-03',
+  email: 'payee@example.com',
+  phone: 441234567899,
+  requester_ip: '198.51.100.4',
+  address: '2 High Street',
+  city: 'Leeds',
+  country: 'GB',
+  first_name: 'Pat',
+  last_name: 'Payee',
+  state: 'WY',
+  zip: 'LS1 4AP',
 };
 
 export interface PlainCard {
@@ -35,31 +45,63 @@ export function payoutD(
   };
   if (card.cvv !== undefined) encrypted[`cvv${suffix}`] = encryptCardField(card.cvv, merchant.secret, timestamp);
   return {
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, transaction_type: 'payout',
-    order_id: orderId('payout'), amount: 5000, currency: 'USD', ...encrypted, ...CUSTOMER, gateway: merchant.gateway,
-    return_url: 'https://merchant.example/return', notification_url: 'https://merchant.example/notify',
-    timestamp, version: '1.2', ...overrides,
+    merchant_id: merchant.merchant_id,
+    application_key: merchant.application_key,
+    transaction_type: 'payout',
+    order_id: orderId('payout'),
+    amount: 5000,
+    currency: 'USD',
+    ...encrypted,
+    ...CUSTOMER,
+    gateway: merchant.gateway,
+    return_url: 'https://merchant.example/return',
+    notification_url: 'https://merchant.example/notify',
+    timestamp,
+    version: '1.2',
+    ...overrides,
   };
 }
 
 /** Variant E: payout, frontend form, version 1.1, plain card data. */
 export function payoutE(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, frontend: merchant.frontend, transaction_type: 'payout',
-    order_id: orderId('payout'), amount: 5000, currency: 'USD', card_number: VISA, card_exp: '12/2035', ...CUSTOMER,
-    gateway: merchant.gateway, return_url: 'https://merchant.example/return', notification_url: 'https://merchant.example/notify',
-    timestamp: nowSeconds(), version: '1.1', ...overrides,
+    merchant_id: merchant.merchant_id,
+    frontend: merchant.frontend,
+    transaction_type: 'payout',
+    order_id: orderId('payout'),
+    amount: 5000,
+    currency: 'USD',
+    card_number: VISA,
+    card_exp: '12/2035',
+    ...CUSTOMER,
+    gateway: merchant.gateway,
+    return_url: 'https://merchant.example/return',
+    notification_url: 'https://merchant.example/notify',
+    timestamp: nowSeconds(),
+    version: '1.1',
+    ...overrides,
   };
 }
 
 /** POST /api/direct: a sandbox bank payout unless data_method says ewallet. */
 export function direct(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, transaction_type: 'payout',
-    order_id: orderId('direct'), amount: 7500, currency: 'EUR', pin: 'cust-77', country: 'DE', gateway: merchant.gateway,
-    return_url: 'https://merchant.example/return', notification_url: 'https://merchant.example/notify',
-    data_account_number: 'DE89370400440532013000', data_bank_code: 'COBADEFF',
-    timestamp: nowSeconds(), version: '1.2', ...overrides,
+    merchant_id: merchant.merchant_id,
+    application_key: merchant.application_key,
+    transaction_type: 'payout',
+    order_id: orderId('direct'),
+    amount: 7500,
+    currency: 'EUR',
+    pin: 'cust-77',
+    country: 'DE',
+    gateway: merchant.gateway,
+    return_url: 'https://merchant.example/return',
+    notification_url: 'https://merchant.example/notify',
+    data_account_number: 'DE89370400440532013000',
+    data_bank_code: 'COBADEFF',
+    timestamp: nowSeconds(),
+    version: '1.2',
+    ...overrides,
   };
 }
 

@@ -92,8 +92,16 @@ export function uniqueId(prefix: string): string {
 /** A sandbox gateway row of a merchant, without settings. */
 export function gatewayFixture(merchant_id: string, overrides: Partial<NewGatewayRow> = {}): NewGatewayRow {
   return {
-    gateway_id: `gw-${merchant_id}`, merchant_id, connector: 'sandbox', currencies: 'USD,EUR', mit_enabled: 1, hold_payouts: 0,
-    settings_sealed: null, created_at_ms: 1_700_000_000_000, updated_at_ms: 1_700_000_000_000, ...overrides,
+    gateway_id: `gw-${merchant_id}`,
+    merchant_id,
+    connector: 'sandbox',
+    currencies: 'USD,EUR',
+    mit_enabled: 1,
+    hold_payouts: 0,
+    settings_sealed: null,
+    created_at_ms: 1_700_000_000_000,
+    updated_at_ms: 1_700_000_000_000,
+    ...overrides,
   };
 }
 

@@ -66,12 +66,17 @@ export async function v13(
   const secret = options.secret ?? merchant.secret;
   const timestamp = options.timestamp ?? clockSeconds();
   const message: Record<string, unknown> = {
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, timestamp, version: 'v1.3', ...fields,
+    merchant_id: merchant.merchant_id,
+    application_key: merchant.application_key,
+    timestamp,
+    version: 'v1.3',
+    ...fields,
   };
   for (const key of options.omit ?? []) delete message[key];
-  const header = options.header === undefined
-    ? gtRequestHeader(String(message.merchant_id ?? ''), String(message.application_key ?? ''), String(message.timestamp ?? ''), secret)
-    : options.header;
+  const header =
+    options.header === undefined
+      ? gtRequestHeader(String(message.merchant_id ?? ''), String(message.application_key ?? ''), String(message.timestamp ?? ''), secret)
+      : options.header;
   const headers: Record<string, string> = {};
   if (header !== null) headers['gt-authentication'] = header;
   let url = `${base_url}${path}`;
@@ -85,7 +90,7 @@ export async function v13(
     body = JSON.stringify(message);
   }
   if (options.body_signature === true) {
-    headers['gt-body-signature'] = gtBodySignature(method, path, method === 'GET' ? url.slice(url.indexOf('?') + 1) : body ?? '', secret);
+    headers['gt-body-signature'] = gtBodySignature(method, path, method === 'GET' ? url.slice(url.indexOf('?') + 1) : (body ?? ''), secret);
   } else if (typeof options.body_signature === 'string') {
     headers['gt-body-signature'] = options.body_signature;
   }
@@ -105,24 +110,50 @@ export async function v13(
 }
 
 /** A card_token of the merchant's, through POST /api/tokenize. */
-export async function tokenize(base_url: string, merchant: CreatedMerchant, pin = 'cust-42', card_number = VISA, card_exp = '12/2035'): Promise<string> {
-  const answer = await postSigned(base_url, '/api/tokenize', {
-    merchant_id: merchant.merchant_id, application_key: merchant.application_key, pin, card_number, card_exp,
-    timestamp: clockSeconds(), version: '1.2',
-  }, merchant.secret);
+export async function tokenize(
+  base_url: string,
+  merchant: CreatedMerchant,
+  pin = 'cust-42',
+  card_number = VISA,
+  card_exp = '12/2035',
+): Promise<string> {
+  const answer = await postSigned(
+    base_url,
+    '/api/tokenize',
+    {
+      merchant_id: merchant.merchant_id,
+      application_key: merchant.application_key,
+      pin,
+      card_number,
+      card_exp,
+      timestamp: clockSeconds(),
+      version: '1.2',
+    },
+    merchant.secret,
+  );
   if (answer.body.status !== 0) throw new Error(`tokenize failed: ${JSON.stringify(answer.body)}`);
   return answer.body.card_token as string;
 }
 
 export function planBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    name: 'Gold monthly', description: 'Everything, every month', prices: [{ amount: 1999, currency: 'USD' }, { amount: 1799, currency: 'EUR' }],
-    billing_cycle: 'monthly', ...overrides,
+    name: 'Gold monthly',
+    description: 'Everything, every month',
+    prices: [
+      { amount: 1999, currency: 'USD' },
+      { amount: 1799, currency: 'EUR' },
+    ],
+    billing_cycle: 'monthly',
+    ...overrides,
   };
 }
 
 /** Creates a plan and returns its answer body (status 0 checked). */
-export async function createPlanVia(base_url: string, merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+export async function createPlanVia(
+  base_url: string,
+  merchant: CreatedMerchant,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const answer = await v13(base_url, 'POST', '/api/v1.3/subscription-plan', merchant, planBody(overrides));
   if (answer.body.status !== 0) throw new Error(`plan not created: ${JSON.stringify(answer.body)}`);
   return answer.body;
@@ -137,10 +168,19 @@ export function priceIdOf(plan: Record<string, unknown>, currency = 'USD'): stri
 
 /** Creates a subscription and returns its answer body (status 0 checked). */
 export async function subscribeVia(
-  base_url: string, merchant: CreatedMerchant, plan: Record<string, unknown>, card_token: string, overrides: Record<string, unknown> = {},
+  base_url: string,
+  merchant: CreatedMerchant,
+  plan: Record<string, unknown>,
+  card_token: string,
+  overrides: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
   const answer = await v13(base_url, 'POST', '/api/v1.3/subscription', merchant, {
-    plan_id: plan.plan_id, price_id: priceIdOf(plan), cid: 'cust-42', card_token, notification_url: 'https://merchant.example/subs', ...overrides,
+    plan_id: plan.plan_id,
+    price_id: priceIdOf(plan),
+    cid: 'cust-42',
+    card_token,
+    notification_url: 'https://merchant.example/subs',
+    ...overrides,
   });
   if (answer.body.status !== 0) throw new Error(`subscription not created: ${JSON.stringify(answer.body)}`);
   return answer.body;

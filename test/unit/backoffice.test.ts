@@ -11,22 +11,42 @@ import { niceCeiling } from '../../src/pages/backoffice/charts.js';
 import type { ActivityRow } from '../../src/domain/overview.js';
 import type { TransactionStatus, TransactionType } from '../../src/domain/transaction-state.js';
 
-const row = (day: number, transaction_type: TransactionType, status: TransactionStatus, currency: string, count: number, amount_minor: number): ActivityRow =>
-  ({ day, transaction_type, status, currency, count, amount_minor });
+const row = (
+  day: number,
+  transaction_type: TransactionType,
+  status: TransactionStatus,
+  currency: string,
+  count: number,
+  amount_minor: number,
+): ActivityRow => ({ day, transaction_type, status, currency, count, amount_minor });
 
 describe('overview figures', () => {
   const today = 20_000;
   it('sums approved sales per currency, today and over the period, and counts declines and rejections in the rate', () => {
-    const overview = computeOverview([
-      row(today, 'sale', 'approved', 'USD', 2, 3000), row(today, 'sale', 'approved', 'EUR', 1, 500),
-      row(today, 'sale', 'declined', 'USD', 1, 999), row(today, 'sale', 'rejected', 'USD', 1, 100), row(today, 'sale', 'error', 'USD', 4, 400),
-      row(today - 3, 'sale', 'approved', 'USD', 3, 6000), row(today - 3, 'refund', 'approved', 'USD', 1, 250),
-      row(today - 3, 'sale', 'pending', 'USD', 5, 5000), row(today - OVERVIEW_DAYS, 'sale', 'approved', 'USD', 9, 9999),
-    ], today);
+    const overview = computeOverview(
+      [
+        row(today, 'sale', 'approved', 'USD', 2, 3000),
+        row(today, 'sale', 'approved', 'EUR', 1, 500),
+        row(today, 'sale', 'declined', 'USD', 1, 999),
+        row(today, 'sale', 'rejected', 'USD', 1, 100),
+        row(today, 'sale', 'error', 'USD', 4, 400),
+        row(today - 3, 'sale', 'approved', 'USD', 3, 6000),
+        row(today - 3, 'refund', 'approved', 'USD', 1, 250),
+        row(today - 3, 'sale', 'pending', 'USD', 5, 5000),
+        row(today - OVERVIEW_DAYS, 'sale', 'approved', 'USD', 9, 9999),
+      ],
+      today,
+    );
     expect(overview.days.length).toBe(OVERVIEW_DAYS);
     expect(overview.days.at(-1)).toBe(today);
-    expect(overview.today_volume).toEqual([{ currency: 'USD', amount_minor: 3000, count: 2 }, { currency: 'EUR', amount_minor: 500, count: 1 }]);
-    expect(overview.period_volume).toEqual([{ currency: 'USD', amount_minor: 9000, count: 5 }, { currency: 'EUR', amount_minor: 500, count: 1 }]);
+    expect(overview.today_volume).toEqual([
+      { currency: 'USD', amount_minor: 3000, count: 2 },
+      { currency: 'EUR', amount_minor: 500, count: 1 },
+    ]);
+    expect(overview.period_volume).toEqual([
+      { currency: 'USD', amount_minor: 9000, count: 5 },
+      { currency: 'EUR', amount_minor: 500, count: 1 },
+    ]);
     expect(overview.today_approval_rate).toBeCloseTo(3 / 5);
     expect(overview.approval_rate).toBeCloseTo(6 / 8);
     expect(overview.period_refunds).toEqual([{ currency: 'USD', amount_minor: 250, count: 1 }]);
@@ -41,20 +61,47 @@ describe('overview figures', () => {
 describe('transactions search form', () => {
   it('reads every field and names the wrong one', () => {
     const parsed = parseTransactionSearch({
-      trace_id: '12', order_id: ' o-1 ', pin: 'p', status: 'approved', type: 'sale', gateway: 'g', merchant: 'm',
-      from: '2026-11-01', to: '2026-11-02', amount_min: '100', amount_max: '200', before: '50',
+      trace_id: '12',
+      order_id: ' o-1 ',
+      pin: 'p',
+      status: 'approved',
+      type: 'sale',
+      gateway: 'g',
+      merchant: 'm',
+      from: '2026-11-01',
+      to: '2026-11-02',
+      amount_min: '100',
+      amount_max: '200',
+      before: '50',
     });
     expect(parsed).toMatchObject({
-      ok: true, before: 50, merchant: 'm',
+      ok: true,
+      before: 50,
+      merchant: 'm',
       search: {
-        trace_id: 12, order_id: 'o-1', pin: 'p', status: 'approved', transaction_type: 'sale', gateway_id: 'g',
-        created_from_ms: Date.UTC(2026, 10, 1), created_before_ms: Date.UTC(2026, 10, 3), amount_min_minor: 100, amount_max_minor: 200,
+        trace_id: 12,
+        order_id: 'o-1',
+        pin: 'p',
+        status: 'approved',
+        transaction_type: 'sale',
+        gateway_id: 'g',
+        created_from_ms: Date.UTC(2026, 10, 1),
+        created_before_ms: Date.UTC(2026, 10, 3),
+        amount_min_minor: 100,
+        amount_max_minor: 200,
       },
     });
     for (const [query, field] of [
-      [{ trace_id: '0' }, 'trace_id'], [{ status: 'paid' }, 'status'], [{ from: '2026-02-30' }, 'from'], [{ to: '24/11/2026' }, 'to'],
-      [{ from: '2026-11-03', to: '2026-11-02' }, 'to'], [{ amount_min: '1.5' }, 'amount_min'], [{ amount_min: '5', amount_max: '4' }, 'amount_max'],
-      [{ order_id: 'a\u0000b' }, 'order_id'], [{ pin: 'x'.repeat(129) }, 'pin'], [{ before: 'x' }, 'before'],
+      [{ trace_id: '0' }, 'trace_id'],
+      [{ status: 'paid' }, 'status'],
+      [{ from: '2026-02-30' }, 'from'],
+      [{ to: '24/11/2026' }, 'to'],
+      [{ from: '2026-11-03', to: '2026-11-02' }, 'to'],
+      [{ amount_min: '1.5' }, 'amount_min'],
+      [{ amount_min: '5', amount_max: '4' }, 'amount_max'],
+      [{ order_id: 'a\u0000b' }, 'order_id'],
+      [{ pin: 'x'.repeat(129) }, 'pin'],
+      [{ before: 'x' }, 'before'],
     ] as const) {
       expect(parseTransactionSearch(query)).toMatchObject({ ok: false, field });
     }
@@ -72,12 +119,14 @@ describe('CSV cells', () => {
   /** The RFC 4180 reading of one cell. */
   const read = (cell: string) => (cell.startsWith('"') ? cell.slice(1, -1).replace(/""/g, '"') : cell);
   it('round-trips any text, and a cell a spreadsheet would run as a formula starts with an apostrophe', () => {
-    fc.assert(fc.property(fc.string(), (text) => {
-      const cell = csvField(text);
-      const formula = /^[=+\-@\t\r]/.test(text);
-      expect(read(cell)).toBe(formula ? `'${text}` : text);
-      if (!cell.startsWith('"')) expect(/[",\r\n]/.test(cell)).toBe(false);
-    }));
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const cell = csvField(text);
+        const formula = /^[=+\-@\t\r]/.test(text);
+        expect(read(cell)).toBe(formula ? `'${text}` : text);
+        if (!cell.startsWith('"')) expect(/[",\r\n]/.test(cell)).toBe(false);
+      }),
+    );
     expect(csvField(-12)).toBe('-12');
     expect(csvField(null)).toBe('');
   });
@@ -85,12 +134,23 @@ describe('CSV cells', () => {
 
 describe('amounts typed in a page', () => {
   it('reads back what formatAmount writes, in each exponent', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 2 ** 40 }), fc.constantFrom('USD', 'JPY', 'BHD'), (minor, currency) => {
-      expect(parseMajorAmount(formatAmount(minor, currency).split(' ')[0]!, currency)).toBe(minor);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 40 }), fc.constantFrom('USD', 'JPY', 'BHD'), (minor, currency) => {
+        expect(parseMajorAmount(formatAmount(minor, currency).split(' ')[0]!, currency)).toBe(minor);
+      }),
+    );
   });
   it('refuses more decimals than the currency has, zero, signs and separators', () => {
-    for (const [text, currency] of [['1.001', 'USD'], ['1.5', 'JPY'], ['0', 'USD'], ['0.00', 'USD'], ['-1', 'USD'], ['1,000.00', 'USD'], ['', 'USD'], ['1e3', 'USD']]) {
+    for (const [text, currency] of [
+      ['1.001', 'USD'],
+      ['1.5', 'JPY'],
+      ['0', 'USD'],
+      ['0.00', 'USD'],
+      ['-1', 'USD'],
+      ['1,000.00', 'USD'],
+      ['', 'USD'],
+      ['1e3', 'USD'],
+    ]) {
       expect([text, parseMajorAmount(text!, currency!)]).toEqual([text, null]);
     }
     expect(parseMajorAmount('12.5', 'USD')).toBe(1250);
@@ -99,11 +159,13 @@ describe('amounts typed in a page', () => {
 
 describe('chart scale', () => {
   it('is 1, 2 or 5 times a power of ten, at least the value', () => {
-    fc.assert(fc.property(fc.double({ min: 0.001, max: 1e12, noNaN: true }), (value) => {
-      const top = niceCeiling(value);
-      expect(top).toBeGreaterThanOrEqual(value);
-      expect(top / 10 ** Math.floor(Math.log10(top) + 1e-9)).toSatisfy((m: number) => [1, 2, 5].some((n) => Math.abs(m - n) < 1e-9));
-    }));
+    fc.assert(
+      fc.property(fc.double({ min: 0.001, max: 1e12, noNaN: true }), (value) => {
+        const top = niceCeiling(value);
+        expect(top).toBeGreaterThanOrEqual(value);
+        expect(top / 10 ** Math.floor(Math.log10(top) + 1e-9)).toSatisfy((m: number) => [1, 2, 5].some((n) => Math.abs(m - n) < 1e-9));
+      }),
+    );
     expect(niceCeiling(0)).toBe(1);
   });
 });

@@ -3,7 +3,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  addMonthsAnchored, BILLING_CYCLES, chargeDueAt, DAY_MS, daysInMonth, firstChargeAt, nextChargeAfter, retryDueAt,
+  addMonthsAnchored,
+  BILLING_CYCLES,
+  chargeDueAt,
+  DAY_MS,
+  daysInMonth,
+  firstChargeAt,
+  nextChargeAfter,
+  retryDueAt,
 } from '../../src/domain/billing-calendar.js';
 import { attemptInSeries, nextSeriesAttempt } from '../../src/operations/subscription-renewal.js';
 
@@ -17,7 +24,11 @@ describe('monthly charges around month ends', () => {
   it('Jan 31 → Feb 28 → Mar 31 → Apr 30 (anchored on the original day, not the previous charge)', () => {
     const anchor = at('2025-01-31T10:15:00.000Z');
     expect([0, 1, 2, 3, 4].map((n) => iso(chargeDueAt(anchor, n, 'monthly')))).toEqual([
-      '2025-01-31T10:15:00.000Z', '2025-02-28T10:15:00.000Z', '2025-03-31T10:15:00.000Z', '2025-04-30T10:15:00.000Z', '2025-05-31T10:15:00.000Z',
+      '2025-01-31T10:15:00.000Z',
+      '2025-02-28T10:15:00.000Z',
+      '2025-03-31T10:15:00.000Z',
+      '2025-04-30T10:15:00.000Z',
+      '2025-05-31T10:15:00.000Z',
     ]);
   });
 
@@ -82,18 +93,21 @@ describe('the next charge after a late one (docs/subscriptions.md §5.2)', () =>
   });
 
   it('property: the smallest anchor date (index ≥ 1) strictly after the given time', () => {
-    fc.assert(fc.property(anchorArb, fc.integer({ min: 0, max: 6 * 366 * DAY_MS }), fc.constantFrom(...BILLING_CYCLES), (anchor, later, cycle) => {
-      const after = anchor + later;
-      const next = nextChargeAfter(anchor, cycle, after);
-      expect(next).toBeGreaterThan(after);
-      let k = 1;
-      while (chargeDueAt(anchor, k, cycle) !== next) {
-        // Every earlier date of the series is not after `after`.
-        expect(chargeDueAt(anchor, k, cycle)).toBeLessThanOrEqual(after);
-        k += 1;
-        expect(k).toBeLessThan(2000);
-      }
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(anchorArb, fc.integer({ min: 0, max: 6 * 366 * DAY_MS }), fc.constantFrom(...BILLING_CYCLES), (anchor, later, cycle) => {
+        const after = anchor + later;
+        const next = nextChargeAfter(anchor, cycle, after);
+        expect(next).toBeGreaterThan(after);
+        let k = 1;
+        while (chargeDueAt(anchor, k, cycle) !== next) {
+          // Every earlier date of the series is not after `after`.
+          expect(chargeDueAt(anchor, k, cycle)).toBeLessThanOrEqual(after);
+          k += 1;
+          expect(k).toBeLessThan(2000);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -110,49 +124,63 @@ describe('attempt numbers across a reactivation', () => {
   });
 });
 
-
 describe('properties', () => {
-  it('the n-th monthly-type charge falls on the anchor day (or the month\'s last day), same time of day, n cycles later', () => {
-    fc.assert(fc.property(anchorArb, fc.integer({ min: 0, max: 600 }), fc.constantFrom('monthly', 'every_3_months', 'every_6_months', 'yearly' as const),
-      (anchor, n, cycle) => {
-        const a = new Date(anchor);
-        const due = new Date(chargeDueAt(anchor, n, cycle));
-        const months = a.getUTCMonth() + n * MONTHS[cycle];
-        expect(due.getUTCFullYear()).toBe(a.getUTCFullYear() + Math.floor(months / 12));
-        expect(due.getUTCMonth()).toBe(months % 12);
-        expect(due.getUTCDate()).toBe(Math.min(a.getUTCDate(), daysInMonth(due.getUTCFullYear(), due.getUTCMonth())));
-        expect(due.getTime() % DAY_MS).toBe(anchor % DAY_MS);
-      }), { numRuns: 2000 });
+  it("the n-th monthly-type charge falls on the anchor day (or the month's last day), same time of day, n cycles later", () => {
+    fc.assert(
+      fc.property(
+        anchorArb,
+        fc.integer({ min: 0, max: 600 }),
+        fc.constantFrom('monthly', 'every_3_months', 'every_6_months', 'yearly' as const),
+        (anchor, n, cycle) => {
+          const a = new Date(anchor);
+          const due = new Date(chargeDueAt(anchor, n, cycle));
+          const months = a.getUTCMonth() + n * MONTHS[cycle];
+          expect(due.getUTCFullYear()).toBe(a.getUTCFullYear() + Math.floor(months / 12));
+          expect(due.getUTCMonth()).toBe(months % 12);
+          expect(due.getUTCDate()).toBe(Math.min(a.getUTCDate(), daysInMonth(due.getUTCFullYear(), due.getUTCMonth())));
+          expect(due.getTime() % DAY_MS).toBe(anchor % DAY_MS);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('never drifts: a short month on the way does not pull later charges off the anchor day', () => {
-    fc.assert(fc.property(anchorArb, fc.integer({ min: 1, max: 240 }), (anchor, n) => {
-      // Stepping charge by charge from the previous date would drift (Jan 31 → Feb 28 → Mar 28);
-      // the anchor-based date returns to the anchor day whenever the month has it.
-      const day = new Date(anchor).getUTCDate();
-      const due = new Date(chargeDueAt(anchor, n, 'monthly'));
-      if (daysInMonth(due.getUTCFullYear(), due.getUTCMonth()) >= day) expect(due.getUTCDate()).toBe(day);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(anchorArb, fc.integer({ min: 1, max: 240 }), (anchor, n) => {
+        // Stepping charge by charge from the previous date would drift (Jan 31 → Feb 28 → Mar 28);
+        // the anchor-based date returns to the anchor day whenever the month has it.
+        const day = new Date(anchor).getUTCDate();
+        const due = new Date(chargeDueAt(anchor, n, 'monthly'));
+        if (daysInMonth(due.getUTCFullYear(), due.getUTCMonth()) >= day) expect(due.getUTCDate()).toBe(day);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('charge dates strictly increase, one cycle apart at most 31 days per month', () => {
-    fc.assert(fc.property(anchorArb, fc.integer({ min: 0, max: 300 }), fc.constantFrom(...BILLING_CYCLES), (anchor, n, cycle) => {
-      const here = chargeDueAt(anchor, n, cycle);
-      const next = chargeDueAt(anchor, n + 1, cycle);
-      expect(next).toBeGreaterThan(here);
-      const months = cycle === 'weekly' ? 0 : MONTHS[cycle];
-      const gap_days = (next - here) / DAY_MS;
-      if (cycle === 'weekly') expect(gap_days).toBe(7);
-      else {
-        expect(gap_days).toBeGreaterThanOrEqual(months * 28 - 3);
-        expect(gap_days).toBeLessThanOrEqual(months * 31 + 3);
-      }
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(anchorArb, fc.integer({ min: 0, max: 300 }), fc.constantFrom(...BILLING_CYCLES), (anchor, n, cycle) => {
+        const here = chargeDueAt(anchor, n, cycle);
+        const next = chargeDueAt(anchor, n + 1, cycle);
+        expect(next).toBeGreaterThan(here);
+        const months = cycle === 'weekly' ? 0 : MONTHS[cycle];
+        const gap_days = (next - here) / DAY_MS;
+        if (cycle === 'weekly') expect(gap_days).toBe(7);
+        else {
+          expect(gap_days).toBeGreaterThanOrEqual(months * 28 - 3);
+          expect(gap_days).toBeLessThanOrEqual(months * 31 + 3);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('addMonthsAnchored(x, 0) is x', () => {
-    fc.assert(fc.property(anchorArb, (anchor) => {
-      expect(addMonthsAnchored(anchor, 0)).toBe(anchor);
-    }));
+    fc.assert(
+      fc.property(anchorArb, (anchor) => {
+        expect(addMonthsAnchored(anchor, 0)).toBe(anchor);
+      }),
+    );
   });
 });

@@ -37,11 +37,16 @@ describe('decryption failures all look the same', () => {
     ['a flipped byte in the last block', () => decryptCardField(flipByte(pan.encrypted, 31), secret, timestamp)],
     ['a flipped byte in the first block', () => decryptCardField(flipByte(pan.encrypted, 3), secret, timestamp)],
     ['a flipped byte in a one-block value', () => decryptCardField(flipByte(exp.encrypted, 15), secret, timestamp)],
-    ['a truncated ciphertext (one block of two)', () =>
-      decryptCardField(Buffer.from(pan.encrypted, 'base64').subarray(0, 16).toString('base64'), secret, timestamp)],
+    [
+      'a truncated ciphertext (one block of two)',
+      () => decryptCardField(Buffer.from(pan.encrypted, 'base64').subarray(0, 16).toString('base64'), secret, timestamp),
+    ],
     ['a truncated base64 text', () => decryptCardField(pan.encrypted.slice(0, 20), secret, timestamp)],
     ['text that is not base64', () => decryptCardField('not base64 at all!', secret, timestamp)],
-    ['base64 with characters outside the alphabet', () => decryptCardField(`${exp.encrypted.slice(0, 10)}*${exp.encrypted.slice(11)}`, secret, timestamp)],
+    [
+      'base64 with characters outside the alphabet',
+      () => decryptCardField(`${exp.encrypted.slice(0, 10)}*${exp.encrypted.slice(11)}`, secret, timestamp),
+    ],
     ['a length that is not a multiple of 16 bytes', () => decryptCardField(Buffer.alloc(15, 7).toString('base64'), secret, timestamp)],
     ['a 17-byte value', () => decryptCardField(Buffer.alloc(17, 7).toString('base64'), secret, timestamp)],
     ['an over-long value', () => decryptCardField('A'.repeat(260), secret, timestamp)],
@@ -77,23 +82,25 @@ describe('decryption failures all look the same', () => {
 describe('round trip', () => {
   const cardLike = fc.oneof(
     fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 12, maxLength: 19 }),
-    fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 2000, max: 2099 }))
-      .map(([m, y]) => `${String(m).padStart(2, '0')}/${y}`),
+    fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 2000, max: 2099 })).map(([m, y]) => `${String(m).padStart(2, '0')}/${y}`),
     fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 3, maxLength: 4 }),
     fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 32 }).filter((s) => /^[\x20-\x7e]+$/.test(s)),
   );
 
   it('decrypt(encrypt(x)) is x for random card-like strings, secrets and timestamps', () => {
-    fc.assert(fc.property(
-      cardLike,
-      fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }),
-      fc.integer({ min: 0, max: 4_102_444_800 }),
-      (plain, key, ts) => {
-        const encrypted = encryptCardField(plain, key, ts);
-        expect(encrypted).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
-        expect(Buffer.from(encrypted, 'base64').length % 16).toBe(0);
-        expect(decryptCardField(encrypted, key, ts)).toEqual({ ok: true, value: plain });
-      },
-    ), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        cardLike,
+        fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 4_102_444_800 }),
+        (plain, key, ts) => {
+          const encrypted = encryptCardField(plain, key, ts);
+          expect(encrypted).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
+          expect(Buffer.from(encrypted, 'base64').length % 16).toBe(0);
+          expect(decryptCardField(encrypted, key, ts)).toEqual({ ok: true, value: plain });
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

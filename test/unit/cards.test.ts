@@ -21,17 +21,26 @@ const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(.
 
 describe('luhnValid', () => {
   it.each([
-    '4111111111111111', '4012888888881881', '5555555555554444', '5105105105105100', '2221000000000009',
-    '378282246310005', '371449635398431', '6011111111111117', '3530111333300000', '4222222222222',
+    '4111111111111111',
+    '4012888888881881',
+    '5555555555554444',
+    '5105105105105100',
+    '2221000000000009',
+    '378282246310005',
+    '371449635398431',
+    '6011111111111117',
+    '3530111333300000',
+    '4222222222222',
   ])('accepts the valid number %s', (pan) => {
     expect(luhnValid(pan)).toBe(true);
   });
 
-  it.each([
-    '4111111111111112', '4111111111111121', '5555555555554443', '378282246310006', '1234567812345678',
-  ])('refuses the invalid number %s', (pan) => {
-    expect(luhnValid(pan)).toBe(false);
-  });
+  it.each(['4111111111111112', '4111111111111121', '5555555555554443', '378282246310006', '1234567812345678'])(
+    'refuses the invalid number %s',
+    (pan) => {
+      expect(luhnValid(pan)).toBe(false);
+    },
+  );
 
   it.each([
     ['too short (11 digits)', '00000000000'],
@@ -47,25 +56,34 @@ describe('luhnValid', () => {
   });
 
   it('appending the right check digit always gives a valid number', () => {
-    fc.assert(fc.property(digits(11, 18), (payload) => {
-      expect(luhnValid(payload + checkDigit(payload))).toBe(true);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(digits(11, 18), (payload) => {
+        expect(luhnValid(payload + checkDigit(payload))).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('any other check digit gives an invalid number', () => {
-    fc.assert(fc.property(digits(11, 18), fc.integer({ min: 1, max: 9 }), (payload, shift) => {
-      const wrong = String((Number(checkDigit(payload)) + shift) % 10);
-      expect(luhnValid(payload + wrong)).toBe(false);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(digits(11, 18), fc.integer({ min: 1, max: 9 }), (payload, shift) => {
+        const wrong = String((Number(checkDigit(payload)) + shift) % 10);
+        expect(luhnValid(payload + wrong)).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('changing any one digit of a valid number makes it invalid', () => {
-    fc.assert(fc.property(digits(11, 18), fc.nat(), fc.integer({ min: 1, max: 9 }), (payload, at, shift) => {
-      const valid = payload + checkDigit(payload);
-      const i = at % valid.length;
-      const changed = valid.slice(0, i) + String((Number(valid[i]) + shift) % 10) + valid.slice(i + 1);
-      expect(luhnValid(changed)).toBe(false);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(digits(11, 18), fc.nat(), fc.integer({ min: 1, max: 9 }), (payload, at, shift) => {
+        const valid = payload + checkDigit(payload);
+        const i = at % valid.length;
+        const changed = valid.slice(0, i) + String((Number(valid[i]) + shift) % 10) + valid.slice(i + 1);
+        expect(luhnValid(changed)).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -78,11 +96,13 @@ describe('maskPan', () => {
   });
 
   it('keeps the length and never shows the middle digits', () => {
-    fc.assert(fc.property(digits(12, 19), (pan) => {
-      const masked = maskPan(pan);
-      expect(masked).toHaveLength(pan.length);
-      expect(masked).toBe(pan.slice(0, 6) + '*'.repeat(pan.length - 10) + pan.slice(-4));
-    }));
+    fc.assert(
+      fc.property(digits(12, 19), (pan) => {
+        const masked = maskPan(pan);
+        expect(masked).toHaveLength(pan.length);
+        expect(masked).toBe(pan.slice(0, 6) + '*'.repeat(pan.length - 10) + pan.slice(-4));
+      }),
+    );
   });
 
   it('hides a value too short to mask sensibly entirely', () => {

@@ -38,7 +38,15 @@ describe('loadConfig defaults', () => {
   });
 
   it('treats empty values as unset', () => {
-    const empty = loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', PUBLIC_URL: '', PAYGATE_ADMIN_TOKEN: '', PAYGATE_MASTER_KEY: '', PAYGATE_NOTIFY_RETRY_SECONDS: '' });
+    const empty = loadConfig({
+      PORT: '',
+      HOST: '',
+      DATABASE_URL: '',
+      PUBLIC_URL: '',
+      PAYGATE_ADMIN_TOKEN: '',
+      PAYGATE_MASTER_KEY: '',
+      PAYGATE_NOTIFY_RETRY_SECONDS: '',
+    });
     expect(empty.port).toBe(8080);
     expect(empty.host).toBe('127.0.0.1');
     expect(empty.database_url).toBeNull();
@@ -52,13 +60,22 @@ describe('loadConfig defaults', () => {
 describe('loadConfig reads good values', () => {
   it('takes every documented variable', () => {
     const config = loadConfig({
-      PORT: '9090', HOST: '0.0.0.0', PAYGATE_ENV: 'live', DATABASE_URL: 'postgres://u@db:5432/paygate',
-      PAYGATE_MASTER_KEY: HEX_KEY, PUBLIC_URL: 'https://pay.example.com/', PAYGATE_ADMIN_TOKEN: 'x'.repeat(16),
+      PORT: '9090',
+      HOST: '0.0.0.0',
+      PAYGATE_ENV: 'live',
+      DATABASE_URL: 'postgres://u@db:5432/paygate',
+      PAYGATE_MASTER_KEY: HEX_KEY,
+      PUBLIC_URL: 'https://pay.example.com/',
+      PAYGATE_ADMIN_TOKEN: 'x'.repeat(16),
       PAYGATE_NOTIFY_RETRY_SECONDS: '5,10',
     });
     expect(config).toMatchObject({
-      port: 9090, host: '0.0.0.0', environment: 'live', database_url: 'postgres://u@db:5432/paygate',
-      public_url: 'https://pay.example.com', admin_token: 'x'.repeat(16),
+      port: 9090,
+      host: '0.0.0.0',
+      environment: 'live',
+      database_url: 'postgres://u@db:5432/paygate',
+      public_url: 'https://pay.example.com',
+      admin_token: 'x'.repeat(16),
     });
     expect(config.master_key?.toString('hex')).toBe(HEX_KEY);
     expect(config.schedules.notify_retry_seconds).toEqual([5, 10]);
@@ -143,10 +160,12 @@ describe('loadConfig refuses bad values, naming the variable', () => {
   });
 
   it('says what PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES takes', () => {
-    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '0' }).message)
-      .toBe('PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be between 1 and 480, got 0');
-    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: 'fifteen' }).message)
-      .toBe('PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be a whole number, got "fifteen"');
+    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '0' }).message).toBe(
+      'PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be between 1 and 480, got 0',
+    );
+    expect(configError({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: 'fifteen' }).message).toBe(
+      'PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES must be a whole number, got "fifteen"',
+    );
   });
 
   it('does not echo the master key in its message', () => {

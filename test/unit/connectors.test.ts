@@ -21,8 +21,11 @@ const context: ConnectorContext = {
 };
 
 const CHECKOUT_SETTINGS = {
-  secret_key: 'sk_sbox_0123456789', processing_channel_id: `pc_${'a'.repeat(26)}`, webhook_secret: 'w'.repeat(32),
-  base_url: 'https://api.sandbox.checkout.com', currency_account_id: `ca_${'b'.repeat(26)}`,
+  secret_key: 'sk_sbox_0123456789',
+  processing_channel_id: `pc_${'a'.repeat(26)}`,
+  webhook_secret: 'w'.repeat(32),
+  base_url: 'https://api.sandbox.checkout.com',
+  currency_account_id: `ca_${'b'.repeat(26)}`,
 };
 
 function built(name: string, settings: Record<string, string> = {}): Connector {
@@ -33,7 +36,8 @@ function built(name: string, settings: Record<string, string> = {}): Connector {
 describe('connector definitions', () => {
   it('each connector has exactly the capabilities it declares', () => {
     const cases: [string, Record<string, string>][] = [
-      ['sandbox', {}], ['checkout', CHECKOUT_SETTINGS],
+      ['sandbox', {}],
+      ['checkout', CHECKOUT_SETTINGS],
       ['stripe', { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' }],
     ];
     expect(cases.map(([name]) => name).sort()).toEqual(CONNECTOR_DEFINITIONS.map((d) => d.name).sort());
@@ -41,13 +45,19 @@ describe('connector definitions', () => {
       const declared = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!.capabilities;
       const connector = built(name, settings);
       expect(connector.name).toBe(name);
-      expect({
-        card_payout: typeof connector.cardPayout === 'function',
-        direct_payout: connector.direct !== undefined,
-        wallet_deposit: typeof connector.walletDeposit === 'function',
-        webhooks: typeof connector.readWebhook === 'function',
-      }, name).toEqual({
-        card_payout: declared.card_payout, direct_payout: declared.direct_payout, wallet_deposit: declared.wallet_deposit, webhooks: declared.webhooks,
+      expect(
+        {
+          card_payout: typeof connector.cardPayout === 'function',
+          direct_payout: connector.direct !== undefined,
+          wallet_deposit: typeof connector.walletDeposit === 'function',
+          webhooks: typeof connector.readWebhook === 'function',
+        },
+        name,
+      ).toEqual({
+        card_payout: declared.card_payout,
+        direct_payout: declared.direct_payout,
+        wallet_deposit: declared.wallet_deposit,
+        webhooks: declared.webhooks,
       });
     }
   });
@@ -60,14 +70,20 @@ describe('connector definitions', () => {
     expect(built('checkout', without).cardPayout).toBeUndefined();
   });
 
-  it('a Stripe gateway in live mode refuses a test key at Stripe\'s own address and plain http, naming the setting', () => {
+  it("a Stripe gateway in live mode refuses a test key at Stripe's own address and plain http, naming the setting", () => {
     const stripe = CONNECTOR_DEFINITIONS.find((d) => d.name === 'stripe')!;
     const live = { environment: 'live' as const, allow_private_urls: false };
-    const settings = { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' };
+    const settings = {
+      secret_key: 'sk_test_0123456789abcdef',
+      webhook_secret: 'whsec_0123456789abcdef',
+      base_url: 'https://api.stripe.com',
+    };
     expect(stripe.check!(settings, live)).toEqual({ field: 'secret_key', reason: 'a test key (sk_test_) takes no live payments' });
     expect(stripe.check!({ ...settings, secret_key: 'sk_live_0123456789abcdef' }, live)).toBeNull();
-    expect(stripe.check!({ ...settings, secret_key: 'sk_live_0123456789abcdef', base_url: 'http://stripe.internal:8080' }, live))
-      .toEqual({ field: 'base_url', reason: 'must be an https:// address in live mode' });
+    expect(stripe.check!({ ...settings, secret_key: 'sk_live_0123456789abcdef', base_url: 'http://stripe.internal:8080' }, live)).toEqual({
+      field: 'base_url',
+      reason: 'must be an https:// address in live mode',
+    });
     expect(stripe.check!(settings, { environment: 'sandbox', allow_private_urls: false })).toBeNull();
   });
 
@@ -83,31 +99,64 @@ describe('connector definitions', () => {
 
 describe('Checkout.com status map', () => {
   const payment = (status: CkoPayment['status'], overrides: Partial<CkoPayment> = {}): CkoPayment => ({
-    id: 'pay_1', status, approved: null, amount: 1000, currency: 'USD', response_code: null, response_summary: null, reference: 'o-1',
-    trace_id: 1, redirect_url: null, ...overrides,
+    id: 'pay_1',
+    status,
+    approved: null,
+    amount: 1000,
+    currency: 'USD',
+    response_code: null,
+    response_summary: null,
+    reference: 'o-1',
+    trace_id: 1,
+    redirect_url: null,
+    ...overrides,
   });
   const asked = { amount_minor: 1000, currency: 'USD' };
 
   it('gives every published status a meaning, for a sale and for a payout', () => {
     expect(Object.keys(STATUS_MEANING).sort()).toEqual([...CKO_PAYMENT_STATUSES].sort());
-    const kinds = (kind: 'sale' | 'payout') => Object.fromEntries(CKO_PAYMENT_STATUSES.map((s) => [s, paymentResult(payment(s), kind, asked, 1000).kind]));
+    const kinds = (kind: 'sale' | 'payout') =>
+      Object.fromEntries(CKO_PAYMENT_STATUSES.map((s) => [s, paymentResult(payment(s), kind, asked, 1000).kind]));
     expect(kinds('sale')).toEqual({
-      Pending: 'pending', Authorized: 'approved', 'Card Verified': 'approved', Voided: 'rejected', 'Partially Captured': 'approved', Captured: 'approved',
-      'Partially Refunded': 'approved', Refunded: 'approved', Declined: 'rejected', Canceled: 'rejected', Expired: 'rejected', Paid: 'approved',
+      Pending: 'pending',
+      Authorized: 'approved',
+      'Card Verified': 'approved',
+      Voided: 'rejected',
+      'Partially Captured': 'approved',
+      Captured: 'approved',
+      'Partially Refunded': 'approved',
+      Refunded: 'approved',
+      Declined: 'rejected',
+      Canceled: 'rejected',
+      Expired: 'rejected',
+      Paid: 'approved',
     });
-    expect(kinds('payout')).toMatchObject({ Pending: 'pending', Authorized: 'pending', Paid: 'approved', Declined: 'rejected', 'Card Verified': 'rejected' });
+    expect(kinds('payout')).toMatchObject({
+      Pending: 'pending',
+      Authorized: 'pending',
+      Paid: 'approved',
+      Declined: 'rejected',
+      'Card Verified': 'rejected',
+    });
     // A pending sale with the processor's page to go to is a redirect (pending_async), with that page.
-    expect(paymentResult(payment('Pending', { redirect_url: 'https://3ds.example/x' }), 'sale', asked, 1000))
-      .toMatchObject({ kind: 'redirect', redirect_url: 'https://3ds.example/x', psp_transaction_id: 'pay_1' });
+    expect(paymentResult(payment('Pending', { redirect_url: 'https://3ds.example/x' }), 'sale', asked, 1000)).toMatchObject({
+      kind: 'redirect',
+      redirect_url: 'https://3ds.example/x',
+      psp_transaction_id: 'pay_1',
+    });
   });
 
-  it('keeps the processor\'s code and words, and what it charged', () => {
-    expect(paymentResult(payment('Declined', { response_code: '20051', response_summary: 'Insufficient Funds' }), 'sale', asked, 1000))
-      .toMatchObject({ kind: 'rejected', error_code: '20051', error_details: 'Insufficient Funds', decline: 'soft' });
-    expect(paymentResult(payment('Captured', { amount: 990, currency: 'EUR', response_code: '10000' }), 'sale', asked, 1000))
-      .toMatchObject({ kind: 'approved', charge_amount_minor: 990, charge_currency: 'EUR', error_code: '10000' });
-    expect(paymentResult(payment('Captured', { amount: null, currency: null }), 'sale', asked, 1000))
-      .toMatchObject({ charge_amount_minor: 1000, charge_currency: 'USD' });
+  it("keeps the processor's code and words, and what it charged", () => {
+    expect(
+      paymentResult(payment('Declined', { response_code: '20051', response_summary: 'Insufficient Funds' }), 'sale', asked, 1000),
+    ).toMatchObject({ kind: 'rejected', error_code: '20051', error_details: 'Insufficient Funds', decline: 'soft' });
+    expect(paymentResult(payment('Captured', { amount: 990, currency: 'EUR', response_code: '10000' }), 'sale', asked, 1000)).toMatchObject(
+      { kind: 'approved', charge_amount_minor: 990, charge_currency: 'EUR', error_code: '10000' },
+    );
+    expect(paymentResult(payment('Captured', { amount: null, currency: null }), 'sale', asked, 1000)).toMatchObject({
+      charge_amount_minor: 1000,
+      charge_currency: 'USD',
+    });
   });
 
   it('classifies declines: 2xxxx soft, 3xxxx and 4xxxx hard', () => {
@@ -121,39 +170,81 @@ describe('Checkout.com status map', () => {
     expect(eventMeaning('payment_authentication_failed')).toEqual({ about: 'payment', outcome: 'rejected' });
     expect(eventMeaning('payment_refunded')).toEqual({ about: 'refund', outcome: 'approved' });
     expect(eventMeaning('payment_refund_declined')).toEqual({ about: 'refund', outcome: 'rejected' });
-    for (const type of ['payment_pending', 'payment_voided', 'dispute_lost', 'constructor', '__proto__']) expect(eventMeaning(type), type).toBeNull();
+    for (const type of ['payment_pending', 'payment_voided', 'dispute_lost', 'constructor', '__proto__'])
+      expect(eventMeaning(type), type).toBeNull();
   });
 });
 
 describe('Stripe status map', () => {
-  const intent = (status: string, extra: Record<string, unknown> = {}) => readIntent({
-    object: 'payment_intent', id: 'pi_1', status, amount: 1000, currency: 'usd', metadata: { paygate_trace_id: '42' }, ...extra,
-  });
+  const intent = (status: string, extra: Record<string, unknown> = {}) =>
+    readIntent({
+      object: 'payment_intent',
+      id: 'pi_1',
+      status,
+      amount: 1000,
+      currency: 'usd',
+      metadata: { paygate_trace_id: '42' },
+      ...extra,
+    });
 
   it('gives every published PaymentIntent and Refund status a meaning', () => {
     expect(Object.keys(stripeMap.INTENT_MEANING).sort()).toEqual([...stripeMap.INTENT_STATUSES].sort());
     expect(Object.keys(stripeMap.REFUND_MEANING).sort()).toEqual([...stripeMap.REFUND_STATUSES].sort());
-    expect(stripeMap.INTENT_MEANING).toMatchObject({ succeeded: 'approved', requires_payment_method: 'rejected', canceled: 'rejected', processing: 'pending', requires_action: 'action' });
+    expect(stripeMap.INTENT_MEANING).toMatchObject({
+      succeeded: 'approved',
+      requires_payment_method: 'rejected',
+      canceled: 'rejected',
+      processing: 'pending',
+      requires_action: 'action',
+    });
     expect(stripeMap.REFUND_MEANING).toMatchObject({ succeeded: 'approved', pending: 'pending', failed: 'rejected', canceled: 'rejected' });
   });
 
   it('reads what it needs of a PaymentIntent and a Refund, and nothing of another object or status', () => {
-    expect(intent('succeeded')).toMatchObject({ id: 'pi_1', status: 'succeeded', amount: 1000, currency: 'usd', trace_id: 42, redirect_url: null });
-    expect(intent('requires_payment_method', { last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } }))
-      .toMatchObject({ error_code: 'insufficient_funds', error_message: 'Your card has insufficient funds.' });
-    expect(intent('requires_payment_method', { last_payment_error: { code: 'incorrect_cvc', decline_code: '' } })).toMatchObject({ error_code: 'incorrect_cvc' });
-    expect(intent('requires_action', { next_action: { type: 'redirect_to_url', redirect_to_url: { url: 'https://hooks.stripe.com/3ds', return_url: 'x' } } }))
-      .toMatchObject({ redirect_url: 'https://hooks.stripe.com/3ds' });
+    expect(intent('succeeded')).toMatchObject({
+      id: 'pi_1',
+      status: 'succeeded',
+      amount: 1000,
+      currency: 'usd',
+      trace_id: 42,
+      redirect_url: null,
+    });
+    expect(
+      intent('requires_payment_method', {
+        last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+      }),
+    ).toMatchObject({ error_code: 'insufficient_funds', error_message: 'Your card has insufficient funds.' });
+    expect(intent('requires_payment_method', { last_payment_error: { code: 'incorrect_cvc', decline_code: '' } })).toMatchObject({
+      error_code: 'incorrect_cvc',
+    });
+    expect(
+      intent('requires_action', {
+        next_action: { type: 'redirect_to_url', redirect_to_url: { url: 'https://hooks.stripe.com/3ds', return_url: 'x' } },
+      }),
+    ).toMatchObject({ redirect_url: 'https://hooks.stripe.com/3ds' });
     expect(intent('succeeded', { metadata: { paygate_trace_id: '0042' } })!.trace_id).toBeNull();
     expect(intent('some_new_status')).toBeNull();
     expect(readIntent({ object: 'charge', id: 'ch_1', status: 'succeeded' })).toBeNull();
-    expect(readRefund({ object: 'refund', id: 're_1', status: 'failed', amount: 500, currency: 'eur', failure_reason: 'expired_or_canceled_card', metadata: {} }))
-      .toEqual({ id: 're_1', status: 'failed', amount: 500, currency: 'EUR', trace_id: null, reason: 'expired_or_canceled_card' });
+    expect(
+      readRefund({
+        object: 'refund',
+        id: 're_1',
+        status: 'failed',
+        amount: 500,
+        currency: 'eur',
+        failure_reason: 'expired_or_canceled_card',
+        metadata: {},
+      }),
+    ).toEqual({ id: 're_1', status: 'failed', amount: 500, currency: 'EUR', trace_id: null, reason: 'expired_or_canceled_card' });
   });
 
   it('classifies declines: lost, stolen, fraudulent, wrong card data hard (never cascaded); the rest soft', () => {
-    expect(['lost_card', 'stolen_card', 'fraudulent', 'incorrect_cvc', 'expired_card', 'do_not_try_again'].map(stripeMap.declineKind)).toEqual(Array(6).fill('hard'));
-    expect(['generic_decline', 'insufficient_funds', 'do_not_honor', 'processing_error', 'try_again_later', null].map(stripeMap.declineKind)).toEqual(Array(6).fill('soft'));
+    expect(
+      ['lost_card', 'stolen_card', 'fraudulent', 'incorrect_cvc', 'expired_card', 'do_not_try_again'].map(stripeMap.declineKind),
+    ).toEqual(Array(6).fill('hard'));
+    expect(
+      ['generic_decline', 'insufficient_funds', 'do_not_honor', 'processing_error', 'try_again_later', null].map(stripeMap.declineKind),
+    ).toEqual(Array(6).fill('soft'));
   });
 
   it('reads webhook event types: succeeded approves, payment_failed and canceled reject, refunds by their status; the rest change nothing', () => {
@@ -161,6 +252,7 @@ describe('Stripe status map', () => {
     expect(stripeMap.eventMeaning('payment_intent.payment_failed')).toEqual({ about: 'payment', outcome: 'rejected' });
     expect(stripeMap.eventMeaning('refund.updated')).toEqual({ about: 'refund', outcome: 'from_status' });
     expect(stripeMap.eventMeaning('refund.failed')).toEqual({ about: 'refund', outcome: 'rejected' });
-    for (const type of ['payment_intent.created', 'charge.succeeded', 'charge.refunded', 'constructor', '__proto__']) expect(stripeMap.eventMeaning(type), type).toBeNull();
+    for (const type of ['payment_intent.created', 'charge.succeeded', 'charge.refunded', 'constructor', '__proto__'])
+      expect(stripeMap.eventMeaning(type), type).toBeNull();
   });
 });

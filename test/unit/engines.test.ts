@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 
-interface Lock { packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean }> }
+interface Lock {
+  packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean }>;
+}
 
 describe('engines', () => {
   it('every locked package runs on the oldest Node.js that package.json admits', () => {

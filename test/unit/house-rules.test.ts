@@ -107,7 +107,15 @@ describe('the limits of issue 25', () => {
     }
     // The aggregates of docs/architecture.md, each behind its own interface.
     expect(counts.map((c) => c.name).sort()).toEqual(
-      expect.arrayContaining(['BackOfficeStore', 'CardStore', 'CashierStore', 'MerchantStore', 'NotificationStore', 'SubscriptionStore', 'TransactionStore']),
+      expect.arrayContaining([
+        'BackOfficeStore',
+        'CardStore',
+        'CashierStore',
+        'MerchantStore',
+        'NotificationStore',
+        'SubscriptionStore',
+        'TransactionStore',
+      ]),
     );
     expect(counts.filter((c) => c.methods > 40)).toEqual([]);
   });

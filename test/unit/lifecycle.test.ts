@@ -22,14 +22,42 @@ describe('finish after the stuck-transaction sweep', () => {
     const now_ms = deps.clock.now_ms();
     const card = new CardData('4111111111111111', { month: 12, year: 2035 }, '568');
     const reservation = await reserve(deps, {
-      merchant_id: gw.merchant.merchant_id, transaction_type: 'sale', order_id: orderId('slow'), request_fingerprint: 'f',
-      api_version: '1.2', identity_kind: 'application_key', identity_value: gw.merchant.application_key,
-      gateway_id: gw.merchant.gateway!, payment_processor: 'sandbox', payment_method: 'card', status: 'pending',
-      amount_minor: 100, currency: 'USD', charge_amount_minor: 100, charge_currency: 'USD', pin: 'p', card_masked: card.masked,
-      card_brand: 'VISA', card_exp: '12/2035', card_fingerprint: null, card_token: null, reference_id: null, return_url: null,
-      notification_url: 'https://merchant.example/notify', psp_transaction_id: null, error_code: null, error_details: null,
-      description: null, redirect_url: null, challenge_token_hash: null, challenge_expires_at_ms: null, challenge_mode: null,
-      answer_json: null, variables_json: null, created_at_ms: now_ms, updated_at_ms: now_ms,
+      merchant_id: gw.merchant.merchant_id,
+      transaction_type: 'sale',
+      order_id: orderId('slow'),
+      request_fingerprint: 'f',
+      api_version: '1.2',
+      identity_kind: 'application_key',
+      identity_value: gw.merchant.application_key,
+      gateway_id: gw.merchant.gateway!,
+      payment_processor: 'sandbox',
+      payment_method: 'card',
+      status: 'pending',
+      amount_minor: 100,
+      currency: 'USD',
+      charge_amount_minor: 100,
+      charge_currency: 'USD',
+      pin: 'p',
+      card_masked: card.masked,
+      card_brand: 'VISA',
+      card_exp: '12/2035',
+      card_fingerprint: null,
+      card_token: null,
+      reference_id: null,
+      return_url: null,
+      notification_url: 'https://merchant.example/notify',
+      psp_transaction_id: null,
+      error_code: null,
+      error_details: null,
+      description: null,
+      redirect_url: null,
+      challenge_token_hash: null,
+      challenge_expires_at_ms: null,
+      challenge_mode: null,
+      answer_json: null,
+      variables_json: null,
+      created_at_ms: now_ms,
+      updated_at_ms: now_ms,
     });
     if (reservation.kind !== 'reserved') throw new Error(reservation.kind);
     // The processor call takes "longer" than stuck_processing_seconds.
@@ -37,9 +65,19 @@ describe('finish after the stuck-transaction sweep', () => {
     await runDueWorkOnce({ deps, poll_ms: 50 });
     expect((await deps.store.transactions.get(reservation.row.trace_id))?.status).toBe('error');
 
-    const answer = await finish(deps, reservation.row, {
-      kind: 'approved', psp_transaction_id: 'late', charge_amount_minor: 100, charge_currency: 'USD', error_code: '0', error_details: '[TEST] Approved',
-    }, {});
+    const answer = await finish(
+      deps,
+      reservation.row,
+      {
+        kind: 'approved',
+        psp_transaction_id: 'late',
+        charge_amount_minor: 100,
+        charge_currency: 'USD',
+        error_code: '0',
+        error_details: '[TEST] Approved',
+      },
+      {},
+    );
     expect(answer.transaction_status).toBe('error');
     const row = await deps.store.transactions.get(reservation.row.trace_id);
     expect(row).toMatchObject({ status: 'error', psp_transaction_id: null });

@@ -24,7 +24,13 @@ async function logged(write: (logger: Logger) => void): Promise<{ text: string; 
   });
   const text = fs.readFileSync(file, 'utf8');
   fs.rmSync(dir, { recursive: true, force: true });
-  return { text, lines: text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return {
+    text,
+    lines: text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 /** Walks to a nested value by keys. */
@@ -35,7 +41,9 @@ function at(value: unknown, ...keys: (string | number)[]): unknown {
 describe('log redaction', () => {
   it('redacts card fields, secrets, signatures and tokens at any depth, keeping everything else', async () => {
     const body = {
-      merchant_id: 'm-1', amount: 1999, card_masked: '400005******5556',
+      merchant_id: 'm-1',
+      amount: 1999,
+      card_masked: '400005******5556',
       nested: { level2: { level3: { level4: { level5: { card_number: PAN, cvv: CVV, card_exp: '10/2033', note: 'kept' } } } } },
       items: [{ card_token: 'tok-aaaaaaaaaaaa', order_id: 'o-1' }, [{ signature: SIGNATURE }]],
     };
@@ -54,12 +62,30 @@ describe('log redaction', () => {
   });
 
   it('matches header and field names in any case, and names that only contain a secret word', async () => {
-    const { text, lines } = await logged((logger) => logger.info({
-      headers: { Authorization: 'Bearer admin-token-123', 'Gt-Authentication': 'gt-header-456', Cookie: 'paygate_session=cookie-789' },
-      session: { session_token: 'sess-abc', merchant_secret: 'msecret-def', CVV_Encrypted: 'Zm9vYmFy', data_account_number: 'DE02120300000000202051' },
-    }, 'headers'));
+    const { text, lines } = await logged((logger) =>
+      logger.info(
+        {
+          headers: { Authorization: 'Bearer admin-token-123', 'Gt-Authentication': 'gt-header-456', Cookie: 'paygate_session=cookie-789' },
+          session: {
+            session_token: 'sess-abc',
+            merchant_secret: 'msecret-def',
+            CVV_Encrypted: 'Zm9vYmFy',
+            data_account_number: 'DE02120300000000202051',
+          },
+        },
+        'headers',
+      ),
+    );
     expect(at(lines[0], 'headers')).toEqual({ Authorization: '[redacted]', 'Gt-Authentication': '[redacted]', Cookie: '[redacted]' });
-    for (const secret of ['admin-token-123', 'gt-header-456', 'cookie-789', 'sess-abc', 'msecret-def', 'Zm9vYmFy', 'DE02120300000000202051']) {
+    for (const secret of [
+      'admin-token-123',
+      'gt-header-456',
+      'cookie-789',
+      'sess-abc',
+      'msecret-def',
+      'Zm9vYmFy',
+      'DE02120300000000202051',
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -70,10 +96,16 @@ describe('log redaction', () => {
       logger.child({ auth_token: 'child-token-999', request_id: 'r-1' }).info('in a child');
       logger.error({ err: error }, 'request failed');
       logger.warn({ failure: error }, 'under another name');
-      logger.child({ request_id: 'r-2' }).child({ context: { merchant: { secret: 'grandchild-secret' } } }).info('in a grandchild');
+      logger
+        .child({ request_id: 'r-2' })
+        .child({ context: { merchant: { secret: 'grandchild-secret' } } })
+        .info('in a grandchild');
     });
     expect(lines[0]).toMatchObject({ auth_token: '[redacted]', request_id: 'r-1', msg: 'in a child' });
-    expect(lines[1]).toMatchObject({ msg: 'request failed', err: { message: 'database refused the row', code: '23505', detail: { card_number: '[redacted]' } } });
+    expect(lines[1]).toMatchObject({
+      msg: 'request failed',
+      err: { message: 'database refused the row', code: '23505', detail: { card_number: '[redacted]' } },
+    });
     expect(lines[2]).toMatchObject({ failure: { message: 'database refused the row', detail: { card_number: '[redacted]' } } });
     expect(lines[3]).toMatchObject({ request_id: 'r-2', context: { merchant: { secret: '[redacted]' } }, msg: 'in a grandchild' });
     expect(text).not.toContain('child-token-999');

@@ -10,7 +10,12 @@ const SECRET = 'merchant-secret-1';
 
 /** Signs as decisions.md §1 says, independently of src/domain/signing.ts. */
 function sign(message: Record<string, string | number>): string {
-  const text = Object.keys(message).filter((k) => k !== 'signature').sort().map((k) => String(message[k])).join('') + SECRET;
+  const text =
+    Object.keys(message)
+      .filter((k) => k !== 'signature')
+      .sort()
+      .map((k) => String(message[k]))
+      .join('') + SECRET;
   return createHash('sha384').update(text).digest('hex');
 }
 
@@ -23,7 +28,12 @@ describe('classifyReply', () => {
   it.each([
     [200, reply({ ...base, status: 0 }), 'delivered', /acknowledged/],
     [201, reply({ ...base, status: 0 }), 'delivered', /acknowledged/],
-    [200, reply({ ...base, status: 1, description: 'Deposit count exceeded' }), 'refused', /refused by merchant \(status 1\): Deposit count exceeded/],
+    [
+      200,
+      reply({ ...base, status: 1, description: 'Deposit count exceeded' }),
+      'refused',
+      /refused by merchant \(status 1\): Deposit count exceeded/,
+    ],
     [200, reply({ ...base, status: 7 }), 'refused', /status 7/],
     [200, reply({ ...base, status: -1 }), 'retry', /merchant error \(status -1\)/],
     [200, reply({ ...base, status: -5 }), 'retry', /status -5/],
@@ -81,7 +91,7 @@ describe('resend schedule', () => {
     expect(afterFailure(created, 2, created + 10, schedule, 0)).toEqual({ state: 'pending', next_attempt_at_ms: created + 10 });
   });
 
-  it('the bound counts from the operator\'s last manual resend when there was one (bound_from_ms), else from creation', () => {
+  it("the bound counts from the operator's last manual resend when there was one (bound_from_ms), else from creation", () => {
     const created = 1_000_000;
     const resent = created + 10 * 3_600_000; // long after the one-hour bound from creation
     expect(boundFrom({ created_at_ms: created, bound_from_ms: resent })).toBe(resent);
@@ -100,11 +110,21 @@ describe('notification configuration', () => {
     expect(config.limits.outbound_timeout_ms).toBe(10_000);
     expect(config.limits.outbound_reply_max_bytes).toBe(64 * 1024);
     expect(config.limits.allow_private_urls).toBe(false);
-    expect(config.schedules).toMatchObject({ notify_lease_ms: 60_000, notify_poll_ms: 1_000, notify_concurrency: 32, notify_max_age_seconds: 72 * 3600 });
+    expect(config.schedules).toMatchObject({
+      notify_lease_ms: 60_000,
+      notify_poll_ms: 1_000,
+      notify_concurrency: 32,
+      notify_max_age_seconds: 72 * 3600,
+    });
   });
 
   it('reads the variables and refuses bad values by name', () => {
-    const config = loadConfig({ PAYGATE_ALLOW_PRIVATE_URLS: 'true', PAYGATE_OUTBOUND_TIMEOUT_MS: '500', PAYGATE_NOTIFY_LEASE_MS: '1500', PAYGATE_NOTIFY_CONCURRENCY: '2' });
+    const config = loadConfig({
+      PAYGATE_ALLOW_PRIVATE_URLS: 'true',
+      PAYGATE_OUTBOUND_TIMEOUT_MS: '500',
+      PAYGATE_NOTIFY_LEASE_MS: '1500',
+      PAYGATE_NOTIFY_CONCURRENCY: '2',
+    });
     expect(config.limits).toMatchObject({ allow_private_urls: true, outbound_timeout_ms: 500 });
     expect(config.schedules).toMatchObject({ notify_lease_ms: 1500, notify_concurrency: 2 });
     expect(() => loadConfig({ PAYGATE_ALLOW_PRIVATE_URLS: 'yes' })).toThrow(/PAYGATE_ALLOW_PRIVATE_URLS/);

@@ -9,20 +9,61 @@ import { checkedLookup, outboundConnections, postJson, precheckUrl } from '../..
 
 describe('classifyAddress', () => {
   it.each([
-    ['8.8.8.8', 'public'], ['1.1.1.1', 'public'], ['172.15.255.255', 'public'], ['172.32.0.1', 'public'], ['192.169.0.1', 'public'],
-    ['169.253.1.1', 'public'], ['100.63.255.255', 'public'], ['100.128.0.1', 'public'], ['11.0.0.1', 'public'],
-    ['2001:4860:4860::8888', 'public'], ['2606:4700::1111', 'public'], ['::ffff:8.8.8.8', 'public'], ['2002:0808:0808::1', 'public'],
-    ['127.0.0.1', 'loopback'], ['127.255.255.254', 'loopback'], ['::1', 'loopback'], ['0:0:0:0:0:0:0:1', 'loopback'],
-    ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['[::1]', 'loopback'],
-    ['10.0.0.1', 'private'], ['10.255.255.255', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'],
-    ['192.168.0.1', 'private'], ['192.168.255.255', 'private'], ['100.64.0.1', 'private'], ['100.100.100.200', 'private'],
-    ['fc00::1', 'private'], ['fd00:ec2::254', 'private'], ['fdff:ffff::1', 'private'], ['::ffff:10.0.0.1', 'private'],
-    ['::ffff:192.168.1.1', 'private'], ['64:ff9b::10.0.0.1', 'private'], ['2002:c0a8:0101::1', 'private'],
-    ['169.254.0.1', 'link-local'], ['169.254.169.254', 'link-local'], ['fe80::1', 'link-local'], ['fe80::1%eth0', 'link-local'],
-    ['febf::1', 'link-local'], ['::ffff:169.254.169.254', 'link-local'],
-    ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['::', 'unspecified'], ['::ffff:0.0.0.0', 'unspecified'],
-    ['224.0.0.1', 'reserved'], ['255.255.255.255', 'reserved'], ['240.0.0.1', 'reserved'], ['ff02::1', 'reserved'],
-    ['example.com', 'invalid'], ['1.2.3', 'invalid'], ['256.1.1.1', 'invalid'], ['', 'invalid'], ['::g', 'invalid'], ['1::2::3', 'invalid'],
+    ['8.8.8.8', 'public'],
+    ['1.1.1.1', 'public'],
+    ['172.15.255.255', 'public'],
+    ['172.32.0.1', 'public'],
+    ['192.169.0.1', 'public'],
+    ['169.253.1.1', 'public'],
+    ['100.63.255.255', 'public'],
+    ['100.128.0.1', 'public'],
+    ['11.0.0.1', 'public'],
+    ['2001:4860:4860::8888', 'public'],
+    ['2606:4700::1111', 'public'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['2002:0808:0808::1', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['::1', 'loopback'],
+    ['0:0:0:0:0:0:0:1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['[::1]', 'loopback'],
+    ['10.0.0.1', 'private'],
+    ['10.255.255.255', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.0.1', 'private'],
+    ['192.168.255.255', 'private'],
+    ['100.64.0.1', 'private'],
+    ['100.100.100.200', 'private'],
+    ['fc00::1', 'private'],
+    ['fd00:ec2::254', 'private'],
+    ['fdff:ffff::1', 'private'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:192.168.1.1', 'private'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['2002:c0a8:0101::1', 'private'],
+    ['169.254.0.1', 'link-local'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['febf::1', 'link-local'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['::', 'unspecified'],
+    ['::ffff:0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
+    ['240.0.0.1', 'reserved'],
+    ['ff02::1', 'reserved'],
+    ['example.com', 'invalid'],
+    ['1.2.3', 'invalid'],
+    ['256.1.1.1', 'invalid'],
+    ['', 'invalid'],
+    ['::g', 'invalid'],
+    ['1::2::3', 'invalid'],
   ])('%s is %s', (address, expected) => {
     expect(classifyAddress(address)).toBe(expected);
   });
@@ -54,9 +95,10 @@ describe('precheckUrl', () => {
 
 describe('checkedLookup', () => {
   it('answers only allowed addresses, so the socket connects to a checked address', async () => {
-    const lookup = (allow: boolean, all: boolean) => new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((resolve) => {
-      checkedLookup(allow)('localhost', { all }, (error, address) => resolve({ error, address }));
-    });
+    const lookup = (allow: boolean, all: boolean) =>
+      new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((resolve) => {
+        checkedLookup(allow)('localhost', { all }, (error, address) => resolve({ error, address }));
+      });
     const refused = await lookup(false, false);
     expect(refused.error?.code).toBe('EDESTINATIONNOTALLOWED');
     const allowed = await lookup(true, true);
@@ -68,7 +110,10 @@ describe('checkedLookup', () => {
 describe('checkedLookup with names resolving to private and link-local addresses', () => {
   // A stand-in resolver: these names never reach DNS, and nothing here opens a socket.
   const table: Record<string, string[]> = {
-    'lan.test': ['192.168.1.20'], 'ten.test': ['10.0.0.9'], 'metadata.test': ['169.254.169.254'], 'v6-local.test': ['fe80::1', 'fd00::2'],
+    'lan.test': ['192.168.1.20'],
+    'ten.test': ['10.0.0.9'],
+    'metadata.test': ['169.254.169.254'],
+    'v6-local.test': ['fe80::1', 'fd00::2'],
     'mixed.test': ['10.0.0.1', '8.8.8.8', '169.254.0.1'],
   };
   let lookups: string[] = [];
@@ -77,17 +122,21 @@ describe('checkedLookup with names resolving to private and link-local addresses
       lookups.push(hostname);
       const found = table[hostname];
       if (!found) return callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-      return callback(null, found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+      return callback(
+        null,
+        found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
     }) as unknown as typeof dns.lookup);
   });
   afterAll(() => {
     vi.restoreAllMocks();
   });
 
-  const lookup = (hostname: string, allow_private: boolean, all = true) => new Promise<{ code: string | null; address: unknown }>((resolve) => {
-    lookups = [];
-    checkedLookup(allow_private)(hostname, { all }, (error, address) => resolve({ code: error?.code ?? null, address }));
-  });
+  const lookup = (hostname: string, allow_private: boolean, all = true) =>
+    new Promise<{ code: string | null; address: unknown }>((resolve) => {
+      lookups = [];
+      checkedLookup(allow_private)(hostname, { all }, (error, address) => resolve({ code: error?.code ?? null, address }));
+    });
 
   it('refuses a name whose every address is private or link-local, in live mode', async () => {
     for (const name of ['lan.test', 'ten.test', 'metadata.test', 'v6-local.test']) {
@@ -161,7 +210,10 @@ describe('postJson against a local server', () => {
     const before = seen.length;
     const port = new URL(base).port;
     for (const url of [`${base}/x`, `http://localhost:${port}/x`]) {
-      expect(await postJson(url, '{}', { ...policy, allow_private: false }), url).toMatchObject({ kind: 'failed', reason: 'destination not allowed' });
+      expect(await postJson(url, '{}', { ...policy, allow_private: false }), url).toMatchObject({
+        kind: 'failed',
+        reason: 'destination not allowed',
+      });
     }
     expect(seen.length).toBe(before);
   });
@@ -179,7 +231,7 @@ describe('postJson against a local server', () => {
   });
 });
 
-describe('postJson with kept-alive connections (the notification worker\'s)', () => {
+describe("postJson with kept-alive connections (the notification worker's)", () => {
   let server: http.Server;
   let base: string;
   let connections = 0;
@@ -211,7 +263,8 @@ describe('postJson with kept-alive connections (the notification worker\'s)', ()
     try {
       connections = 0;
       const policy = { timeout_ms: 2_000, max_reply_bytes: 1024, allow_private: true, connections: pool };
-      for (let i = 0; i < 5; i += 1) expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'reply', http_status: 200, body: '{"status":0}' });
+      for (let i = 0; i < 5; i += 1)
+        expect(await postJson(`${base}/n`, '{}', policy)).toMatchObject({ kind: 'reply', http_status: 200, body: '{"status":0}' });
       expect(connections).toBe(1);
     } finally {
       pool.close();

@@ -46,21 +46,36 @@ describe('ProcessorHttp', () => {
         response.writeHead(201, { 'content-type': 'application/json' }).end('{"id":"pay_1"}');
       });
     });
-    const exchange = await client().send({ method: 'POST', url: `${url}/payments`, headers: { 'cko-idempotency-key': 'k-1' }, body: '{"amount":1}' });
+    const exchange = await client().send({
+      method: 'POST',
+      url: `${url}/payments`,
+      headers: { 'cko-idempotency-key': 'k-1' },
+      body: '{"amount":1}',
+    });
     expect(exchange).toMatchObject({ kind: 'answer', http_status: 201, body: '{"id":"pay_1"}' });
-    expect(seen).toMatchObject({ method: 'POST', body: '{"amount":1}', headers: { 'cko-idempotency-key': 'k-1', 'content-type': 'application/json' } });
+    expect(seen).toMatchObject({
+      method: 'POST',
+      body: '{"amount":1}',
+      headers: { 'cko-idempotency-key': 'k-1', 'content-type': 'application/json' },
+    });
   });
 
   it('a connection refused, or a destination the policy refuses: not sent', async () => {
     const closed = await freePort();
-    expect(await client().send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' }))
-      .toMatchObject({ kind: 'not_sent', reason: 'connection refused' });
+    expect(await client().send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' })).toMatchObject({
+      kind: 'not_sent',
+      reason: 'connection refused',
+    });
     const live = client({ allow_private: false });
-    expect(await live.send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' }))
-      .toMatchObject({ kind: 'not_sent', reason: 'destination not allowed' });
+    expect(await live.send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' })).toMatchObject({
+      kind: 'not_sent',
+      reason: 'destination not allowed',
+    });
     // A name is checked on the address it resolves to (localhost: loopback).
-    expect(await live.send({ method: 'GET', url: `http://localhost:${closed}/payments`, headers: {} }))
-      .toMatchObject({ kind: 'not_sent', reason: 'destination not allowed' });
+    expect(await live.send({ method: 'GET', url: `http://localhost:${closed}/payments`, headers: {} })).toMatchObject({
+      kind: 'not_sent',
+      reason: 'destination not allowed',
+    });
     expect(await live.send({ method: 'GET', url: 'ftp://example.com/', headers: {} })).toMatchObject({ kind: 'not_sent' });
   });
 
@@ -77,11 +92,17 @@ describe('ProcessorHttp', () => {
     });
     expect(await client().send({ method: 'GET', url: `${slow_body}/payments/p`, headers: {} })).toMatchObject({ kind: 'lost' });
     const large = await server((_request, response) => response.writeHead(200).end('x'.repeat(4096)));
-    expect(await client().send({ method: 'GET', url: `${large}/payments/p`, headers: {} })).toMatchObject({ kind: 'lost', reason: 'answer larger than 1024 bytes' });
+    expect(await client().send({ method: 'GET', url: `${large}/payments/p`, headers: {} })).toMatchObject({
+      kind: 'lost',
+      reason: 'answer larger than 1024 bytes',
+    });
   });
 
   it('follows no redirect: a 3xx is an answer like any other', async () => {
     const url = await server((_request, response) => response.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end());
-    expect(await client().send({ method: 'GET', url: `${url}/payments/p`, headers: {} })).toMatchObject({ kind: 'answer', http_status: 302 });
+    expect(await client().send({ method: 'GET', url: `${url}/payments/p`, headers: {} })).toMatchObject({
+      kind: 'answer',
+      http_status: 302,
+    });
   });
 });

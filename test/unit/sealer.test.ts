@@ -26,9 +26,12 @@ describe('Sealer', () => {
   });
 
   it('round trips any text, including empty and non-ASCII', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ maxLength: 30 }), (text, purpose) => {
-      expect(sealer.open(sealer.seal(text, purpose), purpose)).toBe(text);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ maxLength: 30 }), (text, purpose) => {
+        expect(sealer.open(sealer.seal(text, purpose), purpose)).toBe(text);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('another sealer with the same master key opens it (a restart, another instance)', () => {

@@ -29,7 +29,9 @@ function valueText(value: string | number | boolean | null | undefined): string 
 }
 
 function referenceSigningString(message: Flat, secret: string): string {
-  const keys = Object.keys(message).filter((k) => k !== 'signature').sort(compareCodePoints);
+  const keys = Object.keys(message)
+    .filter((k) => k !== 'signature')
+    .sort(compareCodePoints);
   return keys.map((k) => valueText(message[k])).join('') + secret;
 }
 
@@ -139,49 +141,72 @@ describe('signing rules', () => {
 
 describe('signing properties', () => {
   it('matches the rule of decisions.md §1 for random flat messages', () => {
-    fc.assert(fc.property(messageArb, secretArb, (message, secret) => {
-      expect(bodySigningString(message, secret)).toBe(referenceSigningString(message, secret));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(messageArb, secretArb, (message, secret) => {
+        expect(bodySigningString(message, secret)).toBe(referenceSigningString(message, secret));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('sign then verify is true', () => {
-    fc.assert(fc.property(messageArb, secretArb, (message, secret) => {
-      expect(verifyBody({ ...message, signature: signBody(message, secret) }, secret)).toBe(true);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(messageArb, secretArb, (message, secret) => {
+        expect(verifyBody({ ...message, signature: signBody(message, secret) }, secret)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('changing any one value to one with a different signing text makes verification fail', () => {
     const arb = messageArb
       .filter((m) => Object.keys(m).length > 0)
       .chain((message) => fc.tuple(fc.constant(message), fc.constantFrom(...Object.keys(message)), valueArb, secretArb));
-    fc.assert(fc.property(arb, ([message, key, replacement, secret]) => {
-      fc.pre(valueText(replacement) !== valueText(message[key]));
-      const signed = { ...message, signature: signBody(message, secret) };
-      expect(verifyBody({ ...signed, [key]: replacement }, secret)).toBe(false);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(arb, ([message, key, replacement, secret]) => {
+        fc.pre(valueText(replacement) !== valueText(message[key]));
+        const signed = { ...message, signature: signBody(message, secret) };
+        expect(verifyBody({ ...signed, [key]: replacement }, secret)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('key order does not matter', () => {
-    const arb = messageArb.chain((message) => fc.tuple(fc.constant(message), fc.shuffledSubarray(Object.keys(message), {
-      minLength: Object.keys(message).length,
-    }), secretArb));
-    fc.assert(fc.property(arb, ([message, order, secret]) => {
-      const reordered: Flat = {};
-      // defineProperty, not assignment: a key "__proto__" must stay an own field, as in `message`.
-      for (const key of order) Object.defineProperty(reordered, key, { value: message[key], enumerable: true, writable: true, configurable: true });
-      // (JavaScript puts integer-like keys first whatever the insertion order, so the key order
-      // of `reordered` is not asserted; what matters is that the signature ignores it.)
-      expect(signBody(reordered, secret)).toBe(signBody(message, secret));
-    }), { numRuns: 200 });
+    const arb = messageArb.chain((message) =>
+      fc.tuple(
+        fc.constant(message),
+        fc.shuffledSubarray(Object.keys(message), {
+          minLength: Object.keys(message).length,
+        }),
+        secretArb,
+      ),
+    );
+    fc.assert(
+      fc.property(arb, ([message, order, secret]) => {
+        const reordered: Flat = {};
+        // defineProperty, not assignment: a key "__proto__" must stay an own field, as in `message`.
+        for (const key of order)
+          Object.defineProperty(reordered, key, { value: message[key], enumerable: true, writable: true, configurable: true });
+        // (JavaScript puts integer-like keys first whatever the insertion order, so the key order
+        // of `reordered` is not asserted; what matters is that the signature ignores it.)
+        expect(signBody(reordered, secret)).toBe(signBody(message, secret));
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('null, false and absent fields add nothing', () => {
-    const arb = fc.tuple(messageArb, keyArb, fc.constantFrom(null, false, undefined), secretArb)
+    const arb = fc
+      .tuple(messageArb, keyArb, fc.constantFrom(null, false, undefined), secretArb)
       .filter(([message, key]) => !Object.prototype.hasOwnProperty.call(message, key));
-    fc.assert(fc.property(arb, ([message, key, nothing, secret]) => {
-      const extended: Record<string, unknown> = { ...message, [key]: nothing };
-      expect(bodySigningString(extended, secret)).toBe(bodySigningString(message, secret));
-      expect(signBody(extended, secret)).toBe(signBody(message, secret));
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(arb, ([message, key, nothing, secret]) => {
+        const extended: Record<string, unknown> = { ...message, [key]: nothing };
+        expect(bodySigningString(extended, secret)).toBe(bodySigningString(message, secret));
+        expect(signBody(extended, secret)).toBe(signBody(message, secret));
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -5,18 +5,24 @@ import { describe, expect, it } from 'vitest';
 import { SqlText } from '../../src/store/sql-text.js';
 
 describe('SqlText', () => {
-  it('writes an insert with the row\'s defined columns, in order, with the dialect\'s placeholders', () => {
+  it("writes an insert with the row's defined columns, in order, with the dialect's placeholders", () => {
     const row = { trace_id: 7, reason: 'x', note: undefined, at_ms: 5 };
     const sqlite = new SqlText('sqlite').insert('status_changes', row);
     expect(sqlite.sql).toBe('insert into "status_changes" ("trace_id", "reason", "at_ms") values (?, ?, ?)');
     expect(sqlite.parameters).toEqual([7, 'x', 5]);
     expect(RawNode.is(sqlite.query)).toBe(true);
     const postgres = new SqlText('postgres').insert('status_changes', row, { conflict_columns: ['trace_id', 'at_ms'], returning: '*' });
-    expect(postgres.sql).toBe('insert into "status_changes" ("trace_id", "reason", "at_ms") values ($1, $2, $3) on conflict ("trace_id", "at_ms") do nothing returning *');
+    expect(postgres.sql).toBe(
+      'insert into "status_changes" ("trace_id", "reason", "at_ms") values ($1, $2, $3) on conflict ("trace_id", "at_ms") do nothing returning *',
+    );
   });
 
-  it('numbers an update\'s WHERE parameters after its SET ones and binds them in that order', () => {
-    const query = new SqlText('postgres').update('transactions', { status: 'approved', card_token: undefined, updated_at_ms: 9 }, { trace_id: 3, status: 'pending' });
+  it("numbers an update's WHERE parameters after its SET ones and binds them in that order", () => {
+    const query = new SqlText('postgres').update(
+      'transactions',
+      { status: 'approved', card_token: undefined, updated_at_ms: 9 },
+      { trace_id: 3, status: 'pending' },
+    );
     expect(query.sql).toBe('update "transactions" set "status" = $1, "updated_at_ms" = $2 where "trace_id" = $3 and "status" = $4');
     expect(query.parameters).toEqual(['approved', 9, 3, 'pending']);
     expect(() => new SqlText('sqlite').update('transactions', { status: undefined }, { trace_id: 3 })).toThrow(/nothing to set/);

@@ -28,13 +28,16 @@ describe('Chromium for the browser tests', () => {
 });
 
 describe('production install (issue 19)', () => {
-  const run = (script: string, cwd: string) => spawnSync(process.execPath, [path.resolve(script)], { cwd, encoding: 'utf8', timeout: 30_000 });
+  const run = (script: string, cwd: string) =>
+    spawnSync(process.execPath, [path.resolve(script)], { cwd, encoding: 'utf8', timeout: 30_000 });
 
   it('npm start runs the built code, and without dist/ says what to run instead of tracing', () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-nodist-'));
     const result = run('scripts/start.mjs', empty);
     expect(result.status).toBe(78);
-    expect(result.stderr).toBe('paygate: not built yet (no dist/cli.js): run `npm run build` (needs the dev dependencies), then `npm start`\n');
+    expect(result.stderr).toBe(
+      'paygate: not built yet (no dist/cli.js): run `npm run build` (needs the dev dependencies), then `npm start`\n',
+    );
     const scripts = (JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts.start).toBe('node scripts/start.mjs');
     expect(scripts.prestart).toBeUndefined(); // no compiler on start
@@ -44,7 +47,9 @@ describe('production install (issue 19)', () => {
     const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-nodev-'));
     const without = run('scripts/prepare.mjs', bare);
     expect(without.status).toBe(0);
-    expect(without.stderr).toMatch(/no TypeScript compiler \(production install\) and no dist\/: build it where dev dependencies are installed/);
+    expect(without.stderr).toMatch(
+      /no TypeScript compiler \(production install\) and no dist\/: build it where dev dependencies are installed/,
+    );
     fs.mkdirSync(path.join(bare, 'dist'));
     fs.writeFileSync(path.join(bare, 'dist', 'cli.js'), '');
     expect(run('scripts/prepare.mjs', bare).stderr).toMatch(/using the dist\/ already built/);

@@ -3,7 +3,12 @@
 // notification, refusals and stale rows that write nothing, refund reservations released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEPOSIT_TRANSITIONS, FINAL_STATUSES, PAYOUT_TRANSITIONS, type TransactionStatus, isTransactionStatus, isTransitionAllowed,
+  DEPOSIT_TRANSITIONS,
+  FINAL_STATUSES,
+  PAYOUT_TRANSITIONS,
+  type TransactionStatus,
+  isTransactionStatus,
+  isTransitionAllowed,
 } from '../../src/domain/transaction-state.js';
 import { changeStatus } from '../../src/transitions/transaction.js';
 import type { TransactionRow } from '../../src/store/schema.js';
@@ -16,7 +21,12 @@ const DEPOSIT: Record<string, string[]> = {
   pending_async: ['approved', 'declined', 'rejected', 'cancelled', 'error'],
   authorized: ['approved', 'rejected', 'cancelled', 'error'],
   approved: ['chargeback', 'reversed', 'cancelled'],
-  declined: [], rejected: [], error: [], chargeback: [], reversed: [], cancelled: [],
+  declined: [],
+  rejected: [],
+  error: [],
+  chargeback: [],
+  reversed: [],
+  cancelled: [],
 };
 const PAYOUT: Record<string, string[]> = {
   pending: ['requested', 'pending_async', 'in progress', 'approved', 'declined', 'rejected', 'cancelled', 'error'],
@@ -25,7 +35,11 @@ const PAYOUT: Record<string, string[]> = {
   authorized: ['in progress', 'approved', 'rejected', 'cancelled', 'error'],
   'in progress': ['approved', 'rejected', 'error'],
   approved: ['reversed'],
-  declined: [], rejected: [], reversed: [], cancelled: [], error: [],
+  declined: [],
+  rejected: [],
+  reversed: [],
+  cancelled: [],
+  error: [],
 };
 const KNOWN = [...new Set([...Object.keys(DEPOSIT), ...Object.keys(PAYOUT)])];
 const UNKNOWN = ['', 'APPROVED', 'approved ', 'in_progress', 'settled', 'constructor', '__proto__', 'toString', 'hasOwnProperty'];
@@ -54,7 +68,12 @@ describe('transition tables', () => {
     expect([...FINAL_STATUSES].sort()).toEqual(['approved', 'cancelled', 'chargeback', 'declined', 'error', 'rejected', 'reversed']);
   });
 
-  for (const [type, table] of [['sale', DEPOSIT], ['refund', DEPOSIT], ['authorize', DEPOSIT], ['payout', PAYOUT]] as const) {
+  for (const [type, table] of [
+    ['sale', DEPOSIT],
+    ['refund', DEPOSIT],
+    ['authorize', DEPOSIT],
+    ['payout', PAYOUT],
+  ] as const) {
     it(`isTransitionAllowed for ${type} matches the table for all ${ALL.length} x ${ALL.length} pairs`, () => {
       const mismatches: string[] = [];
       for (const from of ALL) {
@@ -99,9 +118,12 @@ describe('changeStatus on a real SQLite store', () => {
   });
 
   async function row(overrides: Parameters<typeof transactionFixture>[1]): Promise<TransactionRow> {
-    const trace_id = await store.transactions.insertIfAbsent(transactionFixture(merchant_id, {
-      notification_url: 'https://merchant.example/notify', ...overrides,
-    }));
+    const trace_id = await store.transactions.insertIfAbsent(
+      transactionFixture(merchant_id, {
+        notification_url: 'https://merchant.example/notify',
+        ...overrides,
+      }),
+    );
     return (await store.transactions.get(trace_id!))!;
   }
 
@@ -113,7 +135,10 @@ describe('changeStatus on a real SQLite store', () => {
     };
   }
 
-  for (const [type, table] of [['sale', DEPOSIT], ['payout', PAYOUT]] as const) {
+  for (const [type, table] of [
+    ['sale', DEPOSIT],
+    ['payout', PAYOUT],
+  ] as const) {
     it(`every allowed ${type} change writes the status, one status_changes row and one notification`, async () => {
       for (const [from, to] of pairs(table, true)) {
         const before = await row({ transaction_type: type, status: statusOf(from) });
@@ -125,11 +150,20 @@ describe('changeStatus on a real SQLite store', () => {
         expect(after.changes).toEqual([{ from_status: from, to_status: to, reason: `test ${from}->${to}`, at_ms: NOW }]);
         expect(after.notifications).toHaveLength(1);
         expect(after.notifications[0]).toMatchObject({
-          trace_id: before.trace_id, merchant_id, url: 'https://merchant.example/notify', state: 'pending',
-          next_attempt_at_ms: NOW, attempts: 0, lease_owner: null,
+          trace_id: before.trace_id,
+          merchant_id,
+          url: 'https://merchant.example/notify',
+          state: 'pending',
+          next_attempt_at_ms: NOW,
+          attempts: 0,
+          lease_owner: null,
         });
         expect(JSON.parse(after.notifications[0]!.payload_json)).toMatchObject({
-          transaction_type: type, transaction_status: to, trace_id: before.trace_id, order_id: before.order_id, timestamp: NOW / 1000,
+          transaction_type: type,
+          transaction_status: to,
+          trace_id: before.trace_id,
+          order_id: before.order_id,
+          timestamp: NOW / 1000,
         });
       }
     });
@@ -147,36 +181,60 @@ describe('changeStatus on a real SQLite store', () => {
 
   it('writes the patch together with the status', async () => {
     const before = await row({ status: 'pending' });
-    await store.transaction((tx) => changeStatus(tx, before, {
-      to: 'rejected', reason: 'processor declined', patch: { error_code: '1', error_details: '[TEST] Do not honor', psp_transaction_id: 'psp-1' },
-    }, NOW));
+    await store.transaction((tx) =>
+      changeStatus(
+        tx,
+        before,
+        {
+          to: 'rejected',
+          reason: 'processor declined',
+          patch: { error_code: '1', error_details: '[TEST] Do not honor', psp_transaction_id: 'psp-1' },
+        },
+        NOW,
+      ),
+    );
     const after = await traces(before.trace_id);
-    expect(after.row).toMatchObject({ status: 'rejected', error_code: '1', error_details: '[TEST] Do not honor', psp_transaction_id: 'psp-1' });
+    expect(after.row).toMatchObject({
+      status: 'rejected',
+      error_code: '1',
+      error_details: '[TEST] Do not honor',
+      psp_transaction_id: 'psp-1',
+    });
     expect(JSON.parse(after.notifications[0]!.payload_json)).toMatchObject({
-      transaction_status: 'rejected', error_code: '1', error_details: '[TEST] Do not honor', transaction_id: 'psp-1',
+      transaction_status: 'rejected',
+      error_code: '1',
+      error_details: '[TEST] Do not honor',
+      transaction_id: 'psp-1',
     });
   });
 
   it('is all-or-nothing: when the enclosing transaction fails, no status, audit row or notification remains', async () => {
     const before = await row({ status: 'pending' });
     const failure = new Error('later step failed');
-    await expect(store.transaction(async (tx) => {
-      const outcome = await changeStatus(tx, before, { to: 'approved', reason: 'processor answered' }, NOW);
-      expect(outcome.kind).toBe('changed');
-      throw failure;
-    })).rejects.toBe(failure);
+    await expect(
+      store.transaction(async (tx) => {
+        const outcome = await changeStatus(tx, before, { to: 'approved', reason: 'processor answered' }, NOW);
+        expect(outcome.kind).toBe('changed');
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
     const after = await traces(before.trace_id);
     expect(after.row).toEqual(before);
     expect(after.changes).toEqual([]);
     expect(after.notifications).toEqual([]);
   });
 
-  for (const [type, table] of [['sale', DEPOSIT], ['payout', PAYOUT]] as const) {
+  for (const [type, table] of [
+    ['sale', DEPOSIT],
+    ['payout', PAYOUT],
+  ] as const) {
     it(`every refused ${type} change answers not_allowed and writes nothing`, async () => {
       for (const from of Object.keys(table)) {
         const before = await row({ transaction_type: type, status: statusOf(from) });
         for (const to of ALL.filter((t) => !allowed(table, from, t))) {
-          const outcome = await store.transaction((tx) => changeStatus(tx, before, { to: to as TransactionStatus, reason: 'refused' }, NOW));
+          const outcome = await store.transaction((tx) =>
+            changeStatus(tx, before, { to: to as TransactionStatus, reason: 'refused' }, NOW),
+          );
           expect(outcome, `${from} -> ${to}`).toEqual({ kind: 'not_allowed', from });
         }
         const after = await traces(before.trace_id);
@@ -270,10 +328,12 @@ describe('changeStatus on a real SQLite store', () => {
 
     it('the release rolls back with the status change', async () => {
       const { sale, refund } = await saleWithRefund(300);
-      await expect(store.transaction(async (tx) => {
-        await changeStatus(tx, refund, { to: 'rejected', reason: 'processor refused' }, NOW);
-        throw new Error('abort');
-      })).rejects.toThrow('abort');
+      await expect(
+        store.transaction(async (tx) => {
+          await changeStatus(tx, refund, { to: 'rejected', reason: 'processor refused' }, NOW);
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
       expect(await reserved(sale.trace_id)).toBe(300);
       expect((await store.transactions.get(refund.trace_id))?.status).toBe('pending');
     });

@@ -6,7 +6,9 @@ const REQUIRED = ['PAYGATE_MERCHANT_ID', 'PAYGATE_SECRET', 'PAYGATE_FRONTEND'] a
 
 const missing = REQUIRED.filter((name) => !process.env[name]);
 if (missing.length > 0) {
-  process.stderr.write(`example shop: set ${missing.join(', ')} (the merchant from \`npx paygate merchant create\`; packages/sdk/README.md)\n`);
+  process.stderr.write(
+    `example shop: set ${missing.join(', ')} (the merchant from \`npx paygate merchant create\`; packages/sdk/README.md)\n`,
+  );
   process.exit(64);
 }
 
@@ -18,7 +20,12 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
 const base_url = process.env.PAYGATE_URL ?? 'http://127.0.0.1:8080';
 
 const shop = await startShop({
-  paygate: { base_url, merchant_id: process.env.PAYGATE_MERCHANT_ID!, secret: process.env.PAYGATE_SECRET!, frontend: process.env.PAYGATE_FRONTEND! },
+  paygate: {
+    base_url,
+    merchant_id: process.env.PAYGATE_MERCHANT_ID!,
+    secret: process.env.PAYGATE_SECRET!,
+    frontend: process.env.PAYGATE_FRONTEND!,
+  },
   host: process.env.SHOP_HOST ?? '127.0.0.1',
   port,
   ...(process.env.SHOP_PUBLIC_URL ? { public_url: process.env.SHOP_PUBLIC_URL } : {}),

@@ -31,10 +31,14 @@ ${body}
 }
 
 export function catalogPage(products: readonly Product[]): string {
-  const items = products.map((product) => `<section class="product">
+  const items = products
+    .map(
+      (product) => `<section class="product">
   <div><h2>${escape(product.name)}</h2><p>${money(product.amount_minor, product.currency)}</p></div>
   <form method="post" action="/buy"><input type="hidden" name="product" value="${escape(product.id)}"><button type="submit">Buy</button></form>
-</section>`).join('\n');
+</section>`,
+    )
+    .join('\n');
   return page('Shop', `<h1>Example shop</h1>\n<p>Paid through paygate's hosted checkout (sandbox).</p>\n${items}`);
 }
 
@@ -45,25 +49,42 @@ const STATUS_TEXT: Readonly<Record<Order['status'], { css: string; text: string 
 
 export function orderPage(order: Order): string {
   const status = STATUS_TEXT[order.status];
-  const details = order.status === 'paid'
-    ? `<p>Payment confirmed by paygate's notification: transaction ${escape(order.paid_trace_id ?? '')}${order.card ? `, card ${escape(order.card)}` : ''}.</p>`
-    : '<p>The order is paid once paygate\'s notification confirms it; this page refreshes itself.</p>';
-  const attempts = order.notifications.length === 0 ? '' : `<h2>Notifications received</h2>
+  const details =
+    order.status === 'paid'
+      ? `<p>Payment confirmed by paygate's notification: transaction ${escape(order.paid_trace_id ?? '')}${order.card ? `, card ${escape(order.card)}` : ''}.</p>`
+      : "<p>The order is paid once paygate's notification confirms it; this page refreshes itself.</p>";
+  const attempts =
+    order.notifications.length === 0
+      ? ''
+      : `<h2>Notifications received</h2>
 <table><tr><th>Transaction</th><th>Method</th><th>Status</th></tr>
 ${order.notifications.map((n) => `<tr><td>${escape(n.trace_id)}</td><td>${escape(n.payment_method)}</td><td>${escape(n.transaction_status)}</td></tr>`).join('\n')}
 </table>`;
-  return page(`Order ${order.order_id}`, `<h1>Order ${escape(order.order_id)}</h1>
+  return page(
+    `Order ${order.order_id}`,
+    `<h1>Order ${escape(order.order_id)}</h1>
 <p>${escape(order.product.name)}: ${money(order.amount_minor, order.currency)}</p>
 <p class="status ${status.css}" id="order-status">${status.text}</p>
 ${details}
-${attempts}`, order.status === 'paid' ? undefined : 2);
+${attempts}`,
+    order.status === 'paid' ? undefined : 2,
+  );
 }
 
 export function ordersPage(orders: readonly Order[]): string {
-  const rows = orders.map((order) => `<tr><td><a href="/orders/${escape(order.order_id)}">${escape(order.order_id)}</a></td>`
-    + `<td>${escape(order.product.name)}</td><td>${money(order.amount_minor, order.currency)}</td><td class="status ${STATUS_TEXT[order.status].css}">${STATUS_TEXT[order.status].text}</td></tr>`);
-  return page('Orders', `<h1>Orders</h1>\n${orders.length === 0 ? '<p>No orders yet.</p>'
-    : `<table><tr><th>Order</th><th>Product</th><th>Amount</th><th>Status</th></tr>\n${rows.join('\n')}\n</table>`}`);
+  const rows = orders.map(
+    (order) =>
+      `<tr><td><a href="/orders/${escape(order.order_id)}">${escape(order.order_id)}</a></td>` +
+      `<td>${escape(order.product.name)}</td><td>${money(order.amount_minor, order.currency)}</td><td class="status ${STATUS_TEXT[order.status].css}">${STATUS_TEXT[order.status].text}</td></tr>`,
+  );
+  return page(
+    'Orders',
+    `<h1>Orders</h1>\n${
+      orders.length === 0
+        ? '<p>No orders yet.</p>'
+        : `<table><tr><th>Order</th><th>Product</th><th>Amount</th><th>Status</th></tr>\n${rows.join('\n')}\n</table>`
+    }`,
+  );
 }
 
 export function problemPage(title: string, text: string): string {

@@ -63,8 +63,17 @@ export const PRODUCTS: readonly Product[] = [
  * checkout asks (once per customer) for whatever is missing.
  */
 export const DEMO_CUSTOMER = {
-  pin: 'customer-1001', first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com', phone: '14155550123', dob: '1990-04-12',
-  address: '1 Market Street', city: 'San Francisco', state: 'CA', zip: '94105', country: 'US',
+  pin: 'customer-1001',
+  first_name: 'Jane',
+  last_name: 'Doe',
+  email: 'jane@example.com',
+  phone: '14155550123',
+  dob: '1990-04-12',
+  address: '1 Market Street',
+  city: 'San Francisco',
+  state: 'CA',
+  zip: '94105',
+  country: 'US',
 } as const;
 
 /** Paths the shop answers, besides /orders/<order_id>. */
@@ -76,8 +85,12 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
   const products = options.products ?? PRODUCTS;
   const orders = new Map<string, Order>();
   const paygate = new PaygateClient({
-    base_url: options.paygate.base_url, merchant_id: options.paygate.merchant_id, secret: options.paygate.secret, frontend: options.paygate.frontend,
-    timeout_ms: 15_000, retries: 2,
+    base_url: options.paygate.base_url,
+    merchant_id: options.paygate.merchant_id,
+    secret: options.paygate.secret,
+    frontend: options.paygate.frontend,
+    timeout_ms: 15_000,
+    retries: 2,
   });
   let public_url = options.public_url ?? '';
 
@@ -87,12 +100,20 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
     on_transaction(notification) {
       const order = orders.get(notification.order_id);
       if (!order) return { refuse: 'Unknown order' };
-      const known = order.notifications.some((n) => n.trace_id === notification.trace_id && n.transaction_status === notification.transaction_status);
+      const known = order.notifications.some(
+        (n) => n.trace_id === notification.trace_id && n.transaction_status === notification.transaction_status,
+      );
       if (!known) order.notifications.push(notification);
-      if (notification.transaction_type === 'sale' && notification.transaction_status === 'approved' && order.status === 'awaiting_payment') {
+      if (
+        notification.transaction_type === 'sale' &&
+        notification.transaction_status === 'approved' &&
+        order.status === 'awaiting_payment'
+      ) {
         // What was processed must be what the order costs (spec §6.1: read charge_amount and charge_currency).
         if (notification.charge_amount !== order.amount_minor || notification.charge_currency !== order.currency) {
-          log(`order ${order.order_id}: paid ${notification.charge_amount} ${notification.charge_currency}, expected ${order.amount_minor} ${order.currency}`);
+          log(
+            `order ${order.order_id}: paid ${notification.charge_amount} ${notification.charge_currency}, expected ${order.amount_minor} ${order.currency}`,
+          );
           return { refuse: 'Amount does not match the order' };
         }
         order.status = 'paid';
@@ -113,13 +134,21 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
       return;
     }
     const order: Order = {
-      order_id: `shop-${randomBytes(6).toString('hex')}`, product, amount_minor: product.amount_minor, currency: product.currency,
-      status: 'awaiting_payment', paid_trace_id: null, card: null, notifications: [],
+      order_id: `shop-${randomBytes(6).toString('hex')}`,
+      product,
+      amount_minor: product.amount_minor,
+      currency: product.currency,
+      status: 'awaiting_payment',
+      paid_trace_id: null,
+      card: null,
+      notifications: [],
     };
     orders.set(order.order_id, order);
     try {
       const checkout = await paygate.initCheckout({
-        order_id: order.order_id, amount: order.amount_minor, currency: order.currency,
+        order_id: order.order_id,
+        amount: order.amount_minor,
+        currency: order.currency,
         ...DEMO_CUSTOMER,
         return_url: `${public_url}/orders/${order.order_id}`,
         notification_url: `${public_url}${NOTIFICATION_PATH}`,
@@ -133,7 +162,10 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
       response.writeHead(303, { location: checkout.answer.redirect_url! }).end();
     } catch (error) {
       log(`checkout failed for ${order.order_id}: ${error instanceof Error ? error.message : String(error)}`);
-      const text = error instanceof GatewayUnreachableError ? 'The payment service cannot be reached; try again in a moment.' : 'The payment could not be started.';
+      const text =
+        error instanceof GatewayUnreachableError
+          ? 'The payment service cannot be reached; try again in a moment.'
+          : 'The payment could not be started.';
       send(response, 502, problemPage('Payment not available', text));
     }
   }

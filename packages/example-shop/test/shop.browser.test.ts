@@ -22,7 +22,8 @@ describe('example shop in Chromium', () => {
     gw = await startTestGateway('sqlite');
     shop = await startShop({
       paygate: { base_url: gw.url, merchant_id: gw.merchant.merchant_id, secret: gw.merchant.secret, frontend: gw.merchant.frontend },
-      port: 0, log: (line) => log.push(line),
+      port: 0,
+      log: (line) => log.push(line),
     });
   });
   afterAll(async () => {
@@ -62,7 +63,7 @@ describe('example shop in Chromium', () => {
       expect(page.url().startsWith(`${shop.url}/orders/${order.order_id}`)).toBe(true);
       await page.locator('#order-status', { hasText: 'Paid' }).waitFor({ timeout: 15_000 });
       const text = await visibleText(page);
-      expect(text).toContain('Payment confirmed by paygate\'s notification');
+      expect(text).toContain("Payment confirmed by paygate's notification");
       expect(text).toContain('411111******1111');
     } finally {
       await close();
@@ -76,9 +77,11 @@ describe('example shop in Chromium', () => {
     expect(order.notifications.map((n) => n.transaction_status)).toContain('rejected');
     // And paygate recorded the shop's reply as a delivery.
     const recorded = await waitUntil(async () => {
-      const answer = (await (await fetch(`${gw.url}/operator/transactions/${approved.trace_id}/notifications`, {
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      })).json()) as { notifications: { state: string }[] };
+      const answer = (await (
+        await fetch(`${gw.url}/operator/transactions/${approved.trace_id}/notifications`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        })
+      ).json()) as { notifications: { state: string }[] };
       return answer.notifications.at(-1)?.state === 'delivered' ? answer : undefined;
     }, 'the notification recorded delivered');
     expect(recorded.notifications.length).toBeGreaterThan(0);
@@ -87,7 +90,10 @@ describe('example shop in Chromium', () => {
 
   it('coming back to the return URL pays nothing, whatever its query says; only a notification does', async () => {
     const bought = await fetch(`${shop.url}/buy`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'product=tshirt',
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'product=tshirt',
     });
     expect(bought.status).toBe(303);
     expect(bought.headers.get('location')).toMatch(new RegExp(`^${gw.url}/cashier/login/`));

@@ -34,7 +34,13 @@ export interface Schema {
   readonly $ref?: string;
 }
 
-interface Parameter { readonly name: string; readonly in: string; readonly required?: boolean; readonly schema: Schema; readonly description?: string }
+interface Parameter {
+  readonly name: string;
+  readonly in: string;
+  readonly required?: boolean;
+  readonly schema: Schema;
+  readonly description?: string;
+}
 interface Operation {
   readonly operationId: string;
   readonly summary?: string;
@@ -53,32 +59,37 @@ export interface OpenApiDocument {
  * a union of variants, named by each variant's `transaction_type` and `version`. An operation
  * missing here stops the generation: the SDK must then get a name and a method for it.
  */
-const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Readonly<Record<string, string>>; readonly answer: string }>> = {
-  postApiProcess: {
-    request: {
-      'sale 1.2': 'SaleRequest', 'sale 1.1': 'SaleFrontendRequest', 'refund 1.2': 'RefundRequest', 'refund 1.1': 'RefundFrontendRequest',
-      'payout 1.2': 'PayoutEncryptedRequest', 'payout 1.1': 'PayoutFrontendRequest',
+const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Readonly<Record<string, string>>; readonly answer: string }>> =
+  {
+    postApiProcess: {
+      request: {
+        'sale 1.2': 'SaleRequest',
+        'sale 1.1': 'SaleFrontendRequest',
+        'refund 1.2': 'RefundRequest',
+        'refund 1.1': 'RefundFrontendRequest',
+        'payout 1.2': 'PayoutEncryptedRequest',
+        'payout 1.1': 'PayoutFrontendRequest',
+      },
+      answer: 'ProcessAnswer',
     },
-    answer: 'ProcessAnswer',
-  },
-  postApiDirect: { request: 'DirectPayoutRequest', answer: 'DirectPayoutAnswer' },
-  postApiTokenize: { request: 'TokenizeRequest', answer: 'TokenizeAnswer' },
-  postApiTransactionStatus: { request: 'TransactionStatusRequest', answer: 'TransactionStatusAnswer' },
-  postApiInitPayIn: { request: 'InitPayInRequest', answer: 'SessionAnswer' },
-  postApiInitCheckout: { request: 'InitCheckoutRequest', answer: 'SessionAnswer' },
-  postApiInitPayOut: { request: 'InitPayOutRequest', answer: 'SessionAnswer' },
-  postApiInitPayOutOrder: { request: 'InitPayOutOrderRequest', answer: 'SessionAnswer' },
-  postApiFindOrder: { request: 'FindOrderRequest', answer: 'FindOrderAnswer' },
-  postApiV1V3SubscriptionPlan: { request: 'PlanCreateRequest', answer: 'PlanAnswer' },
-  getApiV1V3SubscriptionPlan: { request: 'PlanListRequest', answer: 'PlanListAnswer' },
-  putApiV1V3SubscriptionPlanPlanId: { request: 'PlanUpdateRequest', answer: 'PlanAnswer' },
-  getApiV1V3SubscriptionPlanPlanId: { request: 'PlanReadRequest', answer: 'PlanAnswer' },
-  postApiV1V3Subscription: { request: 'SubscriptionCreateRequest', answer: 'SubscriptionAnswer' },
-  getApiV1V3Subscription: { request: 'SubscriptionListRequest', answer: 'SubscriptionListAnswer' },
-  getApiV1V3SubscriptionSubscriptionId: { request: 'SubscriptionReadRequest', answer: 'SubscriptionAnswer' },
-  postApiV1V3SubscriptionSubscriptionIdCancel: { request: 'SubscriptionCancelRequest', answer: 'SubscriptionAnswer' },
-  postApiV1V3SubscriptionSubscriptionIdActivate: { request: 'SubscriptionActivateRequest', answer: 'SubscriptionAnswer' },
-};
+    postApiDirect: { request: 'DirectPayoutRequest', answer: 'DirectPayoutAnswer' },
+    postApiTokenize: { request: 'TokenizeRequest', answer: 'TokenizeAnswer' },
+    postApiTransactionStatus: { request: 'TransactionStatusRequest', answer: 'TransactionStatusAnswer' },
+    postApiInitPayIn: { request: 'InitPayInRequest', answer: 'SessionAnswer' },
+    postApiInitCheckout: { request: 'InitCheckoutRequest', answer: 'SessionAnswer' },
+    postApiInitPayOut: { request: 'InitPayOutRequest', answer: 'SessionAnswer' },
+    postApiInitPayOutOrder: { request: 'InitPayOutOrderRequest', answer: 'SessionAnswer' },
+    postApiFindOrder: { request: 'FindOrderRequest', answer: 'FindOrderAnswer' },
+    postApiV1V3SubscriptionPlan: { request: 'PlanCreateRequest', answer: 'PlanAnswer' },
+    getApiV1V3SubscriptionPlan: { request: 'PlanListRequest', answer: 'PlanListAnswer' },
+    putApiV1V3SubscriptionPlanPlanId: { request: 'PlanUpdateRequest', answer: 'PlanAnswer' },
+    getApiV1V3SubscriptionPlanPlanId: { request: 'PlanReadRequest', answer: 'PlanAnswer' },
+    postApiV1V3Subscription: { request: 'SubscriptionCreateRequest', answer: 'SubscriptionAnswer' },
+    getApiV1V3Subscription: { request: 'SubscriptionListRequest', answer: 'SubscriptionListAnswer' },
+    getApiV1V3SubscriptionSubscriptionId: { request: 'SubscriptionReadRequest', answer: 'SubscriptionAnswer' },
+    postApiV1V3SubscriptionSubscriptionIdCancel: { request: 'SubscriptionCancelRequest', answer: 'SubscriptionAnswer' },
+    postApiV1V3SubscriptionSubscriptionIdActivate: { request: 'SubscriptionActivateRequest', answer: 'SubscriptionAnswer' },
+  };
 
 /** The messages the gateway sends to the merchant (`webhooks`); a union is named by each variant's `version`. */
 const WEBHOOK_NAMES: Readonly<Record<string, string | Readonly<Record<string, string>>>> = {
@@ -86,7 +97,10 @@ const WEBHOOK_NAMES: Readonly<Record<string, string | Readonly<Record<string, st
   validationRequest: { 1.2: 'ValidationRequestApplicationKey', 1.1: 'ValidationRequestFrontend' },
   subscriptionEvent: 'SubscriptionEventNotification',
 };
-const WEBHOOK_UNION_NAMES: Readonly<Record<string, string>> = { transactionNotification: 'TransactionNotification', validationRequest: 'ValidationRequest' };
+const WEBHOOK_UNION_NAMES: Readonly<Record<string, string>> = {
+  transactionNotification: 'TransactionNotification',
+  validationRequest: 'ValidationRequest',
+};
 
 /** The real document: a gateway started here on a scratch folder, asked for GET /openapi.json. */
 export async function fetchOpenApiDocument(): Promise<OpenApiDocument> {
@@ -133,17 +147,24 @@ export function typeOf(schema: Schema, indent = ''): string {
     const merged = mergedObject(schema.allOf);
     return merged === null ? schema.allOf.map((member) => wrap(typeOf(member, indent))).join(' & ') : objectType(merged, indent);
   }
-  const types = typeof schema.type === 'string' ? [schema.type] : schema.type ?? [];
+  const types = typeof schema.type === 'string' ? [schema.type] : (schema.type ?? []);
   if (types.length > 1) return types.map((type) => typeOf({ ...schema, type }, indent)).join(' | ');
   switch (types[0]) {
-    case 'string': return 'string';
+    case 'string':
+      return 'string';
     case 'integer':
-    case 'number': return 'number';
-    case 'boolean': return 'boolean';
-    case 'null': return 'null';
-    case 'array': return `Array<${schema.items ? typeOf(schema.items, indent) : 'unknown'}>`;
-    case 'object': return objectType(schema, indent);
-    default: return schema.properties ? objectType(schema, indent) : 'unknown';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
+    case 'array':
+      return `Array<${schema.items ? typeOf(schema.items, indent) : 'unknown'}>`;
+    case 'object':
+      return objectType(schema, indent);
+    default:
+      return schema.properties ? objectType(schema, indent) : 'unknown';
   }
 }
 
@@ -156,7 +177,8 @@ function mergedObject(members: readonly Schema[]): Schema | null {
   const properties: Record<string, Schema> = {};
   const required: string[] = [];
   for (const member of members) {
-    if (member.properties === undefined || member.anyOf || member.oneOf || member.allOf || member.additionalProperties === true) return null;
+    if (member.properties === undefined || member.anyOf || member.oneOf || member.allOf || member.additionalProperties === true)
+      return null;
     for (const [name, property] of Object.entries(member.properties)) {
       if (name in properties) return null;
       properties[name] = property;
@@ -227,7 +249,11 @@ function signingOf(operation: Operation): 'body' | 'header' | null {
   return null;
 }
 
-interface Emitted { readonly name: string; readonly schema: Schema; readonly doc: string }
+interface Emitted {
+  readonly name: string;
+  readonly schema: Schema;
+  readonly doc: string;
+}
 
 /** Adds a named type, or checks that a second use of the name is the same type. */
 function emit(types: Map<string, Emitted>, entry: Emitted): void {
@@ -237,12 +263,18 @@ function emit(types: Map<string, Emitted>, entry: Emitted): void {
     return;
   }
   if (JSON.stringify(earlier.schema) !== JSON.stringify(entry.schema)) {
-    throw new Error(`${entry.name} is given to two different schemas (${earlier.doc}; ${entry.doc}): name them apart in scripts/generate.ts`);
+    throw new Error(
+      `${entry.name} is given to two different schemas (${earlier.doc}; ${entry.doc}): name them apart in scripts/generate.ts`,
+    );
   }
 }
 
 function emitVariants(
-  types: Map<string, Emitted>, schema: Schema, names: string | Readonly<Record<string, string>>, keyOf: (variant: Schema) => string, doc: string,
+  types: Map<string, Emitted>,
+  schema: Schema,
+  names: string | Readonly<Record<string, string>>,
+  keyOf: (variant: Schema) => string,
+  doc: string,
 ): string[] {
   if (typeof names === 'string') {
     emit(types, { name: names, schema, doc });
@@ -269,37 +301,50 @@ export function renderModule(document: OpenApiDocument): string {
       if (signing === null) continue;
       const names = OPERATION_NAMES[operation.operationId];
       if (names === undefined) {
-        throw new Error(`${method.toUpperCase()} ${url} (${operation.operationId}) is a merchant operation the SDK does not know: name it in scripts/generate.ts and give the client a method`);
+        throw new Error(
+          `${method.toUpperCase()} ${url} (${operation.operationId}) is a merchant operation the SDK does not know: name it in scripts/generate.ts and give the client a method`,
+        );
       }
       seen.add(operation.operationId);
       const doc = `${method.toUpperCase()} ${url}`;
       const variantKey = (variant: Schema) => `${constOf(variant, 'transaction_type') ?? '?'} ${constOf(variant, 'version') ?? '?'}`;
       const request_names = emitVariants(types, requestSchema(operation), names.request, variantKey, `${doc}: ${operation.summary ?? ''}`);
       emit(types, { name: names.answer, schema: answerSchema(operation), doc: `${doc}: its answer` });
-      endpoints.push(`  ${operation.operationId}: { method: '${method.toUpperCase()}', path: '${url}', signing: '${signing}' },`
-        + ` // request ${request_names.join(' | ')}; answer ${names.answer}`);
+      endpoints.push(
+        `  ${operation.operationId}: { method: '${method.toUpperCase()}', path: '${url}', signing: '${signing}' },` +
+          ` // request ${request_names.join(' | ')}; answer ${names.answer}`,
+      );
     }
   }
   const missing = Object.keys(OPERATION_NAMES).filter((id) => !seen.has(id));
-  if (missing.length > 0) throw new Error(`operations gone from /openapi.json: ${missing.join(', ')}: drop them from scripts/generate.ts and the client`);
+  if (missing.length > 0)
+    throw new Error(`operations gone from /openapi.json: ${missing.join(', ')}: drop them from scripts/generate.ts and the client`);
 
   const unions: string[] = [];
   for (const [name, webhook] of Object.entries(document.webhooks ?? {})) {
     const operation = webhook.post;
     const names = WEBHOOK_NAMES[name];
-    if (operation === undefined || names === undefined) throw new Error(`webhook ${name} is new: name it in scripts/generate.ts and give the handler a way to take it`);
+    if (operation === undefined || names === undefined)
+      throw new Error(`webhook ${name} is new: name it in scripts/generate.ts and give the handler a way to take it`);
     const body = operation.requestBody?.content['application/json']?.schema;
     if (body === undefined) throw new Error(`webhook ${name} has no JSON body`);
-    const variants = emitVariants(types, body, names, (variant) => constOf(variant, 'version') ?? '?', `webhook ${name}: ${operation.summary ?? ''}`);
+    const variants = emitVariants(
+      types,
+      body,
+      names,
+      (variant) => constOf(variant, 'version') ?? '?',
+      `webhook ${name}: ${operation.summary ?? ''}`,
+    );
     const union = WEBHOOK_UNION_NAMES[name];
     if (union !== undefined) unions.push(`${comment(body.description, '')}export type ${union} = ${variants.join(' | ')};\n`);
     emit(types, { name: 'MerchantReply', schema: answerSchema(operation), doc: `webhook ${name}: the merchant's reply` });
   }
 
-  let text = '// GENERATED by packages/sdk/scripts/generate.ts from the gateway\'s /openapi.json: do not edit.\n'
-    + '// The request, answer and webhook types of the merchant API, and where each operation is. Run\n'
-    + '// `npm run generate --workspace @paygate/sdk` after changing the gateway\'s schemas; the SDK\'s\n'
-    + '// test/generated.test.ts fails while this file differs from a fresh generation.\n\n';
+  let text =
+    "// GENERATED by packages/sdk/scripts/generate.ts from the gateway's /openapi.json: do not edit.\n" +
+    '// The request, answer and webhook types of the merchant API, and where each operation is. Run\n' +
+    "// `npm run generate --workspace @paygate/sdk` after changing the gateway's schemas; the SDK's\n" +
+    '// test/generated.test.ts fails while this file differs from a fresh generation.\n\n';
   text += 'export const ENDPOINTS = {\n' + endpoints.join('\n') + '\n} as const;\n\n';
   text += 'export type OperationId = keyof typeof ENDPOINTS;\n';
   for (const entry of types.values()) {

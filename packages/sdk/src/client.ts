@@ -6,14 +6,46 @@
 // type without the fields the client fills in.
 import { ENDPOINTS, type OperationId } from './generated/api.js';
 import type {
-  DirectPayoutAnswer, DirectPayoutRequest, FindOrderAnswer, FindOrderRequest, InitCheckoutRequest, InitPayInRequest, InitPayOutOrderRequest,
-  InitPayOutRequest, PayoutEncryptedRequest, PayoutFrontendRequest, PlanAnswer, PlanCreateRequest, PlanListAnswer, PlanListRequest,
-  PlanUpdateRequest, ProcessAnswer, RefundFrontendRequest, RefundRequest, SaleFrontendRequest, SaleRequest, SessionAnswer,
-  SubscriptionActivateRequest, SubscriptionAnswer, SubscriptionCreateRequest, SubscriptionListAnswer, SubscriptionListRequest,
-  TokenizeAnswer, TokenizeRequest, TransactionStatusAnswer,
+  DirectPayoutAnswer,
+  DirectPayoutRequest,
+  FindOrderAnswer,
+  FindOrderRequest,
+  InitCheckoutRequest,
+  InitPayInRequest,
+  InitPayOutOrderRequest,
+  InitPayOutRequest,
+  PayoutEncryptedRequest,
+  PayoutFrontendRequest,
+  PlanAnswer,
+  PlanCreateRequest,
+  PlanListAnswer,
+  PlanListRequest,
+  PlanUpdateRequest,
+  ProcessAnswer,
+  RefundFrontendRequest,
+  RefundRequest,
+  SaleFrontendRequest,
+  SaleRequest,
+  SessionAnswer,
+  SubscriptionActivateRequest,
+  SubscriptionAnswer,
+  SubscriptionCreateRequest,
+  SubscriptionListAnswer,
+  SubscriptionListRequest,
+  TokenizeAnswer,
+  TokenizeRequest,
+  TransactionStatusAnswer,
 } from './generated/api.js';
 import { AnswerSignatureError, ClockSkewError, GatewayHttpError, UnexpectedAnswerError } from './errors.js';
-import { answerAuthentication, bodyHeaderSignature, encryptCardField, requestAuthentication, signaturesEqual, signBody, verifyBody } from './signing.js';
+import {
+  answerAuthentication,
+  bodyHeaderSignature,
+  encryptCardField,
+  requestAuthentication,
+  signaturesEqual,
+  signBody,
+  verifyBody,
+} from './signing.js';
 import { Connections, exchange, type HttpAnswer, type HttpRequest, type RetryNotice, type TransportLimits } from './transport.js';
 
 // ---- what callers pass and get ----------------------------------------------------------------
@@ -28,8 +60,8 @@ export type SaleFrontendInput = Omit<SaleFrontendRequest, Filled>;
 export type RefundInput = Omit<RefundRequest, Filled>;
 export type RefundFrontendInput = Omit<RefundFrontendRequest, Filled>;
 /** The encrypted payout's card in clear: the client encrypts it (spec §5.3) with each attempt's timestamp. */
-export type PayoutInput = Omit<PayoutEncryptedRequest, Filled | `${'card_number' | 'card_exp' | 'cvv'}${'' | '_encrypted'}`>
-  & Pick<PayoutFrontendRequest, 'card_number' | 'card_exp' | 'cvv'>;
+export type PayoutInput = Omit<PayoutEncryptedRequest, Filled | `${'card_number' | 'card_exp' | 'cvv'}${'' | '_encrypted'}`> &
+  Pick<PayoutFrontendRequest, 'card_number' | 'card_exp' | 'cvv'>;
 export type PayoutFrontendInput = Omit<PayoutFrontendRequest, Filled>;
 /** The processor's own `data_` fields (docs/payouts.md §3) go beside the others. */
 export type DirectPayoutInput = Omit<DirectPayoutRequest, Filled> & { readonly [field: `data_${string}`]: string | undefined };
@@ -96,7 +128,8 @@ const DEFAULTS = { timeout_ms: 30_000, retries: 2, retry_backoff_ms: 250, max_an
 
 function bounded(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
   const chosen = value ?? fallback;
-  if (!Number.isInteger(chosen) || chosen < min || chosen > max) throw new RangeError(`${name} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(chosen) || chosen < min || chosen > max)
+    throw new RangeError(`${name} must be a whole number from ${min} to ${max}`);
   return chosen;
 }
 
@@ -184,30 +217,54 @@ export class PaygateClient {
 
   /** A card sale (spec §4.1 variant A: application_key, version 1.2). Keyed by order_id: safe to send again. */
   async sale(input: SaleInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'sale' }, identity: 'application_key', version: '1.2', idempotent: true,
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'sale' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /** A card sale in the frontend form (variant B, version 1.1). */
   async saleFrontend(input: SaleFrontendInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'sale' }, identity: 'frontend', version: '1.1', idempotent: true,
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'sale' },
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /** A refund of an approved sale (`reference_id` its trace_id), application_key form, version 1.2 (docs/api.md). */
   async refund(input: RefundInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'refund' }, identity: 'application_key', version: '1.2', idempotent: true,
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'refund' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /** A refund in the spec's frontend form (variant C, version 1.1). */
   async refundFrontend(input: RefundFrontendInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'refund' }, identity: 'frontend', version: '1.1', idempotent: true,
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'refund' },
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /**
@@ -215,81 +272,146 @@ export class PaygateClient {
    * card in clear: the client encrypts card_number, card_exp and cvv (spec §5.3) for each attempt.
    */
   async payout(input: PayoutInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'payout' }, identity: 'application_key', version: '1.2', idempotent: true,
-      encrypt: ['card_number', 'card_exp', 'cvv'],
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'payout' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+        encrypt: ['card_number', 'card_exp', 'cvv'],
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /** A payout to a card with plain card data (variant E: frontend, version 1.1). */
   async payoutFrontend(input: PayoutFrontendInput): Promise<Outcome<ProcessAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiProcess', fields: { ...input, transaction_type: 'payout' }, identity: 'frontend', version: '1.1', idempotent: true,
-    })) as Outcome<ProcessAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'payout' },
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   // ---- other body-signed calls ------------------------------------------------------------------
 
   /** A payout to an e-wallet or bank account (spec §4.2, version 1.2); `data_` fields per processor. */
   async directPayout(input: DirectPayoutInput): Promise<Outcome<DirectPayoutAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiDirect', fields: { ...input, transaction_type: 'payout' }, identity: 'application_key', version: '1.2', idempotent: true,
-    })) as Outcome<DirectPayoutAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiDirect',
+        fields: { ...input, transaction_type: 'payout' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<DirectPayoutAnswer>;
   }
 
   /** A card_token for later charges, without a charge (decisions.md §9); the same card gives the same token. */
   async tokenize(input: TokenizeInput): Promise<Outcome<TokenizeAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiTokenize', fields: input, identity: 'application_key', version: '1.2', idempotent: true,
-    })) as Outcome<TokenizeAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiTokenize',
+        fields: input,
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<TokenizeAnswer>;
   }
 
   /** One of the merchant's transactions by trace_id (docs/api.md), with the application_key (1.2) or else the frontend (1.1). */
   async transactionStatus(trace_id: number): Promise<Outcome<TransactionStatusAnswer>> {
     const identity: Identity = this.application_key !== undefined ? 'application_key' : 'frontend';
-    return this.outcome(await this.signed({
-      operation: 'postApiTransactionStatus', fields: { trace_id }, identity, version: identity === 'application_key' ? '1.2' : '1.1', idempotent: true,
-    })) as Outcome<TransactionStatusAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiTransactionStatus',
+        fields: { trace_id },
+        identity,
+        version: identity === 'application_key' ? '1.2' : '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<TransactionStatusAnswer>;
   }
 
   /** A cashier deposit session (spec §4.3: application_key, 1.2). Each call opens a new session, so a lost answer is not resent. */
   async initPayIn(input: InitPayInInput): Promise<Outcome<SessionAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiInitPayIn', fields: input, identity: 'application_key', version: '1.2', idempotent: false,
-    })) as Outcome<SessionAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiInitPayIn',
+        fields: input,
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: false,
+      }),
+    ) as Outcome<SessionAnswer>;
   }
 
   /** A checkout for an exact amount and order_id (spec §4.4: frontend, 1.1); the same order_id answers the same session. */
   async initCheckout(input: InitCheckoutInput): Promise<Outcome<SessionAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiInitCheckout', fields: input, identity: 'frontend', version: '1.1', idempotent: true,
-    })) as Outcome<SessionAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiInitCheckout',
+        fields: input,
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<SessionAnswer>;
   }
 
   /** The cashier's withdrawal section (spec §4.5: frontend, 1.1). Each call opens a new session. */
   async initPayOut(input: InitPayOutInput): Promise<Outcome<SessionAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiInitPayOut', fields: input, identity: 'frontend', version: '1.1', idempotent: false,
-    })) as Outcome<SessionAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiInitPayOut',
+        fields: input,
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: false,
+      }),
+    ) as Outcome<SessionAnswer>;
   }
 
   /** A payout order for an exact amount and order_id (docs/cashier.md §3: frontend, 1.1). */
   async initPayOutOrder(input: InitPayOutOrderInput): Promise<Outcome<SessionAnswer>> {
-    return this.outcome(await this.signed({
-      operation: 'postApiInitPayOutOrder', fields: input, identity: 'frontend', version: '1.1', idempotent: true,
-    })) as Outcome<SessionAnswer>;
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiInitPayOutOrder',
+        fields: input,
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<SessionAnswer>;
   }
 
   /** Where an order opened by initCheckout or initPayOutOrder stands (spec §4.7: frontend, 1.1). */
   async findOrder(order_id: FindOrderRequest['order_id']): Promise<FindOrderOutcome> {
-    const answer = await this.signed({ operation: 'postApiFindOrder', fields: { order_id }, identity: 'frontend', version: '1.1', idempotent: true });
+    const answer = await this.signed({
+      operation: 'postApiFindOrder',
+      fields: { order_id },
+      identity: 'frontend',
+      version: '1.1',
+      idempotent: true,
+    });
     const description = String(answer.description);
     switch (answer.status) {
-      case 0: return { kind: 'found', answer: answer as unknown as FindOrderAnswer };
-      case 1: return { kind: 'not_found', description };
-      case 3: return { kind: 'open', description };
-      case 4: return { kind: 'timed_out', description };
-      default: return { kind: 'refused', status: Number(answer.status), description };
+      case 0:
+        return { kind: 'found', answer: answer as unknown as FindOrderAnswer };
+      case 1:
+        return { kind: 'not_found', description };
+      case 3:
+        return { kind: 'open', description };
+      case 4:
+        return { kind: 'timed_out', description };
+      default:
+        return { kind: 'refused', status: Number(answer.status), description };
     }
   }
 
@@ -297,60 +419,97 @@ export class PaygateClient {
 
   /** A subscription plan (decisions.md §10). Not idempotent: a lost answer is not resent (list the plans to see). */
   async createPlan(input: PlanCreateInput): Promise<Outcome<Complete<PlanAnswer>>> {
-    return this.outcome(await this.headerSigned({ operation: 'postApiV1V3SubscriptionPlan', fields: input, idempotent: false })) as Outcome<Complete<PlanAnswer>>;
+    return this.outcome(await this.headerSigned({ operation: 'postApiV1V3SubscriptionPlan', fields: input, idempotent: false })) as Outcome<
+      Complete<PlanAnswer>
+    >;
   }
 
   /** Changes a plan's name, description or status (spec §4.9). */
   async updatePlan(plan_id: string, input: PlanUpdateInput): Promise<Outcome<Complete<PlanAnswer>>> {
-    return this.outcome(await this.headerSigned({
-      operation: 'putApiV1V3SubscriptionPlanPlanId', path_params: { planId: plan_id }, fields: input, idempotent: true,
-    })) as Outcome<Complete<PlanAnswer>>;
+    return this.outcome(
+      await this.headerSigned({
+        operation: 'putApiV1V3SubscriptionPlanPlanId',
+        path_params: { planId: plan_id },
+        fields: input,
+        idempotent: true,
+      }),
+    ) as Outcome<Complete<PlanAnswer>>;
   }
 
   async getPlan(plan_id: string): Promise<Outcome<Complete<PlanAnswer>>> {
-    return this.outcome(await this.headerSigned({
-      operation: 'getApiV1V3SubscriptionPlanPlanId', path_params: { planId: plan_id }, fields: {}, idempotent: true,
-    })) as Outcome<Complete<PlanAnswer>>;
+    return this.outcome(
+      await this.headerSigned({
+        operation: 'getApiV1V3SubscriptionPlanPlanId',
+        path_params: { planId: plan_id },
+        fields: {},
+        idempotent: true,
+      }),
+    ) as Outcome<Complete<PlanAnswer>>;
   }
 
   async listPlans(input: PlanListInput = {}): Promise<Outcome<Complete<PlanListAnswer>>> {
-    return this.outcome(await this.headerSigned({ operation: 'getApiV1V3SubscriptionPlan', fields: input, idempotent: true })) as Outcome<Complete<PlanListAnswer>>;
+    return this.outcome(await this.headerSigned({ operation: 'getApiV1V3SubscriptionPlan', fields: input, idempotent: true })) as Outcome<
+      Complete<PlanListAnswer>
+    >;
   }
 
   /** A customer's subscription (spec §4.8); the same request again answers the same subscription. */
   async createSubscription(input: SubscriptionCreateInput): Promise<Outcome<Complete<SubscriptionAnswer>>> {
-    return this.outcome(await this.headerSigned({ operation: 'postApiV1V3Subscription', fields: input, idempotent: true })) as Outcome<Complete<SubscriptionAnswer>>;
+    return this.outcome(await this.headerSigned({ operation: 'postApiV1V3Subscription', fields: input, idempotent: true })) as Outcome<
+      Complete<SubscriptionAnswer>
+    >;
   }
 
   async getSubscription(subscription_id: string): Promise<Outcome<Complete<SubscriptionAnswer>>> {
-    return this.outcome(await this.headerSigned({
-      operation: 'getApiV1V3SubscriptionSubscriptionId', path_params: { subscriptionId: subscription_id }, fields: {}, idempotent: true,
-    })) as Outcome<Complete<SubscriptionAnswer>>;
+    return this.outcome(
+      await this.headerSigned({
+        operation: 'getApiV1V3SubscriptionSubscriptionId',
+        path_params: { subscriptionId: subscription_id },
+        fields: {},
+        idempotent: true,
+      }),
+    ) as Outcome<Complete<SubscriptionAnswer>>;
   }
 
   async listSubscriptions(input: SubscriptionListInput = {}): Promise<Outcome<Complete<SubscriptionListAnswer>>> {
-    return this.outcome(await this.headerSigned({ operation: 'getApiV1V3Subscription', fields: input, idempotent: true })) as Outcome<Complete<SubscriptionListAnswer>>;
+    return this.outcome(await this.headerSigned({ operation: 'getApiV1V3Subscription', fields: input, idempotent: true })) as Outcome<
+      Complete<SubscriptionListAnswer>
+    >;
   }
 
   /** No charge after this; cancelling again answers the same. */
   async cancelSubscription(subscription_id: string): Promise<Outcome<Complete<SubscriptionAnswer>>> {
-    return this.outcome(await this.headerSigned({
-      operation: 'postApiV1V3SubscriptionSubscriptionIdCancel', path_params: { subscriptionId: subscription_id }, fields: {}, idempotent: true,
-    })) as Outcome<Complete<SubscriptionAnswer>>;
+    return this.outcome(
+      await this.headerSigned({
+        operation: 'postApiV1V3SubscriptionSubscriptionIdCancel',
+        path_params: { subscriptionId: subscription_id },
+        fields: {},
+        idempotent: true,
+      }),
+    ) as Outcome<Complete<SubscriptionAnswer>>;
   }
 
   /** Activates an inactive subscription, optionally with another card_token. */
-  async activateSubscription(subscription_id: string, input: SubscriptionActivateInput = {}): Promise<Outcome<Complete<SubscriptionAnswer>>> {
-    return this.outcome(await this.headerSigned({
-      operation: 'postApiV1V3SubscriptionSubscriptionIdActivate', path_params: { subscriptionId: subscription_id }, fields: input, idempotent: true,
-    })) as Outcome<Complete<SubscriptionAnswer>>;
+  async activateSubscription(
+    subscription_id: string,
+    input: SubscriptionActivateInput = {},
+  ): Promise<Outcome<Complete<SubscriptionAnswer>>> {
+    return this.outcome(
+      await this.headerSigned({
+        operation: 'postApiV1V3SubscriptionSubscriptionIdActivate',
+        path_params: { subscriptionId: subscription_id },
+        fields: input,
+        idempotent: true,
+      }),
+    ) as Outcome<Complete<SubscriptionAnswer>>;
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
 
   private identityValue(identity: Identity): string {
     const value = identity === 'application_key' ? this.application_key : this.frontend;
-    if (value === undefined || value === '') throw new TypeError(`this call is made with the merchant's ${identity}: give ${identity} in the client's options`);
+    if (value === undefined || value === '')
+      throw new TypeError(`this call is made with the merchant's ${identity}: give ${identity} in the client's options`);
     return value;
   }
 
@@ -369,28 +528,41 @@ export class PaygateClient {
     const identity = { [call.identity]: this.identityValue(call.identity) };
     const build = (): HttpRequest => {
       const timestamp = this.now_s();
-      const body: Record<string, unknown> = definedOnly({ ...call.fields, merchant_id: this.merchant_id, ...identity, version: call.version, timestamp });
+      const body: Record<string, unknown> = definedOnly({
+        ...call.fields,
+        merchant_id: this.merchant_id,
+        ...identity,
+        version: call.version,
+        timestamp,
+      });
       for (const name of call.encrypt ?? []) {
         const plain = body[name];
         delete body[name];
         if (typeof plain === 'string') body[`${name}_encrypted`] = encryptCardField(plain, this.secret, timestamp);
       }
       body.signature = signBody(body, this.secret);
-      return { method: endpoint.method, url: this.base_url + endpoint.path, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) };
+      return {
+        method: endpoint.method,
+        url: this.base_url + endpoint.path,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      };
     };
     const answer = await exchange(build, call.idempotent, this.connections, this.limits);
     const body = this.answerObject(answer);
     if (typeof body.signature !== 'string') {
       throw new AnswerSignatureError(
-        `The gateway's answer is not signed (status ${String(body.status)}: ${shown(body.description)}). The gateway signs every answer once it knows `
-          + 'the merchant: check merchant_id (an unknown or disabled merchant gets an unsigned answer).',
-        typeof body.status === 'number' ? body.status : null, shown(body.description),
+        `The gateway's answer is not signed (status ${String(body.status)}: ${shown(body.description)}). The gateway signs every answer once it knows ` +
+          'the merchant: check merchant_id (an unknown or disabled merchant gets an unsigned answer).',
+        typeof body.status === 'number' ? body.status : null,
+        shown(body.description),
       );
     }
     if (!verifyBody(body, this.secret)) {
       throw new AnswerSignatureError(
-        'The answer\'s signature does not verify with this secret: the secret is wrong (or was rolled), or the answer was changed on the way.',
-        typeof body.status === 'number' ? body.status : null, shown(body.description),
+        "The answer's signature does not verify with this secret: the secret is wrong (or was rolled), or the answer was changed on the way.",
+        typeof body.status === 'number' ? body.status : null,
+        shown(body.description),
       );
     }
     this.checkClock(body);
@@ -407,7 +579,10 @@ export class PaygateClient {
       const timestamp = this.now_s();
       // The client's own fields last: nothing in the input can replace what the header signs.
       const fields = definedOnly({ ...call.fields, merchant_id: this.merchant_id, application_key, timestamp, version: 'v1.3' });
-      const headers: Record<string, string> = { accept: 'application/json', 'gt-authentication': requestAuthentication(this.merchant_id, application_key, timestamp, this.secret) };
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'gt-authentication': requestAuthentication(this.merchant_id, application_key, timestamp, this.secret),
+      };
       let url = this.base_url + path;
       let body: string | null = null;
       let signed_content: string;
@@ -429,16 +604,21 @@ export class PaygateClient {
     const timestamp = body.timestamp;
     if (typeof header !== 'string') {
       throw new AnswerSignatureError(
-        `The gateway's answer carries no Gt-Authentication header (status ${String(status)}: ${shown(body.description)}): check merchant_id `
-          + '(an unknown or disabled merchant gets an unsigned answer).',
-        typeof status === 'number' ? status : null, shown(body.description),
+        `The gateway's answer carries no Gt-Authentication header (status ${String(status)}: ${shown(body.description)}): check merchant_id ` +
+          '(an unknown or disabled merchant gets an unsigned answer).',
+        typeof status === 'number' ? status : null,
+        shown(body.description),
       );
     }
-    if (!Number.isSafeInteger(status) || !Number.isSafeInteger(timestamp)
-      || !signaturesEqual(answerAuthentication(status as number, timestamp as number, this.secret), header)) {
+    if (
+      !Number.isSafeInteger(status) ||
+      !Number.isSafeInteger(timestamp) ||
+      !signaturesEqual(answerAuthentication(status as number, timestamp as number, this.secret), header)
+    ) {
       throw new AnswerSignatureError(
-        'The answer\'s Gt-Authentication header does not verify with this secret: the secret is wrong (or was rolled), or the answer was changed on the way.',
-        typeof status === 'number' ? status : null, shown(body.description),
+        "The answer's Gt-Authentication header does not verify with this secret: the secret is wrong (or was rolled), or the answer was changed on the way.",
+        typeof status === 'number' ? status : null,
+        shown(body.description),
       );
     }
     this.checkClock(body);
@@ -451,7 +631,9 @@ export class PaygateClient {
     if (answer.http_status !== 200) {
       const retry_after = Number(answer.headers['retry-after']);
       throw new GatewayHttpError(
-        answer.http_status, typeof body?.status === 'number' ? body.status : null, shown(body?.description),
+        answer.http_status,
+        typeof body?.status === 'number' ? body.status : null,
+        shown(body?.description),
         Number.isSafeInteger(retry_after) && retry_after >= 0 ? retry_after : null,
       );
     }

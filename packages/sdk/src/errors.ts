@@ -37,13 +37,16 @@ export class ClockSkewError extends PaygateError {
     /** The gateway's description (`Timestamp expired`, or the milliseconds hint). */
     readonly description: string,
   ) {
-    super(`The gateway refused the request's timestamp (${description}): this machine's clock is ${Math.abs(skew_s)} s `
-      + `${skew_s >= 0 ? 'ahead of' : 'behind'} the gateway's, more than the 60 s allowed. Synchronise it (NTP).`);
+    super(
+      `The gateway refused the request's timestamp (${description}): this machine's clock is ${Math.abs(skew_s)} s ` +
+        `${skew_s >= 0 ? 'ahead of' : 'behind'} the gateway's, more than the 60 s allowed. Synchronise it (NTP).`,
+    );
   }
 }
 
 /** Why no answer was received. */
-export type NetworkFailure = 'connection_refused' | 'dns' | 'connect_timeout' | 'connection_reset' | 'timeout' | 'answer_too_large' | 'other';
+export type NetworkFailure =
+  'connection_refused' | 'dns' | 'connect_timeout' | 'connection_reset' | 'timeout' | 'answer_too_large' | 'other';
 
 /**
  * No answer from the gateway after every attempt allowed. `maybe_processed` is true when a request
@@ -60,8 +63,10 @@ export class GatewayUnreachableError extends PaygateError {
     readonly maybe_processed: boolean,
     override readonly cause: unknown,
   ) {
-    super(`No answer from the gateway after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason.replace(/_/g, ' ')})`
-      + (maybe_processed ? '; the request may have been processed' : '; the request was not processed'));
+    super(
+      `No answer from the gateway after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason.replace(/_/g, ' ')})` +
+        (maybe_processed ? '; the request may have been processed' : '; the request was not processed'),
+    );
   }
 }
 
@@ -78,8 +83,10 @@ export class GatewayHttpError extends PaygateError {
     readonly description: string | null,
     readonly retry_after_s: number | null,
   ) {
-    super(`The gateway answered HTTP ${http_status}${description === null ? '' : `: ${description}`}${status === null ? '' : ` (status ${status})`}`
-      + (http_status >= 500 ? '; a payment keyed by order_id may still complete: ask again later with the same order_id' : ''));
+    super(
+      `The gateway answered HTTP ${http_status}${description === null ? '' : `: ${description}`}${status === null ? '' : ` (status ${status})`}` +
+        (http_status >= 500 ? '; a payment keyed by order_id may still complete: ask again later with the same order_id' : ''),
+    );
   }
 }
 

@@ -28,7 +28,9 @@ function signingText(key: string, value: unknown): string {
 
 /** What a body signature covers: the values in their keys' code-point order, no separators, then the secret. */
 export function bodySigningString(message: Readonly<Record<string, unknown>>, secret: string): string {
-  const keys = Object.keys(message).filter((key) => key !== 'signature').sort(compareCodePoints);
+  const keys = Object.keys(message)
+    .filter((key) => key !== 'signature')
+    .sort(compareCodePoints);
   return keys.map((key) => signingText(key, message[key])).join('') + secret;
 }
 
@@ -83,10 +85,19 @@ export function subscriptionEventAuthentication(event: Readonly<Record<string, u
     const value = event[name];
     return typeof value === 'string' || typeof value === 'number' ? value : '';
   };
-  return signHeader([
-    part('event'), part('merchant_id'), part('application_key'), part('cid'), part('plan_id'), part('subscription_id'),
-    part('subscription_status'), part('timestamp'),
-  ], secret);
+  return signHeader(
+    [
+      part('event'),
+      part('merchant_id'),
+      part('application_key'),
+      part('cid'),
+      part('plan_id'),
+      part('subscription_id'),
+      part('subscription_status'),
+      part('timestamp'),
+    ],
+    secret,
+  );
 }
 
 /**

@@ -66,8 +66,12 @@ class AttemptFailure extends Error {
 }
 
 const NOT_SENT: Readonly<Record<string, NetworkFailure>> = {
-  ECONNREFUSED: 'connection_refused', ENOTFOUND: 'dns', EAI_AGAIN: 'dns', EHOSTUNREACH: 'connection_refused',
-  ENETUNREACH: 'connection_refused', EADDRNOTAVAIL: 'connection_refused',
+  ECONNREFUSED: 'connection_refused',
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+  EHOSTUNREACH: 'connection_refused',
+  ENETUNREACH: 'connection_refused',
+  EADDRNOTAVAIL: 'connection_refused',
 };
 
 function classify(error: unknown, connected: boolean, reused: boolean, answered: boolean, timed_out: boolean): AttemptFailure {
@@ -108,35 +112,48 @@ function attemptOnce(request: HttpRequest, connections: Connections, limits: Tra
       clearTimeout(deadline);
       outcome();
     };
-    const outgoing = (secure ? https : http).request(url, {
-      method: request.method,
-      headers: { ...request.headers, ...(body === null ? {} : { 'content-length': String(body.length) }) },
-      agent: secure ? connections.https : connections.http,
-    }, (incoming) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      incoming.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        size += chunk.length;
-        if (size > limits.max_answer_bytes) {
-          // An answer, though one not to read: an error of its own, never retried.
-          finish(() => reject(new UnexpectedAnswerError(`The gateway's answer is larger than max_answer_bytes (${limits.max_answer_bytes})`)));
-          outgoing.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      incoming.on('end', () => finish(() => resolve({
-        http_status: incoming.statusCode ?? 0, headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8'),
-      })));
-      // Cut off mid-answer: an incomplete answer is no answer.
-      const cut = (error: unknown) => finish(() => reject(classify(error, connected, outgoing.reusedSocket, answered, timed_out)));
-      incoming.on('error', cut);
-      incoming.on('close', () => {
-        if (!incoming.complete) cut(Object.assign(new Error('connection closed before the whole answer arrived'), { code: 'ECONNRESET' }));
-      });
-    });
+    const outgoing = (secure ? https : http).request(
+      url,
+      {
+        method: request.method,
+        headers: { ...request.headers, ...(body === null ? {} : { 'content-length': String(body.length) }) },
+        agent: secure ? connections.https : connections.http,
+      },
+      (incoming) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        incoming.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          size += chunk.length;
+          if (size > limits.max_answer_bytes) {
+            // An answer, though one not to read: an error of its own, never retried.
+            finish(() =>
+              reject(new UnexpectedAnswerError(`The gateway's answer is larger than max_answer_bytes (${limits.max_answer_bytes})`)),
+            );
+            outgoing.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
+        incoming.on('end', () =>
+          finish(() =>
+            resolve({
+              http_status: incoming.statusCode ?? 0,
+              headers: incoming.headers,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          ),
+        );
+        // Cut off mid-answer: an incomplete answer is no answer.
+        const cut = (error: unknown) => finish(() => reject(classify(error, connected, outgoing.reusedSocket, answered, timed_out)));
+        incoming.on('error', cut);
+        incoming.on('close', () => {
+          if (!incoming.complete)
+            cut(Object.assign(new Error('connection closed before the whole answer arrived'), { code: 'ECONNRESET' }));
+        });
+      },
+    );
     const deadline = setTimeout(() => {
       timed_out = true;
       // Settled here, whatever events the destroyed request still emits (or does not).
@@ -168,7 +185,10 @@ function backoff_ms(limits: TransportLimits, failed_attempts: number): number {
  * idempotency compares every field but those two, decisions.md §6).
  */
 export async function exchange(
-  build: () => HttpRequest, idempotent: boolean, connections: Connections, limits: TransportLimits,
+  build: () => HttpRequest,
+  idempotent: boolean,
+  connections: Connections,
+  limits: TransportLimits,
 ): Promise<HttpAnswer> {
   let maybe_processed = false;
   let stale_retried = false;

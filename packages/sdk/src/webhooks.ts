@@ -7,9 +7,7 @@
 // only move bytes, typed structurally so that the SDK depends on none of them. Limits: the body's
 // size, and how long the plain Node adapter waits for it.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type {
-  SubscriptionEventNotification, TransactionNotification, ValidationRequest,
-} from './generated/api.js';
+import type { SubscriptionEventNotification, TransactionNotification, ValidationRequest } from './generated/api.js';
 import { PaygateError } from './errors.js';
 import { answerAuthentication, signaturesEqual, signBody, subscriptionEventAuthentication, verifyBody } from './signing.js';
 
@@ -63,7 +61,11 @@ export interface WebhookHandlerOptions {
 /** Why a message was not handled, for the merchant's log. */
 export class WebhookError extends PaygateError {
   override readonly name = 'WebhookError';
-  constructor(message: string, readonly http_status: number, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    readonly http_status: number,
+    override readonly cause?: unknown,
+  ) {
     super(message);
   }
 }
@@ -105,7 +107,12 @@ export interface WebhookHandler {
   express(request: ExpressRequest, response: ServerResponse, next: ExpressNext): void;
   /** Fastify: `app.post('/paygate', { bodyLimit: handler.max_body_bytes }, handler.fastify)`, or `app.route(handler.fastifyRoute('/paygate'))`. */
   fastify(request: FastifyLikeRequest, reply: FastifyLikeReply): Promise<void>;
-  fastifyRoute(url: string): { method: 'POST'; url: string; bodyLimit: number; handler: (request: FastifyLikeRequest, reply: FastifyLikeReply) => Promise<void> };
+  fastifyRoute(url: string): {
+    method: 'POST';
+    url: string;
+    bodyLimit: number;
+    handler: (request: FastifyLikeRequest, reply: FastifyLikeReply) => Promise<void>;
+  };
   readonly max_body_bytes: number;
 }
 
@@ -139,7 +146,8 @@ function bodyText(body: unknown): string | null {
  * verified it, or why it is refused. For merchants who write their own endpoint around it.
  */
 export function parseWebhook(
-  input: WebhookInput, secrets: readonly string[],
+  input: WebhookInput,
+  secrets: readonly string[],
 ): { readonly ok: true; readonly event: WebhookEvent; readonly secret: string } | { readonly ok: false; readonly error: WebhookError } {
   let message: unknown = input.body;
   const text = bodyText(input.body);
@@ -154,8 +162,11 @@ export function parseWebhook(
   const event_header = header(input.headers, 'gt-authentication');
   if (event_header !== undefined && typeof message.event === 'string') {
     // A subscription event: its Gt-Authentication header covers the event's identifying values.
-    const secret = secrets.find((candidate) => signaturesEqual(subscriptionEventAuthentication(message as Record<string, unknown>, candidate), event_header));
-    if (secret === undefined) return { ok: false, error: new WebhookError('Gt-Authentication header of a subscription event does not verify', 401) };
+    const secret = secrets.find((candidate) =>
+      signaturesEqual(subscriptionEventAuthentication(message as Record<string, unknown>, candidate), event_header),
+    );
+    if (secret === undefined)
+      return { ok: false, error: new WebhookError('Gt-Authentication header of a subscription event does not verify', 401) };
     if (typeof message.subscription_id !== 'string' || typeof message.subscription_status !== 'string') {
       return { ok: false, error: new WebhookError('subscription event without subscription_id or subscription_status', 400) };
     }
@@ -163,16 +174,26 @@ export function parseWebhook(
   }
   const secret = secrets.find((candidate) => verifyBody(message as Record<string, unknown>, candidate));
   if (secret === undefined) {
-    return { ok: false, error: new WebhookError(typeof message.signature === 'string' ? 'signature does not verify' : 'message is not signed', 401) };
+    return {
+      ok: false,
+      error: new WebhookError(typeof message.signature === 'string' ? 'signature does not verify' : 'message is not signed', 401),
+    };
   }
   if (typeof message.trace_id === 'number' && typeof message.transaction_status === 'string') {
     const notification = message as unknown as TransactionNotification;
-    return { ok: true, event: message.test === '1' ? { kind: 'test_notification', notification } : { kind: 'transaction', notification }, secret };
+    return {
+      ok: true,
+      event: message.test === '1' ? { kind: 'test_notification', notification } : { kind: 'transaction', notification },
+      secret,
+    };
   }
   if (typeof message.auth_token === 'string' && typeof message.order_id === 'string' && message.trace_id === undefined) {
     return { ok: true, event: { kind: 'validation', request: message as unknown as ValidationRequest }, secret };
   }
-  return { ok: false, error: new WebhookError('a signed message that is neither a notification, a validation request nor a subscription event', 400) };
+  return {
+    ok: false,
+    error: new WebhookError('a signed message that is neither a notification, a validation request nor a subscription event', 400),
+  };
 }
 
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
@@ -180,8 +201,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const secrets = [options.secret, ...(options.other_secrets ?? [])];
   const max_body_bytes = options.max_body_bytes ?? DEFAULT_MAX_BODY_BYTES;
   const body_timeout_ms = options.body_timeout_ms ?? DEFAULT_BODY_TIMEOUT_MS;
-  if (!Number.isInteger(max_body_bytes) || max_body_bytes < 1024 || max_body_bytes > 16 * 1024 * 1024) throw new RangeError('max_body_bytes must be from 1024 to 16 MiB');
-  if (!Number.isInteger(body_timeout_ms) || body_timeout_ms < 100 || body_timeout_ms > 600_000) throw new RangeError('body_timeout_ms must be from 100 to 600 000');
+  if (!Number.isInteger(max_body_bytes) || max_body_bytes < 1024 || max_body_bytes > 16 * 1024 * 1024)
+    throw new RangeError('max_body_bytes must be from 1024 to 16 MiB');
+  if (!Number.isInteger(body_timeout_ms) || body_timeout_ms < 100 || body_timeout_ms > 600_000)
+    throw new RangeError('body_timeout_ms must be from 100 to 600 000');
   const now_s = () => Math.floor((options.now_ms ?? Date.now)() / 1000);
   const report = (error: WebhookError) => {
     try {
@@ -209,12 +232,17 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     const parsed = parseWebhook(input, secrets);
     if (!parsed.ok) {
       report(parsed.error);
-      return rejected(parsed.error.http_status, parsed.error.http_status === 401 ? 2 : 10, parsed.error.http_status === 401 ? 'Invalid signature' : 'Unrecognized message');
+      return rejected(
+        parsed.error.http_status,
+        parsed.error.http_status === 401 ? 2 : 10,
+        parsed.error.http_status === 401 ? 'Invalid signature' : 'Unrecognized message',
+      );
     }
     const { event, secret } = parsed;
-    const version = event.kind === 'subscription_event' ? '1.3'
-      : String((event.kind === 'validation' ? event.request : event.notification).version);
-    const reply = (status: number, description: string) => signedReply(status, description, version, secret, event.kind === 'subscription_event');
+    const version =
+      event.kind === 'subscription_event' ? '1.3' : String((event.kind === 'validation' ? event.request : event.notification).version);
+    const reply = (status: number, description: string) =>
+      signedReply(status, description, version, secret, event.kind === 'subscription_event');
     try {
       let verdict: Refusal | ValidationVerdict | void;
       switch (event.kind) {
@@ -230,7 +258,9 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
           verdict = await options.on_subscription_event(event.event);
           break;
         case 'validation':
-          verdict = options.on_validation ? await options.on_validation(event.request) : { refuse: 'This shop does not take this payment here' };
+          verdict = options.on_validation
+            ? await options.on_validation(event.request)
+            : { refuse: 'This shop does not take this payment here' };
           break;
       }
       if (verdict !== undefined && 'refuse' in verdict) return reply(1, verdict.refuse);
@@ -304,7 +334,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
 
   async function fastify(request: FastifyLikeRequest, reply: FastifyLikeReply): Promise<void> {
     const answer = await handle({ headers: request.headers, body: request.body });
-    reply.code(answer.http_status).headers({ ...answer.headers }).send(answer.body);
+    reply
+      .code(answer.http_status)
+      .headers({ ...answer.headers })
+      .send(answer.body);
   }
 
   return {
@@ -312,9 +345,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     node,
     express(request, response, next) {
       // express.json() (or express.text/raw) may have read the body already; otherwise it is still in the stream.
-      const run = request.body !== undefined && !(isObject(request.body) && Object.keys(request.body).length === 0 && request.readable)
-        ? handle({ headers: request.headers, body: request.body }).then((answer) => write(response, answer))
-        : node(request, response);
+      const run =
+        request.body !== undefined && !(isObject(request.body) && Object.keys(request.body).length === 0 && request.readable)
+          ? handle({ headers: request.headers, body: request.body }).then((answer) => write(response, answer))
+          : node(request, response);
       run.catch(next);
     },
     fastify,

@@ -46,9 +46,19 @@ describe('PaygateClient against a real gateway', () => {
     const sale = ok(await client.saleFrontend({ ...saleFields({ amount: 3000 }) }));
     expect(sale).toMatchObject({ transaction_status: 'approved', version: '1.1' });
     const refund_fields = {
-      amount: 1000, currency: 'USD', card_number: CARD.card_number, card_exp: CARD.card_exp, pin: CUSTOMER.pin, email: CUSTOMER.email,
-      requester_ip: CUSTOMER.requester_ip, country: CUSTOMER.country, first_name: CUSTOMER.first_name, last_name: CUSTOMER.last_name,
-      state: CUSTOMER.state, zip: CUSTOMER.zip, reference_id: sale.trace_id!,
+      amount: 1000,
+      currency: 'USD',
+      card_number: CARD.card_number,
+      card_exp: CARD.card_exp,
+      pin: CUSTOMER.pin,
+      email: CUSTOMER.email,
+      requester_ip: CUSTOMER.requester_ip,
+      country: CUSTOMER.country,
+      first_name: CUSTOMER.first_name,
+      last_name: CUSTOMER.last_name,
+      state: CUSTOMER.state,
+      zip: CUSTOMER.zip,
+      reference_id: sale.trace_id!,
     };
     const refund = ok(await client.refund({ ...refund_fields, order_id: orderId('refund') }));
     expect(refund).toMatchObject({ transaction_status: 'approved', version: '1.2' });
@@ -62,8 +72,13 @@ describe('PaygateClient against a real gateway', () => {
 
   it('payout encrypts the card (spec §5.3) and the gateway opens it; payoutFrontend sends it plain', async () => {
     const payout_fields = {
-      amount: 2500, currency: 'USD', ...CUSTOMER, gateway: gw.merchant.gateway!, ...SHOP,
-      card_number: CARD.card_number, card_exp: CARD.card_exp,
+      amount: 2500,
+      currency: 'USD',
+      ...CUSTOMER,
+      gateway: gw.merchant.gateway!,
+      ...SHOP,
+      card_number: CARD.card_number,
+      card_exp: CARD.card_exp,
     };
     const encrypted = ok(await client.payout({ ...payout_fields, order_id: orderId('payout') }));
     expect(encrypted).toMatchObject({ status: 0, transaction_status: 'approved', version: '1.2' });
@@ -76,12 +91,15 @@ describe('PaygateClient against a real gateway', () => {
     expect(rejected.transaction_status).toBe('rejected');
   });
 
-  it('directPayout with the processor\'s data_ fields; a missing one is named', async () => {
+  it("directPayout with the processor's data_ fields; a missing one is named", async () => {
     const fields = { amount: 1200, currency: 'USD', pin: CUSTOMER.pin, country: 'GB', gateway: gw.merchant.gateway!, ...SHOP };
     const paid = ok(await client.directPayout({ ...fields, order_id: orderId('direct'), data_account_number: 'GB29NWBK60161331926819' }));
     expect(paid).toMatchObject({ transaction_type: 'payout', transaction_status: 'approved', error_code: 0 });
-    expect(await client.directPayout({ ...fields, order_id: orderId('direct') }))
-      .toEqual({ kind: 'refused', status: 10, description: 'Missing required field: data_account_number' });
+    expect(await client.directPayout({ ...fields, order_id: orderId('direct') })).toEqual({
+      kind: 'refused',
+      status: 10,
+      description: 'Missing required field: data_account_number',
+    });
   });
 
   it('tokenize gives the same token for the same card; transactionStatus reads a transaction by trace_id', async () => {
@@ -103,7 +121,9 @@ describe('PaygateClient against a real gateway', () => {
     expect(checkout_again.auth_token).toBe(checkout.auth_token);
     expect(await client.findOrder(order_id)).toEqual({ kind: 'open', description: 'Order is still open' });
     expect(await client.findOrder(orderId('nobody'))).toEqual({ kind: 'not_found', description: 'Order not found' });
-    const pay_out = ok(await client.initPayOut({ ...customer, pin: 'cust-out', balance: 5000, validation_url: 'https://shop.example/validate' }));
+    const pay_out = ok(
+      await client.initPayOut({ ...customer, pin: 'cust-out', balance: 5000, validation_url: 'https://shop.example/validate' }),
+    );
     expect(pay_out.redirect_url).toMatch(/\/cashier\/login\//);
     const pay_out_order = ok(await client.initPayOutOrder({ ...customer, pin: 'cust-po', order_id: orderId('po'), amount: 700 }));
     expect(pay_out_order.auth_token).toMatch(/\S/);
@@ -122,9 +142,17 @@ describe('PaygateClient against a real gateway', () => {
   });
 
   it('subscriptions: create (again: the same one), read, list, cancel; created inactive, then activated', async () => {
-    const plan = ok(await client.createPlan({ name: 'Monthly', prices: [{ amount: 500, currency: 'USD' }], billing_cycle: 'monthly', trial_period: 30 }));
+    const plan = ok(
+      await client.createPlan({ name: 'Monthly', prices: [{ amount: 500, currency: 'USD' }], billing_cycle: 'monthly', trial_period: 30 }),
+    );
     const token = ok(await client.tokenize({ pin: 'cust-sub', card_number: CARD.card_number, card_exp: CARD.card_exp })).card_token!;
-    const fields = { plan_id: plan.plan_id, price_id: plan.prices[0]!.price_id, cid: orderId('cid'), card_token: token, notification_url: 'https://shop.example/subs' };
+    const fields = {
+      plan_id: plan.plan_id,
+      price_id: plan.prices[0]!.price_id,
+      cid: orderId('cid'),
+      card_token: token,
+      notification_url: 'https://shop.example/subs',
+    };
     const created = ok(await client.createSubscription(fields));
     expect(created).toMatchObject({ subscription_status: 'active', cid: fields.cid, price: { amount: 500, currency: 'USD' } });
     const again = ok(await client.createSubscription(fields));
@@ -138,12 +166,16 @@ describe('PaygateClient against a real gateway', () => {
     expect(dormant.subscription_status).toBe('inactive');
     expect(ok(await client.activateSubscription(dormant.subscription_id)).subscription_status).toBe('active');
     // spec §7: an unknown plan on create is status -1, a refusal like any other here.
-    expect(await client.createSubscription({ ...fields, plan_id: 'plan_nothing' })).toEqual({ kind: 'refused', status: -1, description: 'Plan not found' });
+    expect(await client.createSubscription({ ...fields, plan_id: 'plan_nothing' })).toEqual({
+      kind: 'refused',
+      status: -1,
+      description: 'Plan not found',
+    });
   });
 
   it('a call needing an identity the client was not given says which option is missing', async () => {
     const no_frontend = clientFor(gw, gw.merchant, { frontend: undefined });
-    await expect(no_frontend.findOrder('x')).rejects.toThrow('give frontend in the client\'s options');
+    await expect(no_frontend.findOrder('x')).rejects.toThrow("give frontend in the client's options");
     no_frontend.close();
   });
 });

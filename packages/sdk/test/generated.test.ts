@@ -19,7 +19,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('generated types', () => {
-  it('src/generated/api.ts is what the gateway\'s /openapi.json generates today (else: npm run generate --workspace @paygate/sdk)', async () => {
+  it("src/generated/api.ts is what the gateway's /openapi.json generates today (else: npm run generate --workspace @paygate/sdk)", async () => {
     const fresh = renderModule(await fetchOpenApiDocument());
     expect(fs.readFileSync(GENERATED_FILE, 'utf8')).toBe(fresh);
   });
@@ -31,7 +31,7 @@ describe('generated types', () => {
     for (const operation of operations) expect(client, operation).toContain(`operation: '${operation}'`);
   });
 
-  it('the SDK imports only Node\'s built-ins and its own files', () => {
+  it("the SDK imports only Node's built-ins and its own files", () => {
     const files = sourceFiles(SRC);
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {

@@ -28,11 +28,13 @@ function runAsync(command: string, args: string[], cwd: string, env: NodeJS.Proc
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${out}${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${out}${err}`)),
+    );
   });
 }
 
-describe('the packed SDK in a merchant\'s empty project', () => {
+describe("the packed SDK in a merchant's empty project", () => {
   let gw: TestGateway;
   withGateway((started) => (gw = started));
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-sdk-pack-'));
@@ -41,10 +43,22 @@ describe('the packed SDK in a merchant\'s empty project', () => {
   it('installs with no dependencies and works on plain Node: a verified call, a webhook handler', async () => {
     const stage = path.join(scratch, 'stage');
     fs.mkdirSync(stage);
-    run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(SDK, 'tsconfig.build.json'), '--outDir', path.join(stage, 'dist')], ROOT);
+    run(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        path.join(SDK, 'tsconfig.build.json'),
+        '--outDir',
+        path.join(stage, 'dist'),
+      ],
+      ROOT,
+    );
     for (const file of ['package.json', 'README.md']) fs.copyFileSync(path.join(SDK, file), path.join(stage, file));
     const tarball = run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', scratch], stage).trim().split('\n').at(-1)!;
-    const listing = run('tar', ['-tzf', path.join(scratch, tarball)], scratch).split('\n').filter(Boolean);
+    const listing = run('tar', ['-tzf', path.join(scratch, tarball)], scratch)
+      .split('\n')
+      .filter(Boolean);
     expect(listing).toContain('package/dist/index.js');
     expect(listing).toContain('package/dist/index.d.ts');
     expect(listing).toContain('package/README.md');
@@ -56,7 +70,9 @@ describe('the packed SDK in a merchant\'s empty project', () => {
     run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', path.join(scratch, tarball)], app);
     expect(fs.readdirSync(path.join(app, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@paygate']);
 
-    fs.writeFileSync(path.join(app, 'main.js'), `
+    fs.writeFileSync(
+      path.join(app, 'main.js'),
+      `
       import { PaygateClient, createWebhookHandler } from '@paygate/sdk';
       const client = new PaygateClient({
         base_url: process.env.PAYGATE_URL, merchant_id: process.env.MERCHANT_ID, secret: process.env.SECRET, application_key: process.env.APPLICATION_KEY,
@@ -66,9 +82,14 @@ describe('the packed SDK in a merchant\'s empty project', () => {
       const handler = createWebhookHandler({ secret: process.env.SECRET, on_transaction: () => undefined });
       const unsigned = await handler.handle({ headers: {}, body: '{"trace_id":1}' });
       console.log(JSON.stringify({ kind: token.kind, card_number: token.answer?.card_number, unsigned: unsigned.http_status }));
-    `);
+    `,
+    );
     const output = await runAsync(process.execPath, ['main.js'], app, {
-      ...process.env, PAYGATE_URL: gw.url, MERCHANT_ID: gw.merchant.merchant_id, SECRET: gw.merchant.secret, APPLICATION_KEY: gw.merchant.application_key,
+      ...process.env,
+      PAYGATE_URL: gw.url,
+      MERCHANT_ID: gw.merchant.merchant_id,
+      SECRET: gw.merchant.secret,
+      APPLICATION_KEY: gw.merchant.application_key,
     });
     expect(JSON.parse(output)).toEqual({ kind: 'ok', card_number: '411111******1111', unsigned: 401 });
   }, 180_000);

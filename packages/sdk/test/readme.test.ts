@@ -19,7 +19,10 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const README = fs.readFileSync(path.join(ROOT, 'packages/sdk/README.md'), 'utf8');
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 
-interface Block { readonly language: string; readonly code: string }
+interface Block {
+  readonly language: string;
+  readonly code: string;
+}
 
 function blocksOf(markdown: string): Block[] {
   return [...markdown.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((m) => ({ language: m[1]!, code: m[2]! }));
@@ -47,7 +50,10 @@ function ensureBuilt(output: string, sources: string, tsconfig: string): void {
   if (result.status !== 0) throw new Error(`build of ${tsconfig} failed: ${result.stdout}${result.stderr}`);
 }
 
-interface Running { readonly child: ChildProcess; output(): string }
+interface Running {
+  readonly child: ChildProcess;
+  output(): string;
+}
 
 const started: Running[] = [];
 
@@ -96,13 +102,26 @@ describe('packages/sdk/README.md', () => {
     const [gateway_port, shop_port] = [await freePort(), await freePort()];
     const gateway_url = `http://127.0.0.1:${gateway_port}`;
     const env: NodeJS.ProcessEnv = {
-      ...process.env, PAYGATE_DATA_DIR: scratch, PORT: String(gateway_port), HOST: '127.0.0.1', SHOP_PORT: String(shop_port), PAYGATE_URL: gateway_url,
+      ...process.env,
+      PAYGATE_DATA_DIR: scratch,
+      PORT: String(gateway_port),
+      HOST: '127.0.0.1',
+      SHOP_PORT: String(shop_port),
+      PAYGATE_URL: gateway_url,
     };
     delete env.DATABASE_URL;
 
     // npm start: the gateway, until /healthz answers.
     const gateway = runInBackground(shell[1]!, env);
-    await waitUntil(() => fetch(`${gateway_url}/healthz`).then((r) => r.ok, () => false), `the gateway (${gateway.output()})`, 30_000);
+    await waitUntil(
+      () =>
+        fetch(`${gateway_url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      `the gateway (${gateway.output()})`,
+      30_000,
+    );
 
     // npx paygate merchant create …: prints the merchant.
     const created = spawnSync('bash', ['-c', shell[2]!], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
@@ -117,7 +136,10 @@ describe('packages/sdk/README.md', () => {
 
     // Buy, Card, 4111 1111 1111 1111, CVV 568: the order is paid once the notification has come.
     const bought = await fetch(`${shop_url}/buy`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'product=mug',
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'product=mug',
     });
     expect(bought.status).toBe(303);
     const customer = new CashierCustomer(gateway_url);
@@ -127,13 +149,21 @@ describe('packages/sdk/README.md', () => {
     expect(paid.status).toBe(303);
     const orders = await (await fetch(`${shop_url}/orders`)).text();
     const order_id = /\/orders\/(shop-[0-9a-f]+)/.exec(orders)![1]!;
-    await waitUntil(async () => (await (await fetch(`${shop_url}/orders/${order_id}`)).text()).includes('id="order-status">Paid'), 'the order paid');
+    await waitUntil(
+      async () => (await (await fetch(`${shop_url}/orders/${order_id}`)).text()).includes('id="order-status">Paid'),
+      'the order paid',
+    );
 
     // The TypeScript snippet, saved in the clone and run with npx tsx.
     fs.mkdirSync(snippets, { recursive: true });
     const file = path.join(snippets, 'try-sdk.ts');
     fs.writeFileSync(file, typescript[0]!.code);
-    const ran = spawnSync('bash', ['-c', `npx tsx ${JSON.stringify(path.relative(ROOT, file))}`], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    const ran = spawnSync('bash', ['-c', `npx tsx ${JSON.stringify(path.relative(ROOT, file))}`], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(ran.status, `${ran.stdout}${ran.stderr}`).toBe(0);
     expect(ran.stdout).toMatch(/^sale \d+: approved$/m);
   }, 240_000);
@@ -144,10 +174,19 @@ describe('packages/sdk/README.md', () => {
     const dir = path.join(snippets, 'check');
     fs.mkdirSync(dir, { recursive: true });
     blocks.forEach((block, i) => fs.writeFileSync(path.join(dir, `block-${i + 1}.ts`), block.code));
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      extends: path.join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: true, rootDir: ROOT }, include: ['*.ts'],
-    }));
-    const result = spawnSync(process.execPath, [TSC, '-p', path.join(dir, 'tsconfig.json')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    fs.writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        extends: path.join(ROOT, 'tsconfig.json'),
+        compilerOptions: { noEmit: true, rootDir: ROOT },
+        include: ['*.ts'],
+      }),
+    );
+    const result = spawnSync(process.execPath, [TSC, '-p', path.join(dir, 'tsconfig.json')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(`${result.stdout}${result.stderr}`).toBe('');
     expect(result.status).toBe(0);
   }, 120_000);

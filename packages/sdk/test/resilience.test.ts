@@ -7,7 +7,13 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  AnswerSignatureError, ClockSkewError, GatewayHttpError, GatewayUnreachableError, type PaygateClient, type RetryNotice, UnexpectedAnswerError,
+  AnswerSignatureError,
+  ClockSkewError,
+  GatewayHttpError,
+  GatewayUnreachableError,
+  type PaygateClient,
+  type RetryNotice,
+  UnexpectedAnswerError,
 } from '@paygate/sdk';
 import { freePort } from '../../../test/support/child-gateway.js';
 import type { TestGateway } from '../../../test/support/gateway.js';
@@ -22,7 +28,9 @@ describe('SDK when things go wrong', () => {
     await Promise.all(opened.proxies.splice(0).map((proxy) => proxy.close()));
   });
 
-  async function proxied(options: Parameters<typeof clientFor>[2] = {}): Promise<{ proxy: FlakyProxy; client: PaygateClient; retries: RetryNotice[] }> {
+  async function proxied(
+    options: Parameters<typeof clientFor>[2] = {},
+  ): Promise<{ proxy: FlakyProxy; client: PaygateClient; retries: RetryNotice[] }> {
     const proxy = await startFlakyProxy(gw.url);
     const retries: RetryNotice[] = [];
     const client = clientFor(proxy, gw.merchant, { on_retry: (notice) => retries.push(notice), ...options });
@@ -53,7 +61,9 @@ describe('SDK when things go wrong', () => {
       const port = await freePort();
       const client = clientFor({ url: `http://127.0.0.1:${port}` }, gw.merchant, { retries: 3 });
       opened.clients.push(client);
-      const error = await client.createPlan({ name: 'Never', prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' }).catch((e: unknown) => e);
+      const error = await client
+        .createPlan({ name: 'Never', prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(GatewayUnreachableError);
       expect(error).toMatchObject({ reason: 'connection_refused', attempts: 4, maybe_processed: false });
     });
@@ -83,17 +93,33 @@ describe('SDK when things go wrong', () => {
       proxy.plan('hold_answer');
       const order_id = `payout-${Date.now()}`;
       const payout = await client.payout({
-        order_id, amount: 900, currency: 'USD', card_number: '4111111111111111', card_exp: '12/2035', gateway: gw.merchant.gateway!,
-        pin: 'cust-42', dob: '1990-04-12', email: 'jane@example.com', phone: 441234567890, requester_ip: '203.0.113.7', address: '1 Main Street',
-        city: 'London', country: 'GB', first_name: 'Jane', last_name: 'Doe', zip: 'SW1A 1AA', state: 'LN',
-        return_url: 'https://shop.example/return', notification_url: 'https://shop.example/notify',
+        order_id,
+        amount: 900,
+        currency: 'USD',
+        card_number: '4111111111111111',
+        card_exp: '12/2035',
+        gateway: gw.merchant.gateway!,
+        pin: 'cust-42',
+        dob: '1990-04-12',
+        email: 'jane@example.com',
+        phone: 441234567890,
+        requester_ip: '203.0.113.7',
+        address: '1 Main Street',
+        city: 'London',
+        country: 'GB',
+        first_name: 'Jane',
+        last_name: 'Doe',
+        zip: 'SW1A 1AA',
+        state: 'LN',
+        return_url: 'https://shop.example/return',
+        notification_url: 'https://shop.example/notify',
       });
       if (payout.kind !== 'ok') throw new Error(JSON.stringify(payout));
       const stored = await gw.gateway.deps.store.transactions.findByKey(gw.merchant.merchant_id, 'payout', order_id);
       expect(stored?.trace_id).toBe(payout.answer.trace_id);
     });
 
-    it('no answer ever: GatewayUnreachableError (timeout, may have been processed) within the attempts\' time', async () => {
+    it("no answer ever: GatewayUnreachableError (timeout, may have been processed) within the attempts' time", async () => {
       const { proxy, client } = await proxied({ timeout_ms: 300, retries: 2 });
       proxy.plan('hold_answer', 'hold_answer', 'hold_answer');
       const started = performance.now();
@@ -106,7 +132,9 @@ describe('SDK when things go wrong', () => {
       const { proxy, client, retries } = await proxied();
       proxy.plan('reset_after_forwarding');
       const name = `Once ${Date.now()}`;
-      const error = await client.createPlan({ name, prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' }).catch((e: unknown) => e);
+      const error = await client
+        .createPlan({ name, prices: [{ amount: 100, currency: 'USD' }], billing_cycle: 'monthly' })
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'GatewayUnreachableError', reason: 'connection_reset', attempts: 1, maybe_processed: true });
       expect(retries).toEqual([]);
       // It did arrive: the plan exists once, which a blind retry would have made twice.
@@ -128,7 +156,7 @@ describe('SDK when things go wrong', () => {
   });
 
   describe('the clock', () => {
-    it('a clock 2 minutes behind: ClockSkewError saying by how much, measured on the gateway\'s answer', async () => {
+    it("a clock 2 minutes behind: ClockSkewError saying by how much, measured on the gateway's answer", async () => {
       const client = clientFor(gw, gw.merchant, { now_ms: () => Date.now() - 120_000 });
       opened.clients.push(client);
       const error = await client.sale(saleFields()).catch((e: unknown) => e);
@@ -164,7 +192,7 @@ describe('SDK when things go wrong', () => {
       await expect(client.getPlan('plan_unknown')).rejects.toBeInstanceOf(AnswerSignatureError);
     });
 
-    it('the wrong secret: the gateway\'s answer (status 2, signed with the real one) does not verify', async () => {
+    it("the wrong secret: the gateway's answer (status 2, signed with the real one) does not verify", async () => {
       const client = clientFor(gw, { ...gw.merchant, secret: 'not-the-secret' });
       opened.clients.push(client);
       const error = await client.sale(saleFields()).catch((e: unknown) => e);

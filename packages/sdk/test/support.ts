@@ -14,8 +14,18 @@ export function orderId(prefix = 'sdk'): string {
 
 /** The customer fields a card sale or payout asks for. */
 export const CUSTOMER = {
-  pin: 'cust-42', dob: '1990-04-12', email: 'jane@example.com', phone: 441234567890, requester_ip: '203.0.113.7',
-  address: '1 Main Street', city: 'London', country: 'GB', first_name: 'Jane', last_name: 'Doe', zip: 'SW1A 1AA', state: 'LN',
+  pin: 'cust-42',
+  dob: '1990-04-12',
+  email: 'jane@example.com',
+  phone: 441234567890,
+  requester_ip: '203.0.113.7',
+  address: '1 Main Street',
+  city: 'London',
+  country: 'GB',
+  first_name: 'Jane',
+  last_name: 'Doe',
+  zip: 'SW1A 1AA',
+  state: 'LN',
 } as const;
 
 export const CARD = { card_number: '4111111111111111', card_exp: '12/2035', cvv: '568' } as const;
@@ -23,15 +33,26 @@ export const CARD = { card_number: '4111111111111111', card_exp: '12/2035', cvv:
 /** A sale's fields besides the card and amount: the customer and the merchant's URLs. */
 export function saleFields(overrides: Record<string, unknown> = {}) {
   return {
-    order_id: orderId(), amount: 1999, currency: 'USD', ...CARD, ...CUSTOMER,
-    return_url: 'https://shop.example/return', notification_url: 'https://shop.example/notify', ...overrides,
+    order_id: orderId(),
+    amount: 1999,
+    currency: 'USD',
+    ...CARD,
+    ...CUSTOMER,
+    return_url: 'https://shop.example/return',
+    notification_url: 'https://shop.example/notify',
+    ...overrides,
   };
 }
 
 export function clientFor(gw: { url: string }, merchant: CreatedMerchant, options: Partial<PaygateClientOptions> = {}): PaygateClient {
   return new PaygateClient({
-    base_url: gw.url, merchant_id: merchant.merchant_id, secret: merchant.secret, application_key: merchant.application_key,
-    frontend: merchant.frontend, retry_backoff_ms: 20, ...options,
+    base_url: gw.url,
+    merchant_id: merchant.merchant_id,
+    secret: merchant.secret,
+    application_key: merchant.application_key,
+    frontend: merchant.frontend,
+    retry_backoff_ms: 20,
+    ...options,
   });
 }
 

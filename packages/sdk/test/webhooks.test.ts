@@ -10,8 +10,15 @@ import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createWebhookHandler, type PaygateClient, type SubscriptionEventNotification, type TransactionNotification, type ValidationRequest,
-  type WebhookError, type WebhookHandler, type WebhookHandlerOptions, signBody,
+  createWebhookHandler,
+  type PaygateClient,
+  type SubscriptionEventNotification,
+  type TransactionNotification,
+  type ValidationRequest,
+  type WebhookError,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+  signBody,
 } from '@paygate/sdk';
 import { ADMIN_TOKEN, type TestGateway } from '../../../test/support/gateway.js';
 import { CashierCustomer, textOf } from '../../../test/support/cashier.js';
@@ -46,27 +53,37 @@ function handlerFor(secret: string, inbox: Inbox, overrides: Partial<WebhookHand
   });
 }
 
-interface Listening { readonly url: string; close(): Promise<void> }
+interface Listening {
+  readonly url: string;
+  close(): Promise<void>;
+}
 
 async function listen(server: http.Server): Promise<Listening> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 async function operator(gw: TestGateway, path: string, init: RequestInit = {}): Promise<Record<string, unknown>> {
   const response = await fetch(`${gw.url}${path}`, {
-    ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    ...init,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
   });
   return (await response.json()) as Record<string, unknown>;
 }
 
-interface NotificationView { state: string; attempt_count: number; last_error: string | null; transaction_status: string }
+interface NotificationView {
+  state: string;
+  attempt_count: number;
+  last_error: string | null;
+  transaction_status: string;
+}
 
 async function notificationsOf(gw: TestGateway, trace_id: number): Promise<NotificationView[]> {
   return (await operator(gw, `/operator/transactions/${trace_id}/notifications`)).notifications as NotificationView[];
@@ -89,14 +106,22 @@ describe('webhook handler fed by a real gateway', () => {
 
   beforeAll(async () => {
     client = clientFor(gw, gw.merchant);
-    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: object } } } } }> };
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: object } } } } }>;
+    };
     const ajv = new Ajv({ strict: false, allErrors: true });
-    for (const [name, hook] of Object.entries(doc.webhooks)) schemas[name] = ajv.compile(hook.post.requestBody.content['application/json'].schema);
+    for (const [name, hook] of Object.entries(doc.webhooks))
+      schemas[name] = ajv.compile(hook.post.requestBody.content['application/json'].schema);
   });
   afterAll(() => {
     client.close();
     // Every message any handler received in this file matches its schema in /openapi.json, extra fields refused.
-    const names: Record<string, string> = { transaction: 'transactionNotification', test: 'transactionNotification', validation: 'validationRequest', event: 'subscriptionEvent' };
+    const names: Record<string, string> = {
+      transaction: 'transactionNotification',
+      test: 'transactionNotification',
+      validation: 'validationRequest',
+      event: 'subscriptionEvent',
+    };
     expect(received.length).toBeGreaterThan(5);
     for (const { kind, body } of received) {
       const validate = schemas[names[kind]!]!;
@@ -135,12 +160,18 @@ describe('webhook handler fed by a real gateway', () => {
     });
     afterAll(() => site.close());
 
-    it('a sale\'s notification arrives typed and verified; the signed reply makes the gateway record it delivered', async () => {
+    it("a sale's notification arrives typed and verified; the signed reply makes the gateway record it delivered", async () => {
       const answer = await client.sale(saleFields({ notification_url: `${site.url}/paygate` }));
       if (answer.kind !== 'ok') throw new Error(JSON.stringify(answer));
       const trace_id = answer.answer.trace_id!;
       const notification = await waitUntil(() => inbox.transactions.find((n) => n.trace_id === trace_id), 'the notification');
-      expect(notification).toMatchObject({ transaction_type: 'sale', transaction_status: 'approved', version: '1.2', amount: 1999, card_number: '411111******1111' });
+      expect(notification).toMatchObject({
+        transaction_type: 'sale',
+        transaction_status: 'approved',
+        version: '1.2',
+        amount: 1999,
+        card_number: '411111******1111',
+      });
       // The discriminant narrows the variant: a 1.2 notification names the application_key.
       if (notification.version === '1.2') expect(notification.application_key).toBe(gw.merchant.application_key);
       expect(await settled(gw, trace_id, 'delivered')).toMatchObject({ attempt_count: 1 });
@@ -153,7 +184,12 @@ describe('webhook handler fed by a real gateway', () => {
       // The customer approves on the sandbox's 3-D Secure page (a plain form).
       const page = await (await fetch(redirect_url!)).text();
       const action = new URL(/action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&'), redirect_url!).href;
-      await fetch(action, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve' });
+      await fetch(action, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=approve',
+      });
       const statuses = await waitUntil(() => {
         const mine = inbox.transactions.filter((n) => n.trace_id === trace_id).map((n) => n.transaction_status);
         return mine.includes('approved') ? mine : undefined;
@@ -161,9 +197,10 @@ describe('webhook handler fed by a real gateway', () => {
       expect(statuses).toEqual(['pending_async', 'approved']);
     });
 
-    it('the operator\'s test notification is told apart from a real one', async () => {
+    it("the operator's test notification is told apart from a real one", async () => {
       const answer = await operator(gw, `/operator/merchants/${gw.merchant.merchant_id}/test-notification`, {
-        method: 'POST', body: JSON.stringify({ url: `${site.url}/paygate` }),
+        method: 'POST',
+        body: JSON.stringify({ url: `${site.url}/paygate` }),
       });
       expect(answer).toMatchObject({ status: 0, delivered: true });
       expect(inbox.tests.at(-1)).toMatchObject({ trace_id: 0, test: '1' });
@@ -173,7 +210,11 @@ describe('webhook handler fed by a real gateway', () => {
       const before = inbox.transactions.length;
       const forged: Record<string, unknown> = { ...inbox.transactions[0]!, transaction_status: 'approved', amount: 1 };
       forged.signature = signBody({ ...forged, signature: undefined }, 'not-the-secret');
-      const refused = await fetch(`${site.url}/paygate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forged) });
+      const refused = await fetch(`${site.url}/paygate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(forged),
+      });
       expect(refused.status).toBe(401);
       expect(await refused.json()).toEqual({ status: 2, description: 'Invalid signature' });
       const unsigned = await fetch(`${site.url}/paygate`, { method: 'POST', body: JSON.stringify({ ...forged, signature: undefined }) });
@@ -182,14 +223,19 @@ describe('webhook handler fed by a real gateway', () => {
       expect(large.status).toBe(413);
       expect((await fetch(`${site.url}/paygate`)).status).toBe(405);
       expect(inbox.transactions.length).toBe(before);
-      expect(inbox.errors.map((e) => e.message)).toEqual(expect.arrayContaining(['signature does not verify', 'message is not signed', 'body over 65536 bytes']));
+      expect(inbox.errors.map((e) => e.message)).toEqual(
+        expect.arrayContaining(['signature does not verify', 'message is not signed', 'body over 65536 bytes']),
+      );
     });
   });
 
   describe('a secret roll (docs/security.md §5)', () => {
     it('during the grace: the client on the old secret is answered with it, the handler takes the notification signed with the new one', async () => {
       const merchant = await gw.createMerchant();
-      const rolled = await operator(gw, `/operator/merchants/${merchant.merchant_id}/roll-secret`, { method: 'POST', body: JSON.stringify({ grace_seconds: 3600 }) });
+      const rolled = await operator(gw, `/operator/merchants/${merchant.merchant_id}/roll-secret`, {
+        method: 'POST',
+        body: JSON.stringify({ grace_seconds: 3600 }),
+      });
       const new_secret = rolled.secret as string;
       expect(new_secret).not.toBe(merchant.secret);
       const inbox = newInbox();
@@ -241,7 +287,10 @@ describe('webhook handler fed by a real gateway', () => {
         const answer = await client.sale(saleFields({ notification_url: `${site.url}${path}` }));
         if (answer.kind !== 'ok') throw new Error(JSON.stringify(answer));
         await settled(gw, answer.answer.trace_id!, 'delivered');
-        expect(inbox.transactions.some((n) => n.trace_id === answer.answer.trace_id), path).toBe(true);
+        expect(
+          inbox.transactions.some((n) => n.trace_id === answer.answer.trace_id),
+          path,
+        ).toBe(true);
       }
     });
 
@@ -282,11 +331,24 @@ describe('webhook handler fed by a real gateway', () => {
     });
     afterAll(() => app.close());
 
-    it('a cashier deposit: the validation request is accepted, the deposit made and notified; one over the limit is refused with the shop\'s text', async () => {
+    it("a cashier deposit: the validation request is accepted, the deposit made and notified; one over the limit is refused with the shop's text", async () => {
       const session = await client.initPayIn({
-        currency: 'USD', country: 'GB', pin: orderId('payer'), payment_method: 'card', first_name: 'Jane', last_name: 'Doe', dob: '1990-04-12',
-        email: 'jane@example.com', phone: 441234567890, address: '1 Main Street', city: 'London', zip: 'SW1A 1AA', requester_ip: '203.0.113.7',
-        return_url: 'https://shop.example/return', validation_url: `${url}/paygate`, notification_url: `${url}/paygate`,
+        currency: 'USD',
+        country: 'GB',
+        pin: orderId('payer'),
+        payment_method: 'card',
+        first_name: 'Jane',
+        last_name: 'Doe',
+        dob: '1990-04-12',
+        email: 'jane@example.com',
+        phone: 441234567890,
+        address: '1 Main Street',
+        city: 'London',
+        zip: 'SW1A 1AA',
+        requester_ip: '203.0.113.7',
+        return_url: 'https://shop.example/return',
+        validation_url: `${url}/paygate`,
+        notification_url: `${url}/paygate`,
       });
       if (session.kind !== 'ok') throw new Error(JSON.stringify(session));
       const customer = new CashierCustomer(gw.url);
@@ -296,24 +358,41 @@ describe('webhook handler fed by a real gateway', () => {
       const paid = await customer.payByCard((await customer.get('/cashier')).text, { ...CARD, amount: '20.00' });
       expect(paid.status).toBe(303);
       const validation = inbox.validations.at(-1)!;
-      expect(validation).toMatchObject({ transaction_type: 'sale', transaction_status: 'pending', amount: 2000, auth_token: session.answer.auth_token });
-      const notified = await waitUntil(() => inbox.transactions.find((n) => n.order_id === validation.order_id && n.transaction_status === 'approved'), 'the deposit');
+      expect(validation).toMatchObject({
+        transaction_type: 'sale',
+        transaction_status: 'pending',
+        amount: 2000,
+        auth_token: session.answer.auth_token,
+      });
+      const notified = await waitUntil(
+        () => inbox.transactions.find((n) => n.order_id === validation.order_id && n.transaction_status === 'approved'),
+        'the deposit',
+      );
       expect(notified.auth_token).toBe(session.answer.auth_token);
     });
 
     it('a subscription event, authenticated by its Gt-Authentication header, answered with one', async () => {
-      const plan = await client.createPlan({ name: 'Events', prices: [{ amount: 300, currency: 'USD' }], billing_cycle: 'weekly', trial_period: 7 });
+      const plan = await client.createPlan({
+        name: 'Events',
+        prices: [{ amount: 300, currency: 'USD' }],
+        billing_cycle: 'weekly',
+        trial_period: 7,
+      });
       const token = await client.tokenize({ pin: 'cust-events', card_number: CARD.card_number, card_exp: CARD.card_exp });
       if (plan.kind !== 'ok' || token.kind !== 'ok') throw new Error('plan or token refused');
       const created = await client.createSubscription({
-        plan_id: plan.answer.plan_id, price_id: plan.answer.prices[0]!.price_id, cid: orderId('cid'), card_token: token.answer.card_token!,
+        plan_id: plan.answer.plan_id,
+        price_id: plan.answer.prices[0]!.price_id,
+        cid: orderId('cid'),
+        card_token: token.answer.card_token!,
         notification_url: `${url}/subscriptions`,
       });
       if (created.kind !== 'ok') throw new Error(JSON.stringify(created));
       const event = await waitUntil(() => inbox.events.find((e) => e.subscription_id === created.answer.subscription_id), 'the event');
       expect(event).toMatchObject({ event: 'subscription.created', subscription_status: 'active', version: '1.3', price: { amount: 300 } });
       const recorded = await waitUntil(async () => {
-        const list = (await operator(gw, `/operator/subscriptions/${created.answer.subscription_id}/notifications`)).notifications as NotificationView[];
+        const list = (await operator(gw, `/operator/subscriptions/${created.answer.subscription_id}/notifications`))
+          .notifications as NotificationView[];
         return list[0]?.state === 'delivered' ? list[0] : undefined;
       }, 'the event delivered');
       expect(recorded.attempt_count).toBe(1);

@@ -22,14 +22,23 @@ const RETRY_PAUSE_MS = 250;
 export class CheckoutClient {
   private readonly base_url: string;
 
-  constructor(private readonly http: ProcessorHttp, base_url: string, private readonly secret_key: string) {
+  constructor(
+    private readonly http: ProcessorHttp,
+    base_url: string,
+    private readonly secret_key: string,
+  ) {
     this.base_url = base_url.replace(/\/+$/, '');
   }
 
   private async send(method: 'GET' | 'POST', path: string, body: unknown, idempotency_key: string | null): Promise<CheckoutAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.secret_key}` };
     if (idempotency_key !== null) headers['cko-idempotency-key'] = idempotency_key;
-    const exchange = await this.http.send({ method, url: `${this.base_url}${path}`, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const exchange = await this.http.send({
+      method,
+      url: `${this.base_url}${path}`,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (exchange.kind !== 'answer') return exchange;
     if (exchange.body === '') return { kind: 'answer', http_status: exchange.http_status, json: null, parsed: false };
     try {

@@ -12,13 +12,30 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../domain/environment.js';
 import type {
-  CardPayoutRequest, CardSaleRequest, Connector, ConnectorContext, ConnectorDefinition, Customer, LookupRequest, LookupResult, ProcessorResult,
-  RefundRequest, WebhookReading,
+  CardPayoutRequest,
+  CardSaleRequest,
+  Connector,
+  ConnectorContext,
+  ConnectorDefinition,
+  Customer,
+  LookupRequest,
+  LookupResult,
+  ProcessorResult,
+  RefundRequest,
+  WebhookReading,
 } from '../connector.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
 import { type Asked, declineKind, eventMeaning, paymentResult, refundResult } from './status-map.js';
 import {
-  type CkoAddress, type CkoCardPayoutRequest, type CkoPaymentRequest, readActions, readErrorCodes, readEvent, readPayment, readPaymentList, readRefundAccepted,
+  type CkoAddress,
+  type CkoCardPayoutRequest,
+  type CkoPaymentRequest,
+  readActions,
+  readErrorCodes,
+  readEvent,
+  readPayment,
+  readPaymentList,
+  readRefundAccepted,
 } from './wire.js';
 
 export const CHECKOUT_LIVE_URL = 'https://api.checkout.com';
@@ -81,12 +98,16 @@ function refusedResult(answer: Extract<CheckoutAnswer, { kind: 'answer' }>, what
   const codes = readErrorCodes(answer.json);
   if (answer.http_status === 401 || answer.http_status === 403) {
     return {
-      kind: 'error', psp_transaction_id: null, error_code: String(answer.http_status),
+      kind: 'error',
+      psp_transaction_id: null,
+      error_code: String(answer.http_status),
       error_details: `${what} refused by the processor: the gateway's credentials were not accepted (HTTP ${answer.http_status})`,
     };
   }
   return {
-    kind: 'error', psp_transaction_id: null, error_code: String(answer.http_status),
+    kind: 'error',
+    psp_transaction_id: null,
+    error_code: String(answer.http_status),
     error_details: `${what} refused by the processor (HTTP ${answer.http_status}${codes ? `: ${codes}` : ''})`,
   };
 }
@@ -94,14 +115,25 @@ function refusedResult(answer: Extract<CheckoutAnswer, { kind: 'answer' }>, what
 /** No answer, or one that cannot be read: the outcome is unknown until the processor is asked. */
 function unknownResult(answer: CheckoutAnswer): ProcessorResult {
   if (answer.kind === 'answer') {
-    return { kind: 'unknown', psp_transaction_id: null, reason: answer.parsed ? `an answer of an unexpected shape (HTTP ${answer.http_status})` : `an answer that does not parse (HTTP ${answer.http_status})` };
+    return {
+      kind: 'unknown',
+      psp_transaction_id: null,
+      reason: answer.parsed
+        ? `an answer of an unexpected shape (HTTP ${answer.http_status})`
+        : `an answer that does not parse (HTTP ${answer.http_status})`,
+    };
   }
   return { kind: 'unknown', psp_transaction_id: null, reason: answer.reason };
 }
 
 /** A request that never reached the processor, even on its second try: it failed, and nothing moved. */
 function unreachedResult(reason: string): ProcessorResult {
-  return { kind: 'error', psp_transaction_id: null, error_code: 'unreachable', error_details: `Processor unreachable (${reason}); nothing was charged` };
+  return {
+    kind: 'error',
+    psp_transaction_id: null,
+    error_code: 'unreachable',
+    error_details: `Processor unreachable (${reason}); nothing was charged`,
+  };
 }
 
 export class CheckoutConnector implements Connector {
@@ -111,7 +143,11 @@ export class CheckoutConnector implements Connector {
   /** Payouts to a card, from the gateway's currency account; absent without one (refused with status 15 before anything is stored). */
   readonly cardPayout?: (request: CardPayoutRequest) => Promise<ProcessorResult>;
 
-  constructor(private readonly settings: CheckoutSettings, private readonly context: ConnectorContext, private readonly gateway_id: string) {
+  constructor(
+    private readonly settings: CheckoutSettings,
+    private readonly context: ConnectorContext,
+    private readonly gateway_id: string,
+  ) {
     this.client = new CheckoutClient(context.http, settings.base_url, settings.secret_key);
     if (settings.currency_account_id !== null) this.cardPayout = (request) => this.payout(request, settings.currency_account_id!);
   }
@@ -140,7 +176,9 @@ export class CheckoutConnector implements Connector {
       ...(request.initiated_by === 'merchant' ? { merchant_initiated: true } : {}),
       reference: request.reference,
       capture: true,
-      ...(customer.email && EMAIL.test(customer.email) ? { customer: { email: customer.email, ...(nameOf(customer) ? { name: nameOf(customer)! } : {}) } } : {}),
+      ...(customer.email && EMAIL.test(customer.email)
+        ? { customer: { email: customer.email, ...(nameOf(customer) ? { name: nameOf(customer)! } : {}) } }
+        : {}),
       // 3-D Secure asked for when the gateway says so; Checkout.com may ask for it anyway (its risk
       // rules), and then answers with its own page whatever this says.
       ...(request.return_to !== null ? { '3ds': { enabled: this.settings.three_ds === 'always' } } : {}),
@@ -198,11 +236,22 @@ export class CheckoutConnector implements Connector {
 
   async refund(request: RefundRequest): Promise<ProcessorResult> {
     if (request.sale_psp_transaction_id === null) {
-      return { kind: 'error', psp_transaction_id: null, error_code: 'no_payment', error_details: 'The sale has no payment id at the processor to refund' };
+      return {
+        kind: 'error',
+        psp_transaction_id: null,
+        error_code: 'no_payment',
+        error_details: 'The sale has no payment id at the processor to refund',
+      };
     }
-    const answer = await this.client.post(`/payments/${encodeURIComponent(request.sale_psp_transaction_id)}/refunds`, {
-      amount: request.amount_minor, reference: request.reference, metadata: { paygate_trace_id: request.trace_id },
-    }, idempotencyKey(this.gateway_id, request.trace_id, 'refund'));
+    const answer = await this.client.post(
+      `/payments/${encodeURIComponent(request.sale_psp_transaction_id)}/refunds`,
+      {
+        amount: request.amount_minor,
+        reference: request.reference,
+        metadata: { paygate_trace_id: request.trace_id },
+      },
+      idempotencyKey(this.gateway_id, request.trace_id, 'refund'),
+    );
     if (answer.kind === 'not_sent') return unreachedResult(answer.reason);
     if (answer.kind === 'lost') return unknownResult(answer);
     if (answer.http_status === 202 || answer.http_status === 201) {
@@ -210,7 +259,11 @@ export class CheckoutConnector implements Connector {
       if (!accepted) return unknownResult(answer);
       // Refunds are processed after the answer: the payment_refunded webhook (or a lookup) settles it.
       return {
-        kind: 'pending', psp_transaction_id: accepted.action_id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+        kind: 'pending',
+        psp_transaction_id: accepted.action_id,
+        error_code: '0',
+        later: null,
+        recheck_after_ms: this.recheck_after_ms,
         error_details: 'Refund accepted by the processor; the final status will be notified',
       };
     }
@@ -220,7 +273,9 @@ export class CheckoutConnector implements Connector {
     if (answer.http_status === 403 || answer.http_status === 422) {
       const codes = readErrorCodes(answer.json);
       return {
-        kind: 'rejected', psp_transaction_id: null, error_code: String(answer.http_status),
+        kind: 'rejected',
+        psp_transaction_id: null,
+        error_code: String(answer.http_status),
         error_details: `Refund refused by the processor (HTTP ${answer.http_status}${codes ? `: ${codes}` : ''})`,
       };
     }
@@ -236,7 +291,10 @@ export class CheckoutConnector implements Connector {
       if (answer.http_status === 404) return { kind: 'not_found' };
       const payment = answer.http_status === 200 ? readPayment(answer.json) : null;
       if (!payment) return { kind: 'unavailable', reason: `GET /payments/{id} answered HTTP ${answer.http_status}` };
-      return { kind: 'found', result: await this.withDeclineCode(paymentResult(payment, kind, request, this.recheck_after_ms), payment.id) };
+      return {
+        kind: 'found',
+        result: await this.withDeclineCode(paymentResult(payment, kind, request, this.recheck_after_ms), payment.id),
+      };
     }
     const answer = await this.client.get(`/payments?reference=${encodeURIComponent(request.reference)}&limit=${LIST_LIMIT}&skip=0`);
     if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
@@ -262,7 +320,9 @@ export class CheckoutConnector implements Connector {
     const decided = actions?.filter((a) => (a.type === 'Authorization' || a.type === 'Payout') && a.response_code !== null).at(0);
     if (!decided) return result;
     return {
-      ...result, error_code: decided.response_code!, error_details: (decided.response_summary ?? result.error_details).slice(0, 200),
+      ...result,
+      error_code: decided.response_code!,
+      error_details: (decided.response_summary ?? result.error_details).slice(0, 200),
       decline: declineKind(decided.response_code),
     };
   }
@@ -276,13 +336,20 @@ export class CheckoutConnector implements Connector {
     if (!actions) return { kind: 'unavailable', reason: `GET /payments/{id}/actions answered HTTP ${answer.http_status}` };
     const refund = actions.find((a) => a.type === 'Refund' && (a.id === request.psp_transaction_id || a.reference === request.reference));
     // A refund accepted but not processed yet has no action: still pending, if its id was answered.
-    if (!refund) return request.psp_transaction_id !== null ? { kind: 'found', result: this.pendingRefund(request.psp_transaction_id) } : { kind: 'not_found' };
+    if (!refund)
+      return request.psp_transaction_id !== null
+        ? { kind: 'found', result: this.pendingRefund(request.psp_transaction_id) }
+        : { kind: 'not_found' };
     return { kind: 'found', result: refundResult(refund, request) };
   }
 
   private pendingRefund(action_id: string): ProcessorResult {
     return {
-      kind: 'pending', psp_transaction_id: action_id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+      kind: 'pending',
+      psp_transaction_id: action_id,
+      error_code: '0',
+      later: null,
+      recheck_after_ms: this.recheck_after_ms,
       error_details: 'Refund accepted by the processor; the final status will be notified',
     };
   }
@@ -309,13 +376,28 @@ export class CheckoutConnector implements Connector {
     const asked = { amount_minor: data.amount ?? 0, currency: data.currency ?? '' };
     if (meaning?.about === 'refund') {
       // A refund's event is about the payment (data.id) and names the refund by its action id.
-      const result: ProcessorResult = meaning.outcome === 'approved'
-        ? { kind: 'approved', psp_transaction_id: data.action_id ?? '', charge_amount_minor: asked.amount_minor, charge_currency: asked.currency, error_code: data.response_code ?? '10000', error_details: (data.response_summary ?? 'Refund approved').slice(0, 200) }
-        : { kind: 'rejected', psp_transaction_id: data.action_id, error_code: data.response_code ?? 'declined', error_details: (data.response_summary ?? 'Refund declined by the processor').slice(0, 200) };
+      const result: ProcessorResult =
+        meaning.outcome === 'approved'
+          ? {
+              kind: 'approved',
+              psp_transaction_id: data.action_id ?? '',
+              charge_amount_minor: asked.amount_minor,
+              charge_currency: asked.currency,
+              error_code: data.response_code ?? '10000',
+              error_details: (data.response_summary ?? 'Refund approved').slice(0, 200),
+            }
+          : {
+              kind: 'rejected',
+              psp_transaction_id: data.action_id,
+              error_code: data.response_code ?? 'declined',
+              error_details: (data.response_summary ?? 'Refund declined by the processor').slice(0, 200),
+            };
       return {
         kind: 'event',
         event: {
-          event_id: event.id, event_type: event.type, result,
+          event_id: event.id,
+          event_type: event.type,
+          result,
           match: { trace_id: null, psp_transaction_id: data.action_id, transaction_type: 'refund', reference: data.reference },
         },
       };
@@ -323,19 +405,29 @@ export class CheckoutConnector implements Connector {
     let result: ProcessorResult | null = null;
     if (meaning?.outcome === 'approved') {
       result = {
-        kind: 'approved', psp_transaction_id: data.id ?? '', charge_amount_minor: asked.amount_minor, charge_currency: asked.currency,
-        error_code: data.response_code ?? '10000', error_details: (data.response_summary ?? 'Approved').slice(0, 200),
+        kind: 'approved',
+        psp_transaction_id: data.id ?? '',
+        charge_amount_minor: asked.amount_minor,
+        charge_currency: asked.currency,
+        error_code: data.response_code ?? '10000',
+        error_details: (data.response_summary ?? 'Approved').slice(0, 200),
       };
     } else if (meaning?.outcome === 'rejected') {
       result = {
-        kind: 'rejected', psp_transaction_id: data.id, error_code: data.response_code ?? event.type,
-        error_details: (data.response_summary ?? `Payment ${event.type.replace(/^payment_/, '').replace(/_/g, ' ')} at the processor`).slice(0, 200),
+        kind: 'rejected',
+        psp_transaction_id: data.id,
+        error_code: data.response_code ?? event.type,
+        error_details: (
+          data.response_summary ?? `Payment ${event.type.replace(/^payment_/, '').replace(/_/g, ' ')} at the processor`
+        ).slice(0, 200),
       };
     }
     return {
       kind: 'event',
       event: {
-        event_id: event.id, event_type: event.type, result,
+        event_id: event.id,
+        event_type: event.type,
+        result,
         match: { trace_id: data.trace_id, psp_transaction_id: data.id, transaction_type: null, reference: data.reference },
       },
     };
@@ -350,17 +442,68 @@ export const checkoutDefinition: ConnectorDefinition = {
   name: 'checkout',
   environments: ['sandbox', 'live'],
   capabilities: {
-    card_sale: true, refund: true, card_payout: true, direct_payout: false, wallet_deposit: false, merchant_initiated: true,
-    three_d_secure: true, webhooks: true,
+    card_sale: true,
+    refund: true,
+    card_payout: true,
+    direct_payout: false,
+    wallet_deposit: false,
+    merchant_initiated: true,
+    three_d_secure: true,
+    webhooks: true,
   },
   settings: [
-    { name: 'secret_key', required: true, secret: true, schema: Type.String({ pattern: KEY_PATTERN }), description: 'the account\'s secret key (sk_...), sent as Authorization: Bearer' },
-    { name: 'processing_channel_id', required: true, secret: false, schema: Type.String({ pattern: ID_PATTERN('pc') }), description: 'the processing channel (pc_...) payments and payouts go through' },
-    { name: 'webhook_secret', required: true, secret: true, schema: Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' }), description: 'the key of the Cko-Signature HMAC of the webhooks (16 to 256 printable characters)' },
-    { name: 'base_url', required: false, secret: false, schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }), default: CHECKOUT_LIVE_URL, description: 'the API\'s address, https://api.checkout.com by default (https://api.sandbox.checkout.com for its test environment)' },
-    { name: 'currency_account_id', required: false, secret: false, schema: Type.String({ pattern: ID_PATTERN('ca') }), description: 'the currency account (ca_...) payouts are paid from; without it the gateway makes no payouts' },
-    { name: 'funds_transfer_type', required: false, secret: false, schema: Type.String({ pattern: '^[A-Za-z0-9_]{1,20}$' }), default: 'FD', description: 'the funds transfer type of card payouts Checkout.com assigned to the account (FD by default)' },
-    { name: 'three_ds', required: false, secret: false, schema: Type.Union([Type.Literal('never'), Type.Literal('always')]), default: 'never', description: 'never (3-D Secure only when Checkout.com asks for it) or always' },
+    {
+      name: 'secret_key',
+      required: true,
+      secret: true,
+      schema: Type.String({ pattern: KEY_PATTERN }),
+      description: "the account's secret key (sk_...), sent as Authorization: Bearer",
+    },
+    {
+      name: 'processing_channel_id',
+      required: true,
+      secret: false,
+      schema: Type.String({ pattern: ID_PATTERN('pc') }),
+      description: 'the processing channel (pc_...) payments and payouts go through',
+    },
+    {
+      name: 'webhook_secret',
+      required: true,
+      secret: true,
+      schema: Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' }),
+      description: 'the key of the Cko-Signature HMAC of the webhooks (16 to 256 printable characters)',
+    },
+    {
+      name: 'base_url',
+      required: false,
+      secret: false,
+      schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }),
+      default: CHECKOUT_LIVE_URL,
+      description: "the API's address, https://api.checkout.com by default (https://api.sandbox.checkout.com for its test environment)",
+    },
+    {
+      name: 'currency_account_id',
+      required: false,
+      secret: false,
+      schema: Type.String({ pattern: ID_PATTERN('ca') }),
+      description: 'the currency account (ca_...) payouts are paid from; without it the gateway makes no payouts',
+    },
+    {
+      name: 'funds_transfer_type',
+      required: false,
+      secret: false,
+      schema: Type.String({ pattern: '^[A-Za-z0-9_]{1,20}$' }),
+      default: 'FD',
+      description: 'the funds transfer type of card payouts Checkout.com assigned to the account (FD by default)',
+    },
+    {
+      name: 'three_ds',
+      required: false,
+      secret: false,
+      schema: Type.Union([Type.Literal('never'), Type.Literal('always')]),
+      default: 'never',
+      description: 'never (3-D Secure only when Checkout.com asks for it) or always',
+    },
   ],
   default_currencies: null,
   check(settings, context: { readonly environment: Environment; readonly allow_private_urls: boolean }) {
@@ -372,14 +515,18 @@ export const checkoutDefinition: ConnectorDefinition = {
     return null;
   },
   create(settings, context, gateway_id) {
-    return new CheckoutConnector({
-      secret_key: settings.secret_key!,
-      processing_channel_id: settings.processing_channel_id!,
-      webhook_secret: settings.webhook_secret!,
-      base_url: settings.base_url ?? CHECKOUT_LIVE_URL,
-      currency_account_id: settings.currency_account_id ?? null,
-      funds_transfer_type: settings.funds_transfer_type ?? 'FD',
-      three_ds: settings.three_ds === 'always' ? 'always' : 'never',
-    }, context, gateway_id);
+    return new CheckoutConnector(
+      {
+        secret_key: settings.secret_key!,
+        processing_channel_id: settings.processing_channel_id!,
+        webhook_secret: settings.webhook_secret!,
+        base_url: settings.base_url ?? CHECKOUT_LIVE_URL,
+        currency_account_id: settings.currency_account_id ?? null,
+        funds_transfer_type: settings.funds_transfer_type ?? 'FD',
+        three_ds: settings.three_ds === 'always' ? 'always' : 'never',
+      },
+      context,
+      gateway_id,
+    );
   },
 };

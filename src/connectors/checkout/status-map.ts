@@ -68,27 +68,41 @@ export function paymentResult(payment: CkoPayment, kind: 'sale' | 'payout', aske
   const code = payment.response_code ?? (meaning === 'approved' ? '10000' : '');
   if (meaning === 'approved') {
     return {
-      kind: 'approved', psp_transaction_id: payment.id,
-      charge_amount_minor: payment.amount ?? asked.amount_minor, charge_currency: payment.currency ?? asked.currency,
-      error_code: code, error_details: details(payment.response_summary, 'Approved'),
+      kind: 'approved',
+      psp_transaction_id: payment.id,
+      charge_amount_minor: payment.amount ?? asked.amount_minor,
+      charge_currency: payment.currency ?? asked.currency,
+      error_code: code,
+      error_details: details(payment.response_summary, 'Approved'),
     };
   }
   if (meaning === 'declined') {
     return {
-      kind: 'rejected', psp_transaction_id: payment.id, error_code: code || payment.status.toLowerCase(),
+      kind: 'rejected',
+      psp_transaction_id: payment.id,
+      error_code: code || payment.status.toLowerCase(),
       error_details: details(payment.response_summary, `Payment ${payment.status.toLowerCase()} at the processor`),
       decline: declineKind(payment.response_code),
     };
   }
   if (payment.redirect_url !== null && kind === 'sale') {
     return {
-      kind: 'redirect', psp_transaction_id: payment.id, redirect_url: payment.redirect_url, error_code: '0',
-      error_details: '3-D Secure authentication required', recheck_after_ms,
+      kind: 'redirect',
+      psp_transaction_id: payment.id,
+      redirect_url: payment.redirect_url,
+      error_code: '0',
+      error_details: '3-D Secure authentication required',
+      recheck_after_ms,
     };
   }
   return {
-    kind: 'pending', psp_transaction_id: payment.id, error_code: '0', later: null, recheck_after_ms,
-    error_details: kind === 'payout' ? 'Payout accepted by the processor; the final status will be notified' : 'Payment pending at the processor',
+    kind: 'pending',
+    psp_transaction_id: payment.id,
+    error_code: '0',
+    later: null,
+    recheck_after_ms,
+    error_details:
+      kind === 'payout' ? 'Payout accepted by the processor; the final status will be notified' : 'Payment pending at the processor',
   };
 }
 
@@ -96,13 +110,19 @@ export function paymentResult(payment: CkoPayment, kind: 'sale' | 'payout', aske
 export function refundResult(action: CkoAction, asked: Asked): ProcessorResult {
   if (action.approved === false) {
     return {
-      kind: 'rejected', psp_transaction_id: action.id, error_code: action.response_code ?? 'declined',
+      kind: 'rejected',
+      psp_transaction_id: action.id,
+      error_code: action.response_code ?? 'declined',
       error_details: details(action.response_summary, 'Refund declined by the processor'),
     };
   }
   return {
-    kind: 'approved', psp_transaction_id: action.id, charge_amount_minor: action.amount ?? asked.amount_minor, charge_currency: asked.currency,
-    error_code: action.response_code ?? '10000', error_details: details(action.response_summary, 'Refund approved'),
+    kind: 'approved',
+    psp_transaction_id: action.id,
+    charge_amount_minor: action.amount ?? asked.amount_minor,
+    charge_currency: asked.currency,
+    error_code: action.response_code ?? '10000',
+    error_details: details(action.response_summary, 'Refund approved'),
   };
 }
 

@@ -56,7 +56,12 @@ export interface CkoCardPayoutRequest {
     readonly number: string;
     readonly expiry_month: number;
     readonly expiry_year: number;
-    readonly account_holder: { readonly type: 'individual'; readonly first_name: string; readonly last_name: string; readonly billing_address?: CkoAddress };
+    readonly account_holder: {
+      readonly type: 'individual';
+      readonly first_name: string;
+      readonly last_name: string;
+      readonly billing_address?: CkoAddress;
+    };
   };
   readonly amount: number;
   readonly currency: string;
@@ -74,8 +79,18 @@ export interface CkoRefundRequest {
 
 /** Checkout.com's payment statuses (PaymentDetails.status, PaymentResponse.status, webhook data.status). */
 export const CKO_PAYMENT_STATUSES = [
-  'Pending', 'Authorized', 'Card Verified', 'Voided', 'Partially Captured', 'Captured', 'Partially Refunded', 'Refunded',
-  'Declined', 'Canceled', 'Expired', 'Paid',
+  'Pending',
+  'Authorized',
+  'Card Verified',
+  'Voided',
+  'Partially Captured',
+  'Captured',
+  'Partially Refunded',
+  'Refunded',
+  'Declined',
+  'Canceled',
+  'Expired',
+  'Paid',
 ] as const;
 export type CkoPaymentStatus = (typeof CKO_PAYMENT_STATUSES)[number];
 
@@ -186,8 +201,13 @@ export function readActions(json: unknown): CkoAction[] | null {
     const type = text(item.type);
     if (id === null || type === null) return null;
     actions.push({
-      id, type, amount: whole(item.amount), approved: typeof item.approved === 'boolean' ? item.approved : null,
-      response_code: text(item.response_code), response_summary: text(item.response_summary), reference: text(item.reference),
+      id,
+      type,
+      amount: whole(item.amount),
+      approved: typeof item.approved === 'boolean' ? item.approved : null,
+      response_code: text(item.response_code),
+      response_summary: text(item.response_summary),
+      reference: text(item.reference),
     });
   }
   return actions;
@@ -204,7 +224,10 @@ export function readRefundAccepted(json: unknown): { readonly action_id: string 
 export function readErrorCodes(json: unknown): string {
   if (!isObject(json)) return '';
   const codes = Array.isArray(json.error_codes) ? json.error_codes.filter((c): c is string => typeof c === 'string') : [];
-  return [text(json.error_type), ...codes].filter((c): c is string => c !== null && c !== '').join(', ').slice(0, 200);
+  return [text(json.error_type), ...codes]
+    .filter((c): c is string => c !== null && c !== '')
+    .join(', ')
+    .slice(0, 200);
 }
 
 export function readEvent(json: unknown): CkoEvent | null {
@@ -217,8 +240,13 @@ export function readEvent(json: unknown): CkoEvent | null {
     id,
     type,
     data: {
-      id: text(data.id), action_id: text(data.action_id), amount: whole(data.amount), currency: text(data.currency),
-      response_code: text(data.response_code), response_summary: text(data.response_summary), reference: text(data.reference),
+      id: text(data.id),
+      action_id: text(data.action_id),
+      amount: whole(data.amount),
+      currency: text(data.currency),
+      response_code: text(data.response_code),
+      response_summary: text(data.response_summary),
+      reference: text(data.reference),
       trace_id: traceIdOf(data.metadata),
     },
   };

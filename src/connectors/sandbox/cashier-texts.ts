@@ -31,7 +31,6 @@ function textsOf(language: string) {
 
 export const SANDBOX_CASHIER_TEXTS: CashierTexts = {
   ewallet_label: (language) => textsOf(language).ewallet,
-  form_note: (kind, language, currency) => (kind === 'card'
-    ? textsOf(language).card
-    : textsOf(language).payout(formatAmount(DECLINED_PAYOUT_MINOR, currency))),
+  form_note: (kind, language, currency) =>
+    kind === 'card' ? textsOf(language).card : textsOf(language).payout(formatAmount(DECLINED_PAYOUT_MINOR, currency)),
 };

@@ -8,9 +8,20 @@ import { randomBytes } from 'node:crypto';
 import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
 import {
-  type CardPayoutRequest, type CardSaleRequest, checkDataFields, type Connector, type ConnectorDefinition, type DataFieldSpec,
-  type DirectPayoutCheck, type DirectPayoutRequest, type LookupRequest, type LookupResult, type ProcessorResult, type RefundRequest,
-  type WalletDepositRequest, type DeclineKind,
+  type CardPayoutRequest,
+  type CardSaleRequest,
+  checkDataFields,
+  type Connector,
+  type ConnectorDefinition,
+  type DataFieldSpec,
+  type DirectPayoutCheck,
+  type DirectPayoutRequest,
+  type LookupRequest,
+  type LookupResult,
+  type ProcessorResult,
+  type RefundRequest,
+  type WalletDepositRequest,
+  type DeclineKind,
 } from '../connector.js';
 import { SANDBOX_CASHIER_TEXTS } from './cashier-texts.js';
 
@@ -45,7 +56,13 @@ export const SANDBOX_CVV_FAILURES: Readonly<Record<string, Fixed>> = {
  */
 export const SANDBOX_DIRECT_FIELDS: readonly DataFieldSpec[] = [
   { name: 'data_account_number', required: true, max_length: 34, rule: 'an account number or wallet id of 1 to 34 characters' },
-  { name: 'data_bank_code', required: false, max_length: 11, pattern: /^[A-Za-z0-9]{1,11}$/, rule: 'a bank code of up to 11 letters and digits' },
+  {
+    name: 'data_bank_code',
+    required: false,
+    max_length: 11,
+    pattern: /^[A-Za-z0-9]{1,11}$/,
+    rule: 'a bank code of up to 11 letters and digits',
+  },
   { name: 'data_method', required: false, max_length: 7, values: ['bank', 'ewallet'], rule: 'bank or ewallet' },
 ];
 
@@ -81,11 +98,21 @@ export class SandboxConnector implements Connector {
   readonly details_prefix = '[TEST] ';
   readonly cashier_texts = SANDBOX_CASHIER_TEXTS;
 
-  constructor(private readonly clock: Clock, private readonly public_url: () => string, private readonly timings: SandboxTimings) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly public_url: () => string,
+    private readonly timings: SandboxTimings,
+  ) {}
 
   private cardProblem(request: { card: CardSaleRequest['card'] }): ProcessorResult | null {
     if (!luhnValid(request.card.pan)) {
-      return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Invalid card number'), decline: 'hard' };
+      return {
+        kind: 'rejected',
+        psp_transaction_id: null,
+        error_code: FAILED,
+        error_details: test('Invalid card number'),
+        decline: 'hard',
+      };
     }
     if (!expiryInFuture(request.card.expiry, this.clock.now_ms())) {
       return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('Card expired'), decline: 'hard' };
@@ -100,24 +127,41 @@ export class SandboxConnector implements Connector {
     const timed_out = { to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') } as const;
     if (request.initiated_by === 'customer') {
       if (request.card.cvv === null) {
-        return { kind: 'rejected', psp_transaction_id: null, error_code: FAILED, error_details: test('CVV required for a customer-initiated sale'), decline: 'hard' };
+        return {
+          kind: 'rejected',
+          psp_transaction_id: null,
+          error_code: FAILED,
+          error_details: test('CVV required for a customer-initiated sale'),
+          decline: 'hard',
+        };
       }
       if (cvv === '333' || cvv === '300') {
         return {
-          kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('3-D Secure authentication required'),
-          mode: 'interactive', later: { after_ms: this.timings.challenge_timeout_ms, ...timed_out },
+          kind: 'challenge',
+          psp_transaction_id: pspId(),
+          error_code: APPROVED,
+          error_details: test('3-D Secure authentication required'),
+          mode: 'interactive',
+          later: { after_ms: this.timings.challenge_timeout_ms, ...timed_out },
         };
       }
       if (cvv === '588' && request.amount_minor === 713) {
         return {
-          kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('3-D Secure authentication required'),
-          mode: 'unresponsive', later: { after_ms: this.timings.issuer_timeout_ms, ...timed_out },
+          kind: 'challenge',
+          psp_transaction_id: pspId(),
+          error_code: APPROVED,
+          error_details: test('3-D Secure authentication required'),
+          mode: 'unresponsive',
+          later: { after_ms: this.timings.issuer_timeout_ms, ...timed_out },
         };
       }
       if (cvv === '222' || cvv === '223') {
         const approve = cvv === '222';
         return {
-          kind: 'pending', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Processing asynchronously'),
+          kind: 'pending',
+          psp_transaction_id: pspId(),
+          error_code: APPROVED,
+          error_details: test('Processing asynchronously'),
           later: {
             after_ms: this.timings.async_settle_ms,
             to: approve ? 'approved' : 'rejected',
@@ -131,34 +175,59 @@ export class SandboxConnector implements Connector {
     } else {
       // A stored-card charge has no CVV: its failures are chosen by the amount (docs/subscriptions.md).
       if (request.amount_minor === SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT && !request.mit_retry) {
-        return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Insufficient funds (approved on retry)') };
+        return {
+          kind: 'rejected',
+          psp_transaction_id: pspId(),
+          error_code: FAILED,
+          error_details: test('Insufficient funds (approved on retry)'),
+        };
       }
       const failure = SANDBOX_MIT_AMOUNT_FAILURES[request.amount_minor];
       if (failure) return failed(failure);
     }
     return {
-      kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
-      error_code: APPROVED, error_details: test('Approved'),
+      kind: 'approved',
+      psp_transaction_id: pspId(),
+      charge_amount_minor: request.amount_minor,
+      charge_currency: request.currency,
+      error_code: APPROVED,
+      error_details: test('Approved'),
     };
   }
 
   async refund(request: RefundRequest): Promise<ProcessorResult> {
     return {
-      kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: request.amount_minor, charge_currency: request.currency,
-      error_code: APPROVED, error_details: test('Refund approved'),
+      kind: 'approved',
+      psp_transaction_id: pspId(),
+      charge_amount_minor: request.amount_minor,
+      charge_currency: request.currency,
+      error_code: APPROVED,
+      error_details: test('Refund approved'),
     };
   }
 
   private payoutByAmount(amount_minor: number, currency: string): ProcessorResult {
-    if (amount_minor === 1400) return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Payout rejected') };
-    if (amount_minor === 1500) return { kind: 'error', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Processor error') };
+    if (amount_minor === 1400)
+      return { kind: 'rejected', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Payout rejected') };
+    if (amount_minor === 1500)
+      return { kind: 'error', psp_transaction_id: pspId(), error_code: FAILED, error_details: test('Processor error') };
     if (amount_minor === 1313) {
       return {
-        kind: 'pending', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Payout processing'),
+        kind: 'pending',
+        psp_transaction_id: pspId(),
+        error_code: APPROVED,
+        error_details: test('Payout processing'),
         later: { after_ms: this.timings.async_settle_ms, to: 'approved', error_code: APPROVED, error_details: test('Payout approved') },
       };
     }
-    return { kind: 'approved', psp_transaction_id: pspId(), charge_amount_minor: amount_minor, charge_currency: currency, error_code: APPROVED, error_details: test('Payout approved') };
+    return {
+      kind: 'approved',
+      psp_transaction_id: pspId(),
+      charge_amount_minor: amount_minor,
+      charge_currency: currency,
+      error_code: APPROVED,
+      error_details: test('Payout approved'),
+    };
   }
 
   /**
@@ -178,9 +247,17 @@ export class SandboxConnector implements Connector {
   /** The customer confirms or cancels on the sandbox wallet page; nobody answering rejects it after 15 minutes. */
   async walletDeposit(_request: WalletDepositRequest): Promise<ProcessorResult> {
     return {
-      kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Confirm the payment in the sandbox e-wallet'),
+      kind: 'challenge',
+      psp_transaction_id: pspId(),
+      error_code: APPROVED,
+      error_details: test('Confirm the payment in the sandbox e-wallet'),
       mode: 'interactive',
-      later: { after_ms: this.timings.challenge_timeout_ms, to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') },
+      later: {
+        after_ms: this.timings.challenge_timeout_ms,
+        to: 'rejected',
+        error_code: FAILED,
+        error_details: test('Transaction timed out'),
+      },
     };
   }
 
@@ -202,9 +279,17 @@ export class SandboxConnector implements Connector {
       return by_amount;
     }
     return {
-      kind: 'challenge', psp_transaction_id: pspId(), error_code: APPROVED, error_details: test('Confirm the payout in the sandbox e-wallet'),
+      kind: 'challenge',
+      psp_transaction_id: pspId(),
+      error_code: APPROVED,
+      error_details: test('Confirm the payout in the sandbox e-wallet'),
       mode: 'interactive',
-      later: { after_ms: this.timings.challenge_timeout_ms, to: 'rejected', error_code: FAILED, error_details: test('Transaction timed out') },
+      later: {
+        after_ms: this.timings.challenge_timeout_ms,
+        to: 'rejected',
+        error_code: FAILED,
+        error_details: test('Transaction timed out'),
+      },
     };
   }
 
@@ -221,14 +306,21 @@ export const sandboxDefinition: ConnectorDefinition = {
   name: 'sandbox',
   environments: ['sandbox'],
   capabilities: {
-    card_sale: true, refund: true, card_payout: true, direct_payout: true, wallet_deposit: true, merchant_initiated: true,
-    three_d_secure: true, webhooks: false,
+    card_sale: true,
+    refund: true,
+    card_payout: true,
+    direct_payout: true,
+    wallet_deposit: true,
+    merchant_initiated: true,
+    three_d_secure: true,
+    webhooks: false,
   },
   settings: [],
   default_currencies: SANDBOX_CURRENCIES,
-  create: (_settings, context) => new SandboxConnector(context.clock, context.public_url, {
-    challenge_timeout_ms: context.options.challenge_timeout_ms,
-    async_settle_ms: context.options.sandbox_async_settle_ms,
-    issuer_timeout_ms: context.options.sandbox_issuer_timeout_ms,
-  }),
+  create: (_settings, context) =>
+    new SandboxConnector(context.clock, context.public_url, {
+      challenge_timeout_ms: context.options.challenge_timeout_ms,
+      async_settle_ms: context.options.sandbox_async_settle_ms,
+      issuer_timeout_ms: context.options.sandbox_issuer_timeout_ms,
+    }),
 };

@@ -18,10 +18,27 @@ import Stripe from 'stripe';
 import type { Environment } from '../../domain/environment.js';
 import { checkedLookup, precheckUrl } from '../../outbound/post.js';
 import type {
-  CardSaleRequest, Connector, ConnectorContext, ConnectorDefinition, Customer, LookupRequest, LookupResult, ProcessorResult, RefundRequest,
+  CardSaleRequest,
+  Connector,
+  ConnectorContext,
+  ConnectorDefinition,
+  Customer,
+  LookupRequest,
+  LookupResult,
+  ProcessorResult,
+  RefundRequest,
   WebhookReading,
 } from '../connector.js';
-import { declineKind, eventMeaning, INTENT_MEANING, INTENT_STATUSES, type IntentStatus, REFUND_MEANING, REFUND_STATUSES, type RefundStatus } from './status-map.js';
+import {
+  declineKind,
+  eventMeaning,
+  INTENT_MEANING,
+  INTENT_STATUSES,
+  type IntentStatus,
+  REFUND_MEANING,
+  REFUND_STATUSES,
+  type RefundStatus,
+} from './status-map.js';
 
 export const STRIPE_LIVE_URL = 'https://api.stripe.com';
 
@@ -33,7 +50,12 @@ export interface StripeSettings {
 
 /** Error codes raised before a connection existed: the request never left the gateway. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EDESTINATIONNOTALLOWED',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EDESTINATIONNOTALLOWED',
 ]);
 
 /** Payments and refunds found by our trace_id, at most (one transaction: a handful at most). */
@@ -82,11 +104,18 @@ export function readIntent(value: unknown): Intent | null {
   const status = text(value.status);
   if (id === null || status === null || !(INTENT_STATUSES as readonly string[]).includes(status)) return null;
   const action = isObject(value.next_action) ? value.next_action : null;
-  const redirect = action && action.type === 'redirect_to_url' && isObject(action.redirect_to_url) ? text(action.redirect_to_url.url) : null;
+  const redirect =
+    action && action.type === 'redirect_to_url' && isObject(action.redirect_to_url) ? text(action.redirect_to_url.url) : null;
   const error = isObject(value.last_payment_error) ? value.last_payment_error : null;
   return {
-    id, status: status as IntentStatus, amount: whole(value.amount), currency: text(value.currency), trace_id: traceIdOf(value.metadata),
-    redirect_url: redirect, error_code: error ? text(error.decline_code) ?? text(error.code) : null, error_message: error ? text(error.message) : null,
+    id,
+    status: status as IntentStatus,
+    amount: whole(value.amount),
+    currency: text(value.currency),
+    trace_id: traceIdOf(value.metadata),
+    redirect_url: redirect,
+    error_code: error ? (text(error.decline_code) ?? text(error.code)) : null,
+    error_message: error ? text(error.message) : null,
   };
 }
 
@@ -96,13 +125,20 @@ export function readRefund(value: unknown): Refund | null {
   const status = text(value.status);
   if (id === null || status === null || !(REFUND_STATUSES as readonly string[]).includes(status)) return null;
   return {
-    id, status: status as RefundStatus, amount: whole(value.amount), currency: text(value.currency)?.toUpperCase() ?? null,
-    trace_id: traceIdOf(value.metadata), reason: text(value.failure_reason),
+    id,
+    status: status as RefundStatus,
+    amount: whole(value.amount),
+    currency: text(value.currency)?.toUpperCase() ?? null,
+    trace_id: traceIdOf(value.metadata),
+    reason: text(value.failure_reason),
   };
 }
 
 /** What a call to Stripe came to: its value, an error Stripe (or the network) gave, or no answer in time. */
-type Call<T> = { readonly kind: 'value'; readonly value: T } | { readonly kind: 'failed'; readonly error: unknown } | { readonly kind: 'lost'; readonly reason: string };
+type Call<T> =
+  | { readonly kind: 'value'; readonly value: T }
+  | { readonly kind: 'failed'; readonly error: unknown }
+  | { readonly kind: 'lost'; readonly reason: string };
 
 interface StripeFailure {
   readonly type?: string;
@@ -121,7 +157,11 @@ export class StripeConnector implements Connector {
   /** Set when base_url is an address the policy refuses (an IP literal never reaches the checked lookup). */
   private readonly refused: string | null;
 
-  constructor(private readonly settings: StripeSettings, private readonly context: ConnectorContext, private readonly gateway_id: string) {
+  constructor(
+    private readonly settings: StripeSettings,
+    private readonly context: ConnectorContext,
+    private readonly gateway_id: string,
+  ) {
     const allow_private = context.options.environment === 'sandbox' || context.options.allow_private_urls;
     const checked = precheckUrl(settings.base_url, allow_private);
     this.refused = 'reason' in checked ? checked.reason : null;
@@ -143,13 +183,20 @@ export class StripeConnector implements Connector {
 
   /** The call, bounded by the processor deadline whatever the package does. */
   private async call<T>(operation: () => Promise<T>): Promise<Call<T>> {
-    if (this.refused !== null) return { kind: 'failed', error: { type: 'StripeConnectionError', detail: { code: 'EDESTINATIONNOTALLOWED' }, message: this.refused } };
+    if (this.refused !== null)
+      return {
+        kind: 'failed',
+        error: { type: 'StripeConnectionError', detail: { code: 'EDESTINATIONNOTALLOWED' }, message: this.refused },
+      };
     const deadline_ms = this.context.options.processor_timeout_ms;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Call<T>>((resolve) => {
       timer = setTimeout(() => resolve({ kind: 'lost', reason: `timed out after ${deadline_ms} ms` }), deadline_ms);
     });
-    const done = operation().then((value): Call<T> => ({ kind: 'value', value }), (error: unknown): Call<T> => ({ kind: 'failed', error }));
+    const done = operation().then(
+      (value): Call<T> => ({ kind: 'value', value }),
+      (error: unknown): Call<T> => ({ kind: 'failed', error }),
+    );
     try {
       return await Promise.race([done, late]);
     } finally {
@@ -167,12 +214,24 @@ export class StripeConnector implements Connector {
         const intent = readIntent(error.raw?.payment_intent);
         // The package gives decline_code as '' when Stripe gave none (incorrect_cvc, expired_card).
         const code = text(error.decline_code) ?? text(error.code) ?? 'card_declined';
-        return { kind: 'rejected', psp_transaction_id: intent?.id ?? null, error_code: code, error_details: details || 'Card declined', decline: declineKind(code) };
+        return {
+          kind: 'rejected',
+          psp_transaction_id: intent?.id ?? null,
+          error_code: code,
+          error_details: details || 'Card declined',
+          decline: declineKind(code),
+        };
       }
       case 'StripeConnectionError': {
         const code = error.detail?.code ?? '';
         // A connection never made sent nothing; one lost after sending may have charged the card.
-        if (NOT_SENT_CODES.has(code)) return { kind: 'error', psp_transaction_id: null, error_code: 'unreachable', error_details: `Processor unreachable (${code}); nothing was charged` };
+        if (NOT_SENT_CODES.has(code))
+          return {
+            kind: 'error',
+            psp_transaction_id: null,
+            error_code: 'unreachable',
+            error_details: `Processor unreachable (${code}); nothing was charged`,
+          };
         return { kind: 'unknown', psp_transaction_id: null, reason: `connection failed (${code || 'no answer'})` };
       }
       case 'StripeAPIError':
@@ -180,15 +239,23 @@ export class StripeConnector implements Connector {
         return { kind: 'unknown', psp_transaction_id: null, reason: `Stripe answered HTTP ${error.statusCode ?? '5xx'}` };
       case 'StripeAuthenticationError':
       case 'StripePermissionError':
-        return { kind: 'error', psp_transaction_id: null, error_code: String(error.statusCode ?? 401), error_details: `${what} refused by the processor: the gateway's credentials were not accepted (HTTP ${error.statusCode ?? 401})` };
+        return {
+          kind: 'error',
+          psp_transaction_id: null,
+          error_code: String(error.statusCode ?? 401),
+          error_details: `${what} refused by the processor: the gateway's credentials were not accepted (HTTP ${error.statusCode ?? 401})`,
+        };
       case 'StripeInvalidRequestError':
       case 'StripeIdempotencyError':
         return {
-          kind: what === 'Refund' ? 'rejected' : 'error', psp_transaction_id: null, error_code: error.code ?? String(error.statusCode ?? 400),
+          kind: what === 'Refund' ? 'rejected' : 'error',
+          psp_transaction_id: null,
+          error_code: error.code ?? String(error.statusCode ?? 400),
           error_details: `${what} refused by the processor${details ? `: ${details}` : ''}`.slice(0, 200),
         } as ProcessorResult;
       default:
-        if ((error.statusCode ?? 0) >= 500) return { kind: 'unknown', psp_transaction_id: null, reason: `Stripe answered HTTP ${error.statusCode}` };
+        if ((error.statusCode ?? 0) >= 500)
+          return { kind: 'unknown', psp_transaction_id: null, reason: `Stripe answered HTTP ${error.statusCode}` };
         return { kind: 'unknown', psp_transaction_id: null, reason: 'an answer that could not be read' };
     }
   }
@@ -202,21 +269,34 @@ export class StripeConnector implements Connector {
     switch (INTENT_MEANING[intent.status]) {
       case 'approved':
         return {
-          kind: 'approved', psp_transaction_id: intent.id, charge_amount_minor: intent.amount ?? asked.amount_minor,
-          charge_currency: intent.currency?.toUpperCase() ?? asked.currency, error_code: intent.status, error_details: 'Approved',
+          kind: 'approved',
+          psp_transaction_id: intent.id,
+          charge_amount_minor: intent.amount ?? asked.amount_minor,
+          charge_currency: intent.currency?.toUpperCase() ?? asked.currency,
+          error_code: intent.status,
+          error_details: 'Approved',
         };
       case 'rejected': {
         const code = intent.error_code ?? intent.status;
         return {
-          kind: 'rejected', psp_transaction_id: intent.id, error_code: code, decline: declineKind(intent.error_code),
-          error_details: (intent.error_message ?? (intent.status === 'canceled' ? 'Payment canceled at the processor' : 'Payment failed at the processor')).slice(0, 200),
+          kind: 'rejected',
+          psp_transaction_id: intent.id,
+          error_code: code,
+          decline: declineKind(intent.error_code),
+          error_details: (
+            intent.error_message ?? (intent.status === 'canceled' ? 'Payment canceled at the processor' : 'Payment failed at the processor')
+          ).slice(0, 200),
         };
       }
       case 'action':
         if (intent.redirect_url !== null) {
           return {
-            kind: 'redirect', psp_transaction_id: intent.id, redirect_url: intent.redirect_url, error_code: '0',
-            error_details: '3-D Secure authentication required', recheck_after_ms: this.recheck_after_ms,
+            kind: 'redirect',
+            psp_transaction_id: intent.id,
+            redirect_url: intent.redirect_url,
+            error_code: '0',
+            error_details: '3-D Secure authentication required',
+            recheck_after_ms: this.recheck_after_ms,
           };
         }
         break;
@@ -224,7 +304,11 @@ export class StripeConnector implements Connector {
         break;
     }
     return {
-      kind: 'pending', psp_transaction_id: intent.id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+      kind: 'pending',
+      psp_transaction_id: intent.id,
+      error_code: '0',
+      later: null,
+      recheck_after_ms: this.recheck_after_ms,
       error_details: 'Payment pending at the processor',
     };
   }
@@ -241,7 +325,12 @@ export class StripeConnector implements Connector {
       allowed_payment_method_types: ['card'],
       payment_method_data: {
         type: 'card',
-        card: { number: card.pan, exp_month: card.expiry.month, exp_year: card.expiry.year, ...(card.cvv !== null ? { cvc: card.cvv } : {}) },
+        card: {
+          number: card.pan,
+          exp_month: card.expiry.month,
+          exp_year: card.expiry.year,
+          ...(card.cvv !== null ? { cvc: card.cvv } : {}),
+        },
         billing_details: billingDetails(customer),
       },
       ...(request.return_to !== null ? { return_url: request.return_to.success_url } : {}),
@@ -250,37 +339,65 @@ export class StripeConnector implements Connector {
       ...(merchant_initiated ? { off_session: true } : {}),
       metadata: { paygate_trace_id: String(request.trace_id), paygate_reference: request.reference },
     } as unknown as Stripe.PaymentIntentCreateParams;
-    const call = await this.call(() => this.stripe.paymentIntents.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, 'sale') }));
+    const call = await this.call(() =>
+      this.stripe.paymentIntents.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, 'sale') }),
+    );
     if (call.kind !== 'value') return this.failureResult(call, 'Payment');
     const intent = readIntent(call.value);
-    return intent ? this.intentResult(intent, request) : { kind: 'unknown', psp_transaction_id: null, reason: 'an answer of an unexpected shape' };
+    return intent
+      ? this.intentResult(intent, request)
+      : { kind: 'unknown', psp_transaction_id: null, reason: 'an answer of an unexpected shape' };
   }
 
   async refund(request: RefundRequest): Promise<ProcessorResult> {
     if (request.sale_psp_transaction_id === null) {
-      return { kind: 'error', psp_transaction_id: null, error_code: 'no_payment', error_details: 'The sale has no payment id at the processor to refund' };
+      return {
+        kind: 'error',
+        psp_transaction_id: null,
+        error_code: 'no_payment',
+        error_details: 'The sale has no payment id at the processor to refund',
+      };
     }
     const params: Stripe.RefundCreateParams = {
-      payment_intent: request.sale_psp_transaction_id, amount: request.amount_minor, metadata: { paygate_trace_id: String(request.trace_id), paygate_reference: request.reference },
+      payment_intent: request.sale_psp_transaction_id,
+      amount: request.amount_minor,
+      metadata: { paygate_trace_id: String(request.trace_id), paygate_reference: request.reference },
     };
-    const call = await this.call(() => this.stripe.refunds.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, 'refund') }));
+    const call = await this.call(() =>
+      this.stripe.refunds.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, 'refund') }),
+    );
     if (call.kind !== 'value') return this.failureResult(call, 'Refund');
     const refund = readRefund(call.value);
-    return refund ? this.refundResult(refund, request) : { kind: 'unknown', psp_transaction_id: null, reason: 'an answer of an unexpected shape' };
+    return refund
+      ? this.refundResult(refund, request)
+      : { kind: 'unknown', psp_transaction_id: null, reason: 'an answer of an unexpected shape' };
   }
 
   private refundResult(refund: Refund, asked: { readonly amount_minor: number; readonly currency: string }): ProcessorResult {
     switch (REFUND_MEANING[refund.status]) {
       case 'approved':
         return {
-          kind: 'approved', psp_transaction_id: refund.id, charge_amount_minor: refund.amount ?? asked.amount_minor, charge_currency: refund.currency ?? asked.currency,
-          error_code: refund.status, error_details: 'Refund approved',
+          kind: 'approved',
+          psp_transaction_id: refund.id,
+          charge_amount_minor: refund.amount ?? asked.amount_minor,
+          charge_currency: refund.currency ?? asked.currency,
+          error_code: refund.status,
+          error_details: 'Refund approved',
         };
       case 'rejected':
-        return { kind: 'rejected', psp_transaction_id: refund.id, error_code: refund.reason ?? refund.status, error_details: `Refund ${refund.status} at the processor` };
+        return {
+          kind: 'rejected',
+          psp_transaction_id: refund.id,
+          error_code: refund.reason ?? refund.status,
+          error_details: `Refund ${refund.status} at the processor`,
+        };
       case 'pending':
         return {
-          kind: 'pending', psp_transaction_id: refund.id, error_code: '0', later: null, recheck_after_ms: this.recheck_after_ms,
+          kind: 'pending',
+          psp_transaction_id: refund.id,
+          error_code: '0',
+          later: null,
+          recheck_after_ms: this.recheck_after_ms,
           error_details: 'Refund accepted by the processor; the final status will be notified',
         };
     }
@@ -292,13 +409,17 @@ export class StripeConnector implements Connector {
       const call = await this.call(() => this.stripe.paymentIntents.retrieve(request.psp_transaction_id!));
       if (call.kind === 'value') {
         const intent = readIntent(call.value);
-        return intent ? { kind: 'found', result: this.intentResult(intent, request) } : { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
+        return intent
+          ? { kind: 'found', result: this.intentResult(intent, request) }
+          : { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
       }
       return this.lookupFailure(call);
     }
     // Our trace_id is in the payment's metadata: Stripe's search finds it (its index follows
     // within about a minute; a lookup that finds nothing is taken as final only later: due-work.ts).
-    const call = await this.call(() => this.stripe.paymentIntents.search({ query: `metadata['paygate_trace_id']:'${request.trace_id}'`, limit: SEARCH_LIMIT }));
+    const call = await this.call(() =>
+      this.stripe.paymentIntents.search({ query: `metadata['paygate_trace_id']:'${request.trace_id}'`, limit: SEARCH_LIMIT }),
+    );
     if (call.kind !== 'value') return this.lookupFailure(call);
     const intent = (call.value.data as unknown[]).map(readIntent).find((i) => i !== null && i.trace_id === request.trace_id);
     return intent ? { kind: 'found', result: this.intentResult(intent, request) } : { kind: 'not_found' };
@@ -309,12 +430,16 @@ export class StripeConnector implements Connector {
       const call = await this.call(() => this.stripe.refunds.retrieve(request.psp_transaction_id!));
       if (call.kind === 'value') {
         const refund = readRefund(call.value);
-        return refund ? { kind: 'found', result: this.refundResult(refund, request) } : { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
+        return refund
+          ? { kind: 'found', result: this.refundResult(refund, request) }
+          : { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
       }
       return this.lookupFailure(call);
     }
     if (request.sale_psp_transaction_id === null) return { kind: 'not_found' };
-    const call = await this.call(() => this.stripe.refunds.list({ payment_intent: request.sale_psp_transaction_id!, limit: REFUND_LIST_LIMIT }));
+    const call = await this.call(() =>
+      this.stripe.refunds.list({ payment_intent: request.sale_psp_transaction_id!, limit: REFUND_LIST_LIMIT }),
+    );
     if (call.kind !== 'value') return this.lookupFailure(call);
     const refund = (call.value.data as unknown[]).map(readRefund).find((r) => r !== null && r.trace_id === request.trace_id);
     return refund ? { kind: 'found', result: this.refundResult(refund, request) } : { kind: 'not_found' };
@@ -346,13 +471,21 @@ export class StripeConnector implements Connector {
     if (meaning?.about === 'refund') {
       const refund = readRefund(object);
       if (!refund) return { kind: 'ignored', reason: `${event.type} without a refund` };
-      const result: ProcessorResult = meaning.outcome === 'rejected'
-        ? { kind: 'rejected', psp_transaction_id: refund.id, error_code: refund.reason ?? 'failed', error_details: `Refund ${refund.status} at the processor` }
-        : this.refundResult(refund, { amount_minor: refund.amount ?? 0, currency: refund.currency ?? '' });
+      const result: ProcessorResult =
+        meaning.outcome === 'rejected'
+          ? {
+              kind: 'rejected',
+              psp_transaction_id: refund.id,
+              error_code: refund.reason ?? 'failed',
+              error_details: `Refund ${refund.status} at the processor`,
+            }
+          : this.refundResult(refund, { amount_minor: refund.amount ?? 0, currency: refund.currency ?? '' });
       return {
         kind: 'event',
         event: {
-          event_id: event.id, event_type: event.type, result: result.kind === 'pending' ? null : result,
+          event_id: event.id,
+          event_type: event.type,
+          result: result.kind === 'pending' ? null : result,
           match: { trace_id: refund.trace_id, psp_transaction_id: refund.id, transaction_type: 'refund', reference: null },
         },
       };
@@ -362,13 +495,27 @@ export class StripeConnector implements Connector {
     let result: ProcessorResult | null = null;
     if (meaning?.outcome === 'approved' || meaning?.outcome === 'rejected') {
       const decided = this.intentResult(intent, { amount_minor: intent.amount ?? 0, currency: intent.currency?.toUpperCase() ?? '' });
-      result = decided.kind === 'approved' || decided.kind === 'rejected' ? decided : meaning.outcome === 'rejected'
-        ? { kind: 'rejected', psp_transaction_id: intent.id, error_code: intent.error_code ?? 'payment_failed', error_details: (intent.error_message ?? 'Payment failed at the processor').slice(0, 200), decline: declineKind(intent.error_code) }
-        : null;
+      result =
+        decided.kind === 'approved' || decided.kind === 'rejected'
+          ? decided
+          : meaning.outcome === 'rejected'
+            ? {
+                kind: 'rejected',
+                psp_transaction_id: intent.id,
+                error_code: intent.error_code ?? 'payment_failed',
+                error_details: (intent.error_message ?? 'Payment failed at the processor').slice(0, 200),
+                decline: declineKind(intent.error_code),
+              }
+            : null;
     }
     return {
       kind: 'event',
-      event: { event_id: event.id, event_type: event.type, result, match: { trace_id: intent.trace_id, psp_transaction_id: intent.id, transaction_type: null, reference: null } },
+      event: {
+        event_id: event.id,
+        event_type: event.type,
+        result,
+        match: { trace_id: intent.trace_id, psp_transaction_id: intent.id, transaction_type: null, reference: null },
+      },
     };
   }
 }
@@ -392,13 +539,38 @@ export const stripeDefinition: ConnectorDefinition = {
   name: 'stripe',
   environments: ['sandbox', 'live'],
   capabilities: {
-    card_sale: true, refund: true, card_payout: false, direct_payout: false, wallet_deposit: false, merchant_initiated: true,
-    three_d_secure: true, webhooks: true,
+    card_sale: true,
+    refund: true,
+    card_payout: false,
+    direct_payout: false,
+    wallet_deposit: false,
+    merchant_initiated: true,
+    three_d_secure: true,
+    webhooks: true,
   },
   settings: [
-    { name: 'secret_key', required: true, secret: true, schema: Type.String({ pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9]{8,200}$' }), description: 'the account\'s secret key (sk_live_... or sk_test_...)' },
-    { name: 'webhook_secret', required: true, secret: true, schema: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_-]{8,200}$' }), description: 'the webhook endpoint\'s signing secret (whsec_...)' },
-    { name: 'base_url', required: false, secret: false, schema: Type.String({ pattern: '^https?://[^\\s/?#]+$', maxLength: 200 }), default: STRIPE_LIVE_URL, description: 'the API\'s address, https://api.stripe.com by default (scheme, host and port only)' },
+    {
+      name: 'secret_key',
+      required: true,
+      secret: true,
+      schema: Type.String({ pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9]{8,200}$' }),
+      description: "the account's secret key (sk_live_... or sk_test_...)",
+    },
+    {
+      name: 'webhook_secret',
+      required: true,
+      secret: true,
+      schema: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_-]{8,200}$' }),
+      description: "the webhook endpoint's signing secret (whsec_...)",
+    },
+    {
+      name: 'base_url',
+      required: false,
+      secret: false,
+      schema: Type.String({ pattern: '^https?://[^\\s/?#]+$', maxLength: 200 }),
+      default: STRIPE_LIVE_URL,
+      description: "the API's address, https://api.stripe.com by default (scheme, host and port only)",
+    },
   ],
   default_currencies: null,
   check(settings, context: { readonly environment: Environment; readonly allow_private_urls: boolean }) {
@@ -411,8 +583,14 @@ export const stripeDefinition: ConnectorDefinition = {
     return null;
   },
   create(settings, context, gateway_id) {
-    return new StripeConnector({
-      secret_key: settings.secret_key!, webhook_secret: settings.webhook_secret!, base_url: settings.base_url ?? STRIPE_LIVE_URL,
-    }, context, gateway_id);
+    return new StripeConnector(
+      {
+        secret_key: settings.secret_key!,
+        webhook_secret: settings.webhook_secret!,
+        base_url: settings.base_url ?? STRIPE_LIVE_URL,
+      },
+      context,
+      gateway_id,
+    );
   },
 };

@@ -5,7 +5,13 @@ import type { DeclineKind } from '../connector.js';
 
 /** A PaymentIntent's statuses (Stripe API reference, payment_intent.status). */
 export const INTENT_STATUSES = [
-  'requires_payment_method', 'requires_confirmation', 'requires_action', 'processing', 'requires_capture', 'canceled', 'succeeded',
+  'requires_payment_method',
+  'requires_confirmation',
+  'requires_action',
+  'processing',
+  'requires_capture',
+  'canceled',
+  'succeeded',
 ] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
@@ -49,10 +55,27 @@ export const REFUND_MEANING: Readonly<Record<RefundStatus, 'approved' | 'pending
  * do_not_honor, insufficient_funds, try_again_later, processing_error, ...) is soft.
  */
 const HARD_DECLINES: ReadonlySet<string> = new Set([
-  'lost_card', 'stolen_card', 'pickup_card', 'fraudulent', 'merchant_blacklist', 'restricted_card', 'do_not_try_again',
-  'security_violation', 'revocation_of_all_authorizations', 'revocation_of_authorization', 'stop_payment_order',
-  'incorrect_number', 'invalid_number', 'incorrect_cvc', 'invalid_cvc', 'expired_card', 'invalid_expiry_month', 'invalid_expiry_year',
-  'card_not_supported', 'invalid_account', 'new_account_information_available',
+  'lost_card',
+  'stolen_card',
+  'pickup_card',
+  'fraudulent',
+  'merchant_blacklist',
+  'restricted_card',
+  'do_not_try_again',
+  'security_violation',
+  'revocation_of_all_authorizations',
+  'revocation_of_authorization',
+  'stop_payment_order',
+  'incorrect_number',
+  'invalid_number',
+  'incorrect_cvc',
+  'invalid_cvc',
+  'expired_card',
+  'invalid_expiry_month',
+  'invalid_expiry_year',
+  'card_not_supported',
+  'invalid_account',
+  'new_account_information_available',
 ]);
 
 export function declineKind(code: string | null): DeclineKind {

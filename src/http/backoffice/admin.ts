@@ -7,13 +7,23 @@
 import { starterGateway } from '../../connectors/registry.js';
 import { textProblem } from '../../domain/text.js';
 import {
-  auditLines, backOfficeUsers, gatewaysOverview, gatewayWithEvents, merchantSummaries, PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome,
+  auditLines,
+  backOfficeUsers,
+  gatewaysOverview,
+  gatewayWithEvents,
+  merchantSummaries,
+  PROCESSOR_EVENT_OUTCOMES,
+  type ProcessorEventOutcome,
 } from '../../operations/admin-views.js';
 import { recordAudit } from '../../operations/audit.js';
 import { createUser, setUserDisabled } from '../../operations/backoffice-users.js';
 import { setMerchantDisabled } from '../../operations/merchant-credentials.js';
 import {
-  createGateway, gatewayAdminDeps, type GatewayOutcome, replaceGatewaySettings, setGatewayEnabled,
+  createGateway,
+  gatewayAdminDeps,
+  type GatewayOutcome,
+  replaceGatewaySettings,
+  setGatewayEnabled,
 } from '../../operations/gateways.js';
 import { PROCESSOR_EVENTS_MAX } from '../../operations/transaction-views.js';
 import type { Html } from '../../pages/html.js';
@@ -29,22 +39,39 @@ function field(context: PageContext, name: string): string {
 
 // Merchants ---------------------------------------------------------------------------------
 
-async function merchantsPage(context: PageContext, extra: Html | null = null, problem: string | null = null, http_status = 200): Promise<unknown> {
+async function merchantsPage(
+  context: PageContext,
+  extra: Html | null = null,
+  problem: string | null = null,
+  http_status = 200,
+): Promise<unknown> {
   const after_raw = (context.request.query as Record<string, unknown>).after;
   const after = typeof after_raw === 'string' && after_raw.length <= 50 && textProblem(after_raw) === null ? after_raw : '';
   const rows = await merchantSummaries(context.deps, after, LIST_ROWS + 1);
   const shown = rows.slice(0, LIST_ROWS);
   const next_after = rows.length > LIST_ROWS ? shown[shown.length - 1]!.merchant_id : null;
-  return context.page('Merchants', '/backoffice/merchants', merchantsBody(partsOf(context), shown, next_after, extra, problem), http_status);
+  return context.page(
+    'Merchants',
+    '/backoffice/merchants',
+    merchantsBody(partsOf(context), shown, next_after, extra, problem),
+    http_status,
+  );
 }
 
 function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
   return {
-    method: 'POST', url: `/merchants/:merchant_id/${action}`, roles: OPERATOR,
+    method: 'POST',
+    url: `/merchants/:merchant_id/${action}`,
+    roles: OPERATOR,
     async handle(context) {
       const { merchant_id } = context.request.params as { merchant_id: string };
       if (!(await setMerchantDisabled(context.deps, merchant_id, action === 'disable'))) return context.notFound(`merchant ${merchant_id}`);
-      await recordAudit(context.deps, context.viewer, context.address, { action: `${action}_merchant`, target: merchant_id, merchant_id, outcome: 'done' });
+      await recordAudit(context.deps, context.viewer, context.address, {
+        action: `${action}_merchant`,
+        target: merchant_id,
+        merchant_id,
+        outcome: 'done',
+      });
       return context.redirect(`/backoffice/merchants?notice=${action}d`);
     },
   };
@@ -52,11 +79,23 @@ function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
 
 async function createMerchant(context: PageContext): Promise<unknown> {
   const optional = (name: string) => (field(context, name) === '' ? undefined : field(context, name));
-  const outcome = await context.deps.merchants.create({
-    merchant_id: optional('merchant_id'), frontend: optional('frontend'), currency: optional('currency')?.toUpperCase(),
-  }, context.deps.clock.now_ms(), starterGateway(context.deps.config.environment));
+  const outcome = await context.deps.merchants.create(
+    {
+      merchant_id: optional('merchant_id'),
+      frontend: optional('frontend'),
+      currency: optional('currency')?.toUpperCase(),
+    },
+    context.deps.clock.now_ms(),
+    starterGateway(context.deps.config.environment),
+  );
   const audit = (outcome_text: 'done' | 'refused', target: string | null, detail: string | null) =>
-    recordAudit(context.deps, context.viewer, context.address, { action: 'create_merchant', target, merchant_id: target, outcome: outcome_text, detail });
+    recordAudit(context.deps, context.viewer, context.address, {
+      action: 'create_merchant',
+      target,
+      merchant_id: target,
+      outcome: outcome_text,
+      detail,
+    });
   switch (outcome.kind) {
     case 'created': {
       const m = outcome.merchant;
@@ -77,17 +116,27 @@ async function createMerchant(context: PageContext): Promise<unknown> {
 
 function gatewayProblem(outcome: Exclude<GatewayOutcome, { kind: 'ok' }>): string {
   switch (outcome.kind) {
-    case 'merchant_not_found': return 'Merchant ID: no such merchant.';
-    case 'gateway_not_found': return 'No such gateway.';
-    case 'unknown_connector': return `Connector: one of ${outcome.known.join(', ')}.`;
-    case 'not_here': return `Connector: ${outcome.connector} does not take payments in this environment.`;
-    case 'invalid': return `${outcome.field}: expected ${outcome.reason}.`;
+    case 'merchant_not_found':
+      return 'Merchant ID: no such merchant.';
+    case 'gateway_not_found':
+      return 'No such gateway.';
+    case 'unknown_connector':
+      return `Connector: one of ${outcome.known.join(', ')}.`;
+    case 'not_here':
+      return `Connector: ${outcome.connector} does not take payments in this environment.`;
+    case 'invalid':
+      return `${outcome.field}: expected ${outcome.reason}.`;
   }
 }
 
 async function gatewaysPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
   const { gateways, new_gateway_forms } = await gatewaysOverview(context.deps);
-  return context.page('Gateways', '/backoffice/gateways', gatewaysBody(partsOf(context), gateways, new_gateway_forms, problem), http_status);
+  return context.page(
+    'Gateways',
+    '/backoffice/gateways',
+    gatewaysBody(partsOf(context), gateways, new_gateway_forms, problem),
+    http_status,
+  );
 }
 
 /** The ?outcome= of a gateway's page: absent or empty is every outcome; anything else but the four is refused. */
@@ -106,8 +155,12 @@ async function gatewayPage(context: PageContext): Promise<unknown> {
   if (found === null) return context.notFound(`gateway ${gateway_id}`);
   const g = found.gateway;
   const events = filter.ok ? found.events : [];
-  return context.page(`Gateway ${g.gateway}`, '/backoffice/gateways',
-    gatewayBody(partsOf(context), g, { valid: filter.ok, chosen, outcomes: PROCESSOR_EVENT_OUTCOMES }, events, PROCESSOR_EVENTS_MAX), filter.ok ? 200 : 400);
+  return context.page(
+    `Gateway ${g.gateway}`,
+    '/backoffice/gateways',
+    gatewayBody(partsOf(context), g, { valid: filter.ok, chosen, outcomes: PROCESSOR_EVENT_OUTCOMES }, events, PROCESSOR_EVENTS_MAX),
+    filter.ok ? 200 : 400,
+  );
 }
 
 /** The form's setting_* fields that were filled in. */
@@ -123,13 +176,22 @@ function settingsOf(context: PageContext): Record<string, string> {
 
 async function createGatewayAction(context: PageContext): Promise<unknown> {
   const currencies = field(context, 'currencies');
-  const outcome = await createGateway(gatewayAdminDeps(context.deps), {
-    merchant_id: field(context, 'merchant_id'), connector: field(context, 'connector'),
-    currencies: currencies === '' ? null : currencies.split(','), settings: settingsOf(context),
-  }, context.deps.clock.now_ms());
+  const outcome = await createGateway(
+    gatewayAdminDeps(context.deps),
+    {
+      merchant_id: field(context, 'merchant_id'),
+      connector: field(context, 'connector'),
+      currencies: currencies === '' ? null : currencies.split(','),
+      settings: settingsOf(context),
+    },
+    context.deps.clock.now_ms(),
+  );
   await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'create_gateway', target: outcome.kind === 'ok' ? outcome.gateway.gateway : null, merchant_id: field(context, 'merchant_id') || null,
-    outcome: outcome.kind === 'ok' ? 'done' : 'refused', detail: outcome.kind === 'ok' ? field(context, 'connector') : gatewayProblem(outcome),
+    action: 'create_gateway',
+    target: outcome.kind === 'ok' ? outcome.gateway.gateway : null,
+    merchant_id: field(context, 'merchant_id') || null,
+    outcome: outcome.kind === 'ok' ? 'done' : 'refused',
+    detail: outcome.kind === 'ok' ? field(context, 'connector') : gatewayProblem(outcome),
   });
   if (outcome.kind !== 'ok') return gatewaysPage(context, gatewayProblem(outcome), outcome.kind === 'merchant_not_found' ? 404 : 400);
   context.deps.merchants.invalidate();
@@ -138,20 +200,25 @@ async function createGatewayAction(context: PageContext): Promise<unknown> {
 
 function gatewayAction(action: 'settings' | 'enable' | 'disable'): BackOfficeRoute {
   return {
-    method: 'POST', url: `/gateways/:gateway_id/${action}`, roles: OPERATOR,
+    method: 'POST',
+    url: `/gateways/:gateway_id/${action}`,
+    roles: OPERATOR,
     async handle(context) {
       const { gateway_id } = context.request.params as { gateway_id: string };
       const now_ms = context.deps.clock.now_ms();
       const deps = gatewayAdminDeps(context.deps);
-      const outcome = action === 'settings'
-        ? await replaceGatewaySettings(deps, gateway_id, settingsOf(context), now_ms)
-        : await setGatewayEnabled(deps, gateway_id, action === 'enable', now_ms);
+      const outcome =
+        action === 'settings'
+          ? await replaceGatewaySettings(deps, gateway_id, settingsOf(context), now_ms)
+          : await setGatewayEnabled(deps, gateway_id, action === 'enable', now_ms);
       if (outcome.kind === 'gateway_not_found') return context.notFound(`gateway ${gateway_id}`);
       await recordAudit(context.deps, context.viewer, context.address, {
-        action: action === 'settings' ? 'replace_gateway_settings' : `${action}_gateway`, target: gateway_id,
+        action: action === 'settings' ? 'replace_gateway_settings' : `${action}_gateway`,
+        target: gateway_id,
         merchant_id: outcome.kind === 'ok' ? outcome.gateway.merchant_id : null,
         // Which settings changed, never their values.
-        outcome: outcome.kind === 'ok' ? 'done' : 'refused', detail: action === 'settings' ? `settings: ${Object.keys(settingsOf(context)).join(', ') || 'none'}` : null,
+        outcome: outcome.kind === 'ok' ? 'done' : 'refused',
+        detail: action === 'settings' ? `settings: ${Object.keys(settingsOf(context)).join(', ') || 'none'}` : null,
       });
       if (outcome.kind !== 'ok') return gatewaysPage(context, gatewayProblem(outcome), 400);
       context.deps.merchants.invalidate();
@@ -171,23 +238,40 @@ async function createUserAction(context: PageContext): Promise<unknown> {
   const password = formValue(context.request, 'password');
   const merchant_id = field(context, 'merchant_id');
   const outcome = await createUser(context.deps, {
-    email: field(context, 'email'), password, role: field(context, 'role'), merchant_id: merchant_id === '' ? null : merchant_id,
+    email: field(context, 'email'),
+    password,
+    role: field(context, 'role'),
+    merchant_id: merchant_id === '' ? null : merchant_id,
   });
   await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'create_user', target: field(context, 'email') || null, merchant_id: merchant_id || null,
-    outcome: outcome.kind === 'created' ? 'done' : 'refused', detail: outcome.kind === 'created' ? `role ${outcome.user.role}` : outcome.kind === 'invalid' ? `invalid ${outcome.field}` : outcome.kind,
+    action: 'create_user',
+    target: field(context, 'email') || null,
+    merchant_id: merchant_id || null,
+    outcome: outcome.kind === 'created' ? 'done' : 'refused',
+    detail:
+      outcome.kind === 'created' ? `role ${outcome.user.role}` : outcome.kind === 'invalid' ? `invalid ${outcome.field}` : outcome.kind,
   });
   switch (outcome.kind) {
-    case 'created': return context.redirect('/backoffice/users?notice=created');
-    case 'exists': return usersPage(context, 'E-mail: a user with this e-mail exists already.', 409);
-    case 'merchant_not_found': return usersPage(context, 'Merchant ID: no such merchant.', 400);
-    case 'invalid': return usersPage(context, `${outcome.field === 'merchant_id' ? 'Merchant ID' : outcome.field === 'email' ? 'E-mail' : outcome.field === 'password' ? 'Password' : 'Role'}: expected ${outcome.reason}.`, 400);
+    case 'created':
+      return context.redirect('/backoffice/users?notice=created');
+    case 'exists':
+      return usersPage(context, 'E-mail: a user with this e-mail exists already.', 409);
+    case 'merchant_not_found':
+      return usersPage(context, 'Merchant ID: no such merchant.', 400);
+    case 'invalid':
+      return usersPage(
+        context,
+        `${outcome.field === 'merchant_id' ? 'Merchant ID' : outcome.field === 'email' ? 'E-mail' : outcome.field === 'password' ? 'Password' : 'Role'}: expected ${outcome.reason}.`,
+        400,
+      );
   }
 }
 
 function userStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
   return {
-    method: 'POST', url: `/users/:user_id/${action}`, roles: OPERATOR,
+    method: 'POST',
+    url: `/users/:user_id/${action}`,
+    roles: OPERATOR,
     async handle(context) {
       const { user_id } = context.request.params as { user_id: string };
       const outcome = await setUserDisabled(context.deps, context.viewer, user_id, action === 'disable');
@@ -195,7 +279,10 @@ function userStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
       if (outcome.kind === 'self') return usersPage(context, 'You cannot disable yourself: ask another operator.', 409);
       const { user } = outcome;
       await recordAudit(context.deps, context.viewer, context.address, {
-        action: `${action}_user`, target: user.email, merchant_id: user.merchant_id, outcome: 'done',
+        action: `${action}_user`,
+        target: user.email,
+        merchant_id: user.merchant_id,
+        outcome: 'done',
       });
       return context.redirect(`/backoffice/users?notice=${action}d`);
     },
@@ -216,14 +303,18 @@ export function adminRoutes(): BackOfficeRoute[] {
   return [
     { method: 'GET', url: '/merchants', roles: OPERATOR, handle: (context) => merchantsPage(context) },
     { method: 'POST', url: '/merchants', roles: OPERATOR, handle: createMerchant },
-    merchantStateAction('disable'), merchantStateAction('enable'),
+    merchantStateAction('disable'),
+    merchantStateAction('enable'),
     { method: 'GET', url: '/gateways', roles: OPERATOR, handle: (context) => gatewaysPage(context) },
     { method: 'GET', url: '/gateways/:gateway_id', roles: OPERATOR, handle: gatewayPage },
     { method: 'POST', url: '/gateways', roles: OPERATOR, handle: createGatewayAction },
-    gatewayAction('settings'), gatewayAction('enable'), gatewayAction('disable'),
+    gatewayAction('settings'),
+    gatewayAction('enable'),
+    gatewayAction('disable'),
     { method: 'GET', url: '/users', roles: OPERATOR, handle: (context) => usersPage(context) },
     { method: 'POST', url: '/users', roles: OPERATOR, handle: createUserAction },
-    userStateAction('disable'), userStateAction('enable'),
+    userStateAction('disable'),
+    userStateAction('enable'),
     { method: 'GET', url: '/audit', roles: OPERATOR, handle: auditPage },
   ];
 }

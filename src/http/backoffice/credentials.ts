@@ -4,14 +4,18 @@
 // test notification to their notification URL, with the merchant's reply shown. Operators roll
 // a merchant's secret through the operator API (docs/security.md §5), not here.
 import { recordAudit } from '../../operations/audit.js';
-import {
-  credentialsView, rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification,
-} from '../../operations/merchant-credentials.js';
+import { credentialsView, rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification } from '../../operations/merchant-credentials.js';
 import { characterLength, textProblem } from '../../domain/text.js';
 import { redactUrl } from '../../logging.js';
 import type { Html } from '../../pages/html.js';
 import {
-  credentialsBody, deliveredNotice, graceRefusedNotice, newSecretNotice, notDeliveredNotice, URL_MAX_CHARS, urlRefusedNotice,
+  credentialsBody,
+  deliveredNotice,
+  graceRefusedNotice,
+  newSecretNotice,
+  notDeliveredNotice,
+  URL_MAX_CHARS,
+  urlRefusedNotice,
 } from '../../pages/backoffice/credentials.js';
 import { iso } from '../../pages/backoffice/format.js';
 import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
@@ -20,7 +24,12 @@ const MERCHANT = ['merchant'] as const;
 /** The graces offered, in seconds; the operation takes any whole number up to SECRET_GRACE_MAX_S. */
 export const GRACE_CHOICES_S = [0, 15 * 60, 3600, 4 * 3600, 12 * 3600, SECRET_GRACE_MAX_S] as const;
 
-async function credentialsPage(context: PageContext, result: Html | null = null, http_status = 200, url_value: string | null = null): Promise<unknown> {
+async function credentialsPage(
+  context: PageContext,
+  result: Html | null = null,
+  http_status = 200,
+  url_value: string | null = null,
+): Promise<unknown> {
   const credentials = await credentialsView(context.deps, context.viewer.merchant_id!);
   if (credentials === null) return context.notFound();
   const body = credentialsBody(context.csrf, credentials, GRACE_CHOICES_S, url_value ?? credentials.last_notification_url, result);
@@ -35,14 +44,19 @@ export function credentialRoutes(): BackOfficeRoute[] {
   return [
     { method: 'GET', url: '/credentials', roles: MERCHANT, handle: (context) => credentialsPage(context) },
     {
-      method: 'POST', url: '/credentials/roll', roles: MERCHANT,
+      method: 'POST',
+      url: '/credentials/roll',
+      roles: MERCHANT,
       async handle(context) {
         const merchant_id = context.viewer.merchant_id!;
         const grace_text = field(context, 'grace_seconds');
         const grace_s = /^[0-9]{1,6}$/.test(grace_text) ? Number(grace_text) : Number.NaN;
         const outcome = await rollMerchantSecret(context.deps, merchant_id, grace_s);
         await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'roll_secret', target: merchant_id, merchant_id, outcome: outcome.kind === 'rolled' ? 'done' : 'refused',
+          action: 'roll_secret',
+          target: merchant_id,
+          merchant_id,
+          outcome: outcome.kind === 'rolled' ? 'done' : 'refused',
           // When the old one ends, never either secret.
           detail: outcome.kind === 'rolled' ? `old secret accepted until ${iso(outcome.previous_valid_until_ms)} UTC` : outcome.kind,
         });
@@ -58,7 +72,9 @@ export function credentialRoutes(): BackOfficeRoute[] {
       },
     },
     {
-      method: 'POST', url: '/credentials/test-notification', roles: MERCHANT,
+      method: 'POST',
+      url: '/credentials/test-notification',
+      roles: MERCHANT,
       async handle(context) {
         const merchant_id = context.viewer.merchant_id!;
         const url = field(context, 'url');
@@ -68,8 +84,11 @@ export function credentialRoutes(): BackOfficeRoute[] {
         }
         const outcome = await sendTestNotification(context.deps, merchant_id, url);
         await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'test_notification', target: redactUrl(url), merchant_id,
-          outcome: outcome.kind === 'delivered' ? 'done' : 'failed', detail: outcome.kind === 'failed' ? outcome.reason : outcome.kind,
+          action: 'test_notification',
+          target: redactUrl(url),
+          merchant_id,
+          outcome: outcome.kind === 'delivered' ? 'done' : 'failed',
+          detail: outcome.kind === 'failed' ? outcome.reason : outcome.kind,
         });
         switch (outcome.kind) {
           case 'delivered':

@@ -6,11 +6,15 @@ import { overviewBody } from '../../pages/backoffice/overview.js';
 import type { BackOfficeRoute } from './plugin.js';
 
 export function overviewRoutes(): BackOfficeRoute[] {
-  return [{
-    method: 'GET', url: '/overview', roles: ['operator', 'merchant'],
-    async handle(context) {
-      const figures = await overviewFigures(context.deps, merchantScope(context.viewer));
-      return context.page('Overview', '/backoffice/overview', overviewBody(figures));
+  return [
+    {
+      method: 'GET',
+      url: '/overview',
+      roles: ['operator', 'merchant'],
+      async handle(context) {
+        const figures = await overviewFigures(context.deps, merchantScope(context.viewer));
+        return context.page('Overview', '/backoffice/overview', overviewBody(figures));
+      },
     },
-  }];
+  ];
 }

@@ -18,24 +18,38 @@ async function waitingPage(context: PageContext, problem: string | null = null, 
 
 function decisionRoute(action: 'approve' | 'reject'): BackOfficeRoute {
   return {
-    method: 'POST', url: `/payouts/:trace_id/${action}`, roles: ['operator', 'merchant'],
+    method: 'POST',
+    url: `/payouts/:trace_id/${action}`,
+    roles: ['operator', 'merchant'],
     async handle(context) {
       const { trace_id } = context.request.params as { trace_id: string };
       const row = await visiblePayout(context.deps, context.viewer, trace_id);
       if (row === null) return context.notFound(`payout ${trace_id}`);
       const reason = formValue(context.request, 'reason').trim();
       if (action === 'reject' && (!hasContent(reason) || characterLength(reason) > REASON_MAX_CHARS || textProblem(reason) !== null)) {
-        return waitingPage(context, `Reason: a reason of 1 to ${REASON_MAX_CHARS} characters is needed to reject payout ${row.trace_id}.`, 400);
+        return waitingPage(
+          context,
+          `Reason: a reason of 1 to ${REASON_MAX_CHARS} characters is needed to reject payout ${row.trace_id}.`,
+          400,
+        );
       }
       const note = `${action === 'approve' ? 'approved' : 'rejected'} in the back office by ${context.viewer.email}${reason === '' ? '' : `: ${reason}`}`;
       const outcome = await reviewPayout(context.deps, row.trace_id, action, { note, submit: true });
       await recordAudit(context.deps, context.viewer, context.address, {
-        action: `payout_${action}`, target: String(row.trace_id), merchant_id: row.merchant_id,
-        outcome: outcome.kind === 'changed' ? 'done' : 'refused', detail: outcome.kind === 'changed' ? `now ${outcome.row.status}${reason ? `; reason: ${reason}` : ''}` : outcome.kind,
+        action: `payout_${action}`,
+        target: String(row.trace_id),
+        merchant_id: row.merchant_id,
+        outcome: outcome.kind === 'changed' ? 'done' : 'refused',
+        detail: outcome.kind === 'changed' ? `now ${outcome.row.status}${reason ? `; reason: ${reason}` : ''}` : outcome.kind,
       });
-      if (outcome.kind === 'changed') return context.redirect(`/backoffice/payouts?notice=${action === 'approve' ? 'approved' : 'rejected'}`);
+      if (outcome.kind === 'changed')
+        return context.redirect(`/backoffice/payouts?notice=${action === 'approve' ? 'approved' : 'rejected'}`);
       const status = outcome.kind === 'refused' || outcome.kind === 'processor_unavailable' ? outcome.status : 'unknown';
-      return waitingPage(context, `Payout ${row.trace_id} is ${status} now: it can no longer be ${action === 'approve' ? 'approved' : 'rejected'} here.`, 409);
+      return waitingPage(
+        context,
+        `Payout ${row.trace_id} is ${status} now: it can no longer be ${action === 'approve' ? 'approved' : 'rejected'} here.`,
+        409,
+      );
     },
   };
 }

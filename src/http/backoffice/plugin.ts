@@ -14,7 +14,14 @@ import session from '@fastify/session';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Viewer } from '../../domain/backoffice-access.js';
 import {
-  deleteSession, endSessionIfIdle, getSession, saveSession, SESSION_MS, type SessionData, sessionViewer, sweepExpiredSessions,
+  deleteSession,
+  endSessionIfIdle,
+  getSession,
+  saveSession,
+  SESSION_MS,
+  type SessionData,
+  sessionViewer,
+  sweepExpiredSessions,
 } from '../../operations/backoffice-sessions.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { HttpDeps } from '../deps.js';
@@ -103,7 +110,10 @@ class DatabaseSessionStore {
   }
 
   get(session_id: string, callback: (error: unknown, session?: unknown) => void): void {
-    getSession(this.deps, session_id).then((session) => callback(null, session), (error: unknown) => callback(error));
+    getSession(this.deps, session_id).then(
+      (session) => callback(null, session),
+      (error: unknown) => callback(error),
+    );
   }
 
   destroy(session_id: string, callback: (error?: unknown) => void): void {
@@ -128,118 +138,144 @@ async function endIfIdle(deps: OperationDeps, request: FastifyRequest): Promise<
 
 /** What every back-office answer carries: never cached, never framed, nothing loaded from elsewhere. */
 function securityHeaders(response: FastifyReply): void {
-  void response.header('cache-control', 'no-store')
+  void response
+    .header('cache-control', 'no-store')
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'same-origin')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
 }
 
 export function registerBackOffice(
-  app: FastifyInstance, deps: HttpDeps, routes: readonly BackOfficeRoute[], public_routes: readonly PublicRoute[],
+  app: FastifyInstance,
+  deps: HttpDeps,
+  routes: readonly BackOfficeRoute[],
+  public_routes: readonly PublicRoute[],
 ): void {
-  void app.register(async (scope) => {
-    // One key for every instance sharing the master key; never the key itself.
-    const secret = deps.sealer.fingerprint('cookies', 'backoffice');
-    const secure = (deps.config.public_url ?? '').startsWith('https://');
-    await scope.register(cookie, { secret });
-    await scope.register(session, {
-      secret,
-      cookieName: SESSION_COOKIE,
-      cookie: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MS },
-      saveUninitialized: false,
-      rolling: false,
-      store: new DatabaseSessionStore(deps) as never,
-    });
-    await scope.register(csrf, {
-      sessionPlugin: '@fastify/cookie',
-      cookieKey: CSRF_COOKIE,
-      cookieOpts: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'strict', secure, signed: true },
-      getToken: (request) => {
-        const body = request.body as Record<string, unknown> | undefined;
-        return typeof body?._csrf === 'string' ? body._csrf : undefined;
-      },
-    });
-    scope.addHook('onRequest', async (_request, response) => securityHeaders(response));
-    // After the session is read and before anything else: an idle session never reaches a page or
-    // a form. Signing in again goes ahead; every other request is sent to sign-in, told why.
-    scope.addHook('onRequest', async (request, response) => {
-      if (!(await endIfIdle(deps, request))) return;
-      if (request.method === 'POST' && request.routeOptions.url === `${BACKOFFICE_PREFIX}/sign-in`) return;
-      return response.code(303).header('location', `${BACKOFFICE_PREFIX}/?notice=idle`).send();
-    });
-
-    const viewerOf = async (request: FastifyRequest): Promise<Viewer | null> => {
-      const user_id = request.session.get('user_id');
-      return typeof user_id === 'string' ? sessionViewer(deps, user_id) : null;
-    };
-    const toSignIn = (response: FastifyReply) => response.code(303).header('location', `${BACKOFFICE_PREFIX}/`).send();
-    const contextOf = (request: FastifyRequest, response: FastifyReply, viewer: Viewer): PageContext => {
-      const csrf_token = response.generateCsrf();
-      const send = (body: string, http_status: number) => response.code(http_status).type('text/html; charset=utf-8').send(body);
-      return {
-        deps, request, response, viewer, csrf: csrf_token, address: request.ip,
-        page: (title, current, body, http_status = 200) => send(backOfficePage(title, { viewer, csrf: csrf_token, current }, body), http_status),
-        notFound: (what) => send(backOfficePage('Not found', { viewer, csrf: csrf_token, current: '' }, notFoundBody(what)), 404),
-        redirect: (path) => response.code(303).header('location', path).send(),
-      };
-    };
-
-    // Path parameters are checked by the text rules before any reaches a query (a NUL would make
-    // PostgreSQL fail): a bad one answers like a page that does not exist. Query strings and form
-    // fields are checked by each page, which names the field to the person who typed it.
-    scope.addHook('preValidation', async (request, response) => {
-      if (findBadText({ params: request.params }) === null) return;
-      const viewer = await viewerOf(request);
-      if (viewer === null) return toSignIn(response);
-      return contextOf(request, response, viewer).notFound();
-    });
-
-    scope.setErrorHandler(async (error: FastifyError, request, response) => {
-      securityHeaders(response);
-      if (error.statusCode === 403 && typeof error.code === 'string' && error.code.startsWith('FST_CSRF')) {
-        request.log.info({ url: request.url }, 'back-office form refused: no valid CSRF token');
-        return response.code(403).type('text/html; charset=utf-8').send(bareBackOfficePage('Form expired', formExpiredBody()));
-      }
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 400 || error.statusCode === 413 || error.statusCode === 415) {
-        return response.code(error.statusCode ?? 400).type('text/html; charset=utf-8').send(bareBackOfficePage('Not accepted', formNotAcceptedBody()));
-      }
-      request.log.error({ err: error }, 'back-office page failed');
-      return response.code(500).type('text/html; charset=utf-8').send(bareBackOfficePage('Error', failedBody()));
-    });
-
-    // Unknown back-office URLs: sign-in first, then the page that does not exist.
-    scope.setNotFoundHandler(async (request, response) => {
-      const viewer = await viewerOf(request);
-      if (viewer === null) return toSignIn(response);
-      return contextOf(request, response, viewer).notFound();
-    });
-
-    for (const route of public_routes) {
-      scope.route({
-        method: route.method, url: route.url,
-        ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
-        handler: (request, response) => route.handle(deps, request, response),
+  void app.register(
+    async (scope) => {
+      // One key for every instance sharing the master key; never the key itself.
+      const secret = deps.sealer.fingerprint('cookies', 'backoffice');
+      const secure = (deps.config.public_url ?? '').startsWith('https://');
+      await scope.register(cookie, { secret });
+      await scope.register(session, {
+        secret,
+        cookieName: SESSION_COOKIE,
+        cookie: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MS },
+        saveUninitialized: false,
+        rolling: false,
+        store: new DatabaseSessionStore(deps) as never,
       });
-    }
-    for (const route of routes) {
-      scope.route({
-        method: route.method, url: route.url,
-        ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
-        handler: async (request, response) => {
-          const viewer = await viewerOf(request);
-          if (viewer === null) {
-            // A session whose user was disabled (or removed) ends here.
-            if (request.session.get('user_id') !== undefined) await request.session.destroy();
-            return toSignIn(response);
-          }
-          const context = contextOf(request, response, viewer);
-          if (!route.roles.includes(viewer.role)) return context.notFound();
-          return route.handle(context);
+      await scope.register(csrf, {
+        sessionPlugin: '@fastify/cookie',
+        cookieKey: CSRF_COOKIE,
+        cookieOpts: { path: BACKOFFICE_PREFIX, httpOnly: true, sameSite: 'strict', secure, signed: true },
+        getToken: (request) => {
+          const body = request.body as Record<string, unknown> | undefined;
+          return typeof body?._csrf === 'string' ? body._csrf : undefined;
         },
       });
-    }
-  }, { prefix: BACKOFFICE_PREFIX });
+      scope.addHook('onRequest', async (_request, response) => securityHeaders(response));
+      // After the session is read and before anything else: an idle session never reaches a page or
+      // a form. Signing in again goes ahead; every other request is sent to sign-in, told why.
+      scope.addHook('onRequest', async (request, response) => {
+        if (!(await endIfIdle(deps, request))) return;
+        if (request.method === 'POST' && request.routeOptions.url === `${BACKOFFICE_PREFIX}/sign-in`) return;
+        return response.code(303).header('location', `${BACKOFFICE_PREFIX}/?notice=idle`).send();
+      });
+
+      const viewerOf = async (request: FastifyRequest): Promise<Viewer | null> => {
+        const user_id = request.session.get('user_id');
+        return typeof user_id === 'string' ? sessionViewer(deps, user_id) : null;
+      };
+      const toSignIn = (response: FastifyReply) => response.code(303).header('location', `${BACKOFFICE_PREFIX}/`).send();
+      const contextOf = (request: FastifyRequest, response: FastifyReply, viewer: Viewer): PageContext => {
+        const csrf_token = response.generateCsrf();
+        const send = (body: string, http_status: number) => response.code(http_status).type('text/html; charset=utf-8').send(body);
+        return {
+          deps,
+          request,
+          response,
+          viewer,
+          csrf: csrf_token,
+          address: request.ip,
+          page: (title, current, body, http_status = 200) =>
+            send(backOfficePage(title, { viewer, csrf: csrf_token, current }, body), http_status),
+          notFound: (what) => send(backOfficePage('Not found', { viewer, csrf: csrf_token, current: '' }, notFoundBody(what)), 404),
+          redirect: (path) => response.code(303).header('location', path).send(),
+        };
+      };
+
+      // Path parameters are checked by the text rules before any reaches a query (a NUL would make
+      // PostgreSQL fail): a bad one answers like a page that does not exist. Query strings and form
+      // fields are checked by each page, which names the field to the person who typed it.
+      scope.addHook('preValidation', async (request, response) => {
+        if (findBadText({ params: request.params }) === null) return;
+        const viewer = await viewerOf(request);
+        if (viewer === null) return toSignIn(response);
+        return contextOf(request, response, viewer).notFound();
+      });
+
+      scope.setErrorHandler(async (error: FastifyError, request, response) => {
+        securityHeaders(response);
+        if (error.statusCode === 403 && typeof error.code === 'string' && error.code.startsWith('FST_CSRF')) {
+          request.log.info({ url: request.url }, 'back-office form refused: no valid CSRF token');
+          return response.code(403).type('text/html; charset=utf-8').send(bareBackOfficePage('Form expired', formExpiredBody()));
+        }
+        if (
+          error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ||
+          error.statusCode === 400 ||
+          error.statusCode === 413 ||
+          error.statusCode === 415
+        ) {
+          return response
+            .code(error.statusCode ?? 400)
+            .type('text/html; charset=utf-8')
+            .send(bareBackOfficePage('Not accepted', formNotAcceptedBody()));
+        }
+        request.log.error({ err: error }, 'back-office page failed');
+        return response.code(500).type('text/html; charset=utf-8').send(bareBackOfficePage('Error', failedBody()));
+      });
+
+      // Unknown back-office URLs: sign-in first, then the page that does not exist.
+      scope.setNotFoundHandler(async (request, response) => {
+        const viewer = await viewerOf(request);
+        if (viewer === null) return toSignIn(response);
+        return contextOf(request, response, viewer).notFound();
+      });
+
+      for (const route of public_routes) {
+        scope.route({
+          method: route.method,
+          url: route.url,
+          ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
+          handler: (request, response) => route.handle(deps, request, response),
+        });
+      }
+      for (const route of routes) {
+        scope.route({
+          method: route.method,
+          url: route.url,
+          ...(route.method === 'POST' ? { preHandler: scope.csrfProtection } : {}),
+          handler: async (request, response) => {
+            const viewer = await viewerOf(request);
+            if (viewer === null) {
+              // A session whose user was disabled (or removed) ends here.
+              if (request.session.get('user_id') !== undefined) await request.session.destroy();
+              return toSignIn(response);
+            }
+            const context = contextOf(request, response, viewer);
+            if (!route.roles.includes(viewer.role)) return context.notFound();
+            return route.handle(context);
+          },
+        });
+      }
+    },
+    { prefix: BACKOFFICE_PREFIX },
+  );
 }
 
 /** Starts a signed-in session for `user_id` under a new session id (no fixation), and sweeps a few expired ones. */

@@ -40,8 +40,15 @@ export function signInRoutes(): PublicRoute[] {
         const email = formValue(request, 'email');
         const limited = await deps.rate_limits.signIn(request);
         if (limited !== null) {
-          return sendPage(response.header('retry-after', String(limited.retry_after_s)), 429,
-            signInPage(response.generateCsrf(), email.slice(0, 254), 'Too many sign-in attempts from your address. Wait a minute and try again.'));
+          return sendPage(
+            response.header('retry-after', String(limited.retry_after_s)),
+            429,
+            signInPage(
+              response.generateCsrf(),
+              email.slice(0, 254),
+              'Too many sign-in attempts from your address. Wait a minute and try again.',
+            ),
+          );
         }
         const outcome = await signIn(deps, email, formValue(request, 'password'), request.ip);
         switch (outcome.kind) {
@@ -50,13 +57,26 @@ export function signInRoutes(): PublicRoute[] {
             await recordAudit(deps, outcome.user, request.ip, { action: 'sign_in', outcome: 'done' });
             return response.code(303).header('location', '/backoffice/overview').send();
           case 'locked':
-            await recordAudit(deps, { email: outcome.email }, request.ip, { action: 'sign_in', outcome: 'refused', detail: 'account locked' });
-            return sendPage(response.header('retry-after', String(outcome.retry_after_s)), 429, signInPage(response.generateCsrf(), outcome.email,
-              `Too many failed sign-ins for this e-mail: it is locked for ${Math.ceil(outcome.retry_after_s / 60)} more minute(s).`));
+            await recordAudit(deps, { email: outcome.email }, request.ip, {
+              action: 'sign_in',
+              outcome: 'refused',
+              detail: 'account locked',
+            });
+            return sendPage(
+              response.header('retry-after', String(outcome.retry_after_s)),
+              429,
+              signInPage(
+                response.generateCsrf(),
+                outcome.email,
+                `Too many failed sign-ins for this e-mail: it is locked for ${Math.ceil(outcome.retry_after_s / 60)} more minute(s).`,
+              ),
+            );
           case 'refused':
             if (outcome.email !== null) {
               await recordAudit(deps, { email: outcome.email }, request.ip, {
-                action: 'sign_in', outcome: 'refused', detail: outcome.locked_now ? 'wrong e-mail or password; account now locked' : 'wrong e-mail or password',
+                action: 'sign_in',
+                outcome: 'refused',
+                detail: outcome.locked_now ? 'wrong e-mail or password; account now locked' : 'wrong e-mail or password',
               });
             }
             return sendPage(response, 401, signInPage(response.generateCsrf(), email.slice(0, 254), 'E-mail or password is wrong.'));

@@ -15,39 +15,57 @@ import { type BackOfficeRoute, partsOf } from './plugin.js';
 const LIST_ROWS = 100;
 
 export function subscriptionRoutes(): BackOfficeRoute[] {
-  return [{
-    method: 'GET', url: '/subscriptions', roles: ['operator', 'merchant'],
-    async handle(context) {
-      const { subscriptions, plans } = await subscriptionsAndPlans(context.deps, merchantScope(context.viewer), LIST_ROWS);
-      return context.page('Subscriptions', '/backoffice/subscriptions', subscriptionsBody(partsOf(context), subscriptions, plans));
+  return [
+    {
+      method: 'GET',
+      url: '/subscriptions',
+      roles: ['operator', 'merchant'],
+      async handle(context) {
+        const { subscriptions, plans } = await subscriptionsAndPlans(context.deps, merchantScope(context.viewer), LIST_ROWS);
+        return context.page('Subscriptions', '/backoffice/subscriptions', subscriptionsBody(partsOf(context), subscriptions, plans));
+      },
     },
-  },
-  {
-    method: 'GET', url: '/subscriptions/:subscription_id', roles: ['operator', 'merchant'],
-    async handle(context) {
-      const { subscription_id } = context.request.params as { subscription_id: string };
-      const detail = await subscriptionDetail(context.deps, context.viewer, subscription_id);
-      if (detail === null) return context.notFound(`subscription ${subscription_id}`);
-      const found = detail.subscription;
-      return context.page(`Subscription ${found.subscription_id}`, '/backoffice/subscriptions', subscriptionDetailBody(partsOf(context), detail));
+    {
+      method: 'GET',
+      url: '/subscriptions/:subscription_id',
+      roles: ['operator', 'merchant'],
+      async handle(context) {
+        const { subscription_id } = context.request.params as { subscription_id: string };
+        const detail = await subscriptionDetail(context.deps, context.viewer, subscription_id);
+        if (detail === null) return context.notFound(`subscription ${subscription_id}`);
+        const found = detail.subscription;
+        return context.page(
+          `Subscription ${found.subscription_id}`,
+          '/backoffice/subscriptions',
+          subscriptionDetailBody(partsOf(context), detail),
+        );
+      },
     },
-  },
-  {
-    method: 'POST', url: '/subscriptions/:subscription_id/cancel', roles: ['operator', 'merchant'],
-    async handle(context) {
-      const { subscription_id } = context.request.params as { subscription_id: string };
-      const found = await visibleSubscription(context.deps, context.viewer, subscription_id);
-      if (found === null) return context.notFound(`subscription ${subscription_id}`);
-      const outcome = await cancelSubscription(
-        context.deps, found.merchant_id, found.subscription_id, `cancelled in the back office by ${context.viewer.email} (${context.viewer.role})`,
-      );
-      const notice = outcome.kind === 'canceled' ? (outcome.already ? 'already' : 'canceled') : outcome.kind === 'ended' ? 'ended' : null;
-      if (notice === null) return context.notFound(`subscription ${subscription_id}`);
-      await recordAudit(context.deps, context.viewer, context.address, {
-        action: 'cancel_subscription', target: found.subscription_id, merchant_id: found.merchant_id,
-        outcome: notice === 'canceled' ? 'done' : 'refused', detail: notice === 'canceled' ? null : `was ${found.status}`,
-      });
-      return context.redirect(`/backoffice/subscriptions/${encodeURIComponent(found.subscription_id)}?notice=${notice}`);
+    {
+      method: 'POST',
+      url: '/subscriptions/:subscription_id/cancel',
+      roles: ['operator', 'merchant'],
+      async handle(context) {
+        const { subscription_id } = context.request.params as { subscription_id: string };
+        const found = await visibleSubscription(context.deps, context.viewer, subscription_id);
+        if (found === null) return context.notFound(`subscription ${subscription_id}`);
+        const outcome = await cancelSubscription(
+          context.deps,
+          found.merchant_id,
+          found.subscription_id,
+          `cancelled in the back office by ${context.viewer.email} (${context.viewer.role})`,
+        );
+        const notice = outcome.kind === 'canceled' ? (outcome.already ? 'already' : 'canceled') : outcome.kind === 'ended' ? 'ended' : null;
+        if (notice === null) return context.notFound(`subscription ${subscription_id}`);
+        await recordAudit(context.deps, context.viewer, context.address, {
+          action: 'cancel_subscription',
+          target: found.subscription_id,
+          merchant_id: found.merchant_id,
+          outcome: notice === 'canceled' ? 'done' : 'refused',
+          detail: notice === 'canceled' ? null : `was ${found.status}`,
+        });
+        return context.redirect(`/backoffice/subscriptions/${encodeURIComponent(found.subscription_id)}?notice=${notice}`);
+      },
     },
-  }];
+  ];
 }

@@ -11,8 +11,14 @@ import { recordAudit } from '../../operations/audit.js';
 import { REFUND_KEY, refundFromBackOffice } from '../../operations/backoffice-refund.js';
 import { resendNotification } from '../../operations/notification-views.js';
 import {
-  freshTransactionDetail, PROCESSOR_EVENTS_MAX, searchTransactions, type TransactionDetail, transactionBatches, transactionDetail,
-  type TransactionRow, visibleTransaction,
+  freshTransactionDetail,
+  PROCESSOR_EVENTS_MAX,
+  searchTransactions,
+  type TransactionDetail,
+  transactionBatches,
+  transactionDetail,
+  type TransactionRow,
+  visibleTransaction,
 } from '../../operations/transaction-views.js';
 import { amountOf, searchBody, searchRefusedBody, transactionDetailBody } from '../../pages/backoffice/transactions.js';
 import { CSV_HEADER, csvLine } from '../../pages/backoffice/transactions-csv.js';
@@ -31,13 +37,26 @@ const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 async function searchPage(context: PageContext): Promise<unknown> {
   const parsed = parseTransactionSearch(context.request.query as Record<string, unknown>);
   if (!parsed.ok) {
-    return context.page('Transactions', '/backoffice/transactions', searchRefusedBody(parsed.values, parsed.field, parsed.reason, context.viewer), 400);
+    return context.page(
+      'Transactions',
+      '/backoffice/transactions',
+      searchRefusedBody(parsed.values, parsed.field, parsed.reason, context.viewer),
+      400,
+    );
   }
-  const rows = await searchTransactions(context.deps,
-    { ...parsed.search, merchant_id: merchantScope(context.viewer) ?? parsed.merchant }, parsed.before, PAGE_ROWS + 1);
+  const rows = await searchTransactions(
+    context.deps,
+    { ...parsed.search, merchant_id: merchantScope(context.viewer) ?? parsed.merchant },
+    parsed.before,
+    PAGE_ROWS + 1,
+  );
   const shown = rows.slice(0, PAGE_ROWS);
   const next = rows.length > PAGE_ROWS ? shown[shown.length - 1]!.trace_id : null;
-  return context.page('Transactions', '/backoffice/transactions', searchBody(parsed.values, shown, parsed.before === null, next, context.viewer));
+  return context.page(
+    'Transactions',
+    '/backoffice/transactions',
+    searchBody(parsed.values, shown, parsed.before === null, next, context.viewer),
+  );
 }
 
 async function csvExport(context: PageContext): Promise<unknown> {
@@ -51,10 +70,17 @@ async function csvExport(context: PageContext): Promise<unknown> {
     rows_written += rows.length;
   }
   await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'export_transactions', outcome: 'done', detail: `${rows_written} row(s); search: ${searchQuery(parsed.values) || 'all'}`,
+    action: 'export_transactions',
+    outcome: 'done',
+    detail: `${rows_written} row(s); search: ${searchQuery(parsed.values) || 'all'}`,
   });
-  return context.response.code(200).type('text/csv; charset=utf-8')
-    .header('content-disposition', `attachment; filename="transactions-${new Date(context.deps.clock.now_ms()).toISOString().slice(0, 10)}.csv"`)
+  return context.response
+    .code(200)
+    .type('text/csv; charset=utf-8')
+    .header(
+      'content-disposition',
+      `attachment; filename="transactions-${new Date(context.deps.clock.now_ms()).toISOString().slice(0, 10)}.csv"`,
+    )
     .send(`${lines.join('\r\n')}\r\n`);
 }
 
@@ -70,7 +96,13 @@ interface DetailProblem {
 }
 
 function detailPage(context: PageContext, detail: TransactionDetail, problem: DetailProblem | null = null): unknown {
-  const body = transactionDetailBody(partsOf(context), detail, problem?.message ?? null, randomBytes(16).toString('hex'), PROCESSOR_EVENTS_MAX);
+  const body = transactionDetailBody(
+    partsOf(context),
+    detail,
+    problem?.message ?? null,
+    randomBytes(16).toString('hex'),
+    PROCESSOR_EVENTS_MAX,
+  );
   return context.page(`Transaction ${detail.row.trace_id}`, '/backoffice/transactions', body, problem?.http_status ?? 200);
 }
 
@@ -78,7 +110,7 @@ const REFUSALS: Readonly<Record<string, string>> = {
   not_approved: 'Only an approved sale can be refunded.',
   exceeds_sale: 'That is more than is left to refund of this sale.',
   not_a_sale: 'Only a sale can be refunded.',
-  currency_mismatch: 'The refund must be in the sale\'s currency.',
+  currency_mismatch: "The refund must be in the sale's currency.",
 };
 
 export function transactionRoutes(): BackOfficeRoute[] {
@@ -86,14 +118,18 @@ export function transactionRoutes(): BackOfficeRoute[] {
     { method: 'GET', url: '/transactions', roles: ALL_ROLES, handle: searchPage },
     { method: 'GET', url: '/transactions.csv', roles: ALL_ROLES, handle: csvExport },
     {
-      method: 'GET', url: '/transactions/:trace_id', roles: ALL_ROLES,
+      method: 'GET',
+      url: '/transactions/:trace_id',
+      roles: ALL_ROLES,
       async handle(context) {
         const { trace_id, row } = await pathTransaction(context);
         return row === null ? context.notFound(`transaction ${trace_id}`) : detailPage(context, await transactionDetail(context.deps, row));
       },
     },
     {
-      method: 'POST', url: '/transactions/:trace_id/refund', roles: ALL_ROLES,
+      method: 'POST',
+      url: '/transactions/:trace_id/refund',
+      roles: ALL_ROLES,
       async handle(context) {
         const { trace_id, row } = await pathTransaction(context);
         if (row === null) return context.notFound(`transaction ${trace_id}`);
@@ -101,26 +137,41 @@ export function transactionRoutes(): BackOfficeRoute[] {
         let amount_minor: number | null = null;
         try {
           amount_minor = parseMajorAmount(formValue(context.request, 'amount'), row.currency);
-        } catch { /* an unknown currency cannot be refunded from here */ }
-        const audit = (outcome: 'done' | 'refused' | 'failed', detail: string) => recordAudit(context.deps, context.viewer, context.address, {
-          action: 'refund', target: String(row.trace_id), merchant_id: row.merchant_id, outcome, detail,
-        });
-        const problemPage = async (message: string) => detailPage(context, await transactionDetail(context.deps, row), { message, http_status: 409 });
+        } catch {
+          /* an unknown currency cannot be refunded from here */
+        }
+        const audit = (outcome: 'done' | 'refused' | 'failed', detail: string) =>
+          recordAudit(context.deps, context.viewer, context.address, {
+            action: 'refund',
+            target: String(row.trace_id),
+            merchant_id: row.merchant_id,
+            outcome,
+            detail,
+          });
+        const problemPage = async (message: string) =>
+          detailPage(context, await transactionDetail(context.deps, row), { message, http_status: 409 });
         if (amount_minor === null || !REFUND_KEY.test(refund_key)) {
           await audit('refused', 'invalid amount');
-          return detailPage(context, await transactionDetail(context.deps, row),
-            { message: `Amount: expected a positive amount in ${row.currency} with at most its decimals.`, http_status: 400 });
+          return detailPage(context, await transactionDetail(context.deps, row), {
+            message: `Amount: expected a positive amount in ${row.currency} with at most its decimals.`,
+            http_status: 400,
+          });
         }
         const outcome = await refundFromBackOffice(context.deps, row, amount_minor, refund_key);
         const described = amountOf({ amount_minor, currency: row.currency });
         switch (outcome.kind) {
           case 'processed':
-            await audit('done', `${described}: refund ${String(outcome.answer.trace_id ?? '')} ${String(outcome.answer.transaction_status ?? '')}${outcome.replayed ? ' (form sent again: same refund)' : ''}`);
+            await audit(
+              'done',
+              `${described}: refund ${String(outcome.answer.trace_id ?? '')} ${String(outcome.answer.transaction_status ?? '')}${outcome.replayed ? ' (form sent again: same refund)' : ''}`,
+            );
             return context.redirect(`/backoffice/transactions/${row.trace_id}?notice=refunded`);
           case 'refused':
             await audit('refused', `${described}: ${outcome.reason}`);
-            return detailPage(context, await freshTransactionDetail(context.deps, row),
-              { message: REFUSALS[outcome.reason] ?? 'The refund was refused.', http_status: 409 });
+            return detailPage(context, await freshTransactionDetail(context.deps, row), {
+              message: REFUSALS[outcome.reason] ?? 'The refund was refused.',
+              http_status: 409,
+            });
           case 'in_progress':
             return problemPage('This refund is still being processed; reload in a moment.');
           default:
@@ -130,7 +181,9 @@ export function transactionRoutes(): BackOfficeRoute[] {
       },
     },
     {
-      method: 'POST', url: '/notifications/:id/resend', roles: ALL_ROLES,
+      method: 'POST',
+      url: '/notifications/:id/resend',
+      roles: ALL_ROLES,
       async handle(context) {
         const { id } = context.request.params as { id: string };
         const outcome = TRACE_ID.test(id)
@@ -140,17 +193,23 @@ export function transactionRoutes(): BackOfficeRoute[] {
         const { notification } = outcome;
         const scheduled = outcome.kind === 'scheduled';
         await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'resend_notification', target: String(notification.id), merchant_id: notification.merchant_id,
-          outcome: scheduled ? 'done' : 'refused', detail: scheduled ? null : 'an attempt was in flight',
+          action: 'resend_notification',
+          target: String(notification.id),
+          merchant_id: notification.merchant_id,
+          outcome: scheduled ? 'done' : 'refused',
+          detail: scheduled ? null : 'an attempt was in flight',
         });
-        const back = notification.trace_id === null
-          ? `/backoffice/subscriptions/${encodeURIComponent(notification.subscription_id ?? '')}`
-          : `/backoffice/transactions/${notification.trace_id}`;
+        const back =
+          notification.trace_id === null
+            ? `/backoffice/subscriptions/${encodeURIComponent(notification.subscription_id ?? '')}`
+            : `/backoffice/transactions/${notification.trace_id}`;
         if (!scheduled && notification.trace_id !== null) {
           const row = await visibleTransaction(context.deps, context.viewer, notification.trace_id);
           if (row !== null) {
-            return detailPage(context, await transactionDetail(context.deps, row),
-              { message: 'An attempt is in flight right now; send it again once it has ended.', http_status: 409 });
+            return detailPage(context, await transactionDetail(context.deps, row), {
+              message: 'An attempt is in flight right now; send it again once it has ended.',
+              http_status: 409,
+            });
           }
         }
         return context.redirect(`${back}?notice=resent`);

@@ -14,15 +14,37 @@ import { attemptTransaction, sessionState, submitPayment } from '../../operation
 import { signedReturnUrl } from '../../domain/return-url.js';
 import { isLinkPreview } from '../../domain/link-preview.js';
 import {
-  type BrowserSession, browserSession, csrfValid, isPayout, knownCustomer, loginWithAuthToken, loginWithLink, type LoginOutcome,
-  methodsFor, missingCustomerFields, saveRegistration, sessionConnector, sessionFrameOrigins, type CashierSessionRow, type TransactionRow,
+  type BrowserSession,
+  browserSession,
+  csrfValid,
+  isPayout,
+  knownCustomer,
+  loginWithAuthToken,
+  loginWithLink,
+  type LoginOutcome,
+  methodsFor,
+  missingCustomerFields,
+  saveRegistration,
+  sessionConnector,
+  sessionFrameOrigins,
+  type CashierSessionRow,
+  type TransactionRow,
 } from '../../operations/cashier-session.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { displayName } from '../../operations/merchant-settings.js';
 import type { Html } from '../../pages/html.js';
 import {
-  type Alert, cashierPage, type CashierView, type FieldErrors, type FieldValues, messagePage, methodChoice, paymentForm,
-  paymentList, registrationPage, resultAlert,
+  type Alert,
+  cashierPage,
+  type CashierView,
+  type FieldErrors,
+  type FieldValues,
+  messagePage,
+  methodChoice,
+  paymentForm,
+  paymentList,
+  registrationPage,
+  resultAlert,
 } from '../../pages/cashier/pages.js';
 import { continueAction, resultSection, retrySection, returnAction } from '../../pages/cashier/sections.js';
 import { languageOf, sayer } from '../../pages/cashier/text.js';
@@ -64,14 +86,25 @@ function securityHeaders(frame: readonly string[] | null): Record<string, string
     // Tokens travel in the login URL: never pass it on through Referer.
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
-      + framing.frame_ancestors,
+    'content-security-policy':
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; " +
+      framing.frame_ancestors,
     ...framing.headers,
   };
 }
 
-async function sendHtml(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, code: number, body: string): Promise<FastifyReply> {
-  return response.code(code).headers(securityHeaders(await sessionFrameOrigins(deps, session))).type('text/html; charset=utf-8').send(body);
+async function sendHtml(
+  deps: OperationDeps,
+  response: FastifyReply,
+  session: CashierSessionRow | null,
+  code: number,
+  body: string,
+): Promise<FastifyReply> {
+  return response
+    .code(code)
+    .headers(securityHeaders(await sessionFrameOrigins(deps, session)))
+    .type('text/html; charset=utf-8')
+    .send(body);
 }
 
 async function redirect(deps: OperationDeps, response: FastifyReply, session: CashierSessionRow | null, to: string): Promise<FastifyReply> {
@@ -97,29 +130,52 @@ function cookieFor(page: PageDeps, login: Extract<LoginOutcome, { kind: 'logged_
 async function answerLogin(page: PageDeps, response: FastifyReply, outcome: LoginOutcome): Promise<FastifyReply> {
   const { deps } = page;
   if (outcome.kind === 'refused') {
-    return sendHtml(deps, response, outcome.session, 410, messagePage(languageView(deps, outcome.session), outcome.session, 'link_invalid', 'link_invalid_text'));
+    return sendHtml(
+      deps,
+      response,
+      outcome.session,
+      410,
+      messagePage(languageView(deps, outcome.session), outcome.session, 'link_invalid', 'link_invalid_text'),
+    );
   }
   void response.header('set-cookie', cookieFor(page, outcome));
   return redirect(deps, response, outcome.session, '/cashier');
 }
 
 /** The view every page of a browser session shares. */
-async function viewOf(deps: OperationDeps, browser: BrowserSession): Promise<{ view: CashierView; state: Awaited<ReturnType<typeof sessionState>> }> {
+async function viewOf(
+  deps: OperationDeps,
+  browser: BrowserSession,
+): Promise<{ view: CashierView; state: Awaited<ReturnType<typeof sessionState>> }> {
   const state = await sessionState(deps, browser.session);
   const merchant = await deps.merchants.find(browser.session.merchant_id);
   const connector_texts = (merchant ? sessionConnector(deps, merchant, browser.session)?.cashier_texts : undefined) ?? null;
   // The latest payment of the session (transactions come oldest first), for the signed way back.
   const latest = state.transactions.at(-1) ?? null;
-  const return_href = merchant === null ? browser.session.return_url : signedReturnUrl(browser.session.return_url, {
-    order_id: browser.session.order_id, trace_id: latest?.trace_id ?? null, transaction_status: latest?.status ?? null,
-    timestamp: Math.floor(deps.clock.now_ms() / 1000),
-  }, merchant.secret);
-  const identity_kind = browser.session.identity_kind === 'frontend' ? 'frontend' as const : 'application_key' as const;
+  const return_href =
+    merchant === null
+      ? browser.session.return_url
+      : signedReturnUrl(
+          browser.session.return_url,
+          {
+            order_id: browser.session.order_id,
+            trace_id: latest?.trace_id ?? null,
+            transaction_status: latest?.status ?? null,
+            timestamp: Math.floor(deps.clock.now_ms() / 1000),
+          },
+          merchant.secret,
+        );
+  const identity_kind = browser.session.identity_kind === 'frontend' ? ('frontend' as const) : ('application_key' as const);
   const shop_name = await displayName(deps, browser.session.merchant_id, { kind: identity_kind, value: browser.session.identity_value });
   return {
     view: {
-      ...languageView(deps, browser.session), connector_texts, session: browser.session, csrf: browser.csrf, remaining_minor: state.remaining_minor,
-      return_href, shop_name,
+      ...languageView(deps, browser.session),
+      connector_texts,
+      session: browser.session,
+      csrf: browser.csrf,
+      remaining_minor: state.remaining_minor,
+      return_href,
+      shop_name,
     },
     state,
   };
@@ -146,7 +202,9 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     }
     const ended = !browser.open || (isOrderSession(session) && CLOSED_ORDER_STATUSES.has(session.order_status ?? ''));
     if (ended) {
-      const [title, text] = isOrderSession(session) ? ['order_expired', 'order_expired_text'] as const : ['session_ended', 'session_ended_text'] as const;
+      const [title, text] = isOrderSession(session)
+        ? (['order_expired', 'order_expired_text'] as const)
+        : (['session_ended', 'session_ended_text'] as const);
       return send(200, messagePage(view, session, title, text, paymentList(view, state.transactions)));
     }
     const customer = await knownCustomer(deps, session);
@@ -155,7 +213,10 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     if (state.in_flight) {
       const row = state.in_flight;
       const attempt_url = attemptUrlOf(row) ?? '/cashier';
-      return send(200, cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row), row.status !== 'approved'));
+      return send(
+        200,
+        cashierPage(view, resultSection(view, row, attempt_url, null, false), resultAlert(view, row), row.status !== 'approved'),
+      );
     }
     if (session.kind === 'pay_out' && state.remaining_minor === 0) {
       return send(200, cashierPage(view, returnAction(view), { tone: 'bad', title: view.say('no_balance') }));
@@ -163,10 +224,22 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     const methods = await methodsOf(session);
     const method = pickMethod(options.method, session, methods);
     if (method === null) return send(options.code ?? 200, cashierPage(view, methodChoice(view, methods), options.alert));
-    const alert = options.alert ?? (options.errors && Object.keys(options.errors).length > 0 ? { tone: 'bad' as const, title: view.say('fix_fields') } : null);
-    return send(options.code ?? 200, cashierPage(view, paymentForm(view, {
-      method, methods, ...(options.values ? { values: options.values } : {}), ...(options.errors ? { errors: options.errors } : {}),
-    }), alert));
+    const alert =
+      options.alert ??
+      (options.errors && Object.keys(options.errors).length > 0 ? { tone: 'bad' as const, title: view.say('fix_fields') } : null);
+    return send(
+      options.code ?? 200,
+      cashierPage(
+        view,
+        paymentForm(view, {
+          method,
+          methods,
+          ...(options.values ? { values: options.values } : {}),
+          ...(options.errors ? { errors: options.errors } : {}),
+        }),
+        alert,
+      ),
+    );
   }
 
   async function methodsOf(session: CashierSessionRow): Promise<string[]> {
@@ -197,8 +270,11 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
   }
 
   /** A page for a signed-in customer; anyone else is told so. */
-  function signedInRoute(url: string, summary: string,
-    handle: (request: FastifyRequest, response: FastifyReply, browser: BrowserSession) => Promise<unknown>): PlainRoute {
+  function signedInRoute(
+    url: string,
+    summary: string,
+    handle: (request: FastifyRequest, response: FastifyReply, browser: BrowserSession) => Promise<unknown>,
+  ): PlainRoute {
     return htmlRoute('GET', url, summary, async (request, response) => {
       const browser = await signedIn(request, response);
       return browser ? handle(request, response, browser) : response;
@@ -206,16 +282,24 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
   }
 
   /** A form post: signed in, with the session's CSRF token, to a session still open (a closed one gets its page). */
-  function formRoute(url: string, summary: string,
-    handle: (response: FastifyReply, browser: BrowserSession, form: Record<string, unknown>) => Promise<unknown>): PlainRoute {
+  function formRoute(
+    url: string,
+    summary: string,
+    handle: (response: FastifyReply, browser: BrowserSession, form: Record<string, unknown>) => Promise<unknown>,
+  ): PlainRoute {
     return htmlRoute('POST', url, summary, async (request, response) => {
       const browser = await signedIn(request, response);
       if (!browser) return response;
       const form = isPlainObject(request.body) ? request.body : {};
       if (!csrfValid(deps, browser.browser_token, form.csrf)) {
         const view = languageView(deps, browser.session);
-        return sendHtml(deps, response, browser.session, 403, messagePage(view, browser.session, 'form_expired', 'link_invalid_text',
-          continueAction(view, '/cashier', 'secondary')));
+        return sendHtml(
+          deps,
+          response,
+          browser.session,
+          403,
+          messagePage(view, browser.session, 'form_expired', 'link_invalid_text', continueAction(view, '/cashier', 'secondary')),
+        );
       }
       if (!browser.open) return renderMain(response, browser);
       return handle(response, browser, form);
@@ -223,7 +307,9 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
   }
 
   return [
-    htmlRoute('GET', '/cashier/login/:token',
+    htmlRoute(
+      'GET',
+      '/cashier/login/:token',
       'Cashier auto-login (the redirect_url of a session call): one use, then redirects to /cashier',
       async (request, response) => {
         const { token } = request.params as { token: string };
@@ -232,17 +318,28 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
           return sendHtml(deps, response, null, 200, messagePage(languageView(deps, null), null, 'link_preview', 'link_preview_text'));
         }
         return answerLogin(page, response, await loginWithLink(deps, token));
-      }),
-    htmlRoute('GET', '/cashier/login',
-      'Cashier login with the session\'s auth_token (?auth_token=...), valid 15 minutes until the first payment',
-      async (request, response) => answerLogin(page, response, await loginWithAuthToken(deps, textField(request.query, 'auth_token') ?? ''))),
-    htmlRoute('POST', '/cashier/login',
-      'Cashier login with the session\'s auth_token as a form field (auth_token)',
-      async (request, response) => answerLogin(page, response, await loginWithAuthToken(deps, textField(request.body, 'auth_token') ?? ''))),
-    signedInRoute('/cashier',
+      },
+    ),
+    htmlRoute(
+      'GET',
+      '/cashier/login',
+      "Cashier login with the session's auth_token (?auth_token=...), valid 15 minutes until the first payment",
+      async (request, response) =>
+        answerLogin(page, response, await loginWithAuthToken(deps, textField(request.query, 'auth_token') ?? '')),
+    ),
+    htmlRoute(
+      'POST',
+      '/cashier/login',
+      "Cashier login with the session's auth_token as a form field (auth_token)",
+      async (request, response) => answerLogin(page, response, await loginWithAuthToken(deps, textField(request.body, 'auth_token') ?? '')),
+    ),
+    signedInRoute(
+      '/cashier',
       'The cashier page: registration, choice of method, payment form, or where the session stands (?method=card|ewallet)',
-      async (request, response, browser) => renderMain(response, browser, { method: textField(request.query, 'method') })),
-    formRoute('/cashier/register',
+      async (request, response, browser) => renderMain(response, browser, { method: textField(request.query, 'method') }),
+    ),
+    formRoute(
+      '/cashier/register',
       'The one-time registration form (customer fields the merchant did not send)',
       async (response, browser, form) => {
         const missing = missingCustomerFields(await knownCustomer(deps, browser.session));
@@ -254,8 +351,10 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         }
         await saveRegistration(deps, browser.session, read.value);
         return redirect(deps, response, browser.session, '/cashier');
-      }),
-    formRoute('/cashier/pay',
+      },
+    ),
+    formRoute(
+      '/cashier/pay',
       'Submit a deposit, checkout, withdrawal or payout (form: method, amount, card or wallet fields)',
       async (response, browser, form) => {
         const session = browser.session;
@@ -265,36 +364,64 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         if (method === null) return redirect(deps, response, session, '/cashier');
         const { view, state } = await viewOf(deps, browser);
         const read = readPaymentForm(form, {
-          currency: session.currency, fixed_amount_minor: session.amount_minor, max_minor: state.remaining_minor, method,
-          payout: isPayout(session.kind), now_ms: deps.clock.now_ms(),
+          currency: session.currency,
+          fixed_amount_minor: session.amount_minor,
+          max_minor: state.remaining_minor,
+          method,
+          payout: isPayout(session.kind),
+          now_ms: deps.clock.now_ms(),
         });
         if (!read.ok) return renderMain(response, browser, { method, values: read.values, errors: read.errors, code: 422 });
-        const outcome = await submitPayment(deps, { session, amount_minor: read.value.amount_minor, choice: read.value.choice, public_url: public_url() });
+        const outcome = await submitPayment(deps, {
+          session,
+          amount_minor: read.value.amount_minor,
+          choice: read.value.choice,
+          public_url: public_url(),
+        });
         // Written back into the form after a refusal: the amount and the wallet id, never card data.
         const values: Record<string, string> = { amount: typeof form.amount === 'string' ? form.amount.slice(0, 20) : '' };
         if (read.value.choice.method === 'ewallet') values.wallet_id = read.value.choice.wallet_id;
         switch (outcome.kind) {
           case 'processed': {
-            const next = outcome.answer.transaction_status === 'pending_async' && typeof outcome.answer.redirect_url === 'string'
-              ? outcome.answer.redirect_url : `/cashier/attempt/${outcome.attempt}`;
+            const next =
+              outcome.answer.transaction_status === 'pending_async' && typeof outcome.answer.redirect_url === 'string'
+                ? outcome.answer.redirect_url
+                : `/cashier/attempt/${outcome.attempt}`;
             if (next.startsWith('/') || sameOrigin(next, public_url())) return redirect(deps, response, session, next);
             // A challenge page elsewhere: a link, because form-action 'self' would stop a cross-origin redirect.
-            return sendHtml(deps, response, session, 200, cashierPage(view,
-              continueAction(view, next, 'primary'),
-              { tone: 'wait', title: view.say('pending_async'), lines: [view.say('pending_async_text')] }));
+            return sendHtml(
+              deps,
+              response,
+              session,
+              200,
+              cashierPage(view, continueAction(view, next, 'primary'), {
+                tone: 'wait',
+                title: view.say('pending_async'),
+                lines: [view.say('pending_async_text')],
+              }),
+            );
           }
           case 'refused_by_merchant':
             return renderMain(response, browser, {
-              method, values,
-              alert: outcome.description === null
-                ? { tone: 'bad', title: view.say('not_confirmed') }
-                : { tone: 'bad', title: view.say('refused_by_merchant'), lines: [view.say('refused_reason', { reason: outcome.description })] },
+              method,
+              values,
+              alert:
+                outcome.description === null
+                  ? { tone: 'bad', title: view.say('not_confirmed') }
+                  : {
+                      tone: 'bad',
+                      title: view.say('refused_by_merchant'),
+                      lines: [view.say('refused_reason', { reason: outcome.description })],
+                    },
             });
           case 'over_balance':
             return renderMain(response, browser, { method, values, errors: { amount: 'over_balance' }, code: 422 });
           case 'unavailable':
             return renderMain(response, browser, {
-              method, values, alert: { tone: 'bad', title: view.say('unavailable') }, ...(outcome.reason === 'wallet' ? { errors: { wallet_id: 'invalid_wallet' } } : {}),
+              method,
+              values,
+              alert: { tone: 'bad', title: view.say('unavailable') },
+              ...(outcome.reason === 'wallet' ? { errors: { wallet_id: 'invalid_wallet' } } : {}),
             });
           case 'busy':
             return renderMain(response, browser, { alert: { tone: 'wait', title: view.say('busy') } });
@@ -303,8 +430,10 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
           case 'order_closed':
             return redirect(deps, response, session, '/cashier');
         }
-      }),
-    signedInRoute('/cashier/attempt/:attempt',
+      },
+    ),
+    signedInRoute(
+      '/cashier/attempt/:attempt',
       'The result of a payment of the session (where 3-D Secure and the sandbox wallet return to)',
       async (request, response, browser) => {
         const { attempt } = request.params as { attempt: string };
@@ -323,9 +452,20 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         }
         const can_pay_again = browser.open && !isOrderSession(session) && state.remaining_minor !== 0;
         // Paid: the "open until" footer would invite a second payment nobody asked for.
-        return sendHtml(deps, response, session, 200,
-          cashierPage(view, resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again), resultAlert(view, row), row.status !== 'approved'));
-      }),
+        return sendHtml(
+          deps,
+          response,
+          session,
+          200,
+          cashierPage(
+            view,
+            resultSection(view, row, `/cashier/attempt/${attempt}`, retry, can_pay_again),
+            resultAlert(view, row),
+            row.status !== 'approved',
+          ),
+        );
+      },
+    ),
   ];
 }
 

@@ -5,7 +5,12 @@
 // version, timestamp, signature; the description within spec §2.3's 75 characters.
 import { type TSchema, Type } from '@sinclair/typebox';
 import {
-  type CustomerData, identityByField, identityFieldOf, type OpenSessionInput, openSession, type SessionKind,
+  type CustomerData,
+  identityByField,
+  identityFieldOf,
+  type OpenSessionInput,
+  openSession,
+  type SessionKind,
 } from '../../operations/cashier-session.js';
 import { requestFingerprint } from '../../operations/lifecycle.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
@@ -15,36 +20,78 @@ import { type SignedContext, type SignedRoute, unknownCredentials } from '../rou
 import { variablesOf } from './process.js';
 
 const OPTIONAL_CUSTOMER = {
-  requester_ip: 'optional', first_name: 'optional', last_name: 'optional', dob: 'optional', email: 'optional', address: 'optional',
-  city: 'optional', zip: 'optional', variable1: 'optional', variable2: 'optional', variable3: 'optional', profile: 'optional',
-  locale: 'optional', gateway: 'optional',
+  requester_ip: 'optional',
+  first_name: 'optional',
+  last_name: 'optional',
+  dob: 'optional',
+  email: 'optional',
+  address: 'optional',
+  city: 'optional',
+  zip: 'optional',
+  variable1: 'optional',
+  variable2: 'optional',
+  variable3: 'optional',
+  profile: 'optional',
+  locale: 'optional',
+  gateway: 'optional',
 } as const;
 
 const REQUIRED_COMMON = {
-  merchant_id: 'required', currency: 'required', pin: 'required', country: 'required', return_url: 'required',
-  notification_url: 'required', timestamp: 'required', signature: 'required',
+  merchant_id: 'required',
+  currency: 'required',
+  pin: 'required',
+  country: 'required',
+  return_url: 'required',
+  notification_url: 'required',
+  timestamp: 'required',
+  signature: 'required',
 } as const;
 
 const STATE = Type.Optional(CASHIER_FIELDS.state);
 
 /** The typed fields of the calls a frontend makes (version 1.1); payment_method's length differs by call. */
-const frontendFields = <M extends TSchema>(payment_method: M) =>
-  ({ version: literal('1.1'), frontend: CASHIER_FIELDS.frontend, state: STATE, payment_method: Type.Optional(payment_method) });
+const frontendFields = <M extends TSchema>(payment_method: M) => ({
+  version: literal('1.1'),
+  frontend: CASHIER_FIELDS.frontend,
+  state: STATE,
+  payment_method: Type.Optional(payment_method),
+});
 
 /** Spec §4.3, version 1.2: application_key; phone at least 9 digits; payment_method varchar(50). */
-export const InitPayIn = bodySchema({
-  ...REQUIRED_COMMON, application_key: 'required', validation_url: 'required', ...OPTIONAL_CUSTOMER, payment_method: 'optional',
-}, { version: literal('1.2'), state: STATE, phone: Type.Optional(CASHIER_FIELDS.phone_pay_in) });
+export const InitPayIn = bodySchema(
+  {
+    ...REQUIRED_COMMON,
+    application_key: 'required',
+    validation_url: 'required',
+    ...OPTIONAL_CUSTOMER,
+    payment_method: 'optional',
+  },
+  { version: literal('1.2'), state: STATE, phone: Type.Optional(CASHIER_FIELDS.phone_pay_in) },
+);
 
 /** Spec §4.4, version 1.1: frontend varchar(50), exact amount and order_id; payment_method varchar(10). No validation request. */
-export const InitCheckout = bodySchema({
-  ...REQUIRED_COMMON, order_id: 'required', amount: 'required', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, frontendFields(CASHIER_FIELDS.payment_method_checkout));
+export const InitCheckout = bodySchema(
+  {
+    ...REQUIRED_COMMON,
+    order_id: 'required',
+    amount: 'required',
+    ...OPTIONAL_CUSTOMER,
+    phone: 'optional',
+  },
+  frontendFields(CASHIER_FIELDS.payment_method_checkout),
+);
 
 /** Spec §4.5, version 1.1: frontend varchar(50), optional balance; payment_method varchar(32). */
-export const InitPayOut = bodySchema({
-  ...REQUIRED_COMMON, validation_url: 'required', balance: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, frontendFields(CASHIER_FIELDS.payment_method_pay_out));
+export const InitPayOut = bodySchema(
+  {
+    ...REQUIRED_COMMON,
+    validation_url: 'required',
+    balance: 'optional',
+    ...OPTIONAL_CUSTOMER,
+    phone: 'optional',
+  },
+  frontendFields(CASHIER_FIELDS.payment_method_pay_out),
+);
 
 /**
  * init-pay-out-order (spec §4.6 names it only; designed here, docs/cashier.md §3): the payout twin
@@ -52,9 +99,17 @@ export const InitPayOut = bodySchema({
  * varchar(32) as init-pay-out; validation_url optional (when given, a validation request is sent
  * before the payout, as for init-pay-out).
  */
-export const InitPayOutOrder = bodySchema({
-  ...REQUIRED_COMMON, order_id: 'required', amount: 'required', validation_url: 'optional', ...OPTIONAL_CUSTOMER, phone: 'optional',
-}, frontendFields(CASHIER_FIELDS.payment_method_pay_out));
+export const InitPayOutOrder = bodySchema(
+  {
+    ...REQUIRED_COMMON,
+    order_id: 'required',
+    amount: 'required',
+    validation_url: 'optional',
+    ...OPTIONAL_CUSTOMER,
+    phone: 'optional',
+  },
+  frontendFields(CASHIER_FIELDS.payment_method_pay_out),
+);
 
 type AnyInitBody = BodyOf<typeof InitPayIn> | BodyOf<typeof InitCheckout> | BodyOf<typeof InitPayOut> | BodyOf<typeof InitPayOutOrder>;
 
@@ -63,7 +118,9 @@ export const SessionAnswer = Type.Object({
   description: Type.String({ maxLength: 75 }),
   redirect_url: Type.Optional(Type.String({ maxLength: 256, description: 'the cashier auto-login link (one use, valid 15 minutes)' })),
   auth_token: Type.Optional(Type.String({ maxLength: 32, description: 'logs the customer in for 15 minutes (docs/cashier.md)' })),
-  version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
+  version: Type.String(),
+  timestamp: Type.Integer(),
+  signature: Type.String(),
 });
 
 /** Spec §2.3 and §4.7: the description of an init-* or find-order answer is varchar(75). */
@@ -155,15 +212,21 @@ async function handleInit(context: SignedContext, kind: SessionKind, body: AnyIn
   };
   const outcome = await openSession(context.deps, public_url(), input);
   switch (outcome.kind) {
-    case 'opened': return reply(Status.OK, 'Cashier session opened', { redirect_url: outcome.redirect_url, auth_token: outcome.auth_token });
-    case 'duplicate_order': return reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
+    case 'opened':
+      return reply(Status.OK, 'Cashier session opened', { redirect_url: outcome.redirect_url, auth_token: outcome.auth_token });
+    case 'duplicate_order':
+      return reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
     // The same call again for an order that can no longer be paid: no login link, none would work.
-    case 'order_closed': return reply(Status.ORDER_CLOSED, outcome.order_status === 'approved'
-      ? 'Order closed: this order_id is already paid'
-      : 'Order closed: this order_id has expired');
+    case 'order_closed':
+      return reply(
+        Status.ORDER_CLOSED,
+        outcome.order_status === 'approved' ? 'Order closed: this order_id is already paid' : 'Order closed: this order_id has expired',
+      );
     // Within 75 characters whatever the gateway's length (up to 32).
-    case 'no_gateway': return gatewayRefusalReply(outcome.refusal, true);
-    case 'unknown_method': return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
+    case 'no_gateway':
+      return gatewayRefusalReply(outcome.refusal, true);
+    case 'unknown_method':
+      return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
   }
 }
 
@@ -172,18 +235,41 @@ interface InitSpec {
   readonly kind: SessionKind;
   readonly summary: string;
   readonly version: '1.1' | '1.2';
-  readonly schema: { readonly schema: TSchema; parse: (typeof InitPayIn)['parse'] | (typeof InitCheckout)['parse'] | (typeof InitPayOut)['parse'] | (typeof InitPayOutOrder)['parse'] };
+  readonly schema: {
+    readonly schema: TSchema;
+    parse: (typeof InitPayIn)['parse'] | (typeof InitCheckout)['parse'] | (typeof InitPayOut)['parse'] | (typeof InitPayOutOrder)['parse'];
+  };
 }
 
 const INITS: readonly InitSpec[] = [
-  { url: '/api/init-pay-in', kind: 'pay_in', version: '1.2', schema: InitPayIn,
-    summary: 'Open a cashier deposit session (application_key, 1.2); redirect_url is meant for an iframe' },
-  { url: '/api/init-checkout', kind: 'checkout', version: '1.1', schema: InitCheckout,
-    summary: 'Open a checkout session for an exact amount and order_id (frontend, 1.1); find it with /api/find-order' },
-  { url: '/api/init-pay-out', kind: 'pay_out', version: '1.1', schema: InitPayOut,
-    summary: 'Open the cashier withdrawal section (frontend, 1.1), bounded by balance' },
-  { url: '/api/init-pay-out-order', kind: 'pay_out_order', version: '1.1', schema: InitPayOutOrder,
-    summary: 'Open a payout order for an exact amount and order_id (frontend, 1.1): the payout twin of init-checkout' },
+  {
+    url: '/api/init-pay-in',
+    kind: 'pay_in',
+    version: '1.2',
+    schema: InitPayIn,
+    summary: 'Open a cashier deposit session (application_key, 1.2); redirect_url is meant for an iframe',
+  },
+  {
+    url: '/api/init-checkout',
+    kind: 'checkout',
+    version: '1.1',
+    schema: InitCheckout,
+    summary: 'Open a checkout session for an exact amount and order_id (frontend, 1.1); find it with /api/find-order',
+  },
+  {
+    url: '/api/init-pay-out',
+    kind: 'pay_out',
+    version: '1.1',
+    schema: InitPayOut,
+    summary: 'Open the cashier withdrawal section (frontend, 1.1), bounded by balance',
+  },
+  {
+    url: '/api/init-pay-out-order',
+    kind: 'pay_out_order',
+    version: '1.1',
+    schema: InitPayOutOrder,
+    summary: 'Open a payout order for an exact amount and order_id (frontend, 1.1): the payout twin of init-checkout',
+  },
 ];
 
 export function cashierSessionRoutes(public_url: () => string): SignedRoute<AnyInitBody>[] {

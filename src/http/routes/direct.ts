@@ -11,15 +11,30 @@ import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unk
 import { customerFrom } from '../../connectors/connector.js';
 import { payoutReply, variablesOf } from './process.js';
 
-export const DirectPayoutBody = bodySchema({
-  amount: 'required', currency: 'required', pin: 'required', country: 'required', gateway: 'required', application_key: 'required',
-  merchant_id: 'required', return_url: 'required', notification_url: 'required', order_id: 'required',
-  timestamp: 'required', signature: 'required', variable1: 'optional', variable2: 'optional', variable3: 'optional',
-}, {
-  // The spec's table says sale, its sample payout (decisions.md §7: both mean a payout).
-  transaction_type: Type.Union([literal('payout'), literal('sale')], { description: 'payout or sale (both mean a payout)' }),
-  version: literal('1.2'),
-});
+export const DirectPayoutBody = bodySchema(
+  {
+    amount: 'required',
+    currency: 'required',
+    pin: 'required',
+    country: 'required',
+    gateway: 'required',
+    application_key: 'required',
+    merchant_id: 'required',
+    return_url: 'required',
+    notification_url: 'required',
+    order_id: 'required',
+    timestamp: 'required',
+    signature: 'required',
+    variable1: 'optional',
+    variable2: 'optional',
+    variable3: 'optional',
+  },
+  {
+    // The spec's table says sale, its sample payout (decisions.md §7: both mean a payout).
+    transaction_type: Type.Union([literal('payout'), literal('sale')], { description: 'payout or sale (both mean a payout)' }),
+    version: literal('1.2'),
+  },
+);
 
 type DirectBody = BodyOf<typeof DirectPayoutBody>;
 
@@ -41,11 +56,17 @@ function shownName(name: string): string {
 
 function dataFields(body: Readonly<Record<string, unknown>>): { ok: true; data: Record<string, string> } | { ok: false; reply: Reply } {
   const names = Object.keys(body).filter((key) => key.startsWith('data_') && body[key] !== null && body[key] !== undefined);
-  if (names.length > DATA_FIELDS_MAX) return { ok: false, reply: fieldError(`Too many data_ fields: at most ${DATA_FIELDS_MAX} are accepted`) };
+  if (names.length > DATA_FIELDS_MAX)
+    return { ok: false, reply: fieldError(`Too many data_ fields: at most ${DATA_FIELDS_MAX} are accepted`) };
   const data: Record<string, string> = {};
   for (const name of names.sort()) {
     if (!DATA_FIELD_NAME.test(name)) {
-      return { ok: false, reply: fieldError(`Invalid field: ${shownName(name)} (expected a name of data_ followed by 1 to 32 lowercase letters, digits or underscores)`) };
+      return {
+        ok: false,
+        reply: fieldError(
+          `Invalid field: ${shownName(name)} (expected a name of data_ followed by 1 to 32 lowercase letters, digits or underscores)`,
+        ),
+      };
     }
     const value = body[name];
     const problem = typeof value === 'string' ? textProblem(value) : null;
@@ -104,15 +125,20 @@ async function handleDirect(context: SignedContext, { body, data }: DirectInput)
 }
 
 export const DirectAnswer = Type.Object({
-  status: Type.Integer(), description: Type.String({ maxLength: 256 }),
+  status: Type.Integer(),
+  description: Type.String({ maxLength: 256 }),
   transaction_type: Type.Optional(Type.Literal('payout')),
-  trace_id: Type.Optional(Type.Integer()), transaction_id: Type.Optional(Type.String({ maxLength: 50 })),
-  transaction_status: Type.Optional(Type.String({ maxLength: 16 })), payment_processor: Type.Optional(Type.String({ maxLength: 25 })),
+  trace_id: Type.Optional(Type.Integer()),
+  transaction_id: Type.Optional(Type.String({ maxLength: 50 })),
+  transaction_status: Type.Optional(Type.String({ maxLength: 16 })),
+  payment_processor: Type.Optional(Type.String({ maxLength: 25 })),
   payment_method: Type.Optional(Type.String({ maxLength: 25 })),
   redirect_url: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
   error_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   error_details: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
-  version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
+  version: Type.String(),
+  timestamp: Type.Integer(),
+  signature: Type.String(),
 });
 
 export function directRoute(): SignedRoute<DirectInput> {

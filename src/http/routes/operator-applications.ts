@@ -12,8 +12,10 @@ import { isPlainObject, type PlainRoute } from '../route.js';
 const URL_PATH = '/operator/merchants/:merchant_id/applications/:application_key/frame-origins';
 
 const FrameOriginsAnswer = Type.Object({
-  status: Type.Integer(), description: Type.String(),
-  merchant_id: Type.Optional(Type.String()), application_key: Type.Optional(Type.String()),
+  status: Type.Integer(),
+  description: Type.String(),
+  merchant_id: Type.Optional(Type.String()),
+  application_key: Type.Optional(Type.String()),
   frame_origins: Type.Optional(Type.Array(Type.String())),
 });
 
@@ -31,7 +33,7 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: URL_PATH,
-      summary: 'Origins allowed to frame the application\'s init-pay-in cashier (operator)',
+      summary: "Origins allowed to frame the application's init-pay-in cashier (operator)",
       produces: 'application/json',
       response: FrameOriginsAnswer,
       async handle(request, response) {
@@ -46,9 +48,11 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'PUT',
       url: URL_PATH,
-      summary: 'Replace the origins allowed to frame the application\'s init-pay-in cashier (operator); [] allows none',
+      summary: "Replace the origins allowed to frame the application's init-pay-in cashier (operator); [] allows none",
       produces: 'application/json',
-      body: Type.Object({ frame_origins: Type.Array(Type.String(), { maxItems: FRAME_ORIGINS_MAX, description: 'http(s) origins: scheme, host, port' }) }),
+      body: Type.Object({
+        frame_origins: Type.Array(Type.String(), { maxItems: FRAME_ORIGINS_MAX, description: 'http(s) origins: scheme, host, port' }),
+      }),
       response: FrameOriginsAnswer,
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
@@ -56,16 +60,25 @@ export function operatorApplicationRoutes(deps: OperationDeps): PlainRoute[] {
         const body = request.body;
         const list = isPlainObject(body) ? body.frame_origins : undefined;
         if (!Array.isArray(list) || !list.every((item): item is string => typeof item === 'string')) {
-          return response.code(400).send({ status: Status.INVALID_FIELD, description: 'Invalid field: frame_origins (expected a list of http(s) origins)' });
+          return response
+            .code(400)
+            .send({ status: Status.INVALID_FIELD, description: 'Invalid field: frame_origins (expected a list of http(s) origins)' });
         }
         const checked = checkFrameOrigins(list);
         if (!checked.ok) {
           return response.code(400).send({
-            status: Status.INVALID_FIELD, description: `Invalid field: frame_origins (${checked.invalid} is not an http(s) origin such as https://shop.example)`,
+            status: Status.INVALID_FIELD,
+            description: `Invalid field: frame_origins (${checked.invalid} is not an http(s) origin such as https://shop.example)`,
           });
         }
         if (!(await setFrameOrigins(deps, merchant_id, application_key, checked.origins))) return notFound(response);
-        return response.send({ status: Status.OK, description: 'Frame origins set', merchant_id, application_key, frame_origins: checked.origins });
+        return response.send({
+          status: Status.OK,
+          description: 'Frame origins set',
+          merchant_id,
+          application_key,
+          frame_origins: checked.origins,
+        });
       },
     },
   ];

@@ -7,8 +7,15 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
-  createGateway, gatewayAdminDeps, type GatewayOutcome, type GatewayView, listGatewayViews, replaceGatewaySettings, setGatewayEnabled,
-  setGatewayHoldPayouts, showGateway,
+  createGateway,
+  gatewayAdminDeps,
+  type GatewayOutcome,
+  type GatewayView,
+  listGatewayViews,
+  replaceGatewaySettings,
+  setGatewayEnabled,
+  setGatewayHoldPayouts,
+  showGateway,
 } from '../../operations/gateways.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
@@ -21,13 +28,28 @@ const CONNECTOR = /^[a-z][a-z0-9_-]{0,31}$/;
 const SETTINGS_MAX = 32;
 const LIST_MAX = 1_000;
 
-const SettingsSchema = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 2048 }), { description: 'the connector\'s settings by name (docs/connectors.md)' });
+const SettingsSchema = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 2048 }), {
+  description: "the connector's settings by name (docs/connectors.md)",
+});
 
 const GatewayViewSchema = Type.Object({
-  status: Type.Integer(), description: Type.String(), gateway: Type.String(), gateway_id: Type.String(), merchant_id: Type.String(),
-  connector: Type.String(), processor: Type.String(), currencies: Type.Array(Type.String()), enabled: Type.Boolean(), mit_enabled: Type.Boolean(),
-  hold_payouts: Type.Boolean(), settings: Type.Record(Type.String(), Type.String()), secret_settings: Type.Array(Type.String()),
-  webhook_url: Type.Union([Type.String(), Type.Null()]), usable_here: Type.Boolean(), created_at_ms: Type.Integer(), updated_at_ms: Type.Integer(),
+  status: Type.Integer(),
+  description: Type.String(),
+  gateway: Type.String(),
+  gateway_id: Type.String(),
+  merchant_id: Type.String(),
+  connector: Type.String(),
+  processor: Type.String(),
+  currencies: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  mit_enabled: Type.Boolean(),
+  hold_payouts: Type.Boolean(),
+  settings: Type.Record(Type.String(), Type.String()),
+  secret_settings: Type.Array(Type.String()),
+  webhook_url: Type.Union([Type.String(), Type.Null()]),
+  usable_here: Type.Boolean(),
+  created_at_ms: Type.Integer(),
+  updated_at_ms: Type.Integer(),
 });
 
 /** A gateway's view as answered (gateway_id and processor as the payout API named them before). */
@@ -49,11 +71,19 @@ function answer(deps: OperationDeps, response: FastifyReply, outcome: GatewayOut
     case 'ok':
       deps.merchants.invalidate();
       return response.code(code).send(viewBody(outcome.gateway, description));
-    case 'gateway_not_found': return notFound(response);
-    case 'merchant_not_found': return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'Merchant not found' });
-    case 'unknown_connector': return badRequest(response, `Invalid field: connector (expected one of ${outcome.known.join(', ')})`);
-    case 'not_here': return badRequest(response, `Invalid field: connector (${outcome.connector} gateways take no payments in ${deps.config.environment} mode)`);
-    case 'invalid': return badRequest(response, `Invalid field: ${outcome.field} (${outcome.reason})`);
+    case 'gateway_not_found':
+      return notFound(response);
+    case 'merchant_not_found':
+      return response.code(404).send({ status: Status.AUTHENTICATION_FAILED, description: 'Merchant not found' });
+    case 'unknown_connector':
+      return badRequest(response, `Invalid field: connector (expected one of ${outcome.known.join(', ')})`);
+    case 'not_here':
+      return badRequest(
+        response,
+        `Invalid field: connector (${outcome.connector} gateways take no payments in ${deps.config.environment} mode)`,
+      );
+    case 'invalid':
+      return badRequest(response, `Invalid field: ${outcome.field} (${outcome.reason})`);
   }
 }
 
@@ -75,32 +105,53 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'POST',
       url: '/operator/gateways',
-      summary: 'Create a merchant\'s gateway: {"merchant_id", "connector", "currencies": [...], "settings": {...}} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Create a merchant\'s gateway: {"merchant_id", "connector", "currencies": [...], "settings": {...}} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({
-        merchant_id: Type.String({ maxLength: 50 }), connector: Type.String({ maxLength: 32 }), currencies: Type.Optional(Type.Array(Type.String({ maxLength: 3 }))),
-        settings: Type.Optional(SettingsSchema), mit_enabled: Type.Optional(Type.Boolean()), hold_payouts: Type.Optional(Type.Boolean()),
+        merchant_id: Type.String({ maxLength: 50 }),
+        connector: Type.String({ maxLength: 32 }),
+        currencies: Type.Optional(Type.Array(Type.String({ maxLength: 3 }))),
+        settings: Type.Optional(SettingsSchema),
+        mit_enabled: Type.Optional(Type.Boolean()),
+        hold_payouts: Type.Optional(Type.Boolean()),
       }),
       response: GatewayViewSchema,
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const body = request.body;
         if (!isPlainObject(body)) return badRequest(response, 'Body must be a JSON object');
-        if (typeof body.merchant_id !== 'string' || !MERCHANT_ID.test(body.merchant_id)) return badRequest(response, 'Invalid field: merchant_id (expected a merchant id)');
-        if (typeof body.connector !== 'string' || !CONNECTOR.test(body.connector)) return badRequest(response, 'Invalid field: connector (expected a connector name such as checkout)');
+        if (typeof body.merchant_id !== 'string' || !MERCHANT_ID.test(body.merchant_id))
+          return badRequest(response, 'Invalid field: merchant_id (expected a merchant id)');
+        if (typeof body.connector !== 'string' || !CONNECTOR.test(body.connector))
+          return badRequest(response, 'Invalid field: connector (expected a connector name such as checkout)');
         const currencies = body.currencies;
-        if (currencies !== undefined && (!Array.isArray(currencies) || currencies.length > 100 || !currencies.every((c) => typeof c === 'string' && /^[A-Za-z]{3}$/.test(c)))) {
+        if (
+          currencies !== undefined &&
+          (!Array.isArray(currencies) ||
+            currencies.length > 100 ||
+            !currencies.every((c) => typeof c === 'string' && /^[A-Za-z]{3}$/.test(c)))
+        ) {
           return badRequest(response, 'Invalid field: currencies (expected a list of ISO 4217 codes)');
         }
         for (const flag of ['mit_enabled', 'hold_payouts'] as const) {
-          if (body[flag] !== undefined && typeof body[flag] !== 'boolean') return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
+          if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
+            return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
         }
         const settings = settingsOf(body.settings);
         if (typeof settings === 'string') return badRequest(response, settings);
-        const outcome = await createGateway(admin, {
-          merchant_id: body.merchant_id, connector: body.connector, currencies: (currencies as string[] | undefined) ?? null, settings,
-          mit_enabled: body.mit_enabled as boolean | undefined, hold_payouts: body.hold_payouts as boolean | undefined,
-        }, Date.now());
+        const outcome = await createGateway(
+          admin,
+          {
+            merchant_id: body.merchant_id,
+            connector: body.connector,
+            currencies: (currencies as string[] | undefined) ?? null,
+            settings,
+            mit_enabled: body.mit_enabled as boolean | undefined,
+            hold_payouts: body.hold_payouts as boolean | undefined,
+          },
+          Date.now(),
+        );
         return answer(deps, response, outcome, 'Gateway created', 201);
       },
     },
@@ -108,7 +159,7 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: '/operator/gateways',
-      summary: 'List gateways, all or one merchant\'s (?merchant_id=...), never their secrets (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary: "List gateways, all or one merchant's (?merchant_id=...), never their secrets (Authorization: Bearer PAYGATE_ADMIN_TOKEN)",
       produces: 'application/json',
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
@@ -119,7 +170,9 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
         }
         const views = await listGatewayViews(admin, (merchant_id as string | undefined) ?? null);
         return response.send({
-          status: Status.OK, description: 'Gateways', gateways: views.slice(0, LIST_MAX).map((v) => ({ ...v, gateway_id: v.gateway, processor: v.connector })),
+          status: Status.OK,
+          description: 'Gateways',
+          gateways: views.slice(0, LIST_MAX).map((v) => ({ ...v, gateway_id: v.gateway, processor: v.connector })),
           more: views.length > LIST_MAX,
         });
       },
@@ -128,7 +181,8 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: '/operator/gateways/:gateway_id',
-      summary: 'Show a gateway: connector, currencies, settings that are not secret, the names of those that are, webhook_url (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Show a gateway: connector, currencies, settings that are not secret, the names of those that are, webhook_url (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       response: GatewayViewSchema,
       async handle(request, response) {
@@ -143,7 +197,8 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'POST',
       url: '/operator/gateways/:gateway_id',
-      summary: 'Disable or enable a gateway, hold its payouts for approval or not: {"enabled": true|false, "hold_payouts": true|false} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Disable or enable a gateway, hold its payouts for approval or not: {"enabled": true|false, "hold_payouts": true|false} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({ enabled: Type.Optional(Type.Boolean()), hold_payouts: Type.Optional(Type.Boolean()) }),
       response: GatewayViewSchema,
@@ -155,7 +210,8 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
           return badRequest(response, 'Invalid field: hold_payouts (expected true or false; or enabled)');
         }
         for (const flag of ['enabled', 'hold_payouts'] as const) {
-          if (body[flag] !== undefined && typeof body[flag] !== 'boolean') return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
+          if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
+            return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
         }
         if (!GATEWAY_ID.test(gateway_id)) return notFound(response);
         const now_ms = Date.now();
@@ -166,9 +222,14 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
           outcome = await showGateway(admin, gateway_id);
         }
         if (typeof body.enabled === 'boolean') outcome = await setGatewayEnabled(admin, gateway_id, body.enabled, now_ms);
-        const description = typeof body.enabled === 'boolean'
-          ? (body.enabled ? 'Gateway enabled' : 'Gateway disabled: it takes no new payments')
-          : (body.hold_payouts ? 'Payouts through this gateway now wait for approval' : 'Payouts through this gateway are processed at once');
+        const description =
+          typeof body.enabled === 'boolean'
+            ? body.enabled
+              ? 'Gateway enabled'
+              : 'Gateway disabled: it takes no new payments'
+            : body.hold_payouts
+              ? 'Payouts through this gateway now wait for approval'
+              : 'Payouts through this gateway are processed at once';
         return answer(deps, response, outcome, description);
       },
     },
@@ -176,7 +237,8 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'PUT',
       url: '/operator/gateways/:gateway_id/settings',
-      summary: 'Replace some of a gateway\'s settings (new credentials): {"settings": {...}}; the others stay (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Replace some of a gateway\'s settings (new credentials): {"settings": {...}}; the others stay (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({ settings: SettingsSchema }),
       response: GatewayViewSchema,

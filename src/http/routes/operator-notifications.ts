@@ -9,7 +9,11 @@ import { redactUrl } from '../../logging.js';
 import { SUBSCRIPTION_EVENT_KIND } from '../../notifications/subscription-event.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
-  type NotificationWithAttempts, resendNotification, withAttempts, subscriptionNotifications, transactionNotifications,
+  type NotificationWithAttempts,
+  resendNotification,
+  withAttempts,
+  subscriptionNotifications,
+  transactionNotifications,
 } from '../../operations/notification-views.js';
 import { requireAdmin } from '../admin-auth.js';
 import { Status } from '../envelope.js';
@@ -29,11 +33,23 @@ const NotificationView = Type.Object({
   id: Type.Integer(),
   kind: Type.Union([Type.Literal('transaction'), Type.Literal('subscription_event')]),
   trace_id: Type.Union([Type.Integer(), Type.Null()], { description: 'the transaction notified; null for a subscription event' }),
-  subscription_id: Type.Union([Type.String(), Type.Null()], { description: 'the subscription of a subscription event; null for a transaction notification' }),
-  event: Type.Union([Type.String(), Type.Null()], { description: 'a subscription event\'s name (subscription.created, …); null for a transaction notification' }),
-  transaction_status: Type.String({ description: 'the status this notification reports (a subscription event: the subscription\'s status)' }),
+  subscription_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'the subscription of a subscription event; null for a transaction notification',
+  }),
+  event: Type.Union([Type.String(), Type.Null()], {
+    description: "a subscription event's name (subscription.created, …); null for a transaction notification",
+  }),
+  transaction_status: Type.String({
+    description: "the status this notification reports (a subscription event: the subscription's status)",
+  }),
   url: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('failed'), Type.Literal('superseded')]),
+  state: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('delivered'),
+    Type.Literal('refused'),
+    Type.Literal('failed'),
+    Type.Literal('superseded'),
+  ]),
   attempt_count: Type.Integer(),
   created_at: Type.String(),
   next_attempt_at: Type.Union([Type.String(), Type.Null()], { description: 'null unless pending' }),
@@ -102,7 +118,10 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
       summary: 'Operator: every notification of a transaction with every delivery attempt (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       response: Type.Object({
-        status: Type.Integer(), description: Type.String(), trace_id: Type.Integer(), transaction_status: Type.String(),
+        status: Type.Integer(),
+        description: Type.String(),
+        trace_id: Type.Integer(),
+        transaction_status: Type.String(),
         notifications: Type.Array(NotificationView),
       }),
       async handle(request, response) {
@@ -111,17 +130,26 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
         if (trace_id === null) return problem(response, 400, Status.INVALID_FIELD, 'Invalid field: trace_id (expected a positive integer)');
         const found = await transactionNotifications(deps, trace_id);
         if (!found) return problem(response, 404, Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-        return response.send({ status: Status.OK, description: 'OK', trace_id, transaction_status: found.transaction_status, notifications: views(found.notifications) });
+        return response.send({
+          status: Status.OK,
+          description: 'OK',
+          trace_id,
+          transaction_status: found.transaction_status,
+          notifications: views(found.notifications),
+        });
       },
     },
     {
       kind: 'plain',
       method: 'GET',
       url: '/operator/subscriptions/:subscription_id/notifications',
-      summary: 'Operator: every event notification of a subscription with every delivery attempt (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Operator: every event notification of a subscription with every delivery attempt (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       response: Type.Object({
-        status: Type.Integer(), description: Type.String(), subscription_id: Type.String(),
+        status: Type.Integer(),
+        description: Type.String(),
+        subscription_id: Type.String(),
         notifications: Type.Array(NotificationView),
       }),
       async handle(request, response) {
@@ -141,7 +169,8 @@ export function operatorNotificationRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'POST',
       url: '/operator/notifications/:id/resend',
-      summary: 'Operator: send a notification again now, same content, with a fresh resend bound; 409 while an attempt is in flight (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Operator: send a notification again now, same content, with a fresh resend bound; 409 while an attempt is in flight (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       response: Type.Object({ status: Type.Integer(), description: Type.String(), notification: NotificationView }),
       async handle(request, response) {

@@ -73,8 +73,11 @@ const ActionBody = Type.Object({
 });
 
 const ActionAnswer = Type.Object({
-  status: Type.Integer(), description: Type.String(), trace_id: Type.Optional(Type.Integer()),
-  previous_status: Type.Optional(Type.String()), transaction_status: Type.Optional(Type.String()),
+  status: Type.Integer(),
+  description: Type.String(),
+  trace_id: Type.Optional(Type.Integer()),
+  previous_status: Type.Optional(Type.String()),
+  transaction_status: Type.Optional(Type.String()),
   payout: Type.Optional(Type.Object({}, { additionalProperties: true })),
 });
 
@@ -102,27 +105,31 @@ function actionRoute(deps: OperationDeps, action: ReviewAction): PlainRoute {
       }
       const outcome = await reviewPayout(deps, trace_id, action, { note: note === '' ? undefined : note, submit });
       switch (outcome.kind) {
-        case 'not_found': return notFound(response);
-        case 'refused': return response.code(409).send({
-          status: Status.TRANSITION_REFUSED,
-          description: `Transition refused: cannot ${action} a payout that is ${outcome.status} (${action} applies to ${outcome.accepted_from.join(' or ')})`,
-          trace_id,
-          transaction_status: outcome.status,
-        });
-        case 'processor_unavailable': return response.code(409).send({
-          status: Status.TRANSITION_REFUSED,
-          description: `Transition refused: the payout's processor is not available on this instance; it stays ${outcome.status}`,
-          trace_id,
-          transaction_status: outcome.status,
-        });
-        case 'changed': return response.send({
-          status: Status.OK,
-          description: DONE[action],
-          trace_id,
-          previous_status: outcome.previous_status,
-          transaction_status: outcome.row.status,
-          payout: payoutView(outcome.row),
-        });
+        case 'not_found':
+          return notFound(response);
+        case 'refused':
+          return response.code(409).send({
+            status: Status.TRANSITION_REFUSED,
+            description: `Transition refused: cannot ${action} a payout that is ${outcome.status} (${action} applies to ${outcome.accepted_from.join(' or ')})`,
+            trace_id,
+            transaction_status: outcome.status,
+          });
+        case 'processor_unavailable':
+          return response.code(409).send({
+            status: Status.TRANSITION_REFUSED,
+            description: `Transition refused: the payout's processor is not available on this instance; it stays ${outcome.status}`,
+            trace_id,
+            transaction_status: outcome.status,
+          });
+        case 'changed':
+          return response.send({
+            status: Status.OK,
+            description: DONE[action],
+            trace_id,
+            previous_status: outcome.previous_status,
+            transaction_status: outcome.row.status,
+            payout: payoutView(outcome.row),
+          });
       }
     },
   };
@@ -135,7 +142,8 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: '/operator/payouts',
-      summary: 'List payouts in one status, oldest first (?status=requested&after=TRACE_ID&limit=N; Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'List payouts in one status, oldest first (?status=requested&after=TRACE_ID&limit=N; Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
@@ -165,7 +173,9 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         const row = await findPayout(deps, trace_id);
         if (!row) return notFound(response);
         const history = await statusHistory(deps, trace_id);
-        const allowed = (Object.keys(REVIEW_ACTIONS) as ReviewAction[]).filter((a) => REVIEW_ACTIONS[a].from.includes(row.status as PayoutStatus));
+        const allowed = (Object.keys(REVIEW_ACTIONS) as ReviewAction[]).filter((a) =>
+          REVIEW_ACTIONS[a].from.includes(row.status as PayoutStatus),
+        );
         return response.send({
           status: Status.OK,
           description: 'Payout found',

@@ -34,7 +34,9 @@ function textList(body: Record<string, unknown>, field: string): string[] | unde
 function wholeNumber(body: Record<string, unknown>, field: string): number | undefined | string {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : `Invalid field: ${field} (expected a whole number, 0 or more)`;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? value
+    : `Invalid field: ${field} (expected a whole number, 0 or more)`;
 }
 
 export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
@@ -43,7 +45,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: '/operator/merchants/:merchant_id/routing-rules',
-      summary: 'A merchant\'s routing rules, by priority (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary: "A merchant's routing rules, by priority (Authorization: Bearer PAYGATE_ADMIN_TOKEN)",
       produces: 'application/json',
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
@@ -57,12 +59,16 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'POST',
       url: '/operator/merchants/:merchant_id/routing-rules',
-      summary: 'Add a routing rule: {"gateway", "priority", "currencies", "amount_min", "amount_max", "card_brands", "bin_countries"} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+      summary:
+        'Add a routing rule: {"gateway", "priority", "currencies", "amount_min", "amount_max", "card_brands", "bin_countries"} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({
-        gateway: Type.String({ maxLength: 32 }), priority: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
-        currencies: Type.Optional(Type.Array(Type.String({ maxLength: 3 }))), amount_min: Type.Optional(Type.Integer({ minimum: 0 })),
-        amount_max: Type.Optional(Type.Integer({ minimum: 0 })), card_brands: Type.Optional(Type.Array(Type.String({ maxLength: 16 }))),
+        gateway: Type.String({ maxLength: 32 }),
+        priority: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+        currencies: Type.Optional(Type.Array(Type.String({ maxLength: 3 }))),
+        amount_min: Type.Optional(Type.Integer({ minimum: 0 })),
+        amount_max: Type.Optional(Type.Integer({ minimum: 0 })),
+        card_brands: Type.Optional(Type.Array(Type.String({ maxLength: 16 }))),
         bin_countries: Type.Optional(Type.Array(Type.String({ maxLength: 2 }))),
       }),
       async handle(request, response) {
@@ -71,27 +77,47 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
         const body = request.body;
         if (!isPlainObject(body)) return badRequest(response, 'Body must be a JSON object');
         if (!MERCHANT_ID.test(merchant_id)) return merchantNotFound(response);
-        if (typeof body.gateway !== 'string' || body.gateway.length > 32) return badRequest(response, 'Invalid field: gateway (expected a gateway id)');
+        if (typeof body.gateway !== 'string' || body.gateway.length > 32)
+          return badRequest(response, 'Invalid field: gateway (expected a gateway id)');
         const priority = wholeNumber(body, 'priority');
         if (priority === undefined) return badRequest(response, 'Missing required field: priority');
         const fields = {
-          priority, amount_min: wholeNumber(body, 'amount_min'), amount_max: wholeNumber(body, 'amount_max'),
-          currencies: textList(body, 'currencies'), card_brands: textList(body, 'card_brands'), bin_countries: textList(body, 'bin_countries'),
+          priority,
+          amount_min: wholeNumber(body, 'amount_min'),
+          amount_max: wholeNumber(body, 'amount_max'),
+          currencies: textList(body, 'currencies'),
+          card_brands: textList(body, 'card_brands'),
+          bin_countries: textList(body, 'bin_countries'),
         };
         for (const value of Object.values(fields)) if (typeof value === 'string') return badRequest(response, value);
-        const outcome = await addMerchantRoutingRule(deps, {
-          merchant_id, gateway_id: body.gateway, priority: fields.priority as number,
-          amount_min_minor: fields.amount_min as number | undefined, amount_max_minor: fields.amount_max as number | undefined,
-          currencies: fields.currencies as string[] | undefined, card_brands: fields.card_brands as string[] | undefined,
-          bin_countries: fields.bin_countries as string[] | undefined,
-        }, Date.now());
+        const outcome = await addMerchantRoutingRule(
+          deps,
+          {
+            merchant_id,
+            gateway_id: body.gateway,
+            priority: fields.priority as number,
+            amount_min_minor: fields.amount_min as number | undefined,
+            amount_max_minor: fields.amount_max as number | undefined,
+            currencies: fields.currencies as string[] | undefined,
+            card_brands: fields.card_brands as string[] | undefined,
+            bin_countries: fields.bin_countries as string[] | undefined,
+          },
+          Date.now(),
+        );
         switch (outcome.kind) {
           case 'ok':
             deps.merchants.invalidate();
             return response.code(201).send({ status: Status.OK, description: 'Routing rule added', rule: outcome.rule });
-          case 'merchant_not_found': return merchantNotFound(response);
+          case 'merchant_not_found':
+            return merchantNotFound(response);
           case 'invalid': {
-            const names: Readonly<Record<string, string>> = { 'min-amount': 'amount_min', 'max-amount': 'amount_max', currency: 'currencies', 'card-brand': 'card_brands', 'bin-country': 'bin_countries' };
+            const names: Readonly<Record<string, string>> = {
+              'min-amount': 'amount_min',
+              'max-amount': 'amount_max',
+              currency: 'currencies',
+              'card-brand': 'card_brands',
+              'bin-country': 'bin_countries',
+            };
             return badRequest(response, `Invalid field: ${names[outcome.field] ?? outcome.field} (${outcome.reason})`);
           }
         }

@@ -15,60 +15,164 @@ import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
 
 const CUSTOMER = {
-  pin: 'required', dob: 'required', email: 'required', phone: 'required', requester_ip: 'required', address: 'required',
-  city: 'required', country: 'required', first_name: 'required', last_name: 'required', zip: 'required',
+  pin: 'required',
+  dob: 'required',
+  email: 'required',
+  phone: 'required',
+  requester_ip: 'required',
+  address: 'required',
+  city: 'required',
+  country: 'required',
+  first_name: 'required',
+  last_name: 'required',
+  zip: 'required',
 } as const;
 
 const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
 
-export const SaleApplicationKey = bodySchema({
-  amount: 'required', currency: 'required', card_number: 'required', cvv: 'required', card_exp: 'required', ...CUSTOMER,
-  state: 'optional', application_key: 'required', merchant_id: 'required', return_url: 'required', notification_url: 'required',
-  order_id: 'required', gateway: 'optional', reference_id: 'optional', timestamp: 'required', signature: 'required', ...VARIABLES,
-}, { transaction_type: literal('sale'), version: literal('1.2') });
+export const SaleApplicationKey = bodySchema(
+  {
+    amount: 'required',
+    currency: 'required',
+    card_number: 'required',
+    cvv: 'required',
+    card_exp: 'required',
+    ...CUSTOMER,
+    state: 'optional',
+    application_key: 'required',
+    merchant_id: 'required',
+    return_url: 'required',
+    notification_url: 'required',
+    order_id: 'required',
+    gateway: 'optional',
+    reference_id: 'optional',
+    timestamp: 'required',
+    signature: 'required',
+    ...VARIABLES,
+  },
+  { transaction_type: literal('sale'), version: literal('1.2') },
+);
 
-export const SaleFrontend = bodySchema({
-  amount: 'required', currency: 'required', card_number: 'required', cvv: 'optional', card_exp: 'required', ...CUSTOMER,
-  state: 'required', frontend: 'required', merchant_id: 'required', return_url: 'required', notification_url: 'required',
-  order_id: 'required', gateway: 'optional', timestamp: 'required', signature: 'required', ...VARIABLES,
-}, { transaction_type: literal('sale'), version: literal('1.1') });
+export const SaleFrontend = bodySchema(
+  {
+    amount: 'required',
+    currency: 'required',
+    card_number: 'required',
+    cvv: 'optional',
+    card_exp: 'required',
+    ...CUSTOMER,
+    state: 'required',
+    frontend: 'required',
+    merchant_id: 'required',
+    return_url: 'required',
+    notification_url: 'required',
+    order_id: 'required',
+    gateway: 'optional',
+    timestamp: 'required',
+    signature: 'required',
+    ...VARIABLES,
+  },
+  { transaction_type: literal('sale'), version: literal('1.1') },
+);
 
 const REFUND_FIELDS = {
-  amount: 'required', currency: 'required', card_number: 'required', card_exp: 'required', pin: 'required', email: 'required',
-  requester_ip: 'required', country: 'required', first_name: 'required', last_name: 'required', state: 'required', zip: 'required',
-  merchant_id: 'required', order_id: 'required', reference_id: 'required', timestamp: 'required', signature: 'required',
-  dob: 'optional', phone: 'optional', address: 'optional', city: 'optional', return_url: 'optional', notification_url: 'optional',
+  amount: 'required',
+  currency: 'required',
+  card_number: 'required',
+  card_exp: 'required',
+  pin: 'required',
+  email: 'required',
+  requester_ip: 'required',
+  country: 'required',
+  first_name: 'required',
+  last_name: 'required',
+  state: 'required',
+  zip: 'required',
+  merchant_id: 'required',
+  order_id: 'required',
+  reference_id: 'required',
+  timestamp: 'required',
+  signature: 'required',
+  dob: 'optional',
+  phone: 'optional',
+  address: 'optional',
+  city: 'optional',
+  return_url: 'optional',
+  notification_url: 'optional',
 } as const;
 
-export const RefundFrontend = bodySchema({ ...REFUND_FIELDS, frontend: 'required' }, { transaction_type: literal('refund'), version: literal('1.1') });
+export const RefundFrontend = bodySchema(
+  { ...REFUND_FIELDS, frontend: 'required' },
+  { transaction_type: literal('refund'), version: literal('1.1') },
+);
 /** Not in the spec: the refund also accepted in the application_key form (version 1.2), documented in docs/api.md. */
-export const RefundApplicationKey = bodySchema({ ...REFUND_FIELDS, application_key: 'required' }, { transaction_type: literal('refund'), version: literal('1.2') });
+export const RefundApplicationKey = bodySchema(
+  { ...REFUND_FIELDS, application_key: 'required' },
+  { transaction_type: literal('refund'), version: literal('1.2') },
+);
 
 /**
  * Variant D ciphertext: decisions.md §5 lets the encrypted fields take up to 256 characters
  * (the card lengths apply to the decrypted values). Whether it decrypts is judged later, with
  * one answer for every failure; here only its size.
  */
-const CIPHERTEXT = Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'base64 ciphertext (spec §5.3) of up to 256 characters' }));
+const CIPHERTEXT = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 256, description: 'base64 ciphertext (spec §5.3) of up to 256 characters' }),
+);
 
 /** Variant D: payout to a card, encrypted card data, application_key form, version 1.2. */
-export const PayoutEncrypted = bodySchema({
-  amount: 'required', currency: 'required', ...CUSTOMER, state: 'required', gateway: 'required', application_key: 'required',
-  merchant_id: 'required', return_url: 'required', notification_url: 'required', order_id: 'required', reference_id: 'optional',
-  timestamp: 'required', signature: 'required', ...VARIABLES,
-}, {
-  transaction_type: literal('payout'), version: literal('1.2'),
-  // decisions.md §3: under the *_encrypted names and under the plain names alike.
-  card_number_encrypted: CIPHERTEXT, card_exp_encrypted: CIPHERTEXT, cvv_encrypted: CIPHERTEXT,
-  card_number: CIPHERTEXT, card_exp: CIPHERTEXT, cvv: CIPHERTEXT,
-});
+export const PayoutEncrypted = bodySchema(
+  {
+    amount: 'required',
+    currency: 'required',
+    ...CUSTOMER,
+    state: 'required',
+    gateway: 'required',
+    application_key: 'required',
+    merchant_id: 'required',
+    return_url: 'required',
+    notification_url: 'required',
+    order_id: 'required',
+    reference_id: 'optional',
+    timestamp: 'required',
+    signature: 'required',
+    ...VARIABLES,
+  },
+  {
+    transaction_type: literal('payout'),
+    version: literal('1.2'),
+    // decisions.md §3: under the *_encrypted names and under the plain names alike.
+    card_number_encrypted: CIPHERTEXT,
+    card_exp_encrypted: CIPHERTEXT,
+    cvv_encrypted: CIPHERTEXT,
+    card_number: CIPHERTEXT,
+    card_exp: CIPHERTEXT,
+    cvv: CIPHERTEXT,
+  },
+);
 
 /** Variant E: payout to a card, plain card data, frontend form, version 1.1. */
-export const PayoutFrontend = bodySchema({
-  amount: 'required', currency: 'required', card_number: 'required', card_exp: 'required', cvv: 'optional', ...CUSTOMER,
-  state: 'required', frontend: 'required', merchant_id: 'required', return_url: 'required', notification_url: 'required',
-  order_id: 'required', gateway: 'required', timestamp: 'required', signature: 'required', ...VARIABLES,
-}, { transaction_type: literal('payout'), version: literal('1.1') });
+export const PayoutFrontend = bodySchema(
+  {
+    amount: 'required',
+    currency: 'required',
+    card_number: 'required',
+    card_exp: 'required',
+    cvv: 'optional',
+    ...CUSTOMER,
+    state: 'required',
+    frontend: 'required',
+    merchant_id: 'required',
+    return_url: 'required',
+    notification_url: 'required',
+    order_id: 'required',
+    gateway: 'required',
+    timestamp: 'required',
+    signature: 'required',
+    ...VARIABLES,
+  },
+  { transaction_type: literal('payout'), version: literal('1.1') },
+);
 
 type SaleBody = BodyOf<typeof SaleApplicationKey>;
 type SaleFrontendBody = BodyOf<typeof SaleFrontend>;
@@ -85,19 +189,29 @@ type ProcessInput =
   | { readonly variant: 'payout'; readonly body: PayoutFrontendBody };
 
 export const ProcessAnswer = Type.Object({
-  status: Type.Integer(), description: Type.String({ maxLength: 256 }),
-  trace_id: Type.Optional(Type.Integer()), transaction_id: Type.Optional(Type.String({ maxLength: 50 })),
-  transaction_status: Type.Optional(Type.String({ maxLength: 16 })), payment_processor: Type.Optional(Type.String({ maxLength: 25 })),
+  status: Type.Integer(),
+  description: Type.String({ maxLength: 256 }),
+  trace_id: Type.Optional(Type.Integer()),
+  transaction_id: Type.Optional(Type.String({ maxLength: 50 })),
+  transaction_status: Type.Optional(Type.String({ maxLength: 16 })),
+  payment_processor: Type.Optional(Type.String({ maxLength: 25 })),
   redirect_url: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
   error_code: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
   error_details: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
   card_token: Type.Optional(Type.String({ maxLength: 32, description: 'approved sales only (decisions.md §9)' })),
-  version: Type.String(), timestamp: Type.Integer(), signature: Type.String(),
+  version: Type.String(),
+  timestamp: Type.Integer(),
+  signature: Type.String(),
 });
 
 const processInput: SignedInput<ProcessInput> = {
   schema: Type.Union([
-    SaleApplicationKey.schema, SaleFrontend.schema, RefundFrontend.schema, RefundApplicationKey.schema, PayoutEncrypted.schema, PayoutFrontend.schema,
+    SaleApplicationKey.schema,
+    SaleFrontend.schema,
+    RefundFrontend.schema,
+    RefundApplicationKey.schema,
+    PayoutEncrypted.schema,
+    PayoutFrontend.schema,
   ]),
   parse(body) {
     const type = body.transaction_type;
@@ -122,7 +236,9 @@ const processInput: SignedInput<ProcessInput> = {
       const parsed = PayoutEncrypted.parse(body);
       if (!parsed.ok) return parsed;
       const card = encryptedCardFields(parsed.value);
-      return 'reply' in card ? { ok: false, reply: card.reply } : { ok: true, value: { variant: 'payout_encrypted', body: parsed.value, card } };
+      return 'reply' in card
+        ? { ok: false, reply: card.reply }
+        : { ok: true, value: { variant: 'payout_encrypted', body: parsed.value, card } };
     }
     return { ok: false, reply: fieldError('Invalid field: transaction_type (expected sale, refund or payout)') };
   },
@@ -135,7 +251,9 @@ function encryptedCardFields(body: PayoutEncryptedBody): EncryptedCard | { reply
     const encrypted = body[`${name}_encrypted`] ?? undefined;
     const plain = body[name] ?? undefined;
     if (encrypted !== undefined && plain !== undefined && encrypted !== plain) {
-      return { reply: fieldError(`Invalid field: ${name} (given twice with different values, as ${name} and ${name}_encrypted; send it once)`) };
+      return {
+        reply: fieldError(`Invalid field: ${name} (given twice with different values, as ${name} and ${name}_encrypted; send it once)`),
+      };
     }
     values[name] = encrypted ?? plain;
   }
@@ -151,7 +269,7 @@ function encryptedCardFields(body: PayoutEncryptedBody): EncryptedCard | { reply
  */
 export const CARD_DATA_UNREADABLE = reply(
   Status.CARD_DATA_UNREADABLE,
-  'Card data unreadable: the encrypted card fields do not decrypt to a card with this merchant\'s secret and the request timestamp (spec section 5.3)',
+  "Card data unreadable: the encrypted card fields do not decrypt to a card with this merchant's secret and the request timestamp (spec section 5.3)",
 );
 
 function cardOf(body: { card_number: string; card_exp: string; cvv?: string | undefined }): CardData {
@@ -191,10 +309,14 @@ async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendB
     mit_retry: false,
   });
   switch (outcome.kind) {
-    case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);
-    case 'duplicate_order': return DUPLICATE;
-    case 'in_progress': return IN_PROGRESS;
-    case 'no_gateway': return gatewayRefusalReply(outcome.refusal);
+    case 'processed':
+      return reply(Status.OK, PROCESSED, outcome.answer);
+    case 'duplicate_order':
+      return DUPLICATE;
+    case 'in_progress':
+      return IN_PROGRESS;
+    case 'no_gateway':
+      return gatewayRefusalReply(outcome.refusal);
   }
 }
 
@@ -216,20 +338,32 @@ async function handleRefund(context: SignedContext, body: RefundBody | RefundApp
     request_fingerprint: requestFingerprint(context.deps, context.body),
   });
   switch (outcome.kind) {
-    case 'processed': return reply(Status.OK, PROCESSED, outcome.answer);
-    case 'duplicate_order': return DUPLICATE;
-    case 'in_progress': return IN_PROGRESS;
-    case 'reference_not_found': return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-    case 'no_processor': return reply(Status.NO_GATEWAY, 'Gateway unavailable: the original sale\'s processor is not available here');
+    case 'processed':
+      return reply(Status.OK, PROCESSED, outcome.answer);
+    case 'duplicate_order':
+      return DUPLICATE;
+    case 'in_progress':
+      return IN_PROGRESS;
+    case 'reference_not_found':
+      return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
+    case 'no_processor':
+      return reply(Status.NO_GATEWAY, "Gateway unavailable: the original sale's processor is not available here");
     case 'refused':
       switch (outcome.reason) {
-        case 'card_mismatch': return fieldError('Invalid field: card_number (does not match the original sale)');
-        case 'expiry_mismatch': return fieldError('Invalid field: card_exp (does not match the original sale)');
-        case 'currency_mismatch': return reply(Status.REFUND_REFUSED, 'Refund refused: currency differs from the original sale');
+        case 'card_mismatch':
+          return fieldError('Invalid field: card_number (does not match the original sale)');
+        case 'expiry_mismatch':
+          return fieldError('Invalid field: card_exp (does not match the original sale)');
+        case 'currency_mismatch':
+          return reply(Status.REFUND_REFUSED, 'Refund refused: currency differs from the original sale');
         case 'not_a_sale':
-        case 'not_approved': return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale');
-        case 'exceeds_sale': return reply(Status.REFUND_REFUSED,
-          `Refund refused: amount exceeds what remains refundable on the sale (${outcome.remaining_minor ?? 0} left)`);
+        case 'not_approved':
+          return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale');
+        case 'exceeds_sale':
+          return reply(
+            Status.REFUND_REFUSED,
+            `Refund refused: amount exceeds what remains refundable on the sale (${outcome.remaining_minor ?? 0} left)`,
+          );
       }
   }
 }
@@ -240,15 +374,16 @@ export function payoutDescription(answer: TransactionAnswer): string {
 }
 
 /** The reply to a payout outcome (card or direct); `shape` adjusts the answer fields per endpoint. */
-export function payoutReply(
-  outcome: PayoutOutcome,
-  shape: (answer: TransactionAnswer) => TransactionAnswer = (answer) => answer,
-): Reply {
+export function payoutReply(outcome: PayoutOutcome, shape: (answer: TransactionAnswer) => TransactionAnswer = (answer) => answer): Reply {
   switch (outcome.kind) {
-    case 'processed': return reply(Status.OK, payoutDescription(outcome.answer), shape(outcome.answer));
-    case 'duplicate_order': return DUPLICATE;
-    case 'in_progress': return IN_PROGRESS;
-    case 'no_gateway': return gatewayRefusalReply(outcome.refusal);
+    case 'processed':
+      return reply(Status.OK, payoutDescription(outcome.answer), shape(outcome.answer));
+    case 'duplicate_order':
+      return DUPLICATE;
+    case 'in_progress':
+      return IN_PROGRESS;
+    case 'no_gateway':
+      return gatewayRefusalReply(outcome.refusal);
   }
 }
 
@@ -319,10 +454,14 @@ export function processRoute(): SignedRoute<ProcessInput> {
     response: ProcessAnswer,
     handle: (context, input) => {
       switch (input.variant) {
-        case 'sale': return handleSale(context, input.body);
-        case 'refund': return handleRefund(context, input.body);
-        case 'payout_encrypted': return handleEncryptedPayout(context, input.body, input.card);
-        case 'payout': return handlePlainPayout(context, input.body);
+        case 'sale':
+          return handleSale(context, input.body);
+        case 'refund':
+          return handleRefund(context, input.body);
+        case 'payout_encrypted':
+          return handleEncryptedPayout(context, input.body, input.card);
+        case 'payout':
+          return handlePlainPayout(context, input.body);
       }
     },
   };

@@ -19,7 +19,8 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'POST',
       url: '/webhooks/:connector/:gateway_id',
-      summary: 'A processor\'s webhook for one gateway: 401 unless its signature verifies with the gateway\'s webhook secret, 200 for every verified event',
+      summary:
+        "A processor's webhook for one gateway: 401 unless its signature verifies with the gateway's webhook secret, 200 for every verified event",
       produces: 'application/json',
       raw_body: true,
       async handle(request, response) {
@@ -27,9 +28,12 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const outcome = await receiveWebhook(deps, connector, gateway_id, body, request.headers);
         switch (outcome.kind) {
-          case 'unknown_gateway': return response.code(404).send({ received: false, reason: 'unknown gateway' });
-          case 'bad_signature': return response.code(401).send({ received: false, reason: 'signature does not verify' });
-          case 'accepted': return response.code(200).send({ received: true, outcome: outcome.outcome });
+          case 'unknown_gateway':
+            return response.code(404).send({ received: false, reason: 'unknown gateway' });
+          case 'bad_signature':
+            return response.code(401).send({ received: false, reason: 'signature does not verify' });
+          case 'accepted':
+            return response.code(200).send({ received: true, outcome: outcome.outcome });
         }
       },
     },
@@ -37,15 +41,20 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
       kind: 'plain',
       method: 'GET',
       url: '/return/:trace_id/:check',
-      summary: 'Where a processor sends the customer after its 3-D Secure page: the gateway asks the processor for the outcome, then redirects to return_url',
+      summary:
+        'Where a processor sends the customer after its 3-D Secure page: the gateway asks the processor for the outcome, then redirects to return_url',
       produces: 'text/html',
       async handle(request, response) {
         const { trace_id, check } = request.params as { trace_id: string; check: string };
         const outcome = await customerReturned(deps, trace_id, check);
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
         if (outcome.kind === 'not_found') {
-          return response.code(404).headers(headers).header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-            .type('text/html; charset=utf-8').send(notFoundPage());
+          return response
+            .code(404)
+            .headers(headers)
+            .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+            .type('text/html; charset=utf-8')
+            .send(notFoundPage());
         }
         return response.code(303).headers(headers).redirect(outcome.to, 303);
       },

@@ -11,7 +11,12 @@ import type { AdjustableClock } from '../../domain/clock.js';
 import { framingHeaders } from '../../domain/frame-origins.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import {
-  type ChallengeAction, type ChallengeKind, type ChallengeView, challengeFrameOrigins, completeChallenge, findChallenge,
+  type ChallengeAction,
+  type ChallengeKind,
+  type ChallengeView,
+  challengeFrameOrigins,
+  completeChallenge,
+  findChallenge,
 } from '../../operations/sandbox-challenge.js';
 import { advanceSandboxClock } from '../../operations/sandbox-clock.js';
 import { notFoundPage } from '../../pages/not-found.js';
@@ -25,20 +30,32 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
-function sendPage(response: FastifyReply, code: number, body: string, frame: readonly string[] | null, form_targets: string[] = []): FastifyReply {
+function sendPage(
+  response: FastifyReply,
+  code: number,
+  body: string,
+  frame: readonly string[] | null,
+  form_targets: string[] = [],
+): FastifyReply {
   const form_action = ["'self'", ...form_targets].join(' ');
   const framing = framingHeaders(frame);
-  return response.code(code).headers({
-    ...PAGE_HEADERS,
-    ...framing.headers,
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${form_action}; base-uri 'none'; ${framing.frame_ancestors}`,
-  }).type('text/html; charset=utf-8').send(body);
+  return response
+    .code(code)
+    .headers({
+      ...PAGE_HEADERS,
+      ...framing.headers,
+      'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${form_action}; base-uri 'none'; ${framing.frame_ancestors}`,
+    })
+    .type('text/html; charset=utf-8')
+    .send(body);
 }
 
 /** After Approve / Decline / Confirm / Cancel: on to return_url (the merchant's page, or the cashier's result page). */
 function sendRedirect(response: FastifyReply, to: string, frame: readonly string[] | null): FastifyReply {
   const framing = framingHeaders(frame);
-  return response.code(303).headers({ ...PAGE_HEADERS, ...framing.headers, 'content-security-policy': `default-src 'none'; ${framing.frame_ancestors}` })
+  return response
+    .code(303)
+    .headers({ ...PAGE_HEADERS, ...framing.headers, 'content-security-policy': `default-src 'none'; ${framing.frame_ancestors}` })
     .redirect(to, 303);
 }
 
@@ -64,12 +81,24 @@ interface ChallengePageSpec {
 
 const CHALLENGE_PAGES: readonly ChallengePageSpec[] = [
   {
-    kind: 'card', path: '/sandbox/3ds', actions: ['approve', 'decline'], page: threeDsPage,
-    summaries: { get: 'Sandbox 3-D Secure page (Approve / Decline)', post: 'Sandbox 3-D Secure answer (form field action=approve|decline); redirects to return_url' },
+    kind: 'card',
+    path: '/sandbox/3ds',
+    actions: ['approve', 'decline'],
+    page: threeDsPage,
+    summaries: {
+      get: 'Sandbox 3-D Secure page (Approve / Decline)',
+      post: 'Sandbox 3-D Secure answer (form field action=approve|decline); redirects to return_url',
+    },
   },
   {
-    kind: 'wallet', path: '/sandbox/wallet', actions: ['confirm', 'cancel'], page: walletPage,
-    summaries: { get: 'Sandbox e-wallet page of a direct payout (Confirm / Cancel)', post: 'Sandbox e-wallet answer (form field action=confirm|cancel); redirects to return_url' },
+    kind: 'wallet',
+    path: '/sandbox/wallet',
+    actions: ['confirm', 'cancel'],
+    page: walletPage,
+    summaries: {
+      get: 'Sandbox e-wallet page of a direct payout (Confirm / Cancel)',
+      post: 'Sandbox e-wallet answer (form field action=confirm|cancel); redirects to return_url',
+    },
   },
 ];
 
@@ -78,7 +107,13 @@ function challengeRoutes(deps: OperationDeps, spec: ChallengePageSpec): PlainRou
   const show = async (response: FastifyReply, token: string, code: number): Promise<FastifyReply> => {
     const view = await findChallenge(deps, token, spec.kind);
     if (!view) return sendPage(response, 404, notFoundPage(), null);
-    return sendPage(response, code, spec.page(view, `${spec.path}/${token}`), await challengeFrameOrigins(deps, view.row), originOf(view.row.return_url));
+    return sendPage(
+      response,
+      code,
+      spec.page(view, `${spec.path}/${token}`),
+      await challengeFrameOrigins(deps, view.row),
+      originOf(view.row.return_url),
+    );
   };
   return [
     {

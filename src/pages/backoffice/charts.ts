@@ -28,7 +28,10 @@ export function niceCeiling(value: number): number {
  * `summary` is what the chart says in words (its accessible name).
  */
 export function barChart(options: {
-  readonly title: string; readonly summary: string; readonly labels: readonly string[]; readonly series: readonly Series[];
+  readonly title: string;
+  readonly summary: string;
+  readonly labels: readonly string[];
+  readonly series: readonly Series[];
   readonly format: (value: number) => string;
 }): Html {
   const { labels, series } = options;
@@ -43,7 +46,9 @@ export function barChart(options: {
   for (const fraction of [0, 0.5, 1]) {
     const value = top * fraction;
     parts.push(`<line x1="${PAD_LEFT}" x2="${WIDTH - 4}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}" stroke="#e5e7eb"/>`);
-    parts.push(`<text x="${PAD_LEFT - 4}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end" font-size="10" fill="#6b7280">${escapeHtml(options.format(value))}</text>`);
+    parts.push(
+      `<text x="${PAD_LEFT - 4}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end" font-size="10" fill="#6b7280">${escapeHtml(options.format(value))}</text>`,
+    );
   }
   labels.forEach((label, i) => {
     let base = 0;
@@ -51,19 +56,27 @@ export function barChart(options: {
     for (const s of series) {
       const value = s.values[i] ?? 0;
       if (value > 0) {
-        parts.push(`<rect x="${x.toFixed(1)}" y="${y(base + value).toFixed(1)}" width="${bar_w.toFixed(1)}" height="${(y(base) - y(base + value)).toFixed(1)}" fill="${s.color}"><title>${escapeHtml(`${label}: ${s.label} ${options.format(value)}`)}</title></rect>`);
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${y(base + value).toFixed(1)}" width="${bar_w.toFixed(1)}" height="${(y(base) - y(base + value)).toFixed(1)}" fill="${s.color}"><title>${escapeHtml(`${label}: ${s.label} ${options.format(value)}`)}</title></rect>`,
+        );
       }
       base += value;
     }
     // Every fifth label (and the last) keeps a phone-width chart legible.
     if (i % 5 === 0 || i === labels.length - 1) {
-      parts.push(`<text x="${(x + bar_w / 2).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="middle" font-size="10" fill="#6b7280">${escapeHtml(label)}</text>`);
+      parts.push(
+        `<text x="${(x + bar_w / 2).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="middle" font-size="10" fill="#6b7280">${escapeHtml(label)}</text>`,
+      );
     }
   });
-  const legend = series.length > 1
-    ? html`<p class="muted">${series.map((s) => html`<span style="color:${new Html(s.color)}">■</span> ${s.label} `)}</p>`
-    : html``;
-  return html`<figure class="card"><figcaption>${options.title}</figcaption>${new Html(
-    `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" role="img" aria-label="${escapeHtml(options.summary)}">${parts.join('')}</svg>`,
-  )}${legend}</figure>`;
+  const legend =
+    series.length > 1
+      ? html`<p class="muted">${series.map((s) => html`<span style="color:${new Html(s.color)}">■</span> ${s.label} `)}</p>`
+      : html``;
+  return html`<figure class="card">
+    <figcaption>${options.title}</figcaption>
+    ${new Html(
+      `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" role="img" aria-label="${escapeHtml(options.summary)}">${parts.join('')}</svg>`,
+    )}${legend}
+  </figure>`;
 }

@@ -48,8 +48,13 @@ export function navigationFor(viewer: Viewer): readonly NavItem[] {
     { href: '/backoffice/subscriptions', label: 'Subscriptions' },
   ];
   return viewer.role === 'operator'
-    ? [...common, { href: '/backoffice/merchants', label: 'Merchants' }, { href: '/backoffice/gateways', label: 'Gateways' },
-      { href: '/backoffice/users', label: 'Users' }, { href: '/backoffice/audit', label: 'Audit log' }]
+    ? [
+        ...common,
+        { href: '/backoffice/merchants', label: 'Merchants' },
+        { href: '/backoffice/gateways', label: 'Gateways' },
+        { href: '/backoffice/users', label: 'Users' },
+        { href: '/backoffice/audit', label: 'Audit log' },
+      ]
     : [...common, { href: '/backoffice/credentials', label: 'API credentials' }];
 }
 
@@ -72,17 +77,24 @@ export function problemLine(problem: string | null): Html | '' {
 }
 
 export function csrfField(csrf: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${csrf}">`;
+  return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
 }
 
 export function backOfficePage(title: string, context: ShellContext, body: Html): string {
   const { viewer } = context;
   const who = viewer.role === 'operator' ? `${viewer.email} (operator)` : `${viewer.email} (${viewer.merchant_id})`;
-  const nav = navigationFor(viewer).map((item) =>
-    html`<a href="${item.href}"${item.href === context.current ? new Html(' aria-current="page"') : ''}>${item.label}</a>`);
-  return shell(title, html`<header><span class="brand">paygate back office</span><span>${who}</span>
-<form method="post" action="/backoffice/sign-out">${csrfField(context.csrf)}<button type="submit">Sign out</button></form></header>
-<nav aria-label="Back office">${nav}</nav><main>${body}</main>`);
+  const nav = navigationFor(viewer).map(
+    (item) => html`<a href="${item.href}" ${item.href === context.current ? new Html(' aria-current="page"') : ''}>${item.label}</a>`,
+  );
+  return shell(
+    title,
+    html`<header>
+        <span class="brand">paygate back office</span><span>${who}</span>
+        <form method="post" action="/backoffice/sign-out">${csrfField(context.csrf)}<button type="submit">Sign out</button></form>
+      </header>
+      <nav aria-label="Back office">${nav}</nav>
+      <main>${body}</main>`,
+  );
 }
 
 /** A page without the navigation: sign-in. */
@@ -92,7 +104,9 @@ export function bareBackOfficePage(title: string, body: Html): string {
 
 function shell(title: string, body: Html): string {
   const text = body.text;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8">`
-    + `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">`
-    + `<title>${escapeHtml(title)} · paygate back office</title><style>${STYLE}</style></head><body>${text}</body></html>`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">` +
+    `<title>${escapeHtml(title)} · paygate back office</title><style>${STYLE}</style></head><body>${text}</body></html>`
+  );
 }

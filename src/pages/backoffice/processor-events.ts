@@ -16,7 +16,9 @@ function outcomeCell(outcome: string): Html {
 
 /** An operator reaches the gateway's page; a merchant's staff read its id only. */
 function gatewayCell(gateway_id: string, viewer: Viewer): Html {
-  return viewer.role === 'operator' ? html`<td><a href="/backoffice/gateways/${gateway_id}">${gateway_id}</a></td>` : html`<td>${gateway_id}</td>`;
+  return viewer.role === 'operator'
+    ? html`<td><a href="/backoffice/gateways/${gateway_id}">${gateway_id}</a></td>`
+    : html`<td>${gateway_id}</td>`;
 }
 
 function transactionCell(trace_id: number | null): Html {
@@ -24,11 +26,39 @@ function transactionCell(trace_id: number | null): Html {
 }
 
 /** `events_max`: what the operation lists at most, the newest; a full list says so. */
-export function processorEventsTable(rows: readonly ProcessorEventShown[], of: EventsOf, viewer: Viewer, none: string, events_max: number): Html {
+export function processorEventsTable(
+  rows: readonly ProcessorEventShown[],
+  of: EventsOf,
+  viewer: Viewer,
+  none: string,
+  events_max: number,
+): Html {
   if (rows.length === 0) return html`<p class="muted">${none}</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Received (UTC)</th>${of === 'transaction' ? html`<th>Gateway</th>` : ''}
-<th>Event type</th><th>Event ID</th><th>Outcome</th>${of === 'gateway' ? html`<th>Transaction</th>` : ''}</tr></thead><tbody>
-${rows.map((e) => html`<tr><td>${iso(e.received_at_ms)}</td>${of === 'transaction' ? gatewayCell(e.gateway_id, viewer) : ''}
-<td>${e.event_type}</td><td class="wrap">${e.event_id}</td>${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}</tr>`)}
-</tbody></table></div>${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
+  return html`<div class="scroll">
+      <table>
+        <thead>
+          <tr>
+            <th>Received (UTC)</th>
+            ${of === 'transaction' ? html`<th>Gateway</th>` : ''}
+            <th>Event type</th>
+            <th>Event ID</th>
+            <th>Outcome</th>
+            ${of === 'gateway' ? html`<th>Transaction</th>` : ''}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map(
+            (e) =>
+              html`<tr>
+                <td>${iso(e.received_at_ms)}</td>
+                ${of === 'transaction' ? gatewayCell(e.gateway_id, viewer) : ''}
+                <td>${e.event_type}</td>
+                <td class="wrap">${e.event_id}</td>
+                ${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+    ${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
 }

@@ -124,7 +124,12 @@ export interface GatewayShown {
 export interface GatewayFormShown {
   readonly name: string;
   readonly default_currencies: readonly string[] | null;
-  readonly settings: readonly { readonly name: string; readonly required: boolean; readonly secret: boolean; readonly default?: string | undefined }[];
+  readonly settings: readonly {
+    readonly name: string;
+    readonly required: boolean;
+    readonly secret: boolean;
+    readonly default?: string | undefined;
+  }[];
 }
 
 export interface UserLine {

@@ -5,12 +5,23 @@ import { type Html, html } from '../html.js';
 import { bareBackOfficePage, csrfField, noticeLine, problemLine } from './layout.js';
 
 export function signInPage(csrf: string, email: string, problem: string | null, notice: Html | '' = ''): string {
-  return bareBackOfficePage('Sign in', html`<div class="card signin"><h1>Sign in to the back office</h1>
-${notice}${problemLine(problem)}
-<form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
-<label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
-<label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
-<button class="primary" type="submit">Sign in</button></form></div>`);
+  return bareBackOfficePage(
+    'Sign in',
+    html`<div class="card signin">
+      <h1>Sign in to the back office</h1>
+      ${notice}${problemLine(problem)}
+      <form method="post" action="/backoffice/sign-in">
+        ${csrfField(csrf)}
+        <label for="email"
+          >E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"
+        /></label>
+        <label for="password"
+          >Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"
+        /></label>
+        <button class="primary" type="submit">Sign in</button>
+      </form>
+    </div>`,
+  );
 }
 
 /** Why the person is here again, when the redirect says so (?notice=idle). */

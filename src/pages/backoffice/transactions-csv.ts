@@ -16,8 +16,23 @@ export function csvField(value: string | number | null): string {
 }
 
 const CSV_COLUMNS = [
-  'trace_id', 'created_at', 'merchant_id', 'transaction_type', 'status', 'order_id', 'amount', 'currency', 'amount_minor',
-  'payment_method', 'gateway', 'processor_transaction_id', 'card', 'pin', 'reference_id', 'error_code', 'error_details',
+  'trace_id',
+  'created_at',
+  'merchant_id',
+  'transaction_type',
+  'status',
+  'order_id',
+  'amount',
+  'currency',
+  'amount_minor',
+  'payment_method',
+  'gateway',
+  'processor_transaction_id',
+  'card',
+  'pin',
+  'reference_id',
+  'error_code',
+  'error_details',
 ] as const;
 
 export const CSV_HEADER = CSV_COLUMNS.join(',');
@@ -25,8 +40,24 @@ export const CSV_HEADER = CSV_COLUMNS.join(',');
 export function csvLine(row: TransactionShown): string {
   const amount = majorUnits(row.amount_minor, row.currency);
   return [
-    row.trace_id, new Date(row.created_at_ms).toISOString(), row.merchant_id, row.transaction_type, row.status, merchantOrderId(row),
-    amount, row.currency, row.amount_minor, row.payment_method, row.gateway_id, row.psp_transaction_id, row.card_masked, row.pin,
-    row.reference_id, row.error_code, row.error_details,
-  ].map(csvField).join(',');
+    row.trace_id,
+    new Date(row.created_at_ms).toISOString(),
+    row.merchant_id,
+    row.transaction_type,
+    row.status,
+    merchantOrderId(row),
+    amount,
+    row.currency,
+    row.amount_minor,
+    row.payment_method,
+    row.gateway_id,
+    row.psp_transaction_id,
+    row.card_masked,
+    row.pin,
+    row.reference_id,
+    row.error_code,
+    row.error_details,
+  ]
+    .map(csvField)
+    .join(',');
 }

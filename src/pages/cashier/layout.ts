@@ -48,10 +48,14 @@ export interface ShellOptions {
 }
 
 export function cashierShell(options: ShellOptions, body: Html): string {
-  const top = html`<div class="top"><span>${options.merchant ?? ''}</span>${options.sandbox ? html`<span class="badge">${options.say('sandbox')}</span>` : ''}</div>`;
+  const top = html`<div class="top">
+    <span>${options.merchant ?? ''}</span>${options.sandbox ? html`<span class="badge">${options.say('sandbox')}</span>` : ''}
+  </div>`;
   const footer = options.footer ? html`<footer>${options.footer}</footer>` : '';
-  return `<!doctype html><html lang="${escapeHtml(options.language)}"><head><meta charset="utf-8">`
-    + '<meta name="viewport" content="width=device-width,initial-scale=1">'
-    + `<title>${escapeHtml(options.title)}</title><style>${STYLE}</style></head>`
-    + `<body><main><div class="card">${top.text}${body.text}</div>${html`${footer}`.text}</main></body></html>`;
+  return (
+    `<!doctype html><html lang="${escapeHtml(options.language)}"><head><meta charset="utf-8">` +
+    '<meta name="viewport" content="width=device-width,initial-scale=1">' +
+    `<title>${escapeHtml(options.title)}</title><style>${STYLE}</style></head>` +
+    `<body><main><div class="card">${top.text}${body.text}</div>${html`${footer}`.text}</main></body></html>`
+  );
 }

@@ -6,11 +6,15 @@ import type { ChallengePageView } from './challenge-view.js';
 export function threeDsPage(view: ChallengePageView, action_url: string): string {
   const row = view.row;
   const details = html`<dl>
-      <dt>Merchant</dt><dd>${row.merchant_id}</dd>
-      <dt>Amount</dt><dd>${formatAmount(row.amount_minor, row.currency)}</dd>
-      <dt>Card</dt><dd>${row.card_masked ?? ''}</dd>
-      <dt>Order</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
-    </dl>`;
+    <dt>Merchant</dt>
+    <dd>${row.merchant_id}</dd>
+    <dt>Amount</dt>
+    <dd>${formatAmount(row.amount_minor, row.currency)}</dd>
+    <dt>Card</dt>
+    <dd>${row.card_masked ?? ''}</dd>
+    <dt>Order</dt>
+    <dd>${row.cashier_order_id ?? row.order_id}</dd>
+  </dl>`;
   let body;
   if (view.state === 'open') {
     body = html`<form method="post" action="${action_url}" class="actions">
@@ -24,10 +28,12 @@ export function threeDsPage(view: ChallengePageView, action_url: string): string
   } else {
     body = html`<p>This authentication is closed: the payment is <strong>${row.status}</strong>.</p>`;
   }
-  return page('3-D Secure authentication', html`<div class="card">
+  return page(
+    '3-D Secure authentication',
+    html`<div class="card">
       <span class="badge">Sandbox</span>
       <h1>3-D Secure authentication</h1>
-      ${details}
-      ${body}
-    </div>`);
+      ${details} ${body}
+    </div>`,
+  );
 }

@@ -12,25 +12,29 @@ export function initial(dialect: Dialect): Migration {
       const id = (name: string) => (table: ReturnType<typeof db.schema.createTable>) =>
         table.addColumn(name, autoId(dialect), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()));
 
-      await db.schema.createTable('merchants')
+      await db.schema
+        .createTable('merchants')
         .addColumn('merchant_id', 'text', (c) => c.primaryKey())
         .addColumn('secret_sealed', 'text', (c) => c.notNull())
         .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
         .execute();
-      await db.schema.createTable('applications')
+      await db.schema
+        .createTable('applications')
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('application_key', 'text', (c) => c.notNull())
         .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('applications_pk', ['merchant_id', 'application_key'])
         .execute();
-      await db.schema.createTable('frontends')
+      await db.schema
+        .createTable('frontends')
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('currency', 'text', (c) => c.notNull())
         .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('frontends_pk', ['merchant_id', 'name'])
         .execute();
-      await db.schema.createTable('gateways')
+      await db.schema
+        .createTable('gateways')
         .addColumn('gateway_id', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('processor', 'text', (c) => c.notNull())
@@ -137,7 +141,8 @@ export function initial(dialect: Dialect): Migration {
         .execute();
       await db.schema.createIndex('due_actions_due').on('due_actions').columns(['done', 'due_at_ms']).execute();
 
-      await db.schema.createTable('card_vault')
+      await db.schema
+        .createTable('card_vault')
         .addColumn('card_token', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('pin', 'text', (c) => c.notNull())
@@ -150,7 +155,8 @@ export function initial(dialect: Dialect): Migration {
         .addUniqueConstraint('card_vault_once', ['merchant_id', 'pin', 'pan_fingerprint', 'card_exp'])
         .execute();
 
-      await db.schema.createTable('sandbox_clock')
+      await db.schema
+        .createTable('sandbox_clock')
         .addColumn('id', 'integer', (c) => c.primaryKey())
         .addColumn('offset_ms', 'bigint', (c) => c.notNull())
         .execute();

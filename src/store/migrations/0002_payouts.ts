@@ -7,7 +7,11 @@ export function payouts(): Migration {
   return {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('transactions').addColumn('data_json', 'text').execute();
-      await db.schema.createIndex('transactions_type_status').on('transactions').columns(['transaction_type', 'status', 'trace_id']).execute();
+      await db.schema
+        .createIndex('transactions_type_status')
+        .on('transactions')
+        .columns(['transaction_type', 'status', 'trace_id'])
+        .execute();
     },
   };
 }

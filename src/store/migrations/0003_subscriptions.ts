@@ -13,7 +13,8 @@ import { autoId } from './columns.js';
 export function subscriptions(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema.createTable('subscription_plans')
+      await db.schema
+        .createTable('subscription_plans')
         .addColumn('plan_id', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -29,10 +30,14 @@ export function subscriptions(dialect: Dialect): Migration {
         .addColumn('updated_at_ms', 'bigint', (c) => c.notNull())
         .addCheckConstraint('subscription_plans_status', sql`status IN ('active', 'inactive', 'deleted')`)
         .execute();
-      await db.schema.createIndex('subscription_plans_merchant').on('subscription_plans')
-        .columns(['merchant_id', 'status', 'created_at_ms']).execute();
+      await db.schema
+        .createIndex('subscription_plans_merchant')
+        .on('subscription_plans')
+        .columns(['merchant_id', 'status', 'created_at_ms'])
+        .execute();
 
-      await db.schema.createTable('subscription_prices')
+      await db.schema
+        .createTable('subscription_prices')
         .addColumn('price_id', 'text', (c) => c.primaryKey())
         .addColumn('plan_id', 'text', (c) => c.notNull().references('subscription_plans.plan_id'))
         .addColumn('currency', 'text', (c) => c.notNull())
@@ -42,7 +47,8 @@ export function subscriptions(dialect: Dialect): Migration {
         .addUniqueConstraint('subscription_prices_one_per_currency', ['plan_id', 'currency'])
         .execute();
 
-      await db.schema.createTable('subscriptions')
+      await db.schema
+        .createTable('subscriptions')
         .addColumn('subscription_id', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('application_key', 'text', (c) => c.notNull())
@@ -77,7 +83,8 @@ export function subscriptions(dialect: Dialect): Migration {
       await db.schema.createIndex('subscriptions_due').on('subscriptions').columns(['status', 'next_charge_at_ms']).execute();
       await db.schema.createIndex('subscriptions_merchant').on('subscriptions').columns(['merchant_id', 'created_at_ms']).execute();
 
-      await db.schema.createTable('subscription_changes')
+      await db.schema
+        .createTable('subscription_changes')
         .addColumn('id', autoId(dialect), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
         .addColumn('subscription_id', 'text', (c) => c.notNull().references('subscriptions.subscription_id'))
         .addColumn('from_status', 'text', (c) => c.notNull())
@@ -92,9 +99,14 @@ export function subscriptions(dialect: Dialect): Migration {
       const subject_check = sql`(kind = 'transaction' AND trace_id IS NOT NULL) OR (kind = 'subscription_event' AND subscription_id IS NOT NULL)`;
       if (dialect === 'postgres') {
         await sql`ALTER TABLE notifications ALTER COLUMN trace_id DROP NOT NULL`.execute(db);
-        await db.schema.alterTable('notifications').addColumn('kind', 'text', (c) => c.notNull().defaultTo('transaction')).execute();
-        await db.schema.alterTable('notifications')
-          .addColumn('subscription_id', 'text', (c) => c.references('subscriptions.subscription_id')).execute();
+        await db.schema
+          .alterTable('notifications')
+          .addColumn('kind', 'text', (c) => c.notNull().defaultTo('transaction'))
+          .execute();
+        await db.schema
+          .alterTable('notifications')
+          .addColumn('subscription_id', 'text', (c) => c.references('subscriptions.subscription_id'))
+          .execute();
         await sql`ALTER TABLE notifications ADD CONSTRAINT notifications_subject CHECK (${subject_check})`.execute(db);
       } else {
         await rebuildSqliteNotifications(db, subject_check);
@@ -114,13 +126,16 @@ async function rebuildSqliteNotifications(db: Kysely<unknown>, subject_check: Re
   const create = table.rows[0]?.sql;
   const nullable = create?.replace(/"trace_id" bigint not null/i, '"trace_id" bigint');
   if (!create || !nullable || nullable === create) throw new Error('notifications table: trace_id NOT NULL column definition not found');
-  const indexes = await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notifications' AND sql IS NOT NULL`.execute(db);
+  const indexes = await sql<{
+    sql: string;
+  }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notifications' AND sql IS NOT NULL`.execute(db);
   const columns = await sql<{ name: string }>`SELECT name FROM pragma_table_info('notifications')`.execute(db);
   const column_list = columns.rows.map((c) => `"${c.name}"`).join(', ');
   const closing = nullable.lastIndexOf(')');
-  const rebuilt = `${nullable.slice(0, closing).replace(/^create table "?notifications"?/i, 'CREATE TABLE "notifications_0004"')}, `
-    + `"kind" text not null default 'transaction', "subscription_id" text references "subscriptions" ("subscription_id"), `
-    + `constraint "notifications_subject" check (`;
+  const rebuilt =
+    `${nullable.slice(0, closing).replace(/^create table "?notifications"?/i, 'CREATE TABLE "notifications_0004"')}, ` +
+    `"kind" text not null default 'transaction', "subscription_id" text references "subscriptions" ("subscription_id"), ` +
+    `constraint "notifications_subject" check (`;
   await sql`PRAGMA foreign_keys = OFF`.execute(db);
   try {
     await sql`BEGIN`.execute(db);

@@ -10,9 +10,13 @@ import { type Kysely, type Migration, sql } from 'kysely';
 export function cashier(): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('applications').addColumn('frame_origins', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema
+        .alterTable('applications')
+        .addColumn('frame_origins', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
 
-      await db.schema.createTable('cashier_sessions')
+      await db.schema
+        .createTable('cashier_sessions')
         .addColumn('session_id', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('kind', 'text', (c) => c.notNull())
@@ -45,14 +49,21 @@ export function cashier(): Migration {
         .addColumn('updated_at_ms', 'bigint', (c) => c.notNull())
         .addCheckConstraint('cashier_sessions_kind', sql`kind IN ('pay_in', 'checkout', 'pay_out', 'pay_out_order')`)
         // An order (checkout, pay_out_order) has an order_id and an order_status; other sessions have neither.
-        .addCheckConstraint('cashier_sessions_order', sql`(kind IN ('checkout', 'pay_out_order')) = (order_id IS NOT NULL AND order_status IS NOT NULL)`)
-        .addCheckConstraint('cashier_sessions_order_status', sql`order_status IS NULL OR order_status IN ('pending', 'authorized', 'approved', 'rejected')`)
+        .addCheckConstraint(
+          'cashier_sessions_order',
+          sql`(kind IN ('checkout', 'pay_out_order')) = (order_id IS NOT NULL AND order_status IS NOT NULL)`,
+        )
+        .addCheckConstraint(
+          'cashier_sessions_order_status',
+          sql`order_status IS NULL OR order_status IN ('pending', 'authorized', 'approved', 'rejected')`,
+        )
         // Idempotency of init-checkout / init-pay-out-order, and find-order's key: one order per order_id and merchant.
         .addUniqueConstraint('cashier_sessions_order_id', ['merchant_id', 'order_id'])
         .execute();
       await db.schema.createIndex('cashier_sessions_due').on('cashier_sessions').columns(['order_status', 'expires_at_ms']).execute();
 
-      await db.schema.createTable('cashier_tokens')
+      await db.schema
+        .createTable('cashier_tokens')
         .addColumn('token_hash', 'text', (c) => c.primaryKey())
         .addColumn('session_id', 'text', (c) => c.notNull().references('cashier_sessions.session_id'))
         .addColumn('kind', 'text', (c) => c.notNull())
@@ -63,7 +74,8 @@ export function cashier(): Migration {
         .execute();
       await db.schema.createIndex('cashier_tokens_session').on('cashier_tokens').column('session_id').execute();
 
-      await db.schema.createTable('cashier_customers')
+      await db.schema
+        .createTable('cashier_customers')
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('pin', 'text', (c) => c.notNull())
         .addColumn('profile_sealed', 'text', (c) => c.notNull())
@@ -72,7 +84,10 @@ export function cashier(): Migration {
         .addPrimaryKeyConstraint('cashier_customers_pk', ['merchant_id', 'pin'])
         .execute();
 
-      await db.schema.alterTable('transactions').addColumn('cashier_session_id', 'text', (c) => c.references('cashier_sessions.session_id')).execute();
+      await db.schema
+        .alterTable('transactions')
+        .addColumn('cashier_session_id', 'text', (c) => c.references('cashier_sessions.session_id'))
+        .execute();
       await db.schema.alterTable('transactions').addColumn('cashier_order_id', 'text').execute();
       await db.schema.alterTable('transactions').addColumn('cashier_auth_token', 'text').execute();
       await db.schema.createIndex('transactions_cashier_session').on('transactions').column('cashier_session_id').execute();

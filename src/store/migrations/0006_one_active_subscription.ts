@@ -22,8 +22,12 @@ export function oneActiveSubscription(): Migration {
             AND older.plan_id = subscriptions.plan_id AND older.price_id = subscriptions.price_id
             AND older.card_token = subscriptions.card_token
             AND (older.created_at_ms < subscriptions.created_at_ms
-              OR (older.created_at_ms = subscriptions.created_at_ms AND older.subscription_id < subscriptions.subscription_id)))`.execute(db);
-      await sql`CREATE UNIQUE INDEX subscriptions_one_active ON subscriptions (merchant_id, cid, plan_id, price_id, card_token) WHERE status = 'active'`.execute(db);
+              OR (older.created_at_ms = subscriptions.created_at_ms AND older.subscription_id < subscriptions.subscription_id)))`.execute(
+        db,
+      );
+      await sql`CREATE UNIQUE INDEX subscriptions_one_active ON subscriptions (merchant_id, cid, plan_id, price_id, card_token) WHERE status = 'active'`.execute(
+        db,
+      );
     },
   };
 }

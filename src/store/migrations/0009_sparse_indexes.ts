@@ -23,7 +23,9 @@ export function sparseIndexes(): Migration {
       await sql`DROP INDEX transactions_reference`.execute(db);
       await sql`CREATE INDEX transactions_reference ON transactions (reference_id) WHERE reference_id IS NOT NULL`.execute(db);
       await sql`DROP INDEX transactions_cashier_session`.execute(db);
-      await sql`CREATE INDEX transactions_cashier_session ON transactions (cashier_session_id) WHERE cashier_session_id IS NOT NULL`.execute(db);
+      await sql`CREATE INDEX transactions_cashier_session ON transactions (cashier_session_id) WHERE cashier_session_id IS NOT NULL`.execute(
+        db,
+      );
       await sql`DROP INDEX transactions_type_status`.execute(db);
       await sql`CREATE INDEX transactions_payouts ON transactions (status, trace_id) WHERE transaction_type = 'payout'`.execute(db);
       await sql`DROP INDEX transactions_status_created`.execute(db);

@@ -17,10 +17,14 @@ export function connectors(): Migration {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('gateways').renameColumn('processor', 'connector').execute();
       await db.schema.alterTable('gateways').addColumn('settings_sealed', 'text').execute();
-      await db.schema.alterTable('gateways').addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable('gateways')
+        .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
       await db.schema.alterTable('gateways').addColumn('updated_at_ms', 'bigint').execute();
       await sql`UPDATE gateways SET updated_at_ms = created_at_ms`.execute(db);
-      await db.schema.createTable('processor_events')
+      await db.schema
+        .createTable('processor_events')
         .addColumn('gateway_id', 'text', (c) => c.notNull().references('gateways.gateway_id'))
         .addColumn('event_id', 'text', (c) => c.notNull())
         .addColumn('event_type', 'text', (c) => c.notNull())
@@ -29,7 +33,10 @@ export function connectors(): Migration {
         .addColumn('received_at_ms', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('processor_events_pk', ['gateway_id', 'event_id'])
         .execute();
-      await db.schema.alterTable('due_actions').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('due_actions')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('transactions').addColumn('customer_sealed', 'text').execute();
       await sql`CREATE INDEX transactions_psp ON transactions (gateway_id, psp_transaction_id)
         WHERE psp_transaction_id IS NOT NULL AND payment_processor <> 'sandbox'`.execute(db);

@@ -10,7 +10,8 @@ import { type Kysely, type Migration, sql } from 'kysely';
 export function routing(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('routing_rules')
+      await db.schema
+        .createTable('routing_rules')
         .addColumn('rule_id', 'text', (c) => c.primaryKey())
         .addColumn('merchant_id', 'text', (c) => c.notNull().references('merchants.merchant_id'))
         .addColumn('gateway_id', 'text', (c) => c.notNull().references('gateways.gateway_id'))
@@ -21,14 +22,21 @@ export function routing(): Migration {
         .addColumn('card_brands', 'text')
         .addColumn('bin_countries', 'text')
         .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
-        .addCheckConstraint('routing_rules_amounts', sql`amount_min_minor IS NULL OR amount_max_minor IS NULL OR amount_min_minor <= amount_max_minor`)
+        .addCheckConstraint(
+          'routing_rules_amounts',
+          sql`amount_min_minor IS NULL OR amount_max_minor IS NULL OR amount_min_minor <= amount_max_minor`,
+        )
         .execute();
       await db.schema.createIndex('routing_rules_merchant').on('routing_rules').columns(['merchant_id', 'priority']).execute();
-      await db.schema.createTable('bin_ranges')
+      await db.schema
+        .createTable('bin_ranges')
         .addColumn('prefix', 'text', (c) => c.primaryKey())
         .addColumn('country', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.alterTable('transactions').addColumn('cascade_level', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('transactions')
+        .addColumn('cascade_level', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('transactions').addColumn('cascade_root', 'bigint').execute();
       await sql`CREATE INDEX transactions_cascade ON transactions (cascade_root, cascade_level) WHERE cascade_root IS NOT NULL`.execute(db);
     },

@@ -6,7 +6,10 @@ import type { Kysely, Migration } from 'kysely';
 export function v13BodySignature(): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('merchants').addColumn('v13_body_signature_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('merchants')
+        .addColumn('v13_body_signature_required', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   };
 }

@@ -15,7 +15,8 @@ export function backoffice(dialect: Dialect): Migration {
     async up(db: Kysely<unknown>) {
       const id = (table: ReturnType<typeof db.schema.createTable>) =>
         table.addColumn('id', autoId(dialect), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()));
-      await db.schema.createTable('backoffice_users')
+      await db.schema
+        .createTable('backoffice_users')
         .addColumn('user_id', 'text', (c) => c.primaryKey())
         .addColumn('email', 'text', (c) => c.notNull().unique())
         .addColumn('password_hash', 'text', (c) => c.notNull())
@@ -23,9 +24,13 @@ export function backoffice(dialect: Dialect): Migration {
         .addColumn('merchant_id', 'text', (c) => c.references('merchants.merchant_id'))
         .addColumn('created_at_ms', 'bigint', (c) => c.notNull())
         .addColumn('disabled_at_ms', 'bigint')
-        .addCheckConstraint('backoffice_users_role', sql`(role = 'operator' AND merchant_id IS NULL) OR (role = 'merchant' AND merchant_id IS NOT NULL)`)
+        .addCheckConstraint(
+          'backoffice_users_role',
+          sql`(role = 'operator' AND merchant_id IS NULL) OR (role = 'merchant' AND merchant_id IS NOT NULL)`,
+        )
         .execute();
-      await db.schema.createTable('backoffice_sessions')
+      await db.schema
+        .createTable('backoffice_sessions')
         .addColumn('session_hash', 'text', (c) => c.primaryKey())
         .addColumn('user_id', 'text', (c) => c.notNull().references('backoffice_users.user_id'))
         .addColumn('data_json', 'text', (c) => c.notNull())
@@ -38,8 +43,13 @@ export function backoffice(dialect: Dialect): Migration {
         .addColumn('address', 'text', (c) => c.notNull())
         .addColumn('at_ms', 'bigint', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('backoffice_sign_in_failures_email').on('backoffice_sign_in_failures').columns(['email', 'at_ms']).execute();
-      await db.schema.createTable('backoffice_sign_in_locks')
+      await db.schema
+        .createIndex('backoffice_sign_in_failures_email')
+        .on('backoffice_sign_in_failures')
+        .columns(['email', 'at_ms'])
+        .execute();
+      await db.schema
+        .createTable('backoffice_sign_in_locks')
         .addColumn('email', 'text', (c) => c.primaryKey())
         .addColumn('until_ms', 'bigint', (c) => c.notNull())
         .execute();

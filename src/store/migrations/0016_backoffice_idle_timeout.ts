@@ -13,7 +13,10 @@ import { type Kysely, type Migration, sql } from 'kysely';
 export function backofficeIdleTimeout(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.alterTable('backoffice_sessions').addColumn('last_seen_at_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('backoffice_sessions')
+        .addColumn('last_seen_at_ms', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
       await sql`UPDATE backoffice_sessions SET last_seen_at_ms = created_at_ms`.execute(db);
     },
   };

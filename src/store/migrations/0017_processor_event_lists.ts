@@ -16,10 +16,16 @@ export function processorEventLists(): Migration {
     async up(db: Kysely<unknown>): Promise<void> {
       await sql`CREATE INDEX processor_events_trace ON processor_events (trace_id, received_at_ms, event_id)
         WHERE trace_id IS NOT NULL`.execute(db);
-      await db.schema.createIndex('processor_events_gateway').on('processor_events')
-        .columns(['gateway_id', 'received_at_ms', 'event_id']).execute();
-      await db.schema.createIndex('processor_events_gateway_outcome').on('processor_events')
-        .columns(['gateway_id', 'outcome', 'received_at_ms', 'event_id']).execute();
+      await db.schema
+        .createIndex('processor_events_gateway')
+        .on('processor_events')
+        .columns(['gateway_id', 'received_at_ms', 'event_id'])
+        .execute();
+      await db.schema
+        .createIndex('processor_events_gateway_outcome')
+        .on('processor_events')
+        .columns(['gateway_id', 'outcome', 'received_at_ms', 'event_id'])
+        .execute();
     },
   };
 }

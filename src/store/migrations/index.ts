@@ -27,13 +27,22 @@ class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     return {
-      '0001_initial': initial(this.dialect), '0002_payouts': payouts(), '0003_subscriptions': subscriptions(this.dialect),
-      '0004_cashier': cashier(), '0005_due_work_indexes': dueWorkIndexes(),
-      '0006_one_active_subscription': oneActiveSubscription(), '0007_notification_bound': notificationBound(),
-      '0008_pending_notification_indexes': pendingNotificationIndexes(), '0009_sparse_indexes': sparseIndexes(),
-      '0010_connectors': connectors(), '0011_routing': routing(), '0012_v13_body_signature': v13BodySignature(),
-      '0013_display_names': displayNames(), '0014_merchant_credentials': merchantCredentials(),
-      '0015_backoffice': backoffice(this.dialect), '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
+      '0001_initial': initial(this.dialect),
+      '0002_payouts': payouts(),
+      '0003_subscriptions': subscriptions(this.dialect),
+      '0004_cashier': cashier(),
+      '0005_due_work_indexes': dueWorkIndexes(),
+      '0006_one_active_subscription': oneActiveSubscription(),
+      '0007_notification_bound': notificationBound(),
+      '0008_pending_notification_indexes': pendingNotificationIndexes(),
+      '0009_sparse_indexes': sparseIndexes(),
+      '0010_connectors': connectors(),
+      '0011_routing': routing(),
+      '0012_v13_body_signature': v13BodySignature(),
+      '0013_display_names': displayNames(),
+      '0014_merchant_credentials': merchantCredentials(),
+      '0015_backoffice': backoffice(this.dialect),
+      '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
       '0017_processor_event_lists': processorEventLists(),
     };
   }

@@ -11,8 +11,11 @@ export class SqlBackOfficeStore implements BackOfficeStore {
   constructor(private readonly db: Executor) {}
 
   async insertUser(row: NewUserRow): Promise<'created' | 'exists'> {
-    const inserted = await this.db.insertInto('backoffice_users').values({ ...row, disabled_at_ms: null })
-      .onConflict((oc) => oc.column('email').doNothing()).executeTakeFirst();
+    const inserted = await this.db
+      .insertInto('backoffice_users')
+      .values({ ...row, disabled_at_ms: null })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .executeTakeFirst();
     return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1 ? 'created' : 'exists';
   }
 
@@ -39,28 +42,40 @@ export class SqlBackOfficeStore implements BackOfficeStore {
   }
 
   async saveSession(session_hash: string, user_id: string, data_json: string, expires_at_ms: number, now_ms: number): Promise<void> {
-    await this.db.insertInto('backoffice_sessions')
+    await this.db
+      .insertInto('backoffice_sessions')
       .values({ session_hash, user_id, data_json, expires_at_ms, created_at_ms: now_ms, last_seen_at_ms: now_ms })
       .onConflict((oc) => oc.column('session_hash').doUpdateSet({ data_json, expires_at_ms, last_seen_at_ms: now_ms }))
       .execute();
   }
 
   async getSession(session_hash: string, now_ms: number): Promise<{ user_id: string; data_json: string; last_seen_at_ms: number } | null> {
-    const row = await this.db.selectFrom('backoffice_sessions').select(['user_id', 'data_json', 'last_seen_at_ms'])
-      .where('session_hash', '=', session_hash).where('expires_at_ms', '>', now_ms).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('backoffice_sessions')
+      .select(['user_id', 'data_json', 'last_seen_at_ms'])
+      .where('session_hash', '=', session_hash)
+      .where('expires_at_ms', '>', now_ms)
+      .executeTakeFirst();
     // PostgreSQL answers a bigint as text.
     return row === undefined ? null : { user_id: row.user_id, data_json: row.data_json, last_seen_at_ms: Number(row.last_seen_at_ms) };
   }
 
   async touchSession(session_hash: string, now_ms: number, idle_since_ms: number): Promise<boolean> {
-    const updated = await this.db.updateTable('backoffice_sessions').set({ last_seen_at_ms: now_ms })
-      .where('session_hash', '=', session_hash).where('last_seen_at_ms', '>=', idle_since_ms).executeTakeFirst();
+    const updated = await this.db
+      .updateTable('backoffice_sessions')
+      .set({ last_seen_at_ms: now_ms })
+      .where('session_hash', '=', session_hash)
+      .where('last_seen_at_ms', '>=', idle_since_ms)
+      .executeTakeFirst();
     return Number(updated.numUpdatedRows) === 1;
   }
 
   async endIdleSession(session_hash: string, idle_since_ms: number): Promise<boolean> {
-    const deleted = await this.db.deleteFrom('backoffice_sessions')
-      .where('session_hash', '=', session_hash).where('last_seen_at_ms', '<', idle_since_ms).executeTakeFirst();
+    const deleted = await this.db
+      .deleteFrom('backoffice_sessions')
+      .where('session_hash', '=', session_hash)
+      .where('last_seen_at_ms', '<', idle_since_ms)
+      .executeTakeFirst();
     return Number(deleted.numDeletedRows) === 1;
   }
 
@@ -79,8 +94,12 @@ export class SqlBackOfficeStore implements BackOfficeStore {
   }
 
   async countSignInFailures(email: string, since_ms: number): Promise<number> {
-    const row = await this.db.selectFrom('backoffice_sign_in_failures').select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('email', '=', email).where('at_ms', '>=', since_ms).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('backoffice_sign_in_failures')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('email', '=', email)
+      .where('at_ms', '>=', since_ms)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -89,14 +108,21 @@ export class SqlBackOfficeStore implements BackOfficeStore {
   }
 
   async signInLockedUntil(email: string, now_ms: number): Promise<number | null> {
-    const row = await this.db.selectFrom('backoffice_sign_in_locks').select('until_ms').where('email', '=', email)
-      .where('until_ms', '>', now_ms).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('backoffice_sign_in_locks')
+      .select('until_ms')
+      .where('email', '=', email)
+      .where('until_ms', '>', now_ms)
+      .executeTakeFirst();
     return row === undefined ? null : Number(row.until_ms);
   }
 
   async lockSignIn(email: string, until_ms: number): Promise<void> {
-    await this.db.insertInto('backoffice_sign_in_locks').values({ email, until_ms })
-      .onConflict((oc) => oc.column('email').doUpdateSet({ until_ms })).execute();
+    await this.db
+      .insertInto('backoffice_sign_in_locks')
+      .values({ email, until_ms })
+      .onConflict((oc) => oc.column('email').doUpdateSet({ until_ms }))
+      .execute();
   }
 
   async insertAudit(row: Insertable<AuditLogTable>): Promise<void> {

@@ -6,7 +6,14 @@ import type { CashierSessionExpectation, CashierSessionPatch, CashierStore, Orde
 import type { Executor, SqlContext } from './context.js';
 import { claimSkippingLocked, lockForUpdate } from './dialect.js';
 
-const ORDER_SUMMARY_COLUMNS = ['session_id', 'kind', 'identity_kind', 'identity_value', 'order_status', 'expires_at_ms'] as const satisfies readonly (keyof OrderSummary)[];
+const ORDER_SUMMARY_COLUMNS = [
+  'session_id',
+  'kind',
+  'identity_kind',
+  'identity_value',
+  'order_status',
+  'expires_at_ms',
+] as const satisfies readonly (keyof OrderSummary)[];
 
 export class SqlCashierStore implements CashierStore {
   private readonly db: Executor;
@@ -16,7 +23,9 @@ export class SqlCashierStore implements CashierStore {
   }
 
   async insertSession(row: NewCashierSessionRow): Promise<'created' | 'exists'> {
-    const inserted = await this.db.insertInto('cashier_sessions').values(row)
+    const inserted = await this.db
+      .insertInto('cashier_sessions')
+      .values(row)
       .onConflict((oc) => oc.columns(['merchant_id', 'order_id']).doNothing())
       .returning('session_id')
       .executeTakeFirst();
@@ -39,18 +48,23 @@ export class SqlCashierStore implements CashierStore {
   }
 
   async findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null> {
-    const [row] = await this.ctx.rows<OrderSummary>(this.ctx.text.select('cashier_sessions', ORDER_SUMMARY_COLUMNS, { merchant_id, order_id }));
+    const [row] = await this.ctx.rows<OrderSummary>(
+      this.ctx.text.select('cashier_sessions', ORDER_SUMMARY_COLUMNS, { merchant_id, order_id }),
+    );
     return row ?? null;
   }
 
   async findSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null> {
-    return (await this.db.selectFrom('cashier_sessions').selectAll().where('auth_token_hash', '=', auth_token_hash).executeTakeFirst()) ?? null;
+    return (
+      (await this.db.selectFrom('cashier_sessions').selectAll().where('auth_token_hash', '=', auth_token_hash).executeTakeFirst()) ?? null
+    );
   }
 
   async updateSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean> {
     let query = this.db.updateTable('cashier_sessions').set(patch).where('session_id', '=', session_id);
     if (expected.order_status !== undefined) {
-      query = expected.order_status === null ? query.where('order_status', 'is', null) : query.where('order_status', '=', expected.order_status);
+      query =
+        expected.order_status === null ? query.where('order_status', 'is', null) : query.where('order_status', '=', expected.order_status);
     }
     if (expected.attempts !== undefined) query = query.where('attempts', '=', expected.attempts);
     const result = await query.executeTakeFirst();
@@ -66,8 +80,12 @@ export class SqlCashierStore implements CashierStore {
   }
 
   async useToken(token_hash: string, now_ms: number): Promise<boolean> {
-    const result = await this.db.updateTable('cashier_tokens').set({ used_at_ms: now_ms })
-      .where('token_hash', '=', token_hash).where('used_at_ms', 'is', null).where('expires_at_ms', '>', now_ms)
+    const result = await this.db
+      .updateTable('cashier_tokens')
+      .set({ used_at_ms: now_ms })
+      .where('token_hash', '=', token_hash)
+      .where('used_at_ms', 'is', null)
+      .where('expires_at_ms', '>', now_ms)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -77,18 +95,36 @@ export class SqlCashierStore implements CashierStore {
   }
 
   async claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]> {
-    return claimSkippingLocked(this.ctx.dialect, this.db.selectFrom('cashier_sessions').selectAll()
-      .where('order_status', '=', 'pending').where('expires_at_ms', '<=', now_ms).orderBy('expires_at_ms').limit(limit)).execute();
+    return claimSkippingLocked(
+      this.ctx.dialect,
+      this.db
+        .selectFrom('cashier_sessions')
+        .selectAll()
+        .where('order_status', '=', 'pending')
+        .where('expires_at_ms', '<=', now_ms)
+        .orderBy('expires_at_ms')
+        .limit(limit),
+    ).execute();
   }
 
   async getCustomer(merchant_id: string, pin: string): Promise<CashierCustomerRow | null> {
-    return (await this.db.selectFrom('cashier_customers').selectAll()
-      .where('merchant_id', '=', merchant_id).where('pin', '=', pin).executeTakeFirst()) ?? null;
+    return (
+      (await this.db
+        .selectFrom('cashier_customers')
+        .selectAll()
+        .where('merchant_id', '=', merchant_id)
+        .where('pin', '=', pin)
+        .executeTakeFirst()) ?? null
+    );
   }
 
   async upsertCustomer(row: CashierCustomerRow): Promise<void> {
-    await this.db.insertInto('cashier_customers').values(row)
-      .onConflict((oc) => oc.columns(['merchant_id', 'pin']).doUpdateSet({ profile_sealed: row.profile_sealed, updated_at_ms: row.updated_at_ms }))
+    await this.db
+      .insertInto('cashier_customers')
+      .values(row)
+      .onConflict((oc) =>
+        oc.columns(['merchant_id', 'pin']).doUpdateSet({ profile_sealed: row.profile_sealed, updated_at_ms: row.updated_at_ms }),
+      )
       .execute();
   }
 }

@@ -72,11 +72,16 @@ async function insertedRowid(ctx: SqlContext, query: CompiledQuery): Promise<num
  * SQLite (insertedRowid).
  */
 export async function insertReturningId(
-  ctx: SqlContext, table: string, row: Readonly<Record<string, unknown>>, id_column: string, conflict_columns?: readonly string[],
+  ctx: SqlContext,
+  table: string,
+  row: Readonly<Record<string, unknown>>,
+  id_column: string,
+  conflict_columns?: readonly string[],
 ): Promise<number | null> {
   if (ctx.dialect === 'sqlite') return insertedRowid(ctx, ctx.text.insert(table, row, conflict_columns ? { conflict_columns } : {}));
   const [inserted] = await ctx.rows<Record<string, unknown>>(
-    ctx.text.insert(table, row, conflict_columns ? { conflict_columns, returning: id_column } : { returning: id_column }));
+    ctx.text.insert(table, row, conflict_columns ? { conflict_columns, returning: id_column } : { returning: id_column }),
+  );
   return inserted ? Number(inserted[id_column]) : null;
 }
 
@@ -88,7 +93,11 @@ export async function insertReturningId(
  * transaction.
  */
 export async function insertReturningRow<R>(
-  ctx: SqlContext, table: string, row: Readonly<Record<string, unknown>>, conflict_columns: readonly string[], as_written: (id: number) => R,
+  ctx: SqlContext,
+  table: string,
+  row: Readonly<Record<string, unknown>>,
+  conflict_columns: readonly string[],
+  as_written: (id: number) => R,
 ): Promise<R | null> {
   if (ctx.dialect === 'sqlite') {
     const id = await insertedRowid(ctx, ctx.text.insert(table, row, { conflict_columns }));
@@ -108,11 +117,13 @@ export async function insertReturningRow<R>(
  * walked every pending notification to test each against the candidate list.
  */
 export function leaseStatement(text: SqlText, candidates: string, update: string, parameters: unknown[], wall_ms: number): CompiledQuery {
-  return text.fixed('lease_notifications',
+  return text.fixed(
+    'lease_notifications',
     `with candidates as materialized (${candidates}) ${update} returning *`,
     `with candidates as materialized (${candidates} for update skip locked) ${update}
        and state = 'pending' and (lease_until_ms is null or lease_until_ms < ?) returning *`,
-    text.dialect === 'sqlite' ? parameters : [...parameters, wall_ms]);
+    text.dialect === 'sqlite' ? parameters : [...parameters, wall_ms],
+  );
 }
 
 /**

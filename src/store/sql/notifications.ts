@@ -57,11 +57,22 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean> {
-    const result = await this.db.updateTable('notifications')
+    const result = await this.db
+      .updateTable('notifications')
       .set({ state: 'superseded', last_error: SUPERSEDED_REASON, updated_at_ms: now_ms })
-      .where('id', '=', notification_id).where('state', '=', 'pending').where('lease_owner', 'is', null).where('trace_id', 'is not', null)
-      .where((eb) => eb.exists(eb.selectFrom('notifications as newer').select('newer.id')
-        .whereRef('newer.trace_id', '=', 'notifications.trace_id').where('newer.id', '>', notification_id)))
+      .where('id', '=', notification_id)
+      .where('state', '=', 'pending')
+      .where('lease_owner', 'is', null)
+      .where('trace_id', 'is not', null)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('notifications as newer')
+            .select('newer.id')
+            .whereRef('newer.trace_id', '=', 'notifications.trace_id')
+            .where('newer.id', '>', notification_id),
+        ),
+      )
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -71,8 +82,13 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async listOfSubscription(subscription_id: string): Promise<NotificationRow[]> {
-    return this.db.selectFrom('notifications').selectAll()
-      .where('kind', '=', 'subscription_event').where('subscription_id', '=', subscription_id).orderBy('id').execute();
+    return this.db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('kind', '=', 'subscription_event')
+      .where('subscription_id', '=', subscription_id)
+      .orderBy('id')
+      .execute();
   }
 
   async get(id: number): Promise<NotificationRow | null> {
@@ -107,19 +123,40 @@ export class SqlNotificationStore implements NotificationStore {
     // Atomic on its own (notification-store.ts): one statement on PostgreSQL, a transaction on SQLite.
     const own_transaction = sqliteOwnTransaction(this.ctx);
     if (own_transaction) return own_transaction((tx) => tx.notifications.finishAttempt(notification_id, owner, patch, attempt, now_ms));
-    const update = this.ctx.text.update('notifications',
-      { state: patch.state, next_attempt_at_ms: patch.next_attempt_at_ms, last_error: patch.last_error, attempts: patch.attempts, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms },
-      { id: notification_id, lease_owner: owner });
+    const update = this.ctx.text.update(
+      'notifications',
+      {
+        state: patch.state,
+        next_attempt_at_ms: patch.next_attempt_at_ms,
+        last_error: patch.last_error,
+        attempts: patch.attempts,
+        lease_until_ms: null,
+        lease_owner: null,
+        updated_at_ms: now_ms,
+      },
+      { id: notification_id, lease_owner: owner },
+    );
     if (hasDataModifyingCtes(this.ctx.dialect)) {
       // One statement, atomic by itself: the attempt is recorded only for the row the UPDATE changed.
       const n = update.parameters.length;
-      const recorded = await this.ctx.rows<{ notification_id: number }>(CompiledQuery.raw(
-        `with finished as (${update.sql} returning id) insert into notification_attempts `
-        + '(notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason) '
-        + `select id, $${n + 1}::integer, $${n + 2}::bigint, $${n + 3}::integer, $${n + 4}::integer, $${n + 5}::text, $${n + 6}::text, $${n + 7}::text `
-        + 'from finished returning notification_id',
-        [...update.parameters, attempt.attempt_no, attempt.started_at_ms, attempt.duration_ms, attempt.http_status ?? null,
-          attempt.reply_excerpt ?? null, attempt.outcome, attempt.reason]));
+      const recorded = await this.ctx.rows<{ notification_id: number }>(
+        CompiledQuery.raw(
+          `with finished as (${update.sql} returning id) insert into notification_attempts ` +
+            '(notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason) ' +
+            `select id, $${n + 1}::integer, $${n + 2}::bigint, $${n + 3}::integer, $${n + 4}::integer, $${n + 5}::text, $${n + 6}::text, $${n + 7}::text ` +
+            'from finished returning notification_id',
+          [
+            ...update.parameters,
+            attempt.attempt_no,
+            attempt.started_at_ms,
+            attempt.duration_ms,
+            attempt.http_status ?? null,
+            attempt.reply_excerpt ?? null,
+            attempt.outcome,
+            attempt.reason,
+          ],
+        ),
+      );
       return recorded.length === 1;
     }
     if ((await this.ctx.changed(update)) !== 1) return false;
@@ -128,21 +165,27 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async listAttempts(notification_id: number) {
-    return this.db.selectFrom('notification_attempts')
+    return this.db
+      .selectFrom('notification_attempts')
       .select(['notification_id', 'attempt_no', 'started_at_ms', 'duration_ms', 'http_status', 'reply_excerpt', 'outcome', 'reason'])
-      .where('notification_id', '=', notification_id).orderBy('attempt_no').execute();
+      .where('notification_id', '=', notification_id)
+      .orderBy('attempt_no')
+      .execute();
   }
 
   async reschedule(id: number, next_attempt_at_ms: number, now_ms: number, lease_now_ms?: number): Promise<boolean> {
     // One conditional UPDATE: the lease is checked on the row it changes, so an attempt leased
     // in between (any instance) makes this change nothing rather than be overwritten. Clearing
     // the ended lease's owner means an attempt that outlived its lease cannot record over this.
-    const result = await this.db.updateTable('notifications')
+    const result = await this.db
+      .updateTable('notifications')
       .set({ state: 'pending', next_attempt_at_ms, bound_from_ms: now_ms, lease_until_ms: null, lease_owner: null, updated_at_ms: now_ms })
       .where('id', '=', id)
-      .where((eb) => (lease_now_ms === undefined
-        ? eb('lease_owner', 'is', null)
-        : eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', lease_now_ms)])))
+      .where((eb) =>
+        lease_now_ms === undefined
+          ? eb('lease_owner', 'is', null)
+          : eb.or([eb('lease_until_ms', 'is', null), eb('lease_until_ms', '<', lease_now_ms)]),
+      )
       .executeTakeFirst();
     const changed = Number(result.numUpdatedRows) === 1;
     if (changed) this.ctx.touchedNotifications();
@@ -150,7 +193,9 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async countUnacknowledged(merchant_id: string | null): Promise<number> {
-    let query = this.db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n'))
+    let query = this.db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('state', 'in', ['pending', 'failed']);
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     return Number((await query.executeTakeFirstOrThrow()).n);

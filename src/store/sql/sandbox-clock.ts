@@ -16,7 +16,10 @@ export class SqlSandboxClockStore implements SandboxClockStore {
   }
 
   async setOffset(offset_ms: number): Promise<void> {
-    await this.db.insertInto('sandbox_clock').values({ id: 1, offset_ms })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ offset_ms })).execute();
+    await this.db
+      .insertInto('sandbox_clock')
+      .values({ id: 1, offset_ms })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ offset_ms }))
+      .execute();
   }
 }

@@ -8,7 +8,14 @@ import { TRANSACTION_COLUMN_DEFAULTS } from '../schema.js'; // a value, beside t
 import type { ActivityRow, TransactionPatch, TransactionSearch, TransactionStore } from '../transaction-store.js';
 import type { TransactionStatus, TransactionType } from '../../domain/transaction-state.js';
 import type { Executor, SqlContext } from './context.js';
-import { claimSkippingLocked, hasDataModifyingCtes, insertReturningId, insertReturningRow, lockForUpdate, sqliteOwnTransaction } from './dialect.js';
+import {
+  claimSkippingLocked,
+  hasDataModifyingCtes,
+  insertReturningId,
+  insertReturningRow,
+  lockForUpdate,
+  sqliteOwnTransaction,
+} from './dialect.js';
 import { notificationValues, type SqlNotificationStore, SUPERSEDED_REASON } from './notifications.js';
 
 /** Transaction columns of the idempotency key (unique index transactions_idempotency). */
@@ -36,9 +43,22 @@ function insertedTransactionRow(row: NewTransactionRow, trace_id: number): Trans
  * parameters' types are not taken from the target columns, so each is cast.
  */
 const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigint' | 'integer' | 'text'>> = {
-  id: 'bigint', trace_id: 'bigint', kind: 'text', subscription_id: 'text', merchant_id: 'text', url: 'text', payload_json: 'text',
-  state: 'text', attempts: 'integer', next_attempt_at_ms: 'bigint', lease_until_ms: 'bigint', lease_owner: 'text', last_error: 'text',
-  created_at_ms: 'bigint', updated_at_ms: 'bigint', bound_from_ms: 'bigint',
+  id: 'bigint',
+  trace_id: 'bigint',
+  kind: 'text',
+  subscription_id: 'text',
+  merchant_id: 'text',
+  url: 'text',
+  payload_json: 'text',
+  state: 'text',
+  attempts: 'integer',
+  next_attempt_at_ms: 'bigint',
+  lease_until_ms: 'bigint',
+  lease_owner: 'text',
+  last_error: 'text',
+  created_at_ms: 'bigint',
+  updated_at_ms: 'bigint',
+  bound_from_ms: 'bigint',
 };
 
 /**
@@ -49,30 +69,57 @@ const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigin
  */
 export const transactionScans = {
   /** Pending with no answer, older than the given time: a request that died before finishing (transactions_pending). */
-  stuck: (db: Executor, older_than_ms: number, limit: number) => db.selectFrom('transactions').selectAll()
-    .where('status', '=', sql.lit('pending')).where('answer_json', 'is', null).where('created_at_ms', '<', older_than_ms)
-    .orderBy('trace_id').limit(limit),
+  stuck: (db: Executor, older_than_ms: number, limit: number) =>
+    db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('status', '=', sql.lit('pending'))
+      .where('answer_json', 'is', null)
+      .where('created_at_ms', '<', older_than_ms)
+      .orderBy('trace_id')
+      .limit(limit),
   /** Payouts left `in progress` without a processor reference (transactions_payouts). */
-  interruptedPayouts: (db: Executor, older_than_ms: number, limit: number) => db.selectFrom('transactions').selectAll()
-    .where('transaction_type', '=', sql.lit('payout')).where('status', '=', 'in progress').where('psp_transaction_id', 'is', null)
-    .where('updated_at_ms', '<', older_than_ms)
-    .orderBy('trace_id').limit(limit),
+  interruptedPayouts: (db: Executor, older_than_ms: number, limit: number) =>
+    db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('transaction_type', '=', sql.lit('payout'))
+      .where('status', '=', 'in progress')
+      .where('psp_transaction_id', 'is', null)
+      .where('updated_at_ms', '<', older_than_ms)
+      .orderBy('trace_id')
+      .limit(limit),
   /** A live processor's transaction by its id there (transactions_psp: never the sandbox's). */
-  byPspId: (db: Executor, gateway_id: string, psp_transaction_id: string) => db.selectFrom('transactions').selectAll()
-    .where('gateway_id', '=', gateway_id).where('psp_transaction_id', '=', psp_transaction_id)
-    .where('psp_transaction_id', 'is not', null).where('payment_processor', '<>', sql.lit('sandbox'))
-    .orderBy('trace_id').limit(1),
+  byPspId: (db: Executor, gateway_id: string, psp_transaction_id: string) =>
+    db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('gateway_id', '=', gateway_id)
+      .where('psp_transaction_id', '=', psp_transaction_id)
+      .where('psp_transaction_id', 'is not', null)
+      .where('payment_processor', '<>', sql.lit('sandbox'))
+      .orderBy('trace_id')
+      .limit(1),
   /** The operator's payout list, a page from after_trace_id on (transactions_payouts). */
-  payoutsByStatus: (db: Executor, status: TransactionStatus, after_trace_id: number, limit: number) => db.selectFrom('transactions').selectAll()
-    .where('transaction_type', '=', sql.lit('payout')).where('status', '=', status).where('trace_id', '>', after_trace_id)
-    .orderBy('trace_id').limit(limit),
+  payoutsByStatus: (db: Executor, status: TransactionStatus, after_trace_id: number, limit: number) =>
+    db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('transaction_type', '=', sql.lit('payout'))
+      .where('status', '=', status)
+      .where('trace_id', '>', after_trace_id)
+      .orderBy('trace_id')
+      .limit(limit),
 };
 
 export class SqlTransactionStore implements TransactionStore {
   private readonly db: Executor;
 
   /** `notifications` is the same unit of work's: a status change may write its notification. */
-  constructor(private readonly ctx: SqlContext, private readonly notifications: SqlNotificationStore) {
+  constructor(
+    private readonly ctx: SqlContext,
+    private readonly notifications: SqlNotificationStore,
+  ) {
     this.db = ctx.db;
   }
 
@@ -92,15 +139,24 @@ export class SqlTransactionStore implements TransactionStore {
       // One statement, atomic by itself; PostgreSQL runs the status_changes INSERT for the row the
       // first INSERT returns, and for none when the key was taken.
       const insert = this.ctx.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: '*' });
-      const [reserved] = await this.ctx.rows<TransactionRow>(CompiledQuery.raw(
-        `with reserved as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
-        + `select trace_id, '', status, $${insert.parameters.length + 1}::text, created_at_ms from reserved) select * from reserved`,
-        [...insert.parameters, reason]));
+      const [reserved] = await this.ctx.rows<TransactionRow>(
+        CompiledQuery.raw(
+          `with reserved as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
+            `select trace_id, '', status, $${insert.parameters.length + 1}::text, created_at_ms from reserved) select * from reserved`,
+          [...insert.parameters, reason],
+        ),
+      );
       return reserved ?? null;
     }
     const reserved = await this.reserve(row);
     if (reserved) {
-      await this.insertStatusChange({ trace_id: reserved.trace_id, from_status: '', to_status: reserved.status, reason, at_ms: reserved.created_at_ms });
+      await this.insertStatusChange({
+        trace_id: reserved.trace_id,
+        from_status: '',
+        to_status: reserved.status,
+        reason,
+        at_ms: reserved.created_at_ms,
+      });
     }
     return reserved;
   }
@@ -121,8 +177,10 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async findByChallenge(challenge_token_hash: string): Promise<TransactionRow | null> {
-    return (await this.db.selectFrom('transactions').selectAll()
-      .where('challenge_token_hash', '=', challenge_token_hash).executeTakeFirst()) ?? null;
+    return (
+      (await this.db.selectFrom('transactions').selectAll().where('challenge_token_hash', '=', challenge_token_hash).executeTakeFirst()) ??
+      null
+    );
   }
 
   async findByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null> {
@@ -130,8 +188,16 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async latestCascadeAttempt(root_trace_id: number): Promise<TransactionRow | null> {
-    return (await this.db.selectFrom('transactions').selectAll().where('cascade_root', '=', root_trace_id).where('cascade_root', 'is not', null)
-      .orderBy('cascade_level', 'desc').limit(1).executeTakeFirst()) ?? null;
+    return (
+      (await this.db
+        .selectFrom('transactions')
+        .selectAll()
+        .where('cascade_root', '=', root_trace_id)
+        .where('cascade_root', 'is not', null)
+        .orderBy('cascade_level', 'desc')
+        .limit(1)
+        .executeTakeFirst()) ?? null
+    );
   }
 
   async listPayoutsByStatus(status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
@@ -147,7 +213,11 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async changeStatus(
-    trace_id: number, from_status: TransactionStatus, patch: TransactionPatch & { status: TransactionStatus }, reason: string, at_ms: number,
+    trace_id: number,
+    from_status: TransactionStatus,
+    patch: TransactionPatch & { status: TransactionStatus },
+    reason: string,
+    at_ms: number,
     notification: Insertable<NotificationTable> | null = null,
   ): Promise<boolean> {
     const update = this.ctx.text.update('transactions', patch, { trace_id, status: from_status });
@@ -159,25 +229,32 @@ export class SqlTransactionStore implements TransactionStore {
       let notify = '';
       if (notification) {
         const values = notificationValues(notification);
-        const columns = Object.keys(values).filter((column) => values[column as keyof typeof values] !== undefined) as (keyof typeof values)[];
+        const columns = Object.keys(values).filter(
+          (column) => values[column as keyof typeof values] !== undefined,
+        ) as (keyof typeof values)[];
         // The cast table doubles as the list of column names that may be written into the SQL text.
-        for (const column of columns) if (!Object.hasOwn(NOTIFICATION_COLUMN_TYPES, column)) throw new Error(`unknown notification column ${column}`);
+        for (const column of columns)
+          if (!Object.hasOwn(NOTIFICATION_COLUMN_TYPES, column)) throw new Error(`unknown notification column ${column}`);
         const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
         parameters.push(...columns.map((column) => values[column]));
-        notify = `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) `
-          + `select ${placeholders.join(', ')} from changed)`
+        notify =
+          `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) ` +
+          `select ${placeholders.join(', ')} from changed)` +
           // The new notification carries the transaction's current state: older ones not yet sent
           // (and not being sent) are superseded (docs/notifications.md §5). Same snapshot: the new
           // row is not among them.
-          + `, superseded as (update notifications set state = 'superseded', last_error = '${SUPERSEDED_REASON}', updated_at_ms = $${parameters.length + 1}::bigint `
-          + 'where trace_id = (select trace_id from changed) and state = \'pending\' and lease_owner is null)';
+          `, superseded as (update notifications set state = 'superseded', last_error = '${SUPERSEDED_REASON}', updated_at_ms = $${parameters.length + 1}::bigint ` +
+          "where trace_id = (select trace_id from changed) and state = 'pending' and lease_owner is null)";
         parameters.push(at_ms);
       }
-      const recorded = await this.ctx.rows<{ trace_id: number }>(CompiledQuery.raw(
-        `with changed as (${update.sql} returning trace_id, status), recorded as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) `
-        + `select trace_id, $${n + 1}::text, status, $${n + 2}::text, $${n + 3}::bigint from changed returning trace_id)${notify} `
-        + 'select trace_id from recorded',
-        parameters));
+      const recorded = await this.ctx.rows<{ trace_id: number }>(
+        CompiledQuery.raw(
+          `with changed as (${update.sql} returning trace_id, status), recorded as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
+            `select trace_id, $${n + 1}::text, status, $${n + 2}::text, $${n + 3}::bigint from changed returning trace_id)${notify} ` +
+            'select trace_id from recorded',
+          parameters,
+        ),
+      );
       if (recorded.length !== 1) return false;
       if (notification) this.ctx.touchedNotifications();
       return true;
@@ -186,16 +263,20 @@ export class SqlTransactionStore implements TransactionStore {
     await this.insertStatusChange({ trace_id, from_status, to_status: patch.status, reason, at_ms });
     if (notification) {
       // SQLite (PostgreSQL returned above): as the superseded CTE there.
-      await this.ctx.changed(CompiledQuery.raw(
-        'update notifications set state = \'superseded\', last_error = ?, updated_at_ms = ? where trace_id = ? and state = \'pending\' and lease_owner is null',
-        [SUPERSEDED_REASON, at_ms, trace_id]));
+      await this.ctx.changed(
+        CompiledQuery.raw(
+          "update notifications set state = 'superseded', last_error = ?, updated_at_ms = ? where trace_id = ? and state = 'pending' and lease_owner is null",
+          [SUPERSEDED_REASON, at_ms, trace_id],
+        ),
+      );
       await this.notifications.insert(notification);
     }
     return true;
   }
 
   async reserveRefund(sale_trace_id: number, amount_minor: number): Promise<boolean> {
-    const result = await this.db.updateTable('transactions')
+    const result = await this.db
+      .updateTable('transactions')
       .set((eb) => ({ refund_reserved_minor: eb('refund_reserved_minor', '+', amount_minor) }))
       .where('trace_id', '=', sale_trace_id)
       .where((eb) => eb(eb('refund_reserved_minor', '+', amount_minor), '<=', eb.ref('amount_minor')))
@@ -204,9 +285,11 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async releaseRefund(sale_trace_id: number, amount_minor: number): Promise<void> {
-    await this.db.updateTable('transactions')
+    await this.db
+      .updateTable('transactions')
       .set((eb) => ({ refund_reserved_minor: eb('refund_reserved_minor', '-', amount_minor) }))
-      .where('trace_id', '=', sale_trace_id).execute();
+      .where('trace_id', '=', sale_trace_id)
+      .execute();
   }
 
   async insertStatusChange(row: Insertable<StatusChangeTable>): Promise<void> {
@@ -214,18 +297,33 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async listStatusChanges(trace_id: number) {
-    return this.db.selectFrom('status_changes').select(['from_status', 'to_status', 'reason', 'at_ms'])
-      .where('trace_id', '=', trace_id).orderBy('id').execute();
+    return this.db
+      .selectFrom('status_changes')
+      .select(['from_status', 'to_status', 'reason', 'at_ms'])
+      .where('trace_id', '=', trace_id)
+      .orderBy('id')
+      .execute();
   }
 
   async insertDueAction(row: Insertable<DueActionTable>): Promise<void> {
-    await this.db.insertInto('due_actions').values(row)
-      .onConflict((oc) => oc.columns(['trace_id', 'kind']).doNothing()).execute();
+    await this.db
+      .insertInto('due_actions')
+      .values(row)
+      .onConflict((oc) => oc.columns(['trace_id', 'kind']).doNothing())
+      .execute();
   }
 
   async claimDueActions(now_ms: number, limit: number) {
-    return claimSkippingLocked(this.ctx.dialect, this.db.selectFrom('due_actions').selectAll()
-      .where('done', '=', 0).where('due_at_ms', '<=', now_ms).orderBy('due_at_ms').limit(limit)).execute();
+    return claimSkippingLocked(
+      this.ctx.dialect,
+      this.db
+        .selectFrom('due_actions')
+        .selectAll()
+        .where('done', '=', 0)
+        .where('due_at_ms', '<=', now_ms)
+        .orderBy('due_at_ms')
+        .limit(limit),
+    ).execute();
   }
 
   async markDueActionDone(id: number): Promise<void> {
@@ -233,7 +331,11 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async deferDueAction(id: number, due_at_ms: number): Promise<void> {
-    await this.db.updateTable('due_actions').set((eb) => ({ due_at_ms, attempts: eb('attempts', '+', 1) })).where('id', '=', id).execute();
+    await this.db
+      .updateTable('due_actions')
+      .set((eb) => ({ due_at_ms, attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   async findStuck(older_than_ms: number, limit: number): Promise<TransactionRow[]> {
@@ -265,22 +367,36 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async listRefundsOf(sale_trace_id: number, limit: number): Promise<TransactionRow[]> {
-    return this.db.selectFrom('transactions').selectAll().where('reference_id', '=', sale_trace_id).where('transaction_type', '=', 'refund')
-      .orderBy('trace_id').limit(limit).execute();
+    return this.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('reference_id', '=', sale_trace_id)
+      .where('transaction_type', '=', 'refund')
+      .orderBy('trace_id')
+      .limit(limit)
+      .execute();
   }
 
   async listCascade(root_trace_id: number, limit: number): Promise<TransactionRow[]> {
-    return this.db.selectFrom('transactions').selectAll()
+    return this.db
+      .selectFrom('transactions')
+      .selectAll()
       .where((eb) => eb.or([eb('trace_id', '=', root_trace_id), eb('cascade_root', '=', root_trace_id)]))
-      .orderBy('cascade_level').limit(limit).execute();
+      .orderBy('cascade_level')
+      .limit(limit)
+      .execute();
   }
 
   async activitySince(merchant_id: string | null, since_ms: number): Promise<ActivityRow[]> {
     // Integer division on both databases (bigint / integer): the UTC day of each transaction.
     const day = sql<number>`created_at_ms / ${sql.lit(DAY_MS)}`;
-    let query = this.db.selectFrom('transactions')
+    let query = this.db
+      .selectFrom('transactions')
       .select([
-        day.as('day'), 'transaction_type', 'status', 'currency',
+        day.as('day'),
+        'transaction_type',
+        'status',
+        'currency',
         (eb) => eb.fn.countAll<number>().as('count'),
         (eb) => eb.fn.sum<number>('amount_minor').as('amount_minor'),
       ])
@@ -288,14 +404,21 @@ export class SqlTransactionStore implements TransactionStore {
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     const rows = await query.groupBy([day, 'transaction_type', 'status', 'currency']).execute();
     return rows.map((r) => ({
-      day: Number(r.day), transaction_type: r.transaction_type, status: r.status, currency: r.currency,
-      count: Number(r.count), amount_minor: Number(r.amount_minor),
+      day: Number(r.day),
+      transaction_type: r.transaction_type,
+      status: r.status,
+      currency: r.currency,
+      count: Number(r.count),
+      amount_minor: Number(r.amount_minor),
     }));
   }
 
   async countByStatus(merchant_id: string | null, transaction_type: TransactionType, status: TransactionStatus): Promise<number> {
-    let query = this.db.selectFrom('transactions').select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('transaction_type', '=', transaction_type).where('status', '=', status);
+    let query = this.db
+      .selectFrom('transactions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('transaction_type', '=', transaction_type)
+      .where('status', '=', status);
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     return Number((await query.executeTakeFirstOrThrow()).n);
   }

@@ -72,7 +72,8 @@ export function loadCheckoutDescription(dir: string = CHECKOUT_SPEC_DIR): Checko
  */
 function mergeSupplement(document: JsonObject, supplement: JsonObject): string[] {
   for (const key of Object.keys(supplement)) {
-    if (!SUPPLEMENT_KEYS.includes(key)) throw new Error(`supplement: unknown top-level key ${key} (allowed: ${SUPPLEMENT_KEYS.join(', ')})`);
+    if (!SUPPLEMENT_KEYS.includes(key))
+      throw new Error(`supplement: unknown top-level key ${key} (allowed: ${SUPPLEMENT_KEYS.join(', ')})`);
   }
   const added: string[] = [];
   const paths = document.paths as JsonObject;
@@ -113,7 +114,9 @@ function mergeSupplement(document: JsonObject, supplement: JsonObject): string[]
   const alternatives = supplement['x-paygate-body-alternatives'] ?? [];
   if (!Array.isArray(alternatives)) throw new Error('checkout description: x-paygate-body-alternatives is not a list');
   for (const [index, raw] of alternatives.entries()) {
-    added.push(addBodyAlternative(document, asObject(raw, `x-paygate-body-alternatives[${index}]`), original_operations, supplement_schemas));
+    added.push(
+      addBodyAlternative(document, asObject(raw, `x-paygate-body-alternatives[${index}]`), original_operations, supplement_schemas),
+    );
   }
   return added;
 }
@@ -126,14 +129,21 @@ function mergeSupplement(document: JsonObject, supplement: JsonObject): string[]
  * schema would have to be rewritten, and is refused. The objects on the way (operation, body,
  * content, media type, schema) are replaced by copies; Checkout.com's members are not touched.
  */
-function addBodyAlternative(document: JsonObject, entry: JsonObject, original_operations: ReadonlySet<string>, supplement_schemas: ReadonlySet<string>): string {
+function addBodyAlternative(
+  document: JsonObject,
+  entry: JsonObject,
+  original_operations: ReadonlySet<string>,
+  supplement_schemas: ReadonlySet<string>,
+): string {
   for (const key of Object.keys(entry)) {
     if (!['operation', 'body', 'add'].includes(key)) throw new Error(`supplement: body alternative has unknown key ${key}`);
   }
   const { operation: key, body, add } = entry;
-  if (typeof key !== 'string' || typeof body !== 'string' || typeof add !== 'string') throw new Error('supplement: a body alternative needs operation, body and add (all text)');
+  if (typeof key !== 'string' || typeof body !== 'string' || typeof add !== 'string')
+    throw new Error('supplement: a body alternative needs operation, body and add (all text)');
   const m = /^([A-Z]+) (\/\S*)$/.exec(key);
-  if (!m || !original_operations.has(key)) throw new Error(`supplement: body alternative for ${key}, which is no operation of Checkout.com's description`);
+  if (!m || !original_operations.has(key))
+    throw new Error(`supplement: body alternative for ${key}, which is no operation of Checkout.com's description`);
   const method = (m[1] ?? '').toLowerCase();
   const template = m[2] ?? '';
   const prefix = '#/components/schemas/';
@@ -167,7 +177,10 @@ function addBodyAlternative(document: JsonObject, entry: JsonObject, original_op
   } else if (typeof schema.$ref === 'string' && Object.keys(schema).length === 1) {
     members = [{ $ref: schema.$ref }];
     rest = {};
-  } else throw new Error(`supplement: the schema of ${where} is neither a oneOf nor a lone $ref; an alternative cannot be added without rewriting it`);
+  } else
+    throw new Error(
+      `supplement: the schema of ${where} is neither a oneOf nor a lone $ref; an alternative cannot be added without rewriting it`,
+    );
   if (members.some((member) => typeof member === 'object' && member !== null && (member as JsonObject).$ref === add)) {
     throw new Error(`supplement: ${where} has ${add} already`);
   }

@@ -16,10 +16,20 @@ let fake: FakeCheckout;
 let receiver: MerchantReceiver;
 let reference_seq = 0;
 
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<FetchedAnswer> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<FetchedAnswer> {
   return fetchAnswer(`${fake.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${fake.secret_key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${fake.secret_key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal,
   });
@@ -51,7 +61,13 @@ function cardPayment(overrides: Record<string, unknown> = {}, source: Record<str
 }
 
 function cardDestination(number: string): Record<string, unknown> {
-  return { type: 'card', number, expiry_month: 12, expiry_year: 2030, account_holder: { type: 'individual', first_name: 'Jane', last_name: 'Doe' } };
+  return {
+    type: 'card',
+    number,
+    expiry_month: 12,
+    expiry_year: 2030,
+    account_holder: { type: 'individual', first_name: 'Jane', last_name: 'Doe' },
+  };
 }
 
 /** A card payout as Checkout.com takes it today (CardPayoutRequest; PaygateSupplementCardPayoutRequest). */
@@ -111,7 +127,15 @@ describe('card payments', () => {
     const body = cardPayment();
     const answer = await api('POST', '/payments', body);
     expect(answer.status).toBe(201);
-    expect(answer.json).toMatchObject({ status: 'Authorized', approved: true, response_code: '10000', response_summary: 'Approved', amount: 1000, currency: 'EUR', reference: body.reference });
+    expect(answer.json).toMatchObject({
+      status: 'Authorized',
+      approved: true,
+      response_code: '10000',
+      response_summary: 'Approved',
+      amount: 1000,
+      currency: 'EUR',
+      reference: body.reference,
+    });
     expect(answer.json.id).toMatch(/^pay_[a-z2-7]{26}$/);
     expect(answer.json.source).toMatchObject({ type: 'card', last4: '4242', bin: '424242', expiry_month: 12, expiry_year: 2030 });
     expect(answer.headers.get('cko-request-id')).toBeTruthy();
@@ -119,7 +143,17 @@ describe('card payments', () => {
     const captured = await fake.waitForEvent((e) => e.payment_id === answer.json.id && e.type === 'payment_captured');
     expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_approved', 'payment_captured']);
     expect(captured.state).toBe('delivered');
-    expect(captured.json).toMatchObject({ type: 'payment_captured', data: { id: answer.json.id, amount: 1000, currency: 'EUR', reference: body.reference, response_code: '10000', metadata: { order_id: 'o-1' } } });
+    expect(captured.json).toMatchObject({
+      type: 'payment_captured',
+      data: {
+        id: answer.json.id,
+        amount: 1000,
+        currency: 'EUR',
+        reference: body.reference,
+        response_code: '10000',
+        metadata: { order_id: 'o-1' },
+      },
+    });
     expect(captured.json.id).toMatch(/^evt_[a-z2-7]{26}$/);
     const received = receiver.requests.find((r) => r.json !== null && (r.json as { id: string }).id === captured.id);
     expect(received?.headers['cko-signature']).toBe(checkoutSignature(received?.body ?? '', WEBHOOK_SECRET));
@@ -133,7 +167,7 @@ describe('card payments', () => {
     expect(actions.json[1]).toMatchObject({ id: answer.json.action_id, approved: true, response_code: '10000', reference: body.reference });
   });
 
-  it('shows a payment\'s metadata in GET /payments/{id}, the list by reference and every event', async () => {
+  it("shows a payment's metadata in GET /payments/{id}, the list by reference and every event", async () => {
     const body = cardPayment({ metadata: { paygate_trace_id: 9001 } });
     const answer = await api('POST', '/payments', body);
     await fake.waitForEvent((e) => e.payment_id === answer.json.id && e.type === 'payment_captured');
@@ -260,12 +294,19 @@ describe('idempotency (Cko-Idempotency-Key)', () => {
 
 describe('3-D Secure', () => {
   async function startChallenge(overrides: Record<string, unknown> = {}, source: Record<string, unknown> = {}): Promise<FetchedAnswer> {
-    const answer = await api('POST', '/payments', cardPayment({
-      '3ds': { enabled: true },
-      success_url: `${receiver.url}/return?outcome=success`,
-      failure_url: `${receiver.url}/return?outcome=failure`,
-      ...overrides,
-    }, source));
+    const answer = await api(
+      'POST',
+      '/payments',
+      cardPayment(
+        {
+          '3ds': { enabled: true },
+          success_url: `${receiver.url}/return?outcome=success`,
+          failure_url: `${receiver.url}/return?outcome=failure`,
+          ...overrides,
+        },
+        source,
+      ),
+    );
     expect(answer.status).toBe(202);
     return answer;
   }
@@ -300,7 +341,13 @@ describe('3-D Secure', () => {
     expect(location).toBe(`${receiver.url}/return?outcome=success&cko-session-id=${session_id}`);
 
     const by_session = await api('GET', `/payments/${session_id}`);
-    expect(by_session.json).toMatchObject({ id: answer.json.id, status: 'Captured', approved: true, '3ds': { authentication_response: 'Y' }, eci: '05' });
+    expect(by_session.json).toMatchObject({
+      id: answer.json.id,
+      status: 'Captured',
+      approved: true,
+      '3ds': { authentication_response: 'Y' },
+      eci: '05',
+    });
     expect(by_session.json.actions.map((a: { type: string }) => a.type)).toEqual(['Capture', 'Authorization']);
     await fake.waitForEvent((e) => e.payment_id === answer.json.id && e.type === 'payment_captured');
     const [pending, approved] = eventsOf(answer.json.id);
@@ -331,7 +378,11 @@ describe('3-D Secure', () => {
   it('declines a not-enrolled card with 20150, or downgrades it with attempt_n3d', async () => {
     const declined = await api('POST', '/payments', cardPayment({ '3ds': { enabled: true } }, { number: '4532432452900131' }));
     expect(declined.json).toMatchObject({ status: 'Declined', response_code: '20150' });
-    const downgraded = await api('POST', '/payments', cardPayment({ '3ds': { enabled: true, attempt_n3d: true } }, { number: '4532432452900131' }));
+    const downgraded = await api(
+      'POST',
+      '/payments',
+      cardPayment({ '3ds': { enabled: true, attempt_n3d: true } }, { number: '4532432452900131' }),
+    );
     expect(downgraded.json).toMatchObject({ status: 'Authorized', '3ds': { downgraded: true, enrolled: 'N' } });
   });
 
@@ -363,7 +414,13 @@ describe('refunds', () => {
     expect(partial.json.action_id).toMatch(/^act_/);
     const refunded = await fake.waitForEvent((e) => e.type === 'payment_refunded' && e.action_id === partial.json.action_id);
     // The refund's own reference, action id and metadata, not the payment's.
-    expect(refunded.json.data).toMatchObject({ id, action_id: partial.json.action_id, amount: 400, reference: 'RF-1', metadata: { paygate_trace_id: 9002 } });
+    expect(refunded.json.data).toMatchObject({
+      id,
+      action_id: partial.json.action_id,
+      amount: 400,
+      reference: 'RF-1',
+      metadata: { paygate_trace_id: 9002 },
+    });
     expect((await api('GET', `/payments/${id}`)).json.status).toBe('Partially Refunded');
 
     const over = await api('POST', `/payments/${id}/refunds`, { amount: 700 });
@@ -410,21 +467,42 @@ describe('payouts to a card', () => {
     const body = cardPayout();
     const answer = await api('POST', '/payments', body);
     expect(answer.status).toBe(202);
-    expect(answer.json).toEqual({ id: expect.stringMatching(/^pay_[a-z2-7]{26}$/), status: 'Pending', reference: body.reference, _links: { self: { href: `${fake.url}/payments/${answer.json.id}` } } });
+    expect(answer.json).toEqual({
+      id: expect.stringMatching(/^pay_[a-z2-7]{26}$/),
+      status: 'Pending',
+      reference: body.reference,
+      _links: { self: { href: `${fake.url}/payments/${answer.json.id}` } },
+    });
     // (What a GET shows while it is pending: the next test, whose fake settles only when told.)
     const paid = await fake.waitForEvent((e) => e.payment_id === answer.json.id && e.type === 'payment_paid');
-    expect(paid.json.data).toMatchObject({ id: answer.json.id, amount: 2500, currency: 'GBP', response_code: '10000', reference: body.reference, metadata: { paygate_trace_id: 7001 } });
+    expect(paid.json.data).toMatchObject({
+      id: answer.json.id,
+      amount: 2500,
+      currency: 'GBP',
+      response_code: '10000',
+      reference: body.reference,
+      metadata: { paygate_trace_id: 7001 },
+    });
     expect(paid.signature).toBe(checkoutSignature(paid.body, WEBHOOK_SECRET));
     const received = receiver.requests.find((r) => r.body === paid.body);
     expect(received?.headers['cko-signature']).toBe(checkoutSignature(received?.body ?? '', WEBHOOK_SECRET));
     const got = await api('GET', `/payments/${answer.json.id}`);
     expect(got.json).toMatchObject({
-      status: 'Paid', approved: true, amount: 2500, currency: 'GBP', reference: body.reference,
-      destination: { type: 'card' }, source: { type: 'currency_account', id: CURRENCY_ACCOUNT }, metadata: { paygate_trace_id: 7001 },
+      status: 'Paid',
+      approved: true,
+      amount: 2500,
+      currency: 'GBP',
+      reference: body.reference,
+      destination: { type: 'card' },
+      source: { type: 'currency_account', id: CURRENCY_ACCOUNT },
+      metadata: { paygate_trace_id: 7001 },
     });
     expect(got.json.billing_descriptor).toBeUndefined();
     const list = await api('GET', `/payments?reference=${encodeURIComponent(body.reference as string)}`);
-    expect(list.json).toMatchObject({ total_count: 1, data: [{ id: answer.json.id, status: 'Paid', metadata: { paygate_trace_id: 7001 } }] });
+    expect(list.json).toMatchObject({
+      total_count: 1,
+      data: [{ id: answer.json.id, status: 'Paid', metadata: { paygate_trace_id: 7001 } }],
+    });
     const actions = await api('GET', `/payments/${answer.json.id}/actions`);
     expect(actions.json).toEqual([expect.objectContaining({ type: 'Payout', amount: 2500, approved: true })]);
     expect(fake.payment(answer.json.id)).toMatchObject({ kind: 'payout', status: 'Paid', metadata: { paygate_trace_id: 7001 } });
@@ -545,7 +623,12 @@ describe('failure injection', () => {
     expect(retry.status).toBe(201);
     expect(retry.json.id).toBe(fake.paymentsWithReference(String(body.reference))[0]?.id);
     expect(fake.paymentsWithReference(String(body.reference))).toHaveLength(1);
-    expect(fake.requestsTo('POST /payments').filter((r) => r.idempotency_key === key).map((r) => [r.failure, r.status, r.idempotency])).toEqual([
+    expect(
+      fake
+        .requestsTo('POST /payments')
+        .filter((r) => r.idempotency_key === key)
+        .map((r) => [r.failure, r.status, r.idempotency]),
+    ).toEqual([
       ['timeout', null, 'new'],
       [null, 201, 'replayed'],
     ]);
@@ -652,7 +735,10 @@ describe('webhooks', () => {
     expect(eventsOf(answer.json.id).map((e) => e.state)).toEqual(['held', 'held']);
     const start = receiver.requestsTo(WEBHOOK_PATH).length;
     await fake.releaseHeldEvents('reversed');
-    const types = receiver.requestsTo(WEBHOOK_PATH).slice(start).map((r) => (r.json as { type: string }).type);
+    const types = receiver
+      .requestsTo(WEBHOOK_PATH)
+      .slice(start)
+      .map((r) => (r.json as { type: string }).type);
     expect(types).toEqual(['payment_captured', 'payment_approved']);
 
     const second = await api('POST', '/payments', cardPayment());
@@ -660,7 +746,10 @@ describe('webhooks', () => {
     const [approved, captured] = eventsOf(second.json.id);
     const mark = receiver.requestsTo(WEBHOOK_PATH).length;
     await fake.releaseHeldEvents([captured?.id ?? '', approved?.id ?? '', captured?.id ?? '']);
-    const ids = receiver.requestsTo(WEBHOOK_PATH).slice(mark).map((r) => (r.json as { id: string }).id);
+    const ids = receiver
+      .requestsTo(WEBHOOK_PATH)
+      .slice(mark)
+      .map((r) => (r.json as { id: string }).id);
     expect(ids).toEqual([captured?.id, approved?.id, captured?.id]);
     expect(held.id).not.toBe(captured?.id);
   });

@@ -52,19 +52,34 @@
 import type http from 'node:http';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createProcessorControls, type FakeProcessorControls } from '../fake-processor/controls.js';
-import { answerText, createFailureQueue, createHeldAnswers, sendProcessed, type FakeAnswer, type FakeFailureMode } from '../fake-processor/failure-modes.js';
+import {
+  answerText,
+  createFailureQueue,
+  createHeldAnswers,
+  sendProcessed,
+  type FakeAnswer,
+  type FakeFailureMode,
+} from '../fake-processor/failure-modes.js';
 import { answeredIconRequest, pageAnswers } from '../fake-processor/html.js';
 import { failuresAsViolations, startLocalServer } from '../fake-processor/local-server.js';
 import type { RequestBody } from '../fake-processor/read-body.js';
 import { createViolationLog, keepBounded, type RecordedRequestBase, type Violation, type Writable } from '../fake-processor/recording.js';
-import { createWebhookOutbox, type OutboxEvent, type WebhookDelivery, type WebhookEventState, type WebhookEventView, type WebhookOptions } from '../fake-processor/webhook-outbox.js';
+import {
+  createWebhookOutbox,
+  type OutboxEvent,
+  type WebhookDelivery,
+  type WebhookEventState,
+  type WebhookEventView,
+  type WebhookOptions,
+} from '../fake-processor/webhook-outbox.js';
 import { checkoutValidator, type CheckoutValidator, type MatchedOperation } from './spec.js';
 import * as rules from './sandbox-rules.js';
 import { challengePage, finishedPage, unknownSessionPage } from './challenge-page.js';
 
 export const FAKE_CHECKOUT_SECRET_KEY = 'sk_sbox_paygatefake7xkq3mzt2vwnd5hj4ra6';
 
-export type FakeCheckoutRoute = 'POST /payments' | 'GET /payments' | 'GET /payments/{id}' | 'POST /payments/{id}/refunds' | 'GET /payments/{id}/actions';
+export type FakeCheckoutRoute =
+  'POST /payments' | 'GET /payments' | 'GET /payments/{id}' | 'POST /payments/{id}/refunds' | 'GET /payments/{id}/actions';
 
 export type { FakeFailureMode, Violation };
 
@@ -100,7 +115,13 @@ export type FakeEventState = WebhookEventState;
 export interface FakeEvent extends WebhookEventView {
   readonly payment_id: string;
   readonly action_id: string;
-  readonly json: { readonly id: string; readonly type: string; readonly created_on: string; readonly data: Readonly<Record<string, unknown>>; readonly _links: unknown };
+  readonly json: {
+    readonly id: string;
+    readonly type: string;
+    readonly created_on: string;
+    readonly data: Readonly<Record<string, unknown>>;
+    readonly _links: unknown;
+  };
 }
 
 export interface FakeAction {
@@ -240,7 +261,13 @@ const HELD_RESPONSES_MAX = 100;
 const FAILURES_QUEUED_MAX = 100;
 const WAIT_MAX_MS = 60_000;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
-const ROUTES: readonly FakeCheckoutRoute[] = ['POST /payments', 'GET /payments', 'GET /payments/{id}', 'POST /payments/{id}/refunds', 'GET /payments/{id}/actions'];
+const ROUTES: readonly FakeCheckoutRoute[] = [
+  'POST /payments',
+  'GET /payments',
+  'GET /payments/{id}',
+  'POST /payments/{id}/refunds',
+  'GET /payments/{id}/actions',
+];
 
 export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Promise<FakeCheckout> {
   const secret_key = options.secret_key ?? FAKE_CHECKOUT_SECRET_KEY;
@@ -274,7 +301,12 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
   // ---------------------------------------------------------------- payments
 
-  function newPayment(kind: 'payment' | 'payout', body: JsonObject, card_source: JsonObject, amount: number = typeof body.amount === 'number' ? body.amount : 0): PaymentState {
+  function newPayment(
+    kind: 'payment' | 'payout',
+    body: JsonObject,
+    card_source: JsonObject,
+    amount: number = typeof body.amount === 'number' ? body.amount : 0,
+  ): PaymentState {
     payment_seq += 1;
     const customer = asRecord(body.customer);
     const payment: PaymentState = {
@@ -316,7 +348,13 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     return payment;
   }
 
-  function addAction(payment: PaymentState, type: ActionType, amount: number, code: string, extra: { reference?: string | null; metadata?: JsonObject | null } = {}): ActionState {
+  function addAction(
+    payment: PaymentState,
+    type: ActionType,
+    amount: number,
+    code: string,
+    extra: { reference?: string | null; metadata?: JsonObject | null } = {},
+  ): ActionState {
     const approved = code === rules.APPROVED;
     const action: ActionState = {
       id: type === 'Authorization' && payment.pending_action_id !== null ? payment.pending_action_id : newId('act'),
@@ -380,7 +418,11 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       payment.approved = action.approved;
       payment.response_code = code;
       payment.status = action.approved ? 'Card Verified' : 'Declined';
-      return { status: 201, json: paymentResponse(payment, action), events: [makeEvent(action.approved ? 'card_verified' : 'card_verification_declined', payment, action)] };
+      return {
+        status: 201,
+        json: paymentResponse(payment, action),
+        events: [makeEvent(action.approved ? 'card_verified' : 'card_verification_declined', payment, action)],
+      };
     }
     if ((requested_3ds && (behaviour === 'challenge' || behaviour === 'challenge_rejected')) || behaviour === 'challenge_forced') {
       payment.session_id = newId('sid');
@@ -397,7 +439,13 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     }
     if (requested_3ds && behaviour === 'not_enrolled') {
       const downgrade = three_ds?.attempt_n3d === true;
-      payment.three_ds = { behaviour, phase: downgrade ? 'downgraded' : 'not_enrolled', success_url: null, failure_url: null, redirect_to: null };
+      payment.three_ds = {
+        behaviour,
+        phase: downgrade ? 'downgraded' : 'not_enrolled',
+        success_url: null,
+        failure_url: null,
+        redirect_to: null,
+      };
       if (!downgrade) {
         const action = addAction(payment, 'Authorization', payment.amount, '20150');
         payment.response_code = action.response_code;
@@ -455,7 +503,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   function processRefund(payment: PaymentState | undefined, body: JsonObject): Answer {
     if (!payment) return { status: 404, events: [] };
     const remaining = payment.captured - payment.refunded;
-    if (payment.kind !== 'payment' || !['Captured', 'Partially Refunded'].includes(payment.status) || remaining <= 0) return { status: 403, events: [] };
+    if (payment.kind !== 'payment' || !['Captured', 'Partially Refunded'].includes(payment.status) || remaining <= 0)
+      return { status: 403, events: [] };
     const amount = typeof body.amount === 'number' ? body.amount : remaining;
     if (amount <= 0) return invalid(['amount_invalid']);
     // CHOSEN error code: modelled on the documented amount_exceeds_balance.
@@ -482,7 +531,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (!Number.isInteger(month) || month < 1 || month > 12) problems.push('card_expiry_month_invalid');
     if (!Number.isInteger(year) || year < 1000 || year > 9999) problems.push('card_expiry_year_invalid');
     const now = new Date();
-    if (problems.length === 0 && (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1))) problems.push('card_expired');
+    if (problems.length === 0 && (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)))
+      problems.push('card_expired');
     return problems;
   }
 
@@ -540,14 +590,18 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     json.response_code = action.response_code;
     json.response_summary = rules.summaryOf(action.response_code);
     const three_ds = payment.three_ds;
-    if (three_ds && three_ds.phase !== 'pending') json['3ds'] = { downgraded: three_ds.phase === 'downgraded', enrolled: three_ds.behaviour === 'not_enrolled' ? 'N' : 'Y' };
+    if (three_ds && three_ds.phase !== 'pending')
+      json['3ds'] = { downgraded: three_ds.phase === 'downgraded', enrolled: three_ds.behaviour === 'not_enrolled' ? 'N' : 'Y' };
     json.risk = { flagged: false };
     json.source = cardSource(payment, action.approved);
     const customer = customerOf(payment);
     if (customer) json.customer = customer;
     json.processed_on = action.processed_on;
     if (payment.reference !== null) json.reference = payment.reference;
-    json.processing = { retrieval_reference_number: payment.retrieval_reference_number, acquirer_transaction_id: payment.acquirer_transaction_id };
+    json.processing = {
+      retrieval_reference_number: payment.retrieval_reference_number,
+      acquirer_transaction_id: payment.acquirer_transaction_id,
+    };
     if (three_ds && (three_ds.phase === 'authenticated' || three_ds.phase === 'frictionless')) json.eci = '05';
     if (action.approved) json.scheme_id = payment.scheme_id;
     const self = `${base_url}/payments/${payment.id}`;
@@ -605,7 +659,10 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (three_ds && (three_ds.phase === 'authenticated' || three_ds.phase === 'frictionless')) json.eci = '05';
     if (payment.approved) json.scheme_id = payment.scheme_id;
     if (by_session) {
-      json.actions = [...payment.actions].reverse().filter((a) => a.type !== 'Payout').map((a) => ({ id: a.id, type: a.type, response_code: a.response_code, response_summary: rules.summaryOf(a.response_code) }));
+      json.actions = [...payment.actions]
+        .reverse()
+        .filter((a) => a.type !== 'Payout')
+        .map((a) => ({ id: a.id, type: a.type, response_code: a.response_code, response_summary: rules.summaryOf(a.response_code) }));
     }
     json._links = links(payment);
     return json;
@@ -635,12 +692,22 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
   function actionsResponse(payment: PaymentState): JsonObject[] {
     return [...payment.actions].reverse().map((action) => {
-      const json: JsonObject = { id: action.id, type: action.type, processed_on: action.processed_on, amount: action.amount, approved: action.approved };
+      const json: JsonObject = {
+        id: action.id,
+        type: action.type,
+        processed_on: action.processed_on,
+        amount: action.amount,
+        approved: action.approved,
+      };
       if (action.auth_code !== null) json.auth_code = action.auth_code;
       json.response_code = action.response_code;
       json.response_summary = rules.summaryOf(action.response_code);
       if (action.reference !== null) json.reference = action.reference;
-      if (action.type === 'Authorization') json.processing = { retrieval_reference_number: payment.retrieval_reference_number, acquirer_transaction_id: payment.acquirer_transaction_id };
+      if (action.type === 'Authorization')
+        json.processing = {
+          retrieval_reference_number: payment.retrieval_reference_number,
+          acquirer_transaction_id: payment.acquirer_transaction_id,
+        };
       if (action.metadata !== null) json.metadata = action.metadata;
       return json;
     });
@@ -674,7 +741,19 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     const json = { id, type, created_on: new Date().toISOString(), data, _links: { self: { href: `${base_url}/events/${id}` } } };
     const body = JSON.stringify(json);
     violations.add('event', `event ${type} ${id}`, validator.validateEvent(json));
-    const event: EventState = { id, type, payment_id: payment.id, action_id, body, json, created_ms: Date.now(), state: 'queued', signature: null, status: null, deliveries: [] };
+    const event: EventState = {
+      id,
+      type,
+      payment_id: payment.id,
+      action_id,
+      body,
+      json,
+      created_ms: Date.now(),
+      state: 'queued',
+      signature: null,
+      status: null,
+      deliveries: [],
+    };
     events.push(event);
     keepBounded(events, max_recorded);
     return event;
@@ -714,7 +793,9 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     if (!payment?.three_ds) return html(404, unknownSessionPage());
     const three_ds = payment.three_ds;
     if (three_ds.phase !== 'pending') {
-      return three_ds.redirect_to ? redirect(three_ds.redirect_to) : html(200, finishedPage(three_ds.phase === 'authenticated' && payment.approved));
+      return three_ds.redirect_to
+        ? redirect(three_ds.redirect_to)
+        : html(200, finishedPage(three_ds.phase === 'authenticated' && payment.approved));
     }
     if (method === 'GET') return html(200, challengePage({ session_id, amount: payment.amount, currency: payment.currency }));
     if (method !== 'POST') return html(405, unknownSessionPage());
@@ -743,7 +824,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       idempotency.set(scope, { status: answer.status, text: JSON.stringify(answer.json), body_hash, at_ms: Date.now() });
       if (idempotency.size > max_recorded) idempotency.delete(idempotency.keys().next().value ?? '');
       const id = asRecord(answer.json)?.id;
-      const payment = typeof id === 'string' ? payments.get(id) : path.startsWith('/payments/') ? payments.get(path.split('/')[2] ?? '') : undefined;
+      const payment =
+        typeof id === 'string' ? payments.get(id) : path.startsWith('/payments/') ? payments.get(path.split('/')[2] ?? '') : undefined;
       payment?.idempotency_keys.push(key);
     }
     return answer;
@@ -769,14 +851,20 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
         const payment = payments.get(id);
         // CHOSEN: a payment with no action yet (3DS or payout pending) is answered 404, as the
         // description requires at least one action in a 200 answer.
-        return payment && payment.actions.length > 0 ? { status: 200, json: actionsResponse(payment), events: [] } : { status: 404, events: [] };
+        return payment && payment.actions.length > 0
+          ? { status: 200, json: actionsResponse(payment), events: [] }
+          : { status: 404, events: [] };
       }
       case 'GET /payments': {
         const reference = url.searchParams.get('reference') ?? '';
         const limit = Number(url.searchParams.get('limit') ?? 10);
         const skip = Number(url.searchParams.get('skip') ?? 0);
         const matching = [...payments.values()].filter((p) => p.reference === reference).sort((a, b) => b.seq - a.seq);
-        return { status: 200, json: { limit, skip, total_count: matching.length, data: matching.slice(skip, skip + limit).map((p) => details(p, false)) }, events: [] };
+        return {
+          status: 200,
+          json: { limit, skip, total_count: matching.length, data: matching.slice(skip, skip + limit).map((p) => details(p, false)) },
+          events: [],
+        };
       }
     }
   }
@@ -787,7 +875,13 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     return invalid(errorCodesOf(problems, route));
   }
 
-  function writeAnswer(response: http.ServerResponse, record: RecordedState, status: number, text: string | null, request_id: string): void {
+  function writeAnswer(
+    response: http.ServerResponse,
+    record: RecordedState,
+    status: number,
+    text: string | null,
+    request_id: string,
+  ): void {
     record.status = status;
     record.answer_body = text;
     const headers: Record<string, string> = { 'cko-request-id': request_id, 'cache-control': 'no-store' };
@@ -795,7 +889,11 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     else response.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' }).end(text);
   }
 
-  async function handle(request: http.IncomingMessage, response: http.ServerResponse, { text: body_text, too_large }: RequestBody): Promise<void> {
+  async function handle(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    { text: body_text, too_large }: RequestBody,
+  ): Promise<void> {
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
     let json: unknown;
@@ -833,7 +931,10 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       return writeAnswer(response, record, 413, null, randomUUID());
     }
     const match = validator.matchOperation(method, url.pathname);
-    const route = match && ROUTES.includes(`${match.method} ${match.template}` as FakeCheckoutRoute) ? (`${match.method} ${match.template}` as FakeCheckoutRoute) : null;
+    const route =
+      match && ROUTES.includes(`${match.method} ${match.template}` as FakeCheckoutRoute)
+        ? (`${match.method} ${match.template}` as FakeCheckoutRoute)
+        : null;
     record.route = route;
     const failure = route ? failures.take(route) : null;
     record.failure = failure;
@@ -841,7 +942,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       request.socket.destroy();
       return;
     }
-    if (failure === 'http_500' || failure === 'http_503') return writeAnswer(response, record, failure === 'http_500' ? 500 : 503, null, randomUUID());
+    if (failure === 'http_500' || failure === 'http_503')
+      return writeAnswer(response, record, failure === 'http_500' ? 500 : 503, null, randomUUID());
 
     const problems = validator.validateRequest({ method, path: url.pathname + url.search, headers: request.headers, raw_body: body_text });
     violations.add('request', label, problems);
@@ -853,18 +955,26 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
     const text = answerText(answer);
     if (route) {
-      violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, raw_body: text ?? '' }));
+      violations.add(
+        'response',
+        `${label} → ${answer.status}`,
+        validator.validateResponse({ method, path: url.pathname, status: answer.status, raw_body: text ?? '' }),
+      );
     }
     const request_id = randomUUID();
-    await sendProcessed(failure, {
-      request,
-      response,
-      record,
-      text,
-      garbage_start: '{"id":"pay_',
-      write: (body) => writeAnswer(response, record, answer.status, body, request_id),
-      publish: () => webhooks.publish(answer.events),
-    }, held_answers);
+    await sendProcessed(
+      failure,
+      {
+        request,
+        response,
+        record,
+        text,
+        garbage_start: '{"id":"pay_',
+        write: (body) => writeAnswer(response, record, answer.status, body, request_id),
+        publish: () => webhooks.publish(answer.events),
+      },
+      held_answers,
+    );
   }
 
   const server = await startLocalServer({ body_max_bytes: BODY_MAX_BYTES, handle: failuresAsViolations(violations, handle) });
@@ -873,7 +983,14 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   // ---------------------------------------------------------------- views and controls
 
   function view(payment: PaymentState): FakePaymentView {
-    const actions = payment.actions.map((a): FakeAction => ({ id: a.id, type: a.type, amount: a.amount, approved: a.approved, response_code: a.response_code, reference: a.reference }));
+    const actions = payment.actions.map((a): FakeAction => ({
+      id: a.id,
+      type: a.type,
+      amount: a.amount,
+      approved: a.approved,
+      response_code: a.response_code,
+      reference: a.reference,
+    }));
     return {
       id: payment.id,
       session_id: payment.session_id,
@@ -923,7 +1040,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     },
     async abandonChallenge(payment_id) {
       const payment = payments.get(payment_id);
-      if (!payment?.three_ds || payment.three_ds.phase !== 'pending') throw new Error(`fake checkout: ${payment_id} has no pending challenge`);
+      if (!payment?.three_ds || payment.three_ds.phase !== 'pending')
+        throw new Error(`fake checkout: ${payment_id} has no pending challenge`);
       payment.three_ds.phase = 'failed';
       const action = addAction(payment, 'Authorization', payment.amount, '20152');
       payment.response_code = action.response_code;
@@ -945,7 +1063,11 @@ function errorCodesOf(problems: readonly string[], route: FakeCheckoutRoute): st
     'source.cvv': 'cvv',
   };
   const field = (path: string): string => {
-    const dotted = path.replace(/^\//, '').split('/').filter((s) => !/^\d+$/.test(s)).join('.');
+    const dotted = path
+      .replace(/^\//, '')
+      .split('/')
+      .filter((s) => !/^\d+$/.test(s))
+      .join('.');
     return names[dotted] ?? dotted.replace(/\./g, '_');
   };
   const codes = new Set<string>();

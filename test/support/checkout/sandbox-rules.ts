@@ -159,7 +159,11 @@ export function threeDsBehaviour(number: string): ThreeDsBehaviour {
  * `amount_triggers` is on), else approved. `three_ds_done`: the payment was authenticated, so
  * the "3DS authentication required" amounts no longer apply.
  */
-export function authorizationCode(number: string, amount: number, options: { readonly amount_triggers: boolean; readonly three_ds_done: boolean }): string {
+export function authorizationCode(
+  number: string,
+  amount: number,
+  options: { readonly amount_triggers: boolean; readonly three_ds_done: boolean },
+): string {
   const by_card = DECLINE_CARDS[number];
   if (by_card) return by_card;
   if (options.amount_triggers) {

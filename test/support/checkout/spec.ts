@@ -76,7 +76,22 @@ type Shape = 'closed' | 'open' | 'none';
 const ID_BASE = 'https://paygate.invalid/checkout';
 /** Problems reported per message at most: a wrong message needs only the first few to be fixed. */
 const MAX_PROBLEMS = 40;
-const COPIED_KEYWORDS = ['type', 'enum', 'format', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties'] as const;
+const COPIED_KEYWORDS = [
+  'type',
+  'enum',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+] as const;
 const CHECKED_FORMATS = ['date-time', 'date', 'email', 'uri', 'ipv4', 'ipv6'] as const;
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv2019, formats: readonly string[]) => Ajv2019 }).default;
 
@@ -113,7 +128,10 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
   /** Validates against an inline schema; a root `oneOf` is tried member by member for readable problems. */
   function check(ctx: Ctx, id: string, raw: unknown, value: unknown, where: string): string[] {
     const node = typeof raw === 'object' && raw !== null ? (raw as JsonObject) : null;
-    const members = node && Array.isArray(node.oneOf) && Object.keys(node).every((k) => k === 'oneOf' || k === 'description') ? (node.oneOf as unknown[]) : null;
+    const members =
+      node && Array.isArray(node.oneOf) && Object.keys(node).every((k) => k === 'oneOf' || k === 'description')
+        ? (node.oneOf as unknown[])
+        : null;
     if (!members) {
       const validate = schemaValidator(ctx, id, raw);
       return validate(value) ? [] : formatErrors(validate.errors ?? [], where);
@@ -165,14 +183,19 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     const security = (entry.operation.security ?? document.security) as unknown;
     if (Array.isArray(security) && security.length > 0) {
       const authorization = headers.authorization;
-      if (authorization === undefined) problems.push(`${label}: the Authorization header is missing (the operation requires a secret key or an access token)`);
-      else if (!/^Bearer \S+$/.test(authorization)) problems.push(`${label}: the Authorization header must be "Bearer <secret key or token>"`);
+      if (authorization === undefined)
+        problems.push(`${label}: the Authorization header is missing (the operation requires a secret key or an access token)`);
+      else if (!/^Bearer \S+$/.test(authorization))
+        problems.push(`${label}: the Authorization header must be "Bearer <secret key or token>"`);
     }
 
     const query = mergedQuery(request.path, request.query);
     const declared_query = new Set<string>();
     const path_item = asObject(asObject(document.paths, 'paths')[entry.template], entry.template);
-    const all_parameters = [...(Array.isArray(path_item.parameters) ? path_item.parameters : []), ...(Array.isArray(entry.operation.parameters) ? entry.operation.parameters : [])];
+    const all_parameters = [
+      ...(Array.isArray(path_item.parameters) ? path_item.parameters : []),
+      ...(Array.isArray(entry.operation.parameters) ? entry.operation.parameters : []),
+    ];
     for (const [index, raw] of all_parameters.entries()) {
       const parameter = resolveParameter(raw);
       const name = String(parameter.name);
@@ -200,7 +223,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     }
 
     const body = readBody(request.raw_body, request.body);
-    const request_body = entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, `requestBody of ${entry.key}`);
+    const request_body =
+      entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, `requestBody of ${entry.key}`);
     if (body.problem) problems.push(`${label}: ${body.problem}`);
     else if (body.present) {
       const schema = request_body ? asObject(request_body.content ?? {}, 'content')['application/json'] : undefined;
@@ -208,7 +232,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
       else if (schema === undefined) problems.push(`${label}: ${entry.key} takes no JSON body`);
       else {
         const content_type = headers['content-type'];
-        if (content_type === undefined || !/^application\/json\b/i.test(content_type)) problems.push(`${label}: a JSON body needs Content-Type: application/json (got ${content_type ?? 'none'})`);
+        if (content_type === undefined || !/^application\/json\b/i.test(content_type))
+          problems.push(`${label}: a JSON body needs Content-Type: application/json (got ${content_type ?? 'none'})`);
         const id = `${ID_BASE}/operation/${encodeURIComponent(entry.key)}/request`;
         problems.push(...check('request', id, asObject(schema, 'media type').schema, body.value, `${label}: request body`));
       }
@@ -222,7 +247,8 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     const { entry, label } = answered;
     const responses = asObject(entry.operation.responses ?? {}, `responses of ${entry.key}`);
     const declared = responses[String(response.status)] ?? responses[`${String(response.status)[0]}XX`] ?? responses.default;
-    if (declared === undefined) return [`${label}: status ${response.status} is not declared for ${entry.key} (declared: ${Object.keys(responses).join(', ')})`];
+    if (declared === undefined)
+      return [`${label}: status ${response.status} is not declared for ${entry.key} (declared: ${Object.keys(responses).join(', ')})`];
     const content = asObject(asObject(declared, 'response').content ?? {}, 'content');
     const media = content['application/json'];
     const body = readBody(response.raw_body, response.body);
@@ -250,7 +276,9 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
   };
 }
 
-const project_validator = projectValidator<CheckoutRequestToCheck, CheckoutResponseToCheck, CheckoutValidator>(() => createCheckoutValidator());
+const project_validator = projectValidator<CheckoutRequestToCheck, CheckoutResponseToCheck, CheckoutValidator>(() =>
+  createCheckoutValidator(),
+);
 
 /** The validator over the project's copy of the description, built on first use (read-only afterwards). */
 export const checkoutValidator = project_validator.get;
@@ -336,7 +364,8 @@ class SchemaConverter {
     }
     if (required.size > 0) out.required = [...required];
     if (node.additionalProperties !== undefined) {
-      out.additionalProperties = typeof node.additionalProperties === 'boolean' ? node.additionalProperties : this.convert(node.additionalProperties, ctx, false);
+      out.additionalProperties =
+        typeof node.additionalProperties === 'boolean' ? node.additionalProperties : this.convert(node.additionalProperties, ctx, false);
     }
     if (node.items !== undefined) out.items = this.convert(node.items, ctx, false);
     const wrapper = this.isWrapper(node);
@@ -365,7 +394,12 @@ class SchemaConverter {
     if (typeof raw !== 'object' || raw === null) return false;
     const node = raw as JsonObject;
     if (node[flag] === true) return true;
-    const target = typeof node.$ref === 'string' ? node.$ref : Array.isArray(node.allOf) && node.allOf.length === 1 ? (node.allOf[0] as JsonObject | undefined)?.$ref : undefined;
+    const target =
+      typeof node.$ref === 'string'
+        ? node.$ref
+        : Array.isArray(node.allOf) && node.allOf.length === 1
+          ? (node.allOf[0] as JsonObject | undefined)?.$ref
+          : undefined;
     if (typeof target !== 'string') return false;
     return this.component(refName(target, 'schemas'))[flag] === true;
   }
@@ -381,7 +415,11 @@ class SchemaConverter {
     this.in_progress.add(node);
     let shape: Shape = node.properties !== undefined || node.additionalProperties === false ? 'closed' : 'none';
     if (node.additionalProperties !== undefined && node.additionalProperties !== false) shape = 'open';
-    const parts = [...(Array.isArray(node.allOf) ? node.allOf : []), ...(Array.isArray(node.oneOf) ? node.oneOf : []), ...(Array.isArray(node.anyOf) ? node.anyOf : [])];
+    const parts = [
+      ...(Array.isArray(node.allOf) ? node.allOf : []),
+      ...(Array.isArray(node.oneOf) ? node.oneOf : []),
+      ...(Array.isArray(node.anyOf) ? node.anyOf : []),
+    ];
     for (const part of parts) {
       if (shape === 'open') break;
       const part_shape = this.shapeOf(part);
@@ -431,7 +469,7 @@ function refName(ref: string, kind: string): string {
 
 function memberName(member: unknown, index: number): string {
   const ref = typeof member === 'object' && member !== null ? (member as JsonObject).$ref : undefined;
-  return typeof ref === 'string' ? ref.split('/').pop() ?? `member ${index}` : `member ${index}`;
+  return typeof ref === 'string' ? (ref.split('/').pop() ?? `member ${index}`) : `member ${index}`;
 }
 
 function formatErrors(errors: readonly ErrorObject[], where: string): string[] {
@@ -444,9 +482,12 @@ function formatErrors(errors: readonly ErrorObject[], where: string): string[] {
     const params = error.params as Record<string, unknown>;
     let text: string;
     if (error.keyword === 'required') text = `${where}${at} is missing required property "${String(params.missingProperty)}"`;
-    else if (error.keyword === 'unevaluatedProperties') text = `${where}${at} has property "${String(params.unevaluatedProperty)}" that the description does not declare`;
-    else if (error.keyword === 'additionalProperties') text = `${where}${at} has property "${String(params.additionalProperty)}" that the description does not declare`;
-    else if (error.keyword === 'enum') text = `${where}${at} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    else if (error.keyword === 'unevaluatedProperties')
+      text = `${where}${at} has property "${String(params.unevaluatedProperty)}" that the description does not declare`;
+    else if (error.keyword === 'additionalProperties')
+      text = `${where}${at} has property "${String(params.additionalProperty)}" that the description does not declare`;
+    else if (error.keyword === 'enum')
+      text = `${where}${at} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     else if (error.keyword === 'false schema') text = `${where}${at} must not be present here (readOnly/writeOnly in the description)`;
     else text = `${where}${at} ${error.message ?? error.keyword}`;
     if (!seen.has(text)) {
@@ -469,7 +510,10 @@ function readBody(raw_body: string | undefined, body: unknown): { present: boole
   return body === undefined ? { present: false } : { present: true, value: body };
 }
 
-function mergedQuery(path: string, query: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): Map<string, string[]> {
+function mergedQuery(
+  path: string,
+  query: Readonly<Record<string, string | readonly string[] | undefined>> | undefined,
+): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const add = (name: string, value: string): void => {
     const list = out.get(name) ?? [];

@@ -11,9 +11,11 @@ export function escapeHtml(text: string): string {
 
 /** A whole page: `title` is text (escaped here), `style` a style sheet, `body_html` the content of <main>, already HTML. */
 export function htmlPage(title: string, style: string, body_html: string): string {
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-    + '<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">'
-    + `<title>${escapeHtml(title)}</title><style>${style}</style></head><body><main>${body_html}</main></body></html>`;
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">' +
+    `<title>${escapeHtml(title)}</title><style>${style}</style></head><body><main>${body_html}</main></body></html>`
+  );
 }
 
 export interface PageAnswers {

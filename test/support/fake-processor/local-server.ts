@@ -42,10 +42,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -54,9 +55,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
  * the request's method and URL, and the request is answered 500 (no body) unless an answer was
  * already begun.
  */
-export function failuresAsViolations(violations: ViolationLog, handle: (request: http.IncomingMessage, response: http.ServerResponse, body: RequestBody) => Promise<void>): BodyHandler {
-  return (request, response, body) => handle(request, response, body).catch((error: unknown) => {
-    violations.add('fake', `${request.method ?? ''} ${request.url ?? ''}`, [`the fake failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`]);
-    if (!response.headersSent) response.writeHead(500).end();
-  });
+export function failuresAsViolations(
+  violations: ViolationLog,
+  handle: (request: http.IncomingMessage, response: http.ServerResponse, body: RequestBody) => Promise<void>,
+): BodyHandler {
+  return (request, response, body) =>
+    handle(request, response, body).catch((error: unknown) => {
+      violations.add('fake', `${request.method ?? ''} ${request.url ?? ''}`, [
+        `the fake failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      ]);
+      if (!response.headersSent) response.writeHead(500).end();
+    });
 }

@@ -31,7 +31,12 @@ export function describedOperations(document: JsonObject, description_name: stri
   for (const [template, item] of Object.entries(descriptionObject(document.paths, 'paths', description_name))) {
     for (const method of HTTP_METHODS) {
       const operation = descriptionObject(item, template, description_name)[method];
-      if (operation !== undefined) found.push({ method: method.toUpperCase(), template, operation: descriptionObject(operation, `${method} ${template}`, description_name) });
+      if (operation !== undefined)
+        found.push({
+          method: method.toUpperCase(),
+          template,
+          operation: descriptionObject(operation, `${method} ${template}`, description_name),
+        });
     }
   }
   return found;
@@ -53,8 +58,7 @@ export interface FoundOperation {
 
 /** The operation an answer comes from; `label` ("METHOD /path → status") begins the answer's problems. */
 export type AnsweredOperation =
-  | { readonly label: string; readonly entry: OperationEntry }
-  | { readonly label: string; readonly entry: null; readonly problem: string };
+  { readonly label: string; readonly entry: OperationEntry } | { readonly label: string; readonly entry: null; readonly problem: string };
 
 export interface OperationTable {
   /** In the order they are tried. */
@@ -75,15 +79,18 @@ export function operationTable(operations: readonly DescribedOperation[]): Opera
   const entries: CompiledEntry[] = operations.map(({ method, template, operation }) => {
     const param_names: string[] = [];
     let literal_segments = 0;
-    const source = template.split('/').map((segment) => {
-      const m = /^\{([^}]+)\}$/.exec(segment);
-      if (!m) {
-        literal_segments += 1;
-        return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      }
-      param_names.push(m[1] ?? '');
-      return '([^/]+)';
-    }).join('/');
+    const source = template
+      .split('/')
+      .map((segment) => {
+        const m = /^\{([^}]+)\}$/.exec(segment);
+        if (!m) {
+          literal_segments += 1;
+          return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        }
+        param_names.push(m[1] ?? '');
+        return '([^/]+)';
+      })
+      .join('/');
     return { method, template, operation, key: `${method} ${template}`, pattern: new RegExp(`^${source}$`), param_names, literal_segments };
   });
   entries.sort((a, b) => a.param_names.length - b.param_names.length || b.literal_segments - a.literal_segments);
@@ -119,11 +126,15 @@ export function operationTable(operations: readonly DescribedOperation[]): Opera
 
 /** The problem of a request `find` found no operation for ("METHOD /path: …"). */
 export function unmatchedRequestProblem(label: string, method: string, found: FoundOperation): string {
-  return found.templates.length > 0 ? `${label}: ${method} is not declared for ${found.templates[0]} in the description` : `${label}: no path of the description matches`;
+  return found.templates.length > 0
+    ? `${label}: ${method} is not declared for ${found.templates[0]} in the description`
+    : `${label}: no path of the description matches`;
 }
 
 /** Header names in lower case, a list of values joined by ", " (as HTTP folds them), numbers as text. */
-export function lowerCaseHeaders(headers: Readonly<Record<string, string | readonly string[] | number | undefined>>): Record<string, string> {
+export function lowerCaseHeaders(
+  headers: Readonly<Record<string, string | readonly string[] | number | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
@@ -162,7 +173,9 @@ export interface ProjectValidator<Request, Response, V extends MessageValidator<
  * and compiling a description takes a while, and most test files never need it), and the
  * one-call checks over it.
  */
-export function projectValidator<Request, Response, V extends MessageValidator<Request, Response>>(build: () => V): ProjectValidator<Request, Response, V> {
+export function projectValidator<Request, Response, V extends MessageValidator<Request, Response>>(
+  build: () => V,
+): ProjectValidator<Request, Response, V> {
   let built: V | null = null;
   const get = (): V => (built ??= build());
   return {

@@ -155,7 +155,8 @@ export function createWebhookOutbox<E extends OutboxEvent>(options: WebhookOutbo
       if (holding) {
         event.state = 'held';
         held_events.push(event);
-        if (options.max_held_events !== undefined && held_events.length > options.max_held_events) held_events.splice(0, held_events.length - options.max_held_events);
+        if (options.max_held_events !== undefined && held_events.length > options.max_held_events)
+          held_events.splice(0, held_events.length - options.max_held_events);
         notifyWaiters();
       } else sending.push(enqueue(event, false));
     }
@@ -257,7 +258,8 @@ export function createWebhookOutbox<E extends OutboxEvent>(options: WebhookOutbo
       if (order === 'as_created') chosen = held_events.splice(0);
       else if (order === 'reversed') chosen = held_events.splice(0).reverse();
       else {
-        if (options.max_released_ids !== undefined && order.length > options.max_released_ids) throw new Error(`${name}: more than ${options.max_released_ids} events to release at once`);
+        if (options.max_released_ids !== undefined && order.length > options.max_released_ids)
+          throw new Error(`${name}: more than ${options.max_released_ids} events to release at once`);
         chosen = order.map(eventWithId);
         for (const event of chosen) {
           const at = held_events.indexOf(event);
@@ -288,7 +290,11 @@ export function createWebhookOutbox<E extends OutboxEvent>(options: WebhookOutbo
           reject,
           timer: setTimeout(() => {
             waiters.delete(waiter);
-            reject(new Error(`${name}: no matching event within ${bounded_ms} ms (events so far: ${events.map((e) => `${e.type}:${e.state}`).join(', ') || 'none'})`));
+            reject(
+              new Error(
+                `${name}: no matching event within ${bounded_ms} ms (events so far: ${events.map((e) => `${e.type}:${e.state}`).join(', ') || 'none'})`,
+              ),
+            );
           }, bounded_ms),
         };
         waiters.add(waiter);

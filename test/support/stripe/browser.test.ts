@@ -23,9 +23,17 @@ async function challenged(order: string): Promise<{ id: string; client_secret: s
     method: 'POST',
     headers: { authorization: `Bearer ${fake.secret_key}`, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
-      amount: '4250', currency: 'eur', confirm: 'true', 'payment_method_types[0]': 'card', 'payment_method_data[type]': 'card',
-      'payment_method_data[card][number]': '4000000000003220', 'payment_method_data[card][exp_month]': '12', 'payment_method_data[card][exp_year]': '2030',
-      'payment_method_data[card][cvc]': '123', 'metadata[paygate_trace_id]': order, return_url,
+      amount: '4250',
+      currency: 'eur',
+      confirm: 'true',
+      'payment_method_types[0]': 'card',
+      'payment_method_data[type]': 'card',
+      'payment_method_data[card][number]': '4000000000003220',
+      'payment_method_data[card][exp_month]': '12',
+      'payment_method_data[card][exp_year]': '2030',
+      'payment_method_data[card][cvc]': '123',
+      'metadata[paygate_trace_id]': order,
+      return_url,
     }).toString(),
     signal: AbortSignal.timeout(5000),
   });
@@ -34,7 +42,12 @@ async function challenged(order: string): Promise<{ id: string; client_secret: s
   return { id: json.id, client_secret: json.client_secret, page: json.next_action.redirect_to_url.url, return_url };
 }
 
-async function choose(viewport: ViewportName, page_url: string, button: 'Complete authentication' | 'Fail authentication', screenshot: string): Promise<{ url: URL; heading: string }> {
+async function choose(
+  viewport: ViewportName,
+  page_url: string,
+  button: 'Complete authentication' | 'Fail authentication',
+  screenshot: string,
+): Promise<{ url: URL; heading: string }> {
   const opened = await newPage(browser, viewport);
   try {
     const { page } = opened;
@@ -52,7 +65,7 @@ async function choose(viewport: ViewportName, page_url: string, button: 'Complet
   }
 }
 
-describe('the fake Stripe\'s 3-D Secure page in Chromium', () => {
+describe("the fake Stripe's 3-D Secure page in Chromium", () => {
   beforeAll(async () => {
     browser = await launchBrowser();
     receiver = await startMerchantReceiver();
@@ -73,7 +86,12 @@ describe('the fake Stripe\'s 3-D Secure page in Chromium', () => {
     const intent = await challenged('9001');
     const { url, heading } = await choose('phone', intent.page, 'Complete authentication', 'stripe-3ds-test-page-phone.png');
     expect(heading).toBe('Back at the merchant');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ order: '9001', payment_intent: intent.id, payment_intent_client_secret: intent.client_secret, redirect_status: 'succeeded' });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      order: '9001',
+      payment_intent: intent.id,
+      payment_intent_client_secret: intent.client_secret,
+      redirect_status: 'succeeded',
+    });
     expect(fake.paymentIntent(intent.id)).toMatchObject({ status: 'succeeded', three_ds: 'succeeded' });
     await fake.waitForEvent((e) => e.payment_intent_id === intent.id && e.type === 'payment_intent.succeeded');
   });
@@ -82,7 +100,11 @@ describe('the fake Stripe\'s 3-D Secure page in Chromium', () => {
     const intent = await challenged('9002');
     const { url } = await choose('desktop', intent.page, 'Fail authentication', 'stripe-3ds-test-page-desktop.png');
     expect(url.searchParams.get('redirect_status')).toBe('failed');
-    expect(fake.paymentIntent(intent.id)).toMatchObject({ status: 'requires_payment_method', three_ds: 'failed', last_error: { code: 'payment_intent_authentication_failure', decline_code: null } });
+    expect(fake.paymentIntent(intent.id)).toMatchObject({
+      status: 'requires_payment_method',
+      three_ds: 'failed',
+      last_error: { code: 'payment_intent_authentication_failure', decline_code: null },
+    });
     await fake.waitForEvent((e) => e.payment_intent_id === intent.id && e.type === 'payment_intent.payment_failed');
   });
 });

@@ -7,7 +7,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describedOperations, descriptionObject, HTTP_METHODS, type DescribedOperation, type JsonObject } from '../fake-processor/openapi-operations.js';
+import {
+  describedOperations,
+  descriptionObject,
+  HTTP_METHODS,
+  type DescribedOperation,
+  type JsonObject,
+} from '../fake-processor/openapi-operations.js';
 
 export type { JsonObject };
 
@@ -40,7 +46,8 @@ export function loadStripeDescription(dir: string = STRIPE_SPEC_DIR): StripeDesc
 /** Applies the supplement's additions to `document` (mutated); returns what was added. */
 export function mergeSupplement(document: JsonObject, supplement: JsonObject): string[] {
   for (const key of Object.keys(supplement)) {
-    if (!SUPPLEMENT_KEYS.includes(key)) throw new Error(`stripe supplement: unknown top-level key ${key} (allowed: ${SUPPLEMENT_KEYS.join(', ')})`);
+    if (!SUPPLEMENT_KEYS.includes(key))
+      throw new Error(`stripe supplement: unknown top-level key ${key} (allowed: ${SUPPLEMENT_KEYS.join(', ')})`);
   }
   const additions = supplement.additions ?? [];
   if (!Array.isArray(additions)) throw new Error('stripe supplement: additions is not a list');
@@ -52,7 +59,8 @@ export function mergeSupplement(document: JsonObject, supplement: JsonObject): s
       if (!ADDITION_KEYS.includes(key)) throw new Error(`stripe supplement: additions[${index}] has unknown key ${key}`);
     }
     if (typeof entry.at !== 'string') throw new Error(`stripe supplement: additions[${index}].at must be a JSON pointer`);
-    if ((entry.add === undefined) === (entry.append === undefined)) throw new Error(`stripe supplement: additions[${index}] needs exactly one of add, append`);
+    if ((entry.add === undefined) === (entry.append === undefined))
+      throw new Error(`stripe supplement: additions[${index}] needs exactly one of add, append`);
     const target = resolvePointer(document, entry.at);
     if (entry.add !== undefined) {
       const into = asObject(target, `the object at ${entry.at}`);
@@ -65,7 +73,8 @@ export function mergeSupplement(document: JsonObject, supplement: JsonObject): s
       if (!Array.isArray(target)) throw new Error(`stripe supplement: ${entry.at} is not a list`);
       if (!Array.isArray(entry.append)) throw new Error(`stripe supplement: additions[${index}].append is not a list`);
       for (const value of entry.append) {
-        if (target.some((existing) => JSON.stringify(existing) === JSON.stringify(value))) throw new Error(`stripe supplement: ${entry.at} has ${JSON.stringify(value)} already`);
+        if (target.some((existing) => JSON.stringify(existing) === JSON.stringify(value)))
+          throw new Error(`stripe supplement: ${entry.at} has ${JSON.stringify(value)} already`);
         target.push(value);
         added.push(`append ${entry.at} ${JSON.stringify(value)}`);
       }

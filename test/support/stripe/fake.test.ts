@@ -18,10 +18,21 @@ let receiver: MerchantReceiver;
 
 type Form = Record<string, string>;
 
-async function api(method: string, path: string, form?: Form, headers: Record<string, string> = {}, on: FakeStripe = fake, signal?: AbortSignal): Promise<FetchedAnswer> {
+async function api(
+  method: string,
+  path: string,
+  form?: Form,
+  headers: Record<string, string> = {},
+  on: FakeStripe = fake,
+  signal?: AbortSignal,
+): Promise<FetchedAnswer> {
   return fetchAnswer(`${on.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${on.secret_key}`, ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }), ...headers },
+    headers: {
+      authorization: `Bearer ${on.secret_key}`,
+      ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      ...headers,
+    },
     body: form === undefined ? undefined : new URLSearchParams(form).toString(),
     signal,
   });
@@ -83,17 +94,22 @@ afterEach(() => {
 });
 
 describe('authentication', () => {
-  it('answers 401 with Stripe\'s error object without a key or with a wrong one; takes Bearer and Basic', async () => {
+  it("answers 401 with Stripe's error object without a key or with a wrong one; takes Bearer and Basic", async () => {
     const none = await api('GET', '/v1/refunds', undefined, { authorization: '' });
     expect(none.status).toBe(401);
-    expect(none.json.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('You did not provide an API key') });
+    expect(none.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('You did not provide an API key'),
+    });
     fake.clearViolations();
     const wrong = await api('GET', '/v1/refunds', undefined, { authorization: 'Bearer sk_test_wrongwrongwrong1234' });
     expect(wrong.status).toBe(401);
     expect(wrong.json.error.message).toMatch(/^Invalid API Key provided: sk_test_\*+1234$/);
     expect(wrong.headers.get('www-authenticate')).toContain('Bearer');
     expect(fake.violations).toEqual([]);
-    const basic = await api('GET', '/v1/refunds', undefined, { authorization: `Basic ${Buffer.from(`${fake.secret_key}:`).toString('base64')}` });
+    const basic = await api('GET', '/v1/refunds', undefined, {
+      authorization: `Basic ${Buffer.from(`${fake.secret_key}:`).toString('base64')}`,
+    });
     expect(basic.status).toBe(200);
     expect(basic.headers.get('request-id')).toMatch(/^req_/);
   });
@@ -104,7 +120,18 @@ describe('card payments with confirm=true', () => {
     const form = sale('4242424242424242', { description: 'Order 1' });
     const answer = await api('POST', '/v1/payment_intents', form, { 'idempotency-key': randomUUID() });
     expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ object: 'payment_intent', status: 'succeeded', amount: 1000, amount_received: 1000, currency: 'usd', metadata: { paygate_trace_id: form['metadata[paygate_trace_id]'] }, next_action: null, last_payment_error: null, livemode: false, description: 'Order 1' });
+    expect(answer.json).toMatchObject({
+      object: 'payment_intent',
+      status: 'succeeded',
+      amount: 1000,
+      amount_received: 1000,
+      currency: 'usd',
+      metadata: { paygate_trace_id: form['metadata[paygate_trace_id]'] },
+      next_action: null,
+      last_payment_error: null,
+      livemode: false,
+      description: 'Order 1',
+    });
     expect(answer.json.id).toMatch(/^pi_[A-Za-z0-9]{24}$/);
     expect(answer.json.client_secret).toMatch(new RegExp(`^${answer.json.id}_secret_`));
     expect(answer.json.latest_charge).toMatch(/^ch_/);
@@ -112,9 +139,28 @@ describe('card payments with confirm=true', () => {
     await settle(answer.json.id, 'payment_intent.succeeded');
     expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_intent.created', 'charge.succeeded', 'payment_intent.succeeded']);
     const charge = eventsOf(answer.json.id)[1]?.json.data.object as any;
-    expect(charge).toMatchObject({ id: answer.json.latest_charge, object: 'charge', status: 'succeeded', paid: true, captured: true, payment_intent: answer.json.id, metadata: { paygate_trace_id: form['metadata[paygate_trace_id]'] } });
-    expect(charge.payment_method_details.card).toMatchObject({ brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030, checks: { cvc_check: 'pass' } });
-    expect(fake.paymentIntent(answer.json.id)).toMatchObject({ status: 'succeeded', card_last4: '4242', charges: [answer.json.latest_charge], three_ds: 'none' });
+    expect(charge).toMatchObject({
+      id: answer.json.latest_charge,
+      object: 'charge',
+      status: 'succeeded',
+      paid: true,
+      captured: true,
+      payment_intent: answer.json.id,
+      metadata: { paygate_trace_id: form['metadata[paygate_trace_id]'] },
+    });
+    expect(charge.payment_method_details.card).toMatchObject({
+      brand: 'visa',
+      last4: '4242',
+      exp_month: 12,
+      exp_year: 2030,
+      checks: { cvc_check: 'pass' },
+    });
+    expect(fake.paymentIntent(answer.json.id)).toMatchObject({
+      status: 'succeeded',
+      card_last4: '4242',
+      charges: [answer.json.latest_charge],
+      three_ds: 'none',
+    });
   });
 
   it.each([
@@ -124,26 +170,53 @@ describe('card payments with confirm=true', () => {
     ['4000000000009979', 'card_declined', 'stolen_card', 'Your card was declined.', undefined],
     ['4000000000000127', 'incorrect_cvc', undefined, "Your card's security code is incorrect.", 'cvc'],
     ['4000000000000069', 'expired_card', undefined, 'Your card has expired.', 'exp_month'],
-    ['4000000000000119', 'processing_error', undefined, 'An error occurred while processing your card. Try again in a little bit.', undefined],
+    [
+      '4000000000000119',
+      'processing_error',
+      undefined,
+      'An error occurred while processing your card. Try again in a little bit.',
+      undefined,
+    ],
     ['4000000000006975', 'card_declined', 'card_velocity_exceeded', expect.stringContaining('repeated attempts'), undefined],
     ['4111111111111111', 'card_declined', 'test_mode_live_card', expect.stringContaining('non test (live) card'), undefined],
-  ])('declines %s: 402 card_error %s/%s with the PaymentIntent back to requires_payment_method', async (number, code, decline_code, message, param) => {
-    const answer = await api('POST', '/v1/payment_intents', sale(number));
-    expect(answer.status).toBe(402);
-    const error = answer.json.error;
-    expect(error).toMatchObject({ type: 'card_error', code, message, doc_url: `https://stripe.com/docs/error-codes/${code.replace(/_/g, '-')}` });
-    expect(error.decline_code).toBe(decline_code);
-    expect(error.param).toBe(param);
-    expect(error.charge).toMatch(/^ch_/);
-    expect(error.request_log_url).toContain(answer.headers.get('request-id'));
-    expect(error.payment_method).toMatchObject({ object: 'payment_method', type: 'card', card: { last4: number.slice(-4) } });
-    expect(error.payment_intent).toMatchObject({ status: 'requires_payment_method', payment_method: null, latest_charge: error.charge, last_payment_error: { type: 'card_error', code, charge: error.charge } });
-    expect(error.payment_intent.last_payment_error.decline_code).toBe(decline_code);
-    await settle(error.payment_intent.id, 'payment_intent.payment_failed');
-    expect(eventsOf(error.payment_intent.id).map((e) => e.type)).toEqual(['payment_intent.created', 'charge.failed', 'payment_intent.payment_failed']);
-    expect(eventsOf(error.payment_intent.id)[1]?.json.data.object).toMatchObject({ status: 'failed', failure_code: code, outcome: { type: 'issuer_declined', network_status: 'declined_by_network' } });
-    expect(fake.paymentIntent(error.payment_intent.id)?.last_error).toEqual({ code, decline_code: decline_code ?? null });
-  });
+  ])(
+    'declines %s: 402 card_error %s/%s with the PaymentIntent back to requires_payment_method',
+    async (number, code, decline_code, message, param) => {
+      const answer = await api('POST', '/v1/payment_intents', sale(number));
+      expect(answer.status).toBe(402);
+      const error = answer.json.error;
+      expect(error).toMatchObject({
+        type: 'card_error',
+        code,
+        message,
+        doc_url: `https://stripe.com/docs/error-codes/${code.replace(/_/g, '-')}`,
+      });
+      expect(error.decline_code).toBe(decline_code);
+      expect(error.param).toBe(param);
+      expect(error.charge).toMatch(/^ch_/);
+      expect(error.request_log_url).toContain(answer.headers.get('request-id'));
+      expect(error.payment_method).toMatchObject({ object: 'payment_method', type: 'card', card: { last4: number.slice(-4) } });
+      expect(error.payment_intent).toMatchObject({
+        status: 'requires_payment_method',
+        payment_method: null,
+        latest_charge: error.charge,
+        last_payment_error: { type: 'card_error', code, charge: error.charge },
+      });
+      expect(error.payment_intent.last_payment_error.decline_code).toBe(decline_code);
+      await settle(error.payment_intent.id, 'payment_intent.payment_failed');
+      expect(eventsOf(error.payment_intent.id).map((e) => e.type)).toEqual([
+        'payment_intent.created',
+        'charge.failed',
+        'payment_intent.payment_failed',
+      ]);
+      expect(eventsOf(error.payment_intent.id)[1]?.json.data.object).toMatchObject({
+        status: 'failed',
+        failure_code: code,
+        outcome: { type: 'issuer_declined', network_status: 'declined_by_network' },
+      });
+      expect(fake.paymentIntent(error.payment_intent.id)?.last_error).toEqual({ code, decline_code: decline_code ?? null });
+    },
+  );
 
   it('skips the CVC check when no CVC is sent (the incorrect-CVC card then succeeds)', async () => {
     const answer = await api('POST', '/v1/payment_intents', without(sale('4000000000000127'), 'payment_method_data[card][cvc]'));
@@ -169,23 +242,48 @@ describe('card payments with confirm=true', () => {
     const automatic = without(sale('4242424242424242'), 'payment_method_types[0]');
     const refused = await api('POST', '/v1/payment_intents', automatic);
     expect(refused.status).toBe(400);
-    expect(refused.json.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('you must provide a `return_url`') });
+    expect(refused.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('you must provide a `return_url`'),
+    });
     const with_return = await api('POST', '/v1/payment_intents', { ...automatic, return_url: 'https://shop.example/return' });
-    expect(with_return.json).toMatchObject({ status: 'succeeded', automatic_payment_methods: { enabled: true }, payment_method_types: ['card'] });
-    const never = await api('POST', '/v1/payment_intents', { ...automatic, 'automatic_payment_methods[enabled]': 'true', 'automatic_payment_methods[allow_redirects]': 'never' });
+    expect(with_return.json).toMatchObject({
+      status: 'succeeded',
+      automatic_payment_methods: { enabled: true },
+      payment_method_types: ['card'],
+    });
+    const never = await api('POST', '/v1/payment_intents', {
+      ...automatic,
+      'automatic_payment_methods[enabled]': 'true',
+      'automatic_payment_methods[allow_redirects]': 'never',
+    });
     expect(never.json).toMatchObject({ status: 'succeeded', automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
     const both = await api('POST', '/v1/payment_intents', { ...sale('4242424242424242'), 'automatic_payment_methods[enabled]': 'true' });
     expect(both.json.error.message).toContain('only specify one of these parameters');
   });
 
   it('keeps the rules of confirm: return_url and off_session only with confirm=true, confirm needs a payment method, confirm=false makes an intent only', async () => {
-    const early = await api('POST', '/v1/payment_intents', { ...without(sale('4242424242424242'), 'confirm'), return_url: 'https://shop.example/return' });
+    const early = await api('POST', '/v1/payment_intents', {
+      ...without(sale('4242424242424242'), 'confirm'),
+      return_url: 'https://shop.example/return',
+    });
     expect(early.json.error).toMatchObject({ type: 'invalid_request_error', param: 'return_url' });
-    const missing = await api('POST', '/v1/payment_intents', { amount: '1000', currency: 'usd', confirm: 'true', 'payment_method_types[0]': 'card' });
+    const missing = await api('POST', '/v1/payment_intents', {
+      amount: '1000',
+      currency: 'usd',
+      confirm: 'true',
+      'payment_method_types[0]': 'card',
+    });
     expect(missing.json.error).toMatchObject({ code: 'payment_intent_unexpected_state' });
     const unconfirmed = await api('POST', '/v1/payment_intents', without(sale('4242424242424242'), 'confirm'));
     expect(unconfirmed.json).toMatchObject({ status: 'requires_confirmation', latest_charge: null });
-    const saved = await api('POST', '/v1/payment_intents', { amount: '1000', currency: 'usd', confirm: 'true', payment_method: 'pm_card_visa', 'payment_method_types[0]': 'card' });
+    const saved = await api('POST', '/v1/payment_intents', {
+      amount: '1000',
+      currency: 'usd',
+      confirm: 'true',
+      payment_method: 'pm_card_visa',
+      'payment_method_types[0]': 'card',
+    });
     expect(saved.json.error).toMatchObject({ code: 'resource_missing', param: 'payment_method' });
     const small = await api('POST', '/v1/payment_intents', sale('4242424242424242', { amount: '49' }));
     expect(small.json.error).toMatchObject({ code: 'amount_too_small', param: 'amount', message: 'Amount must be at least $0.50 usd' });
@@ -203,7 +301,9 @@ describe('card payments with confirm=true', () => {
     expect(answer.json).toMatchObject({ status: 'succeeded', payment_method_types: ['card'], automatic_payment_methods: null });
     expect(answer.headers.get('stripe-version')).toBe('2026-10-28.endive');
     // An older version (or none: the account's default) still takes payment_method_types.
-    expect((await api('POST', '/v1/payment_intents', sale('4242424242424242'), { 'stripe-version': '2025-03-31.basil' })).json.status).toBe('succeeded');
+    expect((await api('POST', '/v1/payment_intents', sale('4242424242424242'), { 'stripe-version': '2025-03-31.basil' })).json.status).toBe(
+      'succeeded',
+    );
   });
 
   it('refuses raw card numbers when the account has no raw card data access', async () => {
@@ -221,7 +321,12 @@ describe('card payments with confirm=true', () => {
   it('answers parameters the description refuses with 400 parameter_missing / parameter_unknown and records the violation', async () => {
     const missing = await api('POST', '/v1/payment_intents', without(sale('4242424242424242'), 'currency'));
     expect(missing.status).toBe(400);
-    expect(missing.json.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_missing', param: 'currency', message: 'Missing required param: currency.' });
+    expect(missing.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'parameter_missing',
+      param: 'currency',
+      message: 'Missing required param: currency.',
+    });
     const unknown = await api('POST', '/v1/payment_intents', sale('4242424242424242', { 'payment_method_data[card][name]': 'Jane' }));
     expect(unknown.json.error).toMatchObject({ code: 'parameter_unknown', param: 'payment_method_data[card][name]' });
     expect(fake.violations.map((v) => v.kind)).toEqual(['request', 'request']);
@@ -239,8 +344,14 @@ describe('merchant-initiated (off_session=true) charges', () => {
   ])('declines %s off-session: 402 %s / %s', async (number, code, decline_code) => {
     const answer = await api('POST', '/v1/payment_intents', sale(number, { off_session: 'true' }));
     expect(answer.status).toBe(402);
-    expect(answer.json.error).toMatchObject({ type: 'card_error', code, decline_code, payment_intent: { status: 'requires_payment_method', last_payment_error: { code, decline_code } } });
-    if (code === 'authentication_required') expect(answer.json.error.message).toBe('Your card was declined. This transaction requires authentication.');
+    expect(answer.json.error).toMatchObject({
+      type: 'card_error',
+      code,
+      decline_code,
+      payment_intent: { status: 'requires_payment_method', last_payment_error: { code, decline_code } },
+    });
+    if (code === 'authentication_required')
+      expect(answer.json.error.message).toBe('Your card was declined. This transaction requires authentication.');
     await settle(answer.json.error.payment_intent.id, 'payment_intent.payment_failed');
   });
 
@@ -265,14 +376,26 @@ describe('3-D Secure', () => {
     return answer;
   }
 
-  it.each(['4000000000003220', '4000008400000027', '4000002760003184', '4000002500003155'])('asks for authentication with %s: requires_action, next_action redirect_to_url to the test page, payment_intent.requires_action', async (number) => {
-    const answer = await challenged(number);
-    expect(answer.json).toMatchObject({ status: 'requires_action', latest_charge: null, next_action: { type: 'redirect_to_url', redirect_to_url: { return_url: RETURN_URL } } });
-    expect(answer.json.next_action.redirect_to_url.url).toMatch(new RegExp(`^${fake.url}/3d_secure_2_test/${answer.json.id}/[A-Za-z0-9]{24}$`));
-    await settle(answer.json.id, 'payment_intent.requires_action');
-    expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_intent.created', 'payment_intent.requires_action']);
-    expect(fake.paymentIntent(answer.json.id)).toMatchObject({ three_ds: 'pending', authentication_url: answer.json.next_action.redirect_to_url.url });
-  });
+  it.each(['4000000000003220', '4000008400000027', '4000002760003184', '4000002500003155'])(
+    'asks for authentication with %s: requires_action, next_action redirect_to_url to the test page, payment_intent.requires_action',
+    async (number) => {
+      const answer = await challenged(number);
+      expect(answer.json).toMatchObject({
+        status: 'requires_action',
+        latest_charge: null,
+        next_action: { type: 'redirect_to_url', redirect_to_url: { return_url: RETURN_URL } },
+      });
+      expect(answer.json.next_action.redirect_to_url.url).toMatch(
+        new RegExp(`^${fake.url}/3d_secure_2_test/${answer.json.id}/[A-Za-z0-9]{24}$`),
+      );
+      await settle(answer.json.id, 'payment_intent.requires_action');
+      expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_intent.created', 'payment_intent.requires_action']);
+      expect(fake.paymentIntent(answer.json.id)).toMatchObject({
+        three_ds: 'pending',
+        authentication_url: answer.json.next_action.redirect_to_url.url,
+      });
+    },
+  );
 
   it('serves a page with "Complete authentication" and "Fail authentication"; completing succeeds and returns (303) with Stripe\'s parameters', async () => {
     const answer = await challenged();
@@ -285,16 +408,34 @@ describe('3-D Secure', () => {
     expect(html).toContain('id="test-source-fail-3ds"');
     expect(html).toContain('>Fail authentication</button>');
     expect(html).toContain('10.00 USD');
-    const clicked = await fetch(page_url, { method: 'POST', body: 'outcome=complete', headers: { 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+    const clicked = await fetch(page_url, {
+      method: 'POST',
+      body: 'outcome=complete',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      redirect: 'manual',
+    });
     expect(clicked.status).toBe(303);
     const location = new URL(clicked.headers.get('location') ?? '');
     expect(`${location.origin}${location.pathname}`).toBe('https://shop.example/return/42/check');
-    expect(Object.fromEntries(location.searchParams)).toEqual({ lang: 'en', payment_intent: answer.json.id, payment_intent_client_secret: answer.json.client_secret, redirect_status: 'succeeded' });
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      lang: 'en',
+      payment_intent: answer.json.id,
+      payment_intent_client_secret: answer.json.client_secret,
+      redirect_status: 'succeeded',
+    });
     await settle(answer.json.id, 'payment_intent.succeeded');
     const after = eventsOf(answer.json.id);
-    expect(after.map((e) => e.type)).toEqual(['payment_intent.created', 'payment_intent.requires_action', 'charge.succeeded', 'payment_intent.succeeded']);
+    expect(after.map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'payment_intent.requires_action',
+      'charge.succeeded',
+      'payment_intent.succeeded',
+    ]);
     expect(after[3]?.json.request).toEqual({ id: null, idempotency_key: null });
-    expect((after[2]?.json.data.object as any).payment_method_details.card.three_d_secure).toMatchObject({ authentication_flow: 'challenge', result: 'authenticated' });
+    expect((after[2]?.json.data.object as any).payment_method_details.card.three_d_secure).toMatchObject({
+      authentication_flow: 'challenge',
+      result: 'authenticated',
+    });
     const got = await api('GET', `/v1/payment_intents/${answer.json.id}`);
     expect(got.json).toMatchObject({ status: 'succeeded', next_action: null, amount_received: 1000 });
     // The page, visited again, sends the browser back again.
@@ -305,20 +446,47 @@ describe('3-D Secure', () => {
 
   it('failing authentication leaves the PaymentIntent requires_payment_method with payment_intent_authentication_failure, and returns with redirect_status=failed', async () => {
     const answer = await challenged();
-    const clicked = await fetch(answer.json.next_action.redirect_to_url.url, { method: 'POST', body: 'outcome=fail', headers: { 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+    const clicked = await fetch(answer.json.next_action.redirect_to_url.url, {
+      method: 'POST',
+      body: 'outcome=fail',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      redirect: 'manual',
+    });
     expect(new URL(clicked.headers.get('location') ?? '').searchParams.get('redirect_status')).toBe('failed');
     await settle(answer.json.id, 'payment_intent.payment_failed');
-    expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_intent.created', 'payment_intent.requires_action', 'payment_intent.payment_failed']);
+    expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'payment_intent.requires_action',
+      'payment_intent.payment_failed',
+    ]);
     const got = await api('GET', `/v1/payment_intents/${answer.json.id}`);
-    expect(got.json).toMatchObject({ status: 'requires_payment_method', payment_method: null, latest_charge: null, next_action: null, last_payment_error: { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', payment_method: { card: { last4: '3220' } } } });
+    expect(got.json).toMatchObject({
+      status: 'requires_payment_method',
+      payment_method: null,
+      latest_charge: null,
+      next_action: null,
+      last_payment_error: {
+        type: 'invalid_request_error',
+        code: 'payment_intent_authentication_failure',
+        payment_method: { card: { last4: '3220' } },
+      },
+    });
   });
 
   it('declines after authentication with 4000 0084 0000 1629 (charge.failed, redirect_status=failed)', async () => {
     const answer = await challenged('4000008400001629');
     const location = await fake.authenticate(answer.json.id, 'complete');
     expect(new URL(location ?? '').searchParams.get('redirect_status')).toBe('failed');
-    expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual(['payment_intent.created', 'payment_intent.requires_action', 'charge.failed', 'payment_intent.payment_failed']);
-    expect(fake.paymentIntent(answer.json.id)).toMatchObject({ status: 'requires_payment_method', last_error: { code: 'card_declined', decline_code: 'generic_decline' } });
+    expect(eventsOf(answer.json.id).map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'payment_intent.requires_action',
+      'charge.failed',
+      'payment_intent.payment_failed',
+    ]);
+    expect(fake.paymentIntent(answer.json.id)).toMatchObject({
+      status: 'requires_payment_method',
+      last_error: { code: 'card_declined', decline_code: 'generic_decline' },
+    });
   });
 
   it('hands authentication to Stripe.js (use_stripe_sdk) without a return_url; request_three_d_secure=any challenges an optional card; frictionless succeeds at once', async () => {
@@ -326,9 +494,17 @@ describe('3-D Secure', () => {
     expect(sdk.json).toMatchObject({ status: 'requires_action', next_action: { type: 'use_stripe_sdk' } });
     expect(await fake.authenticate(sdk.json.id, 'complete')).toBeNull();
     expect(fake.paymentIntent(sdk.json.id)?.status).toBe('succeeded');
-    const optional = await api('POST', '/v1/payment_intents', sale('4000000000003055', { 'payment_method_options[card][request_three_d_secure]': 'any', return_url: RETURN_URL }));
+    const optional = await api(
+      'POST',
+      '/v1/payment_intents',
+      sale('4000000000003055', { 'payment_method_options[card][request_three_d_secure]': 'any', return_url: RETURN_URL }),
+    );
     expect(optional.json).toMatchObject({ status: 'requires_action', payment_method_options: { card: { request_three_d_secure: 'any' } } });
-    const unenrolled = await api('POST', '/v1/payment_intents', sale('4242424242424242', { 'payment_method_options[card][request_three_d_secure]': 'any' }));
+    const unenrolled = await api(
+      'POST',
+      '/v1/payment_intents',
+      sale('4242424242424242', { 'payment_method_options[card][request_three_d_secure]': 'any' }),
+    );
     expect(unenrolled.json.status).toBe('succeeded');
     const frictionless = await api('POST', '/v1/payment_intents', sale('4000000032200000'));
     expect(frictionless.json.status).toBe('succeeded');
@@ -362,7 +538,12 @@ describe('idempotency (Idempotency-Key)', () => {
     expect(second.headers.get('idempotency-key')).toBe(key);
     expect(fake.paymentIntents).toHaveLength(intents_before);
     expect(fake.events).toHaveLength(events_before);
-    expect(fake.requestsTo('POST /v1/payment_intents').slice(-2).map((r) => r.idempotency)).toEqual(['new', 'replayed']);
+    expect(
+      fake
+        .requestsTo('POST /v1/payment_intents')
+        .slice(-2)
+        .map((r) => r.idempotency),
+    ).toEqual(['new', 'replayed']);
     expect(fake.paymentIntent(first.json.id)?.idempotency_keys).toEqual([key]);
   });
 
@@ -372,7 +553,11 @@ describe('idempotency (Idempotency-Key)', () => {
     const intents_before = fake.paymentIntents.length;
     const other = await api('POST', '/v1/payment_intents', sale('4242424242424242', { amount: '2000' }), { 'idempotency-key': key });
     expect(other.status).toBe(400);
-    expect(other.json.error).toEqual({ message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`, request_log_url: expect.any(String), type: 'idempotency_error' });
+    expect(other.json.error).toEqual({
+      message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+      request_log_url: expect.any(String),
+      type: 'idempotency_error',
+    });
     const elsewhere = await api('POST', '/v1/refunds', { payment_intent: first.json.id }, { 'idempotency-key': key });
     expect(elsewhere.json.error.type).toBe('idempotency_error');
     expect(fake.paymentIntents).toHaveLength(intents_before);
@@ -442,13 +627,19 @@ describe('idempotency (Idempotency-Key)', () => {
 });
 
 describe('search', () => {
-  it('finds by metadata[\'paygate_trace_id\']:\'42\' (quotes single or double) and answers Stripe\'s search_result', async () => {
+  it("finds by metadata['paygate_trace_id']:'42' (quotes single or double) and answers Stripe's search_result", async () => {
     const trace = traceId();
     const paid = await api('POST', '/v1/payment_intents', sale('4242424242424242', { 'metadata[paygate_trace_id]': trace }));
     await api('POST', '/v1/payment_intents', sale('4242424242424242'));
     const found = await api('GET', `/v1/payment_intents/search?query=${encodeURIComponent(`metadata['paygate_trace_id']:'${trace}'`)}`);
     expect(found.status).toBe(200);
-    expect(found.json).toEqual({ object: 'search_result', data: [expect.objectContaining({ id: paid.json.id, metadata: { paygate_trace_id: trace } })], has_more: false, next_page: null, url: '/v1/payment_intents/search' });
+    expect(found.json).toEqual({
+      object: 'search_result',
+      data: [expect.objectContaining({ id: paid.json.id, metadata: { paygate_trace_id: trace } })],
+      has_more: false,
+      next_page: null,
+      url: '/v1/payment_intents/search',
+    });
     const double = await api('GET', `/v1/payment_intents/search?query=${encodeURIComponent(`metadata["paygate_trace_id"]:"${trace}"`)}`);
     expect(double.json.data.map((p: any) => p.id)).toEqual([paid.json.id]);
     const none = await api('GET', `/v1/payment_intents/search?query=${encodeURIComponent("metadata['paygate_trace_id']:'no-such'")}`);
@@ -461,15 +652,23 @@ describe('search', () => {
     const small = await api('POST', '/v1/payment_intents', sale('4242424242424242', { amount: '1500', 'metadata[batch]': trace }));
     const declined = await api('POST', '/v1/payment_intents', sale('4000000000000002', { amount: '2500', 'metadata[batch]': trace }));
     const declined_id = declined.json.error.payment_intent.id;
-    const search = async (query: string, extra = ''): Promise<any> => (await api('GET', `/v1/payment_intents/search?query=${encodeURIComponent(query)}${extra}`)).json;
+    const search = async (query: string, extra = ''): Promise<any> =>
+      (await api('GET', `/v1/payment_intents/search?query=${encodeURIComponent(query)}${extra}`)).json;
     expect((await search(`metadata['batch']:'${trace}'`)).data.map((p: any) => p.id)).toEqual([declined_id, small.json.id]);
     expect((await search(`metadata['batch']:'${trace}' AND status:'succeeded'`)).data.map((p: any) => p.id)).toEqual([small.json.id]);
     expect((await search(`metadata['batch']:'${trace}' -status:'succeeded'`)).data.map((p: any) => p.id)).toEqual([declined_id]);
-    expect((await search(`metadata['batch']:'${trace}' and amount>=2000 and currency:'usd'`)).data.map((p: any) => p.id)).toEqual([declined_id]);
+    expect((await search(`metadata['batch']:'${trace}' and amount>=2000 and currency:'usd'`)).data.map((p: any) => p.id)).toEqual([
+      declined_id,
+    ]);
     expect((await search(`metadata['batch']:'${trace}' AND amount<2000`)).data.map((p: any) => p.id)).toEqual([small.json.id]);
     expect((await search(`metadata['paygate_trace_id']:'x' OR metadata['batch']:'${trace}'`)).data).toHaveLength(2);
     const counted = await search(`metadata['batch']:'${trace}'`, '&expand[0]=total_count&limit=1');
-    expect(counted).toMatchObject({ total_count: 2, has_more: true, next_page: expect.any(String), data: [expect.objectContaining({ id: declined_id })] });
+    expect(counted).toMatchObject({
+      total_count: 2,
+      has_more: true,
+      next_page: expect.any(String),
+      data: [expect.objectContaining({ id: declined_id })],
+    });
     const page2 = await search(`metadata['batch']:'${trace}'`, `&limit=1&page=${counted.next_page}`);
     expect(page2).toMatchObject({ has_more: false, next_page: null, data: [expect.objectContaining({ id: small.json.id })] });
     expect((await search(`metadata['batch']:'${trace}'`)).total_count).toBeUndefined();
@@ -477,7 +676,11 @@ describe('search', () => {
 
   it('refuses queries it cannot read: unknown fields, AND mixed with OR, comparisons of text, a bad limit', async () => {
     const bad = async (query: string): Promise<any> => api('GET', `/v1/payment_intents/search?query=${encodeURIComponent(query)}`);
-    expect((await bad("reference:'x'")).json.error).toMatchObject({ type: 'invalid_request_error', param: 'query', message: expect.stringContaining('unsupported search field') });
+    expect((await bad("reference:'x'")).json.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'query',
+      message: expect.stringContaining('unsupported search field'),
+    });
     expect((await bad("status:'succeeded' AND currency:'usd' OR amount:5")).json.error.message).toContain('AND and OR');
     expect((await bad("currency>'usd'")).json.error.message).toContain('numeric fields');
     expect((await bad('metadata:x')).status).toBe(400);
@@ -509,24 +712,61 @@ describe('refunds', () => {
 
   it('refunds part, then the rest, then refuses more; refund.created and charge.refunded for each', async () => {
     const intent = await paid();
-    const part = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '400', 'metadata[paygate_trace_id]': '43', reason: 'requested_by_customer' });
+    const part = await api('POST', '/v1/refunds', {
+      payment_intent: intent.id,
+      amount: '400',
+      'metadata[paygate_trace_id]': '43',
+      reason: 'requested_by_customer',
+    });
     expect(part.status).toBe(200);
-    expect(part.json).toMatchObject({ object: 'refund', amount: 400, currency: 'usd', status: 'succeeded', payment_intent: intent.id, charge: intent.latest_charge, metadata: { paygate_trace_id: '43' }, reason: 'requested_by_customer' });
+    expect(part.json).toMatchObject({
+      object: 'refund',
+      amount: 400,
+      currency: 'usd',
+      status: 'succeeded',
+      payment_intent: intent.id,
+      charge: intent.latest_charge,
+      metadata: { paygate_trace_id: '43' },
+      reason: 'requested_by_customer',
+    });
     expect(part.json.id).toMatch(/^re_/);
     const too_much = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '700' });
     expect(too_much.status).toBe(400);
-    expect(too_much.json.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'Refund amount ($7.00) is greater than unrefunded amount on charge ($6.00)' });
+    expect(too_much.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'amount',
+      message: 'Refund amount ($7.00) is greater than unrefunded amount on charge ($6.00)',
+    });
     expect(too_much.json.error.code).toBeUndefined();
     const rest = await api('POST', '/v1/refunds', { payment_intent: intent.id });
     expect(rest.json).toMatchObject({ amount: 600, status: 'succeeded' });
     const more = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '1' });
-    expect(more.json.error).toMatchObject({ code: 'charge_already_refunded', message: `Charge ${intent.latest_charge} has already been refunded.` });
+    expect(more.json.error).toMatchObject({
+      code: 'charge_already_refunded',
+      message: `Charge ${intent.latest_charge} has already been refunded.`,
+    });
     await fake.waitForEvent((e) => e.refund_id === rest.json.id);
     const types = fake.events.filter((e) => e.payment_intent_id === intent.id).map((e) => e.type);
-    expect(types).toEqual(['payment_intent.created', 'charge.succeeded', 'payment_intent.succeeded', 'refund.created', 'charge.refunded', 'refund.created', 'charge.refunded']);
-    const charges = fake.events.filter((e) => e.payment_intent_id === intent.id && e.type === 'charge.refunded').map((e) => e.json.data.object as any);
-    expect(charges.map((c) => [c.amount_refunded, c.refunded])).toEqual([[400, false], [1000, true]]);
-    expect(fake.paymentIntent(intent.id)).toMatchObject({ amount_refunded: 1000, refunds: [expect.objectContaining({ id: part.json.id }), expect.objectContaining({ id: rest.json.id })] });
+    expect(types).toEqual([
+      'payment_intent.created',
+      'charge.succeeded',
+      'payment_intent.succeeded',
+      'refund.created',
+      'charge.refunded',
+      'refund.created',
+      'charge.refunded',
+    ]);
+    const charges = fake.events
+      .filter((e) => e.payment_intent_id === intent.id && e.type === 'charge.refunded')
+      .map((e) => e.json.data.object as any);
+    expect(charges.map((c) => [c.amount_refunded, c.refunded])).toEqual([
+      [400, false],
+      [1000, true],
+    ]);
+    expect(fake.paymentIntent(intent.id)).toMatchObject({
+      amount_refunded: 1000,
+      refunds: [expect.objectContaining({ id: part.json.id }), expect.objectContaining({ id: rest.json.id })],
+    });
   });
 
   it('refunds by charge id; refuses a PaymentIntent without a successful charge, an unknown one, none at all, a zero amount', async () => {
@@ -536,9 +776,15 @@ describe('refunds', () => {
     const declined = await api('POST', '/v1/payment_intents', sale('4000000000000002'));
     const not_paid = await api('POST', '/v1/refunds', { payment_intent: declined.json.error.payment_intent.id });
     expect(not_paid.json.error.message).toContain('does not have a successful charge to refund');
-    expect((await api('POST', '/v1/refunds', { payment_intent: 'pi_unknown' })).json.error).toMatchObject({ code: 'resource_missing', param: 'payment_intent' });
+    expect((await api('POST', '/v1/refunds', { payment_intent: 'pi_unknown' })).json.error).toMatchObject({
+      code: 'resource_missing',
+      param: 'payment_intent',
+    });
     expect((await api('POST', '/v1/refunds', { amount: '100' })).json.error.message).toContain('payment_intent or charge');
-    expect((await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '0' })).json.error).toMatchObject({ code: 'parameter_invalid_integer', param: 'amount' });
+    expect((await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '0' })).json.error).toMatchObject({
+      code: 'parameter_invalid_integer',
+      param: 'amount',
+    });
   });
 
   it('retrieves a refund, lists those of a PaymentIntent newest first with limit and starting_after, and answers 404 for an unknown one', async () => {
@@ -555,7 +801,11 @@ describe('refunds', () => {
     expect((await api('GET', '/v1/refunds?payment_intent=pi_unknown')).json.data).toEqual([]);
     const missing = await api('GET', '/v1/refunds/re_unknown');
     expect(missing.status).toBe(404);
-    expect(missing.json.error).toMatchObject({ type: 'invalid_request_error', code: 'resource_missing', message: "No such refund: 're_unknown'" });
+    expect(missing.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      message: "No such refund: 're_unknown'",
+    });
     expect((await api('GET', '/v1/payment_intents/pi_unknown')).json.error).toMatchObject({ code: 'resource_missing', param: 'intent' });
   });
 
@@ -564,7 +814,10 @@ describe('refunds', () => {
     const refund = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '500' });
     expect(refund.json.status).toBe('pending');
     const updated = await fake.waitForEvent((e) => e.refund_id === refund.json.id && e.type === 'refund.updated');
-    expect(updated.json.data).toEqual({ object: expect.objectContaining({ id: refund.json.id, status: 'succeeded' }), previous_attributes: { status: 'pending' } });
+    expect(updated.json.data).toEqual({
+      object: expect.objectContaining({ id: refund.json.id, status: 'succeeded' }),
+      previous_attributes: { status: 'pending' },
+    });
     expect(updated.json.request).toEqual({ id: null, idempotency_key: null });
     await fake.waitForEvent((e) => e.refund_id === refund.json.id && e.type === 'charge.refund.updated');
     expect((await api('GET', `/v1/refunds/${refund.json.id}`)).json.status).toBe('succeeded');
@@ -575,7 +828,11 @@ describe('refunds', () => {
     const refund = await api('POST', '/v1/refunds', { payment_intent: intent.id });
     expect(refund.json).toMatchObject({ status: 'succeeded', amount: 1000 });
     const failed = await fake.waitForEvent((e) => e.refund_id === refund.json.id && e.type === 'refund.failed');
-    expect(failed.json.data.object).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card', failure_balance_transaction: expect.stringMatching(/^txn_/) });
+    expect(failed.json.data.object).toMatchObject({
+      status: 'failed',
+      failure_reason: 'expired_or_canceled_card',
+      failure_balance_transaction: expect.stringMatching(/^txn_/),
+    });
     expect(fake.refund(refund.json.id)).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
     expect(fake.paymentIntent(intent.id)?.amount_refunded).toBe(0);
     expect((await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '300' })).json.status).toBe('succeeded');
@@ -591,7 +848,11 @@ describe('refunds', () => {
       expect(manual.refund(refund.id)?.status).toBe('pending');
       await manual.settleRefunds();
       expect(manual.refund(refund.id)?.status).toBe('succeeded');
-      expect(manual.events.filter((e) => e.refund_id === refund.id).map((e) => [e.type, e.state])).toEqual([['refund.created', 'no_endpoint'], ['refund.updated', 'no_endpoint'], ['charge.refund.updated', 'no_endpoint']]);
+      expect(manual.events.filter((e) => e.refund_id === refund.id).map((e) => [e.type, e.state])).toEqual([
+        ['refund.created', 'no_endpoint'],
+        ['refund.updated', 'no_endpoint'],
+        ['charge.refund.updated', 'no_endpoint'],
+      ]);
       expect(manual.violations).toEqual([]);
     } finally {
       await manual.close();
@@ -614,7 +875,15 @@ describe('webhooks', () => {
     expect(header).toBe(stripeSignatureHeader(succeeded.body, WEBHOOK_SECRET, Number(m?.[1])));
     expect(received?.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(received?.headers['user-agent']).toContain('Stripe/1.0');
-    expect(succeeded.json).toMatchObject({ object: 'event', type: 'payment_intent.succeeded', livemode: false, api_version: '2023-08-16', pending_webhooks: 1, request: { id: answer.headers.get('request-id'), idempotency_key: key }, data: { object: { id: answer.json.id, status: 'succeeded' } } });
+    expect(succeeded.json).toMatchObject({
+      object: 'event',
+      type: 'payment_intent.succeeded',
+      livemode: false,
+      api_version: '2023-08-16',
+      pending_webhooks: 1,
+      request: { id: answer.headers.get('request-id'), idempotency_key: key },
+      data: { object: { id: answer.json.id, status: 'succeeded' } },
+    });
     expect(succeeded.json.id).toMatch(/^evt_/);
     expect(succeeded).toMatchObject({ state: 'delivered', status: 200, signature: header, object_id: answer.json.id });
   });
@@ -684,7 +953,15 @@ describe('failure injection', () => {
     const retry = await api('POST', '/v1/payment_intents', form, { 'idempotency-key': key });
     expect(retry.json.id).toBe(made[0]?.id);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    expect(fake.requestsTo('POST /v1/payment_intents').slice(-2).map((r) => [r.failure, r.status])).toEqual([['timeout', null], [null, 200]]);
+    expect(
+      fake
+        .requestsTo('POST /v1/payment_intents')
+        .slice(-2)
+        .map((r) => [r.failure, r.status]),
+    ).toEqual([
+      ['timeout', null],
+      [null, 200],
+    ]);
   });
 
   it('reset_after_processing: the socket is destroyed after the PaymentIntent is made; the retry replays it', async () => {
@@ -709,7 +986,10 @@ describe('failure injection', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });
 
-  it.each([['http_500', 500], ['http_503', 503]] as const)('%s: answered %i with Stripe\'s api_error, nothing made, not kept for the key', async (mode, status) => {
+  it.each([
+    ['http_500', 500],
+    ['http_503', 503],
+  ] as const)("%s: answered %i with Stripe's api_error, nothing made, not kept for the key", async (mode, status) => {
     fake.failNext('POST /v1/payment_intents', mode);
     const key = randomUUID();
     const form = sale('4242424242424242');

@@ -65,13 +65,27 @@
 import type http from 'node:http';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createProcessorControls, type FakeProcessorControls } from '../fake-processor/controls.js';
-import { answerText, createFailureQueue, createHeldAnswers, sendProcessed, type FakeAnswer, type FakeFailureMode } from '../fake-processor/failure-modes.js';
+import {
+  answerText,
+  createFailureQueue,
+  createHeldAnswers,
+  sendProcessed,
+  type FakeAnswer,
+  type FakeFailureMode,
+} from '../fake-processor/failure-modes.js';
 import { answeredIconRequest, pageAnswers } from '../fake-processor/html.js';
 import { failuresAsViolations, startLocalServer } from '../fake-processor/local-server.js';
 import { safeDecode } from '../fake-processor/openapi-operations.js';
 import type { RequestBody } from '../fake-processor/read-body.js';
 import { createViolationLog, keepBounded, type RecordedRequestBase, type Violation, type Writable } from '../fake-processor/recording.js';
-import { createWebhookOutbox, type OutboxEvent, type WebhookDelivery, type WebhookEventState, type WebhookEventView, type WebhookOptions } from '../fake-processor/webhook-outbox.js';
+import {
+  createWebhookOutbox,
+  type OutboxEvent,
+  type WebhookDelivery,
+  type WebhookEventState,
+  type WebhookEventView,
+  type WebhookOptions,
+} from '../fake-processor/webhook-outbox.js';
 import { stripeValidator, type StripeProblem, type StripeValidator } from './spec.js';
 import * as cards from './test-cards.js';
 import { challengePage, finishedPage, unknownAuthenticationPage } from './challenge-page.js';
@@ -352,13 +366,25 @@ const SEARCH_DELAY_MAX_MS = 3_600_000;
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const CHALLENGE_PREFIX = '/3d_secure_2_test/';
 const MERCHANT_NAME = 'Paygate test merchant';
-const ROUTES: readonly FakeStripeRoute[] = ['POST /v1/payment_intents', 'GET /v1/payment_intents/{intent}', 'GET /v1/payment_intents/search', 'POST /v1/refunds', 'GET /v1/refunds/{refund}', 'GET /v1/refunds'];
+const ROUTES: readonly FakeStripeRoute[] = [
+  'POST /v1/payment_intents',
+  'GET /v1/payment_intents/{intent}',
+  'GET /v1/payment_intents/search',
+  'POST /v1/refunds',
+  'GET /v1/refunds/{refund}',
+  'GET /v1/refunds',
+];
 const SEARCH_FIELDS = new Set(['amount', 'created', 'currency', 'customer', 'metadata', 'status']);
 
 export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
   const secret_key = options.secret_key ?? FAKE_STRIPE_SECRET_KEY;
   const idempotency_window_ms = options.idempotency_window_ms ?? 24 * 60 * 60 * 1000;
-  const refund_settle_ms = options.refund_settle_ms === undefined ? 20 : options.refund_settle_ms === null ? null : Math.min(Math.max(options.refund_settle_ms, 0), 600_000);
+  const refund_settle_ms =
+    options.refund_settle_ms === undefined
+      ? 20
+      : options.refund_settle_ms === null
+        ? null
+        : Math.min(Math.max(options.refund_settle_ms, 0), 600_000);
   const search_delay_ms = Math.min(Math.max(options.search_delay_ms ?? 0, 0), SEARCH_DELAY_MAX_MS);
   const raw_card_data = options.raw_card_data ?? true;
   const max_intents = options.max_intents ?? 10_000;
@@ -366,7 +392,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const max_recorded = options.max_recorded ?? 10_000;
   const validator = options.validator ?? stripeValidator();
   validator.precompile();
-  const api_version = options.api_version ?? String((validator.description.document.info as JsonObject | undefined)?.version ?? '2023-08-16');
+  const api_version =
+    options.api_version ?? String((validator.description.document.info as JsonObject | undefined)?.version ?? '2023-08-16');
 
   const violations = createViolationLog(max_recorded);
   const requests: RecordedState[] = [];
@@ -385,7 +412,11 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     // Signed anew at each attempt, with the time of the attempt (t=), as Stripe does.
     sign: (raw_body, secret) => stripeSignatureHeader(raw_body, secret),
     signature_header: 'stripe-signature',
-    headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'cache-control': 'no-cache' },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      'cache-control': 'no-cache',
+    },
     max_held_events: max_recorded,
     max_released_ids: RELEASED_AT_ONCE_MAX,
     wait_max_ms: WAIT_MAX_MS,
@@ -423,13 +454,24 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   /** What a PaymentMethod's card and a Charge's payment_method_details.card both say of the card. */
   function cardFacts(card: CardState): JsonObject {
     return {
-      brand: card.brand, checks: cardChecks(card), country: card.test.country, exp_month: card.exp_month, exp_year: card.exp_year,
-      fingerprint: card.fingerprint, funding: card.test.funding, last4: card.number.slice(-4),
+      brand: card.brand,
+      checks: cardChecks(card),
+      country: card.test.country,
+      exp_month: card.exp_month,
+      exp_year: card.exp_year,
+      fingerprint: card.fingerprint,
+      funding: card.test.funding,
+      last4: card.number.slice(-4),
     };
   }
 
   function cardChecks(card: CardState): JsonObject {
-    const cvc_check = card.cvc === null ? null : card.test.on_session !== 'approve' && card.test.on_session !== 'authenticate' && card.test.on_session.code === 'incorrect_cvc' ? 'fail' : 'pass';
+    const cvc_check =
+      card.cvc === null
+        ? null
+        : card.test.on_session !== 'approve' && card.test.on_session !== 'authenticate' && card.test.on_session.code === 'incorrect_cvc'
+          ? 'fail'
+          : 'pass';
     return { address_line1_check: null, address_postal_code_check: null, cvc_check };
   }
 
@@ -465,8 +507,22 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       metadata: { ...(intent?.metadata ?? {}) },
       on_behalf_of: null,
       outcome: decline
-        ? { network_status: 'declined_by_network', reason: decline.decline_code ?? decline.code, risk_level: 'normal', risk_score: 32, seller_message: cards.sellerMessage(decline), type: 'issuer_declined' }
-        : { network_status: 'approved_by_network', reason: null, risk_level: 'normal', risk_score: 32, seller_message: 'Payment complete.', type: 'authorized' },
+        ? {
+            network_status: 'declined_by_network',
+            reason: decline.decline_code ?? decline.code,
+            risk_level: 'normal',
+            risk_score: 32,
+            seller_message: cards.sellerMessage(decline),
+            type: 'issuer_declined',
+          }
+        : {
+            network_status: 'approved_by_network',
+            reason: null,
+            risk_level: 'normal',
+            risk_score: 32,
+            seller_message: 'Payment complete.',
+            type: 'authorized',
+          },
       paid: succeeded,
       payment_intent: charge.intent_id,
       payment_method: charge.pm.id,
@@ -477,7 +533,10 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
           mandate: null,
           network: card.brand,
           network_token: { used: false },
-          three_d_secure: charge.three_ds === 'none' ? null : { authentication_flow: charge.three_ds, result: 'authenticated', result_reason: null, version: '2.2.0' },
+          three_d_secure:
+            charge.three_ds === 'none'
+              ? null
+              : { authentication_flow: charge.three_ds, result: 'authenticated', result_reason: null, version: '2.2.0' },
           wallet: null,
         },
         type: 'card',
@@ -509,7 +568,9 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       amount_received: intent.amount_received,
       application: null,
       application_fee_amount: null,
-      automatic_payment_methods: automatic ? { ...(automatic.allow_redirects ? { allow_redirects: automatic.allow_redirects } : {}), enabled: automatic.enabled } : null,
+      automatic_payment_methods: automatic
+        ? { ...(automatic.allow_redirects ? { allow_redirects: automatic.allow_redirects } : {}), enabled: automatic.enabled }
+        : null,
       canceled_at: null,
       cancellation_reason: null,
       capture_method: intent.capture_method,
@@ -527,7 +588,9 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       next_action: intent.next_action,
       on_behalf_of: null,
       payment_method: intent.pm?.id ?? null,
-      payment_method_options: { card: { installments: null, mandate_options: null, network: null, request_three_d_secure: intent.request_three_d_secure } },
+      payment_method_options: {
+        card: { installments: null, mandate_options: null, network: null, request_three_d_secure: intent.request_three_d_secure },
+      },
       payment_method_types: [...intent.payment_method_types],
       processing: null,
       receipt_email: intent.receipt_email,
@@ -569,18 +632,32 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   }
 
   /** Stripe's error object (https://docs.stripe.com/api/errors). */
-  function errorAnswer(status: number, context: RequestContext, error: JsonObject, keep: boolean, events: readonly EventState[] = []): Answer {
+  function errorAnswer(
+    status: number,
+    context: RequestContext,
+    error: JsonObject,
+    keep: boolean,
+    events: readonly EventState[] = [],
+  ): Answer {
     const body: JsonObject = {};
-    for (const key of ['charge', 'code', 'decline_code'] as const) if (error[key] !== undefined && error[key] !== null) body[key] = error[key];
+    for (const key of ['charge', 'code', 'decline_code'] as const)
+      if (error[key] !== undefined && error[key] !== null) body[key] = error[key];
     if (typeof error.code === 'string') body.doc_url = cards.docUrl(error.code);
     body.message = error.message;
-    for (const key of ['param', 'payment_intent', 'payment_method'] as const) if (error[key] !== undefined && error[key] !== null) body[key] = error[key];
+    for (const key of ['param', 'payment_intent', 'payment_method'] as const)
+      if (error[key] !== undefined && error[key] !== null) body[key] = error[key];
     body.request_log_url = requestLogUrl(context);
     body.type = error.type;
     return { status, json: { error: body }, events, keep };
   }
 
-  function invalidRequest(context: RequestContext, message: string, extra: { code?: string; param?: string | undefined } = {}, status = 400, keep = true): Answer {
+  function invalidRequest(
+    context: RequestContext,
+    message: string,
+    extra: { code?: string; param?: string | undefined } = {},
+    status = 400,
+    keep = true,
+  ): Answer {
     return errorAnswer(status, context, { type: 'invalid_request_error', message, ...extra }, keep);
   }
 
@@ -649,7 +726,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         test: cards.testCardFor(number),
       },
       billing_details: {
-        address: { city: text(address?.city), country: text(address?.country), line1: text(address?.line1), line2: text(address?.line2), postal_code: text(address?.postal_code), state: text(address?.state) },
+        address: {
+          city: text(address?.city),
+          country: text(address?.country),
+          line1: text(address?.line1),
+          line2: text(address?.line2),
+          postal_code: text(address?.postal_code),
+          state: text(address?.state),
+        },
         email: text(billing.email),
         name: text(billing.name),
         phone: text(billing.phone),
@@ -657,7 +741,12 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     };
   }
 
-  function addCharge(intent: IntentState, pm: PaymentMethodState, decline: cards.Decline | null, three_ds: ChargeState['three_ds']): ChargeState {
+  function addCharge(
+    intent: IntentState,
+    pm: PaymentMethodState,
+    decline: cards.Decline | null,
+    three_ds: ChargeState['three_ds'],
+  ): ChargeState {
     const charge: ChargeState = {
       id: newId('ch'),
       created_s: nowS(),
@@ -675,7 +764,12 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     return charge;
   }
 
-  function succeed(intent: IntentState, pm: PaymentMethodState, three_ds: ChargeState['three_ds'], context: RequestContext | null): EventState[] {
+  function succeed(
+    intent: IntentState,
+    pm: PaymentMethodState,
+    three_ds: ChargeState['three_ds'],
+    context: RequestContext | null,
+  ): EventState[] {
     const charge = addCharge(intent, pm, null, three_ds);
     intent.status = 'succeeded';
     intent.amount_received = intent.amount;
@@ -685,7 +779,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   }
 
   /** The attempt fails: the PaymentIntent goes back to requires_payment_method with last_payment_error. */
-  function fail(intent: IntentState, pm: PaymentMethodState, decline: cards.Decline, three_ds: ChargeState['three_ds'], context: RequestContext | null): { charge: ChargeState; error: JsonObject; events: EventState[] } {
+  function fail(
+    intent: IntentState,
+    pm: PaymentMethodState,
+    decline: cards.Decline,
+    three_ds: ChargeState['three_ds'],
+    context: RequestContext | null,
+  ): { charge: ChargeState; error: JsonObject; events: EventState[] } {
     const charge = addCharge(intent, pm, decline, three_ds);
     const error: JsonObject = { charge: charge.id, code: decline.code };
     if (decline.decline_code !== null) error.decline_code = decline.decline_code;
@@ -699,7 +799,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     intent.next_action = null;
     intent.last_pm = pm;
     intent.pm = null;
-    return { charge, error, events: [makeEvent('charge.failed', chargeJson(charge), context), makeEvent('payment_intent.payment_failed', intentJson(intent), context)] };
+    return {
+      charge,
+      error,
+      events: [
+        makeEvent('charge.failed', chargeJson(charge), context),
+        makeEvent('payment_intent.payment_failed', intentJson(intent), context),
+      ],
+    };
   }
 
   function processCreateIntent(body: JsonObject, context: RequestContext): Answer {
@@ -710,50 +817,104 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     const confirm = body.confirm === true;
     for (const name of ['return_url', 'off_session', 'error_on_requires_action'] as const) {
       // CHOSEN wording; the description: "This parameter can only be used with confirm=true".
-      if (body[name] !== undefined && !confirm) return invalidRequest(context, `The parameter ${name} can only be used with confirm=true.`, { param: name });
+      if (body[name] !== undefined && !confirm)
+        return invalidRequest(context, `The parameter ${name} can only be used with confirm=true.`, { param: name });
     }
     const amount = Number(body.amount);
     const currency = String(body.currency ?? '').toLowerCase();
-    if (!/^[a-z]{3}$/.test(currency)) return invalidRequest(context, `Invalid currency: ${String(body.currency)}. Stripe currently supports these currencies: usd, eur, gbp, …`, { param: 'currency' });
+    if (!/^[a-z]{3}$/.test(currency))
+      return invalidRequest(
+        context,
+        `Invalid currency: ${String(body.currency)}. Stripe currently supports these currencies: usd, eur, gbp, …`,
+        { param: 'currency' },
+      );
     const minimum = cards.MINIMUM_AMOUNTS[currency];
-    if (minimum !== undefined && amount < minimum) return invalidRequest(context, `Amount must be at least ${cards.formatAmount(minimum, currency)} ${currency}`, { code: 'amount_too_small', param: 'amount' });
-    if (amount < 1) return invalidRequest(context, 'This value must be greater than or equal to 1.', { code: 'parameter_invalid_integer', param: 'amount' });
-    if (amount > cards.MAXIMUM_AMOUNT) return invalidRequest(context, `Amount must be no more than ${cards.formatAmount(cards.MAXIMUM_AMOUNT, currency)}`, { code: 'amount_too_large', param: 'amount' });
+    if (minimum !== undefined && amount < minimum)
+      return invalidRequest(context, `Amount must be at least ${cards.formatAmount(minimum, currency)} ${currency}`, {
+        code: 'amount_too_small',
+        param: 'amount',
+      });
+    if (amount < 1)
+      return invalidRequest(context, 'This value must be greater than or equal to 1.', {
+        code: 'parameter_invalid_integer',
+        param: 'amount',
+      });
+    if (amount > cards.MAXIMUM_AMOUNT)
+      return invalidRequest(context, `Amount must be no more than ${cards.formatAmount(cards.MAXIMUM_AMOUNT, currency)}`, {
+        code: 'amount_too_large',
+        param: 'amount',
+      });
 
     if (body.payment_method_types !== undefined && apiVersionAtLeast(context.stripe_version, ENDIVE)) {
       // CHOSEN from the stripe package's changelog (23.0.0, API 2026-09-30.endive): "Remove support for
       // payment_method_types on … PaymentIntentCreateParams"; allowed_payment_method_types replaces it.
-      return invalidRequest(context, 'Received unknown parameter: payment_method_types', { code: 'parameter_unknown', param: 'payment_method_types' });
+      return invalidRequest(context, 'Received unknown parameter: payment_method_types', {
+        code: 'parameter_unknown',
+        param: 'payment_method_types',
+      });
     }
     const listed = body.allowed_payment_method_types ?? body.payment_method_types;
     const given_types = Array.isArray(listed) ? listed.map(String) : null;
     const given_automatic = asRecord(body.automatic_payment_methods);
-    if (body.payment_method_types !== undefined && body.allowed_payment_method_types !== undefined) return invalidRequest(context, 'You may only specify one of these parameters: allowed_payment_method_types, payment_method_types.', { param: 'payment_method_types' });
-    if (given_types && given_automatic) return invalidRequest(context, `You may only specify one of these parameters: automatic_payment_methods, ${body.allowed_payment_method_types !== undefined ? 'allowed_payment_method_types' : 'payment_method_types'}.`, { param: 'automatic_payment_methods' });
+    if (body.payment_method_types !== undefined && body.allowed_payment_method_types !== undefined)
+      return invalidRequest(context, 'You may only specify one of these parameters: allowed_payment_method_types, payment_method_types.', {
+        param: 'payment_method_types',
+      });
+    if (given_types && given_automatic)
+      return invalidRequest(
+        context,
+        `You may only specify one of these parameters: automatic_payment_methods, ${body.allowed_payment_method_types !== undefined ? 'allowed_payment_method_types' : 'payment_method_types'}.`,
+        { param: 'automatic_payment_methods' },
+      );
     // Since 2023-08-16, no payment_method_types means automatic payment methods (managed in the Dashboard).
-    const automatic = given_types ? null : { enabled: given_automatic ? given_automatic.enabled === true : true, ...(typeof given_automatic?.allow_redirects === 'string' ? { allow_redirects: given_automatic.allow_redirects } : {}) };
+    const automatic = given_types
+      ? null
+      : {
+          enabled: given_automatic ? given_automatic.enabled === true : true,
+          ...(typeof given_automatic?.allow_redirects === 'string' ? { allow_redirects: given_automatic.allow_redirects } : {}),
+        };
     // CHOSEN: the account's Dashboard enables cards only, so automatic payment methods mean ['card'].
     const payment_method_types = given_types ?? ['card'];
 
     const data = asRecord(body.payment_method_data);
     if (typeof body.payment_method === 'string') {
       // CHOSEN: the fake keeps no PaymentMethods (not even Stripe's pm_card_* test ones): raw card data only.
-      return invalidRequest(context, `No such PaymentMethod: '${body.payment_method}'`, { code: 'resource_missing', param: 'payment_method' });
+      return invalidRequest(context, `No such PaymentMethod: '${body.payment_method}'`, {
+        code: 'resource_missing',
+        param: 'payment_method',
+      });
     }
-    if (data && data.type !== 'card') return invalidRequest(context, `The fake Stripe takes card payment methods only (payment_method_data[type] ${String(data.type)}).`, { param: 'payment_method_data[type]' });
+    if (data && data.type !== 'card')
+      return invalidRequest(context, `The fake Stripe takes card payment methods only (payment_method_data[type] ${String(data.type)}).`, {
+        param: 'payment_method_data[type]',
+      });
     if (data && !payment_method_types.includes('card')) {
-      return invalidRequest(context, `The PaymentMethod provided (card) is not allowed for this PaymentIntent. Please attach a PaymentMethod of one of the following types: ${payment_method_types.join(', ')}.`, { code: 'payment_intent_incompatible_payment_method', param: 'payment_method_data[type]' });
+      return invalidRequest(
+        context,
+        `The PaymentMethod provided (card) is not allowed for this PaymentIntent. Please attach a PaymentMethod of one of the following types: ${payment_method_types.join(', ')}.`,
+        { code: 'payment_intent_incompatible_payment_method', param: 'payment_method_data[type]' },
+      );
     }
     if (data && !raw_card_data) {
       // Stripe refuses raw card numbers unless the account has raw card data APIs enabled.
-      return invalidRequest(context, 'Sending credit card numbers directly to the Stripe API is generally unsafe. We suggest you use test tokens that map to the test card you are using, see https://stripe.com/docs/testing. To enable testing raw card data APIs, see https://support.stripe.com/questions/enabling-access-to-raw-card-data-apis.');
+      return invalidRequest(
+        context,
+        'Sending credit card numbers directly to the Stripe API is generally unsafe. We suggest you use test tokens that map to the test card you are using, see https://stripe.com/docs/testing. To enable testing raw card data APIs, see https://support.stripe.com/questions/enabling-access-to-raw-card-data-apis.',
+      );
     }
     if (confirm && !data) {
-      return invalidRequest(context, "You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the PaymentIntent with a payment method and then confirm it again, or confirm it again directly with a payment method.", { code: 'payment_intent_unexpected_state' });
+      return invalidRequest(
+        context,
+        "You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the PaymentIntent with a payment method and then confirm it again, or confirm it again directly with a payment method.",
+        { code: 'payment_intent_unexpected_state' },
+      );
     }
     if (confirm && automatic?.enabled && automatic.allow_redirects !== 'never' && typeof body.return_url !== 'string') {
       // CHOSEN: asked of off-session confirmations too (a connector that sends return_url or payment_method_types works either way).
-      return invalidRequest(context, "This PaymentIntent is configured to accept payment methods enabled in your Dashboard. Because some of these payment methods might redirect your customer off of your page, you must provide a `return_url`. If you don't want to accept redirect-based payment methods, set `automatic_payment_methods[enabled]` to `true` and `automatic_payment_methods[allow_redirects]` to `never` when creating Setup Intents and Payment Intents.");
+      return invalidRequest(
+        context,
+        "This PaymentIntent is configured to accept payment methods enabled in your Dashboard. Because some of these payment methods might redirect your customer off of your page, you must provide a `return_url`. If you don't want to accept redirect-based payment methods, set `automatic_payment_methods[enabled]` to `true` and `automatic_payment_methods[allow_redirects]` to `never` when creating Setup Intents and Payment Intents.",
+      );
     }
 
     let pm: PaymentMethodState | null = null;
@@ -761,7 +922,12 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       const made = newPaymentMethod(data);
       if ('code' in made) {
         // CHOSEN: card data refused while making the PaymentMethod: no PaymentIntent is made.
-        return errorAnswer(402, context, { type: 'card_error', code: made.code, message: made.message, param: made.param ?? undefined }, true);
+        return errorAnswer(
+          402,
+          context,
+          { type: 'card_error', code: made.code, message: made.message, param: made.param ?? undefined },
+          true,
+        );
       }
       pm = made;
     }
@@ -816,9 +982,16 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
     const test = pm.card.test;
     let outcome: 'approve' | cards.Decline | 'authenticate' = intent.off_session ? test.off_session : test.on_session;
-    if (!intent.off_session && outcome === 'approve' && test.three_ds === 'supported' && (intent.request_three_d_secure === 'any' || intent.request_three_d_secure === 'challenge')) outcome = 'authenticate';
+    if (
+      !intent.off_session &&
+      outcome === 'approve' &&
+      test.three_ds === 'supported' &&
+      (intent.request_three_d_secure === 'any' || intent.request_three_d_secure === 'challenge')
+    )
+      outcome = 'authenticate';
     // "Stripe skips the CVC check if you omit it, so the check can't fail" [testing].
-    if (outcome !== 'approve' && outcome !== 'authenticate' && outcome.code === 'incorrect_cvc' && pm.card.cvc === null) outcome = 'approve';
+    if (outcome !== 'approve' && outcome !== 'authenticate' && outcome.code === 'incorrect_cvc' && pm.card.cvc === null)
+      outcome = 'approve';
     if (outcome === 'authenticate' && body.error_on_requires_action === true) outcome = cards.DECLINES.authentication_required;
 
     if (outcome === 'approve') {
@@ -831,11 +1004,17 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       intent.three_ds = { phase: 'pending', token, return_url: intent.return_url };
       intent.status = 'requires_action';
       const page = `${base_url}${CHALLENGE_PREFIX}${intent.id}/${token}`;
-      intent.next_action = intent.return_url !== null
-        ? { redirect_to_url: { return_url: intent.return_url, url: page }, type: 'redirect_to_url' }
-        // CHOSEN: without a return_url Stripe hands the authentication to Stripe.js (use_stripe_sdk).
-        : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: page, source: newId('src') } };
-      return { status: 200, json: intentJson(intent), events: [created_event, makeEvent('payment_intent.requires_action', intentJson(intent), context)], keep: true };
+      intent.next_action =
+        intent.return_url !== null
+          ? { redirect_to_url: { return_url: intent.return_url, url: page }, type: 'redirect_to_url' }
+          : // CHOSEN: without a return_url Stripe hands the authentication to Stripe.js (use_stripe_sdk).
+            { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: page, source: newId('src') } };
+      return {
+        status: 200,
+        json: intentJson(intent),
+        events: [created_event, makeEvent('payment_intent.requires_action', intentJson(intent), context)],
+        keep: true,
+      };
     }
     const failed = fail(intent, pm, outcome, 'none', context);
     return errorAnswer(402, context, { ...failed.error, payment_intent: intentJson(intent) }, true, [created_event, ...failed.events]);
@@ -851,7 +1030,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       three_ds.phase = 'failed';
       intent.status = 'requires_payment_method';
       intent.next_action = null;
-      intent.last_payment_error = { code: cards.AUTHENTICATION_FAILURE.code, doc_url: cards.docUrl(cards.AUTHENTICATION_FAILURE.code), message: cards.AUTHENTICATION_FAILURE.message, payment_method: pmJson(pm), type: cards.AUTHENTICATION_FAILURE.type };
+      intent.last_payment_error = {
+        code: cards.AUTHENTICATION_FAILURE.code,
+        doc_url: cards.docUrl(cards.AUTHENTICATION_FAILURE.code),
+        message: cards.AUTHENTICATION_FAILURE.message,
+        payment_method: pmJson(pm),
+        type: cards.AUTHENTICATION_FAILURE.type,
+      };
       intent.last_pm = pm;
       intent.pm = null;
       created = [makeEvent('payment_intent.payment_failed', intentJson(intent), null)];
@@ -883,7 +1068,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       const target = returnUrlOf(intent);
       return target ? redirect(target) : html(200, finishedPage(intent.three_ds.phase === 'succeeded' && intent.status === 'succeeded'));
     }
-    if (method === 'GET') return html(200, challengePage({ action: path, amount: intent.amount, currency: intent.currency, merchant: MERCHANT_NAME }));
+    if (method === 'GET')
+      return html(200, challengePage({ action: path, amount: intent.amount, currency: intent.currency, merchant: MERCHANT_NAME }));
     if (method !== 'POST') return html(405, unknownAuthenticationPage());
     const outcome = new URLSearchParams(body).get('outcome') === 'complete' ? 'complete' : 'fail';
     const finished = finishAuthentication(intent, outcome);
@@ -899,10 +1085,17 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       const charge = charges.get(body.charge);
       if (!charge) return invalidRequest(context, `No such charge: '${body.charge}'`, { code: 'resource_missing', param: 'charge' });
       intent = intents.get(charge.intent_id);
-      if (typeof body.payment_intent === 'string' && body.payment_intent !== charge.intent_id) return invalidRequest(context, `The charge ${charge.id} does not belong to the PaymentIntent ${body.payment_intent}.`, { param: 'payment_intent' });
+      if (typeof body.payment_intent === 'string' && body.payment_intent !== charge.intent_id)
+        return invalidRequest(context, `The charge ${charge.id} does not belong to the PaymentIntent ${body.payment_intent}.`, {
+          param: 'payment_intent',
+        });
     } else if (typeof body.payment_intent === 'string') {
       intent = intents.get(body.payment_intent);
-      if (!intent) return invalidRequest(context, `No such payment_intent: '${body.payment_intent}'`, { code: 'resource_missing', param: 'payment_intent' });
+      if (!intent)
+        return invalidRequest(context, `No such payment_intent: '${body.payment_intent}'`, {
+          code: 'resource_missing',
+          param: 'payment_intent',
+        });
     } else {
       // CHOSEN wording.
       return invalidRequest(context, 'One of the following params should be provided for this request: payment_intent or charge.');
@@ -910,13 +1103,25 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     if (!intent) return invalidRequest(context, 'The charge has no PaymentIntent.', { param: 'charge' });
     const charge = intent.status === 'succeeded' ? intent.charges[intent.charges.length - 1] : undefined;
     // CHOSEN wording and no code.
-    if (!charge || charge.decline !== null) return invalidRequest(context, `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, { param: 'payment_intent' });
+    if (!charge || charge.decline !== null)
+      return invalidRequest(context, `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, {
+        param: 'payment_intent',
+      });
     const remaining = charge.amount - charge.amount_refunded;
-    if (body.amount !== undefined && (!Number.isInteger(body.amount) || (body.amount as number) < 1)) return invalidRequest(context, 'Invalid positive integer', { code: 'parameter_invalid_integer', param: 'amount' });
+    if (body.amount !== undefined && (!Number.isInteger(body.amount) || (body.amount as number) < 1))
+      return invalidRequest(context, 'Invalid positive integer', { code: 'parameter_invalid_integer', param: 'amount' });
     const amount = body.amount === undefined ? remaining : (body.amount as number);
-    if (remaining <= 0) return invalidRequest(context, `Charge ${charge.id} has already been refunded.`, { code: 'charge_already_refunded', param: 'charge' });
+    if (remaining <= 0)
+      return invalidRequest(context, `Charge ${charge.id} has already been refunded.`, {
+        code: 'charge_already_refunded',
+        param: 'charge',
+      });
     if (amount > remaining) {
-      return invalidRequest(context, `Refund amount (${cards.formatAmount(amount, charge.currency)}) is greater than unrefunded amount on charge (${cards.formatAmount(remaining, charge.currency)})`, { param: 'amount' });
+      return invalidRequest(
+        context,
+        `Refund amount (${cards.formatAmount(amount, charge.currency)}) is greater than unrefunded amount on charge (${cards.formatAmount(remaining, charge.currency)})`,
+        { param: 'amount' },
+      );
     }
     if (refunds.size >= max_refunds) {
       violations.add('fake', 'POST /v1/refunds', [`the fake holds ${max_refunds} refunds already (max_refunds)`]);
@@ -984,7 +1189,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     const parsed = parseSearchQuery(query_text);
     if (typeof parsed === 'string') return invalidRequest(context, parsed, { param: 'query' });
     const limit = query.limit === undefined ? 10 : Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return invalidRequest(context, 'Invalid limit: must be between 1 and 100', { param: 'limit' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      return invalidRequest(context, 'Invalid limit: must be between 1 and 100', { param: 'limit' });
     let offset = 0;
     if (query.page !== undefined) {
       const m = /^page_(\d{1,9})$/.exec(String(query.page));
@@ -992,32 +1198,57 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       offset = Number(m[1]);
     }
     const visible_until = Date.now() - search_delay_ms;
-    const matching = [...intents.values()].filter((intent) => intent.created_ms <= visible_until && parsed(intent)).sort((a, b) => b.seq - a.seq);
+    const matching = [...intents.values()]
+      .filter((intent) => intent.created_ms <= visible_until && parsed(intent))
+      .sort((a, b) => b.seq - a.seq);
     const data = matching.slice(offset, offset + limit).map(intentJson);
     const has_more = matching.length > offset + limit;
-    const json: JsonObject = { object: 'search_result', data, has_more, next_page: has_more ? `page_${offset + limit}` : null, url: '/v1/payment_intents/search' };
+    const json: JsonObject = {
+      object: 'search_result',
+      data,
+      has_more,
+      next_page: has_more ? `page_${offset + limit}` : null,
+      url: '/v1/payment_intents/search',
+    };
     if (Array.isArray(query.expand) && query.expand.includes('total_count')) json.total_count = matching.length;
     return { status: 200, json, events: [], keep: false };
   }
 
   function listRefunds(query: JsonObject, context: RequestContext): Answer {
     const limit = query.limit === undefined ? 10 : Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return invalidRequest(context, 'Invalid limit: must be between 1 and 100', { param: 'limit' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      return invalidRequest(context, 'Invalid limit: must be between 1 and 100', { param: 'limit' });
     // CHOSEN: an unknown payment_intent or charge lists nothing.
     let list = [...refunds.values()]
-      .filter((r) => (query.payment_intent === undefined || r.intent_id === query.payment_intent) && (query.charge === undefined || r.charge_id === query.charge))
+      .filter(
+        (r) =>
+          (query.payment_intent === undefined || r.intent_id === query.payment_intent) &&
+          (query.charge === undefined || r.charge_id === query.charge),
+      )
       .sort((a, b) => b.seq - a.seq);
     if (typeof query.starting_after === 'string') {
       const at = list.findIndex((r) => r.id === query.starting_after);
-      if (at < 0) return invalidRequest(context, `No such refund: '${query.starting_after}'`, { code: 'resource_missing', param: 'starting_after' });
+      if (at < 0)
+        return invalidRequest(context, `No such refund: '${query.starting_after}'`, { code: 'resource_missing', param: 'starting_after' });
       list = list.slice(at + 1);
     } else if (typeof query.ending_before === 'string') {
       const at = list.findIndex((r) => r.id === query.ending_before);
-      if (at < 0) return invalidRequest(context, `No such refund: '${query.ending_before}'`, { code: 'resource_missing', param: 'ending_before' });
+      if (at < 0)
+        return invalidRequest(context, `No such refund: '${query.ending_before}'`, { code: 'resource_missing', param: 'ending_before' });
       list = list.slice(Math.max(0, at - limit), at);
-      return { status: 200, json: { object: 'list', data: list.map(refundJson), has_more: at - limit > 0, url: '/v1/refunds' }, events: [], keep: false };
+      return {
+        status: 200,
+        json: { object: 'list', data: list.map(refundJson), has_more: at - limit > 0, url: '/v1/refunds' },
+        events: [],
+        keep: false,
+      };
     }
-    return { status: 200, json: { object: 'list', data: list.slice(0, limit).map(refundJson), has_more: list.length > limit, url: '/v1/refunds' }, events: [], keep: false };
+    return {
+      status: 200,
+      json: { object: 'list', data: list.slice(0, limit).map(refundJson), has_more: list.length > limit, url: '/v1/refunds' },
+      events: [],
+      keep: false,
+    };
   }
 
   // ---------------------------------------------------------------- HTTP
@@ -1051,12 +1282,20 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     return out;
   }
 
-  function processRoute(route: FakeStripeRoute, path_params: Readonly<Record<string, string>>, form: JsonObject, query: JsonObject, query_text: string, context: RequestContext): Answer {
+  function processRoute(
+    route: FakeStripeRoute,
+    path_params: Readonly<Record<string, string>>,
+    form: JsonObject,
+    query: JsonObject,
+    query_text: string,
+    context: RequestContext,
+  ): Answer {
     const given = route.startsWith('POST') ? form.expand : query.expand;
     const expand = Array.isArray(given) ? given.map(String) : [];
     const refused = expand.find((field) => !EXPANDABLE[route].includes(field));
     // CHOSEN: checked before anything is done, like other parameters.
-    if (refused !== undefined) return invalidRequest(context, `This property cannot be expanded (${refused}).`, { param: 'expand' }, 400, false);
+    if (refused !== undefined)
+      return invalidRequest(context, `This property cannot be expanded (${refused}).`, { param: 'expand' }, 400, false);
     const answer = routeAnswer(route, path_params, form, query, query_text, context);
     const json = asRecord(answer.json);
     if (expand.length === 0 || answer.status !== 200 || !json) return answer;
@@ -1067,7 +1306,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     return { ...answer, json: expandObject(json, expand) };
   }
 
-  function routeAnswer(route: FakeStripeRoute, path_params: Readonly<Record<string, string>>, form: JsonObject, query: JsonObject, query_text: string, context: RequestContext): Answer {
+  function routeAnswer(
+    route: FakeStripeRoute,
+    path_params: Readonly<Record<string, string>>,
+    form: JsonObject,
+    query: JsonObject,
+    query_text: string,
+    context: RequestContext,
+  ): Answer {
     switch (route) {
       case 'POST /v1/payment_intents':
         return processCreateIntent(form, context);
@@ -1075,11 +1321,20 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         return processCreateRefund(form, context);
       case 'GET /v1/payment_intents/{intent}': {
         const intent = intents.get(path_params.intent ?? '');
-        return intent ? { status: 200, json: intentJson(intent), events: [], keep: false } : invalidRequest(context, `No such payment_intent: '${path_params.intent ?? ''}'`, { code: 'resource_missing', param: 'intent' }, 404);
+        return intent
+          ? { status: 200, json: intentJson(intent), events: [], keep: false }
+          : invalidRequest(
+              context,
+              `No such payment_intent: '${path_params.intent ?? ''}'`,
+              { code: 'resource_missing', param: 'intent' },
+              404,
+            );
       }
       case 'GET /v1/refunds/{refund}': {
         const refund = refunds.get(path_params.refund ?? '');
-        return refund ? { status: 200, json: refundJson(refund), events: [], keep: false } : invalidRequest(context, `No such refund: '${path_params.refund ?? ''}'`, { code: 'resource_missing', param: 'id' }, 404);
+        return refund
+          ? { status: 200, json: refundJson(refund), events: [], keep: false }
+          : invalidRequest(context, `No such refund: '${path_params.refund ?? ''}'`, { code: 'resource_missing', param: 'id' }, 404);
       }
       case 'GET /v1/payment_intents/search':
         return searchIntents(query_text, query, context);
@@ -1090,13 +1345,27 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
   /** Stripe's 400 for parameters the description refuses (parameter_missing, parameter_unknown, parameter_invalid_*). */
   function invalidParameters(problems: readonly StripeProblem[], context: RequestContext): Answer {
-    const first = problems.find((p) => p.kind === 'missing') ?? problems.find((p) => p.kind === 'unknown') ?? problems.find((p) => p.kind === 'invalid') ?? problems[0];
+    const first =
+      problems.find((p) => p.kind === 'missing') ??
+      problems.find((p) => p.kind === 'unknown') ??
+      problems.find((p) => p.kind === 'invalid') ??
+      problems[0];
     const param = first?.param ?? undefined;
     let answer: Answer;
-    if (first?.kind === 'missing') answer = invalidRequest(context, `Missing required param: ${param ?? ''}.`, { code: 'parameter_missing', param }, 400, false);
-    else if (first?.kind === 'unknown') answer = invalidRequest(context, `Received unknown parameter: ${param ?? ''}`, { code: 'parameter_unknown', param }, 400, false);
-    else if (first?.kind === 'content_type') answer = invalidRequest(context, 'Invalid request: the body must be application/x-www-form-urlencoded.', {}, 400, false);
-    else answer = invalidRequest(context, `Invalid ${param ?? 'request'}: ${first?.text ?? 'the request does not match the API'}`, { code: 'parameter_invalid_string', param }, 400, false);
+    if (first?.kind === 'missing')
+      answer = invalidRequest(context, `Missing required param: ${param ?? ''}.`, { code: 'parameter_missing', param }, 400, false);
+    else if (first?.kind === 'unknown')
+      answer = invalidRequest(context, `Received unknown parameter: ${param ?? ''}`, { code: 'parameter_unknown', param }, 400, false);
+    else if (first?.kind === 'content_type')
+      answer = invalidRequest(context, 'Invalid request: the body must be application/x-www-form-urlencoded.', {}, 400, false);
+    else
+      answer = invalidRequest(
+        context,
+        `Invalid ${param ?? 'request'}: ${first?.text ?? 'the request does not match the API'}`,
+        { code: 'parameter_invalid_string', param },
+        400,
+        false,
+      );
     return answer;
   }
 
@@ -1110,28 +1379,65 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   }
 
   /** `hold_key`: the answer will wait (webhook_first), so the key stays in flight until release. */
-  function idempotentProcess(route: FakeStripeRoute, record: RecordedState, params_hash: string, context: RequestContext, hold_key: boolean, work: () => Answer): Answer {
+  function idempotentProcess(
+    route: FakeStripeRoute,
+    record: RecordedState,
+    params_hash: string,
+    context: RequestContext,
+    hold_key: boolean,
+    work: () => Answer,
+  ): Answer {
     const key = record.idempotency_key;
     if (key === null || record.method !== 'POST') return work();
     if (in_flight.has(key)) {
       record.idempotency = 'in_flight';
       // CHOSEN type; the code is Stripe's (https://docs.stripe.com/error-codes#idempotency-key-in-use).
-      return errorAnswer(409, context, { type: 'idempotency_error', code: 'idempotency_key_in_use', message: `There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ${key}. Please try again later.` }, false);
+      return errorAnswer(
+        409,
+        context,
+        {
+          type: 'idempotency_error',
+          code: 'idempotency_key_in_use',
+          message: `There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ${key}. Please try again later.`,
+        },
+        false,
+      );
     }
     const stored = idempotency.get(key);
     if (stored && Date.now() - stored.at_ms < idempotency_window_ms) {
       if (stored.route !== route || stored.params_hash !== params_hash) {
         record.idempotency = 'mismatch';
-        return errorAnswer(400, context, { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.` }, false);
+        return errorAnswer(
+          400,
+          context,
+          {
+            type: 'idempotency_error',
+            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+          },
+          false,
+        );
       }
       record.idempotency = 'replayed';
-      return { status: stored.status, text: stored.text, events: [], keep: false, headers: { 'idempotent-replayed': 'true', 'original-request': stored.request_id } };
+      return {
+        status: stored.status,
+        text: stored.text,
+        events: [],
+        keep: false,
+        headers: { 'idempotent-replayed': 'true', 'original-request': stored.request_id },
+      };
     }
     record.idempotency = 'new';
     if (hold_key) in_flight.add(key);
     const answer = work();
     if (answer.keep) {
-      idempotency.set(key, { route, params_hash, status: answer.status, text: answer.text ?? JSON.stringify(answer.json), request_id: context.request_id, at_ms: Date.now() });
+      idempotency.set(key, {
+        route,
+        params_hash,
+        status: answer.status,
+        text: answer.text ?? JSON.stringify(answer.json),
+        request_id: context.request_id,
+        at_ms: Date.now(),
+      });
       if (idempotency.size > max_recorded) idempotency.delete(idempotency.keys().next().value ?? '');
       const json = asRecord(answer.json);
       const intent_id = json?.object === 'payment_intent' ? json.id : asRecord(asRecord(json?.error)?.payment_intent)?.id;
@@ -1140,7 +1446,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     return answer;
   }
 
-  function writeAnswer(response: http.ServerResponse, record: RecordedState, status: number, text: string | null, extra: Readonly<Record<string, string>> = {}): void {
+  function writeAnswer(
+    response: http.ServerResponse,
+    record: RecordedState,
+    status: number,
+    text: string | null,
+    extra: Readonly<Record<string, string>> = {},
+  ): void {
     record.status = status;
     record.answer_body = text;
     const headers: Record<string, string> = {
@@ -1154,7 +1466,11 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     else response.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(text);
   }
 
-  async function handle(request: http.IncomingMessage, response: http.ServerResponse, { text: body_text, too_large }: RequestBody): Promise<void> {
+  async function handle(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    { text: body_text, too_large }: RequestBody,
+  ): Promise<void> {
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
     const key_header = request.headers['idempotency-key'];
@@ -1180,21 +1496,43 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     };
     requests.push(record);
     keepBounded(requests, max_recorded);
-    const context: RequestContext = { request_id: record.request_id, idempotency_key: method === 'POST' ? record.idempotency_key : null, stripe_version: record.stripe_version };
+    const context: RequestContext = {
+      request_id: record.request_id,
+      idempotency_key: method === 'POST' ? record.idempotency_key : null,
+      stripe_version: record.stripe_version,
+    };
 
     if (url.pathname.startsWith(CHALLENGE_PREFIX)) return handleChallenge(method, url.pathname, body_text, record, response);
     if (answeredIconRequest(url.pathname, response, record)) return;
     const label = `${method} ${url.pathname}`;
     if (too_large) {
       violations.add('request', label, [`the body is larger than ${BODY_MAX_BYTES} bytes`]);
-      return writeAnswer(response, record, 413, JSON.stringify({ error: { message: 'Request body too large.', type: 'invalid_request_error' } }));
+      return writeAnswer(
+        response,
+        record,
+        413,
+        JSON.stringify({ error: { message: 'Request body too large.', type: 'invalid_request_error' } }),
+      );
     }
     const match = validator.matchOperation(method, url.pathname);
-    const route = match && ROUTES.includes(`${match.method} ${match.template}` as FakeStripeRoute) ? (`${match.method} ${match.template}` as FakeStripeRoute) : null;
+    const route =
+      match && ROUTES.includes(`${match.method} ${match.template}` as FakeStripeRoute)
+        ? (`${match.method} ${match.template}` as FakeStripeRoute)
+        : null;
     record.route = route;
     if (!match || !route) {
       violations.add('request', label, [`${label}: no operation of the description (subset) the fake serves`]);
-      return writeAnswer(response, record, 404, JSON.stringify({ error: { message: `Unrecognized request URL (${method}: ${url.pathname}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`, type: 'invalid_request_error' } }));
+      return writeAnswer(
+        response,
+        record,
+        404,
+        JSON.stringify({
+          error: {
+            message: `Unrecognized request URL (${method}: ${url.pathname}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
+            type: 'invalid_request_error',
+          },
+        }),
+      );
     }
     const failure = failures.take(route);
     record.failure = failure;
@@ -1203,9 +1541,18 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       return;
     }
     if (failure === 'http_500' || failure === 'http_503') {
-      const answer = errorAnswer(failure === 'http_500' ? 500 : 503, context, { type: 'api_error', message: 'An unknown error occurred' }, false);
+      const answer = errorAnswer(
+        failure === 'http_500' ? 500 : 503,
+        context,
+        { type: 'api_error', message: 'An unknown error occurred' },
+        false,
+      );
       const text = JSON.stringify(answer.json);
-      violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text }));
+      violations.add(
+        'response',
+        `${label} → ${answer.status}`,
+        validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text }),
+      );
       return writeAnswer(response, record, answer.status, text);
     }
 
@@ -1217,20 +1564,38 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     record.form = checked.body;
     record.query = checked.query;
     // A missing or malformed Authorization header is a problem of the request; a wrong key is only a 401.
-    violations.add('request', label, checked.problems.map((p) => p.text));
+    violations.add(
+      'request',
+      label,
+      checked.problems.map((p) => p.text),
+    );
     const problems = checked.problems.filter((p) => p.kind !== 'auth');
     let answer: Answer;
     if (!request.headers.authorization) {
-      answer = invalidRequest(context, "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.", {}, 401, false);
+      answer = invalidRequest(
+        context,
+        "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
+        {},
+        401,
+        false,
+      );
     } else if (!authorized(request.headers.authorization)) {
       const given = /^Bearer (\S+)$/.exec(request.headers.authorization)?.[1] ?? '';
-      answer = invalidRequest(context, `Invalid API Key provided: ${given.length > 8 ? `${given.slice(0, 8)}${'*'.repeat(Math.max(0, given.length - 12))}${given.slice(-4)}` : '****'}`, {}, 401, false);
+      answer = invalidRequest(
+        context,
+        `Invalid API Key provided: ${given.length > 8 ? `${given.slice(0, 8)}${'*'.repeat(Math.max(0, given.length - 12))}${given.slice(-4)}` : '****'}`,
+        {},
+        401,
+        false,
+      );
     } else if (problems.length > 0) answer = invalidParameters(problems, context);
     else {
       const params_hash = createHash('sha256').update(canonicalJson(checked.body)).digest('hex');
       const query_text = typeof checked.query.query === 'string' ? checked.query.query : '';
       try {
-        answer = idempotentProcess(route, record, params_hash, context, failure === 'webhook_first', () => processRoute(route, match.path_params, checked.body, checked.query, query_text, context));
+        answer = idempotentProcess(route, record, params_hash, context, failure === 'webhook_first', () =>
+          processRoute(route, match.path_params, checked.body, checked.query, query_text, context),
+        );
       } catch (error) {
         releaseKey();
         throw error;
@@ -1238,17 +1603,29 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     }
 
     const text = answerText(answer);
-    violations.add('response', `${label} → ${answer.status}`, validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text ?? undefined }));
-    const headers: Record<string, string> = { ...(answer.headers ?? {}), ...(answer.status === 401 ? { 'www-authenticate': 'Bearer realm="Stripe"' } : {}) };
-    await sendProcessed(failure, {
-      request,
-      response,
-      record,
-      text,
-      garbage_start: '{"id":"pi_',
-      write: (body) => writeAnswer(response, record, answer.status, body, headers),
-      publish: failure === 'webhook_first' ? () => webhooks.publish(answer.events).finally(releaseKey) : () => webhooks.publish(answer.events),
-    }, held_answers);
+    violations.add(
+      'response',
+      `${label} → ${answer.status}`,
+      validator.validateResponse({ method, path: url.pathname, status: answer.status, body: text ?? undefined }),
+    );
+    const headers: Record<string, string> = {
+      ...(answer.headers ?? {}),
+      ...(answer.status === 401 ? { 'www-authenticate': 'Bearer realm="Stripe"' } : {}),
+    };
+    await sendProcessed(
+      failure,
+      {
+        request,
+        response,
+        record,
+        text,
+        garbage_start: '{"id":"pi_',
+        write: (body) => writeAnswer(response, record, answer.status, body, headers),
+        publish:
+          failure === 'webhook_first' ? () => webhooks.publish(answer.events).finally(releaseKey) : () => webhooks.publish(answer.events),
+      },
+      held_answers,
+    );
   }
 
   const server = await startLocalServer({ body_max_bytes: BODY_MAX_BYTES, handle: failuresAsViolations(violations, handle) });
@@ -1292,7 +1669,9 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       latest_charge: intent.charges[intent.charges.length - 1]?.id ?? null,
       charges: intent.charges.map((c) => c.id),
       refunds: intent_refunds.map(refundView),
-      last_error: error ? { code: String(error.code), decline_code: typeof error.decline_code === 'string' ? error.decline_code : null } : null,
+      last_error: error
+        ? { code: String(error.code), decline_code: typeof error.decline_code === 'string' ? error.decline_code : null }
+        : null,
       three_ds: intent.three_ds?.phase ?? 'none',
       authentication_url: typeof redirect?.url === 'string' ? redirect.url : typeof sdk?.stripe_js === 'string' ? sdk.stripe_js : null,
       idempotency_keys: [...intent.idempotency_keys],
@@ -1333,7 +1712,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     },
     async authenticate(payment_intent_id, outcome) {
       const intent = intents.get(payment_intent_id);
-      if (!intent?.three_ds || intent.three_ds.phase !== 'pending') throw new Error(`fake stripe: ${payment_intent_id} has no pending authentication`);
+      if (!intent?.three_ds || intent.three_ds.phase !== 'pending')
+        throw new Error(`fake stripe: ${payment_intent_id} has no pending authentication`);
       const finished = finishAuthentication(intent, outcome);
       await webhooks.publish(finished.events);
       return finished.redirect_to;
@@ -1347,7 +1727,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
 // ---------------------------------------------------------------- search query language
 
-type IntentPredicate = (intent: { readonly amount: number; readonly created_s: number; readonly currency: string; readonly metadata: Readonly<Record<string, string>>; readonly status: string }) => boolean;
+type IntentPredicate = (intent: {
+  readonly amount: number;
+  readonly created_s: number;
+  readonly currency: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly status: string;
+}) => boolean;
 
 const MAX_QUERY_LENGTH = 5000;
 const MAX_CLAUSES = 10;
@@ -1367,14 +1753,16 @@ export function parseSearchQuery(text: string): IntentPredicate | string {
   while (rest.length > 0) {
     if (clauses.length >= MAX_CLAUSES) return `A query may combine at most ${MAX_CLAUSES} clauses.`;
     const m = /^(-?)(metadata\[(?:'([^']*)'|"([^"]*)")\]|[a-z_]+)(:|>=|<=|>|<)(?:'([^']*)'|"([^"]*)"|([^\s'"]+))/.exec(rest);
-    if (!m) return `Invalid query: could not read a clause at "${rest.slice(0, 40)}". Clauses look like field:'value' or metadata['key']:'value'.`;
+    if (!m)
+      return `Invalid query: could not read a clause at "${rest.slice(0, 40)}". Clauses look like field:'value' or metadata['key']:'value'.`;
     const negate = m[1] === '-';
     const metadata_key = m[3] ?? m[4];
     const field = metadata_key !== undefined ? 'metadata' : (m[2] ?? '');
     const operator = m[5] ?? ':';
     const value = m[6] ?? m[7] ?? m[8] ?? '';
-    if (!SEARCH_FIELDS.has(field)) return `Field \`${field}\` is an unsupported search field for PaymentIntents. Supported fields: ${[...SEARCH_FIELDS].join(', ')}.`;
-    if (field === 'metadata' && metadata_key === undefined) return 'Search on metadata needs a key: metadata[\'key\']:\'value\'.';
+    if (!SEARCH_FIELDS.has(field))
+      return `Field \`${field}\` is an unsupported search field for PaymentIntents. Supported fields: ${[...SEARCH_FIELDS].join(', ')}.`;
+    if (field === 'metadata' && metadata_key === undefined) return "Search on metadata needs a key: metadata['key']:'value'.";
     const numeric = field === 'amount' || field === 'created';
     if (operator !== ':' && !numeric) return `The operator ${operator} only applies to numeric fields (amount, created).`;
     if (numeric && !/^-?\d+$/.test(value)) return `Field \`${field}\` takes whole numbers, not ${value}.`;
@@ -1395,10 +1783,21 @@ export function parseSearchQuery(text: string): IntentPredicate | string {
         clause = () => false;
         break;
       default: {
-        const pick = field === 'amount' ? (intent: Parameters<IntentPredicate>[0]) => intent.amount : (intent: Parameters<IntentPredicate>[0]) => intent.created_s;
+        const pick =
+          field === 'amount'
+            ? (intent: Parameters<IntentPredicate>[0]) => intent.amount
+            : (intent: Parameters<IntentPredicate>[0]) => intent.created_s;
         clause = (intent) => {
           const v = pick(intent);
-          return operator === ':' ? v === number : operator === '>' ? v > number : operator === '<' ? v < number : operator === '>=' ? v >= number : v <= number;
+          return operator === ':'
+            ? v === number
+            : operator === '>'
+              ? v > number
+              : operator === '<'
+                ? v < number
+                : operator === '>='
+                  ? v >= number
+                  : v <= number;
         };
       }
     }
@@ -1436,7 +1835,10 @@ function randomToken(length: number): string {
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as JsonObject)[key])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as JsonObject)[key])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

@@ -74,10 +74,16 @@ afterEach(() => {
 });
 
 describe('payment intents through the stripe package', () => {
-  it('creates and confirms a sale, retrieves it, and sends the package\'s pinned API version and its own Idempotency-Key', async () => {
+  it("creates and confirms a sale, retrieves it, and sends the package's pinned API version and its own Idempotency-Key", async () => {
     const params = saleParams('4242424242424242');
     const intent = await stripe.paymentIntents.create(params);
-    expect(intent).toMatchObject({ object: 'payment_intent', status: 'succeeded', amount: 1000, currency: 'usd', metadata: params.metadata });
+    expect(intent).toMatchObject({
+      object: 'payment_intent',
+      status: 'succeeded',
+      amount: 1000,
+      currency: 'usd',
+      metadata: params.metadata,
+    });
     expect(typeof intent.latest_charge).toBe('string');
     expect(intent.lastResponse.statusCode).toBe(200);
     expect(intent.lastResponse.requestId).toMatch(/^req_/);
@@ -86,14 +92,21 @@ describe('payment intents through the stripe package', () => {
     expect(Stripe.API_VERSION).toBe('2026-10-28.endive');
     // stripe 23 keys every POST itself, even with maxNetworkRetries 0.
     expect(sent?.idempotency_key).toMatch(/^stripe-node-retry-[0-9a-f-]{36}$/);
-    expect(sent?.form).toMatchObject({ amount: 1000, confirm: true, allowed_payment_method_types: ['card'], payment_method_data: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } } });
+    expect(sent?.form).toMatchObject({
+      amount: 1000,
+      confirm: true,
+      allowed_payment_method_types: ['card'],
+      payment_method_data: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } },
+    });
     // Brackets go unescaped, lists indexed.
-    expect(sent?.body).toContain('allowed_payment_method_types[0]=card&payment_method_data[type]=card&payment_method_data[card][number]=4242424242424242');
+    expect(sent?.body).toContain(
+      'allowed_payment_method_types[0]=card&payment_method_data[type]=card&payment_method_data[card][number]=4242424242424242',
+    );
     const got = await stripe.paymentIntents.retrieve(intent.id);
     expect(got).toMatchObject({ id: intent.id, status: 'succeeded', latest_charge: intent.latest_charge });
   });
 
-  it('replays the first answer for the connector\'s own idempotency key; other parameters under it are a StripeIdempotencyError', async () => {
+  it("replays the first answer for the connector's own idempotency key; other parameters under it are a StripeIdempotencyError", async () => {
     const key = `paygate-gw1-${randomUUID()}-sale`;
     const params = saleParams('4242424242424242');
     const first = await stripe.paymentIntents.create(params, { idempotencyKey: key });
@@ -109,8 +122,17 @@ describe('payment intents through the stripe package', () => {
   it('surfaces a decline as StripeCardError (402) with code, decline_code, and the PaymentIntent back to requires_payment_method', async () => {
     const error = await caught(stripe.paymentIntents.create(saleParams('4000000000009995')));
     expect(error).toBeInstanceOf(Stripe.errors.StripeCardError);
-    expect(error).toMatchObject({ statusCode: 402, code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.', rawType: 'card_error' });
-    expect(error.payment_intent).toMatchObject({ status: 'requires_payment_method', last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' } });
+    expect(error).toMatchObject({
+      statusCode: 402,
+      code: 'card_declined',
+      decline_code: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+      rawType: 'card_error',
+    });
+    expect(error.payment_intent).toMatchObject({
+      status: 'requires_payment_method',
+      last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
+    });
     expect(error.requestId).toMatch(/^req_/);
     const stolen = await caught(stripe.paymentIntents.create(saleParams('4000000000009979')));
     expect(stolen).toMatchObject({ code: 'card_declined', decline_code: 'stolen_card' });
@@ -129,7 +151,9 @@ describe('payment intents through the stripe package', () => {
     const page = intent.next_action?.redirect_to_url?.url ?? '';
     expect(page.startsWith(`${fake.url}/3d_secure_2_test/${intent.id}/`)).toBe(true);
     const location = await fake.authenticate(intent.id, 'complete');
-    expect(location).toBe(`${return_url}?payment_intent=${intent.id}&payment_intent_client_secret=${encodeURIComponent(intent.client_secret ?? '')}&redirect_status=succeeded`);
+    expect(location).toBe(
+      `${return_url}?payment_intent=${intent.id}&payment_intent_client_secret=${encodeURIComponent(intent.client_secret ?? '')}&redirect_status=succeeded`,
+    );
     expect((await stripe.paymentIntents.retrieve(intent.id)).status).toBe('succeeded');
   });
 
@@ -150,9 +174,17 @@ describe('payment intents through the stripe package', () => {
 
   it('expands latest_charge and payment_method on request (ids otherwise), and refuses what cannot be expanded', async () => {
     const intent = await stripe.paymentIntents.create({ ...saleParams('4242424242424242'), expand: ['payment_method'] });
-    expect(intent.payment_method).toMatchObject({ object: 'payment_method', card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030 } });
+    expect(intent.payment_method).toMatchObject({
+      object: 'payment_method',
+      card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030 },
+    });
     const got = await stripe.paymentIntents.retrieve(intent.id, { expand: ['latest_charge'] });
-    expect(got.latest_charge).toMatchObject({ object: 'charge', status: 'succeeded', outcome: { network_status: 'approved_by_network', type: 'authorized' }, payment_method_details: { card: { last4: '4242' } } });
+    expect(got.latest_charge).toMatchObject({
+      object: 'charge',
+      status: 'succeeded',
+      outcome: { network_status: 'approved_by_network', type: 'authorized' },
+      payment_method_details: { card: { last4: '4242' } },
+    });
     const trace = String(intent.metadata.paygate_trace_id);
     const found = await stripe.paymentIntents.search({ query: `metadata['paygate_trace_id']:'${trace}'`, expand: ['data.latest_charge'] });
     expect(found.data[0]?.latest_charge).toMatchObject({ object: 'charge' });
@@ -166,7 +198,13 @@ describe('payment intents through the stripe package', () => {
     const missing = await caught(stripe.paymentIntents.retrieve('pi_doesnotexist'));
     expect(missing).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing' });
-    const other = new Stripe('sk_test_wrongwrongwrongwrong', { host: fake.host, port: fake.port, protocol: 'http', maxNetworkRetries: 0, timeout: TIMEOUT_MS });
+    const other = new Stripe('sk_test_wrongwrongwrongwrong', {
+      host: fake.host,
+      port: fake.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
+      timeout: TIMEOUT_MS,
+    });
     const denied = await caught(other.paymentIntents.retrieve('pi_x'));
     expect(denied).toBeInstanceOf(Stripe.errors.StripeAuthenticationError);
     expect(denied.statusCode).toBe(401);
@@ -176,11 +214,24 @@ describe('payment intents through the stripe package', () => {
 describe('refunds through the stripe package', () => {
   it('creates partial and full refunds, lists them by PaymentIntent, retrieves one, and refuses more than remains', async () => {
     const intent = await stripe.paymentIntents.create(saleParams('4242424242424242'));
-    const part = await stripe.refunds.create({ payment_intent: intent.id, amount: 300, metadata: { paygate_trace_id: '77' } }, { idempotencyKey: `paygate-gw1-77-refund-${randomUUID()}` });
-    expect(part).toMatchObject({ object: 'refund', amount: 300, status: 'succeeded', payment_intent: intent.id, metadata: { paygate_trace_id: '77' } });
+    const part = await stripe.refunds.create(
+      { payment_intent: intent.id, amount: 300, metadata: { paygate_trace_id: '77' } },
+      { idempotencyKey: `paygate-gw1-77-refund-${randomUUID()}` },
+    );
+    expect(part).toMatchObject({
+      object: 'refund',
+      amount: 300,
+      status: 'succeeded',
+      payment_intent: intent.id,
+      metadata: { paygate_trace_id: '77' },
+    });
     const too_much = await caught(stripe.refunds.create({ payment_intent: intent.id, amount: 800 }));
     expect(too_much).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-    expect(too_much).toMatchObject({ statusCode: 400, param: 'amount', message: 'Refund amount ($8.00) is greater than unrefunded amount on charge ($7.00)' });
+    expect(too_much).toMatchObject({
+      statusCode: 400,
+      param: 'amount',
+      message: 'Refund amount ($8.00) is greater than unrefunded amount on charge ($7.00)',
+    });
     const rest = await stripe.refunds.create({ payment_intent: intent.id });
     expect(rest.amount).toBe(700);
     const again = await caught(stripe.refunds.create({ payment_intent: intent.id }));
@@ -219,10 +270,16 @@ describe('webhooks and stripe.webhooks', () => {
     const event = await fake.waitForEvent((e) => e.payment_intent_id === intent.id && e.type === 'charge.succeeded');
     const received = await webhookFor(event.id);
     const header = String(received.headers['stripe-signature']);
-    expect(() => stripe.webhooks.constructEvent(received.body.replace('"succeeded"', '"failed"'), header, WEBHOOK_SECRET)).toThrow(Stripe.errors.StripeSignatureVerificationError);
-    expect(() => stripe.webhooks.constructEvent(received.body, header, 'whsec_other')).toThrow(Stripe.errors.StripeSignatureVerificationError);
+    expect(() => stripe.webhooks.constructEvent(received.body.replace('"succeeded"', '"failed"'), header, WEBHOOK_SECRET)).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
+    expect(() => stripe.webhooks.constructEvent(received.body, header, 'whsec_other')).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
     // A re-serialised body (not the raw bytes) does not verify: Stripe sends pretty-printed JSON.
-    expect(() => stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(received.body)), header, WEBHOOK_SECRET)).toThrow(Stripe.errors.StripeSignatureVerificationError);
+    expect(() => stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(received.body)), header, WEBHOOK_SECRET)).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
     const old = stripeSignatureHeader(received.body, WEBHOOK_SECRET, Math.floor(Date.now() / 1000) - 3600);
     expect(await fake.sendRaw(received.body, old)).toBe(200);
     expect(() => stripe.webhooks.constructEvent(received.body, old, WEBHOOK_SECRET)).toThrow(/Timestamp outside the tolerance zone/);
@@ -231,7 +288,9 @@ describe('webhooks and stripe.webhooks', () => {
   it('signs exactly as stripe.webhooks.generateTestHeaderString does', () => {
     const payload = JSON.stringify({ id: 'evt_test', object: 'event' }, null, 2);
     for (const timestamp of [1_700_000_000, Math.floor(Date.now() / 1000)]) {
-      expect(stripeSignatureHeader(payload, WEBHOOK_SECRET, timestamp)).toBe(stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp }));
+      expect(stripeSignatureHeader(payload, WEBHOOK_SECRET, timestamp)).toBe(
+        stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp }),
+      );
     }
   });
 });
@@ -243,7 +302,10 @@ describe('failures as the stripe package sees them', () => {
     const intent = await stripe.paymentIntents.create(params, { idempotencyKey: `paygate-gw1-${randomUUID()}-sale` });
     expect(intent.status).toBe('succeeded');
     const sent = fake.requestsTo('POST /v1/payment_intents').slice(-2);
-    expect(sent.map((r) => [r.failure, r.idempotency])).toEqual([['reset_after_processing', 'new'], [null, 'replayed']]);
+    expect(sent.map((r) => [r.failure, r.idempotency])).toEqual([
+      ['reset_after_processing', 'new'],
+      [null, 'replayed'],
+    ]);
     expect(sent[0]?.idempotency_key).toBe(sent[1]?.idempotency_key);
     expect(fake.intentsWithMetadata('paygate_trace_id', String(params.metadata?.paygate_trace_id ?? ''))).toHaveLength(1);
   });

@@ -115,14 +115,24 @@ function refsIn(node: unknown, out: Set<string>): Set<string> {
 
 describe('the copied description', () => {
   it('is byte for byte the subset SOURCE.md records (nobody edited the copy)', () => {
-    const lines = ['LICENSE', SUBSET_FILE].sort().map((name) => `${createHash('sha256').update(fs.readFileSync(path.join(STRIPE_SPEC_DIR, name))).digest('hex')}  ${name}\n`).join('');
+    const lines = ['LICENSE', SUBSET_FILE]
+      .sort()
+      .map(
+        (name) =>
+          `${createHash('sha256')
+            .update(fs.readFileSync(path.join(STRIPE_SPEC_DIR, name)))
+            .digest('hex')}  ${name}\n`,
+      )
+      .join('');
     expect(createHash('sha256').update(lines).digest('hex')).toBe(COPIED_FILES_SHA256);
     expect(fs.readFileSync(path.join(STRIPE_SPEC_DIR, 'SOURCE.md'), 'utf8')).toContain(COPIED_FILES_SHA256);
   });
 
   it('holds exactly the operations the tests need, the root schemas, and every schema any of them references', () => {
     expect(document.info.version).toBe('2023-08-16');
-    const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([template, item]) => Object.keys(item).map((method) => `${method} ${template}`));
+    const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([template, item]) =>
+      Object.keys(item).map((method) => `${method} ${template}`),
+    );
     expect(operations.sort()).toEqual(OPERATIONS.map(([method, template]) => `${method} ${template}`).sort());
     for (const name of ROOT_SCHEMAS) expect(document.components.schemas[name]).toBeDefined();
     const names = new Set(Object.keys(document.components.schemas));
@@ -130,14 +140,15 @@ describe('the copied description', () => {
     expect(names.size).toBe(516);
   });
 
-  it('adds the supplement (raw card details) without touching Stripe\'s text, and refuses a supplement that would replace it', () => {
+  it("adds the supplement (raw card details) without touching Stripe's text, and refuses a supplement that would replace it", () => {
     expect(validator.description.supplemented).toEqual([
       'add /paths/~1v1~1payment_intents/post/requestBody/content/application~1x-www-form-urlencoded/schema/properties/payment_method_data/properties/card',
       'append /paths/~1v1~1payment_intents/post/requestBody/content/application~1x-www-form-urlencoded/schema/properties/payment_method_data/properties/type/enum "card"',
       'add /paths/~1v1~1payment_intents/post/requestBody/content/application~1x-www-form-urlencoded/schema/properties/allowed_payment_method_types',
     ]);
     const raw = JSON.parse(fs.readFileSync(path.join(STRIPE_SPEC_DIR, SUBSET_FILE), 'utf8')) as JsonObject;
-    const at = '/paths/~1v1~1payment_intents/post/requestBody/content/application~1x-www-form-urlencoded/schema/properties/payment_method_data/properties';
+    const at =
+      '/paths/~1v1~1payment_intents/post/requestBody/content/application~1x-www-form-urlencoded/schema/properties/payment_method_data/properties';
     expect(() => mergeSupplement(raw, { additions: [{ at, add: { type: {} } }] })).toThrow(/already exists/);
     expect(() => mergeSupplement(raw, { additions: [{ at: `${at}/type/enum`, append: ['alipay'] }] })).toThrow(/already/);
     expect(() => mergeSupplement(raw, { replace: [] })).toThrow(/unknown top-level key/);
@@ -145,20 +156,27 @@ describe('the copied description', () => {
     expect(() => mergeSupplement(raw, { additions: [{ at: '/paths/~1v1~1nothing', add: {} }] })).toThrow(/nothing at/);
   });
 
-  it('without the supplement, raw card details are refused: Stripe\'s text does not declare them', () => {
-    const bare = createStripeValidator({ document: JSON.parse(fs.readFileSync(path.join(STRIPE_SPEC_DIR, SUBSET_FILE), 'utf8')) as JsonObject, supplemented: [] });
+  it("without the supplement, raw card details are refused: Stripe's text does not declare them", () => {
+    const bare = createStripeValidator({
+      document: JSON.parse(fs.readFileSync(path.join(STRIPE_SPEC_DIR, SUBSET_FILE), 'utf8')) as JsonObject,
+      supplemented: [],
+    });
     const problems = bare.validateRequest({ method: 'POST', path: '/v1/payment_intents', headers: AUTH, body: saleForm() });
-    expect(problems).toEqual(expect.arrayContaining([
-      expect.stringContaining('payment_method_data[card], which the description does not declare'),
-      expect.stringContaining('payment_method_data[type] must be one of'),
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('payment_method_data[card], which the description does not declare'),
+        expect.stringContaining('payment_method_data[type] must be one of'),
+      ]),
+    );
     expect(loadStripeDescription().supplemented).toHaveLength(3);
   });
 });
 
-describe('form decoding (Stripe\'s bracket notation)', () => {
+describe("form decoding (Stripe's bracket notation)", () => {
   it('decodes nested hashes, indexed and [] lists, and keeps leaves as text', () => {
-    const decoded = decodeStripeForm('amount=1000&metadata[paygate_trace_id]=42&payment_method_data[card][number]=4242424242424242&payment_method_types[0]=card&expand[]=a&expand[]=b&q=a%20b+c');
+    const decoded = decodeStripeForm(
+      'amount=1000&metadata[paygate_trace_id]=42&payment_method_data[card][number]=4242424242424242&payment_method_types[0]=card&expand[]=a&expand[]=b&q=a%20b+c',
+    );
     expect(decoded.problems).toEqual([]);
     expect(decoded.value).toEqual({
       amount: '1000',
@@ -178,11 +196,21 @@ describe('form decoding (Stripe\'s bracket notation)', () => {
     expect(decodeStripeForm(`${'a'.repeat(3)}${'[x]'.repeat(9)}=1`).problems).toEqual([expect.stringContaining('deeper')]);
   });
 
-  it('types values by the operation\'s schema: integers, booleans, lists, anyOf members, metadata', () => {
+  it("types values by the operation's schema: integers, booleans, lists, anyOf members, metadata", () => {
     const schema = document.paths['/v1/payment_intents'].post.requestBody.content['application/x-www-form-urlencoded'].schema;
     const resolve = (ref: string): JsonObject | undefined => document.components.schemas[ref.replace('#/components/schemas/', '')];
-    const typed = coerceByStripeSchema(decodeStripeForm(saleForm({ off_session: 'true', 'metadata[note]': '007' })).value, schema, resolve) as any;
-    expect(typed).toMatchObject({ amount: 1000, confirm: true, off_session: true, payment_method_types: ['card'], metadata: { paygate_trace_id: '42', note: '007' } });
+    const typed = coerceByStripeSchema(
+      decodeStripeForm(saleForm({ off_session: 'true', 'metadata[note]': '007' })).value,
+      schema,
+      resolve,
+    ) as any;
+    expect(typed).toMatchObject({
+      amount: 1000,
+      confirm: true,
+      off_session: true,
+      payment_method_types: ['card'],
+      metadata: { paygate_trace_id: '42', note: '007' },
+    });
     expect(typed.payment_method_data.card).toEqual({ number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' });
     expect((coerceByStripeSchema({ off_session: 'recurring' }, schema, resolve) as any).off_session).toBe('recurring');
     expect((coerceByStripeSchema({ metadata: '' }, schema, resolve) as any).metadata).toBe('');
@@ -203,87 +231,243 @@ describe('requests', () => {
   });
 
   it('accepts refunds, retrievals, the list and the search as the stripe package sends them', () => {
-    expect(validateStripeRequest({ method: 'POST', path: '/v1/refunds', headers: AUTH, body: 'payment_intent=pi_1&amount=400&metadata[paygate_trace_id]=43' })).toEqual([]);
+    expect(
+      validateStripeRequest({
+        method: 'POST',
+        path: '/v1/refunds',
+        headers: AUTH,
+        body: 'payment_intent=pi_1&amount=400&metadata[paygate_trace_id]=43',
+      }),
+    ).toEqual([]);
     expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/pi_123', headers: AUTH })).toEqual([]);
     expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds/re_123', headers: AUTH })).toEqual([]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?payment_intent=pi_1&limit=100&starting_after=re_1', headers: AUTH })).toEqual([]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/search', query: { query: "metadata['paygate_trace_id']:'42'", 'expand[0]': 'total_count', limit: '10' }, headers: AUTH })).toEqual([]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?created[gte]=1700000000', headers: { authorization: 'Basic c2tfdGVzdF9hYmM6' } })).toEqual([]);
+    expect(
+      validateStripeRequest({ method: 'GET', path: '/v1/refunds?payment_intent=pi_1&limit=100&starting_after=re_1', headers: AUTH }),
+    ).toEqual([]);
+    expect(
+      validateStripeRequest({
+        method: 'GET',
+        path: '/v1/payment_intents/search',
+        query: { query: "metadata['paygate_trace_id']:'42'", 'expand[0]': 'total_count', limit: '10' },
+        headers: AUTH,
+      }),
+    ).toEqual([]);
+    expect(
+      validateStripeRequest({
+        method: 'GET',
+        path: '/v1/refunds?created[gte]=1700000000',
+        headers: { authorization: 'Basic c2tfdGVzdF9hYmM6' },
+      }),
+    ).toEqual([]);
   });
 
   it('rejects missing, unknown and mistyped parameters, naming them in bracket notation', () => {
     expect(postIntent('currency=usd')).toEqual([expect.stringContaining('missing required field amount')]);
     expect(postIntent(saleForm({ amount: 'ten' }))).toEqual([expect.stringContaining('amount must be integer')]);
     expect(postIntent(saleForm({ confirm: 'yes' }))).toEqual([expect.stringContaining('confirm must be boolean')]);
-    expect(postIntent(saleForm({ reference: 'ORD-1' }))).toEqual([expect.stringContaining('has reference, which the description does not declare')]);
-    expect(postIntent(saleForm({ 'payment_method_data[card][expiry]': '12/30' }))).toEqual([expect.stringContaining('payment_method_data[card][expiry], which the description does not declare')]);
-    expect(postIntent(saleForm({ 'payment_method_data[type]': 'cheque' }))).toEqual([expect.stringContaining('payment_method_data[type] must be one of')]);
-    expect(postIntent(saleForm({ 'payment_method_data[card][exp_month]': '' }))).toEqual([expect.stringContaining('payment_method_data[card][exp_month] must be integer')]);
+    expect(postIntent(saleForm({ reference: 'ORD-1' }))).toEqual([
+      expect.stringContaining('has reference, which the description does not declare'),
+    ]);
+    expect(postIntent(saleForm({ 'payment_method_data[card][expiry]': '12/30' }))).toEqual([
+      expect.stringContaining('payment_method_data[card][expiry], which the description does not declare'),
+    ]);
+    expect(postIntent(saleForm({ 'payment_method_data[type]': 'cheque' }))).toEqual([
+      expect.stringContaining('payment_method_data[type] must be one of'),
+    ]);
+    expect(postIntent(saleForm({ 'payment_method_data[card][exp_month]': '' }))).toEqual([
+      expect.stringContaining('payment_method_data[card][exp_month] must be integer'),
+    ]);
     expect(postIntent(saleForm({ off_session: 'sometimes' })).join(' ')).toContain('off_session');
     const without_month = new URLSearchParams(saleForm());
     without_month.delete('payment_method_data[card][exp_month]');
-    expect(postIntent(without_month.toString())).toEqual([expect.stringContaining('missing required field payment_method_data[card][exp_month]')]);
-    expect(validateStripeRequest({ method: 'POST', path: '/v1/refunds', headers: AUTH, body: 'payment_intent=pi_1&amount=-x' })).toEqual([expect.stringContaining('amount must be integer')]);
+    expect(postIntent(without_month.toString())).toEqual([
+      expect.stringContaining('missing required field payment_method_data[card][exp_month]'),
+    ]);
+    expect(validateStripeRequest({ method: 'POST', path: '/v1/refunds', headers: AUTH, body: 'payment_intent=pi_1&amount=-x' })).toEqual([
+      expect.stringContaining('amount must be integer'),
+    ]);
   });
 
   it('rejects a missing or malformed Authorization, a JSON body, undeclared query parameters, unknown paths and methods', () => {
-    expect(postIntent(saleForm(), { 'content-type': 'application/x-www-form-urlencoded' })).toEqual([expect.stringContaining('Authorization header is missing')]);
-    expect(postIntent(saleForm(), { ...AUTH, authorization: 'sk_test_abc' })).toEqual([expect.stringContaining('must be "Bearer <secret key>"')]);
-    expect(postIntent(saleForm(), { ...AUTH, 'content-type': 'application/json' })).toEqual([expect.stringContaining('needs Content-Type: application/x-www-form-urlencoded')]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?payment_intent=pi_1&reference=x', headers: AUTH })).toEqual([expect.stringContaining('query parameter reference is not declared')]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/search', headers: AUTH })).toEqual([expect.stringContaining('query parameter query is required')]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?limit=ten', headers: AUTH })).toEqual([expect.stringContaining('limit must be integer')]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/charges', headers: AUTH })).toEqual([expect.stringContaining('no path of the description matches')]);
-    expect(validateStripeRequest({ method: 'DELETE', path: '/v1/refunds/re_1', headers: AUTH })).toEqual([expect.stringContaining('DELETE is not declared for /v1/refunds/{refund}')]);
-    expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/pi_1', headers: AUTH, body: 'amount=1' })).toEqual([expect.stringContaining('has amount, which the description does not declare')]);
+    expect(postIntent(saleForm(), { 'content-type': 'application/x-www-form-urlencoded' })).toEqual([
+      expect.stringContaining('Authorization header is missing'),
+    ]);
+    expect(postIntent(saleForm(), { ...AUTH, authorization: 'sk_test_abc' })).toEqual([
+      expect.stringContaining('must be "Bearer <secret key>"'),
+    ]);
+    expect(postIntent(saleForm(), { ...AUTH, 'content-type': 'application/json' })).toEqual([
+      expect.stringContaining('needs Content-Type: application/x-www-form-urlencoded'),
+    ]);
+    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?payment_intent=pi_1&reference=x', headers: AUTH })).toEqual([
+      expect.stringContaining('query parameter reference is not declared'),
+    ]);
+    expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/search', headers: AUTH })).toEqual([
+      expect.stringContaining('query parameter query is required'),
+    ]);
+    expect(validateStripeRequest({ method: 'GET', path: '/v1/refunds?limit=ten', headers: AUTH })).toEqual([
+      expect.stringContaining('limit must be integer'),
+    ]);
+    expect(validateStripeRequest({ method: 'GET', path: '/v1/charges', headers: AUTH })).toEqual([
+      expect.stringContaining('no path of the description matches'),
+    ]);
+    expect(validateStripeRequest({ method: 'DELETE', path: '/v1/refunds/re_1', headers: AUTH })).toEqual([
+      expect.stringContaining('DELETE is not declared for /v1/refunds/{refund}'),
+    ]);
+    expect(validateStripeRequest({ method: 'GET', path: '/v1/payment_intents/pi_1', headers: AUTH, body: 'amount=1' })).toEqual([
+      expect.stringContaining('has amount, which the description does not declare'),
+    ]);
   });
 
   it('matches literal segments before parameters', () => {
-    expect(validator.matchOperation('GET', '/v1/payment_intents/search')).toMatchObject({ template: '/v1/payment_intents/search', operation_id: 'GetPaymentIntentsSearch' });
-    expect(validator.matchOperation('GET', '/v1/payment_intents/pi_1')).toMatchObject({ template: '/v1/payment_intents/{intent}', path_params: { intent: 'pi_1' } });
+    expect(validator.matchOperation('GET', '/v1/payment_intents/search')).toMatchObject({
+      template: '/v1/payment_intents/search',
+      operation_id: 'GetPaymentIntentsSearch',
+    });
+    expect(validator.matchOperation('GET', '/v1/payment_intents/pi_1')).toMatchObject({
+      template: '/v1/payment_intents/{intent}',
+      path_params: { intent: 'pi_1' },
+    });
   });
 });
 
 describe('answers', () => {
-  it('accepts Stripe\'s shapes: a PaymentIntent, a refund, a list, a search result, an error', () => {
+  it("accepts Stripe's shapes: a PaymentIntent, a refund, a list, a search result, an error", () => {
     expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent() })).toEqual([]);
-    expect(validateStripeResponse({ method: 'GET', path: '/v1/payment_intents/pi_1', status: 200, body: JSON.stringify(intent({ status: 'requires_action', next_action: { type: 'redirect_to_url', redirect_to_url: { url: 'https://hooks.stripe.com/x', return_url: 'https://shop/return' } } })) })).toEqual([]);
+    expect(
+      validateStripeResponse({
+        method: 'GET',
+        path: '/v1/payment_intents/pi_1',
+        status: 200,
+        body: JSON.stringify(
+          intent({
+            status: 'requires_action',
+            next_action: {
+              type: 'redirect_to_url',
+              redirect_to_url: { url: 'https://hooks.stripe.com/x', return_url: 'https://shop/return' },
+            },
+          }),
+        ),
+      }),
+    ).toEqual([]);
     expect(validateStripeResponse({ method: 'POST', path: '/v1/refunds', status: 200, body: refund() })).toEqual([]);
-    expect(validateStripeResponse({ method: 'GET', path: '/v1/refunds', status: 200, body: { object: 'list', data: [refund()], has_more: false, url: '/v1/refunds' } })).toEqual([]);
-    expect(validateStripeResponse({ method: 'GET', path: '/v1/payment_intents/search', status: 200, body: { object: 'search_result', data: [intent()], has_more: false, next_page: null, url: '/v1/payment_intents/search' } })).toEqual([]);
-    const decline = { error: { charge: 'ch_1', code: 'card_declined', decline_code: 'generic_decline', doc_url: 'https://stripe.com/docs/error-codes/card-declined', message: 'Your card was declined.', payment_intent: intent({ status: 'requires_payment_method', last_payment_error: { code: 'card_declined', type: 'card_error' } }), type: 'card_error' } };
+    expect(
+      validateStripeResponse({
+        method: 'GET',
+        path: '/v1/refunds',
+        status: 200,
+        body: { object: 'list', data: [refund()], has_more: false, url: '/v1/refunds' },
+      }),
+    ).toEqual([]);
+    expect(
+      validateStripeResponse({
+        method: 'GET',
+        path: '/v1/payment_intents/search',
+        status: 200,
+        body: { object: 'search_result', data: [intent()], has_more: false, next_page: null, url: '/v1/payment_intents/search' },
+      }),
+    ).toEqual([]);
+    const decline = {
+      error: {
+        charge: 'ch_1',
+        code: 'card_declined',
+        decline_code: 'generic_decline',
+        doc_url: 'https://stripe.com/docs/error-codes/card-declined',
+        message: 'Your card was declined.',
+        payment_intent: intent({ status: 'requires_payment_method', last_payment_error: { code: 'card_declined', type: 'card_error' } }),
+        type: 'card_error',
+      },
+    };
     expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 402, body: decline })).toEqual([]);
-    expect(validateStripeResponse({ method: 'GET', path: '/v1/refunds/re_1', status: 404, body: { error: { code: 'resource_missing', message: "No such refund: 're_1'", param: 'id', type: 'invalid_request_error' } } })).toEqual([]);
+    expect(
+      validateStripeResponse({
+        method: 'GET',
+        path: '/v1/refunds/re_1',
+        status: 404,
+        body: { error: { code: 'resource_missing', message: "No such refund: 're_1'", param: 'id', type: 'invalid_request_error' } },
+      }),
+    ).toEqual([]);
   });
 
   it('rejects undeclared properties, wrong enums and types, missing required fields, text that is not JSON', () => {
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ reference: 'x' }) })).toEqual([expect.stringContaining('has reference, which the description does not declare')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ status: 'approved' }) })).toEqual([expect.stringContaining('status must be one of')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ amount: '2000' }) })).toEqual([expect.stringContaining('amount must be integer')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ metadata: { n: 42 } }) })).toEqual([expect.stringContaining('metadata[n] must be string')]);
+    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ reference: 'x' }) })).toEqual([
+      expect.stringContaining('has reference, which the description does not declare'),
+    ]);
+    expect(
+      validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ status: 'approved' }) }),
+    ).toEqual([expect.stringContaining('status must be one of')]);
+    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ amount: '2000' }) })).toEqual([
+      expect.stringContaining('amount must be integer'),
+    ]);
+    expect(
+      validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ metadata: { n: 42 } }) }),
+    ).toEqual([expect.stringContaining('metadata[n] must be string')]);
     const { id: _id, ...without_id } = intent();
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: without_id })).toEqual([expect.stringContaining('missing required field id')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: intent({ latest_charge: { id: 'ch_1' } }) }).join(' ')).toContain('latest_charge');
-    expect(validateStripeResponse({ method: 'GET', path: '/v1/refunds', status: 200, body: { object: 'list', data: [], has_more: false, url: '/v1/charges' } })).toEqual([expect.stringContaining('url must match pattern')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 402, body: { error: { type: 'card_declined', message: 'x' } } })).toEqual([expect.stringContaining('error[type] must be one of')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/refunds', status: 200, body: '{"id":"re_' })).toEqual([expect.stringContaining('not JSON')]);
-    expect(validateStripeResponse({ method: 'POST', path: '/v1/refunds', status: 200 })).toEqual([expect.stringContaining('none was sent')]);
+    expect(validateStripeResponse({ method: 'POST', path: '/v1/payment_intents', status: 200, body: without_id })).toEqual([
+      expect.stringContaining('missing required field id'),
+    ]);
+    expect(
+      validateStripeResponse({
+        method: 'POST',
+        path: '/v1/payment_intents',
+        status: 200,
+        body: intent({ latest_charge: { id: 'ch_1' } }),
+      }).join(' '),
+    ).toContain('latest_charge');
+    expect(
+      validateStripeResponse({
+        method: 'GET',
+        path: '/v1/refunds',
+        status: 200,
+        body: { object: 'list', data: [], has_more: false, url: '/v1/charges' },
+      }),
+    ).toEqual([expect.stringContaining('url must match pattern')]);
+    expect(
+      validateStripeResponse({
+        method: 'POST',
+        path: '/v1/payment_intents',
+        status: 402,
+        body: { error: { type: 'card_declined', message: 'x' } },
+      }),
+    ).toEqual([expect.stringContaining('error[type] must be one of')]);
+    expect(validateStripeResponse({ method: 'POST', path: '/v1/refunds', status: 200, body: '{"id":"re_' })).toEqual([
+      expect.stringContaining('not JSON'),
+    ]);
+    expect(validateStripeResponse({ method: 'POST', path: '/v1/refunds', status: 200 })).toEqual([
+      expect.stringContaining('none was sent'),
+    ]);
   });
 });
 
 describe('events', () => {
   it('accepts an event carrying the object its type names', () => {
     expect(validateStripeEvent(event('payment_intent.succeeded', intent()))).toEqual([]);
-    expect(validateStripeEvent(event('refund.failed', refund({ status: 'failed', failure_reason: 'expired_or_canceled_card' }), { data: { object: refund(), previous_attributes: { status: 'succeeded' } } }))).toEqual([]);
+    expect(
+      validateStripeEvent(
+        event('refund.failed', refund({ status: 'failed', failure_reason: 'expired_or_canceled_card' }), {
+          data: { object: refund(), previous_attributes: { status: 'succeeded' } },
+        }),
+      ),
+    ).toEqual([]);
     expect(validateStripeEvent(event('charge.refund.updated', refund(), { request: null }))).toEqual([]);
   });
 
   it('rejects missing fields, an object of another kind than the type says, an invalid object, an unknown object', () => {
     const { pending_webhooks: _p, ...without } = event('payment_intent.succeeded', intent());
     expect(validateStripeEvent(without)).toEqual([expect.stringContaining('missing required field pending_webhooks')]);
-    expect(validateStripeEvent(event('payment_intent.succeeded', refund()))).toEqual([expect.stringContaining('carries a refund, not a payment_intent')]);
-    expect(validateStripeEvent(event('refund.created', refund({ amount: 'all' })))).toEqual([expect.stringContaining('data.object: refund amount must be integer')]);
-    expect(validateStripeEvent(event('plan.created', { id: 'plan_1', object: 'plan' }))).toEqual(expect.arrayContaining([expect.stringContaining('type plan.created is none the tests expect'), expect.stringContaining('no schema for')]));
-    expect(validateStripeEvent(event('payment_intent.succeeded', intent(), { livemode: 'false' }))).toEqual([expect.stringContaining('livemode must be boolean')]);
+    expect(validateStripeEvent(event('payment_intent.succeeded', refund()))).toEqual([
+      expect.stringContaining('carries a refund, not a payment_intent'),
+    ]);
+    expect(validateStripeEvent(event('refund.created', refund({ amount: 'all' })))).toEqual([
+      expect.stringContaining('data.object: refund amount must be integer'),
+    ]);
+    expect(validateStripeEvent(event('plan.created', { id: 'plan_1', object: 'plan' }))).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('type plan.created is none the tests expect'),
+        expect.stringContaining('no schema for'),
+      ]),
+    );
+    expect(validateStripeEvent(event('payment_intent.succeeded', intent(), { livemode: 'false' }))).toEqual([
+      expect.stringContaining('livemode must be boolean'),
+    ]);
   });
 });

@@ -97,7 +97,21 @@ const ID_BASE = 'https://paygate.invalid/stripe';
 const REF_PREFIX = '#/components/schemas/';
 /** Problems reported per message at most: a wrong message needs only the first few to be fixed. */
 const MAX_PROBLEMS = 40;
-const COPIED_KEYWORDS = ['type', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties'] as const;
+const COPIED_KEYWORDS = [
+  'type',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+] as const;
 /** The objects events carry, and the event type prefixes that carry them. */
 const EVENT_OBJECTS: readonly { readonly prefix: string; readonly object: string }[] = [
   { prefix: 'charge.refund.', object: 'refund' },
@@ -112,7 +126,8 @@ export function createStripeValidator(description: StripeDescription = loadStrip
   const schemas = asObject(asObject(document.components, 'components').schemas, 'components.schemas');
   const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false });
   for (const name of Object.keys(schemas)) ajv.addSchema({ $id: schemaId(name), ...convert(schemas[name]) });
-  const resolve = (ref: string): JsonObject | undefined => (ref.startsWith(REF_PREFIX) ? (schemas[ref.slice(REF_PREFIX.length)] as JsonObject | undefined) : undefined);
+  const resolve = (ref: string): JsonObject | undefined =>
+    ref.startsWith(REF_PREFIX) ? (schemas[ref.slice(REF_PREFIX.length)] as JsonObject | undefined) : undefined;
 
   // Literal segments win over parameters ("/v1/payment_intents/search" is not "/{intent}").
   const operations = operationTable(operationsOf(document));
@@ -144,7 +159,13 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     const label = `${method} ${path}`;
     const found = operations.find(method, request.path);
     const problems: StripeProblem[] = [];
-    if (!found.entry) return { problems: [{ text: unmatchedRequestProblem(label, method, found), kind: 'route', param: null }], operation: null, body: {}, query: {} };
+    if (!found.entry)
+      return {
+        problems: [{ text: unmatchedRequestProblem(label, method, found), kind: 'route', param: null }],
+        operation: null,
+        body: {},
+        query: {},
+      };
     const entry = found.entry;
     const operation = matchOperation(method, request.path);
     const headers = lowerCaseHeaders(request.headers ?? {});
@@ -152,12 +173,24 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     const security = (entry.operation.security ?? document.security) as unknown;
     if (Array.isArray(security) && security.length > 0) {
       const authorization = headers.authorization;
-      if (!authorization) problems.push({ text: `${label}: the Authorization header is missing (the operation needs a secret key)`, kind: 'auth', param: null });
-      else if (!/^(Bearer|Basic) \S+$/.test(authorization)) problems.push({ text: `${label}: the Authorization header must be "Bearer <secret key>" or "Basic <…>"`, kind: 'auth', param: null });
+      if (!authorization)
+        problems.push({
+          text: `${label}: the Authorization header is missing (the operation needs a secret key)`,
+          kind: 'auth',
+          param: null,
+        });
+      else if (!/^(Bearer|Basic) \S+$/.test(authorization))
+        problems.push({
+          text: `${label}: the Authorization header must be "Bearer <secret key>" or "Basic <…>"`,
+          kind: 'auth',
+          param: null,
+        });
     }
 
     // Query: the path's own query string, then the extra one.
-    const query_text = [request.path.includes('?') ? request.path.slice(request.path.indexOf('?') + 1) : '', queryText(request.query)].filter((t) => t !== '').join('&');
+    const query_text = [request.path.includes('?') ? request.path.slice(request.path.indexOf('?') + 1) : '', queryText(request.query)]
+      .filter((t) => t !== '')
+      .join('&');
     const decoded_query = decodeStripeForm(query_text);
     for (const problem of decoded_query.problems) problems.push({ text: `${label}: query: ${problem}`, kind: 'form', param: null });
     const query: Record<string, unknown> = {};
@@ -187,12 +220,14 @@ export function createStripeValidator(description: StripeDescription = loadStrip
       }
     }
     for (const name of Object.keys(decoded_query.value)) {
-      if (!declared.has(name)) problems.push({ text: `${label}: query parameter ${name} is not declared by ${entry.key}`, kind: 'unknown', param: name });
+      if (!declared.has(name))
+        problems.push({ text: `${label}: query parameter ${name} is not declared by ${entry.key}`, kind: 'unknown', param: name });
     }
 
     // Body.
     let body: Record<string, unknown> = {};
-    const request_body = entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, `requestBody of ${entry.key}`);
+    const request_body =
+      entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, `requestBody of ${entry.key}`);
     const media = request_body ? asObject(request_body.content ?? {}, 'content')['application/x-www-form-urlencoded'] : undefined;
     const schema = media === undefined ? undefined : asObject(media, 'media type').schema;
     let present = false;
@@ -201,7 +236,11 @@ export function createStripeValidator(description: StripeDescription = loadStrip
       if (present) {
         const content_type = headers['content-type'];
         if (content_type === undefined || !/^application\/x-www-form-urlencoded\b/i.test(content_type)) {
-          problems.push({ text: `${label}: a form body needs Content-Type: application/x-www-form-urlencoded (got ${content_type ?? 'none'})`, kind: 'content_type', param: null });
+          problems.push({
+            text: `${label}: a form body needs Content-Type: application/x-www-form-urlencoded (got ${content_type ?? 'none'})`,
+            kind: 'content_type',
+            param: null,
+          });
         }
         const decoded = decodeStripeForm(request.body);
         for (const problem of decoded.problems) problems.push({ text: `${label}: body: ${problem}`, kind: 'form', param: null });
@@ -240,15 +279,26 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     }
     if (media === undefined) return body === undefined ? [] : [`${label}: the description declares no body for this status`];
     if (body === undefined) return [`${label}: the description declares a JSON body for this status, but none was sent`];
-    const validate = validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${status_key}`, asObject(media, 'media type').schema);
-    return validate(body) ? [] : ajvProblems(validate.errors ?? [], `${label}: body`, []).map((p) => p.text).slice(0, MAX_PROBLEMS);
+    const validate = validatorFor(
+      `${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${status_key}`,
+      asObject(media, 'media type').schema,
+    );
+    return validate(body)
+      ? []
+      : ajvProblems(validate.errors ?? [], `${label}: body`, [])
+          .map((p) => p.text)
+          .slice(0, MAX_PROBLEMS);
   }
 
   function validateSchema(name: string, value: unknown): string[] {
     if (!(name in schemas)) throw new Error(`the stripe description subset has no schema ${name}`);
     const validate = ajv.getSchema(schemaId(name));
     if (!validate) throw new Error(`schema ${name} was not registered`);
-    return validate(value) ? [] : ajvProblems(validate.errors ?? [], name, []).map((p) => p.text).slice(0, MAX_PROBLEMS);
+    return validate(value)
+      ? []
+      : ajvProblems(validate.errors ?? [], name, [])
+          .map((p) => p.text)
+          .slice(0, MAX_PROBLEMS);
   }
 
   function validateEvent(body: unknown): string[] {
@@ -259,9 +309,14 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     const object = data && typeof data.object === 'object' && data.object !== null ? (data.object as JsonObject) : null;
     if (!object) return problems;
     const kind = typeof object.object === 'string' ? object.object : '';
-    const expected = typeof event.type === 'string' ? EVENT_OBJECTS.find((e) => (event.type as string).startsWith(e.prefix))?.object : undefined;
-    if (!expected) problems.push(`webhook event: type ${String(event.type)} is none the tests expect (${EVENT_OBJECTS.map((e) => `${e.prefix}*`).join(', ')})`);
-    else if (kind !== expected) problems.push(`webhook event: ${String(event.type)} carries a ${kind || 'nameless object'}, not a ${expected}`);
+    const expected =
+      typeof event.type === 'string' ? EVENT_OBJECTS.find((e) => (event.type as string).startsWith(e.prefix))?.object : undefined;
+    if (!expected)
+      problems.push(
+        `webhook event: type ${String(event.type)} is none the tests expect (${EVENT_OBJECTS.map((e) => `${e.prefix}*`).join(', ')})`,
+      );
+    else if (kind !== expected)
+      problems.push(`webhook event: ${String(event.type)} carries a ${kind || 'nameless object'}, not a ${expected}`);
     if (kind in schemas) problems.push(...validateSchema(kind, object).map((p) => `webhook event: data.object: ${p}`));
     else problems.push(`webhook event: data.object is a ${kind || 'nameless object'}, which the description subset has no schema for`);
     return problems.slice(0, MAX_PROBLEMS);
@@ -274,10 +329,12 @@ export function createStripeValidator(description: StripeDescription = loadStrip
     for (const entry of operations.entries) {
       const request_body = entry.operation.requestBody === undefined ? null : asObject(entry.operation.requestBody, 'requestBody');
       const media = request_body ? asObject(request_body.content ?? {}, 'content')['application/x-www-form-urlencoded'] : undefined;
-      if (media !== undefined) validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/request`, asObject(media, 'media type').schema);
+      if (media !== undefined)
+        validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/request`, asObject(media, 'media type').schema);
       for (const [status, declared] of Object.entries(asObject(entry.operation.responses ?? {}, 'responses'))) {
         const json = asObject(asObject(declared, 'response').content ?? {}, 'content')['application/json'];
-        if (json !== undefined) validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${status}`, asObject(json, 'media type').schema);
+        if (json !== undefined)
+          validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${status}`, asObject(json, 'media type').schema);
       }
     }
     for (const name of ['event', 'payment_intent', 'charge', 'refund']) ajv.getSchema(schemaId(name));
@@ -362,7 +419,13 @@ function ajvProblems(errors: readonly ErrorObject[], where: string, prefix: read
   const seen = new Set<string>();
   const out: StripeProblem[] = [];
   for (const error of chosen) {
-    const segments = [...prefix, ...error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];
+    const segments = [
+      ...prefix,
+      ...error.instancePath
+        .split('/')
+        .slice(1)
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
+    ];
     const params = error.params as Record<string, unknown>;
     let problem: StripeProblem;
     if (error.keyword === 'required') {
@@ -373,7 +436,10 @@ function ajvProblems(errors: readonly ErrorObject[], where: string, prefix: read
       problem = { text: `${where} has ${name}, which the description does not declare`, kind: 'unknown', param: name };
     } else {
       const name = segments.length > 0 ? bracketName(segments) : null;
-      const detail = error.keyword === 'enum' ? `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` : error.message ?? error.keyword;
+      const detail =
+        error.keyword === 'enum'
+          ? `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+          : (error.message ?? error.keyword);
       problem = { text: `${where}${name ? ` ${name}` : ''} ${detail}`, kind: 'invalid', param: name };
     }
     if (!seen.has(problem.text)) {

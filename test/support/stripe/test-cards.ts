@@ -57,7 +57,8 @@ const msg = {
   incorrect_number: 'Your card number is incorrect.',
   velocity: 'Your card was declined for making repeated attempts too frequently or exceeding its amount limit.',
   authentication: 'Your card was declined. This transaction requires authentication.',
-  live_card: 'Your card was declined. Your request was in test mode, but used a non test (live) card. For a list of valid test cards, visit: https://stripe.com/docs/testing.',
+  live_card:
+    'Your card was declined. Your request was in test mode, but used a non test (live) card. For a list of valid test cards, visit: https://stripe.com/docs/testing.',
 } as const;
 
 function decline(code: string, decline_code: string | null, message: string, param: string | null = null): Decline {
@@ -84,7 +85,8 @@ export const DECLINES = {
 export const AUTHENTICATION_FAILURE = {
   type: 'invalid_request_error',
   code: 'payment_intent_authentication_failure',
-  message: 'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
+  message:
+    'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
 } as const;
 
 function card(number: string, description: string, rest: Partial<Omit<TestCard, 'number' | 'description'>> = {}): TestCard {
@@ -143,15 +145,50 @@ export const TEST_CARDS: ReadonlyMap<string, TestCard> = new Map(
     card('4000000000005126', 'Asynchronous refund failure', { refund: 'succeeded_then_failed' }),
     // 3-D Secure [testing "Authentication and setup", "Support and availability"]. The fake has
     // no saved cards, so "unless set up" cards always need authentication off-session.
-    card('4000000000003220', '3DS Required, OK (IE)', { on_session: 'authenticate', off_session: DECLINES.authentication_required, three_ds: 'required', country: 'IE' }),
-    card('4000008400000027', '3DS Required, OK (US)', { on_session: 'authenticate', off_session: DECLINES.authentication_required, three_ds: 'required' }),
-    card('4000002760003184', 'Always authenticate', { on_session: 'authenticate', off_session: DECLINES.authentication_required, three_ds: 'required', country: 'DE' }),
-    card('4000002500003155', 'Authenticate unless set up', { on_session: 'authenticate', off_session: DECLINES.authentication_required, three_ds: 'required', country: 'FR' }),
-    card('4000003800000446', 'Already set up (off-session succeeds)', { on_session: 'authenticate', off_session: 'approve', three_ds: 'required', country: 'IT' }),
+    card('4000000000003220', '3DS Required, OK (IE)', {
+      on_session: 'authenticate',
+      off_session: DECLINES.authentication_required,
+      three_ds: 'required',
+      country: 'IE',
+    }),
+    card('4000008400000027', '3DS Required, OK (US)', {
+      on_session: 'authenticate',
+      off_session: DECLINES.authentication_required,
+      three_ds: 'required',
+    }),
+    card('4000002760003184', 'Always authenticate', {
+      on_session: 'authenticate',
+      off_session: DECLINES.authentication_required,
+      three_ds: 'required',
+      country: 'DE',
+    }),
+    card('4000002500003155', 'Authenticate unless set up', {
+      on_session: 'authenticate',
+      off_session: DECLINES.authentication_required,
+      three_ds: 'required',
+      country: 'FR',
+    }),
+    card('4000003800000446', 'Already set up (off-session succeeds)', {
+      on_session: 'authenticate',
+      off_session: 'approve',
+      three_ds: 'required',
+      country: 'IT',
+    }),
     // CHOSEN: off-session, "declined with insufficient_funds … even after … previously set up".
-    card('4000008260003178', 'Authentication, then insufficient funds', { on_session: 'authenticate', after_authentication: DECLINES.insufficient_funds, off_session: DECLINES.insufficient_funds, three_ds: 'required', country: 'GB' }),
+    card('4000008260003178', 'Authentication, then insufficient funds', {
+      on_session: 'authenticate',
+      after_authentication: DECLINES.insufficient_funds,
+      off_session: DECLINES.insufficient_funds,
+      three_ds: 'required',
+      country: 'GB',
+    }),
     // CHOSEN: the decline after authentication is a generic one (the page says "card_declined failure code").
-    card('4000008400001629', '3DS Required, declined after authentication', { on_session: 'authenticate', after_authentication: DECLINES.generic, off_session: DECLINES.authentication_required, three_ds: 'required' }),
+    card('4000008400001629', '3DS Required, declined after authentication', {
+      on_session: 'authenticate',
+      after_authentication: DECLINES.generic,
+      off_session: DECLINES.authentication_required,
+      three_ds: 'required',
+    }),
     card('4000000000003055', '3DS Supported, not required', { three_ds: 'supported' }),
     // CHOSEN: a frictionless authentication needs no customer, so an off-session payment succeeds too.
     card('4000000032200000', '3DS frictionless flow', { three_ds: 'frictionless' }),
@@ -183,14 +220,21 @@ export function brandOf(number: string): string {
  * invalid data"]: a number failing the Luhn check, a month outside 1–12, a year in the past, a CVC
  * that is not 3 or 4 digits. Null when the data is acceptable.
  */
-export function invalidCardData(input: { readonly number: string; readonly exp_month: number; readonly exp_year: number; readonly cvc: string | null }, now: Date = new Date()): Decline | null {
+export function invalidCardData(
+  input: { readonly number: string; readonly exp_month: number; readonly exp_year: number; readonly cvc: string | null },
+  now: Date = new Date(),
+): Decline | null {
   if (!luhnValid(input.number)) return DECLINES.incorrect_number;
-  if (!Number.isInteger(input.exp_month) || input.exp_month < 1 || input.exp_month > 12) return decline('invalid_expiry_month', null, "Your card's expiration month is invalid.", 'exp_month');
+  if (!Number.isInteger(input.exp_month) || input.exp_month < 1 || input.exp_month > 12)
+    return decline('invalid_expiry_month', null, "Your card's expiration month is invalid.", 'exp_month');
   // Two-digit years are read as 20xx, as Stripe does.
   const year = input.exp_year < 100 ? 2000 + input.exp_year : input.exp_year;
-  if (!Number.isInteger(year) || year < now.getUTCFullYear() || year > now.getUTCFullYear() + 50) return decline('invalid_expiry_year', null, "Your card's expiration year is invalid.", 'exp_year');
-  if (year === now.getUTCFullYear() && input.exp_month < now.getUTCMonth() + 1) return decline('invalid_expiry_month', null, "Your card's expiration month is invalid.", 'exp_month');
-  if (input.cvc !== null && !/^\d{3,4}$/.test(input.cvc)) return decline('invalid_cvc', null, "Your card's security code is invalid.", 'cvc');
+  if (!Number.isInteger(year) || year < now.getUTCFullYear() || year > now.getUTCFullYear() + 50)
+    return decline('invalid_expiry_year', null, "Your card's expiration year is invalid.", 'exp_year');
+  if (year === now.getUTCFullYear() && input.exp_month < now.getUTCMonth() + 1)
+    return decline('invalid_expiry_month', null, "Your card's expiration month is invalid.", 'exp_month');
+  if (input.cvc !== null && !/^\d{3,4}$/.test(input.cvc))
+    return decline('invalid_cvc', null, "Your card's security code is invalid.", 'cvc');
   return null;
 }
 
@@ -202,17 +246,51 @@ export function docUrl(code: string): string {
 /** A charge's outcome.seller_message for a decline [codes]. */
 export function sellerMessage(d: Decline): string {
   const reason = d.decline_code ?? d.code;
-  return reason === 'generic_decline' || reason === 'card_declined' ? 'The bank did not return any further details with this decline.' : `The bank returned the decline code \`${reason}\`.`;
+  return reason === 'generic_decline' || reason === 'card_declined'
+    ? 'The bank did not return any further details with this decline.'
+    : `The bank returned the decline code \`${reason}\`.`;
 }
 
 /** Smallest amounts Stripe charges, in minor units, for a few currencies (https://docs.stripe.com/currencies#minimum-and-maximum-charge-amounts). */
 export const MINIMUM_AMOUNTS: Readonly<Record<string, number>> = {
-  usd: 50, eur: 50, gbp: 30, cad: 50, aud: 50, chf: 50, jpy: 50, sek: 300, nok: 300, dkk: 250, pln: 200, czk: 1500, hkd: 400, sgd: 50, nzd: 50, mxn: 1000,
+  usd: 50,
+  eur: 50,
+  gbp: 30,
+  cad: 50,
+  aud: 50,
+  chf: 50,
+  jpy: 50,
+  sek: 300,
+  nok: 300,
+  dkk: 250,
+  pln: 200,
+  czk: 1500,
+  hkd: 400,
+  sgd: 50,
+  nzd: 50,
+  mxn: 1000,
 };
 /** "The amount value supports up to eight digits" (the description, POST /v1/payment_intents amount). */
 export const MAXIMUM_AMOUNT = 99_999_999;
 /** Currencies with no minor unit (https://docs.stripe.com/currencies#zero-decimal), for amounts in messages. */
-export const ZERO_DECIMAL_CURRENCIES: ReadonlySet<string> = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+export const ZERO_DECIMAL_CURRENCIES: ReadonlySet<string> = new Set([
+  'bif',
+  'clp',
+  'djf',
+  'gnf',
+  'jpy',
+  'kmf',
+  'krw',
+  'mga',
+  'pyg',
+  'rwf',
+  'ugx',
+  'vnd',
+  'vuv',
+  'xaf',
+  'xof',
+  'xpf',
+]);
 
 /** An amount as Stripe's messages show it: "$20.00" for usd, "20.00 EUR" otherwise (CHOSEN for non-usd). */
 export function formatAmount(amount: number, currency: string): string {
