@@ -8,7 +8,6 @@
 // first attempt's payment instead of making a second one. An answer the connector did not get
 // (a time-out, a connection lost after sending, a body that does not parse, a 5xx) is an unknown
 // outcome: the gateway then asks Checkout.com before deciding anything (operations/processor-lookup.ts).
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../domain/environment.js';
 import type {
@@ -17,7 +16,6 @@ import type {
   Connector,
   ConnectorContext,
   ConnectorDefinition,
-  Customer,
   LookupRequest,
   LookupResult,
   ProcessorResult,
@@ -25,18 +23,11 @@ import type {
   WebhookReading,
 } from '../connector.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
-import { type Asked, declineKind, eventMeaning, paymentResult, refundResult } from './status-map.js';
-import {
-  type CkoAddress,
-  type CkoCardPayoutRequest,
-  type CkoPaymentRequest,
-  readActions,
-  readErrorCodes,
-  readEvent,
-  readPayment,
-  readPaymentList,
-  readRefundAccepted,
-} from './wire.js';
+import { refusedResult, unknownResult, unreachedResult } from './failures.js';
+import { idempotencyKey, payoutBody, saleBody } from './requests.js';
+import { type Asked, declineKind, paymentResult, refundResult } from './status-map.js';
+import { readCheckoutWebhook } from './webhooks.js';
+import { readActions, readErrorCodes, readPayment, readPaymentList, readRefundAccepted } from './wire.js';
 
 export const CHECKOUT_LIVE_URL = 'https://api.checkout.com';
 
@@ -54,87 +45,6 @@ export interface CheckoutSettings {
 
 /** Payments found by reference, at most (a reference is one order: a handful of attempts at most). */
 const LIST_LIMIT = 100;
-
-function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'refund' | 'payout'): string {
-  // The gateway's id keeps two installations that share one Checkout.com account (a staging and a
-  // production database, both with trace_id 1) from ever meeting on one key.
-  return `paygate-${gateway_id}-${trace_id}-${operation}`;
-}
-
-function addressOf(customer: Customer): CkoAddress | undefined {
-  const address: Record<string, string> = {};
-  if (customer.address) address.address_line1 = customer.address.slice(0, 200);
-  if (customer.city) address.city = customer.city.slice(0, 50);
-  if (customer.state) address.state = customer.state.slice(0, 50);
-  if (customer.zip) address.zip = customer.zip.slice(0, 50);
-  if (customer.country && /^[A-Z]{2}$/.test(customer.country)) address.country = customer.country;
-  return Object.keys(address).length > 0 ? address : undefined;
-}
-
-/**
- * A payee's address as a card payout takes it (tighter than a payment's): each part only when it
- * fits, since a part cut short would name another place.
- */
-function holderAddressOf(customer: Customer): CkoAddress | undefined {
-  const address: Record<string, string> = {};
-  if (customer.address && customer.address.length <= 50) address.address_line1 = customer.address;
-  if (customer.city && customer.city.length <= 25) address.city = customer.city;
-  if (customer.state && /^[A-Za-z0-9]{2,3}$/.test(customer.state)) address.state = customer.state;
-  if (customer.zip && customer.zip.length <= 10) address.zip = customer.zip;
-  if (customer.country && /^[A-Z]{2}$/.test(customer.country)) address.country = customer.country;
-  return address.country !== undefined ? address : undefined;
-}
-
-function nameOf(customer: Customer): string | undefined {
-  const name = [customer.first_name, customer.last_name].filter((part) => part !== null && part !== '').join(' ');
-  return name === '' ? undefined : name.slice(0, 255);
-}
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,}$/;
-
-/** What a refusal before processing (4xx) means: the request was refused, nothing moved. */
-function refusedResult(answer: Extract<CheckoutAnswer, { kind: 'answer' }>, what: string): ProcessorResult {
-  const codes = readErrorCodes(answer.json);
-  if (answer.http_status === 401 || answer.http_status === 403) {
-    return {
-      kind: 'error',
-      psp_transaction_id: null,
-      error_code: String(answer.http_status),
-      error_details: `${what} refused by the processor: the gateway's credentials were not accepted (HTTP ${answer.http_status})`,
-    };
-  }
-  return {
-    kind: 'error',
-    psp_transaction_id: null,
-    error_code: String(answer.http_status),
-    error_details: `${what} refused by the processor (HTTP ${answer.http_status}${codes ? `: ${codes}` : ''})`,
-  };
-}
-
-/** No answer, or one that cannot be read: the outcome is unknown until the processor is asked. */
-function unknownResult(answer: CheckoutAnswer): ProcessorResult {
-  if (answer.kind === 'answer') {
-    return {
-      kind: 'unknown',
-      psp_transaction_id: null,
-      reason: answer.parsed
-        ? `an answer of an unexpected shape (HTTP ${answer.http_status})`
-        : `an answer that does not parse (HTTP ${answer.http_status})`,
-    };
-  }
-  return { kind: 'unknown', psp_transaction_id: null, reason: answer.reason };
-}
-
-/** A request that never reached the processor, even on its second try: it failed, and nothing moved. */
-function unreachedResult(reason: string): ProcessorResult {
-  return {
-    kind: 'error',
-    psp_transaction_id: null,
-    error_code: 'unreachable',
-    error_details: `Processor unreachable (${reason}); nothing was charged`,
-  };
-}
 
 export class CheckoutConnector implements Connector {
   readonly name = 'checkout';
@@ -158,64 +68,14 @@ export class CheckoutConnector implements Connector {
   }
 
   async sale(request: CardSaleRequest): Promise<ProcessorResult> {
-    const { card, customer } = request;
-    const body: CkoPaymentRequest = {
-      source: {
-        type: 'card',
-        number: card.pan,
-        expiry_month: card.expiry.month,
-        expiry_year: card.expiry.year,
-        ...(card.cvv !== null ? { cvv: card.cvv } : {}),
-        ...(nameOf(customer) !== undefined ? { name: nameOf(customer)! } : {}),
-        ...(addressOf(customer) !== undefined ? { billing_address: addressOf(customer)! } : {}),
-      },
-      amount: request.amount_minor,
-      currency: request.currency,
-      // A stored card charged by the merchant (a renewal) is recurring and merchant-initiated.
-      payment_type: request.initiated_by === 'merchant' ? 'Recurring' : 'Regular',
-      ...(request.initiated_by === 'merchant' ? { merchant_initiated: true } : {}),
-      reference: request.reference,
-      capture: true,
-      ...(customer.email && EMAIL.test(customer.email)
-        ? { customer: { email: customer.email, ...(nameOf(customer) ? { name: nameOf(customer)! } : {}) } }
-        : {}),
-      // 3-D Secure asked for when the gateway says so; Checkout.com may ask for it anyway (its risk
-      // rules), and then answers with its own page whatever this says.
-      ...(request.return_to !== null ? { '3ds': { enabled: this.settings.three_ds === 'always' } } : {}),
-      processing_channel_id: this.settings.processing_channel_id,
-      ...(request.return_to !== null ? { success_url: request.return_to.success_url, failure_url: request.return_to.failure_url } : {}),
-      ...(customer.ip && IPV4.test(customer.ip) ? { payment_ip: customer.ip } : {}),
-      metadata: { paygate_trace_id: request.trace_id },
-    };
+    const body = saleBody(request, this.settings);
     const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, 'sale'));
     return this.paymentAnswer(answer, 'sale', request);
   }
 
   /** Checkout.com makes payouts to a card from a currency account (the gateway's currency_account_id). */
   private async payout(request: CardPayoutRequest, currency_account_id: string): Promise<ProcessorResult> {
-    const { card, customer } = request;
-    const holder_address = holderAddressOf(customer);
-    const body: CkoCardPayoutRequest = {
-      source: { type: 'currency_account', id: currency_account_id },
-      destination: {
-        type: 'card',
-        number: card.pan,
-        expiry_month: card.expiry.month,
-        expiry_year: card.expiry.year,
-        account_holder: {
-          type: 'individual',
-          first_name: (customer.first_name ?? 'Card').slice(0, 35),
-          last_name: (customer.last_name ?? 'Holder').slice(0, 35),
-          ...(holder_address !== undefined ? { billing_address: holder_address } : {}),
-        },
-      },
-      amount: request.amount_minor,
-      currency: request.currency,
-      reference: request.reference,
-      instruction: { funds_transfer_type: this.settings.funds_transfer_type },
-      processing_channel_id: this.settings.processing_channel_id,
-      metadata: { paygate_trace_id: request.trace_id },
-    };
+    const body = payoutBody(request, this.settings, currency_account_id);
     const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, 'payout'));
     return this.paymentAnswer(answer, 'payout', request);
   }
@@ -354,83 +214,9 @@ export class CheckoutConnector implements Connector {
     };
   }
 
-  /**
-   * A webhook: `Cko-Signature` must be the hex HMAC-SHA256 of the exact body with the gateway's
-   * webhook secret (compared in constant time), else nothing of it is read.
-   */
+  /** A webhook, verified and read by webhooks.ts with the gateway's webhook secret. */
   readWebhook(raw_body: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): WebhookReading {
-    const given = headers['cko-signature'];
-    if (typeof given !== 'string' || !/^[0-9a-fA-F]{64}$/.test(given)) return { kind: 'bad_signature' };
-    const expected = createHmac('sha256', this.settings.webhook_secret).update(raw_body).digest();
-    if (!timingSafeEqual(expected, Buffer.from(given, 'hex'))) return { kind: 'bad_signature' };
-    let json: unknown;
-    try {
-      json = JSON.parse(raw_body.toString('utf8'));
-    } catch {
-      return { kind: 'ignored', reason: 'the event does not parse' };
-    }
-    const event = readEvent(json);
-    if (!event) return { kind: 'ignored', reason: 'not an event of the shape Checkout.com sends' };
-    const meaning = eventMeaning(event.type);
-    const data = event.data;
-    const asked = { amount_minor: data.amount ?? 0, currency: data.currency ?? '' };
-    if (meaning?.about === 'refund') {
-      // A refund's event is about the payment (data.id) and names the refund by its action id.
-      const result: ProcessorResult =
-        meaning.outcome === 'approved'
-          ? {
-              kind: 'approved',
-              psp_transaction_id: data.action_id ?? '',
-              charge_amount_minor: asked.amount_minor,
-              charge_currency: asked.currency,
-              error_code: data.response_code ?? '10000',
-              error_details: (data.response_summary ?? 'Refund approved').slice(0, 200),
-            }
-          : {
-              kind: 'rejected',
-              psp_transaction_id: data.action_id,
-              error_code: data.response_code ?? 'declined',
-              error_details: (data.response_summary ?? 'Refund declined by the processor').slice(0, 200),
-            };
-      return {
-        kind: 'event',
-        event: {
-          event_id: event.id,
-          event_type: event.type,
-          result,
-          match: { trace_id: null, psp_transaction_id: data.action_id, transaction_type: 'refund', reference: data.reference },
-        },
-      };
-    }
-    let result: ProcessorResult | null = null;
-    if (meaning?.outcome === 'approved') {
-      result = {
-        kind: 'approved',
-        psp_transaction_id: data.id ?? '',
-        charge_amount_minor: asked.amount_minor,
-        charge_currency: asked.currency,
-        error_code: data.response_code ?? '10000',
-        error_details: (data.response_summary ?? 'Approved').slice(0, 200),
-      };
-    } else if (meaning?.outcome === 'rejected') {
-      result = {
-        kind: 'rejected',
-        psp_transaction_id: data.id,
-        error_code: data.response_code ?? event.type,
-        error_details: (
-          data.response_summary ?? `Payment ${event.type.replace(/^payment_/, '').replace(/_/g, ' ')} at the processor`
-        ).slice(0, 200),
-      };
-    }
-    return {
-      kind: 'event',
-      event: {
-        event_id: event.id,
-        event_type: event.type,
-        result,
-        match: { trace_id: data.trace_id, psp_transaction_id: data.id, transaction_type: null, reference: data.reference },
-      },
-    };
+    return readCheckoutWebhook(this.settings.webhook_secret, raw_body, headers);
   }
 }
 
