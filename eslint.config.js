@@ -153,7 +153,7 @@ export default defineConfig([
         {
           patterns: [
             {
-              regex: '^(\\.\\./)+(main|cli|cluster|config|logging|metrics)\\.js$',
+              regex: '^(\\.\\./)+((main|cli|cluster|config|logging|metrics)\\.js|cli/.*)$',
               message: 'house rule: domain/ and connectors/ never import the boot files (docs/architecture.md, "The rules")',
             },
           ],

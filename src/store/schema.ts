@@ -165,7 +165,7 @@ type OptionalTransactionColumn = Exclude<
 
 /**
  * What the database stores in each of them when an insert leaves it out (migrations.ts); a new
- * row starts from them (operations/lifecycle.ts). Typed as a complete map, so a new nullable or
+ * row starts from them (operations/request-row.ts). Typed as a complete map, so a new nullable or
  * defaulted column does not compile until it is listed here; a store test compares the row built
  * from it with the row read back, on both stores.
  */
