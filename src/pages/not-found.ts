@@ -3,11 +3,5 @@
 import { html, page } from './html.js';
 
 export function notFoundPage(): string {
-  return page(
-    'Not found',
-    html`<div class="card">
-      <h1>Link not valid</h1>
-      <p>This payment link is unknown or no longer valid.</p>
-    </div>`,
-  );
+  return page('Not found', html`<div class="card"><h1>Link not valid</h1><p>This payment link is unknown or no longer valid.</p></div>`);
 }

@@ -21,59 +21,24 @@ export function merchantsBody(
   problem: string | null,
 ): Html {
   return html`<h1>Merchants</h1>
-    ${noticeLine(parts.notice, { disabled: "Merchant disabled: its API calls are now answered as an unknown merchant's.", enabled: 'Merchant enabled.' })}
-    ${problemLine(problem)}${extra ?? ''}
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>Merchant</th>
-            <th>State</th>
-            <th>Applications</th>
-            <th>Frontends</th>
-            <th>Gateways</th>
-            <th>Created (UTC)</th>
-            <th></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${shown.map(
-            (m) =>
-              html`<tr>
-                <td>
-                  <a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a>
-                </td>
-                <td>${m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`}</td>
-                <td>${m.application_count}</td>
-                <td>${m.frontend_count}</td>
-                <td>${m.gateway_count}</td>
-                <td>${iso(m.created_at_ms)}</td>
-                <td>
-                  <form
-                    class="inline"
-                    method="post"
-                    action="/backoffice/merchants/${m.merchant_id}/${m.disabled_at_ms === null ? 'disable' : 'enable'}"
-                  >
-                    ${csrfField(parts.csrf)}
-                    <button class="${m.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">
-                      ${m.disabled_at_ms === null ? 'Disable' : 'Enable'} ${m.merchant_id}
-                    </button>
-                  </form>
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    ${next_after !== null ? html`<div class="pager"><a rel="next" href="/backoffice/merchants?${new URLSearchParams({ after: next_after }).toString()}">Next</a></div>` : ''}
-    <h2>Create a merchant</h2>
-    <form class="fields card" method="post" action="/backoffice/merchants">
-      ${csrfField(parts.csrf)}
-      <label for="m-id">Merchant ID (empty: generated)<input id="m-id" name="merchant_id" maxlength="50" /></label>
-      <label for="m-frontend">Frontend (empty: generated)<input id="m-frontend" name="frontend" maxlength="50" /></label>
-      <label for="m-currency">Base currency<input id="m-currency" name="currency" value="USD" maxlength="3" /></label>
-      <button class="primary" type="submit">Create merchant</button>
-    </form>`;
+${noticeLine(parts.notice, { disabled: "Merchant disabled: its API calls are now answered as an unknown merchant's.", enabled: 'Merchant enabled.' })}
+${problemLine(problem)}${extra ?? ''}
+<div class="scroll"><table><thead><tr><th>Merchant</th><th>State</th><th>Applications</th><th>Frontends</th><th>Gateways</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
+${shown.map(
+  (
+    m,
+  ) => html`<tr><td><a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a></td>
+<td>${m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`}</td><td>${m.application_count}</td><td>${m.frontend_count}</td><td>${m.gateway_count}</td>
+<td>${iso(m.created_at_ms)}</td><td><form class="inline" method="post" action="/backoffice/merchants/${m.merchant_id}/${m.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
+<button class="${m.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">${m.disabled_at_ms === null ? 'Disable' : 'Enable'} ${m.merchant_id}</button></form></td></tr>`,
+)}
+</tbody></table></div>
+${next_after !== null ? html`<div class="pager"><a rel="next" href="/backoffice/merchants?${new URLSearchParams({ after: next_after }).toString()}">Next</a></div>` : ''}
+<h2>Create a merchant</h2><form class="fields card" method="post" action="/backoffice/merchants">${csrfField(parts.csrf)}
+<label for="m-id">Merchant ID (empty: generated)<input id="m-id" name="merchant_id" maxlength="50"></label>
+<label for="m-frontend">Frontend (empty: generated)<input id="m-frontend" name="frontend" maxlength="50"></label>
+<label for="m-currency">Base currency<input id="m-currency" name="currency" value="USD" maxlength="3"></label>
+<button class="primary" type="submit">Create merchant</button></form>`;
 }
 
 /** A merchant just created; its secret is shown this once, on this answer (never cached: every back-office answer is no-store). */
@@ -85,53 +50,20 @@ export function merchantCreatedNotice(m: {
   readonly currency: string;
   readonly gateway: string | null;
 }): Html {
-  return html`<div class="notice ok" role="status">
-    <p>Merchant ${m.merchant_id} created. Its secret is shown this once:</p>
-    <p class="secret" data-testid="new-secret">${m.secret}</p>
-    <dl>
-      <dt>Application key</dt>
-      <dd>${m.application_key}</dd>
-      <dt>Frontend</dt>
-      <dd>${m.frontend}</dd>
-      <dt>Currency</dt>
-      <dd>${m.currency}</dd>
-      <dt>Sandbox gateway</dt>
-      <dd>${m.gateway ?? 'none (live: add one under Gateways)'}</dd>
-    </dl>
-  </div>`;
+  return html`<div class="notice ok" role="status"><p>Merchant ${m.merchant_id} created. Its secret is shown this once:</p>
+<p class="secret" data-testid="new-secret">${m.secret}</p><dl><dt>Application key</dt><dd>${m.application_key}</dd><dt>Frontend</dt><dd>${m.frontend}</dd>
+<dt>Currency</dt><dd>${m.currency}</dd><dt>Sandbox gateway</dt><dd>${m.gateway ?? 'none (live: add one under Gateways)'}</dd></dl></div>`;
 }
 
 // Gateways ----------------------------------------------------------------------------------
 
 /** What a gateway is: the same on the list and on its own page; secret settings only named. */
 function gatewayFacts(g: GatewayShown): Html {
-  return html`<dl>
-    <dt>Gateway</dt>
-    <dd>${g.gateway}</dd>
-    <dt>Merchant</dt>
-    <dd>${g.merchant_id}</dd>
-    <dt>Connector</dt>
-    <dd>${g.connector}</dd>
-    <dt>Currencies</dt>
-    <dd>${g.currencies.join(', ')}</dd>
-    <dt>State</dt>
-    <dd>${g.enabled ? 'enabled' : 'disabled'}</dd>
-    ${Object.entries(g.settings).map(
-      ([k, v]) =>
-        html`<dt>${k}</dt>
-          <dd>${v}</dd>`,
-    )}
-    <dt>Secret settings</dt>
-    <dd>${g.secret_settings.length === 0 ? 'none' : `${g.secret_settings.join(', ')} (set; never shown)`}</dd>
-    ${
-      g.webhook_url === null
-        ? ''
-        : html`<dt>Webhook URL</dt>
-            <dd>${g.webhook_url}</dd>`
-    }
-    <dt>Updated (UTC)</dt>
-    <dd>${iso(g.updated_at_ms)}</dd>
-  </dl>`;
+  return html`<dl><dt>Gateway</dt><dd>${g.gateway}</dd><dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
+<dt>Currencies</dt><dd>${g.currencies.join(', ')}</dd><dt>State</dt><dd>${g.enabled ? 'enabled' : 'disabled'}</dd>
+${Object.entries(g.settings).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
+<dt>Secret settings</dt><dd>${g.secret_settings.length === 0 ? 'none' : `${g.secret_settings.join(', ')} (set; never shown)`}</dd>
+${g.webhook_url === null ? '' : html`<dt>Webhook URL</dt><dd>${g.webhook_url}</dd>`}<dt>Updated (UTC)</dt><dd>${iso(g.updated_at_ms)}</dd></dl>`;
 }
 
 export function gatewaysBody(
@@ -141,76 +73,41 @@ export function gatewaysBody(
   problem: string | null,
 ): Html {
   return html`<h1>Gateways</h1>
-    ${noticeLine(parts.notice, { created: 'Gateway created.', updated: 'Gateway settings replaced.', enabled: 'Gateway enabled.', disabled: 'Gateway disabled.' })}
-    ${problemLine(problem)}
-    ${gateways.map(({ gateway: g, form: definition }) => {
-      return html`<div class="card">
-        ${gatewayFacts(g)}
-        ${
-          g.webhook_url === null
-            ? ''
-            : html`<p>
-                <a href="/backoffice/gateways/${g.gateway}">Processor events</a> ·
-                <a href="/backoffice/gateways/${g.gateway}?outcome=unmatched">unmatched ones</a>
-              </p>`
-        }
-        <form class="inline" method="post" action="/backoffice/gateways/${g.gateway}/${g.enabled ? 'disable' : 'enable'}">
-          ${csrfField(parts.csrf)}
-          <button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.gateway}</button>
-        </form>
-        ${
-          definition === null || definition.settings.length === 0
-            ? ''
-            : html`<details>
-                <summary>Replace settings (credentials)</summary>
-                <form class="fields" method="post" action="/backoffice/gateways/${g.gateway}/settings">
-                  ${csrfField(parts.csrf)}
-                  ${definition.settings.map(
-                    (s) =>
-                      html`<label for="s-${g.gateway}-${s.name}"
-                        >${s.name}${s.secret ? ' (secret: empty keeps it)' : ''}
-                        <input
-                          id="s-${g.gateway}-${s.name}"
-                          name="setting_${s.name}"
-                          type="${s.secret ? 'password' : 'text'}"
-                          autocomplete="off"
-                          value="${s.secret ? '' : (g.settings[s.name] ?? '')}"
-                      /></label>`,
-                  )} <button class="primary" type="submit">Replace settings</button>
-                </form>
-              </details>`
-        }
-      </div>`;
-    })}
-    <h2>Add a gateway</h2>
-    ${new_gateway_forms.map(
-      (d) =>
-        html`<form class="fields card" method="post" action="/backoffice/gateways">
-          ${csrfField(parts.csrf)} <input type="hidden" name="connector" value="${d.name}" /><strong>${d.name}</strong>
-          <label for="g-${d.name}-merchant"
-            >Merchant ID<input id="g-${d.name}-merchant" name="merchant_id" required maxlength="50"
-          /></label>
-          <label for="g-${d.name}-currencies"
-            >Currencies (comma-separated)<input
-              id="g-${d.name}-currencies"
-              name="currencies"
-              value="${(d.default_currencies ?? []).join(',')}"
-          /></label>
-          ${d.settings.map(
-            (s) =>
-              html`<label for="g-${d.name}-${s.name}"
-                >${s.name}${s.required ? '' : ' (optional)'}
-                <input
-                  id="g-${d.name}-${s.name}"
-                  name="setting_${s.name}"
-                  type="${s.secret ? 'password' : 'text'}"
-                  autocomplete="off"
-                  value="${s.secret ? '' : (s.default ?? '')}"
-              /></label>`,
-          )}
-          <button class="primary" type="submit">Add ${d.name} gateway</button>
-        </form>`,
-    )}`;
+${noticeLine(parts.notice, { created: 'Gateway created.', updated: 'Gateway settings replaced.', enabled: 'Gateway enabled.', disabled: 'Gateway disabled.' })}
+${problemLine(problem)}
+${gateways.map(({ gateway: g, form: definition }) => {
+  return html`<div class="card">${gatewayFacts(g)}
+${
+  g.webhook_url === null
+    ? ''
+    : html`<p><a href="/backoffice/gateways/${g.gateway}">Processor events</a>
+· <a href="/backoffice/gateways/${g.gateway}?outcome=unmatched">unmatched ones</a></p>`
+}
+<form class="inline" method="post" action="/backoffice/gateways/${g.gateway}/${g.enabled ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
+<button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.gateway}</button></form>
+${
+  definition === null || definition.settings.length === 0
+    ? ''
+    : html`<details><summary>Replace settings (credentials)</summary>
+<form class="fields" method="post" action="/backoffice/gateways/${g.gateway}/settings">${csrfField(parts.csrf)}
+${definition.settings.map(
+  (s) => html`<label for="s-${g.gateway}-${s.name}">${s.name}${s.secret ? ' (secret: empty keeps it)' : ''}
+<input id="s-${g.gateway}-${s.name}" name="setting_${s.name}" type="${s.secret ? 'password' : 'text'}" autocomplete="off" value="${s.secret ? '' : (g.settings[s.name] ?? '')}"></label>`,
+)}
+<button class="primary" type="submit">Replace settings</button></form></details>`
+}</div>`;
+})}
+<h2>Add a gateway</h2>${new_gateway_forms.map(
+    (d) => html`<form class="fields card" method="post" action="/backoffice/gateways">${csrfField(parts.csrf)}
+<input type="hidden" name="connector" value="${d.name}"><strong>${d.name}</strong>
+<label for="g-${d.name}-merchant">Merchant ID<input id="g-${d.name}-merchant" name="merchant_id" required maxlength="50"></label>
+<label for="g-${d.name}-currencies">Currencies (comma-separated)<input id="g-${d.name}-currencies" name="currencies" value="${(d.default_currencies ?? []).join(',')}"></label>
+${d.settings.map(
+  (s) => html`<label for="g-${d.name}-${s.name}">${s.name}${s.required ? '' : ' (optional)'}
+<input id="g-${d.name}-${s.name}" name="setting_${s.name}" type="${s.secret ? 'password' : 'text'}" autocomplete="off" value="${s.secret ? '' : (s.default ?? '')}"></label>`,
+)}
+<button class="primary" type="submit">Add ${d.name} gateway</button></form>`,
+  )}`;
 }
 
 /** The ?outcome= filter of a gateway's page: the outcome chosen (null: any), or refused (`valid` false). */
@@ -236,88 +133,39 @@ export function gatewayBody(
         ? 'No webhook event has come for this gateway.'
         : `No ${chosen} webhook event has come for this gateway.`;
   return html`<h1>Gateway ${g.gateway}</h1>
-    <div class="card">${gatewayFacts(g)}</div>
-    <h2>Processor events</h2>
-    ${problemLine(filter.valid ? null : `Outcome: expected one of ${filter.outcomes.join(', ')}.`)}
-    <form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}">
-      <label for="e-outcome"
-        >Outcome<select id="e-outcome" name="outcome">
-          <option value="">any</option>
-          ${filter.outcomes.map((o) => html`<option value="${o}" ${chosen === o ? html` selected` : ''}>${o}</option>`)}
-        </select></label
-      >
-      <button class="primary" type="submit">Show</button>
-    </form>
-    ${filter.valid ? processorEventsTable(events, 'gateway', parts.viewer, none, events_max) : ''}`;
+<div class="card">${gatewayFacts(g)}</div>
+<h2>Processor events</h2>
+${problemLine(filter.valid ? null : `Outcome: expected one of ${filter.outcomes.join(', ')}.`)}
+<form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}"><label for="e-outcome">Outcome<select id="e-outcome" name="outcome">
+<option value="">any</option>${filter.outcomes.map((o) => html`<option value="${o}"${chosen === o ? html` selected` : ''}>${o}</option>`)}</select></label>
+<button class="primary" type="submit">Show</button></form>
+${filter.valid ? processorEventsTable(events, 'gateway', parts.viewer, none, events_max) : ''}`;
 }
 
 // Users -------------------------------------------------------------------------------------
 
 export function usersBody(parts: PageParts, users: readonly UserLine[], problem: string | null): Html {
   return html`<h1>Users</h1>
-    ${noticeLine(parts.notice, { created: 'User created.', disabled: 'User disabled: their sessions have ended.', enabled: 'User enabled.' })}${problemLine(problem)}
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>E-mail</th>
-            <th>Role</th>
-            <th>Merchant</th>
-            <th>State</th>
-            <th>Created (UTC)</th>
-            <th></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${users.map(
-            (u) =>
-              html`<tr>
-                <td>${u.email}</td>
-                <td>${u.role}</td>
-                <td>${u.merchant_id ?? ''}</td>
-                <td>${u.disabled_at_ms === null ? 'active' : 'disabled'}</td>
-                <td>${iso(u.created_at_ms)}</td>
-                <td>
-                  ${
-                    u.user_id === parts.viewer.user_id
-                      ? html`<span class="muted">you</span>`
-                      : html`<form
-                          class="inline"
-                          method="post"
-                          action="/backoffice/users/${u.user_id}/${u.disabled_at_ms === null ? 'disable' : 'enable'}"
-                        >
-                          ${csrfField(parts.csrf)}
-                          <button class="secondary" type="submit">${u.disabled_at_ms === null ? 'Disable' : 'Enable'} ${u.email}</button>
-                        </form>`
-                  }
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    <h2>Create a user</h2>
-    <form class="fields card" method="post" action="/backoffice/users">
-      ${csrfField(parts.csrf)}
-      <label for="u-email">E-mail<input id="u-email" name="email" type="email" required maxlength="254" autocomplete="off" /></label>
-      <label for="u-password"
-        >Password (at least ${PASSWORD_MIN_CHARS} characters)<input
-          id="u-password"
-          name="password"
-          type="password"
-          required
-          minlength="${PASSWORD_MIN_CHARS}"
-          autocomplete="new-password"
-      /></label>
-      <label for="u-role"
-        >Role<select id="u-role" name="role">
-          <option value="merchant">merchant</option>
-          <option value="operator">operator</option>
-        </select></label
-      >
-      <label for="u-merchant">Merchant ID (merchant users)<input id="u-merchant" name="merchant_id" maxlength="50" /></label>
-      <button class="primary" type="submit">Create user</button>
-    </form>`;
+${noticeLine(parts.notice, { created: 'User created.', disabled: 'User disabled: their sessions have ended.', enabled: 'User enabled.' })}${problemLine(problem)}
+<div class="scroll"><table><thead><tr><th>E-mail</th><th>Role</th><th>Merchant</th><th>State</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
+${users.map(
+  (
+    u,
+  ) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.merchant_id ?? ''}</td><td>${u.disabled_at_ms === null ? 'active' : 'disabled'}</td>
+<td>${iso(u.created_at_ms)}</td><td>${
+    u.user_id === parts.viewer.user_id
+      ? html`<span class="muted">you</span>`
+      : html`<form class="inline" method="post" action="/backoffice/users/${u.user_id}/${u.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
+<button class="secondary" type="submit">${u.disabled_at_ms === null ? 'Disable' : 'Enable'} ${u.email}</button></form>`
+  }</td></tr>`,
+)}
+</tbody></table></div>
+<h2>Create a user</h2><form class="fields card" method="post" action="/backoffice/users">${csrfField(parts.csrf)}
+<label for="u-email">E-mail<input id="u-email" name="email" type="email" required maxlength="254" autocomplete="off"></label>
+<label for="u-password">Password (at least ${PASSWORD_MIN_CHARS} characters)<input id="u-password" name="password" type="password" required minlength="${PASSWORD_MIN_CHARS}" autocomplete="new-password"></label>
+<label for="u-role">Role<select id="u-role" name="role"><option value="merchant">merchant</option><option value="operator">operator</option></select></label>
+<label for="u-merchant">Merchant ID (merchant users)<input id="u-merchant" name="merchant_id" maxlength="50"></label>
+<button class="primary" type="submit">Create user</button></form>`;
 }
 
 // Audit log ---------------------------------------------------------------------------------
@@ -325,38 +173,12 @@ export function usersBody(parts: PageParts, users: readonly UserLine[], problem:
 /** `older_before`: the id older lines start below (null: this is the last page). */
 export function auditBody(shown: readonly AuditLine[], older_before: number | null): Html {
   return html`<h1>Audit log</h1>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>At (UTC)</th>
-            <th>Who</th>
-            <th>Role</th>
-            <th>Action</th>
-            <th>On</th>
-            <th>Merchant</th>
-            <th>Outcome</th>
-            <th>From</th>
-            <th>Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${shown.map(
-            (a) =>
-              html`<tr>
-                <td>${iso(a.at_ms)}</td>
-                <td>${a.email}</td>
-                <td>${a.role ?? ''}</td>
-                <td>${a.action}</td>
-                <td>${a.target ?? ''}</td>
-                <td>${a.merchant_id ?? ''}</td>
-                <td>${a.outcome}</td>
-                <td>${a.address}</td>
-                <td class="wrap">${a.detail ?? ''}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    ${older_before !== null ? html`<div class="pager"><a rel="next" href="/backoffice/audit?before=${older_before}">Older</a></div>` : ''}`;
+<div class="scroll"><table><thead><tr><th>At (UTC)</th><th>Who</th><th>Role</th><th>Action</th><th>On</th><th>Merchant</th><th>Outcome</th><th>From</th><th>Detail</th></tr></thead><tbody>
+${shown.map(
+  (
+    a,
+  ) => html`<tr><td>${iso(a.at_ms)}</td><td>${a.email}</td><td>${a.role ?? ''}</td><td>${a.action}</td><td>${a.target ?? ''}</td><td>${a.merchant_id ?? ''}</td>
+<td>${a.outcome}</td><td>${a.address}</td><td class="wrap">${a.detail ?? ''}</td></tr>`,
+)}</tbody></table></div>
+${older_before !== null ? html`<div class="pager"><a rel="next" href="/backoffice/audit?before=${older_before}">Older</a></div>` : ''}`;
 }

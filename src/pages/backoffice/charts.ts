@@ -73,10 +73,7 @@ export function barChart(options: {
     series.length > 1
       ? html`<p class="muted">${series.map((s) => html`<span style="color:${new Html(s.color)}">■</span> ${s.label} `)}</p>`
       : html``;
-  return html`<figure class="card">
-    <figcaption>${options.title}</figcaption>
-    ${new Html(
-      `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" role="img" aria-label="${escapeHtml(options.summary)}">${parts.join('')}</svg>`,
-    )}${legend}
-  </figure>`;
+  return html`<figure class="card"><figcaption>${options.title}</figcaption>${new Html(
+    `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" role="img" aria-label="${escapeHtml(options.summary)}">${parts.join('')}</svg>`,
+  )}${legend}</figure>`;
 }

@@ -29,56 +29,26 @@ export function credentialsBody(
   result: Html | null,
 ): Html {
   const grace_until = credentials.previous_secret_until_ms;
-  return html`<h1>API credentials</h1>
-    ${result ?? ''}
-    <div class="card">
-      <dl>
-        <dt>Merchant ID</dt>
-        <dd>${credentials.merchant_id}</dd>
-        <dt>Application keys</dt>
-        <dd>${credentials.applications.join(', ') || 'none'}</dd>
-        <dt>Frontends</dt>
-        <dd>${credentials.frontends.map((f) => `${f.name} (${f.currency})`).join(', ') || 'none'}</dd>
-        <dt>Secret</dt>
-        <dd>set; it is shown only once, when it is made</dd>
-        ${
-          grace_until !== null
-            ? html`<dt>Previous secret</dt>
-                <dd>still accepted until ${iso(grace_until)} UTC</dd>`
-            : ''
-        }
-      </dl>
-    </div>
-    <h2>Roll the secret</h2>
-    <form class="fields card" method="post" action="/backoffice/credentials/roll">
-      ${csrfField(csrf)}
-      <label for="grace"
-        >Keep accepting the old secret for<select id="grace" name="grace_seconds">
-          ${grace_choices_s.map((s) => html`<option value="${s}" ${s === 3600 ? html` selected` : ''}>${graceLabel(s)}</option>`)}
-        </select></label
-      >
-      <button class="danger" type="submit">Roll the secret</button>
-    </form>
-    <p class="muted">
-      Requests signed with either secret are accepted during the grace and answered with the one they used. Notifications are signed with
-      the new secret at once: put it on your notification endpoint first.
-    </p>
-    <h2>Send a test notification</h2>
-    <form class="fields card" method="post" action="/backoffice/credentials/test-notification">
-      ${csrfField(csrf)}
-      <label for="notify-url"
-        >Notification URL<input id="notify-url" name="url" type="url" required maxlength="${URL_MAX_CHARS}" value="${url_value}"
-      /></label>
-      <button class="primary" type="submit">Send a test notification</button>
-    </form>`;
+  return html`<h1>API credentials</h1>${result ?? ''}
+<div class="card"><dl><dt>Merchant ID</dt><dd>${credentials.merchant_id}</dd>
+<dt>Application keys</dt><dd>${credentials.applications.join(', ') || 'none'}</dd>
+<dt>Frontends</dt><dd>${credentials.frontends.map((f) => `${f.name} (${f.currency})`).join(', ') || 'none'}</dd>
+<dt>Secret</dt><dd>set; it is shown only once, when it is made</dd>
+${grace_until !== null ? html`<dt>Previous secret</dt><dd>still accepted until ${iso(grace_until)} UTC</dd>` : ''}</dl></div>
+<h2>Roll the secret</h2><form class="fields card" method="post" action="/backoffice/credentials/roll">${csrfField(csrf)}
+<label for="grace">Keep accepting the old secret for<select id="grace" name="grace_seconds">
+${grace_choices_s.map((s) => html`<option value="${s}"${s === 3600 ? html` selected` : ''}>${graceLabel(s)}</option>`)}</select></label>
+<button class="danger" type="submit">Roll the secret</button></form>
+<p class="muted">Requests signed with either secret are accepted during the grace and answered with the one they used. Notifications are signed with the new secret at once: put it on your notification endpoint first.</p>
+<h2>Send a test notification</h2><form class="fields card" method="post" action="/backoffice/credentials/test-notification">${csrfField(csrf)}
+<label for="notify-url">Notification URL<input id="notify-url" name="url" type="url" required maxlength="${URL_MAX_CHARS}" value="${url_value}"></label>
+<button class="primary" type="submit">Send a test notification</button></form>`;
 }
 
 export function newSecretNotice(secret: string, previous_valid_until_ms: number): Html {
-  return html`<div class="notice ok" role="status">
-    <p>New secret (shown this once; copy it now):</p>
-    <p class="secret" data-testid="new-secret">${secret}</p>
-    <p>The old secret is accepted until ${iso(previous_valid_until_ms)} UTC.</p>
-  </div>`;
+  return html`<div class="notice ok" role="status"><p>New secret (shown this once; copy it now):</p>
+<p class="secret" data-testid="new-secret">${secret}</p>
+<p>The old secret is accepted until ${iso(previous_valid_until_ms)} UTC.</p></div>`;
 }
 
 export function graceRefusedNotice(max_s: number): Html {
@@ -92,15 +62,11 @@ export function urlRefusedNotice(reason: string | null): Html {
 }
 
 export function deliveredNotice(http_status: number, duration_ms: number, reply_excerpt: string): Html {
-  return html`<div class="notice ok" role="status">
-    <p>Delivered: your endpoint answered HTTP ${http_status} with a valid signed reply in ${duration_ms} ms.</p>
-    <p class="muted">Its reply: ${reply_excerpt}</p>
-  </div>`;
+  return html`<div class="notice ok" role="status"><p>Delivered: your endpoint answered HTTP ${http_status} with a valid signed reply in ${duration_ms} ms.</p>
+<p class="muted">Its reply: ${reply_excerpt}</p></div>`;
 }
 
 export function notDeliveredNotice(reason: string, http_status: number | null, reply_excerpt: string | null): Html {
-  return html`<div class="notice error" role="alert">
-    <p>Not delivered: ${reason}${http_status === null || reason === `HTTP ${http_status}` ? '' : ` (HTTP ${http_status})`}.</p>
-    ${reply_excerpt === null ? '' : html`<p>Its reply: ${reply_excerpt}</p>`}
-  </div>`;
+  return html`<div class="notice error" role="alert"><p>Not delivered: ${reason}${http_status === null || reason === `HTTP ${http_status}` ? '' : ` (HTTP ${http_status})`}.</p>
+${reply_excerpt === null ? '' : html`<p>Its reply: ${reply_excerpt}</p>`}</div>`;
 }

@@ -77,23 +77,20 @@ export function problemLine(problem: string | null): Html | '' {
 }
 
 export function csrfField(csrf: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
+  return html`<input type="hidden" name="_csrf" value="${csrf}">`;
 }
 
 export function backOfficePage(title: string, context: ShellContext, body: Html): string {
   const { viewer } = context;
   const who = viewer.role === 'operator' ? `${viewer.email} (operator)` : `${viewer.email} (${viewer.merchant_id})`;
   const nav = navigationFor(viewer).map(
-    (item) => html`<a href="${item.href}" ${item.href === context.current ? new Html(' aria-current="page"') : ''}>${item.label}</a>`,
+    (item) => html`<a href="${item.href}"${item.href === context.current ? new Html(' aria-current="page"') : ''}>${item.label}</a>`,
   );
   return shell(
     title,
-    html`<header>
-        <span class="brand">paygate back office</span><span>${who}</span>
-        <form method="post" action="/backoffice/sign-out">${csrfField(context.csrf)}<button type="submit">Sign out</button></form>
-      </header>
-      <nav aria-label="Back office">${nav}</nav>
-      <main>${body}</main>`,
+    html`<header><span class="brand">paygate back office</span><span>${who}</span>
+<form method="post" action="/backoffice/sign-out">${csrfField(context.csrf)}<button type="submit">Sign out</button></form></header>
+<nav aria-label="Back office">${nav}</nav><main>${body}</main>`,
   );
 }
 

@@ -7,65 +7,22 @@ import { type Html, html } from '../html.js';
 import type { NotificationShown } from './records.js';
 
 export function notificationsSection(csrf: string, rows: readonly NotificationShown[], none: string): Html {
-  if (rows.length === 0)
-    return html`<h2>Notifications</h2>
-      <p class="muted">${none}</p>`;
-  return html`<h2>Notifications</h2>
-    ${rows.map(
-      (n) =>
-        html`<div class="card">
-          <dl>
-            <dt>Notification</dt>
-            <dd>${n.id}</dd>
-            <dt>Reports</dt>
-            <dd>${n.reports}</dd>
-            <dt>State</dt>
-            <dd>${n.state}</dd>
-            <dt>URL</dt>
-            <dd>${n.url}</dd>
-            <dt>Attempts</dt>
-            <dd>${n.attempts}</dd>
-            ${
-              n.state === 'pending'
-                ? html`<dt>Next attempt (UTC)</dt>
-                    <dd>${iso(n.next_attempt_at_ms)}</dd>`
-                : ''
-            }
-          </dl>
-          ${
-            n.attempt_list.length === 0
-              ? ''
-              : html`<div class="scroll">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>#</th>
-                        <th>At (UTC)</th>
-                        <th>HTTP</th>
-                        <th>Outcome</th>
-                        <th>Merchant's reply</th>
-                        <th>Why</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${n.attempt_list.map(
-                        (a) =>
-                          html`<tr>
-                            <td>${a.attempt_no}</td>
-                            <td>${iso(a.started_at_ms)}</td>
-                            <td>${a.http_status ?? '—'}</td>
-                            <td>${a.outcome}</td>
-                            <td class="wrap">${a.reply_excerpt ?? ''}</td>
-                            <td class="wrap">${a.reason}</td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
-          }
-          <form class="inline" method="post" action="/backoffice/notifications/${n.id}/resend">
-            ${csrfField(csrf)}<button class="secondary" type="submit">Send again</button>
-          </form>
-        </div>`,
-    )}`;
+  if (rows.length === 0) return html`<h2>Notifications</h2><p class="muted">${none}</p>`;
+  return html`<h2>Notifications</h2>${rows.map(
+    (n) => html`<div class="card">
+<dl><dt>Notification</dt><dd>${n.id}</dd><dt>Reports</dt><dd>${n.reports}</dd>
+<dt>State</dt><dd>${n.state}</dd><dt>URL</dt><dd>${n.url}</dd><dt>Attempts</dt><dd>${n.attempts}</dd>
+${n.state === 'pending' ? html`<dt>Next attempt (UTC)</dt><dd>${iso(n.next_attempt_at_ms)}</dd>` : ''}</dl>
+${
+  n.attempt_list.length === 0
+    ? ''
+    : html`<div class="scroll"><table><thead><tr><th>#</th><th>At (UTC)</th><th>HTTP</th><th>Outcome</th><th>Merchant's reply</th><th>Why</th></tr></thead><tbody>
+${n.attempt_list.map(
+  (a) => html`<tr><td>${a.attempt_no}</td><td>${iso(a.started_at_ms)}</td><td>${a.http_status ?? '—'}</td><td>${a.outcome}</td>
+<td class="wrap">${a.reply_excerpt ?? ''}</td><td class="wrap">${a.reason}</td></tr>`,
+)}</tbody></table></div>`
+}
+<form class="inline" method="post" action="/backoffice/notifications/${n.id}/resend">${csrfField(csrf)}<button class="secondary" type="submit">Send again</button></form>
+</div>`,
+  )}`;
 }

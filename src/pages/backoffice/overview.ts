@@ -17,10 +17,7 @@ function percent(rate: number | null): string {
 }
 
 function tile(label: string, value: string, href: string | null = null): Html {
-  return html`<div class="tile">
-    <div class="label">${label}</div>
-    <div class="value">${href === null ? value : html`<a href="${href}">${value}</a>`}</div>
-  </div>`;
+  return html`<div class="tile"><div class="label">${label}</div><div class="value">${href === null ? value : html`<a href="${href}">${value}</a>`}</div></div>`;
 }
 
 export function overviewBody(figures: {
@@ -52,17 +49,14 @@ export function overviewBody(figures: {
     format: (value) => (Number.isInteger(value) ? String(value) : value.toFixed(1)),
   });
   return html`<h1>Overview</h1>
-    <div class="tiles">
-      ${tile('Approved today', moneyList(overview.today_volume))}
-      ${tile(`Approved, last ${OVERVIEW_DAYS} days`, moneyList(overview.period_volume))}
-      ${tile('Approval rate today', percent(overview.today_approval_rate))}
-      ${tile(`Approval rate, ${OVERVIEW_DAYS} days`, percent(overview.approval_rate))}
-      ${tile(`Refunds, ${OVERVIEW_DAYS} days`, moneyList(overview.period_refunds))}
-      ${tile('Payouts waiting for a decision', String(payouts_waiting), '/backoffice/payouts')}
-      ${tile('Notifications not acknowledged', String(unacknowledged))}
-    </div>
-    ${volume_chart}${outcomes_chart}
-    <p class="muted">
-      Days are UTC days. Volume counts approved sales; the approval rate counts sales that were approved, declined or rejected.
-    </p>`;
+<div class="tiles">
+${tile('Approved today', moneyList(overview.today_volume))}
+${tile(`Approved, last ${OVERVIEW_DAYS} days`, moneyList(overview.period_volume))}
+${tile('Approval rate today', percent(overview.today_approval_rate))}
+${tile(`Approval rate, ${OVERVIEW_DAYS} days`, percent(overview.approval_rate))}
+${tile(`Refunds, ${OVERVIEW_DAYS} days`, moneyList(overview.period_refunds))}
+${tile('Payouts waiting for a decision', String(payouts_waiting), '/backoffice/payouts')}
+${tile('Notifications not acknowledged', String(unacknowledged))}
+</div>${volume_chart}${outcomes_chart}
+<p class="muted">Days are UTC days. Volume counts approved sales; the approval rate counts sales that were approved, declined or rejected.</p>`;
 }

@@ -15,39 +15,20 @@ const NOTICES: Readonly<Record<string, string>> = {
 
 export function waitingPayoutsBody(parts: PageParts, rows: readonly TransactionShown[], problem: string | null): Html {
   return html`<h1>Payouts waiting for a decision</h1>
-    ${noticeLine(parts.notice, NOTICES)}${problemLine(problem)}
-    ${
-      rows.length === 0
-        ? html`<p class="card">No payout is waiting for a decision.</p>`
-        : rows.map(
-            (row) =>
-              html`<div class="card">
-                <dl>
-                  <dt>Trace ID</dt>
-                  <dd><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></dd>
-                  <dt>Merchant</dt>
-                  <dd>${row.merchant_id}</dd>
-                  <dt>Amount</dt>
-                  <dd>${money(row.amount_minor, row.currency)}</dd>
-                  <dt>Order ID</dt>
-                  <dd>${row.cashier_order_id ?? row.order_id}</dd>
-                  <dt>Card</dt>
-                  <dd>${row.card_masked ?? '—'}</dd>
-                  <dt>Requested (UTC)</dt>
-                  <dd>${iso(row.created_at_ms)}</dd>
-                </dl>
-                <form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/approve">
-                  ${csrfField(parts.csrf)}<button class="primary" type="submit">Approve ${row.trace_id}</button>
-                </form>
-                <form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/reject">
-                  ${csrfField(parts.csrf)}
-                  <label for="reason-${row.trace_id}"
-                    >Reason for rejecting<input id="reason-${row.trace_id}" name="reason" required maxlength="${REASON_MAX_CHARS}"
-                  /></label>
-                  <button class="danger" type="submit">Reject ${row.trace_id}</button>
-                </form>
-              </div>`,
-          )
-    }
-    <p><a href="/backoffice/transactions?type=payout">All payouts</a></p>`;
+${noticeLine(parts.notice, NOTICES)}${problemLine(problem)}
+${
+  rows.length === 0
+    ? html`<p class="card">No payout is waiting for a decision.</p>`
+    : rows.map(
+        (row) => html`<div class="card">
+<dl><dt>Trace ID</dt><dd><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></dd><dt>Merchant</dt><dd>${row.merchant_id}</dd>
+<dt>Amount</dt><dd>${money(row.amount_minor, row.currency)}</dd><dt>Order ID</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
+<dt>Card</dt><dd>${row.card_masked ?? '—'}</dd><dt>Requested (UTC)</dt><dd>${iso(row.created_at_ms)}</dd></dl>
+<form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/approve">${csrfField(parts.csrf)}<button class="primary" type="submit">Approve ${row.trace_id}</button></form>
+<form class="inline" method="post" action="/backoffice/payouts/${row.trace_id}/reject">${csrfField(parts.csrf)}
+<label for="reason-${row.trace_id}">Reason for rejecting<input id="reason-${row.trace_id}" name="reason" required maxlength="${REASON_MAX_CHARS}"></label>
+<button class="danger" type="submit">Reject ${row.trace_id}</button></form></div>`,
+      )
+}
+<p><a href="/backoffice/transactions?type=payout">All payouts</a></p>`;
 }

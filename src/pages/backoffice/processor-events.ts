@@ -34,31 +34,11 @@ export function processorEventsTable(
   events_max: number,
 ): Html {
   if (rows.length === 0) return html`<p class="muted">${none}</p>`;
-  return html`<div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>Received (UTC)</th>
-            ${of === 'transaction' ? html`<th>Gateway</th>` : ''}
-            <th>Event type</th>
-            <th>Event ID</th>
-            <th>Outcome</th>
-            ${of === 'gateway' ? html`<th>Transaction</th>` : ''}
-          </tr>
-        </thead>
-        <tbody>
-          ${rows.map(
-            (e) =>
-              html`<tr>
-                <td>${iso(e.received_at_ms)}</td>
-                ${of === 'transaction' ? gatewayCell(e.gateway_id, viewer) : ''}
-                <td>${e.event_type}</td>
-                <td class="wrap">${e.event_id}</td>
-                ${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    ${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
+  return html`<div class="scroll"><table><thead><tr><th>Received (UTC)</th>${of === 'transaction' ? html`<th>Gateway</th>` : ''}
+<th>Event type</th><th>Event ID</th><th>Outcome</th>${of === 'gateway' ? html`<th>Transaction</th>` : ''}</tr></thead><tbody>
+${rows.map(
+  (e) => html`<tr><td>${iso(e.received_at_ms)}</td>${of === 'transaction' ? gatewayCell(e.gateway_id, viewer) : ''}
+<td>${e.event_type}</td><td class="wrap">${e.event_id}</td>${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}</tr>`,
+)}
+</tbody></table></div>${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
 }

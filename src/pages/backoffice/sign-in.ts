@@ -7,20 +7,12 @@ import { bareBackOfficePage, csrfField, noticeLine, problemLine } from './layout
 export function signInPage(csrf: string, email: string, problem: string | null, notice: Html | '' = ''): string {
   return bareBackOfficePage(
     'Sign in',
-    html`<div class="card signin">
-      <h1>Sign in to the back office</h1>
-      ${notice}${problemLine(problem)}
-      <form method="post" action="/backoffice/sign-in">
-        ${csrfField(csrf)}
-        <label for="email"
-          >E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"
-        /></label>
-        <label for="password"
-          >Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"
-        /></label>
-        <button class="primary" type="submit">Sign in</button>
-      </form>
-    </div>`,
+    html`<div class="card signin"><h1>Sign in to the back office</h1>
+${notice}${problemLine(problem)}
+<form method="post" action="/backoffice/sign-in">${csrfField(csrf)}
+<label for="email">E-mail<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}"></label>
+<label for="password">Password<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
+<button class="primary" type="submit">Sign in</button></form></div>`,
   );
 }
 

@@ -36,59 +36,28 @@ export const SEARCH_LABELS: Readonly<Record<SearchField, string>> = {
 
 function searchForm(values: Partial<Record<SearchField, string>>, viewer: Viewer): Html {
   const text = (name: SearchField, type = 'text') =>
-    html`<label for="q-${name}"
-      >${SEARCH_LABELS[name]}<input id="q-${name}" name="${name}" type="${type}" value="${values[name] ?? ''}" maxlength="128"
-    /></label>`;
-  const choice = (name: SearchField, options: readonly string[]) =>
-    html`<label for="q-${name}"
-      >${SEARCH_LABELS[name]}<select id="q-${name}" name="${name}">
-        <option value="">any</option>
-        ${options.map((o) => html`<option value="${o}" ${values[name] === o ? html` selected` : ''}>${o}</option>`)}
-      </select></label
-    >`;
+    html`<label for="q-${name}">${SEARCH_LABELS[name]}<input id="q-${name}" name="${name}" type="${type}" value="${values[name] ?? ''}" maxlength="128"></label>`;
+  const choice = (
+    name: SearchField,
+    options: readonly string[],
+  ) => html`<label for="q-${name}">${SEARCH_LABELS[name]}<select id="q-${name}" name="${name}">
+<option value="">any</option>${options.map((o) => html`<option value="${o}"${values[name] === o ? html` selected` : ''}>${o}</option>`)}</select></label>`;
   return html`<form class="fields card" method="get" action="/backoffice/transactions" role="search">
-    ${text('trace_id')}${text('order_id')}${text('pin')}${choice('status', SEARCH_STATUSES)}${choice('type', SEARCH_TYPES)}${text('gateway')}
-    ${viewer.role === 'operator' ? text('merchant') : ''}
-    ${text('from', 'date')}${text('to', 'date')}${text('amount_min')}${text('amount_max')}
-    <button class="primary" type="submit">Search</button>
-  </form>`;
+${text('trace_id')}${text('order_id')}${text('pin')}${choice('status', SEARCH_STATUSES)}${choice('type', SEARCH_TYPES)}${text('gateway')}
+${viewer.role === 'operator' ? text('merchant') : ''}
+${text('from', 'date')}${text('to', 'date')}${text('amount_min')}${text('amount_max')}
+<button class="primary" type="submit">Search</button></form>`;
 }
 
 export function resultsTable(rows: readonly TransactionShown[], viewer: Viewer): Html {
   if (rows.length === 0) return html`<p class="card">No transaction matches this search.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <thead>
-        <tr>
-          <th>Trace ID</th>
-          <th>Created (UTC)</th>
-          ${viewer.role === 'operator' ? html`<th>Merchant</th>` : ''}
-          <th>Type</th>
-          <th>Status</th>
-          <th>Amount</th>
-          <th>Order ID</th>
-          <th>Card</th>
-          <th>Gateway</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(
-          (row) =>
-            html`<tr>
-              <td><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></td>
-              <td>${iso(row.created_at_ms)}</td>
-              ${viewer.role === 'operator' ? html`<td>${row.merchant_id}</td>` : ''}
-              <td>${row.transaction_type}</td>
-              <td>${row.status}</td>
-              <td>${amountOf(row)}</td>
-              <td>${merchantOrderId(row)}</td>
-              <td>${row.card_masked ?? ''}</td>
-              <td>${row.gateway_id}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="scroll"><table><thead><tr><th>Trace ID</th><th>Created (UTC)</th>${viewer.role === 'operator' ? html`<th>Merchant</th>` : ''}
+<th>Type</th><th>Status</th><th>Amount</th><th>Order ID</th><th>Card</th><th>Gateway</th></tr></thead><tbody>
+${rows.map(
+  (row) => html`<tr><td><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></td><td>${iso(row.created_at_ms)}</td>
+${viewer.role === 'operator' ? html`<td>${row.merchant_id}</td>` : ''}<td>${row.transaction_type}</td><td>${row.status}</td><td>${amountOf(row)}</td>
+<td>${merchantOrderId(row)}</td><td>${row.card_masked ?? ''}</td><td>${row.gateway_id}</td></tr>`,
+)}</tbody></table></div>`;
 }
 
 /** The search refused: the field named and what it expects, above the form as typed. */
@@ -100,8 +69,7 @@ export function searchRefusedBody(
 ): Html {
   const label = field === 'before' ? 'Page' : SEARCH_LABELS[field];
   return html`<h1>Transactions</h1>
-    <p class="notice error" role="alert">${label}: expected ${reason}.</p>
-    ${searchForm(values, viewer)}`;
+<p class="notice error" role="alert">${label}: expected ${reason}.</p>${searchForm(values, viewer)}`;
 }
 
 /** A page of results; `next` is the trace_id older results start below (null: this is the last page). */
@@ -113,13 +81,11 @@ export function searchBody(
   viewer: Viewer,
 ): Html {
   const query = searchQuery(values);
-  return html`<h1>Transactions</h1>
-    ${searchForm(values, viewer)} ${resultsTable(shown, viewer)}
-    <div class="pager">
-      ${!first_page ? html`<a href="/backoffice/transactions?${query}">Newest</a>` : ''}
-      ${next !== null ? html`<a href="/backoffice/transactions?${searchQuery(values, next)}" rel="next">Older</a>` : ''}
-      <a href="/backoffice/transactions.csv?${query}">Export this search as CSV</a>
-    </div>`;
+  return html`<h1>Transactions</h1>${searchForm(values, viewer)}
+${resultsTable(shown, viewer)}
+<div class="pager">${!first_page ? html`<a href="/backoffice/transactions?${query}">Newest</a>` : ''}
+${next !== null ? html`<a href="/backoffice/transactions?${searchQuery(values, next)}" rel="next">Older</a>` : ''}
+<a href="/backoffice/transactions.csv?${query}">Export this search as CSV</a></div>`;
 }
 
 const NOTICES: Readonly<Record<string, string>> = {
@@ -176,73 +142,20 @@ export function transactionDetailBody(
     ['Updated (UTC)', iso(row.updated_at_ms)],
   ];
   return html`<h1>Transaction ${row.trace_id}</h1>
-    ${noticeLine(parts.notice, NOTICES)}${problemLine(problem)}
-    <div class="card">
-      <dl>
-        ${facts
-          .filter(([, v]) => v !== null && v !== '')
-          .map(
-            ([k, v]) =>
-              html`<dt>${k}</dt>
-                <dd>${v}</dd>`,
-          )}
-      </dl>
-    </div>
-    ${
-      refundable
-        ? html`<h2>Refund</h2>
-            <form class="card inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">
-              ${csrfField(parts.csrf)}
-              <input type="hidden" name="refund_key" value="${refund_key}" />
-              <label for="refund-amount"
-                >Amount (${row.currency}, at most ${remaining_text})<input
-                  id="refund-amount"
-                  name="amount"
-                  inputmode="decimal"
-                  required
-                  value="${remaining_text}"
-              /></label>
-              <button class="danger" type="submit">Refund</button>
-            </form>`
-        : ''
-    }
-    <h2>Status history</h2>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>At (UTC)</th>
-            <th>From</th>
-            <th>To</th>
-            <th>Why</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${history.map(
-            (h) =>
-              html`<tr>
-                <td>${iso(h.at_ms)}</td>
-                <td>${h.from_status || '—'}</td>
-                <td>${h.to_status}</td>
-                <td class="wrap">${h.reason}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    ${
-      refunds.length > 0
-        ? html`<h2>Refunds</h2>
-            ${resultsTable(refunds, parts.viewer)}`
-        : ''
-    }
-    ${
-      cascade.length > 1
-        ? html`<h2>Cascade attempts</h2>
-            ${resultsTable(cascade, parts.viewer)}`
-        : ''
-    }
-    <h2>Processor events</h2>
-    ${processorEventsTable(events, 'transaction', parts.viewer, 'No processor webhook event was matched to this transaction.', events_max)}
-    ${notificationsSection(parts.csrf, notifications, 'None were sent for this transaction.')}`;
+${noticeLine(parts.notice, NOTICES)}${problemLine(problem)}
+<div class="card"><dl>${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl></div>
+${
+  refundable
+    ? html`<h2>Refund</h2><form class="card inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">${csrfField(parts.csrf)}
+<input type="hidden" name="refund_key" value="${refund_key}">
+<label for="refund-amount">Amount (${row.currency}, at most ${remaining_text})<input id="refund-amount" name="amount" inputmode="decimal" required value="${remaining_text}"></label>
+<button class="danger" type="submit">Refund</button></form>`
+    : ''
+}
+<h2>Status history</h2><div class="scroll"><table><thead><tr><th>At (UTC)</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
+${history.map((h) => html`<tr><td>${iso(h.at_ms)}</td><td>${h.from_status || '—'}</td><td>${h.to_status}</td><td class="wrap">${h.reason}</td></tr>`)}</tbody></table></div>
+${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, parts.viewer)}` : ''}
+${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, parts.viewer)}` : ''}
+<h2>Processor events</h2>${processorEventsTable(events, 'transaction', parts.viewer, 'No processor webhook event was matched to this transaction.', events_max)}
+${notificationsSection(parts.csrf, notifications, 'None were sent for this transaction.')}`;
 }

@@ -48,9 +48,7 @@ export interface ShellOptions {
 }
 
 export function cashierShell(options: ShellOptions, body: Html): string {
-  const top = html`<div class="top">
-    <span>${options.merchant ?? ''}</span>${options.sandbox ? html`<span class="badge">${options.say('sandbox')}</span>` : ''}
-  </div>`;
+  const top = html`<div class="top"><span>${options.merchant ?? ''}</span>${options.sandbox ? html`<span class="badge">${options.say('sandbox')}</span>` : ''}</div>`;
   const footer = options.footer ? html`<footer>${options.footer}</footer>` : '';
   return (
     `<!doctype html><html lang="${escapeHtml(options.language)}"><head><meta charset="utf-8">` +

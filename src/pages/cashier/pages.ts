@@ -77,29 +77,21 @@ function shell(
 function alertBox(alert: Alert | null | undefined): Html | string {
   if (!alert) return '';
   const lines = (alert.lines ?? []).map((line) => html`<p>${line}</p>`);
-  return html`<div class="alert ${alert.tone}" role="${alert.tone === 'bad' ? 'alert' : 'status'}">
-    <strong>${alert.title}</strong>${lines}
-  </div>`;
+  return html`<div class="alert ${alert.tone}" role="${alert.tone === 'bad' ? 'alert' : 'status'}"><strong>${alert.title}</strong>${lines}</div>`;
 }
 
 function summary(view: CashierView): Html {
   const { say, session } = view;
   const rows: Html[] = [];
-  if (session.order_id !== null)
-    rows.push(
-      html`<dt>${say('order')}</dt>
-        <dd>${session.order_id}</dd>`,
-    );
+  if (session.order_id !== null) rows.push(html`<dt>${say('order')}</dt><dd>${session.order_id}</dd>`);
   if (session.amount_minor !== null) {
     rows.push(
-      html`<dt>${say(isPayoutKind(session.kind) ? 'amount_to_receive' : 'amount_to_pay')}</dt>
-        <dd>${formatAmount(session.amount_minor, session.currency)}</dd>`,
+      html`<dt>${say(isPayoutKind(session.kind) ? 'amount_to_receive' : 'amount_to_pay')}</dt><dd>${formatAmount(session.amount_minor, session.currency)}</dd>`,
     );
   }
   if (session.kind === 'pay_out') {
     rows.push(
-      html`<dt>${say('available')}</dt>
-        <dd>${view.remaining_minor === null ? say('no_limit') : formatAmount(view.remaining_minor, session.currency)}</dd>`,
+      html`<dt>${say('available')}</dt><dd>${view.remaining_minor === null ? say('no_limit') : formatAmount(view.remaining_minor, session.currency)}</dd>`,
     );
   }
   return rows.length > 0 ? html`<dl class="summary">${rows}</dl>` : html``;
@@ -112,7 +104,7 @@ function returnLink(
 ): Html {
   // init-pay-in pages live in the merchant's iframe: going back to the shop replaces the whole window.
   const target = view.session.kind === 'pay_in' ? '_top' : null;
-  return html`<a class="button ${tone}" href="${view.return_href}" ${target ? html` target="${target}"` : ''}>${view.say(label)}</a>`;
+  return html`<a class="button ${tone}" href="${view.return_href}"${target ? html` target="${target}"` : ''}>${view.say(label)}</a>`;
 }
 
 interface InputSpec {
@@ -134,21 +126,17 @@ function input(view: Pick<CashierView, 'say'>, spec: InputSpec): Html {
   const id = `f-${spec.name}`;
   const described = [spec.hint ? `${id}-hint` : null, spec.error ? `${id}-error` : null].filter((x) => x !== null).join(' ');
   return html`<div class="field">
-    <label for="${id}">${spec.label}</label>
-    <input
-      id="${id}"
-      name="${spec.name}"
-      type="${spec.type ?? 'text'}"
-      value="${spec.value ?? ''}"
-      ${spec.autocomplete ? html` autocomplete="${spec.autocomplete}"` : ''}${spec.inputmode ? html` inputmode="${spec.inputmode}"` : ''}${
+      <label for="${id}">${spec.label}</label>
+      <input id="${id}" name="${spec.name}" type="${spec.type ?? 'text'}" value="${spec.value ?? ''}"${
+        spec.autocomplete ? html` autocomplete="${spec.autocomplete}"` : ''
+      }${spec.inputmode ? html` inputmode="${spec.inputmode}"` : ''}${
         spec.placeholder ? html` placeholder="${spec.placeholder}"` : ''
       }${spec.maxlength ? html` maxlength="${spec.maxlength}"` : ''}${
         described ? html` aria-describedby="${described}"` : ''
-      }${spec.error ? html` aria-invalid="true"` : ''}
-    />
-    ${spec.hint ? html`<span class="hint" id="${id}-hint">${spec.hint}</span>` : ''}
-    ${spec.error ? html`<span class="error" id="${id}-error">${view.say(spec.error, spec.error_values)}</span>` : ''}
-  </div>`;
+      }${spec.error ? html` aria-invalid="true"` : ''}>
+      ${spec.hint ? html`<span class="hint" id="${id}-hint">${spec.hint}</span>` : ''}
+      ${spec.error ? html`<span class="error" id="${id}-error">${view.say(spec.error, spec.error_values)}</span>` : ''}
+    </div>`;
 }
 
 const CUSTOMER_INPUTS: Readonly<Record<CustomerField, { type: string; autocomplete: string; inputmode?: string; maxlength: number }>> = {
@@ -176,17 +164,18 @@ export function registrationPage(view: CashierView, fields: readonly CustomerFie
     view,
     view.session,
     say('register_title'),
-    html` <h1>${say('register_title')}</h1>
-      <p>${say('register_intro')}</p>
-      ${alert}
-      <form method="post" action="/cashier/register" novalidate>
-        <input type="hidden" name="csrf" value="${view.csrf}" />
-        ${inputs}
-        <div class="actions">
-          <button class="primary" type="submit">${say('confirm')}</button>
-          ${returnLink(view, 'cancel')}
-        </div>
-      </form>`,
+    html`
+    <h1>${say('register_title')}</h1>
+    <p>${say('register_intro')}</p>
+    ${alert}
+    <form method="post" action="/cashier/register" novalidate>
+      <input type="hidden" name="csrf" value="${view.csrf}">
+      ${inputs}
+      <div class="actions">
+        <button class="primary" type="submit">${say('confirm')}</button>
+        ${returnLink(view, 'cancel')}
+      </div>
+    </form>`,
     true,
   );
 }
@@ -202,9 +191,7 @@ export function methodChoice(view: CashierView, methods: readonly string[]): Htm
   const buttons = methods.map((method) => {
     const [label, note]: [TextKey, TextKey] =
       method === 'ewallet' ? ['method_ewallet', 'method_ewallet_note'] : ['method_card', 'method_card_note'];
-    return html`<button class="method" type="submit" name="method" value="${method}">
-      ${methodLabel(view, method, label)}<small>${say(note)}</small>
-    </button>`;
+    return html`<button class="method" type="submit" name="method" value="${method}">${methodLabel(view, method, label)}<small>${say(note)}</small></button>`;
   });
   return html`<h2>${say(isPayoutKind(view.session.kind) ? 'choose_method_payout' : 'choose_method')}</h2>
     <form method="get" action="/cashier" class="methods">${buttons}</form>
@@ -282,17 +269,15 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
     fields.push(
       payout
         ? expiry
-        : html`<div class="row">
-            ${expiry}${input(view, {
-              name: 'cvv',
-              label: say('cvv'),
-              inputmode: 'numeric',
-              autocomplete: 'cc-csc',
-              error: errors.cvv,
-              maxlength: 4,
-              type: 'password',
-            })}
-          </div>`,
+        : html`<div class="row">${expiry}${input(view, {
+            name: 'cvv',
+            label: say('cvv'),
+            inputmode: 'numeric',
+            autocomplete: 'cc-csc',
+            error: errors.cvv,
+            maxlength: 4,
+            type: 'password',
+          })}</div>`,
     );
   }
   // The connector's hint of how to reach each outcome (the sandbox's test cards and amounts).
@@ -301,11 +286,12 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
   const other = options.methods.length > 1 ? html`<p><a href="/cashier?method=choose">${say('other_method')}</a></p>` : '';
   const label: TextKey = options.method === 'ewallet' ? 'method_ewallet' : 'method_card';
   return html`<form method="post" action="/cashier/pay" novalidate>
-      <input type="hidden" name="csrf" value="${view.csrf}" />
-      <input type="hidden" name="method" value="${options.method}" />
+      <input type="hidden" name="csrf" value="${view.csrf}">
+      <input type="hidden" name="method" value="${options.method}">
       ${amount}
       <h2>${methodLabel(view, options.method, label)}</h2>
-      ${fields} ${note}
+      ${fields}
+      ${note}
       <div class="actions">
         <button class="primary" type="submit">${say(payout ? 'withdraw' : 'pay')}</button>
         ${returnLink(view, 'cancel')}
@@ -321,14 +307,7 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
  */
 export function cashierPage(view: CashierView, section: Html, alert?: Alert | null, open = true): string {
   const title = view.say(TITLE[view.session.kind] ?? 'title_pay_in');
-  return shell(
-    view,
-    view.session,
-    title,
-    html`<h1>${title}</h1>
-      ${summary(view)}${alertBox(alert)}${section}`,
-    open,
-  );
+  return shell(view, view.session, title, html`<h1>${title}</h1>${summary(view)}${alertBox(alert)}${section}`, open);
 }
 
 const FAILED = new Set(['declined', 'rejected', 'error', 'cancelled']);
@@ -362,17 +341,10 @@ export function resultAlert(view: Pick<CashierView, 'say'>, row: TransactionRow)
 export function paymentDetails(view: Pick<CashierView, 'say'>, row: TransactionRow): Html {
   const { say } = view;
   return html`<dl class="summary">
-    <dt>${say('amount')}</dt>
-    <dd>${formatAmount(row.amount_minor, row.currency)}</dd>
-    ${
-      row.card_masked
-        ? html`<dt>${say('card')}</dt>
-            <dd>${row.card_masked}</dd>`
-        : ''
-    }
-    <dt>${say('reference')}</dt>
-    <dd>${row.trace_id}</dd>
-  </dl>`;
+      <dt>${say('amount')}</dt><dd>${formatAmount(row.amount_minor, row.currency)}</dd>
+      ${row.card_masked ? html`<dt>${say('card')}</dt><dd>${row.card_masked}</dd>` : ''}
+      <dt>${say('reference')}</dt><dd>${row.trace_id}</dd>
+    </dl>`;
 }
 
 /** Buttons under a result: refresh while waiting, continue to the challenge, back to the shop, another payment. */
@@ -387,9 +359,7 @@ export function resultActions(view: CashierView, row: TransactionRow, self_url: 
   }
   if (row.status === 'approved' && can_pay_again) {
     buttons.push(
-      html`<a class="button secondary" href="/cashier"
-        >${say(row.transaction_type === 'payout' ? 'another_withdrawal' : 'another_deposit')}</a
-      >`,
+      html`<a class="button secondary" href="/cashier">${say(row.transaction_type === 'payout' ? 'another_withdrawal' : 'another_deposit')}</a>`,
     );
   }
   if (row.status !== 'approved' && show_return) buttons.push(returnLink(view, 'return_to_shop', 'secondary'));
@@ -408,18 +378,9 @@ export function messagePage(
   const { say } = view;
   // The signed way back when the page knows the session's payments, else the plain return_url.
   const back = session
-    ? html`<div class="actions">
-        ${returnLink({ say, session, return_href: view.return_href ?? session.return_url }, 'return_to_shop', 'primary')}
-      </div>`
+    ? html`<div class="actions">${returnLink({ say, session, return_href: view.return_href ?? session.return_url }, 'return_to_shop', 'primary')}</div>`
     : '';
-  return shell(
-    view,
-    session,
-    say(title),
-    html`<h1>${say(title)}</h1>
-      <p>${say(text)}</p>
-      ${extra ?? ''}${back}`,
-  );
+  return shell(view, session, say(title), html`<h1>${say(title)}</h1><p>${say(text)}</p>${extra ?? ''}${back}`);
 }
 
 /** The session's payments, newest first, for pages shown after it ended. */
@@ -428,8 +389,5 @@ export function paymentList(view: Pick<CashierView, 'say'>, rows: readonly Trans
   const items = [...rows]
     .reverse()
     .map((row) => html`<li><span>${formatAmount(row.amount_minor, row.currency)}</span><span>${resultAlert(view, row).title}</span></li>`);
-  return html`<h2>${view.say('your_payments')}</h2>
-    <ul class="payments">
-      ${items}
-    </ul>`;
+  return html`<h2>${view.say('your_payments')}</h2><ul class="payments">${items}</ul>`;
 }

@@ -14,14 +14,13 @@ export function resultSection(view: CashierView, row: PaymentShown, attempt_url:
 
 /** After a failed payment: try again, with the choice of method when there is one, else the form of the only one. */
 export function retrySection(view: CashierView, methods: readonly string[], method: string | null): Html {
-  return html`<p>${view.say('try_again')}</p>
-    ${method === null || methods.length > 1 ? methodChoice(view, methods) : paymentForm(view, { method, methods })}`;
+  return html`<p>${view.say('try_again')}</p>${method === null || methods.length > 1 ? methodChoice(view, methods) : paymentForm(view, { method, methods })}`;
 }
 
 /** Back to the shop; an init-pay-in cashier leaves the merchant's frame for it. */
 export function returnAction(view: CashierView): Html {
   const target = view.session.kind === 'pay_in' ? html` target="_top"` : '';
-  return html`<div class="actions"><a class="button primary" href="${view.return_href}" ${target}>${view.say('return_to_shop')}</a></div>`;
+  return html`<div class="actions"><a class="button primary" href="${view.return_href}"${target}>${view.say('return_to_shop')}</a></div>`;
 }
 
 /** The one way on: to /cashier (secondary), or to a challenge page (primary). */

@@ -6,15 +6,11 @@ import type { ChallengePageView } from './challenge-view.js';
 export function threeDsPage(view: ChallengePageView, action_url: string): string {
   const row = view.row;
   const details = html`<dl>
-    <dt>Merchant</dt>
-    <dd>${row.merchant_id}</dd>
-    <dt>Amount</dt>
-    <dd>${formatAmount(row.amount_minor, row.currency)}</dd>
-    <dt>Card</dt>
-    <dd>${row.card_masked ?? ''}</dd>
-    <dt>Order</dt>
-    <dd>${row.cashier_order_id ?? row.order_id}</dd>
-  </dl>`;
+      <dt>Merchant</dt><dd>${row.merchant_id}</dd>
+      <dt>Amount</dt><dd>${formatAmount(row.amount_minor, row.currency)}</dd>
+      <dt>Card</dt><dd>${row.card_masked ?? ''}</dd>
+      <dt>Order</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
+    </dl>`;
   let body;
   if (view.state === 'open') {
     body = html`<form method="post" action="${action_url}" class="actions">
@@ -33,7 +29,8 @@ export function threeDsPage(view: ChallengePageView, action_url: string): string
     html`<div class="card">
       <span class="badge">Sandbox</span>
       <h1>3-D Secure authentication</h1>
-      ${details} ${body}
+      ${details}
+      ${body}
     </div>`,
   );
 }

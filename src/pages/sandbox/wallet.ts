@@ -51,32 +51,27 @@ export function walletPage(view: ChallengePageView, action_url: string): string 
   const row = view.row;
   const words = row.transaction_type === 'sale' ? PAYMENT_WORDS : PAYOUT_WORDS;
   const details = html`<dl>
-    <dt>${words.party}</dt>
-    <dd>${row.merchant_id}</dd>
-    <dt>Amount</dt>
-    <dd>${formatAmount(row.amount_minor, row.currency)}</dd>
-    <dt>${words.account}</dt>
-    <dd>${maskedAccount(row.data_json)}</dd>
-    <dt>Order</dt>
-    <dd>${row.cashier_order_id ?? row.order_id}</dd>
-  </dl>`;
+      <dt>${words.party}</dt><dd>${row.merchant_id}</dd>
+      <dt>Amount</dt><dd>${formatAmount(row.amount_minor, row.currency)}</dd>
+      <dt>${words.account}</dt><dd>${maskedAccount(row.data_json)}</dd>
+      <dt>Order</dt><dd>${row.cashier_order_id ?? row.order_id}</dd>
+    </dl>`;
   const body =
     view.state === 'open'
       ? html`<p>${words.question}</p>
-          <form method="post" action="${action_url}" class="actions">
-            <button class="primary" type="submit" name="action" value="confirm">Confirm</button>
-            <button class="secondary" type="submit" name="action" value="cancel">Cancel</button>
-          </form>
-          <p class="note">
-            Sandbox: Confirm approves the ${words.what}, Cancel cancels it. Without an answer it is rejected after 15 minutes.
-          </p>`
+      <form method="post" action="${action_url}" class="actions">
+        <button class="primary" type="submit" name="action" value="confirm">Confirm</button>
+        <button class="secondary" type="submit" name="action" value="cancel">Cancel</button>
+      </form>
+      <p class="note">Sandbox: Confirm approves the ${words.what}, Cancel cancels it. Without an answer it is rejected after 15 minutes.</p>`
       : html`<p>This ${words.what} is ${words.closed[row.status] ?? row.status} (<strong>${row.status}</strong>).</p>`;
   return page(
     words.title,
     html`<div class="card">
       <span class="badge">Sandbox</span>
       <h1>${words.heading}</h1>
-      ${details} ${body}
+      ${details}
+      ${body}
     </div>`,
   );
 }
