@@ -7,7 +7,6 @@
 // subscriptions with no charge missed or doubled.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -29,6 +28,7 @@ import { startMerchantReceiver, type MerchantReceiver } from '../support/merchan
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
 import { createPlanVia, sha384, stamp, subscribeVia, tokenize, useClock, v13 } from '../support/v13.js';
+import { freePort } from '../support/child-gateway.js';
 import { signBody } from '../../src/domain/signing.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -926,17 +926,6 @@ describe.each(storeKinds())('subscription billing across a restart on %s', (kind
 });
 
 // ---- two gateway processes, one PostgreSQL -------------------------------------------------------
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface ChildGateway {
   readonly url: string;

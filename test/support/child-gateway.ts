@@ -1,6 +1,7 @@
 // A gateway as an operator runs it: `node --import tsx src/cli.ts start` in its own process,
 // so a test can kill -9 it or run two of them on one database.
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -17,12 +18,45 @@ export interface ChildGateway {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
+/**
+ * A free port for a gateway started in another process. Taken below the kernel's ephemeral range:
+ * a port the OS hands to `listen(0)` (every in-process fake and receiver of the other test files
+ * running at the same time) comes from that range, so none of them can take this port between
+ * our check and the child's bind (which failed a run with EADDRINUSE, and once sent the start's
+ * /healthz polls to a processor fake that had been given the port).
+ */
 export async function freePort(): Promise<number> {
+  const [ephemeral_low] = ephemeralRange();
+  const low = 10_000;
+  const high = Math.max(low + 1000, ephemeral_low) - 1;
+  for (let attempt = 0; attempt < FREE_PORT_ATTEMPTS; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port found below ${high + 1} in ${FREE_PORT_ATTEMPTS} attempts`);
+}
+
+const FREE_PORT_ATTEMPTS = 100;
+
+/** The kernel's ephemeral port range (Linux), or the IANA one elsewhere. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // Not Linux: fall through.
+  }
+  return [49_152, 65_535];
+}
+
+async function bindable(port: number): Promise<boolean> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (bound) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return bound;
 }
 
 /** Starts the CLI with `env` (on top of this process's environment) and waits until /healthz answers. */
