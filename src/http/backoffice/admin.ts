@@ -5,15 +5,8 @@
 // disable) and the audit log. A merchant's staff never reach them: to them these URLs are pages
 // that do not exist.
 import { textProblem } from '../../domain/text.js';
-import {
-  auditLines,
-  backOfficeUsers,
-  gatewaysOverview,
-  gatewayWithEvents,
-  merchantSummaries,
-  PROCESSOR_EVENT_OUTCOMES,
-  type ProcessorEventOutcome,
-} from '../../operations/admin-views.js';
+import { auditLines, backOfficeUsers, gatewaysOverview, gatewayWithEvents, merchantSummaries } from '../../operations/admin-views.js';
+import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../domain/gateway-record.js';
 import {
   changeGatewayFromBackOffice,
   createGatewayFromBackOffice,
