@@ -21,7 +21,7 @@ export interface ShownNotification {
   readonly id: number;
   /** A transaction's status, or a subscription event and its status. */
   readonly reports: string;
-  readonly state: string;
+  readonly state: NotificationRow['state'];
   readonly url: string;
   readonly attempts: number;
   readonly next_attempt_at_ms: number;
