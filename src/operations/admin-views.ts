@@ -4,14 +4,13 @@
 // Changes are made by their own operations (merchant-directory.ts, gateways.ts,
 // backoffice-users.ts, merchant-credentials.ts).
 import type { ConnectorDefinition } from '../connectors/connector.js';
-import type { AuditLogRow, BackofficeUserRow, ProcessorEventOutcome, ProcessorEventRow } from '../store/schema.js';
+import type { AuditLogRow, BackofficeUserRow } from '../domain/backoffice-record.js';
+import type { ProcessorEventOutcome, ProcessorEventRow } from '../domain/gateway-record.js';
 import type { MerchantSummary } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { gatewayAdminDeps, type GatewayView, listGatewayViews, showGateway } from './gateways.js';
 import { PROCESSOR_EVENTS_MAX } from './transaction-views.js';
 
-export { PROCESSOR_EVENT_OUTCOMES } from '../store/schema.js';
-export type { ProcessorEventOutcome } from '../store/schema.js';
 export type { GatewayView } from './gateways.js';
 
 type ReadDeps = Pick<OperationDeps, 'store'>;

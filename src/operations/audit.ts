@@ -9,6 +9,12 @@ import type { Store } from '../store/store.js';
 /** A detail longer than this is cut: the log says what happened, the records hold the data. */
 const DETAIL_MAX_CHARS = 300;
 
+/** Who acts in the back office and from which address: what every action's audit line records of its author. */
+export interface Actor {
+  readonly viewer: Viewer;
+  readonly address: string;
+}
+
 export interface AuditEntry {
   readonly action: string;
   readonly target?: string | null;

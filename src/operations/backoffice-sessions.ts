@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Viewer } from '../domain/backoffice-access.js';
 import { recordAudit } from './audit.js';
-import { activeUser } from './backoffice-users.js';
+import { activeUser, signIn, type SignInOutcome } from './backoffice-users.js';
 import type { OperationDeps } from './deps.js';
 
 /** A session lasts this long from sign-in, whatever happens in it; then its person signs in again. */
@@ -62,6 +62,43 @@ export async function sweepExpiredSessions(deps: SessionDeps): Promise<void> {
 /** The signed-in person a session names, while the user exists and is not disabled. */
 export function sessionViewer(deps: Pick<OperationDeps, 'store'>, user_id: string): Promise<Viewer | null> {
   return activeUser(deps.store, user_id);
+}
+
+/**
+ * A sign-in attempt with its audit line (every attempt is audited but one without a readable
+ * e-mail). The line is written before the caller starts the session: it records the password's
+ * check, and what it records is the same either way.
+ */
+export async function signInToBackOffice(deps: OperationDeps, email: string, password: string, address: string): Promise<SignInOutcome> {
+  const outcome = await signIn(deps, email, password, address);
+  switch (outcome.kind) {
+    case 'signed_in':
+      await recordAudit(deps, outcome.user, address, { action: 'sign_in', outcome: 'done' });
+      break;
+    case 'locked':
+      await recordAudit(deps, { email: outcome.email }, address, {
+        action: 'sign_in',
+        outcome: 'refused',
+        detail: 'account locked',
+      });
+      break;
+    case 'refused':
+      if (outcome.email !== null) {
+        await recordAudit(deps, { email: outcome.email }, address, {
+          action: 'sign_in',
+          outcome: 'refused',
+          detail: outcome.locked_now ? 'wrong e-mail or password; account now locked' : 'wrong e-mail or password',
+        });
+      }
+      break;
+  }
+  return outcome;
+}
+
+/** The sign-out of a session's person, audited while the user is still active; the caller then ends the session. */
+export async function signOutOfBackOffice(deps: SessionDeps, user_id: string | null, address: string): Promise<void> {
+  const user = user_id === null ? null : await sessionViewer(deps, user_id);
+  if (user !== null) await recordAudit(deps, user, address, { action: 'sign_out', outcome: 'done' });
 }
 
 /** The idle time-out in whole minutes, as the setting gives it and people read it. */

@@ -337,5 +337,3 @@ export async function saveRegistration(deps: OperationDeps, session: CashierSess
     updated_at_ms: now_ms,
   });
 }
-
-export type { CashierSessionRow, TransactionRow } from '../store/schema.js';

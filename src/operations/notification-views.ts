@@ -3,10 +3,8 @@
 // delivery attempts, and a manual resend. Reads only, apart from the resend's reschedule.
 import { redactUrl } from '../logging.js';
 import { SUBSCRIPTION_EVENT_KIND } from '../notifications/subscription-event.js';
-import type { NotificationRow } from '../store/schema.js';
+import type { NotificationRow } from '../domain/notification-record.js';
 import type { OperationDeps } from './deps.js';
-
-export type { NotificationRow } from '../store/schema.js';
 
 type ReadDeps = Pick<OperationDeps, 'store'>;
 
@@ -23,7 +21,7 @@ export interface ShownNotification {
   readonly id: number;
   /** A transaction's status, or a subscription event and its status. */
   readonly reports: string;
-  readonly state: string;
+  readonly state: NotificationRow['state'];
   readonly url: string;
   readonly attempts: number;
   readonly next_attempt_at_ms: number;

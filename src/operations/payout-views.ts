@@ -6,8 +6,6 @@ import type { TransactionRow } from '../domain/transaction-record.js';
 import type { TransactionStatus } from '../domain/transaction-state.js';
 import type { OperationDeps } from './deps.js';
 
-export type { TransactionRow } from '../store/schema.js';
-
 type ReadDeps = Pick<OperationDeps, 'store'>;
 
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;

@@ -2,11 +2,9 @@
 // subscriptions and the plans not deleted, and one subscription with its status history, its
 // event notifications and whether its renewals are held (a disabled merchant's).
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
-import type { SubscriptionPlanRow, SubscriptionRow } from '../store/schema.js';
+import type { SubscriptionPlanRow, SubscriptionRow } from '../domain/subscription-record.js';
 import type { OperationDeps } from './deps.js';
 import { type ShownNotification, shownNotifications } from './notification-views.js';
-
-export type { SubscriptionPlanRow, SubscriptionRow } from '../store/schema.js';
 
 /** Longer ids are none of the gateway's (they are made by it, well under this). */
 const SUBSCRIPTION_ID_MAX_CHARS = 128;

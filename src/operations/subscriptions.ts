@@ -284,5 +284,4 @@ async function activateOnce(deps: OperationDeps, input: ActivateSubscriptionInpu
   });
 }
 
-export type { SubscriptionRow } from '../store/schema.js';
 export type { PageRequest } from '../store/store.js';

@@ -4,13 +4,11 @@
 // every attempt. A merchant's staff see their merchant's only (domain/backoffice-access.ts).
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
 import { redactUrl } from '../logging.js';
-import type { TransactionSearch } from '../store/backoffice-store.js';
-import type { ProcessorEventRow, TransactionRow } from '../store/schema.js';
+import type { TransactionSearch } from '../domain/transaction-search.js';
+import type { ProcessorEventRow } from '../domain/gateway-record.js';
+import type { StatusChangeRow, TransactionRow } from '../domain/transaction-record.js';
 import type { OperationDeps } from './deps.js';
 import { type ShownNotification, shownNotifications } from './notification-views.js';
-
-export type { TransactionSearch } from '../store/backoffice-store.js';
-export type { ProcessorEventRow, TransactionRow } from '../store/schema.js';
 
 type ReadDeps = Pick<OperationDeps, 'store'>;
 
@@ -61,12 +59,7 @@ export interface TransactionDetail {
   readonly row: TransactionRow;
   /** The row's notification_url without secrets (null when none). */
   readonly notification_url: string | null;
-  readonly history: readonly {
-    readonly from_status: string;
-    readonly to_status: string;
-    readonly reason: string;
-    readonly at_ms: number;
-  }[];
+  readonly history: readonly Pick<StatusChangeRow, 'from_status' | 'to_status' | 'reason' | 'at_ms'>[];
   readonly notifications: readonly ShownNotification[];
   readonly refunds: readonly TransactionRow[];
   readonly cascade: readonly TransactionRow[];

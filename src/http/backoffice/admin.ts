@@ -4,27 +4,18 @@
 // webhook events, filtered by outcome, so that an unmatched one is found), users (create,
 // disable) and the audit log. A merchant's staff never reach them: to them these URLs are pages
 // that do not exist.
-import { starterGateway } from '../../connectors/registry.js';
 import { textProblem } from '../../domain/text.js';
+import { auditLines, backOfficeUsers, gatewaysOverview, gatewayWithEvents, merchantSummaries } from '../../operations/admin-views.js';
+import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../domain/gateway-record.js';
 import {
-  auditLines,
-  backOfficeUsers,
-  gatewaysOverview,
-  gatewayWithEvents,
-  merchantSummaries,
-  PROCESSOR_EVENT_OUTCOMES,
-  type ProcessorEventOutcome,
-} from '../../operations/admin-views.js';
-import { recordAudit } from '../../operations/audit.js';
-import { createUser, setUserDisabled } from '../../operations/backoffice-users.js';
-import { setMerchantDisabled } from '../../operations/merchant-credentials.js';
-import {
-  createGateway,
-  gatewayAdminDeps,
-  type GatewayOutcome,
-  replaceGatewaySettings,
-  setGatewayEnabled,
-} from '../../operations/gateways.js';
+  changeGatewayFromBackOffice,
+  createGatewayFromBackOffice,
+  createMerchantFromBackOffice,
+  createUserFromBackOffice,
+  gatewayProblem,
+  setMerchantDisabledFromBackOffice,
+  setUserDisabledFromBackOffice,
+} from '../../operations/backoffice-admin-actions.js';
 import { PROCESSOR_EVENTS_MAX } from '../../operations/transaction-views.js';
 import type { Html } from '../../pages/html.js';
 import { auditBody, gatewayBody, gatewaysBody, merchantCreatedNotice, merchantsBody, usersBody } from '../../pages/backoffice/admin.js';
@@ -65,13 +56,8 @@ function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
     roles: OPERATOR,
     async handle(context) {
       const { merchant_id } = context.request.params as { merchant_id: string };
-      if (!(await setMerchantDisabled(context.deps, merchant_id, action === 'disable'))) return context.notFound(`merchant ${merchant_id}`);
-      await recordAudit(context.deps, context.viewer, context.address, {
-        action: `${action}_merchant`,
-        target: merchant_id,
-        merchant_id,
-        outcome: 'done',
-      });
+      if (!(await setMerchantDisabledFromBackOffice(context.deps, context, merchant_id, action)))
+        return context.notFound(`merchant ${merchant_id}`);
       return context.redirect(`/backoffice/merchants?notice=${action}d`);
     },
   };
@@ -79,55 +65,23 @@ function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
 
 async function createMerchant(context: PageContext): Promise<unknown> {
   const optional = (name: string) => (field(context, name) === '' ? undefined : field(context, name));
-  const outcome = await context.deps.merchants.create(
-    {
-      merchant_id: optional('merchant_id'),
-      frontend: optional('frontend'),
-      currency: optional('currency')?.toUpperCase(),
-    },
-    context.deps.clock.now_ms(),
-    starterGateway(context.deps.config.environment),
-  );
-  const audit = (outcome_text: 'done' | 'refused', target: string | null, detail: string | null) =>
-    recordAudit(context.deps, context.viewer, context.address, {
-      action: 'create_merchant',
-      target,
-      merchant_id: target,
-      outcome: outcome_text,
-      detail,
-    });
+  const outcome = await createMerchantFromBackOffice(context.deps, context, {
+    merchant_id: optional('merchant_id'),
+    frontend: optional('frontend'),
+    currency: optional('currency')?.toUpperCase(),
+  });
   switch (outcome.kind) {
-    case 'created': {
-      const m = outcome.merchant;
-      await audit('done', m.merchant_id, null);
+    case 'created':
       // The secret is shown this once, on this answer (never cached: every back-office answer is no-store).
-      return merchantsPage(context, merchantCreatedNotice(m));
-    }
+      return merchantsPage(context, merchantCreatedNotice(outcome.merchant));
     case 'exists':
-      await audit('refused', outcome.merchant_id, 'exists');
       return merchantsPage(context, null, `Merchant ID: ${outcome.merchant_id} exists already.`, 409);
     case 'invalid':
-      await audit('refused', null, `invalid ${outcome.field}`);
       return merchantsPage(context, null, `${outcome.field}: expected ${outcome.reason}.`, 400);
   }
 }
 
 // Gateways ----------------------------------------------------------------------------------
-
-function gatewayProblem(outcome: Exclude<GatewayOutcome, { kind: 'ok' }>): string {
-  switch (outcome.kind) {
-    case 'merchant_not_found':
-      return 'Merchant ID: no such merchant.';
-    case 'gateway_not_found':
-      return 'No such gateway.';
-    case 'unknown_connector':
-      return `Connector: one of ${outcome.known.join(', ')}.`;
-    case 'not_here':
-      return `Connector: ${outcome.connector} does not take payments in this environment.`;
-    case 'invalid':
-      return `${outcome.field}: expected ${outcome.reason}.`;
-  }
-}
 
 async function gatewaysPage(context: PageContext, problem: string | null = null, http_status = 200): Promise<unknown> {
   const { gateways, new_gateway_forms } = await gatewaysOverview(context.deps);
@@ -176,25 +130,13 @@ function settingsOf(context: PageContext): Record<string, string> {
 
 async function createGatewayAction(context: PageContext): Promise<unknown> {
   const currencies = field(context, 'currencies');
-  const outcome = await createGateway(
-    gatewayAdminDeps(context.deps),
-    {
-      merchant_id: field(context, 'merchant_id'),
-      connector: field(context, 'connector'),
-      currencies: currencies === '' ? null : currencies.split(','),
-      settings: settingsOf(context),
-    },
-    context.deps.clock.now_ms(),
-  );
-  await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'create_gateway',
-    target: outcome.kind === 'ok' ? outcome.gateway.gateway : null,
-    merchant_id: field(context, 'merchant_id') || null,
-    outcome: outcome.kind === 'ok' ? 'done' : 'refused',
-    detail: outcome.kind === 'ok' ? field(context, 'connector') : gatewayProblem(outcome),
+  const outcome = await createGatewayFromBackOffice(context.deps, context, {
+    merchant_id: field(context, 'merchant_id'),
+    connector: field(context, 'connector'),
+    currencies: currencies === '' ? null : currencies.split(','),
+    settings: settingsOf(context),
   });
   if (outcome.kind !== 'ok') return gatewaysPage(context, gatewayProblem(outcome), outcome.kind === 'merchant_not_found' ? 404 : 400);
-  context.deps.merchants.invalidate();
   return context.redirect('/backoffice/gateways?notice=created');
 }
 
@@ -205,23 +147,9 @@ function gatewayAction(action: 'settings' | 'enable' | 'disable'): BackOfficeRou
     roles: OPERATOR,
     async handle(context) {
       const { gateway_id } = context.request.params as { gateway_id: string };
-      const now_ms = context.deps.clock.now_ms();
-      const deps = gatewayAdminDeps(context.deps);
-      const outcome =
-        action === 'settings'
-          ? await replaceGatewaySettings(deps, gateway_id, settingsOf(context), now_ms)
-          : await setGatewayEnabled(deps, gateway_id, action === 'enable', now_ms);
+      const outcome = await changeGatewayFromBackOffice(context.deps, context, gateway_id, action, settingsOf(context));
       if (outcome.kind === 'gateway_not_found') return context.notFound(`gateway ${gateway_id}`);
-      await recordAudit(context.deps, context.viewer, context.address, {
-        action: action === 'settings' ? 'replace_gateway_settings' : `${action}_gateway`,
-        target: gateway_id,
-        merchant_id: outcome.kind === 'ok' ? outcome.gateway.merchant_id : null,
-        // Which settings changed, never their values.
-        outcome: outcome.kind === 'ok' ? 'done' : 'refused',
-        detail: action === 'settings' ? `settings: ${Object.keys(settingsOf(context)).join(', ') || 'none'}` : null,
-      });
       if (outcome.kind !== 'ok') return gatewaysPage(context, gatewayProblem(outcome), 400);
-      context.deps.merchants.invalidate();
       return context.redirect(`/backoffice/gateways?notice=${action === 'settings' ? 'updated' : `${action}d`}`);
     },
   };
@@ -237,19 +165,11 @@ async function usersPage(context: PageContext, problem: string | null = null, ht
 async function createUserAction(context: PageContext): Promise<unknown> {
   const password = formValue(context.request, 'password');
   const merchant_id = field(context, 'merchant_id');
-  const outcome = await createUser(context.deps, {
+  const outcome = await createUserFromBackOffice(context.deps, context, {
     email: field(context, 'email'),
     password,
     role: field(context, 'role'),
     merchant_id: merchant_id === '' ? null : merchant_id,
-  });
-  await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'create_user',
-    target: field(context, 'email') || null,
-    merchant_id: merchant_id || null,
-    outcome: outcome.kind === 'created' ? 'done' : 'refused',
-    detail:
-      outcome.kind === 'created' ? `role ${outcome.user.role}` : outcome.kind === 'invalid' ? `invalid ${outcome.field}` : outcome.kind,
   });
   switch (outcome.kind) {
     case 'created':
@@ -274,16 +194,9 @@ function userStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
     roles: OPERATOR,
     async handle(context) {
       const { user_id } = context.request.params as { user_id: string };
-      const outcome = await setUserDisabled(context.deps, context.viewer, user_id, action === 'disable');
+      const outcome = await setUserDisabledFromBackOffice(context.deps, context, user_id, action);
       if (outcome.kind === 'not_found') return context.notFound(`user ${user_id}`);
       if (outcome.kind === 'self') return usersPage(context, 'You cannot disable yourself: ask another operator.', 409);
-      const { user } = outcome;
-      await recordAudit(context.deps, context.viewer, context.address, {
-        action: `${action}_user`,
-        target: user.email,
-        merchant_id: user.merchant_id,
-        outcome: 'done',
-      });
       return context.redirect(`/backoffice/users?notice=${action}d`);
     },
   };

@@ -3,10 +3,9 @@
 // that they pick (at most 24 hours; the new one is shown once, on the answer to the form), and a
 // test notification to their notification URL, with the merchant's reply shown. Operators roll
 // a merchant's secret through the operator API (docs/security.md §5), not here.
-import { recordAudit } from '../../operations/audit.js';
-import { credentialsView, rollMerchantSecret, SECRET_GRACE_MAX_S, sendTestNotification } from '../../operations/merchant-credentials.js';
+import { rollSecretFromBackOffice, testNotificationFromBackOffice } from '../../operations/backoffice-actions.js';
+import { credentialsView, SECRET_GRACE_MAX_S } from '../../operations/merchant-credentials.js';
 import { characterLength, textProblem } from '../../domain/text.js';
-import { redactUrl } from '../../logging.js';
 import type { Html } from '../../pages/html.js';
 import {
   credentialsBody,
@@ -17,7 +16,6 @@ import {
   URL_MAX_CHARS,
   urlRefusedNotice,
 } from '../../pages/backoffice/credentials.js';
-import { iso } from '../../pages/backoffice/format.js';
 import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
 
 const MERCHANT = ['merchant'] as const;
@@ -48,18 +46,9 @@ export function credentialRoutes(): BackOfficeRoute[] {
       url: '/credentials/roll',
       roles: MERCHANT,
       async handle(context) {
-        const merchant_id = context.viewer.merchant_id!;
         const grace_text = field(context, 'grace_seconds');
         const grace_s = /^[0-9]{1,6}$/.test(grace_text) ? Number(grace_text) : Number.NaN;
-        const outcome = await rollMerchantSecret(context.deps, merchant_id, grace_s);
-        await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'roll_secret',
-          target: merchant_id,
-          merchant_id,
-          outcome: outcome.kind === 'rolled' ? 'done' : 'refused',
-          // When the old one ends, never either secret.
-          detail: outcome.kind === 'rolled' ? `old secret accepted until ${iso(outcome.previous_valid_until_ms)} UTC` : outcome.kind,
-        });
+        const outcome = await rollSecretFromBackOffice(context.deps, context, grace_s);
         switch (outcome.kind) {
           case 'rolled':
             // Shown on this answer only; every back-office answer is no-store, and no redirect carries it.
@@ -76,20 +65,12 @@ export function credentialRoutes(): BackOfficeRoute[] {
       url: '/credentials/test-notification',
       roles: MERCHANT,
       async handle(context) {
-        const merchant_id = context.viewer.merchant_id!;
         const url = field(context, 'url');
         const shown = url.slice(0, URL_MAX_CHARS);
         if (url === '' || characterLength(url) > URL_MAX_CHARS || textProblem(url) !== null || !/^https?:\/\//i.test(url)) {
           return credentialsPage(context, urlRefusedNotice(null), 400, shown);
         }
-        const outcome = await sendTestNotification(context.deps, merchant_id, url);
-        await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'test_notification',
-          target: redactUrl(url),
-          merchant_id,
-          outcome: outcome.kind === 'delivered' ? 'done' : 'failed',
-          detail: outcome.kind === 'failed' ? outcome.reason : outcome.kind,
-        });
+        const outcome = await testNotificationFromBackOffice(context.deps, context, url);
         switch (outcome.kind) {
           case 'delivered':
             return credentialsPage(context, deliveredNotice(outcome.http_status, outcome.duration_ms, outcome.reply_excerpt), 200, shown);

@@ -3,8 +3,7 @@
 // rejected with a reason, through the payout state machine (operations/payout-review.ts).
 import { merchantScope } from '../../domain/backoffice-access.js';
 import { characterLength, hasContent, textProblem } from '../../domain/text.js';
-import { recordAudit } from '../../operations/audit.js';
-import { reviewPayout } from '../../operations/payout-review.js';
+import { decidePayout } from '../../operations/backoffice-actions.js';
 import { visiblePayout, waitingPayouts } from '../../operations/payout-views.js';
 import { REASON_MAX_CHARS, waitingPayoutsBody } from '../../pages/backoffice/payouts.js';
 import { type BackOfficeRoute, formValue, type PageContext, partsOf } from './plugin.js';
@@ -33,15 +32,7 @@ function decisionRoute(action: 'approve' | 'reject'): BackOfficeRoute {
           400,
         );
       }
-      const note = `${action === 'approve' ? 'approved' : 'rejected'} in the back office by ${context.viewer.email}${reason === '' ? '' : `: ${reason}`}`;
-      const outcome = await reviewPayout(context.deps, row.trace_id, action, { note, submit: true });
-      await recordAudit(context.deps, context.viewer, context.address, {
-        action: `payout_${action}`,
-        target: String(row.trace_id),
-        merchant_id: row.merchant_id,
-        outcome: outcome.kind === 'changed' ? 'done' : 'refused',
-        detail: outcome.kind === 'changed' ? `now ${outcome.row.status}${reason ? `; reason: ${reason}` : ''}` : outcome.kind,
-      });
+      const outcome = await decidePayout(context.deps, context, row, action, reason);
       if (outcome.kind === 'changed')
         return context.redirect(`/backoffice/payouts?notice=${action === 'approve' ? 'approved' : 'rejected'}`);
       const status = outcome.kind === 'refused' || outcome.kind === 'processor_unavailable' ? outcome.status : 'unknown';

@@ -4,9 +4,7 @@
 // answers 429 with Retry-After. Every attempt goes to the audit log. A session that ended idle
 // (plugin.ts) is sent here with ?notice=idle, so its person reads why they must sign in again.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { signIn } from '../../operations/backoffice-users.js';
-import { idleTimeoutMinutes, sessionViewer } from '../../operations/backoffice-sessions.js';
-import { recordAudit } from '../../operations/audit.js';
+import { idleTimeoutMinutes, sessionViewer, signInToBackOffice, signOutOfBackOffice } from '../../operations/backoffice-sessions.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import type { HttpDeps } from '../deps.js';
 import { signedOutNotice, signInPage } from '../../pages/backoffice/sign-in.js';
@@ -50,18 +48,12 @@ export function signInRoutes(): PublicRoute[] {
             ),
           );
         }
-        const outcome = await signIn(deps, email, formValue(request, 'password'), request.ip);
+        const outcome = await signInToBackOffice(deps, email, formValue(request, 'password'), request.ip);
         switch (outcome.kind) {
           case 'signed_in':
             await beginSession(deps, request, outcome.user.user_id);
-            await recordAudit(deps, outcome.user, request.ip, { action: 'sign_in', outcome: 'done' });
             return response.code(303).header('location', '/backoffice/overview').send();
           case 'locked':
-            await recordAudit(deps, { email: outcome.email }, request.ip, {
-              action: 'sign_in',
-              outcome: 'refused',
-              detail: 'account locked',
-            });
             return sendPage(
               response.header('retry-after', String(outcome.retry_after_s)),
               429,
@@ -72,13 +64,6 @@ export function signInRoutes(): PublicRoute[] {
               ),
             );
           case 'refused':
-            if (outcome.email !== null) {
-              await recordAudit(deps, { email: outcome.email }, request.ip, {
-                action: 'sign_in',
-                outcome: 'refused',
-                detail: outcome.locked_now ? 'wrong e-mail or password; account now locked' : 'wrong e-mail or password',
-              });
-            }
             return sendPage(response, 401, signInPage(response.generateCsrf(), email.slice(0, 254), 'E-mail or password is wrong.'));
         }
       },
@@ -88,8 +73,7 @@ export function signInRoutes(): PublicRoute[] {
       url: '/sign-out',
       async handle(deps, request, response) {
         const user_id = request.session.get('user_id');
-        const user = typeof user_id === 'string' ? await sessionViewer(deps, user_id) : null;
-        if (user !== null) await recordAudit(deps, user, request.ip, { action: 'sign_out', outcome: 'done' });
+        await signOutOfBackOffice(deps, typeof user_id === 'string' ? user_id : null, request.ip);
         await request.session.destroy();
         return response.code(303).header('location', '/backoffice/').send();
       },

@@ -6,8 +6,7 @@
 // customer who asks; the merchant's systems hear of it by the subscription.canceled event.
 // Everything else about subscriptions changes through the API (spec §3).
 import { merchantScope } from '../../domain/backoffice-access.js';
-import { recordAudit } from '../../operations/audit.js';
-import { cancelSubscription } from '../../operations/subscriptions.js';
+import { cancelFromBackOffice } from '../../operations/backoffice-actions.js';
 import { subscriptionDetail, subscriptionsAndPlans, visibleSubscription } from '../../operations/subscription-views.js';
 import { subscriptionDetailBody, subscriptionsBody } from '../../pages/backoffice/subscriptions.js';
 import { type BackOfficeRoute, partsOf } from './plugin.js';
@@ -49,21 +48,9 @@ export function subscriptionRoutes(): BackOfficeRoute[] {
         const { subscription_id } = context.request.params as { subscription_id: string };
         const found = await visibleSubscription(context.deps, context.viewer, subscription_id);
         if (found === null) return context.notFound(`subscription ${subscription_id}`);
-        const outcome = await cancelSubscription(
-          context.deps,
-          found.merchant_id,
-          found.subscription_id,
-          `cancelled in the back office by ${context.viewer.email} (${context.viewer.role})`,
-        );
+        const outcome = await cancelFromBackOffice(context.deps, context, found);
         const notice = outcome.kind === 'canceled' ? (outcome.already ? 'already' : 'canceled') : outcome.kind === 'ended' ? 'ended' : null;
         if (notice === null) return context.notFound(`subscription ${subscription_id}`);
-        await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'cancel_subscription',
-          target: found.subscription_id,
-          merchant_id: found.merchant_id,
-          outcome: notice === 'canceled' ? 'done' : 'refused',
-          detail: notice === 'canceled' ? null : `was ${found.status}`,
-        });
         return context.redirect(`/backoffice/subscriptions/${encodeURIComponent(found.subscription_id)}?notice=${notice}`);
       },
     },

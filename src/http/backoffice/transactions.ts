@@ -7,20 +7,17 @@ import { randomBytes } from 'node:crypto';
 import { maySee, merchantScope } from '../../domain/backoffice-access.js';
 import { parseMajorAmount } from '../../domain/money.js';
 import { parseTransactionSearch, searchQuery } from '../../domain/transaction-search.js';
-import { recordAudit } from '../../operations/audit.js';
-import { REFUND_KEY, refundFromBackOffice } from '../../operations/backoffice-refund.js';
-import { resendNotification } from '../../operations/notification-views.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
+import { exportTransactions, resendFromBackOffice } from '../../operations/backoffice-actions.js';
+import { refundInBackOffice } from '../../operations/backoffice-refund.js';
 import {
-  freshTransactionDetail,
   PROCESSOR_EVENTS_MAX,
   searchTransactions,
   type TransactionDetail,
-  transactionBatches,
   transactionDetail,
-  type TransactionRow,
   visibleTransaction,
 } from '../../operations/transaction-views.js';
-import { amountOf, searchBody, searchRefusedBody, transactionDetailBody } from '../../pages/backoffice/transactions.js';
+import { searchBody, searchRefusedBody, transactionDetailBody } from '../../pages/backoffice/transactions.js';
 import { CSV_HEADER, csvLine } from '../../pages/backoffice/transactions-csv.js';
 import { type BackOfficeRoute, formValue, type PageContext, partsOf } from './plugin.js';
 
@@ -64,16 +61,14 @@ async function csvExport(context: PageContext): Promise<unknown> {
   if (!parsed.ok) return searchPage(context);
   const search = { ...parsed.search, merchant_id: merchantScope(context.viewer) ?? parsed.merchant };
   const lines = [CSV_HEADER];
-  let rows_written = 0;
-  for await (const rows of transactionBatches(context.deps, search, parsed.before, CSV_MAX_ROWS, CSV_BATCH_ROWS)) {
-    for (const row of rows) lines.push(csvLine(row));
-    rows_written += rows.length;
-  }
-  await recordAudit(context.deps, context.viewer, context.address, {
-    action: 'export_transactions',
-    outcome: 'done',
-    detail: `${rows_written} row(s); search: ${searchQuery(parsed.values) || 'all'}`,
-  });
+  await exportTransactions(
+    context.deps,
+    context,
+    { search, before: parsed.before, search_text: searchQuery(parsed.values), max_rows: CSV_MAX_ROWS, batch_rows: CSV_BATCH_ROWS },
+    (rows) => {
+      for (const row of rows) lines.push(csvLine(row));
+    },
+  );
   return context.response
     .code(200)
     .type('text/csv; charset=utf-8')
@@ -140,43 +135,27 @@ export function transactionRoutes(): BackOfficeRoute[] {
         } catch {
           /* an unknown currency cannot be refunded from here */
         }
-        const audit = (outcome: 'done' | 'refused' | 'failed', detail: string) =>
-          recordAudit(context.deps, context.viewer, context.address, {
-            action: 'refund',
-            target: String(row.trace_id),
-            merchant_id: row.merchant_id,
-            outcome,
-            detail,
-          });
-        const problemPage = async (message: string) =>
-          detailPage(context, await transactionDetail(context.deps, row), { message, http_status: 409 });
-        if (amount_minor === null || !REFUND_KEY.test(refund_key)) {
-          await audit('refused', 'invalid amount');
-          return detailPage(context, await transactionDetail(context.deps, row), {
-            message: `Amount: expected a positive amount in ${row.currency} with at most its decimals.`,
-            http_status: 400,
-          });
-        }
-        const outcome = await refundFromBackOffice(context.deps, row, amount_minor, refund_key);
-        const described = amountOf({ amount_minor, currency: row.currency });
-        switch (outcome.kind) {
+        const result = await refundInBackOffice(context.deps, context, row, amount_minor, refund_key);
+        switch (result.kind) {
           case 'processed':
-            await audit(
-              'done',
-              `${described}: refund ${String(outcome.answer.trace_id ?? '')} ${String(outcome.answer.transaction_status ?? '')}${outcome.replayed ? ' (form sent again: same refund)' : ''}`,
-            );
             return context.redirect(`/backoffice/transactions/${row.trace_id}?notice=refunded`);
+          case 'invalid':
+            return detailPage(context, result.detail, {
+              message: `Amount: expected a positive amount in ${row.currency} with at most its decimals.`,
+              http_status: 400,
+            });
           case 'refused':
-            await audit('refused', `${described}: ${outcome.reason}`);
-            return detailPage(context, await freshTransactionDetail(context.deps, row), {
-              message: REFUSALS[outcome.reason] ?? 'The refund was refused.',
+            return detailPage(context, result.detail, { message: REFUSALS[result.reason] ?? 'The refund was refused.', http_status: 409 });
+          case 'in_progress':
+            return detailPage(context, result.detail, {
+              message: 'This refund is still being processed; reload in a moment.',
               http_status: 409,
             });
-          case 'in_progress':
-            return problemPage('This refund is still being processed; reload in a moment.');
-          default:
-            await audit('failed', `${described}: ${outcome.kind}`);
-            return problemPage('The refund could not be made here (its processor is not available).');
+          case 'failed':
+            return detailPage(context, result.detail, {
+              message: 'The refund could not be made here (its processor is not available).',
+              http_status: 409,
+            });
         }
       },
     },
@@ -187,18 +166,11 @@ export function transactionRoutes(): BackOfficeRoute[] {
       async handle(context) {
         const { id } = context.request.params as { id: string };
         const outcome = TRACE_ID.test(id)
-          ? await resendNotification(context.deps, Number(id), (merchant_id) => maySee(context.viewer, merchant_id))
+          ? await resendFromBackOffice(context.deps, context, Number(id), (merchant_id) => maySee(context.viewer, merchant_id))
           : { kind: 'not_found' as const };
         if (outcome.kind === 'not_found') return context.notFound(`notification ${id}`);
         const { notification } = outcome;
         const scheduled = outcome.kind === 'scheduled';
-        await recordAudit(context.deps, context.viewer, context.address, {
-          action: 'resend_notification',
-          target: String(notification.id),
-          merchant_id: notification.merchant_id,
-          outcome: scheduled ? 'done' : 'refused',
-          detail: scheduled ? null : 'an attempt was in flight',
-        });
         const back =
           notification.trace_id === null
             ? `/backoffice/subscriptions/${encodeURIComponent(notification.subscription_id ?? '')}`

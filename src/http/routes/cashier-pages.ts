@@ -27,9 +27,9 @@ import {
   saveRegistration,
   sessionConnector,
   sessionFrameOrigins,
-  type CashierSessionRow,
-  type TransactionRow,
 } from '../../operations/cashier-session.js';
+import type { CashierSessionRow } from '../../domain/cashier-record.js';
+import type { TransactionRow } from '../../domain/transaction-record.js';
 import type { OperationDeps } from '../../operations/deps.js';
 import { displayName } from '../../operations/merchant-settings.js';
 import type { Html } from '../../pages/html.js';

@@ -19,8 +19,8 @@ import {
   listSubscriptions,
   type PageRequest,
   readSubscription,
-  type SubscriptionRow,
 } from '../../operations/subscriptions.js';
+import type { SubscriptionRow } from '../../domain/subscription-record.js';
 import { fieldError, type JsonReply, type JsonValue, reply, Status } from '../envelope.js';
 import { bodySchema, type BodyOf, SUBSCRIPTION_NOTIFICATION_URL, V13_VERSION } from '../fields.js';
 import type { HeaderSignedContext, HeaderSignedRoute } from '../route.js';

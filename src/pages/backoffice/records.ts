@@ -1,9 +1,15 @@
-// What the back office's pages show of each record: only the fields they read. The store's rows
-// and the operations' views fit these by their shape, so the pages need neither (a page imports
-// domain/ and pages/ only); once the records live in domain/, these can name them instead.
+// What the back office's pages show of each record: only the fields they read, picked from the
+// domain's records (domain/*-record.ts), so each field has one definition and a page imports
+// domain/ and pages/ only. The few shapes below that are not records (a view an operation
+// composes, a connector's form) are declared here, each saying what it is.
 import type { Viewer } from '../../domain/backoffice-access.js';
+import type { AuditLogRow, BackofficeUserRow } from '../../domain/backoffice-record.js';
+import type { ProcessorEventRow } from '../../domain/gateway-record.js';
+import type { NotificationAttemptRow, NotificationRow } from '../../domain/notification-record.js';
+import type { SubscriptionPlanRow, SubscriptionRow } from '../../domain/subscription-record.js';
+import type { StatusChangeRow, TransactionRow } from '../../domain/transaction-record.js';
 
-/** What every page of a signed-in person needs: who they are and the token for its forms. */
+/** What every page of a signed-in person needs: who they are and the token for its forms (not a record). */
 export interface PageParts {
   readonly viewer: Viewer;
   readonly csrf: string;
@@ -11,94 +17,84 @@ export interface PageParts {
   readonly notice: unknown;
 }
 
-export interface TransactionShown {
-  readonly trace_id: number;
-  readonly merchant_id: string;
-  readonly transaction_type: string;
-  readonly status: string;
-  readonly amount_minor: number;
-  readonly currency: string;
-  readonly order_id: string;
-  readonly cashier_order_id: string | null;
-  readonly pin: string | null;
-  readonly card_masked: string | null;
-  readonly card_brand: string | null;
-  readonly gateway_id: string;
-  readonly payment_method: string | null;
-  readonly payment_processor: string | null;
-  readonly psp_transaction_id: string | null;
-  readonly reference_id: number | null;
-  readonly refund_reserved_minor: number;
-  readonly error_code: string | null;
-  readonly error_details: string | null;
-  readonly description: string | null;
-  readonly created_at_ms: number;
-  readonly updated_at_ms: number;
-}
+export type TransactionShown = Readonly<
+  Pick<
+    TransactionRow,
+    | 'trace_id'
+    | 'merchant_id'
+    | 'transaction_type'
+    | 'status'
+    | 'amount_minor'
+    | 'currency'
+    | 'order_id'
+    | 'cashier_order_id'
+    | 'pin'
+    | 'card_masked'
+    | 'card_brand'
+    | 'gateway_id'
+    | 'payment_method'
+    | 'payment_processor'
+    | 'psp_transaction_id'
+    | 'reference_id'
+    | 'refund_reserved_minor'
+    | 'error_code'
+    | 'error_details'
+    | 'description'
+    | 'created_at_ms'
+    | 'updated_at_ms'
+  >
+>;
 
-export interface StatusChangeShown {
-  readonly from_status: string;
-  readonly to_status: string;
-  readonly reason: string;
-  readonly at_ms: number;
-}
+export type StatusChangeShown = Readonly<Pick<StatusChangeRow, 'from_status' | 'to_status' | 'reason' | 'at_ms'>>;
 
-export interface AttemptShown {
-  readonly attempt_no: number;
-  readonly started_at_ms: number;
-  readonly http_status?: number | null | undefined;
-  readonly outcome: string;
-  readonly reply_excerpt?: string | null | undefined;
-  readonly reason: string;
-}
+/** An attempt as the store reads it back: http_status and reply_excerpt may be absent. */
+export type AttemptShown = Readonly<
+  Pick<NotificationAttemptRow, 'attempt_no' | 'started_at_ms' | 'outcome' | 'reason'> &
+    Partial<Pick<NotificationAttemptRow, 'http_status' | 'reply_excerpt'>>
+>;
 
-export interface NotificationShown {
-  readonly id: number;
+/**
+ * A notification as operations/notification-views.ts composes it (not a record as stored): its
+ * fields, with the URL without secrets, what it reports and its attempts.
+ */
+export type NotificationShown = Readonly<Pick<NotificationRow, 'id' | 'state' | 'url' | 'attempts' | 'next_attempt_at_ms'>> & {
+  /** A transaction's status, or a subscription event and its status. */
   readonly reports: string;
-  readonly state: string;
-  readonly url: string;
-  readonly attempts: number;
-  readonly next_attempt_at_ms: number;
   readonly attempt_list: readonly AttemptShown[];
-}
+};
 
-export interface ProcessorEventShown {
-  readonly received_at_ms: number;
-  readonly gateway_id: string;
-  readonly event_type: string;
-  readonly event_id: string;
-  readonly outcome: string;
-  readonly trace_id: number | null;
-}
+export type ProcessorEventShown = Readonly<
+  Pick<ProcessorEventRow, 'received_at_ms' | 'gateway_id' | 'event_type' | 'event_id' | 'outcome' | 'trace_id'>
+>;
 
-export interface SubscriptionShown {
-  readonly subscription_id: string;
-  readonly merchant_id: string;
-  readonly cid: string;
-  readonly plan_id: string;
-  readonly amount_minor: number;
-  readonly currency: string;
-  readonly billing_cycle: string;
-  readonly status: string;
-  readonly cycles_charged: number;
-  readonly next_charge_at_ms: number | null;
-  readonly last_error: string | null;
-  readonly last_trace_id: number | null;
-  readonly created_at_ms: number;
-  readonly ended_at_ms: number | null;
-}
+export type SubscriptionShown = Readonly<
+  Pick<
+    SubscriptionRow,
+    | 'subscription_id'
+    | 'merchant_id'
+    | 'cid'
+    | 'plan_id'
+    | 'amount_minor'
+    | 'currency'
+    | 'billing_cycle'
+    | 'status'
+    | 'cycles_charged'
+    | 'next_charge_at_ms'
+    | 'last_error'
+    | 'last_trace_id'
+    | 'created_at_ms'
+    | 'ended_at_ms'
+  >
+>;
 
-export interface PlanShown {
-  readonly plan_id: string;
-  readonly merchant_id: string;
-  readonly name: string;
-  readonly billing_cycle: string;
-  readonly trial_period: number;
-  readonly trial_period_cycle: string | null;
-  readonly status: string;
-  readonly created_at_ms: number;
-}
+export type PlanShown = Readonly<
+  Pick<
+    SubscriptionPlanRow,
+    'plan_id' | 'merchant_id' | 'name' | 'billing_cycle' | 'trial_period' | 'trial_period_cycle' | 'status' | 'created_at_ms'
+  >
+>;
 
+/** A merchant with the counts of its applications, frontends and gateways: a summary the store composes, not a record. */
 export interface MerchantLine {
   readonly merchant_id: string;
   readonly created_at_ms: number;
@@ -108,6 +104,10 @@ export interface MerchantLine {
   readonly gateway_count: number;
 }
 
+/**
+ * A gateway as operations/gateways.ts shows it (not the stored record): its currencies as a list,
+ * its plain settings opened, its secret ones named only, and its webhook URL.
+ */
 export interface GatewayShown {
   readonly gateway: string;
   readonly merchant_id: string;
@@ -120,7 +120,7 @@ export interface GatewayShown {
   readonly updated_at_ms: number;
 }
 
-/** A connector's settings, as a gateway's form asks for them. */
+/** A connector's settings, as a gateway's form asks for them (a connector's definition, not a record). */
 export interface GatewayFormShown {
   readonly name: string;
   readonly default_currencies: readonly string[] | null;
@@ -132,24 +132,8 @@ export interface GatewayFormShown {
   }[];
 }
 
-export interface UserLine {
-  readonly user_id: string;
-  readonly email: string;
-  readonly role: string;
-  readonly merchant_id: string | null;
-  readonly disabled_at_ms: number | null;
-  readonly created_at_ms: number;
-}
+export type UserLine = Readonly<Pick<BackofficeUserRow, 'user_id' | 'email' | 'role' | 'merchant_id' | 'disabled_at_ms' | 'created_at_ms'>>;
 
-export interface AuditLine {
-  readonly id: number;
-  readonly at_ms: number;
-  readonly email: string;
-  readonly role: string | null;
-  readonly action: string;
-  readonly target: string | null;
-  readonly merchant_id: string | null;
-  readonly outcome: string;
-  readonly address: string;
-  readonly detail: string | null;
-}
+export type AuditLine = Readonly<
+  Pick<AuditLogRow, 'id' | 'at_ms' | 'email' | 'role' | 'action' | 'target' | 'merchant_id' | 'outcome' | 'address' | 'detail'>
+>;
