@@ -191,3 +191,13 @@ export function selectGateway(
   const first = taking[0];
   return { kind: 'refused', refusal: first ? unusable(first)! : { kind: 'no_currency', currency } };
 }
+
+/** A merchant as a list page shows it (the store's merchants.list composes it with the counts). */
+export interface MerchantSummary {
+  readonly merchant_id: string;
+  readonly created_at_ms: number;
+  readonly disabled_at_ms: number | null;
+  readonly application_count: number;
+  readonly frontend_count: number;
+  readonly gateway_count: number;
+}

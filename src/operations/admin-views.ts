@@ -6,7 +6,7 @@
 import type { ConnectorDefinition } from '../connectors/connector.js';
 import type { AuditLogRow, BackofficeUserRow } from '../domain/backoffice-record.js';
 import type { ProcessorEventOutcome, ProcessorEventRow } from '../domain/gateway-record.js';
-import type { MerchantSummary } from '../store/store.js';
+import type { MerchantSummary } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
 import { gatewayAdminDeps, type GatewayView, listGatewayViews, showGateway } from './gateways.js';
 import { PROCESSOR_EVENTS_MAX } from './transaction-views.js';

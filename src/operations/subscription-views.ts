@@ -2,7 +2,7 @@
 // subscriptions and the plans not deleted, and one subscription with its status history, its
 // event notifications and whether its renewals are held (a disabled merchant's).
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
-import type { SubscriptionPlanRow, SubscriptionRow } from '../domain/subscription-record.js';
+import type { SubscriptionChangeRow, SubscriptionPlanRow, SubscriptionRow } from '../domain/subscription-record.js';
 import type { OperationDeps } from './deps.js';
 import { type ShownNotification, shownNotifications } from './notification-views.js';
 
@@ -34,13 +34,7 @@ export async function visibleSubscription(
 
 export interface SubscriptionDetail {
   readonly subscription: SubscriptionRow;
-  readonly changes: readonly {
-    readonly from_status: string;
-    readonly to_status: string;
-    readonly event: string;
-    readonly reason: string;
-    readonly at_ms: number;
-  }[];
+  readonly changes: readonly Pick<SubscriptionChangeRow, 'from_status' | 'to_status' | 'event' | 'reason' | 'at_ms'>[];
   readonly notifications: readonly ShownNotification[];
   /** An active subscription of a disabled merchant: its renewals wait, unchanged, for it to be enabled (docs/subscriptions.md §5.6). */
   readonly renewals_held: boolean;

@@ -22,15 +22,9 @@ export interface MerchantRecord {
   readonly previous_secret_until_ms: number | null;
 }
 
-/** A merchant as a list page shows it (merchants.list). */
-export interface MerchantSummary {
-  readonly merchant_id: string;
-  readonly created_at_ms: number;
-  readonly disabled_at_ms: number | null;
-  readonly application_count: number;
-  readonly frontend_count: number;
-  readonly gateway_count: number;
-}
+import type { MerchantSummary } from '../domain/merchants.js';
+
+export type { MerchantSummary };
 
 export interface NewMerchant {
   readonly merchant_id: string;

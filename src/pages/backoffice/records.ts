@@ -3,6 +3,7 @@
 // domain/ and pages/ only. The few shapes below that are not records (a view an operation
 // composes, a connector's form) are declared here, each saying what it is.
 import type { Viewer } from '../../domain/backoffice-access.js';
+import type { MerchantSummary } from '../../domain/merchants.js';
 import type { AuditLogRow, BackofficeUserRow } from '../../domain/backoffice-record.js';
 import type { ProcessorEventRow } from '../../domain/gateway-record.js';
 import type { NotificationAttemptRow, NotificationRow } from '../../domain/notification-record.js';
@@ -94,15 +95,8 @@ export type PlanShown = Readonly<
   >
 >;
 
-/** A merchant with the counts of its applications, frontends and gateways: a summary the store composes, not a record. */
-export interface MerchantLine {
-  readonly merchant_id: string;
-  readonly created_at_ms: number;
-  readonly disabled_at_ms: number | null;
-  readonly application_count: number;
-  readonly frontend_count: number;
-  readonly gateway_count: number;
-}
+/** A merchant with the counts of its applications, frontends and gateways (the domain's summary). */
+export type MerchantLine = MerchantSummary;
 
 /**
  * A gateway as operations/gateways.ts shows it (not the stored record): its currencies as a list,

@@ -7,6 +7,7 @@ import { iso, money } from './format.js';
 import { csrfField, noticeLine } from './layout.js';
 import { notificationsSection } from './notifications.js';
 import type { NotificationShown, PageParts, PlanShown, SubscriptionShown } from './records.js';
+import type { SubscriptionChangeRow } from '../../domain/subscription-record.js';
 
 export function subscriptionsBody(parts: PageParts, subscriptions: readonly SubscriptionShown[], plans: readonly PlanShown[]): Html {
   const operator = parts.viewer.role === 'operator';
@@ -40,13 +41,7 @@ ${plans.map(
 
 export interface SubscriptionDetailShown {
   readonly subscription: SubscriptionShown;
-  readonly changes: readonly {
-    readonly from_status: string;
-    readonly to_status: string;
-    readonly event: string;
-    readonly reason: string;
-    readonly at_ms: number;
-  }[];
+  readonly changes: readonly Pick<SubscriptionChangeRow, 'from_status' | 'to_status' | 'event' | 'reason' | 'at_ms'>[];
   readonly notifications: readonly NotificationShown[];
   readonly renewals_held: boolean;
 }
