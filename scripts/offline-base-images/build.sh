@@ -28,7 +28,7 @@ if ! docker image inspect "$debian" >/dev/null 2>&1; then
   echo "[standin] debootstrap Debian 12 from $mirror" >&2
   debootstrap --variant=minbase --include=ca-certificates bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
-  tar -C "$work/rootfs" -c . | docker import -q - "$debian" >/dev/null
+  tar -C "$work/rootfs" -c . | docker import - "$debian" >/dev/null
   rm -rf "$work/rootfs"
 fi
 if ! docker image inspect "$node_image" >/dev/null 2>&1; then
