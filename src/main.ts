@@ -23,7 +23,6 @@ import { operatorNotificationRoutes } from './http/routes/operator-notifications
 import { operatorMerchantRoutes } from './http/routes/operator-merchants.js';
 import { createLogger } from './logging.js';
 import { type NotificationWorker, startNotificationWorker } from './notifications/worker.js';
-import type { OperationDeps } from './operations/deps.js';
 import { ConnectorRegistry, starterGateway } from './connectors/registry.js';
 import { ProcessorHttp } from './outbound/processor-http.js';
 import { processorCallbackRoutes } from './http/routes/processor-callbacks.js';
@@ -47,7 +46,7 @@ import { RateLimits } from './http/rate-limits.js';
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
-  readonly deps: OperationDeps;
+  readonly deps: HttpDeps;
   readonly clock: AdjustableClock;
   /** http://host:port actually bound (port 0 in tests picks a free one). */
   readonly url: string;

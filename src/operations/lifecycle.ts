@@ -86,7 +86,7 @@ export async function finish(
    * The answer of the row once `patch` (and the new status) applies, added to the patch as
    * answer_json: the stored answer is written by the same UPDATE as the change it describes.
    */
-  const answering = (status: string, patch: TransactionPatch): TransactionAnswer => {
+  const answering = (status: TransactionStatus, patch: TransactionPatch): TransactionAnswer => {
     const answer = transactionAnswer({ ...row, ...patch, status } as TransactionRow);
     if (store_answer) patch.answer_json = JSON.stringify(answer);
     return answer;

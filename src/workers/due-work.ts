@@ -9,7 +9,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Clock } from '../domain/clock.js';
-import type { TransactionStatus } from '../domain/transaction-state.js';
 import { finish } from '../operations/lifecycle.js';
 import { lookUpAndSettle, notAtProcessor } from '../operations/processor-lookup.js';
 import type { DueActionRow, TransactionRow } from '../domain/transaction-record.js';
@@ -59,16 +58,22 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
       }
       const row = await tx.transactions.lock(action.trace_id);
       if (row && row.status === action.expected_status) {
-        const outcome = await changeStatus(
-          tx,
-          row,
-          {
-            to: action.to_status as TransactionStatus,
-            reason: action.kind === 'challenge_timeout' ? 'challenge timed out' : 'processor reported its result',
-            patch: { error_code: action.error_code, error_details: action.error_details },
-          },
-          now_ms,
-        );
+        // A result or a time-out always names the status it leads to ('' is a look-up's, above);
+        // one that does not is refused like a move the table does not know.
+        const to = action.to_status;
+        const outcome =
+          to === ''
+            ? ({ kind: 'not_allowed' } as const)
+            : await changeStatus(
+                tx,
+                row,
+                {
+                  to,
+                  reason: action.kind === 'challenge_timeout' ? 'challenge timed out' : 'processor reported its result',
+                  patch: { error_code: action.error_code, error_details: action.error_details },
+                },
+                now_ms,
+              );
         if (outcome.kind === 'not_allowed')
           deps.logger.error({ trace_id: row.trace_id, action: action.kind }, 'due action refused by the state machine');
       }
