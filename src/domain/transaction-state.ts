@@ -46,22 +46,6 @@ export type PayoutStatus =
   | 'error';
 export type TransactionStatus = DepositStatus | PayoutStatus;
 
-/** Every status of either table, for reading a status that comes from outside (a query string, a test's read). */
-export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
-  'pending',
-  'requested',
-  'pending_async',
-  'authorized',
-  'in progress',
-  'approved',
-  'declined',
-  'rejected',
-  'chargeback',
-  'reversed',
-  'cancelled',
-  'error',
-];
-
 export function isTransactionStatus(value: string): value is TransactionStatus {
   return (TRANSACTION_STATUSES as readonly string[]).includes(value);
 }
@@ -96,6 +80,15 @@ export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutSt
   cancelled: [],
   error: [],
 };
+
+/**
+ * Every status of either table (their keys: each table is a Record over its status union, so no
+ * status is left out), sorted; for reading a status that comes from outside (a query string, a
+ * test's read) and for the notification schema.
+ */
+export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
+  ...new Set([...Object.keys(DEPOSIT_TRANSITIONS), ...Object.keys(PAYOUT_TRANSITIONS)]),
+].sort() as TransactionStatus[];
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set<TransactionStatus>([
   'approved',

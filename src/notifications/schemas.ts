@@ -7,7 +7,7 @@
 // operations/validation-request.ts) are held to these by the SDK's tests, which check every real
 // message a gateway sends against them with additional properties refused.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { DEPOSIT_TRANSITIONS, PAYOUT_TRANSITIONS } from '../domain/transaction-state.js';
+import { TRANSACTION_STATUSES } from '../domain/transaction-state.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../domain/subscription-state.js';
 
 const literals = (values: readonly string[], description: string) =>
@@ -16,7 +16,6 @@ const literals = (values: readonly string[], description: string) =>
     { description },
   );
 
-const TRANSACTION_STATUSES = [...new Set([...Object.keys(DEPOSIT_TRANSITIONS), ...Object.keys(PAYOUT_TRANSITIONS)])].sort();
 const SUBSCRIPTION_EVENTS = ['subscription.created', ...Object.keys(SUBSCRIPTION_TRANSITIONS)];
 const SIGNATURE = Type.String({
   pattern: '^[0-9a-f]{96}$',
