@@ -9,6 +9,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Environment } from '../domain/environment.js';
 import type { CashierTexts } from '../domain/cashier-texts.js';
 import type { ProcessorResult } from '../domain/processor-result.js';
+import type { DisputeStage } from '../domain/dispute-record.js';
 import type { ProcessorHttp } from '../outbound/processor-http.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
@@ -83,7 +84,49 @@ export interface CardSaleRequest extends ProcessorReference {
    * null for a merchant-initiated charge (nobody is there to send anywhere).
    */
   readonly return_to: { readonly success_url: string; readonly failure_url: string } | null;
+  /**
+   * true: a sale (authorized and captured at once). false: an authorization only (transaction_type
+   * `authorize`, decisions §16): the processor holds the funds until the gateway captures or voids
+   * them; its approval is the transaction's `authorized`. Only sent false to a connector with
+   * `authorizations`.
+   */
+  readonly capture: boolean;
 }
+
+/** What a capture or a void is about: an authorization this gateway made (decisions §16). */
+export interface AuthorizationActionRequest extends ProcessorReference {
+  /** The authorization's id at the processor (its psp_transaction_id). */
+  readonly psp_transaction_id: string;
+  /** What was authorized, in `currency`'s minor units. */
+  readonly authorized_minor: number;
+  readonly currency: string;
+  /**
+   * Sent as the processor's idempotency key: the same action asked again (a replayed request, a
+   * retry after a crash) is one action at the processor.
+   */
+  readonly idempotency_key: string;
+}
+
+export interface CaptureRequest extends AuthorizationActionRequest {
+  /** What to capture, at most authorized_minor; less is a partial capture and the rest is released. */
+  readonly amount_minor: number;
+}
+
+export type VoidRequest = AuthorizationActionRequest;
+
+/** What the processor answered to a capture or a void. */
+export type AuthorizationActionResult =
+  /** Done now: captured (the funds are the merchant's) or voided (the hold is released). */
+  | { readonly kind: 'done'; readonly psp_action_id: string | null }
+  /** Taken, confirmed later by a webhook or a lookup (Checkout.com answers 202). */
+  | { readonly kind: 'accepted'; readonly psp_action_id: string | null }
+  /** Refused by the processor, nothing happened there (the authorization expired, was voided at the processor...). */
+  | { readonly kind: 'refused'; readonly error_code: string; readonly error_details: string }
+  /**
+   * The outcome is unknown (a time-out, a lost connection, an unreadable answer): the processor is
+   * asked (lookup) before anything is decided; asking again with the same idempotency key is safe.
+   */
+  | { readonly kind: 'unknown'; readonly reason: string };
 
 export interface RefundRequest extends ProcessorReference {
   /** The sale's id at the processor (its transaction_id). */
@@ -125,7 +168,7 @@ export interface DirectPayoutRequest extends ProcessorReference {
 
 /** What a lookup asks about: a transaction this gateway sent (or was sending) to the processor. */
 export interface LookupRequest extends ProcessorReference {
-  readonly transaction_type: 'sale' | 'refund' | 'payout';
+  readonly transaction_type: 'sale' | 'authorize' | 'refund' | 'payout';
   /** The processor's id when the gateway recorded one (a later lookup), else null (the answer was lost). */
   readonly psp_transaction_id: string | null;
   /** Refunds: the refunded sale's id at the processor. */
@@ -134,9 +177,32 @@ export interface LookupRequest extends ProcessorReference {
   readonly currency: string;
 }
 
+/**
+ * What the processor knows of a payment beyond its result, reported by a lookup where it can: an
+ * authorization's hold, and the refunds it holds (ours, and any made outside the gateway: a
+ * reversal, decisions §16).
+ */
+export interface PaymentState {
+  /**
+   * An authorization (lookup of transaction_type `authorize` whose result is approved): open
+   * (neither captured nor voided yet), captured (captured_minor of it) or voided. null otherwise.
+   */
+  readonly hold: 'open' | 'captured' | 'voided' | null;
+  readonly captured_minor: number | null;
+  /** Every refund the processor has of this payment; null when the connector cannot tell. */
+  readonly refunds: readonly ProcessorRefund[] | null;
+}
+
+/** A refund the processor holds of a payment; trace_id is ours when the refund was the gateway's (its metadata or reference). */
+export interface ProcessorRefund {
+  readonly psp_refund_id: string;
+  readonly amount_minor: number;
+  readonly trace_id: number | null;
+}
+
 export type LookupResult =
-  /** The processor knows it: its result now (possibly still pending). */
-  | { readonly kind: 'found'; readonly result: ProcessorResult }
+  /** The processor knows it: its result now (possibly still pending), and what else it knows of the payment. */
+  | { readonly kind: 'found'; readonly result: ProcessorResult; readonly payment?: PaymentState }
   /** The processor has no such transaction: it never reached it. */
   | { readonly kind: 'not_found' }
   /** The processor could not be asked now (unreachable, an error of its own): ask again later. */
@@ -202,7 +268,48 @@ export interface WebhookEvent {
   };
   /** The result to apply, or null for an event that changes nothing of ours (pending, informational). */
   readonly result: ProcessorResult | null;
+  /**
+   * What happened to the payment itself (decisions §16), when the event says it: a capture or a
+   * void confirmed, a refund made (by the gateway, or outside it: a reversal), a dispute opened
+   * or moved on. Absent for events that only report a request's result.
+   */
+  readonly payment_event?: PaymentEvent;
 }
+
+/** Where a dispute is, in our terms (domain/dispute-record.ts); each connector maps its processor's stages to these. */
+export { DISPUTE_STAGES, type DisputeStage } from '../domain/dispute-record.js';
+
+/** A dispute (chargeback) as one event of the processor describes it. */
+export interface DisputeFacts {
+  /** The processor's id of the dispute: one payment may have several. */
+  readonly psp_dispute_id: string;
+  readonly stage: DisputeStage;
+  /** Disputed, in `currency`'s minor units; null when this event does not say. */
+  readonly amount_minor: number | null;
+  readonly currency: string | null;
+  /** The processor's reason (its code or words), as it gives it. */
+  readonly reason: string | null;
+  /** When evidence is due at the processor (unix ms), when it says. */
+  readonly evidence_due_at_ms: number | null;
+}
+
+export type PaymentEvent =
+  /** The capture of an authorization, confirmed; amount_minor null when the event does not say. */
+  | { readonly kind: 'captured'; readonly psp_payment_id: string; readonly amount_minor: number | null }
+  /** The void of an authorization, confirmed. */
+  | { readonly kind: 'voided'; readonly psp_payment_id: string }
+  /**
+   * A refund of the payment at the processor. When `match` finds one of the gateway's refunds it
+   * is that refund's result; when it finds none, someone refunded outside the gateway: a reversal.
+   */
+  | {
+      readonly kind: 'refunded';
+      readonly psp_payment_id: string;
+      readonly psp_refund_id: string;
+      readonly amount_minor: number;
+      readonly currency: string;
+    }
+  | { readonly kind: 'dispute'; readonly psp_payment_id: string; readonly dispute: DisputeFacts };
 
 export type WebhookReading =
   | { readonly kind: 'event'; readonly event: WebhookEvent }
@@ -234,6 +341,14 @@ export interface Connector {
     check(data: Readonly<Record<string, string>>): DirectPayoutCheck;
     payout(request: DirectPayoutRequest): Promise<ProcessorResult>;
   };
+  /**
+   * Absent when the connector cannot authorize without capturing: an `authorize` is then refused
+   * like an operation the gateway cannot do (status 15). Present: `sale` takes `capture: false`.
+   */
+  readonly authorizations?: {
+    capture(request: CaptureRequest): Promise<AuthorizationActionResult>;
+    void(request: VoidRequest): Promise<AuthorizationActionResult>;
+  };
   /** Absent when the connector takes no e-wallet deposits; the cashier then offers only cards for pay-ins. */
   walletDeposit?(request: WalletDepositRequest): Promise<ProcessorResult>;
   /**
@@ -259,6 +374,10 @@ export interface Capabilities {
   readonly wallet_deposit: boolean;
   /** Stored-card charges (subscription renewals). */
   readonly merchant_initiated: boolean;
+  /** Authorize now, capture or void later (decisions §16): the connector has `authorizations`. */
+  readonly authorize_capture: boolean;
+  /** Reports disputes (chargebacks) and refunds made outside the gateway (reversals) by webhook. */
+  readonly disputes: boolean;
   /** 3-D Secure, on the gateway's own page (sandbox) or the processor's. */
   readonly three_d_secure: boolean;
   readonly webhooks: boolean;

@@ -28,6 +28,11 @@ export type ProcessorResult =
       readonly charge_currency: string;
       readonly error_code: string;
       readonly error_details: string;
+      /**
+       * The sandbox only (CVV 259, decisions §16): the simulated issuer opens a chargeback of the
+       * whole amount this long after the approval; the gateway keeps it as due work.
+       */
+      readonly chargeback_after_ms?: number;
     }
   | {
       readonly kind: 'rejected';

@@ -2,7 +2,7 @@
 // one place that writes a status change is transitions/transaction.ts (changeStatus), which
 // checks every change against these tables.
 //
-// Deposits (sale, refund, authorize), spec §3.1:
+// Deposits (sale, refund), spec §3.1:
 //
 //   from            | to
 //   ----------------+-------------------------------------------------------------
@@ -10,6 +10,18 @@
 //   pending_async   | approved, declined, rejected, cancelled, error
 //   authorized      | approved, rejected, cancelled, error
 //   approved        | chargeback, reversed, cancelled
+//   declined, rejected, error, chargeback, reversed, cancelled: final
+//
+// Authorizations (transaction_type authorize, decisions §16): the processor's approval is
+// `authorized` (funds held), the capture `approved`, the void (by the merchant, an agent or the
+// expiry) `cancelled`; a captured authorization then lives like a sale:
+//
+//   from            | to
+//   ----------------+-------------------------------------------------------------
+//   pending         | pending_async, authorized, declined, rejected, error
+//   pending_async   | authorized, declined, rejected, cancelled, error
+//   authorized      | approved (captured), cancelled (voided), rejected, error
+//   approved        | chargeback, reversed
 //   declined, rejected, error, chargeback, reversed, cancelled: final
 //
 // Payouts, spec §3.1 (requested waits for an operator when the gateway holds payouts):
@@ -26,8 +38,8 @@
 //
 // Every transaction is born `pending` (the idempotency reservation) before its processor is asked.
 
-/** What a transaction is (spec §4): a deposit (a sale, or a refund of one) or a payout. */
-export const TRANSACTION_TYPES = ['sale', 'refund', 'payout'] as const;
+/** What a transaction is (spec §4): a deposit (a sale, an authorization, or a refund of either) or a payout. */
+export const TRANSACTION_TYPES = ['sale', 'authorize', 'refund', 'payout'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 export type DepositStatus =
@@ -81,6 +93,35 @@ export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutSt
   error: [],
 };
 
+export const AUTHORIZE_TRANSITIONS: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
+  pending: ['pending_async', 'authorized', 'declined', 'rejected', 'error'],
+  pending_async: ['authorized', 'declined', 'rejected', 'cancelled', 'error'],
+  authorized: ['approved', 'cancelled', 'rejected', 'error'],
+  approved: ['chargeback', 'reversed'],
+  declined: [],
+  rejected: [],
+  error: [],
+  chargeback: [],
+  reversed: [],
+  cancelled: [],
+};
+
+/**
+ * The status a processor's final result gives a transaction: its approval is `authorized` for an
+ * authorization (the funds are held, not taken) and `approved` for everything else. Every path
+ * that applies a processor's result (its answer, a webhook, a lookup, a challenge, due work)
+ * goes through here; the tables refuse an authorization moved straight to `approved`.
+ */
+export function statusForResult(transaction_type: TransactionType, result: 'approved' | 'rejected' | 'error'): TransactionStatus {
+  if (result === 'approved') return transaction_type === 'authorize' ? 'authorized' : 'approved';
+  return result;
+}
+
+/** A payment that took money: a sale, or an authorization once captured (refunds, chargebacks and reversals apply to these). */
+export function isPayment(transaction_type: TransactionType): boolean {
+  return transaction_type === 'sale' || transaction_type === 'authorize';
+}
+
 /**
  * Every status of either table (their keys: each table is a Record over its status union, so no
  * status is left out), sorted; for reading a status that comes from outside (a query string, a
@@ -105,7 +146,8 @@ export const REFUND_RELEASING: ReadonlySet<string> = new Set<TransactionStatus>(
 
 /** Takes any text, so that it also guards a status read from outside: an unknown one is never allowed. */
 export function isTransitionAllowed(transaction_type: string, from: string, to: string): boolean {
-  const table: Readonly<Record<string, readonly string[]>> = transaction_type === 'payout' ? PAYOUT_TRANSITIONS : DEPOSIT_TRANSITIONS;
+  const table: Readonly<Record<string, readonly string[]>> =
+    transaction_type === 'payout' ? PAYOUT_TRANSITIONS : transaction_type === 'authorize' ? AUTHORIZE_TRANSITIONS : DEPOSIT_TRANSITIONS;
   // Own keys only: a status named like an Object.prototype member ("constructor") is unknown, not a crash.
   return Object.prototype.hasOwnProperty.call(table, from) && table[from]!.includes(to);
 }

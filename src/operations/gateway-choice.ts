@@ -21,13 +21,14 @@ export type GatewayRouting =
   | { readonly kind: 'refused'; readonly refusal: GatewayRefusal };
 
 /** The capabilities a request may need beyond a card sale and a refund, which every connector has. */
-export type NeededCapability = Exclude<keyof Capabilities, 'card_sale' | 'refund' | 'webhooks' | 'three_d_secure'>;
+export type NeededCapability = Exclude<keyof Capabilities, 'card_sale' | 'refund' | 'webhooks' | 'three_d_secure' | 'disputes'>;
 
 const CAPABILITY_WORDS: Readonly<Record<NeededCapability, string>> = {
   card_payout: 'card payouts',
   direct_payout: 'direct payouts',
   wallet_deposit: 'e-wallet deposits',
   merchant_initiated: 'stored-card charges',
+  authorize_capture: 'authorizations',
 };
 
 /** What routing looks at: the amount and the card when known (undefined: not known yet; null card: none). */

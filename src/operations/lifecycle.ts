@@ -10,7 +10,7 @@
 //   of a payment from this one module.)
 import { createHash, randomBytes } from 'node:crypto';
 import type { TransactionRow } from '../domain/transaction-record.js';
-import type { TransactionStatus } from '../domain/transaction-state.js';
+import { statusForResult, type TransactionStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { Config } from '../config.js';
 import type { Connector, ProcessorResult } from '../connectors/connector.js';
@@ -33,12 +33,6 @@ export {
 export function challengeTokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
-
-const STATUS_FOR_RESULT: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = {
-  approved: 'approved',
-  rejected: 'rejected',
-  error: 'error',
-};
 
 export interface FinishOptions {
   /**
@@ -164,7 +158,7 @@ export async function finish(
       patch.charge_amount_minor = result.charge_amount_minor;
       patch.charge_currency = result.charge_currency;
     }
-    const to = STATUS_FOR_RESULT[result.kind];
+    const to = statusForResult(row.transaction_type, result.kind);
     const answer = answering(to, patch);
     const changed = await changeStatus(tx, row, { to, reason: 'processor answered', patch }, now_ms);
     if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, to, base, store_answer);
@@ -233,7 +227,7 @@ export async function cascadeTo(
       tx,
       row,
       {
-        to: STATUS_FOR_RESULT[result.kind],
+        to: statusForResult(row.transaction_type, result.kind),
         reason: `processor answered; tried again on gateway ${next.gateway_id} (cascade)`,
         patch,
         notify: false,

@@ -43,6 +43,8 @@ export interface SaleInput {
   readonly mit_retry: boolean;
   /** Set by the hosted cashier: the session the sale is made in (docs/cashier.md). */
   readonly cashier?: CashierLink;
+  /** `authorize`: the processor holds the funds until a capture or a void (decisions §16); absent: a sale. */
+  readonly transaction_type?: 'sale' | 'authorize';
 }
 
 /** The columns that tie a transaction to the cashier session it was made in. */
@@ -55,12 +57,13 @@ export type SaleOutcome =
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
 export async function processSale(deps: OperationDeps, input: SaleInput): Promise<SaleOutcome> {
+  const transaction_type = input.transaction_type ?? 'sale';
   const routing = await routePayment(
     deps,
     input.merchant,
     { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
     input.gateway,
-    input.initiated_by === 'merchant' ? 'merchant_initiated' : null,
+    transaction_type === 'authorize' ? 'authorize_capture' : input.initiated_by === 'merchant' ? 'merchant_initiated' : null,
   );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   const { gateway, connector } = routing;
@@ -72,7 +75,7 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     requestRow(
       input,
       {
-        transaction_type: 'sale',
+        transaction_type,
         gateway_id: gateway.gateway_id,
         payment_processor: connector.name,
         payment_method: 'card',
@@ -105,6 +108,7 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
       initiated_by: input.initiated_by,
       mit_retry: input.mit_retry,
       return_to: input.return_url === null ? null : processorReturnUrls(deps, row.trace_id),
+      capture: transaction_type === 'sale',
     });
     const next = row.cascade_level < deps.config.limits.cascade_max_retries && cascadable(result) ? nextUsable(deps, next_gateways) : null;
     if (next) {

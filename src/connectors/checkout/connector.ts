@@ -234,6 +234,8 @@ export const checkoutDefinition: ConnectorDefinition = {
     direct_payout: false,
     wallet_deposit: false,
     merchant_initiated: true,
+    authorize_capture: false,
+    disputes: false,
     three_d_secure: true,
     webhooks: true,
   },

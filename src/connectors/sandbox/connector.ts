@@ -312,6 +312,8 @@ export const sandboxDefinition: ConnectorDefinition = {
     direct_payout: true,
     wallet_deposit: true,
     merchant_initiated: true,
+    authorize_capture: false,
+    disputes: false,
     three_d_secure: true,
     webhooks: false,
   },

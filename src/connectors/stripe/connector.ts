@@ -200,6 +200,8 @@ export const stripeDefinition: ConnectorDefinition = {
     direct_payout: false,
     wallet_deposit: false,
     merchant_initiated: true,
+    authorize_capture: false,
+    disputes: false,
     three_d_secure: true,
     webhooks: true,
   },
