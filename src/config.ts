@@ -125,6 +125,11 @@ export interface Schedules {
   readonly notify_concurrency: number;
   /** How often the subscription billing worker looks for due subscriptions (issue 6). */
   readonly billing_poll_ms: number;
+  /**
+   * PAYGATE_AUTHORIZATION_TTL_HOURS (decisions §16, default 168): an authorization neither captured
+   * nor voided this long after it was made is voided by the gateway.
+   */
+  readonly authorization_ttl_seconds: number;
   /** How long one instance holds a subscription it is charging (gateway-clock time). */
   readonly billing_lease_seconds: number;
   /** Subscriptions charged at the same time by one instance. */
@@ -301,6 +306,8 @@ export function loadConfig(env: Env = process.env): Config {
       notify_concurrency: intVar(env, 'PAYGATE_NOTIFY_CONCURRENCY', 32, 1, 256),
       billing_poll_ms: intVar(env, 'PAYGATE_BILLING_POLL_MS', 1_000, 10, 60_000),
       billing_lease_seconds: 300,
+      // Whole hours, up to 30 days: card schemes release an authorization's hold within days anyway.
+      authorization_ttl_seconds: intVar(env, 'PAYGATE_AUTHORIZATION_TTL_HOURS', 168, 1, 30 * 24) * 3600,
       billing_concurrency: intVar(env, 'PAYGATE_BILLING_CONCURRENCY', 8, 1, 64),
     },
   };

@@ -18,6 +18,7 @@ import { directRoute } from './http/routes/direct.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
 import { processRoute } from './http/routes/process.js';
+import { captureRoute, voidRoute } from './http/routes/authorizations.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
 import { operatorNotificationRoutes } from './http/routes/operator-notifications.js';
 import { operatorMerchantRoutes } from './http/routes/operator-merchants.js';
@@ -172,7 +173,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
   if (primary && config.environment === 'live') await reportUnusableMerchants(deps);
 
-  const routes: RouteDef[] = [processRoute(), tokenizeRoute(), transactionStatusRoute()];
+  const routes: RouteDef[] = [processRoute(), captureRoute(), voidRoute(), tokenizeRoute(), transactionStatusRoute()];
   // The sandbox's 3-D Secure and e-wallet pages and its clock: only where the sandbox connector may run (sandbox mode).
   if (connectors.runsHere('sandbox')) routes.push(...sandboxRoutes(deps, clock));
   routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps), ...operatorRoutingRoutes(deps));

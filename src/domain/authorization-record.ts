@@ -18,8 +18,12 @@ export type AuthorizationActionKind = 'capture' | 'void';
  */
 export type AuthorizationActionState = 'requested' | 'accepted' | 'done';
 
-/** Who asked: the merchant's API call, an agent in the back office, or the gateway at the authorization's expiry. */
-export type AuthorizationActionOrigin = 'merchant' | 'agent' | 'expiry';
+/**
+ * Who asked: the merchant's API call, an agent in the back office, the gateway at the
+ * authorization's expiry, or nobody here (the processor reported a capture or void made outside
+ * the gateway, in its own dashboard).
+ */
+export type AuthorizationActionOrigin = 'merchant' | 'agent' | 'expiry' | 'processor';
 
 export type AuthorizationActionRow = {
   /** The authorization's trace_id. */

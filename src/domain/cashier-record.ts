@@ -45,6 +45,11 @@ export type CashierSessionRow = {
   notification_url: string;
   validation_url: string | null;
   variables_json: string | null;
+  /**
+   * init-checkout's transaction_type (migration 0018): `authorize` makes the order's card payment
+   * an authorization, captured later (decisions §16); `sale` otherwise.
+   */
+  transaction_type: 'sale' | 'authorize';
   /** Orders only: pending, authorized, approved, rejected (spec §3.3). */
   order_status: OrderStatus | null;
   /** The session (and its order) lives until then: 15 minutes after it was opened. */

@@ -90,10 +90,11 @@ export type StatusChangeRow = {
 
 /**
  * Work the gateway does later on a transaction: apply a result the processor will produce by
- * itself (processor_result), end a challenge nobody answered (challenge_timeout), or ask the
- * processor what became of it (processor_lookup).
+ * itself (processor_result), end a challenge nobody answered (challenge_timeout), ask the
+ * processor what became of it (processor_lookup), or open the chargeback the sandbox's simulated
+ * issuer files after an approval (sandbox_chargeback, CVV 259: decisions §16).
  */
-export type DueActionKind = 'processor_result' | 'challenge_timeout' | 'processor_lookup';
+export type DueActionKind = 'processor_result' | 'challenge_timeout' | 'processor_lookup' | 'sandbox_chargeback';
 
 export type DueActionRow = {
   id: number;

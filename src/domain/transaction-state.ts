@@ -122,6 +122,12 @@ export function isPayment(transaction_type: TransactionType): boolean {
   return transaction_type === 'sale' || transaction_type === 'authorize';
 }
 
+/** A card kept for later charges is named once its payment holds the money: an approved sale, an authorization authorized or captured. */
+export function cardTokenShown(row: { readonly transaction_type: TransactionType; readonly status: TransactionStatus }): boolean {
+  if (row.transaction_type === 'sale') return row.status === 'approved';
+  return row.transaction_type === 'authorize' && (row.status === 'authorized' || row.status === 'approved');
+}
+
 /**
  * Every status of either table (their keys: each table is a Record over its status union, so no
  * status is left out), sorted; for reading a status that comes from outside (a query string, a

@@ -54,6 +54,8 @@ export const Status = {
   SUBSCRIPTION_ENDED: 35,
   /** v1.3: the customer already has an active subscription to this price with this card, made by a request with other details. */
   DUPLICATE_SUBSCRIPTION: 36,
+  /** A capture or void refused (decisions §16): not an authorized authorization, an amount above it, another action first, or the processor refused. */
+  AUTHORIZATION_REFUSED: 37,
   INTERNAL_ERROR: -1,
 } as const;
 

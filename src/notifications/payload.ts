@@ -3,6 +3,7 @@
 // status changes and stored; the sender only adds the signature, so every resend is identical.
 // The operator's test notification has the same fields for no transaction, marked as a test.
 import type { TransactionRow } from '../domain/transaction-record.js';
+import { cardTokenShown } from '../domain/transaction-state.js';
 
 export type NotificationPayload = Record<string, string | number | null>;
 
@@ -36,7 +37,7 @@ export function buildNotificationPayload(row: TransactionRow, timestamp: number)
   if (row.card_masked) payload.card_number = row.card_masked;
   if (row.card_brand) payload.card_type = row.card_brand;
   if (row.card_exp) payload.card_exp = row.card_exp;
-  if (row.card_token && row.status === 'approved' && row.transaction_type === 'sale') payload.card_token = row.card_token;
+  if (row.card_token && cardTokenShown(row)) payload.card_token = row.card_token;
   // Cashier transactions carry the session's auth_token (spec §6.2).
   if (row.cashier_auth_token) payload.auth_token = row.cashier_auth_token;
   if (row.error_code !== null) payload.error_code = row.error_code;

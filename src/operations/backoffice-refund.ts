@@ -5,6 +5,7 @@
 // (a double click, a reload) replays the first refund instead of making a second.
 // refundInBackOffice is the back office's one call: the refund, its audit line and, when the page
 // is drawn again, the transaction's detail.
+import { isPayment } from '../domain/transaction-state.js';
 import { money } from '../domain/backoffice-format.js';
 import { type Actor, recordAudit } from './audit.js';
 import type { OperationDeps } from './deps.js';
@@ -31,7 +32,8 @@ export async function refundFromBackOffice(
     const answer = await answerForExisting(deps, existing, request_fingerprint);
     return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;
   }
-  if (sale.transaction_type !== 'sale') return { kind: 'refused', reason: 'not_a_sale' };
+  // A sale, or an authorization once captured (decisions §16): both took the money.
+  if (!isPayment(sale.transaction_type)) return { kind: 'refused', reason: 'not_a_sale' };
   if (sale.status !== 'approved') return { kind: 'refused', reason: 'not_approved' };
   const merchant = await deps.merchants.find(sale.merchant_id);
   if (merchant === null) return { kind: 'merchant_not_found' };

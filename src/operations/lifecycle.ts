@@ -10,7 +10,7 @@
 //   of a payment from this one module.)
 import { createHash, randomBytes } from 'node:crypto';
 import type { TransactionRow } from '../domain/transaction-record.js';
-import { statusForResult, type TransactionStatus } from '../domain/transaction-state.js';
+import { cardTokenShown, statusForResult, type TransactionStatus } from '../domain/transaction-state.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { Config } from '../config.js';
 import type { Connector, ProcessorResult } from '../connectors/connector.js';
@@ -106,7 +106,7 @@ export async function finish(
           kind: 'processor_result',
           due_at_ms: now_ms + result.later.after_ms,
           expected_status: row.status,
-          to_status: result.later.to,
+          to_status: statusForResult(row.transaction_type, result.later.to),
           error_code: result.later.error_code,
           error_details: result.later.error_details,
         });
@@ -134,7 +134,7 @@ export async function finish(
         kind: 'challenge_timeout',
         due_at_ms: now_ms + result.later.after_ms,
         expected_status: 'pending_async',
-        to_status: result.later.to,
+        to_status: statusForResult(row.transaction_type, result.later.to),
         error_code: result.later.error_code,
         error_details: result.later.error_details,
       });
@@ -162,6 +162,18 @@ export async function finish(
     const answer = answering(to, patch);
     const changed = await changeStatus(tx, row, { to, reason: 'processor answered', patch }, now_ms);
     if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, to, base, store_answer);
+    if (result.kind === 'approved' && result.chargeback_after_ms !== undefined) {
+      // The sandbox's simulated issuer disputes this payment later (CVV 259, decisions §16).
+      await tx.transactions.insertDueAction({
+        trace_id: row.trace_id,
+        kind: 'sandbox_chargeback',
+        due_at_ms: now_ms + result.chargeback_after_ms,
+        expected_status: to,
+        to_status: 'chargeback',
+        error_code: null,
+        error_details: null,
+      });
+    }
     return answer;
   });
 }
@@ -287,7 +299,7 @@ async function answerOfCurrent(
   // Only when the row reached the outcome this request got: a late answer never dresses up a
   // transaction that ended otherwise.
   if (current.status === outcome) {
-    if (known.card_token && current.card_token === null && current.status === 'approved') patch.card_token = known.card_token;
+    if (known.card_token && current.card_token === null && cardTokenShown(current)) patch.card_token = known.card_token;
     if (known.psp_transaction_id && current.psp_transaction_id === null) patch.psp_transaction_id = known.psp_transaction_id;
   }
   if (!store_answer || (Object.keys(patch).length === 0 && current.answer_json !== null)) {

@@ -6,12 +6,14 @@
 // transaction already has changes nothing and notifies nothing: a sale answered approved is not
 // notified again when the processor's webhooks confirm it.
 import type { WebhookEvent } from '../connectors/connector.js';
-import { FINAL_STATUSES, isTransitionAllowed, type TransactionStatus } from '../domain/transaction-state.js';
+import { FINAL_STATUSES, isPayment, isTransitionAllowed, statusForResult } from '../domain/transaction-state.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { UnitOfWork, TransactionPatch } from '../store/store.js';
 import { changeStatus } from '../transitions/transaction.js';
 import type { OperationDeps } from './deps.js';
 import { transactionAnswer } from './lifecycle.js';
+import { completeAction } from './authorization.js';
+import { applyDispute, applyOutsideRefund } from './payment-events.js';
 
 export type WebhookOutcome =
   /** No such gateway, or its connector takes no webhooks: HTTP 404. */
@@ -26,12 +28,6 @@ export type WebhookOutcome =
     };
 
 class ReplayedEvent extends Error {}
-
-const RESULT_STATUS: Readonly<Record<'approved' | 'rejected' | 'error', TransactionStatus>> = {
-  approved: 'approved',
-  rejected: 'rejected',
-  error: 'error',
-};
 
 export async function receiveWebhook(
   deps: OperationDeps,
@@ -56,14 +52,14 @@ export async function receiveWebhook(
     return { kind: 'accepted', outcome: 'ignored', trace_id: null };
   }
   const event = reading.event;
-  const matched = await matchTransaction(deps, gateway_id, event);
+  const matched = (await matchTransaction(deps, gateway_id, event)) ?? (await paymentOfEvent(deps, gateway_id, event));
   // Only an event that decides something has a request to wait for (payment_intent.created... do not).
   const row = event.result !== null ? await afterItsRequest(deps, matched) : matched;
   const now_ms = deps.clock.now_ms();
   try {
     const outcome = await deps.store.transaction(async (tx) => {
       const locked = row ? await tx.transactions.lock(row.trace_id) : null;
-      const applied = locked ? await apply(tx, locked, event, now_ms) : 'unmatched';
+      const applied = locked ? await apply(tx, locked, event, gateway_id, now_ms, deps.logger) : 'unmatched';
       const recorded = await tx.merchants.insertProcessorEvent({
         gateway_id,
         event_id: event.event_id,
@@ -84,6 +80,7 @@ export async function receiveWebhook(
     if (
       outcome === 'unchanged' &&
       row &&
+      row.transaction_type !== 'authorize' &&
       (reported === 'approved' || reported === 'rejected') &&
       FINAL_STATUSES.has(row.status) &&
       row.status !== reported
@@ -147,15 +144,80 @@ async function matchTransaction(deps: OperationDeps, gateway_id: string, event: 
   return null;
 }
 
+/**
+ * The payment an event about the payment itself is about, when `match` found none of our
+ * transactions: a refund made outside the gateway names the payment, not a refund of ours.
+ */
+async function paymentOfEvent(deps: OperationDeps, gateway_id: string, event: WebhookEvent): Promise<TransactionRow | null> {
+  const psp_payment_id = event.payment_event?.psp_payment_id;
+  if (psp_payment_id === undefined) return null;
+  const row = await deps.store.transactions.findByPspId(gateway_id, psp_payment_id);
+  return row && row.gateway_id === gateway_id && isPayment(row.transaction_type) ? row : null;
+}
+
+/**
+ * What an event about the payment itself does (decisions §16), or null when it is only the
+ * result of a request of ours and the result applies as usual: a capture or void confirmed on an
+ * authorization, a refund nobody asked the gateway for (a reversal, or a recorded refund), a
+ * dispute (chargeback).
+ */
+async function applyPaymentEvent(
+  tx: UnitOfWork,
+  row: TransactionRow,
+  event: WebhookEvent,
+  gateway_id: string,
+  now_ms: number,
+  logger: OperationDeps['logger'],
+): Promise<'applied' | 'unchanged' | null> {
+  const payment_event = event.payment_event;
+  if (!payment_event) return null;
+  const source = `processor webhook ${event.event_type}`;
+  switch (payment_event.kind) {
+    case 'captured':
+    case 'voided': {
+      if (row.transaction_type !== 'authorize') return null;
+      const action = await tx.authorizations.getAction(row.trace_id);
+      const captured_minor = payment_event.kind === 'voided' ? null : (payment_event.amount_minor ?? action?.amount_minor ?? row.amount_minor);
+      return completeAction(tx, row, action, captured_minor, null, source, now_ms);
+    }
+    case 'refunded': {
+      // One of the gateway's own refunds: its result applies as usual.
+      if (row.transaction_type === 'refund' || !isPayment(row.transaction_type)) return null;
+      if (payment_event.currency !== row.currency) {
+        logger.error({ trace_id: row.trace_id, event_type: event.event_type }, 'processor refund in another currency than the payment; left to the operator');
+        return 'unchanged';
+      }
+      const outcome = await applyOutsideRefund(tx, row, { psp_refund_id: payment_event.psp_refund_id, amount_minor: payment_event.amount_minor, source }, now_ms);
+      if (outcome === 'exceeds') {
+        logger.error(
+          { trace_id: row.trace_id, psp_refund_id: payment_event.psp_refund_id, amount_minor: payment_event.amount_minor },
+          'processor refund made outside the gateway exceeds what remains refundable; left to the operator',
+        );
+        return 'unchanged';
+      }
+      return outcome === 'unchanged' ? 'unchanged' : 'applied';
+    }
+    case 'dispute': {
+      if (!isPayment(row.transaction_type)) return 'unchanged';
+      const outcome = await applyDispute(tx, row, { gateway_id, ...payment_event.dispute }, source, now_ms);
+      return outcome === 'unchanged' ? 'unchanged' : 'applied';
+    }
+  }
+}
+
 async function apply(
   tx: UnitOfWork,
   row: TransactionRow,
   event: WebhookEvent,
+  gateway_id: string,
   now_ms: number,
+  logger: OperationDeps['logger'],
 ): Promise<'applied' | 'unchanged' | 'ignored'> {
+  const by_payment_event = await applyPaymentEvent(tx, row, event, gateway_id, now_ms, logger);
+  if (by_payment_event !== null) return by_payment_event;
   const result = event.result;
   if (result === null || (result.kind !== 'approved' && result.kind !== 'rejected' && result.kind !== 'error')) return 'ignored';
-  const to = RESULT_STATUS[result.kind];
+  const to = statusForResult(row.transaction_type, result.kind);
   if (row.status === to || !isTransitionAllowed(row.transaction_type, row.status, to)) return 'unchanged';
   const patch: TransactionPatch = {
     psp_transaction_id: row.psp_transaction_id ?? result.psp_transaction_id,

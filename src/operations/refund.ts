@@ -1,6 +1,7 @@
 // A refund (spec §4.1 variant C). The original must be an approved sale of the same merchant
 // in the same currency; the sale's refund reservation (a conditional update under the sale's
 // row lock, backed by a CHECK constraint) keeps approved and in-flight refunds within its amount.
+import { isPayment } from '../domain/transaction-state.js';
 import { type CardData, formatExpiry } from '../domain/cards.js';
 import type { Merchant } from '../domain/merchants.js';
 import type { OperationDeps } from './deps.js';
@@ -46,7 +47,8 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   }
   const sale = await deps.store.transactions.get(input.reference_id);
   if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
-  if (sale.transaction_type !== 'sale') return { kind: 'refused', reason: 'not_a_sale' };
+  // A sale, or an authorization once captured (decisions §16): both took the money.
+  if (!isPayment(sale.transaction_type)) return { kind: 'refused', reason: 'not_a_sale' };
   if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
   if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
   if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };

@@ -4,6 +4,7 @@
 // is what finish stores and a replay repeats. Apart from finish (which uses only the answer) to
 // keep each file small; lifecycle.ts re-exports it all.
 import type { TransactionRow } from '../domain/transaction-record.js';
+import { cardTokenShown } from '../domain/transaction-state.js';
 import type { NewTransactionRow } from '../store/schema.js';
 import type { UnitOfWork } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
@@ -119,6 +120,6 @@ export function transactionAnswer(row: TransactionRow): TransactionAnswer {
     answer.redirect_url = row.status === 'pending_async' ? row.redirect_url : null;
   }
   if (row.transaction_type === 'payout' && row.payment_method !== 'card') answer.payment_method = row.payment_method;
-  if (row.transaction_type === 'sale' && row.status === 'approved' && row.card_token) answer.card_token = row.card_token;
+  if (row.card_token && cardTokenShown(row)) answer.card_token = row.card_token;
   return answer;
 }

@@ -12,9 +12,13 @@ import type { GatewayRow, ProcessorEventRow, RoutingRuleRow } from '../domain/ga
 import type { NotificationAttemptRow, NotificationRow } from '../domain/notification-record.js';
 import type { SubscriptionChangeRow, SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow } from '../domain/subscription-record.js';
 import type { DueActionRow, StatusChangeRow, TransactionRow } from '../domain/transaction-record.js';
+import type { AuthorizationActionRow } from '../domain/authorization-record.js';
+import type { DisputeRow } from '../domain/dispute-record.js';
 
 export type {
   AuditLogRow,
+  AuthorizationActionRow,
+  DisputeRow,
   BackofficeUserRow,
   CardVaultRow,
   CashierCustomerRow,
@@ -120,11 +124,13 @@ export type SubscriptionPlanTable = Table<SubscriptionPlanRow>;
 export type SubscriptionPriceTable = Table<SubscriptionPriceRow>;
 export type SubscriptionTable = Table<SubscriptionRow>;
 export type SubscriptionChangeTable = Table<SubscriptionChangeRow, 'id'>;
-export type CashierSessionTable = Table<CashierSessionRow>;
+export type CashierSessionTable = Table<CashierSessionRow, 'transaction_type'>;
 export type CashierTokenTable = Table<CashierTokenRow>;
 export type CashierCustomerTable = Table<CashierCustomerRow>;
 export type BackofficeUserTable = Table<BackofficeUserRow>;
 export type AuditLogTable = Table<AuditLogRow, 'id'>;
+export type AuthorizationActionTable = Table<AuthorizationActionRow, 'attempts'>;
+export type DisputeTable = Table<DisputeRow>;
 
 export interface Database {
   merchants: MerchantTable;
@@ -153,6 +159,8 @@ export interface Database {
   backoffice_sign_in_failures: BackofficeSignInFailureTable;
   backoffice_sign_in_locks: BackofficeSignInLockTable;
   audit_log: AuditLogTable;
+  authorization_actions: AuthorizationActionTable;
+  disputes: DisputeTable;
 }
 
 export type NewTransactionRow = Insertable<TransactionTable>;

@@ -13,7 +13,9 @@ import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
 import { type Autocommit, type DirectRoute, SqlContext } from './sql/context.js';
 import { commitsInGroups } from './sql/dialect.js';
+import { SqlAuthorizationStore } from './sql/authorizations.js';
 import { SqlBackOfficeStore } from './sql/backoffice.js';
+import { SqlDisputeStore } from './sql/disputes.js';
 import { SqlCardStore } from './sql/cards.js';
 import { SqlCashierStore } from './sql/cashier.js';
 import { SqlMerchantStore } from './sql/merchants.js';
@@ -43,6 +45,8 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly cashier: SqlCashierStore;
   readonly backoffice: SqlBackOfficeStore;
   readonly sandboxClock: SqlSandboxClockStore;
+  readonly authorizations: SqlAuthorizationStore;
+  readonly disputes: SqlDisputeStore;
 
   constructor(ctx: SqlContext) {
     this.merchants = new SqlMerchantStore(ctx);
@@ -53,6 +57,8 @@ class SqlUnitOfWork implements UnitOfWork {
     this.cashier = new SqlCashierStore(ctx);
     this.backoffice = new SqlBackOfficeStore(ctx.db);
     this.sandboxClock = new SqlSandboxClockStore(ctx);
+    this.authorizations = new SqlAuthorizationStore(ctx);
+    this.disputes = new SqlDisputeStore(ctx);
   }
 }
 
@@ -83,6 +89,8 @@ export class SqlStore implements Store {
   readonly cashier: UnitOfWork['cashier'];
   readonly backoffice: UnitOfWork['backoffice'];
   readonly sandboxClock: UnitOfWork['sandboxClock'];
+  readonly authorizations: UnitOfWork['authorizations'];
+  readonly disputes: UnitOfWork['disputes'];
   private readonly signal = new NotificationSignal();
   /** The hot statements' SQL text (sql-text.ts), shared by the store and its transactions. */
   private readonly text: SqlText;
@@ -116,6 +124,8 @@ export class SqlStore implements Store {
     this.cashier = uow.cashier;
     this.backoffice = uow.backoffice;
     this.sandboxClock = uow.sandboxClock;
+    this.authorizations = uow.authorizations;
+    this.disputes = uow.disputes;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

@@ -2,7 +2,9 @@
 // *-store.ts files beside this one) composed as a unit of work, and the store-level operations.
 // Two databases sit behind it (SQLite and PostgreSQL), both through the Kysely modules of sql/
 // composed in sql-store.ts; nothing outside store/ writes SQL.
+import type { AuthorizationStore } from './authorization-store.js';
 import type { BackOfficeStore } from './backoffice-store.js';
+import type { DisputeStore } from './dispute-store.js';
 import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
 import type { MerchantStore } from './merchant-store.js';
@@ -16,6 +18,8 @@ export type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from 
 export type { TransactionPatch } from './transaction-store.js';
 export type { LeaseTimes } from './notification-store.js';
 export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './subscription-store.js';
+export type { AuthorizationActionPatch, NewAuthorizationAction } from './authorization-store.js';
+export type { DisputeFilter, DisputePatch } from './dispute-store.js';
 export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -46,6 +50,10 @@ export interface UnitOfWork {
   /** The back office's users, sessions, sign-in failures and audit log (store/backoffice-store.ts). */
   readonly backoffice: BackOfficeStore;
   readonly sandboxClock: SandboxClockStore;
+  /** The capture or void of each authorization, and the authorizations the expiry voids (decisions §16). */
+  readonly authorizations: AuthorizationStore;
+  /** Disputes (chargebacks) of payments, as their processors reported them. */
+  readonly disputes: DisputeStore;
 }
 
 export interface Store extends UnitOfWork {

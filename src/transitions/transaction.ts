@@ -22,6 +22,11 @@ export interface StatusChange {
    * cascadeTo): the merchant is notified of the attempt that ends the order, not of each failure.
    */
   readonly notify?: boolean;
+  /**
+   * The amount the notification names when it is not the transaction's: a chargeback of part of
+   * a payment notifies the disputed amount (decisions §16); charge_amount follows in proportion.
+   */
+  readonly notified_amount_minor?: number;
 }
 
 export type StatusChangeOutcome =
@@ -46,7 +51,7 @@ export async function changeStatus(
     updated.notification_url && change.notify !== false
       ? newNotificationRow(
           { trace_id: row.trace_id, merchant_id: row.merchant_id, url: updated.notification_url },
-          buildNotificationPayload(updated, Math.floor(now_ms / 1000)),
+          buildNotificationPayload(notified(updated, change.notified_amount_minor), Math.floor(now_ms / 1000)),
           now_ms,
         )
       : null;
@@ -59,4 +64,12 @@ export async function changeStatus(
   // A transaction made in a cashier order moves the order along, in this same database transaction.
   if (updated.cashier_session_id) await orderFollowsTransaction(tx, updated, now_ms);
   return { kind: 'changed', row: updated };
+}
+
+/** The row as its notification describes it: with another amount when the change names one. */
+function notified(row: TransactionRow, amount_minor: number | undefined): TransactionRow {
+  if (amount_minor === undefined || amount_minor === row.amount_minor) return row;
+  const charge_amount_minor =
+    row.charge_currency === row.currency ? amount_minor : Math.round((row.charge_amount_minor * amount_minor) / row.amount_minor);
+  return { ...row, amount_minor, charge_amount_minor };
 }

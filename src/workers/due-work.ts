@@ -14,6 +14,8 @@ import { lookUpAndSettle, notAtProcessor } from '../operations/processor-lookup.
 import type { DueActionRow, TransactionRow } from '../domain/transaction-record.js';
 import type { Store } from '../store/store.js';
 import { expireOrder } from '../transitions/order.js';
+import { applyDispute } from '../operations/payment-events.js';
+import { runAuthorizationWork } from './authorization-work.js';
 import { changeStatus } from '../transitions/transaction.js';
 
 export interface DueWorkDeps {
@@ -34,6 +36,9 @@ export interface DueWorkOptions {
   /** Sandbox: re-read the shared clock offset so instances agree on "now". */
   readonly sync_clock?: (() => Promise<void>) | undefined;
 }
+
+/** The sandbox's simulated disputes want evidence within this many days, as card schemes commonly do. */
+const SANDBOX_EVIDENCE_DAYS = 7;
 
 /** How long a claimed lookup is put off while the processor is asked: another instance leaves it alone meanwhile. */
 const LOOKUP_CLAIM_MS = 60_000;
@@ -57,7 +62,24 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
         continue;
       }
       const row = await tx.transactions.lock(action.trace_id);
-      if (row && row.status === action.expected_status) {
+      if (row && row.status === action.expected_status && action.kind === 'sandbox_chargeback') {
+        // The sandbox's simulated issuer disputes the whole payment (CVV 259, decisions §16).
+        await applyDispute(
+          tx,
+          row,
+          {
+            gateway_id: row.gateway_id,
+            psp_dispute_id: `sbx_dsp_${row.trace_id}`,
+            stage: 'evidence_required',
+            amount_minor: row.amount_minor,
+            currency: row.currency,
+            reason: '[TEST] Fraudulent (sandbox CVV 259)',
+            evidence_due_at_ms: now_ms + SANDBOX_EVIDENCE_DAYS * 86_400_000,
+          },
+          'sandbox issuer',
+          now_ms,
+        );
+      } else if (row && row.status === action.expected_status) {
         // A result or a time-out always names the status it leads to ('' is a look-up's, above);
         // one that does not is refused like a move the table does not know.
         const to = action.to_status;
@@ -82,6 +104,7 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
     return actions.length - lookups.length;
   });
   for (const action of lookups) finished += await runLookup(deps, action, now_ms);
+  finished += await runAuthorizationWork(deps, options.ask_later ?? new AskLater(), now_ms);
   finished += await settleInterrupted(
     deps,
     options.ask_later ?? new AskLater(),

@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { expiryInFuture, luhnValid } from '../../domain/cards.js';
 import type { Clock } from '../../domain/clock.js';
 import {
+  type AuthorizationActionResult,
+  type CaptureRequest,
   type CardPayoutRequest,
   type CardSaleRequest,
   checkDataFields,
@@ -20,6 +22,7 @@ import {
   type LookupResult,
   type ProcessorResult,
   type RefundRequest,
+  type VoidRequest,
   type WalletDepositRequest,
   type DeclineKind,
 } from '../connector.js';
@@ -39,6 +42,10 @@ const FAILED = '1';
 
 /** A fixed failure; a decline says whether a cascade may try it elsewhere (soft) or not (hard). */
 type Fixed = { kind: 'rejected'; details: string; decline: DeclineKind } | { kind: 'error'; details: string };
+
+/** Approved, then disputed in full by the simulated issuer SANDBOX_CHARGEBACK_AFTER_MS later on the sandbox clock (decisions §16). */
+export const SANDBOX_CHARGEBACK_CVV = '259';
+export const SANDBOX_CHARGEBACK_AFTER_MS = 60_000;
 
 /** CVVs with a fixed synchronous failure. Any CVV not listed here or below is approved. */
 export const SANDBOX_CVV_FAILURES: Readonly<Record<string, Fixed>> = {
@@ -172,6 +179,9 @@ export class SandboxConnector implements Connector {
       }
       const failure = SANDBOX_CVV_FAILURES[cvv];
       if (failure) return failed(failure);
+      if (cvv === SANDBOX_CHARGEBACK_CVV) {
+        return { ...this.approved(request), chargeback_after_ms: SANDBOX_CHARGEBACK_AFTER_MS };
+      }
     } else {
       // A stored-card charge has no CVV: its failures are chosen by the amount (docs/subscriptions.md).
       if (request.amount_minor === SANDBOX_MIT_RECOVERS_ON_RETRY_AMOUNT && !request.mit_retry) {
@@ -185,15 +195,25 @@ export class SandboxConnector implements Connector {
       const failure = SANDBOX_MIT_AMOUNT_FAILURES[request.amount_minor];
       if (failure) return failed(failure);
     }
+    return this.approved(request);
+  }
+
+  private approved(request: CardSaleRequest): Extract<ProcessorResult, { kind: 'approved' }> {
     return {
       kind: 'approved',
       psp_transaction_id: pspId(),
       charge_amount_minor: request.amount_minor,
       charge_currency: request.currency,
       error_code: APPROVED,
-      error_details: test('Approved'),
+      error_details: test(request.capture ? 'Approved' : 'Authorized'),
     };
   }
+
+  /** An authorization's capture and void are answered at once (decisions §16): the sandbox holds no funds. */
+  readonly authorizations = {
+    capture: async (request: CaptureRequest): Promise<AuthorizationActionResult> => ({ kind: 'done', psp_action_id: `${request.psp_transaction_id}-capture` }),
+    void: async (request: VoidRequest): Promise<AuthorizationActionResult> => ({ kind: 'done', psp_action_id: `${request.psp_transaction_id}-void` }),
+  };
 
   async refund(request: RefundRequest): Promise<ProcessorResult> {
     return {
@@ -236,6 +256,22 @@ export class SandboxConnector implements Connector {
    * died with the process that was asking (the sandbox runs inside it), so it has none.
    */
   async lookup(request: LookupRequest): Promise<LookupResult> {
+    // An authorization the gateway recorded is held, neither captured nor voided: a capture or
+    // void whose process died was never made (the sandbox runs inside that process).
+    if (request.transaction_type === 'authorize' && request.psp_transaction_id !== null) {
+      return {
+        kind: 'found',
+        result: {
+          kind: 'approved',
+          psp_transaction_id: request.psp_transaction_id,
+          charge_amount_minor: request.amount_minor,
+          charge_currency: request.currency,
+          error_code: APPROVED,
+          error_details: test('Authorized'),
+        },
+        payment: { hold: 'open', captured_minor: null, refunds: null },
+      };
+    }
     if (request.transaction_type !== 'payout') return { kind: 'not_found' };
     return { kind: 'found', result: this.payoutByAmount(request.amount_minor, request.currency) };
   }
@@ -312,8 +348,8 @@ export const sandboxDefinition: ConnectorDefinition = {
     direct_payout: true,
     wallet_deposit: true,
     merchant_initiated: true,
-    authorize_capture: false,
-    disputes: false,
+    authorize_capture: true,
+    disputes: true,
     three_d_secure: true,
     webhooks: false,
   },

@@ -30,50 +30,51 @@ const CUSTOMER = {
 
 const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
 
-export const SaleApplicationKey = bodySchema(
-  {
-    amount: 'required',
-    currency: 'required',
-    card_number: 'required',
-    cvv: 'required',
-    card_exp: 'required',
-    ...CUSTOMER,
-    state: 'optional',
-    application_key: 'required',
-    merchant_id: 'required',
-    return_url: 'required',
-    notification_url: 'required',
-    order_id: 'required',
-    gateway: 'optional',
-    reference_id: 'optional',
-    timestamp: 'required',
-    signature: 'required',
-    ...VARIABLES,
-  },
-  { transaction_type: literal('sale'), version: literal('1.2') },
-);
+const SALE_FIELDS = {
+  amount: 'required',
+  currency: 'required',
+  card_number: 'required',
+  cvv: 'required',
+  card_exp: 'required',
+  ...CUSTOMER,
+  state: 'optional',
+  application_key: 'required',
+  merchant_id: 'required',
+  return_url: 'required',
+  notification_url: 'required',
+  order_id: 'required',
+  gateway: 'optional',
+  reference_id: 'optional',
+  timestamp: 'required',
+  signature: 'required',
+  ...VARIABLES,
+} as const;
 
-export const SaleFrontend = bodySchema(
-  {
-    amount: 'required',
-    currency: 'required',
-    card_number: 'required',
-    cvv: 'optional',
-    card_exp: 'required',
-    ...CUSTOMER,
-    state: 'required',
-    frontend: 'required',
-    merchant_id: 'required',
-    return_url: 'required',
-    notification_url: 'required',
-    order_id: 'required',
-    gateway: 'optional',
-    timestamp: 'required',
-    signature: 'required',
-    ...VARIABLES,
-  },
-  { transaction_type: literal('sale'), version: literal('1.1') },
-);
+export const SaleApplicationKey = bodySchema(SALE_FIELDS, { transaction_type: literal('sale'), version: literal('1.2') });
+/** An authorization (decisions §16): a sale's fields, the funds held until a capture or void. */
+export const AuthorizeApplicationKey = bodySchema(SALE_FIELDS, { transaction_type: literal('authorize'), version: literal('1.2') });
+
+const SALE_FRONTEND_FIELDS = {
+  amount: 'required',
+  currency: 'required',
+  card_number: 'required',
+  cvv: 'optional',
+  card_exp: 'required',
+  ...CUSTOMER,
+  state: 'required',
+  frontend: 'required',
+  merchant_id: 'required',
+  return_url: 'required',
+  notification_url: 'required',
+  order_id: 'required',
+  gateway: 'optional',
+  timestamp: 'required',
+  signature: 'required',
+  ...VARIABLES,
+} as const;
+
+export const SaleFrontend = bodySchema(SALE_FRONTEND_FIELDS, { transaction_type: literal('sale'), version: literal('1.1') });
+export const AuthorizeFrontend = bodySchema(SALE_FRONTEND_FIELDS, { transaction_type: literal('authorize'), version: literal('1.1') });
 
 const REFUND_FIELDS = {
   amount: 'required',
@@ -183,7 +184,7 @@ type PayoutEncryptedBody = BodyOf<typeof PayoutEncrypted>;
 type PayoutFrontendBody = BodyOf<typeof PayoutFrontend>;
 
 type ProcessInput =
-  | { readonly variant: 'sale'; readonly body: SaleBody | SaleFrontendBody }
+  | { readonly variant: 'sale'; readonly body: SaleBody | SaleFrontendBody; readonly transaction_type: 'sale' | 'authorize' }
   | { readonly variant: 'refund'; readonly body: RefundBody | RefundAppBody }
   | { readonly variant: 'payout_encrypted'; readonly body: PayoutEncryptedBody; readonly card: EncryptedCard }
   | { readonly variant: 'payout'; readonly body: PayoutFrontendBody };
@@ -208,6 +209,8 @@ const processInput: SignedInput<ProcessInput> = {
   schema: Type.Union([
     SaleApplicationKey.schema,
     SaleFrontend.schema,
+    AuthorizeApplicationKey.schema,
+    AuthorizeFrontend.schema,
     RefundFrontend.schema,
     RefundApplicationKey.schema,
     PayoutEncrypted.schema,
@@ -220,9 +223,12 @@ const processInput: SignedInput<ProcessInput> = {
     if (!by_key && typeof body.frontend !== 'string') {
       return { ok: false, reply: fieldError('Missing required field: application_key or frontend') };
     }
-    if (type === 'sale') {
-      const parsed = by_key ? SaleApplicationKey.parse(body) : SaleFrontend.parse(body);
-      return parsed.ok ? { ok: true, value: { variant: 'sale', body: parsed.value } } : parsed;
+    if (type === 'sale' || type === 'authorize') {
+      // The same fields: an authorization is a sale whose capture comes later (decisions §16).
+      const parsed = by_key
+        ? SaleApplicationKey.parse({ ...body, transaction_type: 'sale' })
+        : SaleFrontend.parse({ ...body, transaction_type: 'sale' });
+      return parsed.ok ? { ok: true, value: { variant: 'sale', body: parsed.value, transaction_type: type } } : parsed;
     }
     if (type === 'refund') {
       const parsed = by_key ? RefundApplicationKey.parse(body) : RefundFrontend.parse(body);
@@ -240,7 +246,7 @@ const processInput: SignedInput<ProcessInput> = {
         ? { ok: false, reply: card.reply }
         : { ok: true, value: { variant: 'payout_encrypted', body: parsed.value, card } };
     }
-    return { ok: false, reply: fieldError('Invalid field: transaction_type (expected sale, refund or payout)') };
+    return { ok: false, reply: fieldError('Invalid field: transaction_type (expected sale, authorize, refund or payout)') };
   },
 };
 
@@ -287,7 +293,11 @@ const PROCESSED = 'Transaction processed';
 const DUPLICATE = reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
 const IN_PROGRESS = reply(Status.IN_PROGRESS, 'A request with this order_id is still being processed; retry shortly');
 
-async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendBody): Promise<Reply> {
+async function handleSale(
+  context: SignedContext,
+  body: SaleBody | SaleFrontendBody,
+  transaction_type: 'sale' | 'authorize',
+): Promise<Reply> {
   const identity = identityOf(context.merchant, context.body);
   if (!identity) return unknownCredentials();
   const outcome = await processSale(context.deps, {
@@ -307,6 +317,7 @@ async function handleSale(context: SignedContext, body: SaleBody | SaleFrontendB
     variables: variablesOf(context.body),
     initiated_by: 'customer',
     mit_retry: false,
+    transaction_type,
   });
   switch (outcome.kind) {
     case 'processed':
@@ -448,14 +459,14 @@ export function processRoute(): SignedRoute<ProcessInput> {
     kind: 'signed',
     method: 'POST',
     url: '/api/process',
-    summary: 'Card sale (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1)',
+    summary: 'Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1)',
     answer_version: '1.2',
     input: processInput,
     response: ProcessAnswer,
     handle: (context, input) => {
       switch (input.variant) {
         case 'sale':
-          return handleSale(context, input.body);
+          return handleSale(context, input.body, input.transaction_type);
         case 'refund':
           return handleRefund(context, input.body);
         case 'payout_encrypted':

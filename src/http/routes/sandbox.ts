@@ -19,6 +19,7 @@ import {
   findChallenge,
 } from '../../operations/sandbox-challenge.js';
 import { advanceSandboxClock } from '../../operations/sandbox-clock.js';
+import { runSandboxTrigger, type SandboxTrigger } from '../../operations/sandbox-triggers.js';
 import { notFoundPage } from '../../pages/not-found.js';
 import { threeDsPage } from '../../pages/sandbox/three-ds.js';
 import { walletPage } from '../../pages/sandbox/wallet.js';
@@ -170,5 +171,63 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
         return response.send({ now: Math.floor(now_ms / 1000) });
       },
     },
+    ...(['chargeback', 'reversal'] as const).map((trigger) => triggerRoute(deps, trigger)),
   ];
+}
+
+const TRIGGER_WORDS: Readonly<Record<SandboxTrigger, string>> = {
+  chargeback: 'Chargeback made',
+  reversal: 'Refund made at the processor',
+};
+
+/** POST /sandbox/transactions/{trace_id}/chargeback and /reversal (decisions §16). */
+function triggerRoute(deps: OperationDeps, trigger: SandboxTrigger): PlainRoute {
+  return {
+    kind: 'plain',
+    method: 'POST',
+    url: `/sandbox/transactions/:trace_id/${trigger}`,
+    summary:
+      trigger === 'chargeback'
+        ? 'Sandbox: make a chargeback of an approved payment now, notified (Authorization: Bearer PAYGATE_ADMIN_TOKEN)'
+        : 'Sandbox: make a refund at the processor outside the gateway (a reversal) now, notified (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+    produces: 'application/json',
+    body: Type.Object({ amount: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })) }),
+    response: Type.Object({
+      status: Type.Integer(),
+      description: Type.String(),
+      trace_id: Type.Optional(Type.Integer()),
+      transaction_status: Type.Optional(Type.String()),
+      refund_trace_id: Type.Optional(Type.Integer()),
+    }),
+    async handle(request, response) {
+      if (!requireAdmin(request, response, deps.config.admin_token)) return response;
+      const raw = (request.params as { trace_id?: string }).trace_id ?? '';
+      const body = request.body;
+      const amount = isPlainObject(body) ? body.amount : undefined;
+      if (amount !== undefined && (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1)) {
+        return response.code(400).send({ status: 10, description: 'Invalid field: amount (expected a whole number of minor units, at least 1)' });
+      }
+      if (!/^[0-9]{1,15}$/.test(raw)) return response.code(404).send({ status: 13, description: 'Transaction not found' });
+      const outcome = await runSandboxTrigger(deps, trigger, Number(raw), amount ?? null);
+      switch (outcome.kind) {
+        case 'not_found':
+          return response.code(404).send({ status: 13, description: 'Transaction not found' });
+        case 'not_approved':
+          return response.code(409).send({
+            status: 19,
+            description: `Transition refused: transaction ${raw} is a ${outcome.transaction_type} (${outcome.status}), not an approved payment`,
+          });
+        case 'invalid_amount':
+          return response.code(400).send({ status: 10, description: `Invalid field: amount (at most ${outcome.max_minor})` });
+        case 'done':
+          return response.send({
+            status: 0,
+            description: `${TRIGGER_WORDS[trigger]}: transaction ${raw} is ${outcome.transaction_status}`,
+            trace_id: outcome.trace_id,
+            transaction_status: outcome.transaction_status,
+            ...(outcome.refund_trace_id === null ? {} : { refund_trace_id: outcome.refund_trace_id }),
+          });
+      }
+    },
+  };
 }

@@ -22,6 +22,7 @@ import { merchantCredentials } from './0014_merchant_credentials.js';
 import { backoffice } from './0015_backoffice.js';
 import { backofficeIdleTimeout } from './0016_backoffice_idle_timeout.js';
 import { processorEventLists } from './0017_processor_event_lists.js';
+import { authorizations } from './0018_authorizations.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -44,6 +45,7 @@ class InlineMigrations implements MigrationProvider {
       '0015_backoffice': backoffice(this.dialect),
       '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
       '0017_processor_event_lists': processorEventLists(),
+      '0018_authorizations': authorizations(),
     };
   }
 }
