@@ -56,7 +56,7 @@ export interface OpenApiDocument {
 
 /**
  * The SDK's name for each merchant operation's request and answer. A request given as a table is
- * a union of variants, named by each variant's `transaction_type` and `version`. An operation
+ * a union of variants, named by each variant's `transaction_type` (when it has one) and `version`. An operation
  * missing here stops the generation: the SDK must then get a name and a method for it.
  */
 const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Readonly<Record<string, string>>; readonly answer: string }>> =
@@ -65,6 +65,8 @@ const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Read
       request: {
         'sale 1.2': 'SaleRequest',
         'sale 1.1': 'SaleFrontendRequest',
+        'authorize 1.2': 'AuthorizeRequest',
+        'authorize 1.1': 'AuthorizeFrontendRequest',
         'refund 1.2': 'RefundRequest',
         'refund 1.1': 'RefundFrontendRequest',
         'payout 1.2': 'PayoutEncryptedRequest',
@@ -72,6 +74,8 @@ const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Read
       },
       answer: 'ProcessAnswer',
     },
+    postApiCapture: { request: { '1.2': 'CaptureRequest', '1.1': 'CaptureFrontendRequest' }, answer: 'ProcessAnswer' },
+    postApiVoid: { request: { '1.2': 'VoidRequest', '1.1': 'VoidFrontendRequest' }, answer: 'ProcessAnswer' },
     postApiDirect: { request: 'DirectPayoutRequest', answer: 'DirectPayoutAnswer' },
     postApiTokenize: { request: 'TokenizeRequest', answer: 'TokenizeAnswer' },
     postApiTransactionStatus: { request: 'TransactionStatusRequest', answer: 'TransactionStatusAnswer' },
@@ -307,7 +311,9 @@ export function renderModule(document: OpenApiDocument): string {
       }
       seen.add(operation.operationId);
       const doc = `${method.toUpperCase()} ${url}`;
-      const variantKey = (variant: Schema) => `${constOf(variant, 'transaction_type') ?? '?'} ${constOf(variant, 'version') ?? '?'}`;
+      // "sale 1.2"; a call with no transaction_type (capture, void) by its version alone: "1.2".
+      const variantKey = (variant: Schema) =>
+        [constOf(variant, 'transaction_type'), constOf(variant, 'version') ?? '?'].filter((part) => part !== null).join(' ');
       const request_names = emitVariants(types, requestSchema(operation), names.request, variantKey, `${doc}: ${operation.summary ?? ''}`);
       emit(types, { name: names.answer, schema: answerSchema(operation), doc: `${doc}: its answer` });
       endpoints.push(

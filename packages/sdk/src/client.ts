@@ -1,11 +1,14 @@
 // PaygateClient: one method per call of the merchant API. Each method picks the endpoint, the
-// variant and the version (sale → /api/process, transaction_type sale, application_key, 1.2 ...),
-// fills in the merchant's identity and a fresh timestamp, signs, sends with the transport's limits
-// and retries, verifies the answer, and returns a named outcome. Request and answer types come
-// from generated/api.ts (the gateway's /openapi.json); what a method's caller supplies is that
-// type without the fields the client fills in.
+// variant and the version (sale → /api/process, transaction_type sale, application_key, 1.2;
+// capture → /api/capture ...), fills in the merchant's identity and a fresh timestamp, signs,
+// sends with the transport's limits and retries, verifies the answer, and returns a named outcome.
+// Request and answer types come from generated/api.ts (the gateway's /openapi.json); what a
+// method's caller supplies is that type without the fields the client fills in.
 import { ENDPOINTS, type OperationId } from './generated/api.js';
 import type {
+  AuthorizeFrontendRequest,
+  AuthorizeRequest,
+  CaptureRequest,
   DirectPayoutAnswer,
   DirectPayoutRequest,
   FindOrderAnswer,
@@ -35,6 +38,7 @@ import type {
   TokenizeAnswer,
   TokenizeRequest,
   TransactionStatusAnswer,
+  VoidRequest,
 } from './generated/api.js';
 import { AnswerSignatureError, ClockSkewError, GatewayHttpError, UnexpectedAnswerError } from './errors.js';
 import {
@@ -57,6 +61,13 @@ type V13Filled = 'merchant_id' | 'application_key' | 'timestamp' | 'version';
 
 export type SaleInput = Omit<SaleRequest, Filled>;
 export type SaleFrontendInput = Omit<SaleFrontendRequest, Filled>;
+/** An authorization takes a sale's fields (decisions.md §16). */
+export type AuthorizeInput = Omit<AuthorizeRequest, Filled>;
+export type AuthorizeFrontendInput = Omit<AuthorizeFrontendRequest, Filled>;
+/** `reference_id`: the authorization's trace_id; `amount`: less than authorized captures part of it (the rest is released), absent the whole. */
+export type CaptureInput = Omit<CaptureRequest, Filled>;
+/** `reference_id`: the authorization's trace_id. */
+export type VoidInput = Omit<VoidRequest, Filled>;
 export type RefundInput = Omit<RefundRequest, Filled>;
 export type RefundFrontendInput = Omit<RefundFrontendRequest, Filled>;
 /** The encrypted payout's card in clear: the client encrypts it (spec §5.3) with each attempt's timestamp. */
@@ -104,9 +115,15 @@ export interface PaygateClientOptions {
   readonly base_url: string;
   readonly merchant_id: string;
   readonly secret: string;
-  /** For the application_key calls (version 1.2: sale, refund, payout, directPayout, tokenize, initPayIn) and v1.3. */
+  /**
+   * For the application_key calls (version 1.2: sale, authorize, refund, payout, directPayout, tokenize, initPayIn) and v1.3;
+   * capture, void and transactionStatus use it when given.
+   */
   readonly application_key?: string;
-  /** For the frontend calls (version 1.1: saleFrontend, refundFrontend, payoutFrontend, initCheckout, initPayOut, initPayOutOrder, findOrder). */
+  /**
+   * For the frontend calls (version 1.1: saleFrontend, authorizeFrontend, refundFrontend, payoutFrontend, initCheckout,
+   * initPayOut, initPayOutOrder, findOrder); capture, void and transactionStatus use it when there is no application_key.
+   */
   readonly frontend?: string | undefined;
   /** One attempt, from connecting to the answer's last byte; default 30 000 (a processor may take 20 s). */
   readonly timeout_ms?: number;
@@ -241,6 +258,55 @@ export class PaygateClient {
     ) as Outcome<ProcessAnswer>;
   }
 
+  /**
+   * An authorization (decisions.md §16: the sale's fields, application_key, version 1.2): the funds are held, answered
+   * `authorized` (or `pending_async` for 3-D Secure, `rejected` ...), until `capture` or `void`. Keyed by order_id: safe to send again.
+   */
+  async authorize(input: AuthorizeInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'authorize' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
+  }
+
+  /** An authorization in the frontend form (version 1.1). */
+  async authorizeFrontend(input: AuthorizeFrontendInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'authorize' },
+        identity: 'frontend',
+        version: '1.1',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
+  }
+
+  /**
+   * Captures an `authorized` authorization, whole or in part (decisions.md §16): answered with the
+   * authorization, `approved` with the captured amount (`authorized` until a processor that confirms
+   * later does, then notified). One capture per authorization; the same capture again answers the
+   * same, so it is safe to send again. Refusals: status 37 (not an authorized authorization, an
+   * amount above it, already captured or voided, the processor refused), 13 (unknown trace_id).
+   */
+  async capture(input: CaptureInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(await this.eitherForm({ operation: 'postApiCapture', fields: input, idempotent: true })) as Outcome<ProcessAnswer>;
+  }
+
+  /**
+   * Voids an `authorized` authorization (decisions.md §16): the held funds are released, answered
+   * with the authorization `cancelled`. Named after POST /api/void: call it as `client.void(...)`.
+   * Safe to send again; refused like `capture`.
+   */
+  async void(input: VoidInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(await this.eitherForm({ operation: 'postApiVoid', fields: input, idempotent: true })) as Outcome<ProcessAnswer>;
+  }
+
   /** A refund of an approved sale (`reference_id` its trace_id), application_key form, version 1.2 (docs/api.md). */
   async refund(input: RefundInput): Promise<Outcome<ProcessAnswer>> {
     return this.outcome(
@@ -327,15 +393,8 @@ export class PaygateClient {
 
   /** One of the merchant's transactions by trace_id (docs/api.md), with the application_key (1.2) or else the frontend (1.1). */
   async transactionStatus(trace_id: number): Promise<Outcome<TransactionStatusAnswer>> {
-    const identity: Identity = this.application_key !== undefined ? 'application_key' : 'frontend';
     return this.outcome(
-      await this.signed({
-        operation: 'postApiTransactionStatus',
-        fields: { trace_id },
-        identity,
-        version: identity === 'application_key' ? '1.2' : '1.1',
-        idempotent: true,
-      }),
+      await this.eitherForm({ operation: 'postApiTransactionStatus', fields: { trace_id }, idempotent: true }),
     ) as Outcome<TransactionStatusAnswer>;
   }
 
@@ -505,6 +564,12 @@ export class PaygateClient {
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
+
+  /** A call that takes either form alike: with the application_key (1.2) when the client has one, else the frontend (1.1). */
+  private eitherForm(call: Omit<SignedCall, 'identity' | 'version'>): Promise<Record<string, unknown>> {
+    const identity: Identity = this.application_key !== undefined ? 'application_key' : 'frontend';
+    return this.signed({ ...call, identity, version: identity === 'application_key' ? '1.2' : '1.1' });
+  }
 
   private identityValue(identity: Identity): string {
     const value = identity === 'application_key' ? this.application_key : this.frontend;

@@ -2,7 +2,7 @@
 // each one picks are the ones the gateway takes (it would refuse anything else with status 10),
 // every answer verified, and the named outcomes a merchant branches on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaygateClient, Outcome } from '@paygate/sdk';
+import { PaygateClient, type Outcome } from '@paygate/sdk';
 import type { TestGateway } from '../../../test/support/gateway.js';
 import { CARD, clientFor, CUSTOMER, orderId, saleFields, withGateway } from './support.js';
 
@@ -68,6 +68,93 @@ describe('PaygateClient against a real gateway', () => {
     // More than is left is the gateway's refusal (status 14).
     const over = await client.refund({ ...refund_fields, amount: 5000, order_id: orderId('refund') });
     expect(over).toMatchObject({ kind: 'refused', status: 14 });
+  });
+
+  it('authorize holds the funds; a partial capture approves what it captures, sent again it answers the same; nothing is captured twice', async () => {
+    const fields = saleFields({ amount: 5000 });
+    const held = ok(await client.authorize(fields));
+    expect(held).toMatchObject({ status: 0, transaction_status: 'authorized', version: '1.2', error_details: '[TEST] Authorized' });
+    expect(held.card_token).toMatch(/^[A-Za-z0-9]{1,32}$/);
+    // Keyed by order_id like a sale: the same request answers the same authorization.
+    expect(ok(await client.authorize(fields)).trace_id).toBe(held.trace_id);
+    const trace_id = held.trace_id!;
+
+    const captured = ok(await client.capture({ reference_id: trace_id, amount: 3000 }));
+    expect(captured).toMatchObject({ status: 0, trace_id, transaction_status: 'approved', version: '1.2' });
+    // The same capture again (a lost answer): the same answer, no second capture.
+    expect(ok(await client.capture({ reference_id: trace_id, amount: 3000 }))).toMatchObject({ trace_id, transaction_status: 'approved' });
+    const read = ok(await client.transactionStatus(trace_id));
+    expect(read).toMatchObject({ transaction_type: 'authorize', transaction_status: 'approved', amount: 3000, charge_amount: 3000 });
+
+    // One capture per authorization: another amount, or a void, is refused with status 37 and changes nothing.
+    expect(await client.capture({ reference_id: trace_id, amount: 1000 })).toEqual({
+      kind: 'refused',
+      status: 37,
+      description: 'Capture refused: the authorization was already captured for 3000',
+    });
+    expect(await client.void({ reference_id: trace_id })).toEqual({
+      kind: 'refused',
+      status: 37,
+      description: 'Void refused: the authorization was already captured for 3000',
+    });
+    expect(ok(await client.transactionStatus(trace_id))).toMatchObject({ transaction_status: 'approved', amount: 3000 });
+  });
+
+  it('the frontend forms (authorizeFrontend; capture and void with only a frontend, version 1.1); void releases the authorization', async () => {
+    const frontend_only = new PaygateClient({
+      base_url: gw.url,
+      merchant_id: gw.merchant.merchant_id,
+      secret: gw.merchant.secret,
+      frontend: gw.merchant.frontend,
+    });
+    try {
+      const held = ok(await frontend_only.authorizeFrontend(saleFields({ amount: 2500 })));
+      expect(held).toMatchObject({ transaction_status: 'authorized', version: '1.1' });
+      const trace_id = held.trace_id!;
+      expect(await frontend_only.capture({ reference_id: trace_id, amount: 2501 })).toEqual({
+        kind: 'refused',
+        status: 37,
+        description: 'Capture refused: amount exceeds the authorized amount (2500)',
+      });
+      const voided = ok(await frontend_only.void({ reference_id: trace_id }));
+      expect(voided).toMatchObject({ status: 0, trace_id, transaction_status: 'cancelled', version: '1.1' });
+      expect(ok(await frontend_only.void({ reference_id: trace_id })).transaction_status).toBe('cancelled');
+      expect(await frontend_only.capture({ reference_id: trace_id })).toEqual({
+        kind: 'refused',
+        status: 37,
+        description: 'Capture refused: the authorization was already voided',
+      });
+      expect(ok(await frontend_only.transactionStatus(trace_id))).toMatchObject({
+        transaction_type: 'authorize',
+        transaction_status: 'cancelled',
+      });
+    } finally {
+      frontend_only.close();
+    }
+  });
+
+  it("capture and void refused: a sale is not an authorization (37), an unknown or another merchant's trace_id is not found (13)", async () => {
+    const sale = ok(await client.sale(saleFields()));
+    expect(await client.capture({ reference_id: sale.trace_id! })).toEqual({
+      kind: 'refused',
+      status: 37,
+      description: `Capture refused: transaction ${sale.trace_id} is a sale (approved), not an authorized authorization`,
+    });
+    expect(await client.void({ reference_id: 99_999_999 })).toEqual({ kind: 'refused', status: 13, description: 'Transaction not found' });
+    const other = await gw.createMerchant();
+    const other_client = clientFor(gw, other);
+    try {
+      const theirs = ok(await other_client.authorize(saleFields()));
+      expect(theirs.transaction_status).toBe('authorized');
+      expect(await client.capture({ reference_id: theirs.trace_id! })).toEqual({
+        kind: 'refused',
+        status: 13,
+        description: 'Transaction not found',
+      });
+      expect(ok(await other_client.transactionStatus(theirs.trace_id!)).transaction_status).toBe('authorized');
+    } finally {
+      other_client.close();
+    }
   });
 
   it('payout encrypts the card (spec §5.3) and the gateway opens it; payoutFrontend sends it plain', async () => {
