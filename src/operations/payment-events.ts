@@ -177,7 +177,8 @@ async function recordRefundRow(
       variables_json: payment.variables_json,
       data_json: null,
       cashier_session_id: null,
-      cashier_order_id: payment.cashier_order_id ?? null,
+      // Notified with the payment's order_id (the merchant's), as decisions §16 says; its own order_id is the processor refund's key.
+      cashier_order_id: payment.cashier_order_id ?? payment.order_id,
       cashier_auth_token: null,
       customer_sealed: null,
       cascade_level: 0,
