@@ -133,6 +133,25 @@ describe.each(storeKinds())('authorize, capture and void on %s', (kind) => {
     });
   });
 
+  it('ten identical captures at once make one capture and one notification; a capture racing a void: one wins, the other is refused', async () => {
+    const trace_id = await authorize(1000);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => capture({ reference_id: trace_id, amount: 250 })));
+    for (const answer of answers) {
+      expect([0, 16]).toContain(answer.body.status);
+      if (answer.body.status === 0) expect(answer.body).toMatchObject({ trace_id, transaction_status: 'approved' });
+    }
+    expect((await notified(trace_id)).filter((n) => n.transaction_status === 'approved')).toHaveLength(1);
+    expect(await store().transactions.get(trace_id)).toMatchObject({ status: 'approved', amount_minor: 250 });
+
+    const raced = await authorize(1000);
+    const [captured, voided] = await Promise.all([capture({ reference_id: raced }), voidIt({ reference_id: raced })]);
+    const statuses = [captured.body.status, voided.body.status].sort();
+    expect(statuses).toEqual([0, 37]);
+    const final = (await store().transactions.get(raced))!.status;
+    expect(final).toBe(captured.body.status === 0 ? 'approved' : 'cancelled');
+    expect((await notified(raced)).map((n) => n.transaction_status)).toEqual(['authorized', final]);
+  });
+
   it('refuses what §16 refuses, with nothing changed', async () => {
     const sale = await process(saleA(gw.merchant, { amount: 700 }));
     const sale_id = sale.body.trace_id as number;
