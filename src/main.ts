@@ -17,6 +17,7 @@ import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { operatorPayoutRoutes } from './http/routes/operator-payouts.js';
+import { operatorTransactionRoutes } from './http/routes/operator-transactions.js';
 import { processRoute } from './http/routes/process.js';
 import { captureRoute, voidRoute } from './http/routes/authorizations.js';
 import { tokenizeRoute, transactionStatusRoute } from './http/routes/transactions.js';
@@ -178,7 +179,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   if (connectors.runsHere('sandbox')) routes.push(...sandboxRoutes(deps, clock));
   routes.push(...processorCallbackRoutes(deps), ...operatorGatewayRoutes(deps), ...operatorRoutingRoutes(deps));
   routes.push(...operatorNotificationRoutes(deps), ...operatorMerchantRoutes(deps));
-  routes.push(directRoute(), ...operatorPayoutRoutes(deps));
+  routes.push(directRoute(), ...operatorPayoutRoutes(deps), ...operatorTransactionRoutes(deps));
   routes.push(...subscriptionRoutes());
   // The hosted cashier (issue 5): session calls, find-order, the pages, the operator's framing setting.
   routes.push(

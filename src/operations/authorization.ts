@@ -84,7 +84,9 @@ export async function actOnAuthorization(deps: AuthorizationDeps, input: Authori
   for (;;) {
     const existing = await deps.store.authorizations.getAction(row.trace_id);
     if (existing) {
-      const same = existing.action === input.action && (input.action === 'void' || existing.amount_minor === (input.amount_minor ?? existing.authorized_minor));
+      const same =
+        existing.action === input.action &&
+        (input.action === 'void' || existing.amount_minor === (input.amount_minor ?? existing.authorized_minor));
       if (!same) return { kind: 'refused', reason: 'other_action', action: existing.action, amount_minor: existing.amount_minor };
       // The same action asked again: answered from the authorization as it now is, never asked twice.
       if (existing.state !== 'requested') return { kind: 'processed', answer: await currentAnswer(deps, row.trace_id), replayed: true };
@@ -97,7 +99,8 @@ export async function actOnAuthorization(deps: AuthorizationDeps, input: Authori
       return { kind: 'refused', reason: 'not_authorized', transaction_type: current.transaction_type, status: current.status };
     }
     const amount_minor = input.action === 'capture' ? (input.amount_minor ?? current.amount_minor) : current.amount_minor;
-    if (amount_minor > current.amount_minor) return { kind: 'refused', reason: 'exceeds_authorized', authorized_minor: current.amount_minor };
+    if (amount_minor > current.amount_minor)
+      return { kind: 'refused', reason: 'exceeds_authorized', authorized_minor: current.amount_minor };
     const connector = (await deps.connectors.forGatewayId(deps.store, current.gateway_id))?.connector;
     if (!connector?.authorizations || current.psp_transaction_id === null) return { kind: 'no_processor' };
     const now_ms = deps.clock.now_ms();
@@ -141,7 +144,9 @@ export function askProcessor(
     currency: authorization.currency,
     idempotency_key: action.idempotency_key,
   };
-  return action.action === 'capture' ? authorizations.capture({ ...request, amount_minor: action.amount_minor }) : authorizations.void(request);
+  return action.action === 'capture'
+    ? authorizations.capture({ ...request, amount_minor: action.amount_minor })
+    : authorizations.void(request);
 }
 
 /**
@@ -247,7 +252,8 @@ export async function completeAction(
     row,
     {
       to: 'cancelled',
-      reason: action?.origin === 'expiry' ? `voided at its expiry (PAYGATE_AUTHORIZATION_TTL_HOURS) (${source})` : `voided ${who} (${source})`,
+      reason:
+        action?.origin === 'expiry' ? `voided at its expiry (PAYGATE_AUTHORIZATION_TTL_HOURS) (${source})` : `voided ${who} (${source})`,
     },
     now_ms,
   );
@@ -279,13 +285,24 @@ export async function settleFromLookup(
     const now_ms = deps.clock.now_ms();
     await deps.store.transaction(async (tx) => {
       const locked = await tx.transactions.lock(row.trace_id);
-      if (locked) await completeAction(tx, locked, (await tx.authorizations.getAction(row.trace_id)) ?? action, captured_minor, null, 'lookup', now_ms);
+      if (locked)
+        await completeAction(
+          tx,
+          locked,
+          (await tx.authorizations.getAction(row.trace_id)) ?? action,
+          captured_minor,
+          null,
+          'lookup',
+          now_ms,
+        );
     });
     return 'settled';
   }
   if (action.state === 'accepted') return 'waiting';
   const outcome = await settleAction(deps, action, await askProcessor(connector, row, action), 'asked again after a lookup');
-  return outcome.kind === 'processed' && (await deps.store.authorizations.getAction(row.trace_id))?.state !== 'done' ? 'waiting' : 'settled';
+  return outcome.kind === 'processed' && (await deps.store.authorizations.getAction(row.trace_id))?.state !== 'done'
+    ? 'waiting'
+    : 'settled';
 }
 
 async function currentAnswer(deps: Pick<OperationDeps, 'store'>, trace_id: number): Promise<TransactionAnswer> {

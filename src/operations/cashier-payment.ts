@@ -172,6 +172,9 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
       customer,
     };
     if (transaction_type === 'sale') {
+      // An order to authorize (init-checkout transaction_type authorize, decisions §16) takes cards only: a wallet payment cannot be held.
+      if (session.transaction_type === 'authorize' && request.choice.method !== 'card')
+        return { kind: 'unavailable', reason: 'no_gateway' };
       const outcome =
         request.choice.method === 'card'
           ? await processSale(deps, {
@@ -180,6 +183,7 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
               gateway: session.gateway_id ?? undefined,
               initiated_by: 'customer',
               mit_retry: false,
+              transaction_type: session.transaction_type,
             })
           : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
       if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };

@@ -102,10 +102,11 @@ export function sessionConnector(
 export function methodsFor(
   deps: OperationDeps,
   merchant: Merchant,
-  session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'>,
+  session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'> & { readonly transaction_type?: 'sale' | 'authorize' },
 ): string[] {
   const connector = sessionConnector(deps, merchant, session);
-  if (!connector) return ['card'];
+  // An order to authorize takes cards only: a wallet payment cannot be held for a later capture.
+  if (!connector || session.transaction_type === 'authorize') return ['card'];
   const payout = isPayout(session.kind);
   const methods = !payout || connector.cardPayout ? ['card'] : [];
   const takes_wallet = payout
@@ -137,6 +138,8 @@ export interface OpenSessionInput {
   readonly validation_url: string | null;
   readonly variables: Readonly<Record<string, string>>;
   readonly request_fingerprint: string;
+  /** init-checkout's transaction_type (decisions §16): `authorize` for an order captured later; `sale` for every other session. */
+  readonly transaction_type: 'sale' | 'authorize';
 }
 
 export type OpenSessionOutcome =
@@ -169,12 +172,18 @@ export async function openSession(deps: OperationDeps, public_url: string, input
     input.merchant,
     { currency: input.currency, ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}) },
     input.gateway,
+    input.transaction_type === 'authorize' ? 'authorize_capture' : null,
   );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // Spec §4.3 / §4.5: payment_method is ignored (overridden) when a gateway is given.
   const payment_method = input.gateway !== null ? null : input.payment_method;
   if (payment_method !== null) {
-    const allowed = methodsFor(deps, input.merchant, { kind: input.kind, currency: input.currency, gateway_id: input.gateway });
+    const allowed = methodsFor(deps, input.merchant, {
+      kind: input.kind,
+      currency: input.currency,
+      gateway_id: input.gateway,
+      transaction_type: input.transaction_type,
+    });
     if (!allowed.includes(payment_method)) return { kind: 'unknown_method', allowed };
   }
   const now_ms = deps.clock.now_ms();
@@ -206,6 +215,7 @@ export async function openSession(deps: OperationDeps, public_url: string, input
     validation_url: input.validation_url,
     variables_json: Object.keys(input.variables).length > 0 ? JSON.stringify(input.variables) : null,
     order_status: is_order ? 'pending' : null,
+    transaction_type: input.transaction_type,
     expires_at_ms: now_ms + deps.config.schedules.cashier_session_seconds * 1000,
     closed_at_ms: null,
     attempts: 0,

@@ -6,10 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { CLOSED_DISPUTE_STAGES, type DisputeStage } from '../domain/dispute-record.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
-import { isPayment } from '../domain/transaction-state.js';
+import { FINAL_STATUSES, isPayment } from '../domain/transaction-state.js';
 import type { UnitOfWork } from '../store/store.js';
 import { changeStatus } from '../transitions/transaction.js';
 import { transactionAnswer } from './reservation.js';
+
+/** The gateway's own refunds of a payment read to tell them from one made outside it. */
+const OWN_REFUNDS_READ = 200;
 
 /** What applying an event did: changed a status (and notified), recorded something without a status change, or nothing. */
 export type PaymentEventOutcome = 'applied' | 'recorded' | 'unchanged';
@@ -108,6 +111,11 @@ export async function applyOutsideRefund(
   if (!isPayment(payment.transaction_type) || payment.status !== 'approved') return 'unchanged';
   const order_id = outsideRefundOrderId(refund.psp_refund_id);
   if (await tx.transactions.findByKey(payment.merchant_id, 'refund', order_id)) return 'unchanged';
+  // One of the gateway's own refunds, reported before its request recorded the processor's id:
+  // the refund it matches is the gateway's (same id, or in flight for the same amount), never a second one.
+  const own = await tx.transactions.listRefundsOf(payment.trace_id, OWN_REFUNDS_READ);
+  const in_flight = (r: TransactionRow) => r.psp_transaction_id === null && r.amount_minor === refund.amount_minor && !FINAL_STATUSES.has(r.status);
+  if (own.some((r) => r.psp_transaction_id === refund.psp_refund_id || in_flight(r))) return 'unchanged';
   if (refund.amount_minor >= payment.amount_minor && payment.refund_reserved_minor === 0) {
     const changed = await changeStatus(
       tx,
@@ -177,7 +185,8 @@ async function recordRefundRow(
       variables_json: payment.variables_json,
       data_json: null,
       cashier_session_id: null,
-      cashier_order_id: payment.cashier_order_id ?? null,
+      // Notified with the payment's order_id (the merchant's), as decisions §16 says; its own order_id is the processor refund's key.
+      cashier_order_id: payment.cashier_order_id ?? payment.order_id,
       cashier_auth_token: null,
       customer_sealed: null,
       cascade_level: 0,

@@ -177,17 +177,26 @@ async function applyPaymentEvent(
     case 'voided': {
       if (row.transaction_type !== 'authorize') return null;
       const action = await tx.authorizations.getAction(row.trace_id);
-      const captured_minor = payment_event.kind === 'voided' ? null : (payment_event.amount_minor ?? action?.amount_minor ?? row.amount_minor);
+      const captured_minor =
+        payment_event.kind === 'voided' ? null : (payment_event.amount_minor ?? action?.amount_minor ?? row.amount_minor);
       return completeAction(tx, row, action, captured_minor, null, source, now_ms);
     }
     case 'refunded': {
       // One of the gateway's own refunds: its result applies as usual.
       if (row.transaction_type === 'refund' || !isPayment(row.transaction_type)) return null;
       if (payment_event.currency !== row.currency) {
-        logger.error({ trace_id: row.trace_id, event_type: event.event_type }, 'processor refund in another currency than the payment; left to the operator');
+        logger.error(
+          { trace_id: row.trace_id, event_type: event.event_type },
+          'processor refund in another currency than the payment; left to the operator',
+        );
         return 'unchanged';
       }
-      const outcome = await applyOutsideRefund(tx, row, { psp_refund_id: payment_event.psp_refund_id, amount_minor: payment_event.amount_minor, source }, now_ms);
+      const outcome = await applyOutsideRefund(
+        tx,
+        row,
+        { psp_refund_id: payment_event.psp_refund_id, amount_minor: payment_event.amount_minor, source },
+        now_ms,
+      );
       if (outcome === 'exceeds') {
         logger.error(
           { trace_id: row.trace_id, psp_refund_id: payment_event.psp_refund_id, amount_minor: payment_event.amount_minor },

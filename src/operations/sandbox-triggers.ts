@@ -62,7 +62,8 @@ export async function runSandboxTrigger(
     const outcome = await applyOutsideRefund(tx, row, { psp_refund_id, amount_minor: amount, source: 'sandbox trigger' }, now_ms);
     if (outcome === 'exceeds') return { kind: 'invalid_amount', max_minor };
     const after = (await tx.transactions.get(trace_id)) ?? row;
-    const refund = after.status === 'reversed' ? null : await tx.transactions.findByKey(row.merchant_id, 'refund', outsideRefundOrderId(psp_refund_id));
+    const refund =
+      after.status === 'reversed' ? null : await tx.transactions.findByKey(row.merchant_id, 'refund', outsideRefundOrderId(psp_refund_id));
     return { kind: 'done', trace_id, transaction_status: after.status, refund_trace_id: refund?.trace_id ?? null };
   });
 }

@@ -3,7 +3,9 @@
 // and its Disputes view. The payment's status (`chargeback`) goes through the state machine.
 import type { DisputeRow, DisputeStage } from '../domain/dispute-record.js';
 
-export type DisputePatch = Partial<Pick<DisputeRow, 'stage' | 'amount_minor' | 'currency' | 'reason' | 'evidence_due_at_ms' | 'updated_at_ms'>>;
+export type DisputePatch = Partial<
+  Pick<DisputeRow, 'stage' | 'amount_minor' | 'currency' | 'reason' | 'evidence_due_at_ms' | 'updated_at_ms'>
+>;
 
 export interface DisputeFilter {
   /** null: every merchant's (an operator). */

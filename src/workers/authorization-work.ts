@@ -50,7 +50,10 @@ async function askAbout(deps: DueWorkDeps, action: AuthorizationActionRow, now_m
   const row = await deps.store.transactions.get(action.trace_id);
   const found = row ? await deps.connectors.forGatewayId(deps.store, row.gateway_id) : null;
   if (!row || !found) {
-    deps.logger.error({ trace_id: action.trace_id }, "capture or void unsettled, and its gateway's connector does not run here; left to the operator");
+    deps.logger.error(
+      { trace_id: action.trace_id },
+      "capture or void unsettled, and its gateway's connector does not run here; left to the operator",
+    );
     await deps.store.authorizations.updateAction(action.trace_id, action.state, { attempts: action.attempts + 1, updated_at_ms: now_ms });
     return 'waiting';
   }
@@ -63,7 +66,10 @@ async function askAbout(deps: DueWorkDeps, action: AuthorizationActionRow, now_m
   const current: AuthorizationActionRow = { ...action, attempts: action.attempts + 1, updated_at_ms: now_ms };
   const lookup = await found.connector.lookup(lookupRequestOf(row, null));
   if (lookup.kind !== 'found') {
-    deps.logger.warn({ trace_id: row.trace_id, lookup: lookup.kind }, 'capture or void: the processor could not say yet; asking again later');
+    deps.logger.warn(
+      { trace_id: row.trace_id, lookup: lookup.kind },
+      'capture or void: the processor could not say yet; asking again later',
+    );
     return 'waiting';
   }
   return settleFromLookup(deps, found.connector, row, current, lookup.payment);
@@ -99,7 +105,15 @@ async function voidExpired(deps: DueWorkDeps, ask_later: AskLater, now_ms: numbe
       await deps.store.transaction(async (tx) => {
         const locked = await tx.transactions.lock(row.trace_id);
         if (locked) {
-          await completeAction(tx, locked, null, captured_minor, null, `expiry; the processor refused the void: ${outcome.error_details}`.slice(0, 200), deps.clock.now_ms());
+          await completeAction(
+            tx,
+            locked,
+            null,
+            captured_minor,
+            null,
+            `expiry; the processor refused the void: ${outcome.error_details}`.slice(0, 200),
+            deps.clock.now_ms(),
+          );
         }
       });
       voided += 1;

@@ -273,4 +273,59 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       await slow_gw.close();
     }
   });
+  it('an order to authorize (init-checkout transaction_type authorize): authorized until captured, then approved; a voided one is open again', async () => {
+    const capture_or_void = (path: '/api/capture' | '/api/void', trace_id: unknown) =>
+      postSigned(
+        gw.url,
+        path,
+        {
+          merchant_id: gw.merchant.merchant_id,
+          frontend: gw.merchant.frontend,
+          reference_id: trace_id,
+          version: '1.1',
+          timestamp: gatewayNow(gw),
+        },
+        gw.merchant.secret,
+      );
+    const held = await openOrder(gw, '/api/init-checkout', { transaction_type: 'authorize', payment_method: undefined });
+    // Only cards: a wallet payment cannot be held for a later capture.
+    expect((await held.customer.get('/cashier')).text).not.toContain('value="ewallet"');
+    const sale_order = await openOrder(gw, '/api/init-checkout', { payment_method: undefined });
+    expect((await sale_order.customer.get('/cashier')).text).toContain('value="ewallet"');
+    const paid = await attempt(held.customer, '568');
+    expect(paid.status).toBe(200);
+    const authorized = await find(gw, held.order_id);
+    expect(authorized.body).toMatchObject({
+      status: 0,
+      order_status: 'authorized',
+      transaction_type: 'authorize',
+      transaction_status: 'authorized',
+    });
+    expect((await capture_or_void('/api/capture', authorized.body.trace_id)).body).toMatchObject({
+      status: 0,
+      transaction_status: 'approved',
+    });
+    expect((await find(gw, held.order_id)).body).toMatchObject({
+      status: 0,
+      order_status: 'approved',
+      transaction_status: 'approved',
+      amount: 1999,
+    });
+
+    const voided = await openOrder(gw, '/api/init-checkout', { transaction_type: 'authorize' });
+    await attempt(voided.customer, '568');
+    const before = await find(gw, voided.order_id);
+    expect(before.body).toMatchObject({ order_status: 'authorized' });
+    expect((await capture_or_void('/api/void', before.body.trace_id)).body).toMatchObject({ status: 0, transaction_status: 'cancelled' });
+    expect((await find(gw, voided.order_id)).body).toMatchObject({ status: 3 });
+
+    // An unknown transaction_type is refused by name.
+    const bad = await openSession(
+      gw,
+      '/api/init-checkout',
+      initCheckout(gw.merchant, shop.url, { transaction_type: 'payout', timestamp: gatewayNow(gw) }),
+      gw.merchant,
+    );
+    expect(bad.body).toMatchObject({ status: 10, description: expect.stringContaining('transaction_type') });
+  });
 });

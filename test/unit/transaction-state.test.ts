@@ -3,12 +3,14 @@
 // notification, refusals and stale rows that write nothing, refund reservations released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AUTHORIZE_TRANSITIONS,
   DEPOSIT_TRANSITIONS,
   FINAL_STATUSES,
   PAYOUT_TRANSITIONS,
   type TransactionStatus,
   isTransactionStatus,
   isTransitionAllowed,
+  statusForResult,
 } from '../../src/domain/transaction-state.js';
 import { changeStatus } from '../../src/transitions/transaction.js';
 import type { TransactionRow } from '../../src/store/schema.js';
@@ -21,6 +23,19 @@ const DEPOSIT: Record<string, string[]> = {
   pending_async: ['approved', 'declined', 'rejected', 'cancelled', 'error'],
   authorized: ['approved', 'rejected', 'cancelled', 'error'],
   approved: ['chargeback', 'reversed', 'cancelled'],
+  declined: [],
+  rejected: [],
+  error: [],
+  chargeback: [],
+  reversed: [],
+  cancelled: [],
+};
+// An authorization (decisions §16): approved by the processor is authorized; captured is approved; voided is cancelled.
+const AUTHORIZE: Record<string, string[]> = {
+  pending: ['pending_async', 'authorized', 'declined', 'rejected', 'error'],
+  pending_async: ['authorized', 'declined', 'rejected', 'cancelled', 'error'],
+  authorized: ['approved', 'cancelled', 'rejected', 'error'],
+  approved: ['chargeback', 'reversed'],
   declined: [],
   rejected: [],
   error: [],
@@ -64,6 +79,7 @@ function pairs(table: Record<string, string[]>, want: boolean): [string, string]
 describe('transition tables', () => {
   it('the exported tables are the documented ones', () => {
     expect(DEPOSIT_TRANSITIONS).toEqual(DEPOSIT);
+    expect(AUTHORIZE_TRANSITIONS).toEqual(AUTHORIZE);
     expect(PAYOUT_TRANSITIONS).toEqual(PAYOUT);
     expect([...FINAL_STATUSES].sort()).toEqual(['approved', 'cancelled', 'chargeback', 'declined', 'error', 'rejected', 'reversed']);
   });
@@ -71,7 +87,7 @@ describe('transition tables', () => {
   for (const [type, table] of [
     ['sale', DEPOSIT],
     ['refund', DEPOSIT],
-    ['authorize', DEPOSIT],
+    ['authorize', AUTHORIZE],
     ['payout', PAYOUT],
   ] as const) {
     it(`isTransitionAllowed for ${type} matches the table for all ${ALL.length} x ${ALL.length} pairs`, () => {
@@ -92,8 +108,20 @@ describe('transition tables', () => {
     });
   }
 
+  it("a processor's approval is authorized for an authorization and approved for everything else", () => {
+    expect(statusForResult('authorize', 'approved')).toBe('authorized');
+    for (const type of ['sale', 'refund', 'payout'] as const) expect(statusForResult(type, 'approved')).toBe('approved');
+    for (const type of ['sale', 'authorize', 'refund', 'payout'] as const) {
+      expect(statusForResult(type, 'rejected')).toBe('rejected');
+      expect(statusForResult(type, 'error')).toBe('error');
+    }
+    // The table refuses an authorization moved straight to approved, so a path that forgets statusForResult fails loudly.
+    expect(isTransitionAllowed('authorize', 'pending', 'approved')).toBe(false);
+    expect(isTransitionAllowed('authorize', 'pending_async', 'approved')).toBe(false);
+  });
+
   it('final statuses have no way out, and nothing returns to pending', () => {
-    for (const table of [DEPOSIT, PAYOUT]) {
+    for (const table of [DEPOSIT, AUTHORIZE, PAYOUT]) {
       for (const from of ['declined', 'rejected', 'error', 'reversed', 'cancelled']) expect(table[from]).toEqual([]);
       for (const tos of Object.values(table)) expect(tos).not.toContain('pending');
     }

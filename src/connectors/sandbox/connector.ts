@@ -211,8 +211,14 @@ export class SandboxConnector implements Connector {
 
   /** An authorization's capture and void are answered at once (decisions §16): the sandbox holds no funds. */
   readonly authorizations = {
-    capture: async (request: CaptureRequest): Promise<AuthorizationActionResult> => ({ kind: 'done', psp_action_id: `${request.psp_transaction_id}-capture` }),
-    void: async (request: VoidRequest): Promise<AuthorizationActionResult> => ({ kind: 'done', psp_action_id: `${request.psp_transaction_id}-void` }),
+    capture: async (request: CaptureRequest): Promise<AuthorizationActionResult> => ({
+      kind: 'done',
+      psp_action_id: `${request.psp_transaction_id}-capture`,
+    }),
+    void: async (request: VoidRequest): Promise<AuthorizationActionResult> => ({
+      kind: 'done',
+      psp_action_id: `${request.psp_transaction_id}-void`,
+    }),
   };
 
   async refund(request: RefundRequest): Promise<ProcessorResult> {

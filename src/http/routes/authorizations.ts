@@ -30,10 +30,7 @@ interface ActionBody {
 }
 
 /** The form is chosen by which identity the body carries, as on /api/process. */
-function actionInput(
-  by_key: ReturnType<typeof bodySchema>,
-  by_frontend: ReturnType<typeof bodySchema>,
-): SignedInput<ActionBody> {
+function actionInput(by_key: ReturnType<typeof bodySchema>, by_frontend: ReturnType<typeof bodySchema>): SignedInput<ActionBody> {
   return {
     schema: Type.Union([by_key.schema, by_frontend.schema]),
     parse(body) {
@@ -97,4 +94,3 @@ export function voidRoute(): SignedRoute<ActionBody> {
     handle: (context, body) => handle(context, 'void', body),
   };
 }
-

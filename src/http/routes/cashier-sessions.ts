@@ -78,7 +78,13 @@ export const InitCheckout = bodySchema(
     ...OPTIONAL_CUSTOMER,
     phone: 'optional',
   },
-  frontendFields(CASHIER_FIELDS.payment_method_checkout),
+  {
+    ...frontendFields(CASHIER_FIELDS.payment_method_checkout),
+    // Decisions §16: `authorize` makes the order's card payment an authorization, captured later with /api/capture.
+    transaction_type: Type.Optional(
+      Type.Union([literal('sale'), literal('authorize')], { description: 'sale (the default) or authorize' }),
+    ),
+  },
 );
 
 /** Spec §4.5, version 1.1: frontend varchar(50), optional balance; payment_method varchar(32). */
@@ -209,6 +215,7 @@ async function handleInit(context: SignedContext, kind: SessionKind, body: AnyIn
     validation_url: kind !== 'checkout' && typeof raw.validation_url === 'string' ? raw.validation_url : null,
     variables: variablesOf(raw),
     request_fingerprint: requestFingerprint(context.deps, raw),
+    transaction_type: kind === 'checkout' && raw.transaction_type === 'authorize' ? 'authorize' : 'sale',
   };
   const outcome = await openSession(context.deps, public_url(), input);
   switch (outcome.kind) {

@@ -205,7 +205,9 @@ function triggerRoute(deps: OperationDeps, trigger: SandboxTrigger): PlainRoute 
       const body = request.body;
       const amount = isPlainObject(body) ? body.amount : undefined;
       if (amount !== undefined && (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1)) {
-        return response.code(400).send({ status: 10, description: 'Invalid field: amount (expected a whole number of minor units, at least 1)' });
+        return response
+          .code(400)
+          .send({ status: 10, description: 'Invalid field: amount (expected a whole number of minor units, at least 1)' });
       }
       if (!/^[0-9]{1,15}$/.test(raw)) return response.code(404).send({ status: 13, description: 'Transaction not found' });
       const outcome = await runSandboxTrigger(deps, trigger, Number(raw), amount ?? null);

@@ -62,7 +62,11 @@ export class SqlAuthorizationStore implements AuthorizationStore {
       .where('transactions.status', '=', 'authorized')
       .where('transactions.created_at_ms', '<', created_before_ms)
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('authorization_actions').select('trace_id').whereRef('authorization_actions.trace_id', '=', 'transactions.trace_id'))),
+        not(
+          exists(
+            selectFrom('authorization_actions').select('trace_id').whereRef('authorization_actions.trace_id', '=', 'transactions.trace_id'),
+          ),
+        ),
       )
       .orderBy('transactions.created_at_ms')
       .limit(limit)

@@ -32,7 +32,12 @@ export class SqlDisputeStore implements DisputeStore {
   }
 
   async update(gateway_id: string, psp_dispute_id: string, patch: DisputePatch): Promise<void> {
-    await this.db.updateTable('disputes').set(patch).where('gateway_id', '=', gateway_id).where('psp_dispute_id', '=', psp_dispute_id).execute();
+    await this.db
+      .updateTable('disputes')
+      .set(patch)
+      .where('gateway_id', '=', gateway_id)
+      .where('psp_dispute_id', '=', psp_dispute_id)
+      .execute();
   }
 
   async listForTransaction(trace_id: number, limit: number): Promise<DisputeRow[]> {
