@@ -45,6 +45,12 @@ export interface WebhookHandlerOptions {
   /**
    * A transaction changed status. Delivery is at least once and a resend is byte-identical:
    * deduplicate on trace_id + transaction_status. Throwing makes the gateway send it again later.
+   * Besides a sale's outcome (approved, rejected ...): an authorization (transaction_type
+   * `authorize`) is `authorized` while its funds are held, `approved` once captured (`amount` the
+   * captured amount), `cancelled` once voided (by you, an agent, or its expiry); a payment is
+   * `chargeback` when its customer disputes it (`amount` the disputed amount) and `reversed` when
+   * refunded at the processor outside the gateway; a part refunded there comes as a `refund` of the
+   * payment's order_id (decisions.md §16, docs/statuses.md).
    */
   readonly on_transaction?: (notification: TransactionNotification) => Returned<Refusal | void>;
   /** A cashier deposit or withdrawal awaits the merchant's yes. Without this function every one is refused. */

@@ -197,6 +197,82 @@ describe('webhook handler fed by a real gateway', () => {
       expect(statuses).toEqual(['pending_async', 'approved']);
     });
 
+    it('an authorization notifies authorized; its partial capture approved with the captured amount; a chargeback the disputed amount; a void cancelled', async () => {
+      const notify = { notification_url: `${site.url}/paygate` };
+      const statusesOf = (trace_id: number) => inbox.transactions.filter((n) => n.trace_id === trace_id);
+      const held = await client.authorize(saleFields({ amount: 4000, ...notify }));
+      if (held.kind !== 'ok') throw new Error(JSON.stringify(held));
+      const trace_id = held.answer.trace_id!;
+      await waitUntil(() => statusesOf(trace_id).length === 1 || undefined, 'the authorization');
+      expect(statusesOf(trace_id)[0]).toMatchObject({ transaction_type: 'authorize', transaction_status: 'authorized', amount: 4000 });
+
+      const captured = await client.capture({ reference_id: trace_id, amount: 2500 });
+      expect(captured).toMatchObject({ kind: 'ok', answer: { transaction_status: 'approved' } });
+      await waitUntil(() => statusesOf(trace_id).length === 2 || undefined, 'the capture');
+      expect(statusesOf(trace_id)[1]).toMatchObject({
+        transaction_type: 'authorize',
+        transaction_status: 'approved',
+        amount: 2500,
+        charge_amount: 2500,
+      });
+
+      // The processor's side of a dispute, made now by the sandbox's trigger, for part of the captured amount.
+      const dispute = await operator(gw, `/sandbox/transactions/${trace_id}/chargeback`, {
+        method: 'POST',
+        body: JSON.stringify({ amount: 1000 }),
+      });
+      expect(dispute).toMatchObject({ status: 0, trace_id, transaction_status: 'chargeback' });
+      await waitUntil(() => statusesOf(trace_id).length === 3 || undefined, 'the chargeback');
+      expect(statusesOf(trace_id)[2]).toMatchObject({ transaction_type: 'authorize', transaction_status: 'chargeback', amount: 1000 });
+      await settled(gw, trace_id, 'delivered');
+
+      const other = await client.authorize(saleFields({ ...notify }));
+      if (other.kind !== 'ok') throw new Error(JSON.stringify(other));
+      expect(await client.void({ reference_id: other.answer.trace_id! })).toMatchObject({
+        kind: 'ok',
+        answer: { transaction_status: 'cancelled' },
+      });
+      await waitUntil(() => statusesOf(other.answer.trace_id!).length === 2 || undefined, 'the void');
+      expect(statusesOf(other.answer.trace_id!).map((n) => [n.transaction_type, n.transaction_status])).toEqual([
+        ['authorize', 'authorized'],
+        ['authorize', 'cancelled'],
+      ]);
+    });
+
+    it("a refund made at the processor: of the whole sale, reversed; of part of it, a refund transaction of the sale's order", async () => {
+      const notify = { notification_url: `${site.url}/paygate` };
+      const whole = await client.sale(saleFields({ ...notify }));
+      if (whole.kind !== 'ok') throw new Error(JSON.stringify(whole));
+      const whole_id = whole.answer.trace_id!;
+      expect(await operator(gw, `/sandbox/transactions/${whole_id}/reversal`, { method: 'POST' })).toMatchObject({
+        status: 0,
+        transaction_status: 'reversed',
+      });
+      const reversed = await waitUntil(
+        () => inbox.transactions.find((n) => n.trace_id === whole_id && n.transaction_status === 'reversed'),
+        'the reversal',
+      );
+      expect(reversed).toMatchObject({ transaction_type: 'sale', amount: 1999 });
+
+      const part = await client.sale(saleFields({ ...notify }));
+      if (part.kind !== 'ok') throw new Error(JSON.stringify(part));
+      const part_id = part.answer.trace_id!;
+      const made = await operator(gw, `/sandbox/transactions/${part_id}/reversal`, {
+        method: 'POST',
+        body: JSON.stringify({ amount: 500 }),
+      });
+      expect(made).toMatchObject({ status: 0, trace_id: part_id, transaction_status: 'approved' });
+      const refund = await waitUntil(() => inbox.transactions.find((n) => n.trace_id === made.refund_trace_id), 'the refund');
+      const sale_notification = inbox.transactions.find((n) => n.trace_id === part_id)!;
+      expect(refund).toMatchObject({
+        transaction_type: 'refund',
+        transaction_status: 'approved',
+        amount: 500,
+        reference_id: part_id,
+        order_id: sale_notification.order_id,
+      });
+    });
+
     it("the operator's test notification is told apart from a real one", async () => {
       const answer = await operator(gw, `/operator/merchants/${gw.merchant.merchant_id}/test-notification`, {
         method: 'POST',

@@ -1183,6 +1183,8 @@ export interface InitCheckoutRequest {
   state?: string;
   /** text of 1 to 10 characters */
   payment_method?: string;
+  /** sale (the default) or authorize */
+  transaction_type?: "sale" | "authorize";
 }
 
 /** POST /api/init-pay-out: Open the cashier withdrawal section (frontend, 1.1), bounded by balance */
