@@ -22,6 +22,8 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding
 header a{color:inherit;text-decoration:none;font-weight:600}
 .product{display:flex;justify-content:space-between;align-items:center;border:1px solid #ddd;border-radius:8px;padding:1rem;margin:1rem 0}
 button{font:inherit;padding:.6rem 1.4rem;border:0;border-radius:6px;background:#1f5fbf;color:#fff;cursor:pointer;min-height:44px}
+button.secondary{background:#fff;color:#1f5fbf;border:1px solid #1f5fbf}
+.buy{display:flex;gap:1rem;align-items:center}.actions{display:flex;gap:1rem}
 .status{font-weight:600}.paid{color:#11743a}.waiting{color:#8a6100}.failed{color:#b3261e}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eee}
 </style></head>
@@ -35,30 +37,60 @@ export function catalogPage(products: readonly Product[]): string {
     .map(
       (product) => `<section class="product">
   <div><h2>${escape(product.name)}</h2><p>${money(product.amount_minor, product.currency)}</p></div>
-  <form method="post" action="/buy"><input type="hidden" name="product" value="${escape(product.id)}"><button type="submit">Buy</button></form>
+  <form method="post" action="/buy" class="buy"><input type="hidden" name="product" value="${escape(product.id)}">
+    <label><input type="checkbox" name="capture" value="on_shipping"> Capture on shipping</label>
+    <button type="submit">Buy</button></form>
 </section>`,
     )
     .join('\n');
-  return page('Shop', `<h1>Example shop</h1>\n<p>Paid through paygate's hosted checkout (sandbox).</p>\n${items}`);
+  return page(
+    'Shop',
+    `<h1>Example shop</h1>\n<p>Paid through paygate's hosted checkout (sandbox). With <em>Capture on shipping</em> the card is only authorized at checkout, and charged when the order ships.</p>\n${items}`,
+  );
 }
 
 const STATUS_TEXT: Readonly<Record<Order['status'], { css: string; text: string }>> = {
   awaiting_payment: { css: 'waiting', text: 'Waiting for the payment' },
+  authorized: { css: 'waiting', text: 'Authorized' },
   paid: { css: 'paid', text: 'Paid' },
+  cancelled: { css: 'failed', text: 'Cancelled' },
 };
+
+/** What the order page says under its status, and the staff's buttons of an authorized order. */
+function orderDetails(order: Order): string {
+  const card = order.card ? `, card ${escape(order.card)}` : '';
+  switch (order.status) {
+    case 'paid':
+      return `<p>Payment confirmed by paygate's notification: transaction ${escape(order.paid_trace_id ?? '')}${card}.</p>${
+        order.capture === 'on_shipping' ? '<p>Shipped: the authorized payment was captured.</p>' : ''
+      }`;
+    case 'authorized':
+      if (order.shipped) return "<p>Shipped: the payment is being captured; the order is paid once paygate's notification confirms it.</p>";
+      return `<p>The payment is authorized (transaction ${escape(order.authorized_trace_id ?? '')}${card}): the funds are held and taken when the order ships.</p>
+<div class="actions">
+<form method="post" action="/orders/${escape(order.order_id)}/ship"><button type="submit">Ship</button></form>
+<form method="post" action="/orders/${escape(order.order_id)}/cancel"><button type="submit" class="secondary">Cancel order</button></form>
+</div>`;
+    case 'cancelled':
+      return '<p>The authorization was voided: the held funds are released and nothing was charged.</p>';
+    case 'awaiting_payment':
+      return order.capture === 'on_shipping'
+        ? "<p>The payment is authorized once paygate's notification confirms it, and captured when the order ships; this page refreshes itself.</p>"
+        : "<p>The order is paid once paygate's notification confirms it; this page refreshes itself.</p>";
+  }
+}
 
 export function orderPage(order: Order): string {
   const status = STATUS_TEXT[order.status];
-  const details =
-    order.status === 'paid'
-      ? `<p>Payment confirmed by paygate's notification: transaction ${escape(order.paid_trace_id ?? '')}${order.card ? `, card ${escape(order.card)}` : ''}.</p>`
-      : "<p>The order is paid once paygate's notification confirms it; this page refreshes itself.</p>";
+  const details = orderDetails(order);
+  // Refreshes itself while a notification is awaited (not while it waits for Ship, whose form must stay put).
+  const waiting = order.status === 'awaiting_payment' || (order.status === 'authorized' && order.shipped);
   const attempts =
     order.notifications.length === 0
       ? ''
       : `<h2>Notifications received</h2>
-<table><tr><th>Transaction</th><th>Method</th><th>Status</th></tr>
-${order.notifications.map((n) => `<tr><td>${escape(n.trace_id)}</td><td>${escape(n.payment_method)}</td><td>${escape(n.transaction_status)}</td></tr>`).join('\n')}
+<table><tr><th>Transaction</th><th>Type</th><th>Method</th><th>Status</th><th>Amount</th></tr>
+${order.notifications.map((n) => `<tr><td>${escape(n.trace_id)}</td><td>${escape(n.transaction_type)}</td><td>${escape(n.payment_method)}</td><td>${escape(n.transaction_status)}</td><td>${money(n.amount, n.currency)}</td></tr>`).join('\n')}
 </table>`;
   return page(
     `Order ${order.order_id}`,
@@ -67,7 +99,7 @@ ${order.notifications.map((n) => `<tr><td>${escape(n.trace_id)}</td><td>${escape
 <p class="status ${status.css}" id="order-status">${status.text}</p>
 ${details}
 ${attempts}`,
-    order.status === 'paid' ? undefined : 2,
+    waiting ? 2 : undefined,
   );
 }
 

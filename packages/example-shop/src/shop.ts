@@ -2,8 +2,10 @@
 // with @paygate/sdk, and nothing more. "Buy" creates an order and opens a checkout for it
 // (initCheckout), the customer pays on paygate's page, and the order becomes paid when paygate's
 // signed notification says so: never because the customer came back to the return URL, which
-// anyone can open. Orders live in memory (a real shop has a database); the server is plain
-// node:http so that every step stays visible.
+// anyone can open. With "Capture on shipping" the checkout only authorizes the payment (decisions
+// §16): the funds are held, and the order page's "Ship" captures them ("Cancel order" voids them),
+// so a customer is charged only for what leaves the warehouse. Orders live in memory (a real shop
+// has a database); the server is plain node:http so that every step stays visible.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,13 +19,22 @@ export interface Product {
   readonly currency: string;
 }
 
+/** When the payment is taken: at checkout (a sale), or when the order ships (an authorization, captured then). */
+export type CaptureMode = 'at_checkout' | 'on_shipping';
+
 export interface Order {
   readonly order_id: string;
   readonly product: Product;
   readonly amount_minor: number;
   readonly currency: string;
-  status: 'awaiting_payment' | 'paid';
-  /** Set from the notification of the approved sale, and only from there. */
+  readonly capture: CaptureMode;
+  /** authorized: the funds are held until Ship (capture) or Cancel (void); cancelled: voided, nothing taken. */
+  status: 'awaiting_payment' | 'authorized' | 'paid' | 'cancelled';
+  /** Set from the notification of the authorization (capture on shipping), and only from there: what Ship captures. */
+  authorized_trace_id: number | null;
+  /** Set when paygate answered the capture of Ship; the order is paid once its notification comes. */
+  shipped: boolean;
+  /** Set from the notification of the approved sale or captured authorization, and only from there. */
   paid_trace_id: number | null;
   card: string | null;
   /** Every notification of the order, once each (a resend is the same message again). */
@@ -76,8 +87,10 @@ export const DEMO_CUSTOMER = {
   country: 'US',
 } as const;
 
-/** Paths the shop answers, besides /orders/<order_id>. */
+/** Paths the shop answers, besides /orders/<order_id> (and its /ship and /cancel). */
 export const NOTIFICATION_PATH = '/paygate/notifications';
+/** The transaction types that take the customer's money for an order: a sale, or an authorization once captured. */
+const PAYMENT_TYPES: ReadonlySet<string> = new Set(['sale', 'authorize']);
 const FORM_MAX_BYTES = 4 * 1024;
 
 export async function startShop(options: ShopOptions): Promise<RunningShop> {
@@ -104,27 +117,40 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
         (n) => n.trace_id === notification.trace_id && n.transaction_status === notification.transaction_status,
       );
       if (!known) order.notifications.push(notification);
-      if (
-        notification.transaction_type === 'sale' &&
-        notification.transaction_status === 'approved' &&
-        order.status === 'awaiting_payment'
-      ) {
-        // What was processed must be what the order costs (spec §6.1: read charge_amount and charge_currency).
-        if (notification.charge_amount !== order.amount_minor || notification.charge_currency !== order.currency) {
-          log(
-            `order ${order.order_id}: paid ${notification.charge_amount} ${notification.charge_currency}, expected ${order.amount_minor} ${order.currency}`,
-          );
-          return { refuse: 'Amount does not match the order' };
-        }
+      if (!PAYMENT_TYPES.has(notification.transaction_type)) return undefined;
+      const status = notification.transaction_status;
+      if (status === 'authorized' && order.capture === 'on_shipping' && order.status === 'awaiting_payment') {
+        // The funds are held, not taken: the order waits for Ship.
+        if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
+        order.status = 'authorized';
+        order.authorized_trace_id = notification.trace_id;
+        order.card = notification.card_number ?? null;
+        log(`order ${order.order_id} authorized (transaction ${notification.trace_id})`);
+      } else if (status === 'approved' && (order.status === 'awaiting_payment' || order.status === 'authorized')) {
+        // A sale approved, or the authorization captured by Ship (its amount is what was captured).
+        if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
         order.status = 'paid';
         order.paid_trace_id = notification.trace_id;
-        order.card = notification.card_number ?? null;
+        order.card = notification.card_number ?? order.card;
         log(`order ${order.order_id} paid (transaction ${notification.trace_id})`);
+      } else if (status === 'cancelled' && order.status === 'authorized' && notification.trace_id === order.authorized_trace_id) {
+        // Voided: by Cancel order, in paygate's back office, or at the authorization's expiry.
+        order.status = 'cancelled';
+        log(`order ${order.order_id} cancelled (transaction ${notification.trace_id} voided)`);
       }
       return undefined;
     },
     on_error: (error) => log(`notification not handled: ${error.message}`),
   });
+
+  /** What was processed must be what the order costs (spec §6.1: read charge_amount and charge_currency). */
+  function amountMatches(order: Order, notification: TransactionNotification): boolean {
+    if (notification.charge_amount === order.amount_minor && notification.charge_currency === order.currency) return true;
+    log(
+      `order ${order.order_id}: ${notification.transaction_status} ${notification.charge_amount} ${notification.charge_currency}, expected ${order.amount_minor} ${order.currency}`,
+    );
+    return false;
+  }
 
   async function buy(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const form = new URLSearchParams(await readForm(request));
@@ -138,7 +164,10 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
       product,
       amount_minor: product.amount_minor,
       currency: product.currency,
+      capture: form.get('capture') === 'on_shipping' ? 'on_shipping' : 'at_checkout',
       status: 'awaiting_payment',
+      authorized_trace_id: null,
+      shipped: false,
       paid_trace_id: null,
       card: null,
       notifications: [],
@@ -152,6 +181,8 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
         ...DEMO_CUSTOMER,
         return_url: `${public_url}/orders/${order.order_id}`,
         notification_url: `${public_url}${NOTIFICATION_PATH}`,
+        // Capture on shipping: the checkout authorizes; Ship captures.
+        ...(order.capture === 'on_shipping' ? { transaction_type: 'authorize' as const } : {}),
       });
       if (checkout.kind === 'refused') {
         log(`checkout refused for ${order.order_id}: ${checkout.status} ${checkout.description}`);
@@ -170,11 +201,50 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
     }
   }
 
+  /**
+   * Ship (capture the held funds) or Cancel order (void them), for an order whose authorization was
+   * notified. paygate's answer is the authorization itself; the order is paid (or cancelled) when
+   * the notification of the change comes, as every other status of the shop.
+   */
+  async function act(order: Order, action: 'ship' | 'cancel', response: http.ServerResponse): Promise<void> {
+    if (order.status !== 'authorized' || order.authorized_trace_id === null || order.shipped) {
+      send(
+        response,
+        409,
+        problemPage('Not possible now', 'Only an order whose payment is authorized and not yet shipped can be shipped or cancelled.'),
+      );
+      return;
+    }
+    const reference_id = order.authorized_trace_id;
+    try {
+      const outcome = action === 'ship' ? await paygate.capture({ reference_id }) : await paygate.void({ reference_id });
+      if (outcome.kind === 'refused') {
+        log(`${action} of ${order.order_id} refused: ${outcome.status} ${outcome.description}`);
+        send(response, 409, problemPage(action === 'ship' ? 'Payment not captured' : 'Order not cancelled', outcome.description));
+        return;
+      }
+      if (action === 'ship') order.shipped = true;
+      log(`order ${order.order_id}: ${action === 'ship' ? 'capture' : 'void'} answered ${outcome.answer.transaction_status}`);
+      response.writeHead(303, { location: `/orders/${order.order_id}` }).end();
+    } catch (error) {
+      log(`${action} of ${order.order_id} failed: ${error instanceof Error ? error.message : String(error)}`);
+      send(response, 502, problemPage('Payment service unavailable', 'The payment service did not answer; try again in a moment.'));
+    }
+  }
+
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0]!;
     const route = async () => {
       if (request.method === 'POST' && path === NOTIFICATION_PATH) return notifications.node(request, response);
       if (request.method === 'POST' && path === '/buy') return buy(request, response);
+      const action = /^\/orders\/([A-Za-z0-9-]{1,50})\/(ship|cancel)$/.exec(path);
+      // Staff's buttons on the order page (a real shop keeps them behind its staff's sign-in).
+      if (request.method === 'POST' && action) {
+        await readForm(request);
+        const order = orders.get(action[1]!);
+        if (!order) return send(response, 404, problemPage('Not found', 'There is no such order.'));
+        return act(order, action[2] as 'ship' | 'cancel', response);
+      }
       if (request.method !== 'GET') return send(response, 405, problemPage('Not allowed', 'This page is not sent to.'));
       if (path === '/') return send(response, 200, catalogPage(products));
       if (path === '/orders') return send(response, 200, ordersPage([...orders.values()].reverse()));
