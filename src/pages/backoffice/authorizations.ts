@@ -21,11 +21,11 @@ export function authorizationForms(parts: PageParts, row: TransactionShown): Htm
   const whole = majorUnits(row.amount_minor, row.currency);
   return html`<h2>Capture or void</h2><div class="card">
 <p class="muted">The funds are held on the card. Capture takes all or part of them (the rest is released); Void releases them all. Each asks you to confirm first.</p>
-<form class="inline" method="post" action="/backoffice/transactions/${row.trace_id}/capture">${csrfField(parts.csrf)}
+<div class="inline"><form class="inline" method="post" action="/backoffice/transactions/${row.trace_id}/capture">${csrfField(parts.csrf)}
 <label for="capture-amount">Amount to capture (${row.currency}, at most ${whole})<input id="capture-amount" name="amount" inputmode="decimal" required value="${whole}"></label>
 <button class="primary" type="submit">Capture</button></form>
 <form class="inline" method="post" action="/backoffice/transactions/${row.trace_id}/void">${csrfField(parts.csrf)}
-<button class="danger" type="submit">Void</button></form></div>`;
+<button class="danger" type="submit">Void</button></form></div></div>`;
 }
 
 const VERBS: Readonly<Record<AuthorizationActionKind, { readonly title: string; readonly moved: string; readonly button: string }>> = {

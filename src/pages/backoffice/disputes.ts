@@ -14,15 +14,14 @@ export function disputesTable(rows: readonly DisputeShown[], of: DisputesOf, vie
   if (rows.length === 0) return html`<p class="card">${none}</p>`;
   const view = of === 'view';
   const merchant = view && viewer.role === 'operator';
-  return html`<div class="scroll"><table><thead><tr><th>Evidence due (UTC)</th><th>Stage</th><th>Amount</th>
-${view ? html`<th>Transaction</th>` : ''}${merchant ? html`<th>Merchant</th>` : ''}<th>Reason</th><th>Opened (UTC)</th><th>Updated (UTC)</th><th>Dispute ID</th></tr></thead><tbody>
-${rows.map(
-  (
-    d,
-  ) => html`<tr><td>${d.evidence_due_at_ms === null ? '—' : iso(d.evidence_due_at_ms)}</td><td>${d.stage}</td><td>${money(d.amount_minor, d.currency)}</td>
-${view ? html`<td><a href="/backoffice/transactions/${d.trace_id}">${d.trace_id}</a></td>` : ''}${merchant ? html`<td>${d.merchant_id}</td>` : ''}
-<td class="wrap">${d.reason ?? ''}</td><td>${iso(d.opened_at_ms)}</td><td>${iso(d.updated_at_ms)}</td><td>${d.psp_dispute_id}</td></tr>`,
-)}</tbody></table></div>`;
+  // The view's link to the payment second, so a phone shows it without scrolling sideways.
+  const line = (d: DisputeShown) =>
+    html`<tr><td>${d.evidence_due_at_ms === null ? '—' : iso(d.evidence_due_at_ms)}</td>
+${view ? html`<td><a href="/backoffice/transactions/${d.trace_id}">${d.trace_id}</a></td>` : ''}<td>${d.stage}</td><td>${money(d.amount_minor, d.currency)}</td>
+${merchant ? html`<td>${d.merchant_id}</td>` : ''}<td class="wrap">${d.reason ?? ''}</td><td>${iso(d.opened_at_ms)}</td><td>${iso(d.updated_at_ms)}</td><td>${d.psp_dispute_id}</td></tr>`;
+  return html`<div class="scroll"><table><thead><tr><th>Evidence due (UTC)</th>${view ? html`<th>Transaction</th>` : ''}<th>Stage</th><th>Amount</th>
+${merchant ? html`<th>Merchant</th>` : ''}<th>Reason</th><th>Opened (UTC)</th><th>Updated (UTC)</th><th>Dispute ID</th></tr></thead><tbody>
+${rows.map(line)}</tbody></table></div>`;
 }
 
 export interface DisputeFilterShown {

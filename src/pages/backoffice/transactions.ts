@@ -134,6 +134,8 @@ export function transactionDetailBody(
   // A sale, or an authorization once captured: both took the money (decisions §16).
   const payment = isPayment(row.transaction_type);
   const refundable = payment && row.status === 'approved' && remaining > 0;
+  // What was refunded means something once the money was taken: a sale, a captured authorization.
+  const took_money = row.transaction_type === 'sale' || authorization_action?.action === 'capture';
   const remaining_text = majorUnits(remaining, row.currency);
   const facts: [string, string | number | null | Html][] = [
     ['Trace ID', row.trace_id],
@@ -150,7 +152,7 @@ export function transactionDetailBody(
     ['Card', row.card_masked],
     ['Card brand', row.card_brand],
     ['Refers to', row.reference_id === null ? null : html`<a href="/backoffice/transactions/${row.reference_id}">${row.reference_id}</a>`],
-    ['Refunded or in flight', payment ? amountOf({ amount_minor: row.refund_reserved_minor, currency: row.currency }) : null],
+    ['Refunded or in flight', took_money ? amountOf({ amount_minor: row.refund_reserved_minor, currency: row.currency }) : null],
     ['Error', row.error_code === null ? null : `${row.error_code}${row.error_details ? `: ${row.error_details}` : ''}`],
     ['Description', row.description],
     ['Notification URL', detail.notification_url],
