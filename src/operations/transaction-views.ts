@@ -1,8 +1,12 @@
 // The back office's reads of transactions (docs/backoffice.md): the search newest first with
 // keyset pages, the CSV export's batches, and one transaction with everything known of it —
-// status history, refunds, cascade attempts, the processor's webhook events, notifications with
-// every attempt. A merchant's staff see their merchant's only (domain/backoffice-access.ts).
+// status history, refunds, cascade attempts, an authorization's capture or void, the payment's
+// disputes, the processor's webhook events, notifications with every attempt. A merchant's staff
+// see their merchant's only (domain/backoffice-access.ts).
+import type { AuthorizationActionRow } from '../domain/authorization-record.js';
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
+import type { DisputeRow } from '../domain/dispute-record.js';
+import { isPayment } from '../domain/transaction-state.js';
 import { redactUrl } from '../logging.js';
 import type { TransactionSearch } from '../domain/transaction-search.js';
 import type { ProcessorEventRow } from '../domain/gateway-record.js';
@@ -64,17 +68,25 @@ export interface TransactionDetail {
   readonly refunds: readonly TransactionRow[];
   readonly cascade: readonly TransactionRow[];
   readonly events: readonly ProcessorEventRow[];
+  /** An authorization's capture or void, asked or done (decisions §16); null when none was, or for any other type. */
+  readonly authorization_action: AuthorizationActionRow | null;
+  /** The payment's disputes, oldest first (none for anything but a payment). */
+  readonly disputes: readonly DisputeRow[];
 }
 
 export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Promise<TransactionDetail> {
   const { store } = deps;
-  const [history, notifications, refunds, cascade, events] = await Promise.all([
+  const payment = isPayment(row.transaction_type);
+  const [history, notifications, refunds, cascade, events, authorization_action, disputes] = await Promise.all([
     store.transactions.listStatusChanges(row.trace_id),
     store.notifications.listOfTransaction(row.trace_id),
-    row.transaction_type === 'sale' ? store.transactions.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
+    // A captured authorization is refunded like a sale (decisions §16).
+    payment ? store.transactions.listRefundsOf(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
     store.transactions.listCascade(row.cascade_root ?? row.trace_id, DETAIL_LIST_MAX),
     // Only events matched to this transaction, and those only among its own gateway's (processor-webhook.ts): its merchant's.
     store.merchants.listProcessorEventsOf(row.trace_id, PROCESSOR_EVENTS_MAX),
+    row.transaction_type === 'authorize' ? store.authorizations.getAction(row.trace_id) : Promise.resolve(null),
+    payment ? store.disputes.listForTransaction(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
   ]);
   return {
     row,
@@ -84,6 +96,8 @@ export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Pr
     refunds,
     cascade,
     events,
+    authorization_action,
+    disputes,
   };
 }
 

@@ -1,16 +1,23 @@
 // The Checkout.com connector (`checkout`), on its Unified Payments API (decisions.md §13,
 // docs/connectors.md): card sales with the card as the payment source, 3-D Secure on Checkout.com's
-// own page when it asks for it, full and partial refunds, payouts to a card, a lookup of any of
-// them by our reference, and its webhooks verified with the gateway's webhook secret.
+// own page when it asks for it, authorizations captured (in full or in part) or voided later
+// (decisions §16), full and partial refunds, payouts to a card, a lookup of any of them by our
+// reference (with an authorization's hold and the refunds Checkout.com holds of a payment), and
+// its webhooks (results, captures, voids, refunds ours or not, disputes) verified with the
+// gateway's webhook secret.
 //
 // Every request that moves money carries a Cko-Idempotency-Key derived from the gateway, the
 // transaction and the operation, so a retry (ours after a fault, or a crash recovery) finds the
 // first attempt's payment instead of making a second one. An answer the connector did not get
 // (a time-out, a connection lost after sending, a body that does not parse, a 5xx) is an unknown
 // outcome: the gateway then asks Checkout.com before deciding anything (operations/processor-lookup.ts).
+// Captures and voids carry the key the gateway gives, and Checkout.com answers them 202: taken,
+// confirmed later by payment_captured / payment_voided or by a lookup of the authorization.
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../domain/environment.js';
 import type {
+  AuthorizationActionResult,
+  CaptureRequest,
   CardPayoutRequest,
   CardSaleRequest,
   Connector,
@@ -20,14 +27,15 @@ import type {
   LookupResult,
   ProcessorResult,
   RefundRequest,
+  VoidRequest,
   WebhookReading,
 } from '../connector.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
-import { refusedResult, unknownResult, unreachedResult } from './failures.js';
-import { idempotencyKey, payoutBody, saleBody } from './requests.js';
-import { type Asked, declineKind, paymentResult, refundResult } from './status-map.js';
+import { refusedAction, refusedResult, unknownAction, unknownResult, unreachedAction, unreachedResult } from './failures.js';
+import { captureBody, idempotencyKey, payoutBody, saleBody, voidBody } from './requests.js';
+import { type Asked, declineKind, type PaymentKind, paymentResult, paymentState, refundResult } from './status-map.js';
 import { readCheckoutWebhook } from './webhooks.js';
-import { readActions, readErrorCodes, readPayment, readPaymentList, readRefundAccepted } from './wire.js';
+import { type CkoAction, type CkoPayment, readActionAccepted, readActions, readErrorCodes, readPayment, readPaymentList } from './wire.js';
 
 export const CHECKOUT_LIVE_URL = 'https://api.checkout.com';
 
@@ -52,6 +60,11 @@ export class CheckoutConnector implements Connector {
   private readonly client: CheckoutClient;
   /** Payouts to a card, from the gateway's currency account; absent without one (refused with status 15 before anything is stored). */
   readonly cardPayout?: (request: CardPayoutRequest) => Promise<ProcessorResult>;
+  /** An authorization's capture and void (decisions §16): POST /payments/{id}/captures and /voids. */
+  readonly authorizations = {
+    capture: (request: CaptureRequest): Promise<AuthorizationActionResult> => this.capture(request),
+    void: (request: VoidRequest): Promise<AuthorizationActionResult> => this.voidAuthorization(request),
+  };
 
   constructor(
     private readonly settings: CheckoutSettings,
@@ -67,10 +80,41 @@ export class CheckoutConnector implements Connector {
     return this.context.options.challenge_timeout_ms + 60_000;
   }
 
+  /** A sale, or with `capture: false` an authorization: answered alike (its approval is the authorization's). */
   async sale(request: CardSaleRequest): Promise<ProcessorResult> {
     const body = saleBody(request, this.settings);
-    const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, 'sale'));
+    const operation = request.capture ? 'sale' : 'authorize';
+    const answer = await this.client.post('/payments', body, idempotencyKey(this.gateway_id, request.trace_id, operation));
     return this.paymentAnswer(answer, 'sale', request);
+  }
+
+  /**
+   * Captures an authorization, all of it or part (the rest is released: capture_type Final).
+   * Checkout.com answers 202 with the capture's action id and captures it afterwards.
+   */
+  private async capture(request: CaptureRequest): Promise<AuthorizationActionResult> {
+    const path = `/payments/${encodeURIComponent(request.psp_transaction_id)}/captures`;
+    return this.actionAnswer(await this.client.post(path, captureBody(request), request.idempotency_key), 'Capture');
+  }
+
+  /** Voids an authorization: the whole hold released. Answered 202 likewise. */
+  private async voidAuthorization(request: VoidRequest): Promise<AuthorizationActionResult> {
+    const path = `/payments/${encodeURIComponent(request.psp_transaction_id)}/voids`;
+    return this.actionAnswer(await this.client.post(path, voidBody(request), request.idempotency_key), 'Void');
+  }
+
+  /** The answer to a capture or a void, in our terms. */
+  private actionAnswer(answer: CheckoutAnswer, what: 'Capture' | 'Void'): AuthorizationActionResult {
+    if (answer.kind === 'not_sent') return unreachedAction(answer.reason, what);
+    if (answer.kind === 'lost') return unknownAction(answer);
+    if (answer.http_status === 202 || answer.http_status === 201 || answer.http_status === 200) {
+      const accepted = readActionAccepted(answer.json);
+      return accepted ? { kind: 'accepted', psp_action_id: accepted.action_id } : unknownAction(answer);
+    }
+    // 429 (a duplicate still being processed) and 5xx: processed or not, unknown.
+    if (answer.http_status === 429 || answer.http_status >= 500) return unknownAction(answer);
+    if (answer.http_status >= 400) return refusedAction(answer, what);
+    return unknownAction(answer);
   }
 
   /** Checkout.com makes payouts to a card from a currency account (the gateway's currency_account_id). */
@@ -115,7 +159,7 @@ export class CheckoutConnector implements Connector {
     if (answer.kind === 'not_sent') return unreachedResult(answer.reason);
     if (answer.kind === 'lost') return unknownResult(answer);
     if (answer.http_status === 202 || answer.http_status === 201) {
-      const accepted = readRefundAccepted(answer.json);
+      const accepted = readActionAccepted(answer.json);
       if (!accepted) return unknownResult(answer);
       // Refunds are processed after the answer: the payment_refunded webhook (or a lookup) settles it.
       return {
@@ -144,17 +188,35 @@ export class CheckoutConnector implements Connector {
 
   async lookup(request: LookupRequest): Promise<LookupResult> {
     if (request.transaction_type === 'refund') return this.lookupRefund(request);
-    const kind = request.transaction_type === 'payout' ? 'payout' : 'sale';
+    const kind: PaymentKind = request.transaction_type;
+    const found = await this.findPayment(request);
+    if (found.kind !== 'found') return found;
+    const { payment } = found;
+    const result = paymentResult(payment, kind, request, this.recheck_after_ms);
+    // One GET of the payment's actions, when it tells something: a decline's code (PaymentDetails
+    // has none), or of an approved payment its refunds (ours and any made outside the gateway)
+    // and an authorization's captured amount.
+    const decline_without_code = result.kind === 'rejected' && !/^[0-9]/.test(result.error_code);
+    const state_kind = result.kind === 'approved' && kind !== 'payout' ? kind : null;
+    const actions = decline_without_code || state_kind !== null ? await this.actionsOf(payment.id) : null;
+    return {
+      kind: 'found',
+      result: withDeclineCode(result, actions),
+      ...(state_kind !== null ? { payment: paymentState(payment, state_kind, actions) } : {}),
+    };
+  }
+
+  /** The payment a lookup asks about: by its id when the gateway has it, else by our reference and trace_id. */
+  private async findPayment(
+    request: LookupRequest,
+  ): Promise<{ readonly kind: 'found'; readonly payment: CkoPayment } | Exclude<LookupResult, { kind: 'found' }>> {
     if (request.psp_transaction_id !== null) {
       const answer = await this.client.get(`/payments/${encodeURIComponent(request.psp_transaction_id)}`);
       if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
       if (answer.http_status === 404) return { kind: 'not_found' };
       const payment = answer.http_status === 200 ? readPayment(answer.json) : null;
       if (!payment) return { kind: 'unavailable', reason: `GET /payments/{id} answered HTTP ${answer.http_status}` };
-      return {
-        kind: 'found',
-        result: await this.withDeclineCode(paymentResult(payment, kind, request, this.recheck_after_ms), payment.id),
-      };
+      return { kind: 'found', payment };
     }
     const answer = await this.client.get(`/payments?reference=${encodeURIComponent(request.reference)}&limit=${LIST_LIMIT}&skip=0`);
     if (answer.kind !== 'answer') return { kind: 'unavailable', reason: answer.reason };
@@ -164,27 +226,13 @@ export class CheckoutConnector implements Connector {
     // The reference is the merchant's order_id, which another attempt (or another installation on
     // the same account) may share: only the payment carrying our trace_id is ours.
     const ours = payments.find((p) => p.trace_id === request.trace_id);
-    if (!ours) return { kind: 'not_found' };
-    return { kind: 'found', result: await this.withDeclineCode(paymentResult(ours, kind, request, this.recheck_after_ms), ours.id) };
+    return ours ? { kind: 'found', payment: ours } : { kind: 'not_found' };
   }
 
-  /**
-   * A payment's details carry its status but no response code (PaymentDetails has none): for a
-   * decline found by lookup, its last authorisation or payout action gives the code and words the
-   * merchant is shown. Without them (no action yet, the processor not answering) the status says it.
-   */
-  private async withDeclineCode(result: ProcessorResult, payment_id: string): Promise<ProcessorResult> {
-    if (result.kind !== 'rejected' || /^[0-9]/.test(result.error_code)) return result;
+  /** GET /payments/{id}/actions, newest first; null when it cannot be read now (the lookup then says less). */
+  private async actionsOf(payment_id: string): Promise<CkoAction[] | null> {
     const answer = await this.client.get(`/payments/${encodeURIComponent(payment_id)}/actions`);
-    const actions = answer.kind === 'answer' && answer.http_status === 200 ? readActions(answer.json) : null;
-    const decided = actions?.filter((a) => (a.type === 'Authorization' || a.type === 'Payout') && a.response_code !== null).at(0);
-    if (!decided) return result;
-    return {
-      ...result,
-      error_code: decided.response_code!,
-      error_details: (decided.response_summary ?? result.error_details).slice(0, 200),
-      decline: declineKind(decided.response_code),
-    };
+    return answer.kind === 'answer' && answer.http_status === 200 ? readActions(answer.json) : null;
   }
 
   private async lookupRefund(request: LookupRequest): Promise<LookupResult> {
@@ -220,6 +268,23 @@ export class CheckoutConnector implements Connector {
   }
 }
 
+/**
+ * A payment's details carry its status but no response code (PaymentDetails has none): for a
+ * decline found by lookup, its last authorisation or payout action gives the code and words the
+ * merchant is shown. Without them (no action yet, the processor not answering) the status says it.
+ */
+function withDeclineCode(result: ProcessorResult, actions: readonly CkoAction[] | null): ProcessorResult {
+  if (result.kind !== 'rejected' || /^[0-9]/.test(result.error_code)) return result;
+  const decided = actions?.filter((a) => (a.type === 'Authorization' || a.type === 'Payout') && a.response_code !== null).at(0);
+  if (!decided) return result;
+  return {
+    ...result,
+    error_code: decided.response_code!,
+    error_details: (decided.response_summary ?? result.error_details).slice(0, 200),
+    decline: declineKind(decided.response_code),
+  };
+}
+
 const KEY_PATTERN = '^sk_[!-~]{8,200}$';
 /** Checkout.com's ids: a prefix and 26 base-32 characters (pc_..., ca_...), as its description gives them. */
 const ID_PATTERN = (prefix: string) => `^${prefix}_[a-z0-9]{26}$`;
@@ -234,8 +299,8 @@ export const checkoutDefinition: ConnectorDefinition = {
     direct_payout: false,
     wallet_deposit: false,
     merchant_initiated: true,
-    authorize_capture: false,
-    disputes: false,
+    authorize_capture: true,
+    disputes: true,
     three_d_secure: true,
     webhooks: true,
   },

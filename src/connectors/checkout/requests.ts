@@ -1,9 +1,10 @@
-// The bodies the Checkout.com connector sends (connector.ts calls these): a card sale's and a card
-// payout's POST /payments, the customer's fields cut to what Checkout.com takes, and the idempotency
-// key of every request that moves money. Apart from the connector so that what goes on the wire
+// The bodies the Checkout.com connector sends (connector.ts calls these): a card sale's (or
+// authorization's) and a card payout's POST /payments, an authorization's capture and void, the
+// customer's fields cut to what Checkout.com takes, and the idempotency key of every request that
+// moves money. Apart from the connector so that what goes on the wire
 // reads in one place, as hyperswitch keeps a connector's request building in its transformers.
-import type { CardPayoutRequest, CardSaleRequest, Customer } from '../connector.js';
-import type { CkoAddress, CkoCardPayoutRequest, CkoPaymentRequest } from './wire.js';
+import type { CaptureRequest, CardPayoutRequest, CardSaleRequest, Customer, VoidRequest } from '../connector.js';
+import type { CkoAddress, CkoCaptureRequest, CkoCardPayoutRequest, CkoPaymentRequest, CkoVoidRequest } from './wire.js';
 
 /** The gateway's settings a request carries (a part of connector.ts's CheckoutSettings). */
 export interface RequestSettings {
@@ -12,7 +13,11 @@ export interface RequestSettings {
   readonly three_ds: 'never' | 'always';
 }
 
-export function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'refund' | 'payout'): string {
+/**
+ * The key of a sale, an authorization, a refund or a payout. A capture's and a void's key is the
+ * one the gateway gives (CaptureRequest.idempotency_key), sent as it is.
+ */
+export function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'authorize' | 'refund' | 'payout'): string {
   // The gateway's id keeps two installations that share one Checkout.com account (a staging and a
   // production database, both with trace_id 1) from ever meeting on one key.
   return `paygate-${gateway_id}-${trace_id}-${operation}`;
@@ -69,7 +74,8 @@ export function saleBody(request: CardSaleRequest, settings: RequestSettings): C
     payment_type: request.initiated_by === 'merchant' ? 'Recurring' : 'Regular',
     ...(request.initiated_by === 'merchant' ? { merchant_initiated: true } : {}),
     reference: request.reference,
-    capture: true,
+    // false: Checkout.com only authorizes, and holds the funds until the capture or the void.
+    capture: request.capture,
     ...(customer.email && EMAIL.test(customer.email)
       ? { customer: { email: customer.email, ...(nameOf(customer) ? { name: nameOf(customer)! } : {}) } }
       : {}),
@@ -108,4 +114,23 @@ export function payoutBody(request: CardPayoutRequest, settings: RequestSettings
     processing_channel_id: settings.processing_channel_id,
     metadata: { paygate_trace_id: request.trace_id },
   };
+}
+
+/**
+ * An authorization's capture: `amount` (less than authorized is a partial capture) and `Final`, so
+ * that the rest is released at once and no second capture can follow (decisions §16: one capture
+ * per authorization). Our trace_id in its metadata, as on every request.
+ */
+export function captureBody(request: CaptureRequest): CkoCaptureRequest {
+  return {
+    amount: request.amount_minor,
+    capture_type: 'Final',
+    reference: request.reference,
+    metadata: { paygate_trace_id: request.trace_id },
+  };
+}
+
+/** An authorization's void: the whole hold released. */
+export function voidBody(request: VoidRequest): CkoVoidRequest {
+  return { reference: request.reference, metadata: { paygate_trace_id: request.trace_id } };
 }

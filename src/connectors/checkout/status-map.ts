@@ -1,43 +1,56 @@
 // The one place Checkout.com's statuses, response codes and webhook event types become ours
 // (decisions.md §13: an approved authorisation → approved, a decline → rejected, a redirect to
 // 3-D Secure → pending_async, accepted for later → pending; webhooks reporting approval,
-// capture, payment or refund → approved, a decline → rejected). Every status Checkout.com
-// publishes is in the table, so a new one does not compile until it is decided here.
-import type { DeclineKind, ProcessorResult } from '../connector.js';
+// capture, payment or refund → approved, a decline → rejected; decisions §16: an authorization's
+// hold, and the stages of a dispute). Every status Checkout.com publishes is in the table, so a
+// new one does not compile until it is decided here.
+import type { DeclineKind, DisputeStage, PaymentState, ProcessorResult } from '../connector.js';
 import type { CkoAction, CkoPayment, CkoPaymentStatus } from './wire.js';
 
-/** What a payment's status says, for a payment (a sale) and for a payout. */
+/** What a payment's status says, for a payment (a sale or an authorization) and for a payout. */
 type Meaning = 'approved' | 'declined' | 'pending';
 
+/** What a lookup asks about, as the table reads it. */
+export type PaymentKind = 'sale' | 'authorize' | 'payout';
+
 /**
- *   Checkout.com status  | a sale                               | a payout
- *   ---------------------+--------------------------------------+----------
- *   Pending              | pending (3-D Secure, asynchronous)   | pending
- *   Authorized           | approved (the authorisation)         | pending
- *   Card Verified        | approved (a zero-amount check)       | declined (never a payout's)
- *   Partially Captured   | approved                             | approved
- *   Captured             | approved                             | approved
- *   Partially Refunded   | approved (refunds are their own)     | approved
- *   Refunded             | approved (refunds are their own)     | approved
- *   Paid                 | approved                             | approved (paid out)
- *   Declined             | declined                             | declined
- *   Canceled             | declined (never completed)           | declined
- *   Expired              | declined (3-D Secure not completed)  | declined
- *   Voided               | declined (authorisation released)    | declined
+ *   Checkout.com status  | a sale                               | an authorization (its hold)      | a payout
+ *   ---------------------+--------------------------------------+----------------------------------+----------
+ *   Pending              | pending (3-D Secure, asynchronous)   | pending                          | pending
+ *   Authorized           | approved (the authorisation)         | approved (open)                  | pending
+ *   Card Verified        | approved (a zero-amount check)       | declined (holds nothing)         | declined (never a payout's)
+ *   Partially Captured   | approved                             | approved (captured, in part)     | approved
+ *   Captured             | approved                             | approved (captured)              | approved
+ *   Partially Refunded   | approved (refunds are their own)     | approved (captured)              | approved
+ *   Refunded             | approved (refunds are their own)     | approved (captured)              | approved
+ *   Paid                 | approved                             | approved (captured; a payout's)  | approved (paid out)
+ *   Declined             | declined                             | declined                         | declined
+ *   Canceled             | declined (never completed)           | declined                         | declined
+ *   Expired              | declined (3-D Secure not completed)  | declined                         | declined
+ *   Voided               | declined (authorisation released)    | approved (voided: it was held)   | declined
+ *
+ * Partially Captured is what a capture of less than the authorized amount leaves: the capture is
+ * sent `Final`, so the rest is released and nothing more can be captured (one capture per
+ * authorization, decisions §16).
  */
-export const STATUS_MEANING: Readonly<Record<CkoPaymentStatus, { readonly sale: Meaning; readonly payout: Meaning }>> = {
-  Pending: { sale: 'pending', payout: 'pending' },
-  Authorized: { sale: 'approved', payout: 'pending' },
-  'Card Verified': { sale: 'approved', payout: 'declined' },
-  'Partially Captured': { sale: 'approved', payout: 'approved' },
-  Captured: { sale: 'approved', payout: 'approved' },
-  'Partially Refunded': { sale: 'approved', payout: 'approved' },
-  Refunded: { sale: 'approved', payout: 'approved' },
-  Paid: { sale: 'approved', payout: 'approved' },
-  Declined: { sale: 'declined', payout: 'declined' },
-  Canceled: { sale: 'declined', payout: 'declined' },
-  Expired: { sale: 'declined', payout: 'declined' },
-  Voided: { sale: 'declined', payout: 'declined' },
+export const STATUS_MEANING: Readonly<
+  Record<
+    CkoPaymentStatus,
+    { readonly sale: Meaning; readonly authorize: Meaning; readonly hold: PaymentState['hold']; readonly payout: Meaning }
+  >
+> = {
+  Pending: { sale: 'pending', authorize: 'pending', hold: null, payout: 'pending' },
+  Authorized: { sale: 'approved', authorize: 'approved', hold: 'open', payout: 'pending' },
+  'Card Verified': { sale: 'approved', authorize: 'declined', hold: null, payout: 'declined' },
+  'Partially Captured': { sale: 'approved', authorize: 'approved', hold: 'captured', payout: 'approved' },
+  Captured: { sale: 'approved', authorize: 'approved', hold: 'captured', payout: 'approved' },
+  'Partially Refunded': { sale: 'approved', authorize: 'approved', hold: 'captured', payout: 'approved' },
+  Refunded: { sale: 'approved', authorize: 'approved', hold: 'captured', payout: 'approved' },
+  Paid: { sale: 'approved', authorize: 'approved', hold: 'captured', payout: 'approved' },
+  Declined: { sale: 'declined', authorize: 'declined', hold: null, payout: 'declined' },
+  Canceled: { sale: 'declined', authorize: 'declined', hold: null, payout: 'declined' },
+  Expired: { sale: 'declined', authorize: 'declined', hold: null, payout: 'declined' },
+  Voided: { sale: 'declined', authorize: 'approved', hold: 'voided', payout: 'declined' },
 };
 
 /**
@@ -62,8 +75,8 @@ export interface Asked {
   readonly currency: string;
 }
 
-/** A payment (sale or payout) as its status and codes say, in our terms. */
-export function paymentResult(payment: CkoPayment, kind: 'sale' | 'payout', asked: Asked, recheck_after_ms: number): ProcessorResult {
+/** A payment (sale, authorization or payout) as its status and codes say, in our terms. */
+export function paymentResult(payment: CkoPayment, kind: PaymentKind, asked: Asked, recheck_after_ms: number): ProcessorResult {
   const meaning = STATUS_MEANING[payment.status][kind];
   const code = payment.response_code ?? (meaning === 'approved' ? '10000' : '');
   if (meaning === 'approved') {
@@ -85,7 +98,7 @@ export function paymentResult(payment: CkoPayment, kind: 'sale' | 'payout', aske
       decline: declineKind(payment.response_code),
     };
   }
-  if (payment.redirect_url !== null && kind === 'sale') {
+  if (payment.redirect_url !== null && kind !== 'payout') {
     return {
       kind: 'redirect',
       psp_transaction_id: payment.id,
@@ -126,6 +139,32 @@ export function refundResult(action: CkoAction, asked: Asked): ProcessorResult {
   };
 }
 
+/**
+ * What else a found payment says (decisions §16): an authorization's hold (from its status) and
+ * what it captured, and the refunds Checkout.com holds of it (ours carry our trace_id in their
+ * metadata; one without is a refund made outside the gateway, a reversal). `actions` is
+ * GET /payments/{id}/actions, or null when it could not be read: then the refunds are unknown.
+ */
+export function paymentState(payment: CkoPayment, kind: 'sale' | 'authorize', actions: readonly CkoAction[] | null): PaymentState {
+  const refunds =
+    actions === null
+      ? null
+      : actions
+          .filter((a) => a.type === 'Refund' && a.approved !== false && a.amount !== null)
+          .map((a) => ({ psp_refund_id: a.id, amount_minor: a.amount!, trace_id: a.trace_id }));
+  if (kind === 'sale') return { hold: null, captured_minor: null, refunds };
+  const hold = STATUS_MEANING[payment.status].hold;
+  let captured_minor: number | null = hold === 'captured' ? null : 0;
+  if (hold === 'captured') {
+    const captured = (actions ?? [])
+      .filter((a) => a.type === 'Capture' && a.approved !== false)
+      .reduce((sum, a) => sum + (a.amount ?? 0), 0);
+    // Without the actions, only a whole capture says its amount.
+    captured_minor = captured > 0 ? captured : payment.status === 'Captured' ? payment.amount : null;
+  }
+  return { hold, captured_minor, refunds };
+}
+
 /** What a webhook event type means for the transaction it is about; null: nothing of ours changes. */
 export type EventMeaning = { readonly about: 'payment' | 'refund'; readonly outcome: 'approved' | 'rejected' } | null;
 
@@ -142,6 +181,10 @@ export type EventMeaning = { readonly about: 'payment' | 'refund'; readonly outc
  *   payment_refunded               | refund  | approved
  *   payment_refund_declined        | refund  | rejected
  *   anything else (payment_pending, payment_voided, payment_capture_declined, disputes...): nothing
+ *
+ * What some events also say of the payment itself is PAYMENT_EVENT_KIND's and DISPUTE_STAGE's
+ * (below); an event may have both a meaning here (our refund approved) and a payment event (a
+ * refund of the payment, ours or not).
  */
 export const EVENT_MEANING: Readonly<Record<string, EventMeaning>> = {
   payment_approved: { about: 'payment', outcome: 'approved' },
@@ -157,4 +200,70 @@ export const EVENT_MEANING: Readonly<Record<string, EventMeaning>> = {
 
 export function eventMeaning(type: string): EventMeaning {
   return Object.prototype.hasOwnProperty.call(EVENT_MEANING, type) ? EVENT_MEANING[type]! : null;
+}
+
+/**
+ * Payment events that report what happened to the payment itself (decisions §16), whoever asked:
+ *
+ *   payment_captured  | captured (data.amount: what was captured; confirms a capture answered 202)
+ *   payment_voided    | voided (confirms a void answered 202)
+ *   payment_refunded  | refunded (data.action_id: the refund; ours, or a reversal when it is none of ours)
+ *
+ * payment_capture_declined and payment_void_declined report nothing here: the authorization
+ * stays as it was (open, or expired), which a lookup of it tells (its hold), so the gateway,
+ * which waits for a confirmation, finds it there.
+ */
+export const PAYMENT_EVENT_KIND: Readonly<Record<string, 'captured' | 'voided' | 'refunded'>> = {
+  payment_captured: 'captured',
+  payment_voided: 'voided',
+  payment_refunded: 'refunded',
+};
+
+/**
+ * Checkout.com's dispute events (its webhook event types; the 2021 description lists six, its
+ * later pages and hyperswitch's connector the rest: test/psp-specs/checkout.com/SOURCE.md) and the
+ * stage each puts a dispute in. The first of them to arrive opens the dispute, whichever it is.
+ *
+ *   dispute_received                        | opened
+ *   dispute_evidence_required               | evidence_required (data.evidence_required_by: the deadline)
+ *   dispute_evidence_submitted              | under_review
+ *   dispute_evidence_acknowledged_by_scheme | under_review
+ *   dispute_arbitration_sent_to_scheme      | under_review
+ *   dispute_arbitration_evidence_submitted  | under_review
+ *   dispute_won, dispute_arbitration_won    | won
+ *   dispute_lost, dispute_arbitration_lost  | lost
+ *   dispute_expired                         | lost (no evidence by the deadline: the chargeback stands)
+ *   dispute_accepted                        | accepted
+ *   dispute_canceled                        | canceled
+ *   dispute_resolved                        | canceled (closed by Checkout.com without a ruling: already refunded, rapid dispute resolution, a negative amount)
+ *
+ * payment_chargeback and payment_retrieval (an older event set the 2021 description still names)
+ * are not read: the dispute_* events report the same chargeback under the dispute's own id, and a
+ * retrieval is a question, not a chargeback.
+ */
+export const DISPUTE_STAGE: Readonly<Record<string, DisputeStage>> = {
+  dispute_received: 'opened',
+  dispute_evidence_required: 'evidence_required',
+  dispute_evidence_submitted: 'under_review',
+  dispute_evidence_acknowledged_by_scheme: 'under_review',
+  dispute_arbitration_sent_to_scheme: 'under_review',
+  dispute_arbitration_evidence_submitted: 'under_review',
+  dispute_won: 'won',
+  dispute_arbitration_won: 'won',
+  dispute_lost: 'lost',
+  dispute_arbitration_lost: 'lost',
+  dispute_expired: 'lost',
+  dispute_accepted: 'accepted',
+  dispute_canceled: 'canceled',
+  dispute_resolved: 'canceled',
+};
+
+/** The kind of payment event an event type reports, or null. */
+export function paymentEventKind(type: string): 'captured' | 'voided' | 'refunded' | null {
+  return Object.prototype.hasOwnProperty.call(PAYMENT_EVENT_KIND, type) ? PAYMENT_EVENT_KIND[type]! : null;
+}
+
+/** The stage a dispute event puts its dispute in, or null when the type is no dispute event of ours. */
+export function disputeStage(type: string): DisputeStage | null {
+  return Object.prototype.hasOwnProperty.call(DISPUTE_STAGE, type) ? DISPUTE_STAGE[type]! : null;
 }

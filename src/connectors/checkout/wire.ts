@@ -35,7 +35,8 @@ export interface CkoPaymentRequest {
   readonly payment_type: 'Regular' | 'Recurring';
   readonly merchant_initiated?: boolean;
   readonly reference: string;
-  readonly capture: true;
+  /** false: an authorization only, captured or voided later (decisions §16). */
+  readonly capture: boolean;
   readonly customer?: { readonly email?: string; readonly name?: string };
   readonly '3ds'?: { readonly enabled: boolean };
   readonly processing_channel_id: string;
@@ -73,6 +74,24 @@ export interface CkoCardPayoutRequest {
 
 export interface CkoRefundRequest {
   readonly amount: number;
+  readonly reference: string;
+  readonly metadata: CkoMetadata;
+}
+
+/**
+ * POST /payments/{id}/captures (CaptureRequest): the amount (less than authorized is a partial
+ * capture) and `Final`, so that what is not captured is released at once (one capture per
+ * authorization, decisions §16).
+ */
+export interface CkoCaptureRequest {
+  readonly amount: number;
+  readonly capture_type: 'Final';
+  readonly reference: string;
+  readonly metadata: CkoMetadata;
+}
+
+/** POST /payments/{id}/voids (VoidRequest). */
+export interface CkoVoidRequest {
   readonly reference: string;
   readonly metadata: CkoMetadata;
 }
@@ -118,9 +137,16 @@ export interface CkoAction {
   readonly response_code: string | null;
   readonly response_summary: string | null;
   readonly reference: string | null;
+  /** Our trace_id from the action's metadata: a refund (or capture) the gateway asked for. */
+  readonly trace_id: number | null;
 }
 
-/** A webhook event (Events/EventObject): its id, type and the payment data it carries. */
+/**
+ * A webhook event: its id, type and data. Payment events (Events/EventObject) carry the payment's
+ * data (`id` the payment); dispute events carry the dispute's (`id` the dispute, `payment_id` the
+ * payment, category, reason_code, evidence_required_by: the examples of Checkout.com's webhook
+ * pages, test/psp-specs/checkout.com/SOURCE.md).
+ */
 export interface CkoEvent {
   readonly id: string;
   readonly type: string;
@@ -133,6 +159,12 @@ export interface CkoEvent {
     readonly response_summary: string | null;
     readonly reference: string | null;
     readonly trace_id: number | null;
+    /** Dispute events: the disputed payment. */
+    readonly payment_id: string | null;
+    readonly category: string | null;
+    readonly reason_code: string | null;
+    /** Dispute events: the deadline for evidence (ISO 8601), when the event gives one. */
+    readonly evidence_required_by: string | null;
   };
 }
 
@@ -208,13 +240,14 @@ export function readActions(json: unknown): CkoAction[] | null {
       response_code: text(item.response_code),
       response_summary: text(item.response_summary),
       reference: text(item.reference),
+      trace_id: traceIdOf(item.metadata),
     });
   }
   return actions;
 }
 
-/** The answer to a refund request (RefundAcceptedResponse). */
-export function readRefundAccepted(json: unknown): { readonly action_id: string } | null {
+/** The answer to a refund, capture or void request (RefundAcceptedResponse, CaptureAcceptedResponse, VoidAcceptedResponse). */
+export function readActionAccepted(json: unknown): { readonly action_id: string } | null {
   if (!isObject(json)) return null;
   const action_id = text(json.action_id);
   return action_id === null ? null : { action_id };
@@ -248,6 +281,10 @@ export function readEvent(json: unknown): CkoEvent | null {
       response_summary: text(data.response_summary),
       reference: text(data.reference),
       trace_id: traceIdOf(data.metadata),
+      payment_id: text(data.payment_id),
+      category: text(data.category),
+      reason_code: text(data.reason_code),
+      evidence_required_by: text(data.evidence_required_by),
     },
   };
 }

@@ -1,8 +1,9 @@
 // The back office's transactions (docs/backoffice.md): the search (trace_id, order_id, pin,
 // status, type, gateway, dates, amounts) newest first with keyset pages, its CSV export, and one
-// transaction with everything known of it, where a signed-in person refunds a sale (partly too)
-// and sends a notification again. A merchant's staff see their merchant's only. The reads are
-// operations/transaction-views.ts, the pages pages/backoffice/transactions.ts.
+// transaction with everything known of it, where a signed-in person refunds a payment (partly too)
+// and sends a notification again (an authorization's capture and void are authorizations.ts). A
+// merchant's staff see their merchant's only. The reads are operations/transaction-views.ts, the
+// pages pages/backoffice/transactions.ts.
 import { randomBytes } from 'node:crypto';
 import { maySee, merchantScope } from '../../domain/backoffice-access.js';
 import { parseMajorAmount } from '../../domain/money.js';
@@ -80,17 +81,17 @@ async function csvExport(context: PageContext): Promise<unknown> {
 }
 
 /** The transaction named in the path, if this viewer may see it; null answers as not found. */
-async function pathTransaction(context: PageContext): Promise<{ trace_id: string; row: TransactionRow | null }> {
+export async function pathTransaction(context: PageContext): Promise<{ trace_id: string; row: TransactionRow | null }> {
   const { trace_id } = context.request.params as { trace_id: string };
   return { trace_id, row: await visibleTransaction(context.deps, context.viewer, trace_id) };
 }
 
-interface DetailProblem {
+export interface DetailProblem {
   readonly message: string;
   readonly http_status: number;
 }
 
-function detailPage(context: PageContext, detail: TransactionDetail, problem: DetailProblem | null = null): unknown {
+export function detailPage(context: PageContext, detail: TransactionDetail, problem: DetailProblem | null = null): unknown {
   const body = transactionDetailBody(
     partsOf(context),
     detail,

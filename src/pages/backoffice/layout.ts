@@ -44,6 +44,7 @@ export function navigationFor(viewer: Viewer): readonly NavItem[] {
   const common: NavItem[] = [
     { href: '/backoffice/overview', label: 'Overview' },
     { href: '/backoffice/transactions', label: 'Transactions' },
+    { href: '/backoffice/disputes', label: 'Disputes' },
     { href: '/backoffice/payouts', label: 'Payouts' },
     { href: '/backoffice/subscriptions', label: 'Subscriptions' },
   ];

@@ -2,7 +2,9 @@
 // domain's records (domain/*-record.ts), so each field has one definition and a page imports
 // domain/ and pages/ only. The few shapes below that are not records (a view an operation
 // composes, a connector's form) are declared here, each saying what it is.
+import type { AuthorizationActionRow } from '../../domain/authorization-record.js';
 import type { Viewer } from '../../domain/backoffice-access.js';
+import type { DisputeRow } from '../../domain/dispute-record.js';
 import type { MerchantSummary } from '../../domain/merchants.js';
 import type { AuditLogRow, BackofficeUserRow } from '../../domain/backoffice-record.js';
 import type { ProcessorEventRow } from '../../domain/gateway-record.js';
@@ -42,6 +44,31 @@ export type TransactionShown = Readonly<
     | 'error_details'
     | 'description'
     | 'created_at_ms'
+    | 'updated_at_ms'
+  >
+>;
+
+/** An authorization's capture or void (decisions §16), asked or done. */
+export type AuthorizationActionShown = Readonly<
+  Pick<
+    AuthorizationActionRow,
+    'action' | 'authorized_minor' | 'amount_minor' | 'state' | 'origin' | 'agent' | 'requested_at_ms' | 'updated_at_ms'
+  >
+>;
+
+/** A dispute (chargeback) of a payment, as a processor reported it. */
+export type DisputeShown = Readonly<
+  Pick<
+    DisputeRow,
+    | 'psp_dispute_id'
+    | 'trace_id'
+    | 'merchant_id'
+    | 'stage'
+    | 'amount_minor'
+    | 'currency'
+    | 'reason'
+    | 'evidence_due_at_ms'
+    | 'opened_at_ms'
     | 'updated_at_ms'
   >
 >;

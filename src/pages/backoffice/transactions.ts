@@ -1,15 +1,27 @@
 // The back office's transactions pages (docs/backoffice.md): the search form and its results
 // newest first with keyset pages, and one transaction with everything known of it — masked card,
-// status history, processor ids, refunds, cascade attempts, the processor's webhook events,
-// notifications with every attempt — with the refund form for an approved sale.
+// status history, processor ids, refunds, cascade attempts, an authorization's capture or void,
+// a payment's disputes, the processor's webhook events, notifications with every attempt — with
+// the refund form for an approved payment and the Capture and Void forms for an authorization.
 import type { Viewer } from '../../domain/backoffice-access.js';
+import { isPayment } from '../../domain/transaction-state.js';
 import { SEARCH_STATUSES, SEARCH_TYPES, type SearchField, searchQuery } from '../../domain/transaction-search.js';
 import { type Html, html } from '../html.js';
 import { iso, majorUnits, money } from './format.js';
+import { actionable, authorizationActionSection, authorizationForms } from './authorizations.js';
+import { disputesTable } from './disputes.js';
 import { csrfField, noticeLine, problemLine } from './layout.js';
 import { notificationsSection } from './notifications.js';
 import { processorEventsTable } from './processor-events.js';
-import type { NotificationShown, PageParts, ProcessorEventShown, StatusChangeShown, TransactionShown } from './records.js';
+import type {
+  AuthorizationActionShown,
+  DisputeShown,
+  NotificationShown,
+  PageParts,
+  ProcessorEventShown,
+  StatusChangeShown,
+  TransactionShown,
+} from './records.js';
 
 /** The order_id the merchant knows: a cashier transaction's session order, else its own. */
 export function merchantOrderId(row: Pick<TransactionShown, 'order_id' | 'cashier_order_id'>): string {
@@ -91,6 +103,9 @@ ${next !== null ? html`<a href="/backoffice/transactions?${searchQuery(values, n
 const NOTICES: Readonly<Record<string, string>> = {
   refunded: 'Refund sent. Its outcome is in the refunds below.',
   resent: 'The notification is scheduled to be sent again now.',
+  captured: 'Captured. The capture is below.',
+  voided: 'Voided: the held funds are released.',
+  action_sent: 'Sent to the processor, which confirms it later; its state is below.',
 };
 
 /** One transaction and what the operation read of it. */
@@ -102,6 +117,8 @@ export interface TransactionDetailShown {
   readonly refunds: readonly TransactionShown[];
   readonly cascade: readonly TransactionShown[];
   readonly events: readonly ProcessorEventShown[];
+  readonly authorization_action: AuthorizationActionShown | null;
+  readonly disputes: readonly DisputeShown[];
 }
 
 /** `refund_key`: a fresh key for the refund form, so a form sent twice makes one refund; `events_max`: what the events list holds at most. */
@@ -112,9 +129,13 @@ export function transactionDetailBody(
   refund_key: string,
   events_max: number,
 ): Html {
-  const { row, history, notifications, refunds, cascade, events } = detail;
+  const { row, history, notifications, refunds, cascade, events, authorization_action, disputes } = detail;
   const remaining = row.amount_minor - row.refund_reserved_minor;
-  const refundable = row.transaction_type === 'sale' && row.status === 'approved' && remaining > 0;
+  // A sale, or an authorization once captured: both took the money (decisions §16).
+  const payment = isPayment(row.transaction_type);
+  const refundable = payment && row.status === 'approved' && remaining > 0;
+  // What was refunded means something once the money was taken: a sale, a captured authorization.
+  const took_money = row.transaction_type === 'sale' || authorization_action?.action === 'capture';
   const remaining_text = majorUnits(remaining, row.currency);
   const facts: [string, string | number | null | Html][] = [
     ['Trace ID', row.trace_id],
@@ -131,10 +152,7 @@ export function transactionDetailBody(
     ['Card', row.card_masked],
     ['Card brand', row.card_brand],
     ['Refers to', row.reference_id === null ? null : html`<a href="/backoffice/transactions/${row.reference_id}">${row.reference_id}</a>`],
-    [
-      'Refunded or in flight',
-      row.transaction_type === 'sale' ? amountOf({ amount_minor: row.refund_reserved_minor, currency: row.currency }) : null,
-    ],
+    ['Refunded or in flight', took_money ? amountOf({ amount_minor: row.refund_reserved_minor, currency: row.currency }) : null],
     ['Error', row.error_code === null ? null : `${row.error_code}${row.error_details ? `: ${row.error_details}` : ''}`],
     ['Description', row.description],
     ['Notification URL', detail.notification_url],
@@ -144,6 +162,9 @@ export function transactionDetailBody(
   return html`<h1>Transaction ${row.trace_id}</h1>
 ${noticeLine(parts.notice, NOTICES)}${problemLine(problem)}
 <div class="card"><dl>${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl></div>
+${actionable(row, authorization_action) ? authorizationForms(parts, row) : ''}
+${authorization_action === null ? '' : authorizationActionSection(authorization_action, row.currency)}
+${disputes.length > 0 ? html`<h2>Disputes</h2>${disputesTable(disputes, 'transaction', parts.viewer, '')}` : ''}
 ${
   refundable
     ? html`<h2>Refund</h2><form class="card inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">${csrfField(parts.csrf)}

@@ -1,7 +1,8 @@
 // Tests of the fake Checkout.com processor itself (fake.ts) with plain fetch requests, no gateway:
-// the documented sandbox outcomes, idempotency, 3-D Secure, refunds, payouts, the list by
-// reference, webhooks and every failure mode; and that the fake's own answers and events keep to
-// the published description (fake.violations stays empty unless a test sends a wrong request).
+// the documented sandbox outcomes, idempotency, 3-D Secure, refunds, captures and voids, payouts,
+// the list by reference, webhooks, every failure mode and the controls for disputes and refunds
+// made in the dashboard; and that the fake's own answers and events keep to the published
+// description (fake.violations stays empty unless a test sends a wrong request).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetchAnswer, waitUntil, type FetchedAnswer } from '../fake-processor/fetch-answer.js';
 import { startMerchantReceiver, type MerchantReceiver } from '../merchant-receiver.js';
@@ -459,6 +460,207 @@ describe('refunds', () => {
     const again = await api('POST', `/payments/${id}/refunds`, { amount: 100 }, { 'cko-idempotency-key': key });
     expect(again.text).toBe(first.text);
     expect(fake.payment(id)?.refunds).toHaveLength(1);
+  });
+});
+
+describe('captures and voids', () => {
+  async function authorizedPayment(amount = 1000): Promise<string> {
+    const answer = await api('POST', '/payments', cardPayment({ amount, capture: false }));
+    expect(answer.json).toMatchObject({ status: 'Authorized', _links: { capture: {}, void: {} } });
+    return answer.json.id as string;
+  }
+
+  it('captures part: 202 with the action id, payment_captured, Partially Captured with the rest released; refunds up to the capture', async () => {
+    const id = await authorizedPayment(1000);
+    const answer = await api('POST', `/payments/${id}/captures`, {
+      amount: 600,
+      capture_type: 'Final',
+      reference: 'CAP-1',
+      metadata: { paygate_trace_id: 31 },
+    });
+    expect(answer.status).toBe(202);
+    expect(answer.json).toEqual({
+      action_id: expect.stringMatching(/^act_[a-z2-7]{26}$/),
+      reference: 'CAP-1',
+      _links: { payment: { href: `${fake.url}/payments/${id}` } },
+    });
+    const captured = await fake.waitForEvent((e) => e.payment_id === id && e.type === 'payment_captured');
+    expect(captured.json.data).toMatchObject({ id, action_id: answer.json.action_id, amount: 600, approved: true, response_code: '10000' });
+    expect(fake.payment(id)).toMatchObject({ status: 'Partially Captured', captured_amount: 600, released_amount: 400 });
+    const got = await api('GET', `/payments/${id}`);
+    expect(got.json).toMatchObject({ status: 'Partially Captured', approved: true });
+    expect(got.json._links.capture).toBeUndefined();
+    expect(got.json._links.refund).toBeDefined();
+    const actions = await api('GET', `/payments/${id}/actions`);
+    expect(actions.json[0]).toMatchObject({
+      id: answer.json.action_id,
+      type: 'Capture',
+      amount: 600,
+      reference: 'CAP-1',
+      metadata: { paygate_trace_id: 31 },
+    });
+
+    // One capture per payment (CHOSEN): a second is not allowed; refunds take no more than was captured.
+    expect((await api('POST', `/payments/${id}/captures`, { amount: 400 })).status).toBe(403);
+    expect((await api('POST', `/payments/${id}/refunds`, { amount: 601 })).json.error_codes).toEqual(['refund_amount_exceeds_balance']);
+    expect((await api('POST', `/payments/${id}/refunds`, {})).status).toBe(202);
+    expect(fake.payment(id)).toMatchObject({ status: 'Refunded', refunded_amount: 600 });
+  });
+
+  it('captures the whole amount when none is given; refuses an amount above it (422) or a payment that is no open authorization (403, 404)', async () => {
+    const id = await authorizedPayment(1000);
+    expect((await api('POST', `/payments/${id}/captures`, { amount: 1001 })).json.error_codes).toEqual(['capture_amount_exceeds_balance']);
+    expect((await api('POST', `/payments/${id}/captures`, { amount: 0 })).json.error_codes).toEqual(['amount_invalid']);
+    expect((await api('POST', `/payments/${id}/captures`, {})).status).toBe(202);
+    expect(fake.payment(id)).toMatchObject({ status: 'Captured', captured_amount: 1000, released_amount: 0 });
+    const sale = await api('POST', '/payments', cardPayment());
+    const not_allowed = await api('POST', `/payments/${sale.json.id}/captures`, {});
+    expect(not_allowed.status).toBe(403);
+    expect(not_allowed.text).toBe('');
+    expect((await api('POST', `/payments/${sale.json.id}/voids`, {})).status).toBe(403);
+    expect((await api('POST', '/payments/pay_aaaaaaaaaaaaaaaaaaaaaaaaaa/captures', {})).status).toBe(404);
+    expect((await api('POST', '/payments/pay_aaaaaaaaaaaaaaaaaaaaaaaaaa/voids', {})).status).toBe(404);
+  });
+
+  it('voids: 202, payment_voided, Voided with the whole hold released; nothing can be captured or refunded after', async () => {
+    const id = await authorizedPayment(1500);
+    const answer = await api('POST', `/payments/${id}/voids`, { reference: 'VOID-1' });
+    expect(answer.status).toBe(202);
+    expect(answer.json).toMatchObject({ action_id: expect.stringMatching(/^act_/), reference: 'VOID-1' });
+    await fake.waitForEvent((e) => e.payment_id === id && e.type === 'payment_voided');
+    expect(fake.payment(id)).toMatchObject({ status: 'Voided', approved: true, released_amount: 1500, captured_amount: 0 });
+    expect((await api('GET', `/payments/${id}/actions`)).json.map((a: { type: string }) => a.type)).toEqual(['Void', 'Authorization']);
+    expect((await api('POST', `/payments/${id}/captures`, {})).status).toBe(403);
+    expect((await api('POST', `/payments/${id}/refunds`, {})).status).toBe(403);
+    expect((await api('POST', `/payments/${id}/voids`, {})).status).toBe(403);
+  });
+
+  it('answers the same capture (and void) again for the same key, with one action', async () => {
+    const id = await authorizedPayment(1000);
+    const key = `capture-${Date.now()}`;
+    const first = await api('POST', `/payments/${id}/captures`, { amount: 300 }, { 'cko-idempotency-key': key });
+    const again = await api('POST', `/payments/${id}/captures`, { amount: 300 }, { 'cko-idempotency-key': key });
+    expect(again.status).toBe(202);
+    expect(again.text).toBe(first.text);
+    expect(fake.payment(id)?.actions.filter((a) => a.type === 'Capture')).toHaveLength(1);
+    expect(
+      fake
+        .requestsTo('POST /payments/{id}/captures')
+        .slice(-2)
+        .map((r) => r.idempotency),
+    ).toEqual(['new', 'replayed']);
+    expect(fake.payment(id)?.idempotency_keys).toContain(key);
+
+    const other = await authorizedPayment(1000);
+    const void_key = `void-${Date.now()}`;
+    const voided = await api('POST', `/payments/${other}/voids`, {}, { 'cko-idempotency-key': void_key });
+    expect((await api('POST', `/payments/${other}/voids`, {}, { 'cko-idempotency-key': void_key })).text).toBe(voided.text);
+    expect(fake.payment(other)?.actions.filter((a) => a.type === 'Void')).toHaveLength(1);
+  });
+
+  it('declineNext: the capture or void is accepted, then declined with its event; the authorization stays open', async () => {
+    const id = await authorizedPayment(1000);
+    fake.declineNext('capture', '20068');
+    const capture = await api('POST', `/payments/${id}/captures`, {});
+    expect(capture.status).toBe(202);
+    const declined = await fake.waitForEvent((e) => e.payment_id === id && e.type === 'payment_capture_declined');
+    expect(declined.json.data).toMatchObject({ action_id: capture.json.action_id, approved: false, response_code: '20068' });
+    fake.declineNext('void');
+    expect((await api('POST', `/payments/${id}/voids`, {})).status).toBe(202);
+    await fake.waitForEvent((e) => e.payment_id === id && e.type === 'payment_void_declined');
+    expect(fake.payment(id)).toMatchObject({ status: 'Authorized', captured_amount: 0, released_amount: 0 });
+    // The next ones go through.
+    expect((await api('POST', `/payments/${id}/captures`, {})).status).toBe(202);
+    expect(fake.payment(id)?.status).toBe('Captured');
+  });
+
+  it('hangNextCapture: the capture is made but not answered; the same key then answers it', async () => {
+    const id = await authorizedPayment(1000);
+    fake.hangNextCapture();
+    const key = `hang-${Date.now()}`;
+    await expect(api('POST', `/payments/${id}/captures`, {}, { 'cko-idempotency-key': key }, AbortSignal.timeout(300))).rejects.toThrow();
+    expect(fake.payment(id)).toMatchObject({ status: 'Captured', captured_amount: 1000 });
+    const retry = await api('POST', `/payments/${id}/captures`, {}, { 'cko-idempotency-key': key });
+    expect(retry.status).toBe(202);
+    expect(retry.json.action_id).toBe(fake.payment(id)?.actions.find((a) => a.type === 'Capture')?.id);
+  });
+});
+
+describe('disputes and refunds made in the dashboard (test controls)', () => {
+  async function capturedPayment(amount = 1000): Promise<string> {
+    const answer = await api('POST', '/payments', cardPayment({ amount }));
+    expect(answer.json.approved).toBe(true);
+    return answer.json.id as string;
+  }
+
+  it('openDispute sends dispute_received and dispute_evidence_required, signed, with the dispute and the deadline; moveDispute the next', async () => {
+    const id = await capturedPayment(2000);
+    const dispute = await fake.openDispute(id, { amount: 1500 });
+    expect(dispute).toMatchObject({
+      payment_id: id,
+      amount: 1500,
+      currency: 'EUR',
+      category: 'fraudulent',
+      reason_code: '10.4',
+      status: 'evidence_required',
+    });
+    const sent = eventsOf(id).filter((e) => e.type.startsWith('dispute_'));
+    expect(sent.map((e) => [e.type, e.state, e.action_id])).toEqual([
+      ['dispute_received', 'delivered', dispute.id],
+      ['dispute_evidence_required', 'delivered', dispute.id],
+    ]);
+    const capture_id = fake.payment(id)?.actions.find((a) => a.type === 'Capture')?.id;
+    expect(sent[0]!.json.data).toEqual({
+      id: dispute.id,
+      date: expect.any(String),
+      category: 'fraudulent',
+      amount: 1500,
+      currency: 'EUR',
+      reason_code: '10.4',
+      evidence_required_by: dispute.evidence_required_by,
+      payment_id: id,
+      payment_action_id: capture_id,
+      payment_reference: expect.any(String),
+      payment_method: 'Visa',
+    });
+    const received = receiver.requests.find((r) => (r.json as { id?: string } | null)?.id === sent[0]!.id);
+    expect(received?.headers['cko-signature']).toBe(checkoutSignature(received?.body ?? '', WEBHOOK_SECRET));
+
+    expect(await fake.moveDispute(dispute.id, 'lost')).toMatchObject({ status: 'lost' });
+    const lost = await fake.waitForEvent((e) => e.action_id === dispute.id && e.type === 'dispute_lost');
+    expect(lost.json.data.evidence_required_by).toBeUndefined();
+    expect(await fake.moveDispute(dispute.id, 'arbitration_won')).toMatchObject({ status: 'arbitration_won' });
+    await expect(fake.moveDispute(dispute.id, 'won')).rejects.toThrow(/arbitration_won already/);
+    expect(fake.dispute(dispute.id)?.events).toEqual([
+      'dispute_received',
+      'dispute_evidence_required',
+      'dispute_lost',
+      'dispute_arbitration_won',
+    ]);
+    expect(fake.payment(id)).toMatchObject({ status: 'Captured', disputes: [expect.objectContaining({ id: dispute.id })] });
+  });
+
+  it('refuses a dispute of a payment that captured nothing', async () => {
+    const authorized = await api('POST', '/payments', cardPayment({ capture: false }));
+    await expect(fake.openDispute(authorized.json.id)).rejects.toThrow(/no captured payment/);
+  });
+
+  it('refundFromDashboard: a Refund action with no reference or metadata, payment_refunded without a reference', async () => {
+    const id = await capturedPayment(1000);
+    const refund = await fake.refundFromDashboard(id, 250);
+    expect(refund).toMatchObject({ type: 'Refund', amount: 250, approved: true, reference: null, metadata: null });
+    const event = await fake.waitForEvent((e) => e.type === 'payment_refunded' && e.action_id === refund.id);
+    expect(event.state).toBe('delivered');
+    expect(event.json.data).toMatchObject({ id, action_id: refund.id, amount: 250, currency: 'EUR' });
+    expect(event.json.data.reference).toBeUndefined();
+    const actions = await api('GET', `/payments/${id}/actions`);
+    const listed = actions.json.find((a: { id: string }) => a.id === refund.id);
+    expect(listed).toMatchObject({ type: 'Refund', amount: 250 });
+    expect(listed.reference).toBeUndefined();
+    expect(listed.metadata).toBeUndefined();
+    expect(fake.payment(id)).toMatchObject({ status: 'Partially Refunded', refunded_amount: 250 });
+    expect((await fake.refundFromDashboard(id)).amount).toBe(750);
+    await expect(fake.refundFromDashboard(id)).rejects.toThrow(/nothing to refund/);
   });
 });
 

@@ -7,8 +7,29 @@
 // validated too; all problems land in `fake.violations`, which tests assert is empty.
 //
 // Endpoints: POST /payments (card payment or card payout), GET /payments/{id} (payment or sid_
-// session id), GET /payments?reference= (our supplement), POST /payments/{id}/refunds,
-// GET /payments/{id}/actions; GET/POST /3ds/{sid} is the challenge page for a person.
+// session id), GET /payments?reference= (our supplement), POST /payments/{id}/captures,
+// POST /payments/{id}/voids, POST /payments/{id}/refunds, GET /payments/{id}/actions; GET/POST
+// /3ds/{sid} is the challenge page for a person.
+//
+// Controls a test calls (beside those of every fake, ../fake-processor/controls.ts: failNext,
+// holdEvents, releaseHeldEvents, redeliver, sendRaw, waitForEvent, requestsTo, violations):
+// - settlePayouts(): Promise<void>; abandonChallenge(payment_id): Promise<void> (see below).
+// - openDispute(payment_id, options?: { amount?, category?, reason_code?, evidence_due_in_ms?,
+//   evidence_required? }): Promise<FakeDisputeView>: a chargeback of a captured payment; sends
+//   dispute_received, then (unless evidence_required is false) dispute_evidence_required, both
+//   with evidence_required_by, signed like every event; resolves when they are delivered.
+// - moveDispute(dispute_id, to: FakeDisputeMove): Promise<FakeDisputeView>: sends `dispute_<to>`
+//   ('won', 'lost', 'accepted', 'canceled', 'expired', 'evidence_submitted', ...) and moves it on.
+// - refundFromDashboard(payment_id, amount?): Promise<FakeAction>: a refund made in Checkout.com's
+//   dashboard (all that remains by default): a Refund action with no reference and no metadata of
+//   ours, and payment_refunded without a reference.
+// - hangNextCapture(): the next capture is processed (captured, its event sent) but never answered:
+//   the connector times out (failNext('POST /payments/{id}/captures', 'timeout'); any failure mode
+//   works on the capture and void routes too).
+// - declineNext('capture' | 'void', response_code = '20012'): the next capture or void is accepted
+//   (202), then declined: payment_capture_declined / payment_void_declined, nothing captured or
+//   voided, the authorization still open.
+// - dispute(dispute_id) and FakePaymentView.disputes, .released_amount: what the fake holds.
 //
 // Documented behaviour followed (pages in SOURCE.md):
 // - Authorization: "Bearer <secret key>"; anything else is 401 with no body.
@@ -36,12 +57,27 @@
 // - Refunds answer 202 and are processed at once (payment_refunded or payment_refund_declined);
 //   403 with no body when the payment is not captured or has nothing left to refund, 422
 //   `refund_amount_exceeds_balance` when the amount exceeds what remains.
+// - Captures and voids ("processed asynchronously", the description says) answer 202 with the
+//   action's id (CaptureAcceptedResponse, VoidAcceptedResponse) and are processed at once, their
+//   event (payment_captured, payment_voided) following the answer; 404 for an unknown payment,
+//   403 with no body for one that is not an open authorization (a sale, captured, voided,
+//   declined, a payout), 422 when the amount is 0 or above what was authorized. CHOSEN: one
+//   capture per payment whatever capture_type says (paygate sends Final): a capture of less than
+//   authorized releases the rest (FakePaymentView.released_amount) and leaves the payment
+//   Partially Captured; a void releases the whole hold and leaves it Voided (approved stays true:
+//   it was authorized). Refunds take Captured and Partially Captured payments, up to what was
+//   captured. Idempotency keys are honoured on both routes as on the others.
+// - Disputes (test controls, no API): Checkout.com's dispute events as its webhook pages show
+//   them (data: the dispute's id, category, amount, currency, reason_code, payment_id,
+//   payment_action_id, payment_reference, payment_method, evidence_required_by, date), checked
+//   against our supplement's PaygateSupplementDisputeEvent (SOURCE.md); the payment itself is
+//   unchanged, as on Checkout.com.
 // - Webhooks: POST of the event JSON with Cko-Signature = lowercase hex HMAC-SHA256 of the raw body
 //   keyed with the webhook secret; retried on a non-2xx answer or a network error (bounded:
 //   `webhook_attempts`). Events are sent one at a time in the order they were made.
 // Not checked against the description: the 3-D Secure page (HTML for a browser) and the answers
 // of injected failures (500, 503, garbage). Operations of the description the fake does not
-// implement (captures, voids, …) are answered 404.
+// implement (incremental authorizations, disputes API, …) are answered 404.
 // CHOSEN where the documentation is silent (each also said where it is done): event body shape is
 // the description's Events/EventObject ({id, type, created_on, data, _links}); events carry no
 // `status` (its enum lacks Paid); capture_on is captured at once; an answer of actions for a
@@ -79,7 +115,13 @@ import { challengePage, finishedPage, unknownSessionPage } from './challenge-pag
 export const FAKE_CHECKOUT_SECRET_KEY = 'sk_sbox_paygatefake7xkq3mzt2vwnd5hj4ra6';
 
 export type FakeCheckoutRoute =
-  'POST /payments' | 'GET /payments' | 'GET /payments/{id}' | 'POST /payments/{id}/refunds' | 'GET /payments/{id}/actions';
+  | 'POST /payments'
+  | 'GET /payments'
+  | 'GET /payments/{id}'
+  | 'POST /payments/{id}/captures'
+  | 'POST /payments/{id}/voids'
+  | 'POST /payments/{id}/refunds'
+  | 'GET /payments/{id}/actions';
 
 export type { FakeFailureMode, Violation };
 
@@ -114,6 +156,7 @@ export type FakeEventState = WebhookEventState;
 /** Its signature is the Cko-Signature of its last delivery. */
 export interface FakeEvent extends WebhookEventView {
   readonly payment_id: string;
+  /** The action the event reports; for a dispute event, the dispute's id (Checkout.com's dispute id is its action id). */
   readonly action_id: string;
   readonly json: {
     readonly id: string;
@@ -126,11 +169,66 @@ export interface FakeEvent extends WebhookEventView {
 
 export interface FakeAction {
   readonly id: string;
-  readonly type: 'Authorization' | 'Card Verification' | 'Capture' | 'Refund' | 'Payout';
+  readonly type: 'Authorization' | 'Card Verification' | 'Capture' | 'Void' | 'Refund' | 'Payout';
   readonly amount: number;
   readonly approved: boolean;
   readonly response_code: string;
   readonly reference: string | null;
+  /** What the request that made it attached (a refund's our trace_id); null for none (a dashboard refund). */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+}
+
+/** Where a dispute is (Dispute.status of the description). */
+export type FakeDisputeStatus =
+  | 'evidence_required'
+  | 'evidence_under_review'
+  | 'won'
+  | 'lost'
+  | 'accepted'
+  | 'canceled'
+  | 'expired'
+  | 'resolved'
+  | 'arbitration_won'
+  | 'arbitration_lost';
+
+/** What moveDispute sends: the event `dispute_<move>`. */
+export type FakeDisputeMove =
+  | 'evidence_submitted'
+  | 'evidence_acknowledged_by_scheme'
+  | 'won'
+  | 'lost'
+  | 'accepted'
+  | 'canceled'
+  | 'expired'
+  | 'resolved'
+  | 'arbitration_won'
+  | 'arbitration_lost';
+
+export interface FakeDisputeOptions {
+  /** Disputed, in minor units; default what was captured less what was refunded. */
+  readonly amount?: number;
+  /** Dispute.category; default 'fraudulent'. */
+  readonly category?: string;
+  /** The scheme's reason code; default '10.4'. */
+  readonly reason_code?: string;
+  /** evidence_required_by, from now; default 7 days. */
+  readonly evidence_due_in_ms?: number;
+  /** Send dispute_evidence_required after dispute_received (default true). */
+  readonly evidence_required?: boolean;
+}
+
+export interface FakeDisputeView {
+  readonly id: string;
+  readonly payment_id: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly category: string;
+  readonly reason_code: string;
+  readonly status: FakeDisputeStatus;
+  /** ISO 8601, as the events carry it. */
+  readonly evidence_required_by: string;
+  /** The types of the events sent for it, oldest first. */
+  readonly events: readonly string[];
 }
 
 export interface FakePaymentView {
@@ -140,11 +238,16 @@ export interface FakePaymentView {
   readonly reference: string | null;
   readonly amount: number;
   readonly currency: string;
-  /** PaymentDetails/PayoutDetails status: Pending, Authorized, Card Verified, Captured, Partially Refunded, Refunded, Declined, Paid. */
+  /**
+   * PaymentDetails/PayoutDetails status: Pending, Authorized, Card Verified, Captured, Partially
+   * Captured, Voided, Partially Refunded, Refunded, Declined, Paid.
+   */
   readonly status: string;
   readonly approved: boolean;
   readonly response_code: string | null;
   readonly captured_amount: number;
+  /** Of an authorization: what a partial capture or a void released. */
+  readonly released_amount: number;
   readonly refunded_amount: number;
   readonly refunds: readonly FakeAction[];
   /** Oldest first. */
@@ -154,6 +257,7 @@ export interface FakePaymentView {
   /** The request's metadata (payments and payouts), or null. */
   readonly metadata: Readonly<Record<string, unknown>> | null;
   readonly three_ds: 'none' | 'pending' | 'authenticated' | 'failed' | 'frictionless' | 'downgraded' | 'not_enrolled';
+  readonly disputes: readonly FakeDisputeView[];
 }
 
 export interface FakeCheckout extends FakeProcessorControls<FakeCheckoutRoute, FakeEvent, RecordedRequest> {
@@ -170,6 +274,25 @@ export interface FakeCheckout extends FakeProcessorControls<FakeCheckoutRoute, F
   settlePayouts(): Promise<void>;
   /** The customer never finishes a pending 3-D Secure challenge: Declined 20152 and payment_authentication_failed. */
   abandonChallenge(payment_id: string): Promise<void>;
+  /**
+   * The cardholder disputes a captured payment: dispute_received, then (by default)
+   * dispute_evidence_required, sent and delivered before this resolves. Throws for a payment
+   * that is not captured.
+   */
+  openDispute(payment_id: string, options?: FakeDisputeOptions): Promise<FakeDisputeView>;
+  /** Moves a dispute on and sends `dispute_<to>`; throws for a dispute already closed (but lost → arbitration_*). */
+  moveDispute(dispute_id: string, to: FakeDisputeMove): Promise<FakeDisputeView>;
+  dispute(dispute_id: string): FakeDisputeView | undefined;
+  /**
+   * A refund made in Checkout.com's dashboard, not through the API: all that remains of the
+   * capture unless `amount` says less; payment_refunded carries no reference and the action no
+   * metadata of ours. Throws when nothing is left to refund.
+   */
+  refundFromDashboard(payment_id: string, amount?: number): Promise<FakeAction>;
+  /** The next capture is processed but never answered (the client times out), once. */
+  hangNextCapture(): void;
+  /** The next capture (or void) is answered 202 and then declined (its *_declined event); the authorization stays open. */
+  declineNext(action: 'capture' | 'void', response_code?: string): void;
 }
 
 /** Cko-Signature of a webhook body: lowercase hex HMAC-SHA256 keyed with the webhook secret. */
@@ -210,6 +333,19 @@ interface ThreeDsState {
   redirect_to: string | null;
 }
 
+interface DisputeState {
+  readonly id: string;
+  readonly payment: PaymentState;
+  readonly amount: number;
+  readonly category: string;
+  readonly reason_code: string;
+  readonly action_id: string;
+  readonly received_on: string;
+  readonly evidence_required_by: string;
+  status: FakeDisputeStatus;
+  readonly events: string[];
+}
+
 interface PaymentState {
   readonly seq: number;
   readonly id: string;
@@ -233,8 +369,10 @@ interface PaymentState {
   response_code: string | null;
   three_ds: ThreeDsState | null;
   captured: number;
+  released: number;
   refunded: number;
   readonly actions: ActionState[];
+  readonly disputes: DisputeState[];
   readonly idempotency_keys: string[];
   payout_timer: NodeJS.Timeout | null;
 }
@@ -265,9 +403,35 @@ const ROUTES: readonly FakeCheckoutRoute[] = [
   'POST /payments',
   'GET /payments',
   'GET /payments/{id}',
+  'POST /payments/{id}/captures',
+  'POST /payments/{id}/voids',
   'POST /payments/{id}/refunds',
   'GET /payments/{id}/actions',
 ];
+/** Dispute statuses after which nothing more happens (but arbitration after a loss). */
+const CLOSED_DISPUTE: ReadonlySet<FakeDisputeStatus> = new Set<FakeDisputeStatus>([
+  'won',
+  'lost',
+  'accepted',
+  'canceled',
+  'expired',
+  'resolved',
+  'arbitration_won',
+  'arbitration_lost',
+]);
+const DISPUTE_STATUS_AFTER: Readonly<Record<FakeDisputeMove, FakeDisputeStatus>> = {
+  evidence_submitted: 'evidence_under_review',
+  evidence_acknowledged_by_scheme: 'evidence_under_review',
+  won: 'won',
+  lost: 'lost',
+  accepted: 'accepted',
+  canceled: 'canceled',
+  expired: 'expired',
+  resolved: 'resolved',
+  arbitration_won: 'arbitration_won',
+  arbitration_lost: 'arbitration_lost',
+};
+const DISPUTE_EVIDENCE_DAYS_MS = 7 * 24 * 60 * 60 * 1000;
 
 export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Promise<FakeCheckout> {
   const secret_key = options.secret_key ?? FAKE_CHECKOUT_SECRET_KEY;
@@ -298,6 +462,9 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   let request_seq = 0;
   let payment_seq = 0;
   let base_url = '';
+  const disputes = new Map<string, DisputeState>();
+  /** declineNext: the response codes the next captures / voids are declined with, in order. */
+  const declines: Record<'capture' | 'void', string[]> = { capture: [], void: [] };
 
   // ---------------------------------------------------------------- payments
 
@@ -339,8 +506,10 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       response_code: null,
       three_ds: null,
       captured: 0,
+      released: 0,
       refunded: 0,
       actions: [],
+      disputes: [],
       idempotency_keys: [],
       payout_timer: null,
     };
@@ -500,11 +669,59 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     return [makeEvent(action.approved ? 'payment_paid' : 'payment_declined', payment, action)];
   }
 
+  /** What a capture or void answers (CaptureAcceptedResponse, VoidAcceptedResponse). */
+  function actionAccepted(payment: PaymentState, action: ActionState): JsonObject {
+    const json: JsonObject = { action_id: action.id };
+    if (action.reference !== null) json.reference = action.reference;
+    json._links = { payment: { href: `${base_url}/payments/${payment.id}` } };
+    return json;
+  }
+
+  /** One capture per authorization: what is not captured is released (see the file comment). */
+  function processCapture(payment: PaymentState | undefined, body: JsonObject): Answer {
+    if (!payment) return { status: 404, events: [] };
+    if (payment.kind !== 'payment' || payment.status !== 'Authorized') return { status: 403, events: [] };
+    const amount = typeof body.amount === 'number' ? body.amount : payment.amount;
+    // CHOSEN error codes, modelled on the documented amount_invalid / amount_exceeds_balance.
+    if (amount <= 0) return invalid(['amount_invalid']);
+    if (amount > payment.amount) return invalid(['capture_amount_exceeds_balance']);
+    const reference = typeof body.reference === 'string' ? body.reference : null;
+    const declined = declines.capture.shift();
+    const action = addAction(payment, 'Capture', amount, declined ?? rules.APPROVED, { reference, metadata: asRecord(body.metadata) });
+    if (!action.approved)
+      return { status: 202, json: actionAccepted(payment, action), events: [makeEvent('payment_capture_declined', payment, action)] };
+    payment.captured = amount;
+    payment.released = payment.amount - amount;
+    payment.status = amount < payment.amount ? 'Partially Captured' : 'Captured';
+    return { status: 202, json: actionAccepted(payment, action), events: [makeEvent('payment_captured', payment, action)] };
+  }
+
+  function processVoid(payment: PaymentState | undefined, body: JsonObject): Answer {
+    if (!payment) return { status: 404, events: [] };
+    if (payment.kind !== 'payment' || payment.status !== 'Authorized') return { status: 403, events: [] };
+    const reference = typeof body.reference === 'string' ? body.reference : null;
+    const declined = declines.void.shift();
+    const action = addAction(payment, 'Void', payment.amount, declined ?? rules.APPROVED, { reference, metadata: asRecord(body.metadata) });
+    if (!action.approved)
+      return { status: 202, json: actionAccepted(payment, action), events: [makeEvent('payment_void_declined', payment, action)] };
+    payment.released = payment.amount;
+    payment.status = 'Voided';
+    return { status: 202, json: actionAccepted(payment, action), events: [makeEvent('payment_voided', payment, action)] };
+  }
+
+  /** Statuses a refund (through the API or the dashboard) takes. */
+  function refundable(payment: PaymentState): boolean {
+    return (
+      payment.kind === 'payment' &&
+      ['Captured', 'Partially Captured', 'Partially Refunded'].includes(payment.status) &&
+      payment.captured - payment.refunded > 0
+    );
+  }
+
   function processRefund(payment: PaymentState | undefined, body: JsonObject): Answer {
     if (!payment) return { status: 404, events: [] };
     const remaining = payment.captured - payment.refunded;
-    if (payment.kind !== 'payment' || !['Captured', 'Partially Refunded'].includes(payment.status) || remaining <= 0)
-      return { status: 403, events: [] };
+    if (!refundable(payment)) return { status: 403, events: [] };
     const amount = typeof body.amount === 'number' ? body.amount : remaining;
     if (amount <= 0) return invalid(['amount_invalid']);
     // CHOSEN error code: modelled on the documented amount_exceeds_balance.
@@ -719,8 +936,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
   // ---------------------------------------------------------------- events
 
-  function makeEvent(type: string, payment: PaymentState, action: ActionState | null): EventState {
-    const id = newId('evt');
+  function makeEvent(type: string, payment: PaymentState, action: ActionState | null, with_reference = true): EventState {
     const data: JsonObject = { id: payment.id };
     // payment_pending has no action yet: it names the Authorization to come. CHOSEN.
     const action_id = action?.id ?? payment.pending_action_id ?? newId('act');
@@ -735,9 +951,35 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       data.processed_on = action.processed_on;
     }
     const reference = action?.type === 'Refund' ? (action.reference ?? payment.reference) : payment.reference;
-    if (reference !== null) data.reference = reference;
+    // A refund made in the dashboard carries no reference (CHOSEN: none was typed there).
+    if (reference !== null && with_reference) data.reference = reference;
     const metadata = action?.metadata ?? asRecord(payment.request.metadata);
     if (metadata) data.metadata = metadata;
+    return recordEvent(type, payment, action_id, data);
+  }
+
+  /** The event of a dispute (our supplement's PaygateSupplementDisputeEvent; SOURCE.md). */
+  function makeDisputeEvent(type: string, dispute: DisputeState, with_deadline: boolean): EventState {
+    const payment = dispute.payment;
+    const data: JsonObject = {
+      id: dispute.id,
+      date: new Date().toISOString(),
+      category: dispute.category,
+      amount: dispute.amount,
+      currency: payment.currency,
+      reason_code: dispute.reason_code,
+    };
+    if (with_deadline) data.evidence_required_by = dispute.evidence_required_by;
+    data.payment_id = payment.id;
+    data.payment_action_id = dispute.action_id;
+    if (payment.reference !== null) data.payment_reference = payment.reference;
+    data.payment_method = rules.schemeOf(payment.card.number);
+    dispute.events.push(type);
+    return recordEvent(type, payment, dispute.id, data);
+  }
+
+  function recordEvent(type: string, payment: PaymentState, action_id: string, data: JsonObject): EventState {
+    const id = newId('evt');
     const json = { id, type, created_on: new Date().toISOString(), data, _links: { self: { href: `${base_url}/events/${id}` } } };
     const body = JSON.stringify(json);
     violations.add('event', `event ${type} ${id}`, validator.validateEvent(json));
@@ -843,6 +1085,10 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
         return idempotent(route, url.pathname, record, () => processPaymentRequest(body));
       case 'POST /payments/{id}/refunds':
         return idempotent(route, url.pathname, record, () => processRefund(payments.get(id), body));
+      case 'POST /payments/{id}/captures':
+        return idempotent(route, url.pathname, record, () => processCapture(payments.get(id), body));
+      case 'POST /payments/{id}/voids':
+        return idempotent(route, url.pathname, record, () => processVoid(payments.get(id), body));
       case 'GET /payments/{id}': {
         const payment = findPayment(id);
         return payment ? { status: 200, json: details(payment, id.startsWith('sid_')), events: [] } : { status: 404, events: [] };
@@ -982,15 +1228,34 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
 
   // ---------------------------------------------------------------- views and controls
 
-  function view(payment: PaymentState): FakePaymentView {
-    const actions = payment.actions.map((a): FakeAction => ({
+  function actionView(a: ActionState): FakeAction {
+    return {
       id: a.id,
       type: a.type,
       amount: a.amount,
       approved: a.approved,
       response_code: a.response_code,
       reference: a.reference,
-    }));
+      metadata: a.metadata,
+    };
+  }
+
+  function disputeView(dispute: DisputeState): FakeDisputeView {
+    return {
+      id: dispute.id,
+      payment_id: dispute.payment.id,
+      amount: dispute.amount,
+      currency: dispute.payment.currency,
+      category: dispute.category,
+      reason_code: dispute.reason_code,
+      status: dispute.status,
+      evidence_required_by: dispute.evidence_required_by,
+      events: [...dispute.events],
+    };
+  }
+
+  function view(payment: PaymentState): FakePaymentView {
+    const actions = payment.actions.map(actionView);
     return {
       id: payment.id,
       session_id: payment.session_id,
@@ -1002,6 +1267,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       approved: payment.approved,
       response_code: payment.response_code,
       captured_amount: payment.captured,
+      released_amount: payment.released,
       refunded_amount: payment.refunded,
       refunds: actions.filter((a) => a.type === 'Refund'),
       actions,
@@ -1009,6 +1275,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       card_last4: payment.card.number.slice(-4),
       metadata: asRecord(payment.request.metadata),
       three_ds: payment.three_ds?.phase ?? 'none',
+      disputes: payment.disputes.map(disputeView),
     };
   }
 
@@ -1048,6 +1315,66 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
       payment.status = 'Declined';
       payment.three_ds.redirect_to = withSession(payment.three_ds.failure_url, payment);
       await webhooks.publish([makeEvent('payment_authentication_failed', payment, action)]);
+    },
+    async openDispute(payment_id, options = {}) {
+      const payment = payments.get(payment_id);
+      const capture = payment?.actions.find((a) => a.type === 'Capture' && a.approved);
+      if (!payment || !capture) throw new Error(`fake checkout: ${payment_id} is no captured payment to dispute`);
+      const amount = options.amount ?? payment.captured - payment.refunded;
+      if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error(`fake checkout: a dispute of ${amount}`);
+      const dispute: DisputeState = {
+        // Dispute.id: "^(dsp)_(\w{22})$" in the description (its own examples have 20 characters).
+        id: newId('dsp', 22),
+        payment,
+        amount,
+        category: options.category ?? 'fraudulent',
+        reason_code: options.reason_code ?? '10.4',
+        action_id: capture.id,
+        received_on: new Date().toISOString(),
+        evidence_required_by: new Date(Date.now() + (options.evidence_due_in_ms ?? DISPUTE_EVIDENCE_DAYS_MS)).toISOString(),
+        status: 'evidence_required',
+        events: [],
+      };
+      disputes.set(dispute.id, dispute);
+      payment.disputes.push(dispute);
+      const created = [makeDisputeEvent('dispute_received', dispute, true)];
+      if (options.evidence_required !== false) created.push(makeDisputeEvent('dispute_evidence_required', dispute, true));
+      await webhooks.publish(created);
+      return disputeView(dispute);
+    },
+    async moveDispute(dispute_id, to) {
+      const dispute = disputes.get(dispute_id);
+      if (!dispute) throw new Error(`fake checkout: no dispute ${dispute_id}`);
+      const arbitration = to === 'arbitration_won' || to === 'arbitration_lost';
+      if (CLOSED_DISPUTE.has(dispute.status) && !(arbitration && dispute.status === 'lost'))
+        throw new Error(`fake checkout: dispute ${dispute_id} is ${dispute.status} already`);
+      dispute.status = DISPUTE_STATUS_AFTER[to];
+      await webhooks.publish([makeDisputeEvent(`dispute_${to}`, dispute, false)]);
+      return disputeView(dispute);
+    },
+    dispute(dispute_id) {
+      const dispute = disputes.get(dispute_id);
+      return dispute ? disputeView(dispute) : undefined;
+    },
+    async refundFromDashboard(payment_id, amount) {
+      const payment = payments.get(payment_id);
+      if (!payment || !refundable(payment)) throw new Error(`fake checkout: ${payment_id} has nothing to refund`);
+      const remaining = payment.captured - payment.refunded;
+      const refunded = amount ?? remaining;
+      if (!Number.isSafeInteger(refunded) || refunded <= 0 || refunded > remaining)
+        throw new Error(`fake checkout: a refund of ${refunded} when ${remaining} remains`);
+      const action = addAction(payment, 'Refund', refunded, rules.APPROVED, { reference: null, metadata: null });
+      payment.refunded += refunded;
+      payment.status = payment.refunded >= payment.captured ? 'Refunded' : 'Partially Refunded';
+      await webhooks.publish([makeEvent('payment_refunded', payment, action, false)]);
+      return actionView(action);
+    },
+    hangNextCapture() {
+      failures.failNext('POST /payments/{id}/captures', 'timeout');
+    },
+    declineNext(action, response_code = '20012') {
+      if (declines[action].length >= FAILURES_QUEUED_MAX) throw new Error('fake checkout: too many declines queued');
+      declines[action].push(response_code);
     },
   };
 }
@@ -1089,9 +1416,9 @@ function asRecord(value: unknown): JsonObject | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : null;
 }
 
-function newId(prefix: string): string {
+function newId(prefix: string, length = 26): string {
   let text = '';
-  for (const byte of randomBytes(26)) text += ID_ALPHABET[byte & 31];
+  for (const byte of randomBytes(length)) text += ID_ALPHABET[byte & 31];
   return `${prefix}_${text}`;
 }
 

@@ -624,6 +624,56 @@ describe('webhook events (Events/EventObject)', () => {
   });
 });
 
+describe('dispute events (our supplement, PaygateSupplementDisputeEvent)', () => {
+  // Checkout.com's own example of a dispute event (its webhook page for dispute_evidence_submitted, 2022).
+  const dispute_event = {
+    id: 'evt_b6anegml5j6u7kwzuzdg6r4sem',
+    type: 'dispute_evidence_submitted',
+    created_on: '2018-06-21T12:00:31Z',
+    data: {
+      id: 'dsp_9rjdlsd4epepfjyyf9vl',
+      date: '2018-07-06T11:19:20Z',
+      category: 'canceled_recurring',
+      amount: 20020,
+      currency: 'USD',
+      reason_code: '10.4',
+      payment_id: 'pay_cnhuomagalglgozxy5zmaaaaaa',
+      payment_action_id: 'act_7B15779D173D0W45700D',
+      payment_reference: 'some-company-ref',
+      payment_method: 'Visa',
+    },
+    _links: { self: { href: 'https://api.checkout.com/workflows/events/evt_b6anegml5j6u7kwzuzdg6r4sem' } },
+  };
+
+  it("accepts Checkout.com's example (its payment id made the description's length), with a deadline or a resolved reason", () => {
+    expect(validator.description.supplemented).toEqual(
+      expect.arrayContaining(['schemas.PaygateSupplementDisputeEvent', 'schemas.PaygateSupplementDisputeEventData']),
+    );
+    expect(validateCheckoutEvent(dispute_event)).toEqual([]);
+    expect(
+      validateCheckoutEvent({
+        ...dispute_event,
+        type: 'dispute_resolved',
+        data: { ...dispute_event.data, evidence_required_by: '2018-08-21T00:00:00Z', resolved_reason: 'already_refunded' },
+      }),
+    ).toEqual([]);
+  });
+
+  it('checks a dispute event against the dispute shape, and a payment event against EventObject', () => {
+    expect(validateCheckoutEvent({ ...dispute_event, data: { ...dispute_event.data, id: PAY_ID, category: 'angry', extra: 1 } })).toEqual([
+      'webhook event: PaygateSupplementDisputeEvent /data/id must match pattern "^(dsp)_(\\w{20,22})$"',
+      'webhook event: PaygateSupplementDisputeEvent /data/category must be one of "fraudulent", "unrecognized", "canceled_recurring", "product_service_not_received", "not_as_described", "credit_not_issued", "duplicate", "incorrect_amount", "general"',
+      'webhook event: PaygateSupplementDisputeEvent /data has property "extra" that the description does not declare',
+    ]);
+    const { payment_id: _, ...without_payment } = dispute_event.data;
+    expect(validateCheckoutEvent({ ...dispute_event, data: without_payment })).toEqual([
+      'webhook event: PaygateSupplementDisputeEvent /data is missing required property "payment_id"',
+    ]);
+    // The same data under a payment event's type is no payment's data.
+    expect(validateCheckoutEvent({ ...dispute_event, type: 'payment_captured' }).length).toBeGreaterThan(0);
+  });
+});
+
 describe('OpenAPI 3.0 constructs, on a small description of our own', () => {
   const schemas: JsonObject = {
     Pet: {

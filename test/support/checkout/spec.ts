@@ -64,7 +64,10 @@ export interface CheckoutValidator {
   matchOperation(method: string, path: string): MatchedOperation | null;
   validateRequest(request: CheckoutRequestToCheck): string[];
   validateResponse(response: CheckoutResponseToCheck): string[];
-  /** A webhook event body against the description's Events/EventObject schema. */
+  /**
+   * A webhook event body: a dispute's (type dispute_…) against our supplement's
+   * PaygateSupplementDisputeEvent, any other against the description's Events/EventObject.
+   */
   validateEvent(body: unknown): string[];
   /** Any value against a named component schema, read as a request or as an answer. */
   validateSchema(name: string, value: unknown, as: 'request' | 'response'): string[];
@@ -271,7 +274,11 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     matchOperation,
     validateRequest,
     validateResponse,
-    validateEvent: (body) => validateSchema('EventObject', body, 'response').map((p) => `webhook event: ${p}`),
+    validateEvent: (body) => {
+      const type = typeof body === 'object' && body !== null ? (body as JsonObject).type : undefined;
+      const schema = typeof type === 'string' && type.startsWith('dispute_') ? 'PaygateSupplementDisputeEvent' : 'EventObject';
+      return validateSchema(schema, body, 'response').map((p) => `webhook event: ${p}`);
+    },
     validateSchema,
   };
 }
