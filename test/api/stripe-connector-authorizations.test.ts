@@ -7,7 +7,9 @@
 // capture that times out is unknown and then settled by asking; every new webhook event type comes
 // out as its payment_event: the capture, the void, a dispute from opened to won or lost, and a
 // refund made in Stripe's Dashboard, which carries no trace_id of ours. fake.violations stays empty:
-// every request and answer, every event, is Stripe's published description's.
+// every request and answer, every event, is Stripe's published description's. Last, live-stripe.ts's
+// controls for the gateway's end-to-end tests, against a running gateway whose webhook endpoint
+// verifies and takes each new event.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectorOptions, loadConfig } from '../../src/config.js';
 import {
@@ -24,9 +26,21 @@ import { stripeDefinition } from '../../src/connectors/stripe/connector.js';
 import { CardData } from '../../src/domain/cards.js';
 import { AdjustableClock } from '../../src/domain/clock.js';
 import { ProcessorHttp } from '../../src/outbound/processor-http.js';
+import { saleA } from '../support/bodies.js';
 import { waitUntil } from '../support/fake-processor/fetch-answer.js';
+import { withLiveGateway } from '../support/live-gateway.js';
+import {
+  closeStripeDispute,
+  type LiveStripe,
+  liveSale,
+  openStripeDispute,
+  refundInStripeDashboard,
+  startLiveStripe,
+  stripeIntentOf,
+} from '../support/live-stripe.js';
 import { startMerchantReceiver, type MerchantReceiver } from '../support/merchant-receiver.js';
 import { type FakeEvent, type FakeStripe, startFakeStripe } from '../support/stripe/fake.js';
+import { storeKinds } from '../support/stores.js';
 
 const WEBHOOK_PATH = '/webhooks/stripe';
 const WEBHOOK_SECRET = 'whsec_authorizationsTest0123456789abcdef';
@@ -500,5 +514,38 @@ describe('capabilities', () => {
     expect(stripeDefinition.capabilities).toMatchObject({ authorize_capture: true, disputes: true });
     expect(typeof connector.authorizations?.capture).toBe('function');
     expect(typeof connector.authorizations?.void).toBe('function');
+  });
+});
+
+describe("the gateway's webhook endpoint and live-stripe.ts's controls", () => {
+  let live: LiveStripe;
+  withLiveGateway(
+    () => startLiveStripe(storeKinds()[0]!),
+    (started) => (live = started),
+  );
+
+  it('a dispute opened and won, and a Dashboard refund, of a sale found by its trace_id: each event verified and answered 2xx', async () => {
+    const answer = await live.process(liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: APPROVED, amount: 1800 })));
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const trace_id = answer.body.trace_id as number;
+    expect(stripeIntentOf(live, trace_id)).toMatchObject({ id: answer.body.transaction_id, status: 'succeeded' });
+    const dispute = await openStripeDispute(live, trace_id, { amount: 1800 });
+    expect(dispute).toMatchObject({ payment_intent: answer.body.transaction_id, status: 'needs_response' });
+    await closeStripeDispute(live, dispute.id, 'won');
+    const refund = await refundInStripeDashboard(live, trace_id, 500);
+    expect(refund).toMatchObject({ amount: 500, metadata: {} });
+    const made = live.fake.events.filter((e) => e.object_id === dispute.id || e.object_id === refund.id);
+    expect(made.map((e) => e.type).sort()).toEqual(
+      [
+        'charge.dispute.created',
+        'charge.dispute.funds_withdrawn',
+        'charge.dispute.closed',
+        'charge.dispute.funds_reinstated',
+        'refund.created',
+      ].sort(),
+    );
+    // Delivered: the gateway verified each signature and answered 2xx on its first try.
+    for (const event of made) expect([event.type, event.state, event.deliveries.length]).toEqual([event.type, 'delivered', 1]);
+    expect(() => stripeIntentOf(live, trace_id + 987_654)).toThrow(/0 PaymentIntents/);
   });
 });
