@@ -7,7 +7,7 @@
 // operations/validation-request.ts) are held to these by the SDK's tests, which check every real
 // message a gateway sends against them with additional properties refused.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { TRANSACTION_STATUSES } from '../domain/transaction-state.js';
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../domain/transaction-state.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../domain/subscription-state.js';
 
 const literals = (values: readonly string[], description: string) =>
@@ -25,7 +25,7 @@ const TIMESTAMP = Type.Integer({ description: 'unix seconds; fixed when the mess
 
 /** Fields of every transaction notification, whichever identity field it carries. */
 const NOTIFICATION_FIELDS = {
-  transaction_type: literals(['sale', 'refund', 'payout'], 'sale, refund or payout'),
+  transaction_type: literals(TRANSACTION_TYPES, 'sale, authorize (an authorization, captured later: decisions §16), refund or payout'),
   transaction_status: literals(TRANSACTION_STATUSES, 'the status after the change (docs/statuses.md)'),
   transaction_id: Type.String({ maxLength: 50, description: "the processor's id; may be empty" }),
   trace_id: Type.Integer({ description: "the gateway's transaction id; 0 only in an operator's test notification" }),
@@ -48,7 +48,7 @@ const NOTIFICATION_FIELDS = {
   auth_token: Type.Optional(Type.String({ maxLength: 32, description: "the cashier session's auth_token" })),
   error_code: Type.Optional(Type.String({ maxLength: 32 })),
   error_details: Type.Optional(Type.String({ maxLength: 256 })),
-  reference_id: Type.Optional(Type.Integer({ description: "a refund's sale" })),
+  reference_id: Type.Optional(Type.Integer({ description: "a refund's payment (a sale or a captured authorization)" })),
   variable1: Type.Optional(Type.String({ maxLength: 256 })),
   variable2: Type.Optional(Type.String({ maxLength: 256 })),
   variable3: Type.Optional(Type.String({ maxLength: 256 })),

@@ -57,7 +57,7 @@ export function describeAuthorizationRefusal(action: AuthorizationActionKind, re
   const verb = action === 'capture' ? 'Capture refused' : 'Void refused';
   switch (refusal.reason) {
     case 'not_authorized':
-      return `${verb}: transaction ${trace_id} is a ${refusal.transaction_type} (${refusal.status}), not an authorized authorization`;
+      return `${verb}: transaction ${trace_id} is not an authorized authorization (transaction_type ${refusal.transaction_type}, status ${refusal.status})`;
     case 'exceeds_authorized':
       return `${verb}: amount exceeds the authorized amount (${refusal.authorized_minor})`;
     case 'other_action':
@@ -96,6 +96,8 @@ export async function actOnAuthorization(deps: AuthorizationDeps, input: Authori
     }
     const current = (await deps.store.transactions.get(row.trace_id)) ?? row;
     if (current.transaction_type !== 'authorize' || current.status !== 'authorized') {
+      // Captured or voided by a request that reserved its action after this one looked: answer as that action.
+      if (current.transaction_type === 'authorize' && (await deps.store.authorizations.getAction(row.trace_id))) continue;
       return { kind: 'refused', reason: 'not_authorized', transaction_type: current.transaction_type, status: current.status };
     }
     const amount_minor = input.action === 'capture' ? (input.amount_minor ?? current.amount_minor) : current.amount_minor;

@@ -114,7 +114,8 @@ export async function applyOutsideRefund(
   // One of the gateway's own refunds, reported before its request recorded the processor's id:
   // the refund it matches is the gateway's (same id, or in flight for the same amount), never a second one.
   const own = await tx.transactions.listRefundsOf(payment.trace_id, OWN_REFUNDS_READ);
-  const in_flight = (r: TransactionRow) => r.psp_transaction_id === null && r.amount_minor === refund.amount_minor && !FINAL_STATUSES.has(r.status);
+  const in_flight = (r: TransactionRow) =>
+    r.psp_transaction_id === null && r.amount_minor === refund.amount_minor && !FINAL_STATUSES.has(r.status);
   if (own.some((r) => r.psp_transaction_id === refund.psp_refund_id || in_flight(r))) return 'unchanged';
   if (refund.amount_minor >= payment.amount_minor && payment.refund_reserved_minor === 0) {
     const changed = await changeStatus(

@@ -157,11 +157,11 @@ describe.each(storeKinds())('authorize, capture and void on %s', (kind) => {
     const sale_id = sale.body.trace_id as number;
     expect((await capture({ reference_id: sale_id })).body).toMatchObject({
       status: 37,
-      description: `Capture refused: transaction ${sale_id} is a sale (approved), not an authorized authorization`,
+      description: `Capture refused: transaction ${sale_id} is not an authorized authorization (transaction_type sale, status approved)`,
     });
     expect((await voidIt({ reference_id: sale_id })).body).toMatchObject({
       status: 37,
-      description: `Void refused: transaction ${sale_id} is a sale (approved), not an authorized authorization`,
+      description: `Void refused: transaction ${sale_id} is not an authorized authorization (transaction_type sale, status approved)`,
     });
     const trace_id = await authorize(1000);
     expect((await capture({ reference_id: trace_id, amount: 1001 })).body).toMatchObject({

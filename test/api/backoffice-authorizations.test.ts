@@ -137,7 +137,7 @@ describe.each(storeKinds())('back-office authorizations and disputes on %s', (ki
     const on_sale = await client.post(`/backoffice/transactions/${a_sale.trace_id}/void`, {});
     expect(on_sale.status).toBe(409);
     expect(pageText(on_sale.text)).toContain(
-      `Void refused: transaction ${a_sale.trace_id} is a sale (approved), not an authorized authorization.`,
+      `Void refused: transaction ${a_sale.trace_id} is not an authorized authorization (transaction_type sale, status approved).`,
     );
   });
 

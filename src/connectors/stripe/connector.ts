@@ -1,13 +1,17 @@
 // The Stripe connector (`stripe`), on its PaymentIntents API through the official `stripe`
-// package pointed at the gateway's base_url (decisions.md §13, docs/connectors.md): a card sale
-// with the card's data as the payment method's data, confirmed at once; 3-D Secure on Stripe's
+// package pointed at the gateway's base_url (decisions.md §13, §16, docs/connectors.md): a card
+// sale with the card's data as the payment method's data, confirmed at once; an authorization
+// (capture_method manual) captured in full or in part, or canceled, later; 3-D Secure on Stripe's
 // page (next_action.redirect_to_url) with the customer coming back to the gateway; full and
-// partial refunds; a lookup of either by our trace_id (Stripe's search by metadata); webhooks
-// verified by the package's own event construction with the gateway's whsec_ secret and its
-// default tolerance. Stripe pays out only to the account's own bank: no card payouts.
+// partial refunds; a lookup of any of them by our trace_id (Stripe's search by metadata), with an
+// authorization's hold and the refunds Stripe holds of the payment; webhooks verified by the
+// package's own event construction with the gateway's whsec_ secret and its default tolerance,
+// reporting captures, voids, refunds made outside the gateway and disputes too. Stripe pays out
+// only to the account's own bank: no card payouts.
 //
-// Every request that moves money carries an Idempotency-Key derived from the gateway, the
-// transaction and the operation, so the package's own retry and any later one never charge twice.
+// Every request that moves money carries an Idempotency-Key: derived from the gateway, the
+// transaction and the operation for sales and refunds, the gateway's own for a capture or a void,
+// so the package's own retry and any later one never charge, capture or cancel twice.
 // The package's time-out is an inactivity time-out, so each call also has the processor deadline
 // of its own: past it the outcome is unknown and the gateway asks Stripe before deciding anything.
 import http from 'node:http';
@@ -18,20 +22,33 @@ import Stripe from 'stripe';
 import type { Environment } from '../../domain/environment.js';
 import { checkedLookup, precheckUrl } from '../../outbound/post.js';
 import type {
+  AuthorizationActionResult,
+  CaptureRequest,
   CardSaleRequest,
   Connector,
   ConnectorContext,
   ConnectorDefinition,
   LookupRequest,
   LookupResult,
+  ProcessorRefund,
   ProcessorResult,
   RefundRequest,
+  VoidRequest,
   WebhookReading,
 } from '../connector.js';
 import { idempotencyKey, saleParams } from './requests.js';
-import { failureResult, intentResult, lookupFailure, refundResult } from './results.js';
+import {
+  actionFailure,
+  actionResult,
+  authorizationFound,
+  failureResult,
+  intentResult,
+  lookupFailure,
+  processorRefunds,
+  refundResult,
+} from './results.js';
 import { readStripeWebhook } from './webhooks.js';
-import { type Call, readIntent, readRefund } from './wire.js';
+import { type Call, type Intent, readIntent, readRefund } from './wire.js';
 
 // The readers are wire.ts's; re-exported so that what imported them from here still does.
 export { readIntent, readRefund } from './wire.js';
@@ -108,8 +125,9 @@ export class StripeConnector implements Connector {
 
   async sale(request: CardSaleRequest): Promise<ProcessorResult> {
     const params = saleParams(request);
+    const operation = request.capture ? 'sale' : 'authorize';
     const call = await this.call(() =>
-      this.stripe.paymentIntents.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, 'sale') }),
+      this.stripe.paymentIntents.create(params, { idempotencyKey: idempotencyKey(this.gateway_id, request.trace_id, operation) }),
     );
     if (call.kind !== 'value') return failureResult(call, 'Payment');
     const intent = readIntent(call.value);
@@ -142,26 +160,79 @@ export class StripeConnector implements Connector {
       : { kind: 'unknown', psp_transaction_id: null, reason: 'an answer of an unexpected shape' };
   }
 
+  /** Capture and void of an authorization (capture_method manual), each with the gateway's own idempotency key. */
+  readonly authorizations = {
+    capture: (request: CaptureRequest): Promise<AuthorizationActionResult> => this.capture(request),
+    void: (request: VoidRequest): Promise<AuthorizationActionResult> => this.cancel(request),
+  };
+
+  /** POST /v1/payment_intents/{id}/capture: amount_to_capture (less than authorized: Stripe releases the rest). */
+  private async capture(request: CaptureRequest): Promise<AuthorizationActionResult> {
+    const call = await this.call(() =>
+      this.stripe.paymentIntents.capture(
+        request.psp_transaction_id,
+        { amount_to_capture: request.amount_minor },
+        { idempotencyKey: request.idempotency_key },
+      ),
+    );
+    if (call.kind !== 'value') return actionFailure(call, 'Capture');
+    const intent = readIntent(call.value);
+    return intent ? actionResult(intent, 'capture') : { kind: 'unknown', reason: 'an answer of an unexpected shape' };
+  }
+
+  /** POST /v1/payment_intents/{id}/cancel: the hold is released. */
+  private async cancel(request: VoidRequest): Promise<AuthorizationActionResult> {
+    const call = await this.call(() =>
+      this.stripe.paymentIntents.cancel(request.psp_transaction_id, {}, { idempotencyKey: request.idempotency_key }),
+    );
+    if (call.kind !== 'value') return actionFailure(call, 'Void');
+    const intent = readIntent(call.value);
+    return intent ? actionResult(intent, 'void') : { kind: 'unknown', reason: 'an answer of an unexpected shape' };
+  }
+
   async lookup(request: LookupRequest): Promise<LookupResult> {
     if (request.transaction_type === 'refund') return this.lookupRefund(request);
+    const authorization = request.transaction_type === 'authorize';
+    let intent: Intent | null;
     if (request.psp_transaction_id !== null) {
-      const call = await this.call(() => this.stripe.paymentIntents.retrieve(request.psp_transaction_id!));
-      if (call.kind === 'value') {
-        const intent = readIntent(call.value);
-        return intent
-          ? { kind: 'found', result: intentResult(intent, request, this.recheck_after_ms) }
-          : { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
-      }
-      return lookupFailure(call);
+      // An authorization's last charge says whether a canceled one had been authorized (a void) or never was.
+      const call = await this.call(() =>
+        this.stripe.paymentIntents.retrieve(request.psp_transaction_id!, authorization ? { expand: ['latest_charge'] } : {}),
+      );
+      if (call.kind !== 'value') return lookupFailure(call);
+      intent = readIntent(call.value);
+      if (!intent) return { kind: 'unavailable', reason: 'an answer of an unexpected shape' };
+    } else {
+      // Our trace_id is in the payment's metadata: Stripe's search finds it (its index follows
+      // within about a minute; a lookup that finds nothing is taken as final only later: due-work.ts).
+      const call = await this.call(() =>
+        this.stripe.paymentIntents.search({
+          query: `metadata['paygate_trace_id']:'${request.trace_id}'`,
+          limit: SEARCH_LIMIT,
+          ...(authorization ? { expand: ['data.latest_charge'] } : {}),
+        }),
+      );
+      if (call.kind !== 'value') return lookupFailure(call);
+      intent = (call.value.data as unknown[]).map(readIntent).find((i) => i !== null && i.trace_id === request.trace_id) ?? null;
+      if (!intent) return { kind: 'not_found' };
     }
-    // Our trace_id is in the payment's metadata: Stripe's search finds it (its index follows
-    // within about a minute; a lookup that finds nothing is taken as final only later: due-work.ts).
-    const call = await this.call(() =>
-      this.stripe.paymentIntents.search({ query: `metadata['paygate_trace_id']:'${request.trace_id}'`, limit: SEARCH_LIMIT }),
-    );
-    if (call.kind !== 'value') return lookupFailure(call);
-    const intent = (call.value.data as unknown[]).map(readIntent).find((i) => i !== null && i.trace_id === request.trace_id);
-    return intent ? { kind: 'found', result: intentResult(intent, request, this.recheck_after_ms) } : { kind: 'not_found' };
+    const result = intentResult(intent, request, this.recheck_after_ms);
+    // The refunds Stripe holds of a captured payment: one more call, only when there can be any.
+    const refundable = authorization ? intent.status === 'succeeded' : result.kind === 'approved';
+    const refunds = refundable ? await this.refundsOf(intent.id) : [];
+    if (authorization) return authorizationFound(intent, request, this.recheck_after_ms, refunds);
+    return result.kind === 'approved'
+      ? { kind: 'found', result, payment: { hold: null, captured_minor: null, refunds } }
+      : { kind: 'found', result };
+  }
+
+  /** The succeeded refunds of a PaymentIntent, ours (trace_id from their metadata) or not; null when Stripe cannot be asked now. */
+  private async refundsOf(payment_intent: string): Promise<ProcessorRefund[] | null> {
+    const call = await this.call(() => this.stripe.refunds.list({ payment_intent, limit: REFUND_LIST_LIMIT }));
+    if (call.kind !== 'value') return null;
+    // More than a page: the list would be incomplete (a payment with a hundred refunds is not one to guess about).
+    if (call.value.has_more) return null;
+    return processorRefunds((call.value.data as unknown[]).map(readRefund));
   }
 
   private async lookupRefund(request: LookupRequest): Promise<LookupResult> {
@@ -200,8 +271,8 @@ export const stripeDefinition: ConnectorDefinition = {
     direct_payout: false,
     wallet_deposit: false,
     merchant_initiated: true,
-    authorize_capture: false,
-    disputes: false,
+    authorize_capture: true,
+    disputes: true,
     three_d_secure: true,
     webhooks: true,
   },

@@ -1,15 +1,19 @@
-// The requests the Stripe connector makes (connector.ts calls these): a card sale's PaymentIntent,
-// the customer's billing details as Stripe takes them, and the idempotency key of every request
-// that moves money. Apart from the connector so that what goes on the wire reads in one place, as
+// The requests the Stripe connector makes (connector.ts calls these): a card sale's (or an
+// authorization's) PaymentIntent, the customer's billing details as Stripe takes them, and the
+// idempotency key of every request that moves money (a capture's and a void's are the gateway's own). Apart from the connector so that what goes on the wire reads in one place, as
 // hyperswitch keeps a connector's request building in its transformers.
 import type Stripe from 'stripe';
 import type { CardSaleRequest, Customer } from '../connector.js';
 
-export function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'refund'): string {
+export function idempotencyKey(gateway_id: string, trace_id: number, operation: 'sale' | 'authorize' | 'refund'): string {
   return `paygate-${gateway_id}-${trace_id}-${operation}`;
 }
 
-/** A card sale's PaymentIntent, confirmed at once with the card's data as the payment method's data. */
+/**
+ * A card sale's PaymentIntent, confirmed at once with the card's data as the payment method's
+ * data; an authorization (`capture: false`) is the same with capture_method manual: Stripe holds
+ * the funds (requires_capture) until the capture or the cancel (decisions §16).
+ */
 export function saleParams(request: CardSaleRequest): Stripe.PaymentIntentCreateParams {
   const { card, customer } = request;
   const merchant_initiated = request.initiated_by === 'merchant';
@@ -34,6 +38,7 @@ export function saleParams(request: CardSaleRequest): Stripe.PaymentIntentCreate
     // A stored card charged by the merchant (a renewal): nobody is there to authenticate, and
     // Stripe declines what would need it (authentication_required).
     ...(merchant_initiated ? { off_session: true } : {}),
+    ...(request.capture ? {} : { capture_method: 'manual' }),
     metadata: { paygate_trace_id: String(request.trace_id), paygate_reference: request.reference },
   } as unknown as Stripe.PaymentIntentCreateParams;
 }

@@ -38,7 +38,7 @@ export function operatorTransactionRoutes(deps: OperationDeps): PlainRoute[] {
           case 'not_a_payment':
             return response.code(409).send({
               status: Status.TRANSITION_REFUSED,
-              description: `Transition refused: transaction ${raw} is a ${outcome.transaction_type} (${outcome.status}), not an approved or authorized payment`,
+              description: `Transition refused: transaction ${raw} is not an approved or authorized payment (transaction_type ${outcome.transaction_type}, status ${outcome.status})`,
             });
           case 'no_processor':
             return response

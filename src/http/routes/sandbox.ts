@@ -217,7 +217,7 @@ function triggerRoute(deps: OperationDeps, trigger: SandboxTrigger): PlainRoute 
         case 'not_approved':
           return response.code(409).send({
             status: 19,
-            description: `Transition refused: transaction ${raw} is a ${outcome.transaction_type} (${outcome.status}), not an approved payment`,
+            description: `Transition refused: transaction ${raw} is not an approved payment (transaction_type ${outcome.transaction_type}, status ${outcome.status})`,
           });
         case 'invalid_amount':
           return response.code(400).send({ status: 10, description: `Invalid field: amount (at most ${outcome.max_minor})` });

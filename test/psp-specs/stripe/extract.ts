@@ -25,13 +25,15 @@ export const OPERATIONS: readonly (readonly [method: string, template: string])[
   ['post', '/v1/payment_intents'],
   ['get', '/v1/payment_intents/{intent}'],
   ['get', '/v1/payment_intents/search'],
+  ['post', '/v1/payment_intents/{intent}/capture'],
+  ['post', '/v1/payment_intents/{intent}/cancel'],
   ['post', '/v1/refunds'],
   ['get', '/v1/refunds/{refund}'],
   ['get', '/v1/refunds'],
 ];
 
-/** Schemas kept even when no operation names them: webhook events and what they carry. */
-export const ROOT_SCHEMAS: readonly string[] = ['payment_intent', 'refund', 'error', 'event', 'charge'];
+/** Schemas kept even when no operation names them: webhook events and what they carry (a dispute: charge.dispute.*). */
+export const ROOT_SCHEMAS: readonly string[] = ['payment_intent', 'refund', 'error', 'event', 'charge', 'dispute'];
 
 /** The top-level keys copied as they are. */
 const TOP_LEVEL_KEPT = ['openapi', 'info', 'servers', 'security'] as const;

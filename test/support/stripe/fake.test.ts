@@ -1,8 +1,9 @@
 // Tests of the fake Stripe itself (fake.ts) with plain fetch requests in Stripe's form encoding,
 // no gateway and no SDK: authentication, the documented test cards (approvals, declines, card data
 // errors, off-session authentication, 3-D Secure and its page), the rules of confirm=true,
-// idempotency, the search language, refunds (synchronous and asynchronous), signed webhooks with
-// retries, and every failure mode; and that the fake's answers and events keep to Stripe's
+// idempotency, the search language, refunds (synchronous and asynchronous), authorizations
+// (capture_method=manual, capture, cancel), the test controls for disputes, Dashboard refunds and
+// expired authorizations, signed webhooks with retries, and every failure mode; and that the fake's answers and events keep to Stripe's
 // published description (fake.violations stays empty unless a test sends a wrong request).
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -857,6 +858,282 @@ describe('refunds', () => {
     } finally {
       await manual.close();
     }
+  });
+});
+
+describe('authorizations (capture_method=manual): capture and cancel', () => {
+  async function authorized(number = '4242424242424242', amount = '1000'): Promise<any> {
+    const answer = await api('POST', '/v1/payment_intents', sale(number, { amount, capture_method: 'manual' }));
+    expect(answer.status).toBe(200);
+    return answer.json;
+  }
+
+  it('holds the funds: 200 requires_capture with amount_capturable and an uncaptured charge; charge.succeeded, payment_intent.amount_capturable_updated', async () => {
+    const intent = await authorized();
+    expect(intent).toMatchObject({ status: 'requires_capture', capture_method: 'manual', amount_capturable: 1000, amount_received: 0 });
+    await settle(intent.id, 'payment_intent.amount_capturable_updated');
+    expect(eventsOf(intent.id).map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'charge.succeeded',
+      'payment_intent.amount_capturable_updated',
+    ]);
+    expect(eventsOf(intent.id)[1]?.json.data.object).toMatchObject({
+      id: intent.latest_charge,
+      status: 'succeeded',
+      paid: true,
+      captured: false,
+      amount_captured: 0,
+      balance_transaction: null,
+    });
+    // Nothing to refund before the capture.
+    const refund = await api('POST', '/v1/refunds', { payment_intent: intent.id });
+    expect(refund.json.error.message).toContain('does not have a successful charge to refund');
+  });
+
+  it('captures part with amount_to_capture and releases the rest, once; charge.captured, payment_intent.succeeded; the same key replays', async () => {
+    const intent = await authorized('4242424242424242', '1000');
+    const key = `paygate-capture-${traceId()}`;
+    const captured = await api(
+      'POST',
+      `/v1/payment_intents/${intent.id}/capture`,
+      { amount_to_capture: '600' },
+      { 'idempotency-key': key },
+    );
+    expect(captured.status).toBe(200);
+    expect(captured.json).toMatchObject({ id: intent.id, status: 'succeeded', amount_received: 600, amount_capturable: 0 });
+    const replay = await api('POST', `/v1/payment_intents/${intent.id}/capture`, { amount_to_capture: '600' }, { 'idempotency-key': key });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.json).toEqual(captured.json);
+    await settle(intent.id, 'payment_intent.succeeded');
+    expect(eventsOf(intent.id).map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'charge.succeeded',
+      'payment_intent.amount_capturable_updated',
+      'charge.captured',
+      'payment_intent.succeeded',
+    ]);
+    expect(eventsOf(intent.id)[3]?.json.data.object).toMatchObject({
+      captured: true,
+      amount: 1000,
+      amount_captured: 600,
+      amount_refunded: 400,
+      refunded: false,
+      balance_transaction: expect.stringMatching(/^txn_/),
+    });
+    expect(fake.paymentIntent(intent.id)).toMatchObject({ amount_received: 600, amount_released: 400, refunds: [] });
+    expect(fake.paymentIntent(intent.id)?.idempotency_keys).toContain(key);
+    // A second capture (another key) is refused: captured once.
+    const again = await api('POST', `/v1/payment_intents/${intent.id}/capture`, {});
+    expect(again.status).toBe(400);
+    expect(again.json.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'payment_intent_unexpected_state',
+      payment_intent: expect.objectContaining({ id: intent.id, status: 'succeeded' }),
+    });
+    // What was captured may be refunded, no more.
+    const too_much = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '700' });
+    expect(too_much.json.error.message).toContain('is greater than unrefunded amount on charge ($6.00)');
+    expect((await api('POST', '/v1/refunds', { payment_intent: intent.id })).json).toMatchObject({ amount: 600, status: 'succeeded' });
+    // The same key on another endpoint is an idempotency error.
+    const other = await api('POST', `/v1/payment_intents/${intent.id}/cancel`, {}, { 'idempotency-key': key });
+    expect(other.json.error.type).toBe('idempotency_error');
+  });
+
+  it('captures everything without amount_to_capture; refuses more than capturable, zero, and an unknown PaymentIntent', async () => {
+    const intent = await authorized('4242424242424242', '1500');
+    const over = await api('POST', `/v1/payment_intents/${intent.id}/capture`, { amount_to_capture: '1501' });
+    expect(over.status).toBe(400);
+    expect(over.json.error).toMatchObject({ code: 'amount_too_large', param: 'amount_to_capture' });
+    const zero = await api('POST', `/v1/payment_intents/${intent.id}/capture`, { amount_to_capture: '0' });
+    expect(zero.json.error).toMatchObject({ code: 'parameter_invalid_integer', param: 'amount_to_capture' });
+    const unknown = await api('POST', '/v1/payment_intents/pi_unknown/capture', {});
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error).toMatchObject({ code: 'resource_missing' });
+    const all = await api('POST', `/v1/payment_intents/${intent.id}/capture`, {});
+    expect(all.json).toMatchObject({ status: 'succeeded', amount_received: 1500 });
+    expect(fake.paymentIntent(intent.id)).toMatchObject({ amount_released: 0 });
+  });
+
+  it('refuses to capture a sale captured already and a declined PaymentIntent (payment_intent_unexpected_state)', async () => {
+    const paid = await api('POST', '/v1/payment_intents', sale('4242424242424242'));
+    const capture = await api('POST', `/v1/payment_intents/${paid.json.id}/capture`, {});
+    expect(capture.json.error).toMatchObject({ code: 'payment_intent_unexpected_state' });
+    expect(capture.json.error.message).toContain('has a status of succeeded');
+    const declined = await api('POST', '/v1/payment_intents', sale('4000000000000002', { capture_method: 'manual' }));
+    expect(declined.status).toBe(402);
+    const after = await api('POST', `/v1/payment_intents/${declined.json.error.payment_intent.id}/capture`, {});
+    expect(after.json.error.message).toContain('has a status of requires_payment_method');
+  });
+
+  it('cancels an authorization: canceled, the hold released, payment_intent.canceled; then neither capture nor cancel again', async () => {
+    const intent = await authorized();
+    const key = `paygate-void-${traceId()}`;
+    const canceled = await api(
+      'POST',
+      `/v1/payment_intents/${intent.id}/cancel`,
+      { cancellation_reason: 'requested_by_customer' },
+      {
+        'idempotency-key': key,
+      },
+    );
+    expect(canceled.status).toBe(200);
+    expect(canceled.json).toMatchObject({
+      status: 'canceled',
+      amount_capturable: 0,
+      cancellation_reason: 'requested_by_customer',
+      canceled_at: expect.any(Number),
+    });
+    const replay = await api(
+      'POST',
+      `/v1/payment_intents/${intent.id}/cancel`,
+      { cancellation_reason: 'requested_by_customer' },
+      {
+        'idempotency-key': key,
+      },
+    );
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    await settle(intent.id, 'payment_intent.canceled');
+    expect(eventsOf(intent.id).filter((e) => e.type === 'payment_intent.canceled')).toHaveLength(1);
+    expect(fake.paymentIntent(intent.id)).toMatchObject({ status: 'canceled', amount_released: 1000 });
+    expect((await api('POST', `/v1/payment_intents/${intent.id}/capture`, {})).json.error.code).toBe('payment_intent_unexpected_state');
+    const twice = await api('POST', `/v1/payment_intents/${intent.id}/cancel`, {});
+    expect(twice.json.error).toMatchObject({ code: 'payment_intent_unexpected_state' });
+    expect(twice.json.error.message).toContain('has a status of canceled');
+    const sale_paid = await api('POST', '/v1/payment_intents', sale('4242424242424242'));
+    expect((await api('POST', `/v1/payment_intents/${sale_paid.json.id}/cancel`, {})).json.error.code).toBe(
+      'payment_intent_unexpected_state',
+    );
+  });
+
+  it('3-D Secure on an authorization ends in requires_capture (redirect_status=succeeded)', async () => {
+    const return_url = `${receiver.url}/return`;
+    const intent = (await api('POST', '/v1/payment_intents', sale('4000000000003220', { capture_method: 'manual', return_url }))).json;
+    expect(intent.status).toBe('requires_action');
+    const back = await fake.authenticate(intent.id, 'complete');
+    expect(back).toContain('redirect_status=succeeded');
+    expect(fake.paymentIntent(intent.id)).toMatchObject({ status: 'requires_capture', amount_capturable: 1000 });
+    await settle(intent.id, 'payment_intent.amount_capturable_updated');
+  });
+
+  it('expireAuthorization cancels it as Stripe does after the window (automatic); hangNextCapture makes the capture and keeps the answer', async () => {
+    const expiring = await authorized();
+    await fake.expireAuthorization(expiring.id);
+    expect(fake.paymentIntent(expiring.id)).toMatchObject({ status: 'canceled', cancellation_reason: 'automatic', amount_released: 1000 });
+    expect(eventsOf(expiring.id).at(-1)).toMatchObject({ type: 'payment_intent.canceled', state: 'delivered' });
+    await expect(fake.expireAuthorization(expiring.id)).rejects.toThrow(/no authorization/);
+    const hanging = await authorized();
+    fake.hangNextCapture();
+    const key = `paygate-capture-${traceId()}`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 150);
+    await expect(
+      api(
+        'POST',
+        `/v1/payment_intents/${hanging.id}/capture`,
+        { amount_to_capture: '300' },
+        { 'idempotency-key': key },
+        fake,
+        controller.signal,
+      ),
+    ).rejects.toThrow();
+    clearTimeout(timer);
+    expect(fake.paymentIntent(hanging.id)).toMatchObject({ status: 'succeeded', amount_received: 300 });
+    const asked = await api('POST', `/v1/payment_intents/${hanging.id}/capture`, { amount_to_capture: '300' }, { 'idempotency-key': key });
+    expect(asked.json).toMatchObject({ status: 'succeeded', amount_received: 300 });
+    expect(asked.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+describe('disputes and refunds made in the Dashboard (test controls)', () => {
+  async function paid(amount = '1000', extra: Form = {}): Promise<any> {
+    const answer = await api('POST', '/v1/payment_intents', sale('4242424242424242', { amount, ...extra }));
+    return answer.json;
+  }
+
+  it('openDispute: a chargeback of the whole payment, charge.dispute.created and .funds_withdrawn, signed; then won: .closed and .funds_reinstated', async () => {
+    const intent = await paid('2500');
+    const dispute = await fake.openDispute(intent.id);
+    expect(dispute).toMatchObject({
+      payment_intent: intent.id,
+      charge: intent.latest_charge,
+      amount: 2500,
+      currency: 'usd',
+      reason: 'fraudulent',
+      status: 'needs_response',
+    });
+    expect(dispute.id).toMatch(/^dp_/);
+    expect(dispute.due_by).toBeGreaterThan(Date.now() / 1000 + 6 * 24 * 3600);
+    const created = fake.events.find((e) => e.object_id === dispute.id && e.type === 'charge.dispute.created')!;
+    expect(created).toMatchObject({ state: 'delivered', payment_intent_id: intent.id });
+    expect(created.json.data.object).toMatchObject({
+      object: 'dispute',
+      status: 'needs_response',
+      payment_intent: intent.id,
+      evidence_details: { due_by: dispute.due_by, has_evidence: false },
+      balance_transactions: [],
+    });
+    const received = receiver.requests.find((r) => (r.json as { id?: string } | null)?.id === created.id)!;
+    expect(received.headers['stripe-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    const withdrawn = fake.events.find((e) => e.object_id === dispute.id && e.type === 'charge.dispute.funds_withdrawn')!;
+    expect((withdrawn.json.data.object as any).balance_transactions).toEqual([
+      expect.objectContaining({ amount: -2500, fee: 1500, net: -4000 }),
+    ]);
+    expect(fake.paymentIntent(intent.id)?.disputes).toEqual([expect.objectContaining({ id: dispute.id })]);
+    expect((await api('GET', `/v1/payment_intents/${intent.id}?expand[]=latest_charge`)).json.latest_charge.disputed).toBe(true);
+
+    await fake.updateDispute(dispute.id, 'under_review');
+    const won = await fake.closeDispute(dispute.id, 'won');
+    expect(won.status).toBe('won');
+    expect(fake.events.filter((e) => e.object_id === dispute.id).map((e) => e.type)).toEqual([
+      'charge.dispute.created',
+      'charge.dispute.funds_withdrawn',
+      'charge.dispute.updated',
+      'charge.dispute.closed',
+      'charge.dispute.funds_reinstated',
+    ]);
+    const closed = fake.events.find((e) => e.object_id === dispute.id && e.type === 'charge.dispute.closed')!;
+    expect(closed.json.data.previous_attributes).toEqual({ status: 'under_review' });
+    await expect(fake.closeDispute(dispute.id, 'lost')).rejects.toThrow(/closed/);
+  });
+
+  it('a dispute of part, lost; an inquiry (warning_needs_response) closes as warning_closed; no dispute of an uncaptured payment', async () => {
+    const intent = await paid('3000');
+    const part = await fake.openDispute(intent.id, { amount: 1000, reason: 'product_not_received' });
+    const lost = await fake.closeDispute(part.id, 'lost');
+    expect(lost).toMatchObject({ amount: 1000, reason: 'product_not_received', status: 'lost' });
+    expect(fake.events.filter((e) => e.object_id === part.id).map((e) => e.type)).toEqual([
+      'charge.dispute.created',
+      'charge.dispute.funds_withdrawn',
+      'charge.dispute.closed',
+    ]);
+    const inquiry = await fake.openDispute((await paid()).id, { status: 'warning_needs_response' });
+    expect((await fake.closeDispute(inquiry.id, 'won')).status).toBe('warning_closed');
+    expect(fake.events.filter((e) => e.object_id === inquiry.id).map((e) => e.type)).toEqual([
+      'charge.dispute.created',
+      'charge.dispute.closed',
+    ]);
+    const held = await paid('1000', { capture_method: 'manual' });
+    await expect(fake.openDispute(held.id)).rejects.toThrow(/no captured charge/);
+    await expect(fake.openDispute(intent.id, { amount: 3001 })).rejects.toThrow();
+  });
+
+  it('refundFromDashboard: a refund without our metadata, refund.created and charge.refunded, listed with the others; more than remains throws', async () => {
+    const intent = await paid('1000');
+    const ours = await api('POST', '/v1/refunds', { payment_intent: intent.id, amount: '200', 'metadata[paygate_trace_id]': '77' });
+    const refund = await fake.refundFromDashboard(intent.id, 300);
+    expect(refund).toMatchObject({ payment_intent: intent.id, amount: 300, status: 'succeeded', metadata: {} });
+    expect(refund.json).toMatchObject({ reason: 'requested_by_customer' });
+    expect(fake.events.filter((e) => e.refund_id === refund.id).map((e) => [e.type, e.state])).toEqual([['refund.created', 'delivered']]);
+    expect(fake.events.filter((e) => e.payment_intent_id === intent.id && e.type === 'charge.refunded')).toHaveLength(2);
+    const list = await api('GET', `/v1/refunds?payment_intent=${intent.id}`);
+    expect(list.json.data.map((r: any) => [r.id, r.metadata])).toEqual([
+      [refund.id, {}],
+      [ours.json.id, { paygate_trace_id: '77' }],
+    ]);
+    const rest = await fake.refundFromDashboard(intent.id);
+    expect(rest.amount).toBe(500);
+    await expect(fake.refundFromDashboard(intent.id, 1)).rejects.toThrow(/already been refunded/);
   });
 });
 

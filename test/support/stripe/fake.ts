@@ -6,10 +6,30 @@
 // is checked with spec.ts (an invalid one is answered 400 as Stripe would), every JSON answer and
 // every webhook event too; all problems land in `fake.violations`, which tests assert is empty.
 //
-// Endpoints: POST /v1/payment_intents (card payments, confirm=true with raw card data),
-// GET /v1/payment_intents/{intent}, GET /v1/payment_intents/search, POST /v1/refunds,
-// GET /v1/refunds/{refund}, GET /v1/refunds; GET/POST /3d_secure_2_test/{intent}/{token} is the
-// 3-D Secure test page for a person.
+// Endpoints: POST /v1/payment_intents (card payments, confirm=true with raw card data, capture_method
+// automatic or manual), GET /v1/payment_intents/{intent}, GET /v1/payment_intents/search,
+// POST /v1/payment_intents/{intent}/capture, POST /v1/payment_intents/{intent}/cancel,
+// POST /v1/refunds, GET /v1/refunds/{refund}, GET /v1/refunds; GET/POST
+// /3d_secure_2_test/{intent}/{token} is the 3-D Secure test page for a person.
+//
+// What a test does at "Stripe" itself (the controls, beyond FakeProcessorControls' failNext,
+// holdEvents, waitForEvent...; those that make events resolve once the events are delivered):
+// - authenticate(payment_intent_id, 'complete' | 'fail'): the 3-D Secure page's buttons.
+// - settleRefunds(): asynchronous refunds reach their final status now.
+// - openDispute(payment_intent_id, { amount?, reason?, status? }) → FakeDisputeView: the cardholder
+//   disputes a captured payment (charge.dispute.created, then charge.dispute.funds_withdrawn for a
+//   chargeback; status needs_response by default, warning_needs_response for an inquiry).
+// - updateDispute(dispute_id, status) → FakeDisputeView: e.g. under_review once evidence is in
+//   (charge.dispute.updated).
+// - closeDispute(dispute_id, 'won' | 'lost') → FakeDisputeView: charge.dispute.closed (and
+//   .funds_reinstated when a chargeback is won).
+// - refundFromDashboard(payment_intent_id, amount?) → FakeRefundView: a refund made in Stripe's
+//   Dashboard, without our metadata (refund.created, charge.refunded): what a reversal looks like.
+// - expireAuthorization(payment_intent_id): an uncaptured PaymentIntent canceled by Stripe after its
+//   authorization window (cancellation_reason automatic, payment_intent.canceled).
+// - hangNextCapture(): the next capture is made but never answered (failNext on the capture route
+//   with 'timeout'): the client times out and must ask (retrieve) or replay its Idempotency-Key.
+// Routes for failNext and requestsTo are FakeStripeRoute's ('POST /v1/payment_intents/{intent}/capture', ...).
 //
 // Documented behaviour followed:
 // - Authorization "Bearer <secret key>" (or Basic with the key as user name); otherwise 401 with
@@ -27,6 +47,9 @@
 //   with a succeeded charge (latest_charge). Declined: 402 card_error with code, decline_code,
 //   message, charge, payment_intent (status requires_payment_method, last_payment_error) and
 //   payment_method (https://docs.stripe.com/error-handling, https://docs.stripe.com/declines).
+//   capture_method=manual (https://docs.stripe.com/payments/place-a-hold-on-a-payment-method):
+//   approved means 200 `requires_capture` with amount_capturable and an uncaptured charge
+//   (charge.succeeded, payment_intent.amount_capturable_updated; after 3-D Secure likewise).
 //   3-D Secure: 200 `requires_action`, next_action redirect_to_url (url: this fake's test page,
 //   return_url) when a return_url was given, use_stripe_sdk otherwise; the page's buttons end in
 //   `succeeded` or in `requires_payment_method` with payment_intent_authentication_failure, then
@@ -52,12 +75,29 @@
 //   later `succeeded`, refund.updated) and 4000000000005126 (`succeeded`, later `failed`,
 //   refund.failed); later = `refund_settle_ms` or settleRefunds(). More than remains: 400
 //   (charge_already_refunded when nothing remains).
+// - Capture (https://docs.stripe.com/api/payment_intents/capture, .../place-a-hold-on-a-payment-method):
+//   only from requires_capture (else 400 payment_intent_unexpected_state); amount_to_capture at most
+//   amount_capturable (default all of it), once: "Partially capturing automatically releases the
+//   remaining amount" and "Authorized payments can only be captured once". → succeeded,
+//   amount_received; events charge.captured, payment_intent.succeeded. CHOSEN: the released rest
+//   shows in the charge's amount_refunded (refunded: true once nothing is left), but is no Refund
+//   object (GET /v1/refunds lists only refunds someone asked for).
+// - Cancel (https://docs.stripe.com/api/payment_intents/cancel): from requires_payment_method,
+//   requires_capture, requires_confirmation or requires_action (else 400
+//   payment_intent_unexpected_state); → canceled, canceled_at, cancellation_reason (as given, else
+//   null); the hold of a requires_capture one is released; event payment_intent.canceled.
+// - Disputes (https://docs.stripe.com/disputes/how-disputes-work, the description's `dispute`):
+//   made by the test controls above only; a dispute object with evidence_details.due_by (7 days on,
+//   CHOSEN), the payment's charge and payment_intent, and balance_transactions for the funds
+//   withdrawn and reinstated; the charge says disputed: true.
 // - Webhooks (https://docs.stripe.com/webhooks#verify-manually): POST of the event, pretty-printed
 //   JSON as Stripe sends it, Stripe-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "t.body" keyed
 //   with the whsec_ secret>; retried on a non-2xx answer or a network error (bounded:
 //   `webhook_attempts`). Events are sent one at a time in the order they were made. Types:
-//   payment_intent.created / .succeeded / .payment_failed / .requires_action, charge.succeeded /
-//   .failed / .refunded, refund.created / .updated / .failed, charge.refund.updated.
+//   payment_intent.created / .succeeded / .payment_failed / .requires_action /
+//   .amount_capturable_updated / .canceled, charge.succeeded / .failed / .captured / .refunded,
+//   refund.created / .updated / .failed, charge.refund.updated, charge.dispute.created / .updated /
+//   .closed / .funds_withdrawn / .funds_reinstated.
 // Not checked against the description: the 3-D Secure page (HTML for a browser) and answers to
 // unknown paths. CHOSEN where the documentation is silent is marked so at the place.
 // What both fakes do alike (the webhook outbox, the failure modes, the recording of requests and
@@ -96,6 +136,8 @@ export type FakeStripeRoute =
   | 'POST /v1/payment_intents'
   | 'GET /v1/payment_intents/{intent}'
   | 'GET /v1/payment_intents/search'
+  | 'POST /v1/payment_intents/{intent}/capture'
+  | 'POST /v1/payment_intents/{intent}/cancel'
   | 'POST /v1/refunds'
   | 'GET /v1/refunds/{refund}'
   | 'GET /v1/refunds';
@@ -116,6 +158,7 @@ export interface FakeStripeOptions extends WebhookOptions {
   readonly api_version?: string;
   readonly max_intents?: number;
   readonly max_refunds?: number;
+  readonly max_disputes?: number;
   /** Requests and events kept for inspection (oldest dropped beyond). */
   readonly max_recorded?: number;
   /** Another validator (tests of the fake's checks); default the project's description. */
@@ -152,7 +195,7 @@ export interface StripeEventJson {
 
 /** Its signature is the Stripe-Signature header of its last delivery. */
 export interface FakeEvent extends WebhookEventView {
-  /** The id of data.object (pi_…, ch_…, re_…). */
+  /** The id of data.object (pi_…, ch_…, re_…, dp_…). */
   readonly object_id: string;
   readonly payment_intent_id: string | null;
   readonly refund_id: string | null;
@@ -172,12 +215,37 @@ export interface FakeRefundView {
   readonly json: Readonly<Record<string, unknown>>;
 }
 
+/** A dispute's statuses, as the description lists them. */
+export type FakeDisputeStatus =
+  'warning_needs_response' | 'warning_under_review' | 'warning_closed' | 'needs_response' | 'under_review' | 'won' | 'lost';
+
+export interface FakeDisputeView {
+  readonly id: string;
+  readonly payment_intent: string;
+  readonly charge: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: string;
+  readonly status: FakeDisputeStatus;
+  /** evidence_details.due_by (unix seconds). */
+  readonly due_by: number;
+  /** The dispute object as Stripe shows it now. */
+  readonly json: Readonly<Record<string, unknown>>;
+}
+
 export interface FakePaymentIntentView {
   readonly id: string;
   readonly client_secret: string;
   readonly status: string;
+  /** automatic, or manual (an authorization, captured or canceled later). */
+  readonly capture_method: string;
   readonly amount: number;
+  /** What may still be captured (a requires_capture PaymentIntent's hold), else 0. */
+  readonly amount_capturable: number;
   readonly amount_received: number;
+  /** What a partial capture or a cancel released of an authorization (never captured, never a Refund). */
+  readonly amount_released: number;
+  readonly cancellation_reason: string | null;
   /** Pending and succeeded refunds. */
   readonly amount_refunded: number;
   readonly currency: string;
@@ -188,6 +256,7 @@ export interface FakePaymentIntentView {
   readonly latest_charge: string | null;
   readonly charges: readonly string[];
   readonly refunds: readonly FakeRefundView[];
+  readonly disputes: readonly FakeDisputeView[];
   /** The code (decline_code when there is one) of last_payment_error, or null. */
   readonly last_error: { readonly code: string; readonly decline_code: string | null } | null;
   readonly three_ds: 'none' | 'pending' | 'succeeded' | 'failed';
@@ -221,7 +290,45 @@ export interface FakeStripe extends FakeProcessorControls<FakeStripeRoute, FakeE
   authenticate(payment_intent_id: string, outcome: 'complete' | 'fail'): Promise<string | null>;
   /** Moves every asynchronous refund to its final status now; resolves when their events are delivered. */
   settleRefunds(): Promise<void>;
+  readonly disputes: readonly FakeDisputeView[];
+  dispute(id: string): FakeDisputeView | undefined;
+  /**
+   * The cardholder disputes a captured (succeeded) PaymentIntent's charge: a dispute of `amount`
+   * (default: all that was captured) for `reason` (default 'fraudulent'), in `status` (default
+   * needs_response: a chargeback, whose funds are withdrawn at once; warning_needs_response: an
+   * inquiry). Events charge.dispute.created (and .funds_withdrawn for a chargeback); resolves once
+   * they are delivered. Throws for an unknown or uncaptured PaymentIntent.
+   */
+  openDispute(
+    payment_intent_id: string,
+    options?: { readonly amount?: number; readonly reason?: string; readonly status?: 'needs_response' | 'warning_needs_response' },
+  ): Promise<FakeDisputeView>;
+  /** The dispute moves on while open (e.g. under_review once evidence is submitted): charge.dispute.updated. */
+  updateDispute(dispute_id: string, status: OpenDisputeStatus): Promise<FakeDisputeView>;
+  /**
+   * The dispute is decided: charge.dispute.closed, and charge.dispute.funds_reinstated when a
+   * chargeback is won (an inquiry closes as warning_closed whatever the outcome, CHOSEN).
+   */
+  closeDispute(dispute_id: string, outcome: 'won' | 'lost'): Promise<FakeDisputeView>;
+  /**
+   * A refund made in Stripe's Dashboard (outside the gateway): no metadata of ours, reason
+   * requested_by_customer; `amount` default all that remains. Events refund.created and
+   * charge.refunded (then the asynchronous test cards' later events as for any refund); resolves
+   * once delivered. Throws with Stripe's message when Stripe would refuse it.
+   */
+  refundFromDashboard(payment_intent_id: string, amount?: number): Promise<FakeRefundView>;
+  /**
+   * An authorization (requires_capture) not captured in time: Stripe cancels it (canceled,
+   * cancellation_reason automatic, the hold released; payment_intent.canceled). Later captures
+   * are refused (payment_intent_unexpected_state). Throws when the PaymentIntent holds nothing.
+   */
+  expireAuthorization(payment_intent_id: string): Promise<void>;
+  /** The next capture is made at the fake but never answered (failNext on the capture route with 'timeout'). */
+  hangNextCapture(): void;
 }
+
+/** The statuses of a dispute still open. */
+export type OpenDisputeStatus = 'needs_response' | 'under_review' | 'warning_needs_response' | 'warning_under_review';
 
 /** The Stripe-Signature header of a webhook body: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">. */
 export function stripeSignatureHeader(raw_body: string, secret: string, timestamp_s: number = Math.floor(Date.now() / 1000)): string {
@@ -257,8 +364,33 @@ interface ChargeState {
   readonly pm: PaymentMethodState;
   readonly decline: cards.Decline | null;
   readonly three_ds: 'none' | 'challenge' | 'frictionless';
-  readonly balance_transaction: string | null;
+  /** Set when the charge is captured (at once for automatic capture): an authorization has none before. */
+  balance_transaction: string | null;
+  /** Refunds asked for (pending or succeeded). */
   amount_refunded: number;
+  /** false while an authorization (manual capture) holds the funds. */
+  captured: boolean;
+  amount_captured: number;
+  /** What a partial capture or a cancel released of an authorization. */
+  amount_released: number;
+  disputed: boolean;
+}
+
+interface DisputeState {
+  readonly seq: number;
+  readonly id: string;
+  readonly created_s: number;
+  readonly charge_id: string;
+  readonly intent_id: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: string;
+  readonly due_by_s: number;
+  readonly brand: string;
+  /** An inquiry (warning_*: no funds withdrawn) rather than a chargeback. */
+  readonly inquiry: boolean;
+  status: FakeDisputeStatus;
+  readonly balance_transactions: JsonObject[];
 }
 
 interface RefundState {
@@ -315,6 +447,9 @@ interface IntentState {
   next_action: JsonObject | null;
   three_ds: ThreeDsState | null;
   amount_received: number;
+  amount_capturable: number;
+  canceled_at_s: number | null;
+  cancellation_reason: string | null;
   readonly idempotency_keys: string[];
 }
 
@@ -370,11 +505,54 @@ const ROUTES: readonly FakeStripeRoute[] = [
   'POST /v1/payment_intents',
   'GET /v1/payment_intents/{intent}',
   'GET /v1/payment_intents/search',
+  'POST /v1/payment_intents/{intent}/capture',
+  'POST /v1/payment_intents/{intent}/cancel',
   'POST /v1/refunds',
   'GET /v1/refunds/{refund}',
   'GET /v1/refunds',
 ];
 const SEARCH_FIELDS = new Set(['amount', 'created', 'currency', 'customer', 'metadata', 'status']);
+/** Statuses a PaymentIntent may be canceled from (https://docs.stripe.com/api/payment_intents/cancel; processing left out: cards never stay there here). */
+const CANCELABLE: readonly string[] = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action'];
+/** CHOSEN: how long a dispute leaves for evidence (Stripe: the card network's deadline, often 7 to 21 days). */
+const DISPUTE_EVIDENCE_S = 7 * 24 * 3600;
+/** CHOSEN: the dispute fee, in the dispute currency's minor units (Stripe's 15.00 USD). */
+const DISPUTE_FEE_MINOR = 1500;
+/** The fields of a dispute's evidence (the description's dispute_evidence), none given here. */
+const DISPUTE_EVIDENCE_FIELDS: readonly string[] = [
+  'access_activity_log',
+  'billing_address',
+  'cancellation_policy',
+  'cancellation_policy_disclosure',
+  'cancellation_rebuttal',
+  'customer_communication',
+  'customer_email_address',
+  'customer_name',
+  'customer_purchase_ip',
+  'customer_signature',
+  'duplicate_charge_documentation',
+  'duplicate_charge_explanation',
+  'duplicate_charge_id',
+  'product_description',
+  'receipt',
+  'refund_policy',
+  'refund_policy_disclosure',
+  'refund_refusal_explanation',
+  'service_date',
+  'service_documentation',
+  'shipping_address',
+  'shipping_carrier',
+  'shipping_date',
+  'shipping_documentation',
+  'shipping_tracking_number',
+  'uncategorized_file',
+  'uncategorized_text',
+];
+
+/** A PaymentIntent whose card was approved: captured, or authorized and waiting for its capture. */
+function approvedStatus(status: string): boolean {
+  return status === 'succeeded' || status === 'requires_capture';
+}
 
 export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
   const secret_key = options.secret_key ?? FAKE_STRIPE_SECRET_KEY;
@@ -389,6 +567,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const raw_card_data = options.raw_card_data ?? true;
   const max_intents = options.max_intents ?? 10_000;
   const max_refunds = options.max_refunds ?? 10_000;
+  const max_disputes = options.max_disputes ?? 10_000;
   const max_recorded = options.max_recorded ?? 10_000;
   const validator = options.validator ?? stripeValidator();
   validator.precompile();
@@ -401,6 +580,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const intents = new Map<string, IntentState>();
   const charges = new Map<string, ChargeState>();
   const refunds = new Map<string, RefundState>();
+  const disputes = new Map<string, DisputeState>();
   const idempotency = new Map<string, StoredAnswer>();
   const in_flight = new Set<string>();
   const failures = createFailureQueue<FakeStripeRoute>('fake stripe', FAILURES_QUEUED_MAX);
@@ -424,6 +604,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   let request_seq = 0;
   let intent_seq = 0;
   let refund_seq = 0;
+  let dispute_seq = 0;
   let base_url = '';
 
   const nowS = (): number => Math.floor(Date.now() / 1000);
@@ -484,20 +665,20 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       id: charge.id,
       object: 'charge',
       amount: charge.amount,
-      amount_captured: succeeded ? charge.amount : 0,
-      amount_refunded: charge.amount_refunded,
+      amount_captured: succeeded ? charge.amount_captured : 0,
+      amount_refunded: charge.amount_refunded + charge.amount_released,
       application: null,
       application_fee: null,
       application_fee_amount: null,
       balance_transaction: charge.balance_transaction,
       billing_details: charge.pm.billing_details,
       calculated_statement_descriptor: 'PAYGATE TEST',
-      captured: succeeded,
+      captured: succeeded && charge.captured,
       created: charge.created_s,
       currency: charge.currency,
       customer: null,
       description: intent?.description ?? null,
-      disputed: false,
+      disputed: charge.disputed,
       failure_balance_transaction: null,
       failure_code: decline?.code ?? null,
       failure_message: decline?.message ?? null,
@@ -544,7 +725,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       receipt_email: intent?.receipt_email ?? null,
       receipt_number: null,
       receipt_url: succeeded ? `https://pay.stripe.com/receipts/payment/${charge.id}` : null,
-      refunded: succeeded && charge.amount_refunded >= charge.amount,
+      refunded: succeeded && charge.amount_refunded + charge.amount_released >= charge.amount,
       review: null,
       shipping: null,
       source_transfer: null,
@@ -563,7 +744,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       id: intent.id,
       object: 'payment_intent',
       amount: intent.amount,
-      amount_capturable: 0,
+      amount_capturable: intent.amount_capturable,
       amount_details: { tip: {} },
       amount_received: intent.amount_received,
       application: null,
@@ -571,8 +752,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       automatic_payment_methods: automatic
         ? { ...(automatic.allow_redirects ? { allow_redirects: automatic.allow_redirects } : {}), enabled: automatic.enabled }
         : null,
-      canceled_at: null,
-      cancellation_reason: null,
+      canceled_at: intent.canceled_at_s,
+      cancellation_reason: intent.cancellation_reason,
       capture_method: intent.capture_method,
       client_secret: intent.client_secret,
       confirmation_method: intent.confirmation_method,
@@ -756,14 +937,19 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       pm,
       decline,
       three_ds,
-      balance_transaction: decline ? null : newId('txn'),
+      balance_transaction: decline || intent.capture_method === 'manual' ? null : newId('txn'),
       amount_refunded: 0,
+      captured: decline === null && intent.capture_method !== 'manual',
+      amount_captured: decline === null && intent.capture_method !== 'manual' ? intent.amount : 0,
+      amount_released: 0,
+      disputed: false,
     };
     intent.charges.push(charge);
     charges.set(charge.id, charge);
     return charge;
   }
 
+  /** The card approved: captured at once (succeeded), or held for a later capture (manual: requires_capture). */
   function succeed(
     intent: IntentState,
     pm: PaymentMethodState,
@@ -771,10 +957,18 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     context: RequestContext | null,
   ): EventState[] {
     const charge = addCharge(intent, pm, null, three_ds);
-    intent.status = 'succeeded';
-    intent.amount_received = intent.amount;
     intent.next_action = null;
     intent.last_payment_error = null;
+    if (intent.capture_method === 'manual') {
+      intent.status = 'requires_capture';
+      intent.amount_capturable = intent.amount;
+      return [
+        makeEvent('charge.succeeded', chargeJson(charge), context),
+        makeEvent('payment_intent.amount_capturable_updated', intentJson(intent), context),
+      ];
+    }
+    intent.status = 'succeeded';
+    intent.amount_received = intent.amount;
     return [makeEvent('charge.succeeded', chargeJson(charge), context), makeEvent('payment_intent.succeeded', intentJson(intent), context)];
   }
 
@@ -967,18 +1161,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       next_action: null,
       three_ds: null,
       amount_received: 0,
+      amount_capturable: 0,
+      canceled_at_s: null,
+      cancellation_reason: null,
       idempotency_keys: [],
     };
     intents.set(intent.id, intent);
     const created_event = makeEvent('payment_intent.created', intentJson(intent), context);
     if (!confirm || !pm) return { status: 200, json: intentJson(intent), events: [created_event], keep: true };
-
-    if (intent.capture_method === 'manual') {
-      // CHOSEN: the fake makes sales only (no separate capture endpoint to serve).
-      intents.delete(intent.id);
-      events.splice(events.indexOf(created_event), 1);
-      return invalidRequest(context, 'The fake Stripe takes capture_method=automatic only.', { param: 'capture_method' });
-    }
 
     const test = pm.card.test;
     let outcome: 'approve' | cards.Decline | 'authenticate' = intent.off_session ? test.off_session : test.on_session;
@@ -1052,7 +1242,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   function returnUrlOf(intent: IntentState): string | null {
     const three_ds = intent.three_ds;
     if (!three_ds?.return_url || three_ds.phase === 'pending') return null;
-    const redirect_status = intent.status === 'succeeded' ? 'succeeded' : intent.status === 'processing' ? 'processing' : 'failed';
+    // An authorization approved (requires_capture) returns as succeeded: the customer's part is done.
+    const redirect_status =
+      intent.status === 'succeeded' || intent.status === 'requires_capture'
+        ? 'succeeded'
+        : intent.status === 'processing'
+          ? 'processing'
+          : 'failed';
     const separator = three_ds.return_url.includes('?') ? '&' : '?';
     return `${three_ds.return_url}${separator}payment_intent=${encodeURIComponent(intent.id)}&payment_intent_client_secret=${encodeURIComponent(intent.client_secret)}&redirect_status=${redirect_status}`;
   }
@@ -1066,7 +1262,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     if (!intent?.three_ds || intent.three_ds.token !== token) return html(404, unknownAuthenticationPage());
     if (intent.three_ds.phase !== 'pending') {
       const target = returnUrlOf(intent);
-      return target ? redirect(target) : html(200, finishedPage(intent.three_ds.phase === 'succeeded' && intent.status === 'succeeded'));
+      return target ? redirect(target) : html(200, finishedPage(intent.three_ds.phase === 'succeeded' && approvedStatus(intent.status)));
     }
     if (method === 'GET')
       return html(200, challengePage({ action: path, amount: intent.amount, currency: intent.currency, merchant: MERCHANT_NAME }));
@@ -1074,7 +1270,197 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     const outcome = new URLSearchParams(body).get('outcome') === 'complete' ? 'complete' : 'fail';
     const finished = finishAuthentication(intent, outcome);
     void webhooks.publish(finished.events);
-    return finished.redirect_to ? redirect(finished.redirect_to) : html(200, finishedPage(intent.status === 'succeeded'));
+    return finished.redirect_to ? redirect(finished.redirect_to) : html(200, finishedPage(approvedStatus(intent.status)));
+  }
+
+  // ---------------------------------------------------------------- authorizations: capture and cancel
+
+  function unexpectedState(context: RequestContext, intent: IntentState, message: string): Answer {
+    return errorAnswer(
+      400,
+      context,
+      { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message, payment_intent: intentJson(intent) },
+      true,
+    );
+  }
+
+  function processCapture(intent_id: string, body: JsonObject, context: RequestContext): Answer {
+    const intent = intents.get(intent_id);
+    if (!intent)
+      return invalidRequest(context, `No such payment_intent: '${intent_id}'`, { code: 'resource_missing', param: 'intent' }, 404);
+    if (intent.status !== 'requires_capture')
+      return unexpectedState(
+        context,
+        intent,
+        `This PaymentIntent could not be captured because it has a status of ${intent.status}. Only a PaymentIntent with one of the following statuses may be captured: requires_capture.`,
+      );
+    const charge = intent.charges[intent.charges.length - 1];
+    if (!charge || charge.decline !== null || charge.captured) {
+      violations.add('fake', `POST /v1/payment_intents/${intent_id}/capture`, [
+        'a requires_capture PaymentIntent without an uncaptured charge',
+      ]);
+      return errorAnswer(500, context, { type: 'api_error', message: 'The fake lost the charge to capture.' }, false);
+    }
+    const given = body.amount_to_capture;
+    if (given !== undefined && (!Number.isInteger(given) || (given as number) < 1))
+      return invalidRequest(context, 'Invalid positive integer', { code: 'parameter_invalid_integer', param: 'amount_to_capture' });
+    const amount = given === undefined ? intent.amount_capturable : (given as number);
+    if (amount > intent.amount_capturable)
+      // CHOSEN wording and code.
+      return invalidRequest(
+        context,
+        `The amount to capture (${cards.formatAmount(amount, intent.currency)}) is greater than the amount capturable (${cards.formatAmount(intent.amount_capturable, intent.currency)}).`,
+        { code: 'amount_too_large', param: 'amount_to_capture' },
+      );
+    charge.captured = true;
+    charge.amount_captured = amount;
+    charge.amount_released = charge.amount - amount;
+    charge.balance_transaction = newId('txn');
+    intent.status = 'succeeded';
+    intent.amount_received = amount;
+    intent.amount_capturable = 0;
+    const created = [
+      makeEvent('charge.captured', chargeJson(charge), context),
+      makeEvent('payment_intent.succeeded', intentJson(intent), context),
+    ];
+    return { status: 200, json: intentJson(intent), events: created, keep: true };
+  }
+
+  /** Cancels a PaymentIntent (the API's cancel, or Stripe itself when an authorization expires); the events, or the status that forbids it. */
+  function cancelIntent(intent: IntentState, reason: string | null, context: RequestContext | null): EventState[] | string {
+    if (!CANCELABLE.includes(intent.status)) return intent.status;
+    const charge = intent.charges[intent.charges.length - 1];
+    // The hold of an authorization is released.
+    if (intent.status === 'requires_capture' && charge && charge.decline === null && !charge.captured)
+      charge.amount_released = charge.amount;
+    if (intent.three_ds?.phase === 'pending') intent.three_ds.phase = 'failed';
+    intent.status = 'canceled';
+    intent.amount_capturable = 0;
+    intent.next_action = null;
+    intent.canceled_at_s = nowS();
+    intent.cancellation_reason = reason;
+    return [makeEvent('payment_intent.canceled', intentJson(intent), context)];
+  }
+
+  function processCancel(intent_id: string, body: JsonObject, context: RequestContext): Answer {
+    const intent = intents.get(intent_id);
+    if (!intent)
+      return invalidRequest(context, `No such payment_intent: '${intent_id}'`, { code: 'resource_missing', param: 'intent' }, 404);
+    const done = cancelIntent(intent, typeof body.cancellation_reason === 'string' ? body.cancellation_reason : null, context);
+    if (typeof done === 'string')
+      return unexpectedState(
+        context,
+        intent,
+        `You cannot cancel this PaymentIntent because it has a status of ${done}. Only a PaymentIntent with one of the following statuses may be canceled: ${CANCELABLE.join(', ')}, processing.`,
+      );
+    return { status: 200, json: intentJson(intent), events: done, keep: true };
+  }
+
+  // ---------------------------------------------------------------- disputes
+
+  function balanceTransaction(amount: number, currency: string, fee: number, description: string, source: string): JsonObject {
+    const created = nowS();
+    return {
+      id: newId('txn'),
+      object: 'balance_transaction',
+      amount,
+      available_on: created,
+      created,
+      currency,
+      description,
+      exchange_rate: null,
+      fee,
+      fee_details: fee === 0 ? [] : [{ amount: fee, application: null, currency, description: 'Dispute fee', type: 'stripe_fee' }],
+      net: amount - fee,
+      reporting_category: 'dispute',
+      source,
+      status: 'available',
+      type: 'adjustment',
+    };
+  }
+
+  function disputeJson(dispute: DisputeState): JsonObject {
+    const evidence: JsonObject = {};
+    for (const field of DISPUTE_EVIDENCE_FIELDS) evidence[field] = null;
+    return {
+      id: dispute.id,
+      object: 'dispute',
+      amount: dispute.amount,
+      balance_transactions: dispute.balance_transactions.map((t) => ({ ...t })),
+      charge: dispute.charge_id,
+      created: dispute.created_s,
+      currency: dispute.currency,
+      evidence,
+      evidence_details: { due_by: dispute.due_by_s, has_evidence: false, past_due: false, submission_count: 0 },
+      is_charge_refundable: false,
+      livemode: false,
+      metadata: {},
+      payment_intent: dispute.intent_id,
+      payment_method_details: { card: { brand: dispute.brand, network_reason_code: null }, type: 'card' },
+      reason: dispute.reason,
+      status: dispute.status,
+    };
+  }
+
+  function openDispute(
+    intent: IntentState,
+    options: { readonly amount?: number; readonly reason?: string; readonly status?: 'needs_response' | 'warning_needs_response' },
+  ): { dispute: DisputeState; events: EventState[] } {
+    const charge = intent.charges[intent.charges.length - 1];
+    if (intent.status !== 'succeeded' || !charge || !charge.captured)
+      throw new Error(`fake stripe: ${intent.id} has no captured charge to dispute (status ${intent.status})`);
+    if (disputes.size >= max_disputes) throw new Error(`fake stripe: the fake holds ${max_disputes} disputes already (max_disputes)`);
+    const amount = options.amount ?? charge.amount_captured;
+    if (!Number.isInteger(amount) || amount < 1 || amount > charge.amount_captured)
+      throw new Error(`fake stripe: a dispute of ${amount} of a charge of ${charge.amount_captured} captured`);
+    const status = options.status ?? 'needs_response';
+    dispute_seq += 1;
+    const created_s = nowS();
+    const dispute: DisputeState = {
+      seq: dispute_seq,
+      id: newId('dp'),
+      created_s,
+      charge_id: charge.id,
+      intent_id: intent.id,
+      amount,
+      currency: charge.currency,
+      reason: options.reason ?? 'fraudulent',
+      due_by_s: created_s + DISPUTE_EVIDENCE_S,
+      brand: charge.pm.card.brand,
+      inquiry: status === 'warning_needs_response',
+      status,
+      balance_transactions: [],
+    };
+    disputes.set(dispute.id, dispute);
+    charge.disputed = true;
+    const created = [makeEvent('charge.dispute.created', disputeJson(dispute), null)];
+    if (!dispute.inquiry) {
+      // A chargeback takes the disputed amount and the fee from the balance at once.
+      dispute.balance_transactions.push(
+        balanceTransaction(-amount, dispute.currency, DISPUTE_FEE_MINOR, `Chargeback withdrawal for ${charge.id}`, dispute.id),
+      );
+      created.push(makeEvent('charge.dispute.funds_withdrawn', disputeJson(dispute), null));
+    }
+    return { dispute, events: created };
+  }
+
+  function moveDispute(dispute: DisputeState, status: FakeDisputeStatus): EventState[] {
+    if (dispute.status === 'won' || dispute.status === 'lost' || dispute.status === 'warning_closed')
+      throw new Error(`fake stripe: dispute ${dispute.id} is closed (${dispute.status})`);
+    const previous = { status: dispute.status };
+    if (status === 'won' || status === 'lost') {
+      dispute.status = dispute.inquiry ? 'warning_closed' : status;
+      const created = [makeEvent('charge.dispute.closed', disputeJson(dispute), null, previous)];
+      if (!dispute.inquiry && status === 'won') {
+        dispute.balance_transactions.push(
+          balanceTransaction(dispute.amount, dispute.currency, 0, `Chargeback reversal for ${dispute.charge_id}`, dispute.id),
+        );
+        created.push(makeEvent('charge.dispute.funds_reinstated', disputeJson(dispute), null));
+      }
+      return created;
+    }
+    dispute.status = status;
+    return [makeEvent('charge.dispute.updated', disputeJson(dispute), null, previous)];
   }
 
   // ---------------------------------------------------------------- refunds
@@ -1102,12 +1488,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     }
     if (!intent) return invalidRequest(context, 'The charge has no PaymentIntent.', { param: 'charge' });
     const charge = intent.status === 'succeeded' ? intent.charges[intent.charges.length - 1] : undefined;
-    // CHOSEN wording and no code.
-    if (!charge || charge.decline !== null)
+    // CHOSEN wording and no code (an authorization not captured yet is canceled, not refunded).
+    if (!charge || charge.decline !== null || !charge.captured)
       return invalidRequest(context, `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, {
         param: 'payment_intent',
       });
-    const remaining = charge.amount - charge.amount_refunded;
+    // What was captured and not refunded yet (a partial capture released the rest: nothing to refund there).
+    const remaining = charge.amount_captured - charge.amount_refunded;
     if (body.amount !== undefined && (!Number.isInteger(body.amount) || (body.amount as number) < 1))
       return invalidRequest(context, 'Invalid positive integer', { code: 'parameter_invalid_integer', param: 'amount' });
     const amount = body.amount === undefined ? remaining : (body.amount as number);
@@ -1258,6 +1645,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     'POST /v1/payment_intents': ['latest_charge', 'payment_method'],
     'GET /v1/payment_intents/{intent}': ['latest_charge', 'payment_method'],
     'GET /v1/payment_intents/search': ['data.latest_charge', 'data.payment_method', 'total_count'],
+    'POST /v1/payment_intents/{intent}/capture': ['latest_charge', 'payment_method'],
+    'POST /v1/payment_intents/{intent}/cancel': ['latest_charge', 'payment_method'],
     'POST /v1/refunds': ['charge', 'payment_intent'],
     'GET /v1/refunds/{refund}': ['charge', 'payment_intent'],
     'GET /v1/refunds': ['data.charge', 'data.payment_intent'],
@@ -1319,6 +1708,10 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         return processCreateIntent(form, context);
       case 'POST /v1/refunds':
         return processCreateRefund(form, context);
+      case 'POST /v1/payment_intents/{intent}/capture':
+        return processCapture(path_params.intent ?? '', form, context);
+      case 'POST /v1/payment_intents/{intent}/cancel':
+        return processCancel(path_params.intent ?? '', form, context);
       case 'GET /v1/payment_intents/{intent}': {
         const intent = intents.get(path_params.intent ?? '');
         return intent
@@ -1647,6 +2040,20 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     };
   }
 
+  function disputeView(dispute: DisputeState): FakeDisputeView {
+    return {
+      id: dispute.id,
+      payment_intent: dispute.intent_id,
+      charge: dispute.charge_id,
+      amount: dispute.amount,
+      currency: dispute.currency,
+      reason: dispute.reason,
+      status: dispute.status,
+      due_by: dispute.due_by_s,
+      json: disputeJson(dispute),
+    };
+  }
+
   function intentView(intent: IntentState): FakePaymentIntentView {
     const error = intent.last_payment_error;
     const charge_ids = new Set(intent.charges.map((c) => c.id));
@@ -1658,8 +2065,12 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       id: intent.id,
       client_secret: intent.client_secret,
       status: intent.status,
+      capture_method: intent.capture_method,
       amount: intent.amount,
+      amount_capturable: intent.amount_capturable,
       amount_received: intent.amount_received,
+      amount_released: intent.charges.reduce((sum, c) => sum + c.amount_released, 0),
+      cancellation_reason: intent.cancellation_reason,
       amount_refunded: intent_refunds.filter((r) => r.status !== 'failed').reduce((sum, r) => sum + r.amount, 0),
       currency: intent.currency,
       metadata: { ...intent.metadata },
@@ -1669,6 +2080,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       latest_charge: intent.charges[intent.charges.length - 1]?.id ?? null,
       charges: intent.charges.map((c) => c.id),
       refunds: intent_refunds.map(refundView),
+      disputes: [...disputes.values()].filter((d) => d.intent_id === intent.id).map(disputeView),
       last_error: error
         ? { code: String(error.code), decline_code: typeof error.decline_code === 'string' ? error.decline_code : null }
         : null,
@@ -1721,6 +2133,55 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     async settleRefunds() {
       const created = [...refunds.values()].flatMap(settleRefund);
       await webhooks.publish(created);
+    },
+    get disputes() {
+      return [...disputes.values()].map(disputeView);
+    },
+    dispute(id) {
+      const dispute = disputes.get(id);
+      return dispute ? disputeView(dispute) : undefined;
+    },
+    async openDispute(payment_intent_id, dispute_options = {}) {
+      const intent = intents.get(payment_intent_id);
+      if (!intent) throw new Error(`fake stripe: no PaymentIntent ${payment_intent_id}`);
+      const opened = openDispute(intent, dispute_options);
+      await webhooks.publish(opened.events);
+      return disputeView(opened.dispute);
+    },
+    async updateDispute(dispute_id, status) {
+      const dispute = disputes.get(dispute_id);
+      if (!dispute) throw new Error(`fake stripe: no dispute ${dispute_id}`);
+      await webhooks.publish(moveDispute(dispute, status));
+      return disputeView(dispute);
+    },
+    async closeDispute(dispute_id, outcome) {
+      const dispute = disputes.get(dispute_id);
+      if (!dispute) throw new Error(`fake stripe: no dispute ${dispute_id}`);
+      await webhooks.publish(moveDispute(dispute, outcome));
+      return disputeView(dispute);
+    },
+    async refundFromDashboard(payment_intent_id, amount) {
+      // As the Dashboard does it: the API's own refund, with nothing of ours in it.
+      const context: RequestContext = { request_id: newId('req'), idempotency_key: null, stripe_version: null };
+      const answer = processCreateRefund(
+        { payment_intent: payment_intent_id, reason: 'requested_by_customer', ...(amount === undefined ? {} : { amount }) },
+        context,
+      );
+      const json = asRecord(answer.json);
+      if (answer.status !== 200 || !json) throw new Error(`fake stripe: ${String(asRecord(json?.error)?.message ?? 'refund refused')}`);
+      violations.add('response', 'Dashboard refund', validator.validateSchema('refund', json));
+      await webhooks.publish(answer.events);
+      return refundView(refunds.get(String(json.id))!);
+    },
+    async expireAuthorization(payment_intent_id) {
+      const intent = intents.get(payment_intent_id);
+      if (!intent || intent.status !== 'requires_capture')
+        throw new Error(`fake stripe: ${payment_intent_id} is no authorization waiting for its capture (${intent?.status ?? 'unknown'})`);
+      const done = cancelIntent(intent, 'automatic', null);
+      if (typeof done !== 'string') await webhooks.publish(done);
+    },
+    hangNextCapture() {
+      failures.failNext('POST /v1/payment_intents/{intent}/capture', 'timeout');
     },
   };
 }

@@ -14,7 +14,7 @@ import { createStripeValidator, stripeValidator, validateStripeEvent, validateSt
 import { OPERATIONS, ROOT_SCHEMAS } from '../../psp-specs/stripe/extract.js';
 
 /** sha256 over "<sha256 of file>  <name>\n" lines (sorted by name) of LICENSE and spec3.subset.json, as recorded in SOURCE.md. */
-const COPIED_FILES_SHA256 = 'befadb5db1f0fd946fc52e1a2672a65c5bb69530b890c2650d7330a72b098af0';
+const COPIED_FILES_SHA256 = '1d63bc0240c216f17c6665dec592db9a3de55ec90ab8231e92d83b638d44ab7d';
 const AUTH = { authorization: 'Bearer sk_test_abc', 'content-type': 'application/x-www-form-urlencoded' };
 
 const validator = stripeValidator();
@@ -84,6 +84,28 @@ function refund(overrides: Record<string, unknown> = {}): Record<string, unknown
     source_transfer_reversal: null,
     status: 'succeeded',
     transfer_reversal: null,
+    ...overrides,
+  };
+}
+
+/** A dispute as Stripe's API reference shows one (docs.stripe.com/api/disputes/object), trimmed to what the 2023 description declares. */
+function dispute(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 'du_1MtJUT2eZvKYlo2CNaw2HvEv',
+    object: 'dispute',
+    amount: 1000,
+    balance_transactions: [],
+    charge: 'ch_1AZtxr2eZvKYlo2CJDX8whov',
+    created: 1680651737,
+    currency: 'usd',
+    evidence: { customer_name: null, receipt: null, uncategorized_text: null },
+    evidence_details: { due_by: 1682294399, has_evidence: false, past_due: false, submission_count: 0 },
+    is_charge_refundable: true,
+    livemode: false,
+    metadata: {},
+    payment_intent: null,
+    reason: 'general',
+    status: 'warning_needs_response',
     ...overrides,
   };
 }
@@ -259,6 +281,21 @@ describe('requests', () => {
         headers: { authorization: 'Basic c2tfdGVzdF9hYmM6' },
       }),
     ).toEqual([]);
+  });
+
+  it('accepts the capture and the cancel of an authorization; refuses what they do not take', () => {
+    const post = (path: string, body: string) => validateStripeRequest({ method: 'POST', path, headers: AUTH, body });
+    expect(post('/v1/payment_intents/pi_1/capture', 'amount_to_capture=600')).toEqual([]);
+    expect(post('/v1/payment_intents/pi_1/capture', '')).toEqual([]);
+    expect(post('/v1/payment_intents/pi_1/cancel', 'cancellation_reason=requested_by_customer')).toEqual([]);
+    expect(post('/v1/payment_intents/pi_1/capture', 'amount=600')).toEqual([
+      expect.stringContaining('amount, which the description does not declare'),
+    ]);
+    expect(post('/v1/payment_intents/pi_1/cancel', 'cancellation_reason=expired')).toEqual([expect.stringContaining('must be one of')]);
+    expect(validator.matchOperation('POST', '/v1/payment_intents/pi_1/capture')).toMatchObject({
+      template: '/v1/payment_intents/{intent}/capture',
+      path_params: { intent: 'pi_1' },
+    });
   });
 
   it('rejects missing, unknown and mistyped parameters, naming them in bracket notation', () => {
@@ -449,6 +486,20 @@ describe('events', () => {
       ),
     ).toEqual([]);
     expect(validateStripeEvent(event('charge.refund.updated', refund(), { request: null }))).toEqual([]);
+    expect(validateStripeEvent(event('charge.dispute.created', dispute()))).toEqual([]);
+  });
+
+  it('checks a dispute event as a dispute (charge.dispute.* is not charge.*)', () => {
+    expect(validateStripeEvent(event('charge.dispute.closed', intent()))).toEqual([
+      expect.stringContaining('carries a payment_intent, not a dispute'),
+    ]);
+    expect(validateStripeEvent(event('charge.dispute.updated', dispute({ status: 'charge_refunded' })))).toEqual([
+      expect.stringContaining('dispute status must be one of'),
+    ]);
+    const { evidence_details: _e, ...without } = dispute();
+    expect(validateStripeEvent(event('charge.dispute.created', without))).toEqual([
+      expect.stringContaining('missing required field evidence_details'),
+    ]);
   });
 
   it('rejects missing fields, an object of another kind than the type says, an invalid object, an unknown object', () => {

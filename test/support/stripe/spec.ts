@@ -21,8 +21,9 @@
 //   `default` (Stripe's `error` object).
 // - Events (ours, the description does not say which object an event type carries): the body is
 //   checked against the closed `event` schema, then `data.object` against the schema its
-//   `object` field names (payment_intent, charge or refund), which must agree with the type
-//   (`payment_intent.*`, `charge.refund.updated` → refund, `charge.*`, `refund.*`).
+//   `object` field names (payment_intent, charge, refund or dispute), which must agree with the type
+//   (`payment_intent.*`, `charge.refund.updated` → refund, `charge.dispute.*` → dispute, `charge.*`,
+//   `refund.*`).
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 import { lowerCaseHeaders, operationTable, projectValidator, unmatchedRequestProblem } from '../fake-processor/openapi-operations.js';
 import { asObject, loadStripeDescription, operationsOf, type JsonObject, type StripeDescription } from './description.js';
@@ -115,6 +116,7 @@ const COPIED_KEYWORDS = [
 /** The objects events carry, and the event type prefixes that carry them. */
 const EVENT_OBJECTS: readonly { readonly prefix: string; readonly object: string }[] = [
   { prefix: 'charge.refund.', object: 'refund' },
+  { prefix: 'charge.dispute.', object: 'dispute' },
   { prefix: 'payment_intent.', object: 'payment_intent' },
   { prefix: 'charge.', object: 'charge' },
   { prefix: 'refund.', object: 'refund' },
@@ -337,7 +339,7 @@ export function createStripeValidator(description: StripeDescription = loadStrip
           validatorFor(`${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${status}`, asObject(json, 'media type').schema);
       }
     }
-    for (const name of ['event', 'payment_intent', 'charge', 'refund']) ajv.getSchema(schemaId(name));
+    for (const name of ['event', 'payment_intent', 'charge', 'refund', 'dispute']) ajv.getSchema(schemaId(name));
   }
 
   return {
