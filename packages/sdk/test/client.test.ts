@@ -138,7 +138,7 @@ describe('PaygateClient against a real gateway', () => {
     expect(await client.capture({ reference_id: sale.trace_id! })).toEqual({
       kind: 'refused',
       status: 37,
-      description: `Capture refused: transaction ${sale.trace_id} is a sale (approved), not an authorized authorization`,
+      description: `Capture refused: transaction ${sale.trace_id} is not an authorized authorization (transaction_type sale, status approved)`,
     });
     expect(await client.void({ reference_id: 99_999_999 })).toEqual({ kind: 'refused', status: 13, description: 'Transaction not found' });
     const other = await gw.createMerchant();

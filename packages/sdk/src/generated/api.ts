@@ -1370,8 +1370,8 @@ export interface FindOrderAnswer {
 
 /** webhook transactionNotification: POST notification_url: a transaction changed status (spec §6.2, docs/notifications.md) (1.2) */
 export interface NotificationApplicationKey {
-  /** sale, refund or payout */
-  transaction_type: "sale" | "refund" | "payout";
+  /** sale, authorize (an authorization, captured later: decisions §16), refund or payout */
+  transaction_type: "sale" | "authorize" | "refund" | "payout";
   /** the status after the change (docs/statuses.md) */
   transaction_status: "approved" | "authorized" | "cancelled" | "chargeback" | "declined" | "error" | "in progress" | "pending" | "pending_async" | "rejected" | "requested" | "reversed";
   /** the processor's id; may be empty */
@@ -1415,7 +1415,7 @@ export interface NotificationApplicationKey {
   error_code?: string;
   /** up to 256 characters */
   error_details?: string;
-  /** a refund's sale */
+  /** a refund's payment (a sale or a captured authorization) */
   reference_id?: number;
   /** up to 256 characters */
   variable1?: string;
@@ -1436,8 +1436,8 @@ export interface NotificationApplicationKey {
 
 /** webhook transactionNotification: POST notification_url: a transaction changed status (spec §6.2, docs/notifications.md) (1.1) */
 export interface NotificationFrontend {
-  /** sale, refund or payout */
-  transaction_type: "sale" | "refund" | "payout";
+  /** sale, authorize (an authorization, captured later: decisions §16), refund or payout */
+  transaction_type: "sale" | "authorize" | "refund" | "payout";
   /** the status after the change (docs/statuses.md) */
   transaction_status: "approved" | "authorized" | "cancelled" | "chargeback" | "declined" | "error" | "in progress" | "pending" | "pending_async" | "rejected" | "requested" | "reversed";
   /** the processor's id; may be empty */
@@ -1481,7 +1481,7 @@ export interface NotificationFrontend {
   error_code?: string;
   /** up to 256 characters */
   error_details?: string;
-  /** a refund's sale */
+  /** a refund's payment (a sale or a captured authorization) */
   reference_id?: number;
   /** up to 256 characters */
   variable1?: string;
