@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { acceptedSecrets } from '../domain/merchants.js';
 import { unixSeconds } from '../domain/clock.js';
 import { bodySecret } from '../domain/signing.js';
+import { isTransactionType } from '../domain/transaction-state.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { HttpDeps } from './deps.js';
 import { answerBody, fieldError, reply, type Reply, Status } from './envelope.js';
@@ -60,7 +61,7 @@ function apiLogOf(answer: Reply, body: Record<string, unknown> | null): ApiLog {
     status: answer.status,
     merchant_id: typeof body?.merchant_id === 'string' ? body.merchant_id : null,
     trace_id: Number.isSafeInteger(trace_id) && trace_id > 0 ? trace_id : null,
-    transaction_type: typeof type === 'string' && ['sale', 'refund', 'payout'].includes(type) ? type : null,
+    transaction_type: typeof type === 'string' && isTransactionType(type) ? type : null,
     transaction_status: typeof fields.transaction_status === 'string' ? fields.transaction_status : null,
   };
 }

@@ -44,7 +44,9 @@ const NOTIFICATION_FIELDS = {
   card_number: Type.Optional(Type.String({ maxLength: 19, description: 'masked: 411111******1111' })),
   card_type: Type.Optional(Type.String({ maxLength: 10 })),
   card_exp: Type.Optional(Type.String({ maxLength: 8 })),
-  card_token: Type.Optional(Type.String({ maxLength: 32, description: 'approved card sales only (decisions.md §9)' })),
+  card_token: Type.Optional(
+    Type.String({ maxLength: 32, description: 'approved card sales and authorizations, authorized or captured (decisions.md §9, §16)' }),
+  ),
   auth_token: Type.Optional(Type.String({ maxLength: 32, description: "the cashier session's auth_token" })),
   error_code: Type.Optional(Type.String({ maxLength: 32 })),
   error_details: Type.Optional(Type.String({ maxLength: 256 })),

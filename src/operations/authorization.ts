@@ -11,6 +11,7 @@
 //      the action done. A processor that confirms later (Checkout.com's 202) leaves it `accepted`
 //      until its webhook or a lookup says so; an outcome the gateway did not get (a time-out, a
 //      crash) leaves it `requested`, and the due-work sweep asks the processor before deciding.
+import { randomBytes } from 'node:crypto';
 import type { AuthorizationActionResult, Connector, PaymentState } from '../connectors/connector.js';
 import type { AuthorizationActionKind, AuthorizationActionOrigin, AuthorizationActionRow } from '../domain/authorization-record.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
@@ -65,7 +66,12 @@ export function describeAuthorizationRefusal(action: AuthorizationActionKind, re
         ? `${verb}: the authorization was already captured for ${refusal.amount_minor}`
         : `${verb}: the authorization was already voided`;
     case 'processor_refused':
-      return `${verb} by the processor: ${refusal.error_details}`.slice(0, 255);
+      // The connectors' own texts already say so ("Capture refused by the processor (HTTP 422: ...)").
+      return (
+        /refused by the processor/i.test(refusal.error_details)
+          ? refusal.error_details
+          : `${verb} by the processor: ${refusal.error_details}`
+      ).slice(0, 255);
   }
 }
 
@@ -114,7 +120,10 @@ export async function actOnAuthorization(deps: AuthorizationDeps, input: Authori
       state: 'requested',
       origin: input.origin,
       agent: input.agent,
-      idempotency_key: `paygate-${input.action}-${current.trace_id}`,
+      // The gateway and the transaction (unique across installations sharing a processor account),
+      // and a nonce of this reservation: every attempt of this action repeats it, and an action
+      // asked again after the processor refused one is a new request there, not a replay of the refusal.
+      idempotency_key: `paygate-${current.gateway_id}-${current.trace_id}-${input.action}-${randomBytes(4).toString('hex')}`,
       psp_action_id: null,
       attempts: 0,
       requested_at_ms: now_ms,
@@ -221,7 +230,8 @@ export async function completeAction(
       state: 'done',
       origin: 'processor',
       agent: null,
-      idempotency_key: `paygate-${kind}-${row.trace_id}`,
+      // Made at the processor, not by us: never sent anywhere.
+      idempotency_key: `processor-${kind}-${row.trace_id}`,
       psp_action_id,
       requested_at_ms: now_ms,
       updated_at_ms: now_ms,
@@ -243,7 +253,12 @@ export async function completeAction(
       {
         to: 'approved',
         reason: `captured ${amount_minor} of ${row.amount_minor} ${who} (${source})`,
-        patch: { amount_minor, charge_amount_minor },
+        patch: {
+          amount_minor,
+          charge_amount_minor,
+          error_code: '0',
+          error_details: amount_minor < row.amount_minor ? 'Captured in part; the rest released' : 'Captured',
+        },
       },
       now_ms,
     );
@@ -254,6 +269,7 @@ export async function completeAction(
     row,
     {
       to: 'cancelled',
+      patch: { error_details: action?.origin === 'expiry' ? 'Voided: the authorization expired' : 'Voided' },
       reason:
         action?.origin === 'expiry' ? `voided at its expiry (PAYGATE_AUTHORIZATION_TTL_HOURS) (${source})` : `voided ${who} (${source})`,
     },

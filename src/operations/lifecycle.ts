@@ -168,6 +168,7 @@ export async function finish(
         trace_id: row.trace_id,
         kind: 'sandbox_chargeback',
         due_at_ms: now_ms + result.chargeback_after_ms,
+        // An authorization's waits for its capture (workers/due-work.ts).
         expected_status: to,
         to_status: 'chargeback',
         error_code: null,

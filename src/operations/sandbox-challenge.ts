@@ -70,7 +70,9 @@ const CHALLENGE_ACTIONS: Readonly<Record<ChallengeAction, { kind: ChallengeKind;
 /** The wallet's words for a deposit (a sale paid from the wallet) rather than a payout. */
 function forTransaction(row: TransactionRow, change: StatusChange): StatusChange {
   // An authorization approved at 3-D Secure is `authorized` (domain/transaction-state.ts statusForResult).
-  if (row.transaction_type === 'authorize' && change.to === 'approved') change = { ...change, to: 'authorized' };
+  if (row.transaction_type === 'authorize' && change.to === 'approved') {
+    return { ...change, to: 'authorized', patch: { ...change.patch, error_details: '[TEST] Authorized' } };
+  }
   if (row.transaction_type !== 'sale' || !change.patch?.error_details) return change;
   return { ...change, patch: { ...change.patch, error_details: change.patch.error_details.replace('Payout', 'Payment') } };
 }

@@ -37,6 +37,8 @@ export interface DueWorkOptions {
   readonly sync_clock?: (() => Promise<void>) | undefined;
 }
 
+/** How often CVV 259's chargeback of an authorization looks again whether it has been captured. */
+const SANDBOX_CHARGEBACK_RECHECK_MS = 60_000;
 /** The sandbox's simulated disputes want evidence within this many days, as card schemes commonly do. */
 const SANDBOX_EVIDENCE_DAYS = 7;
 
@@ -62,7 +64,12 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
         continue;
       }
       const row = await tx.transactions.lock(action.trace_id);
-      if (row && row.status === action.expected_status && action.kind === 'sandbox_chargeback') {
+      if (row && action.kind === 'sandbox_chargeback' && row.transaction_type === 'authorize' && row.status === 'authorized') {
+        // CVV 259 on an authorization: the issuer disputes what is taken, so the chargeback waits for the capture.
+        await tx.transactions.deferDueAction(action.id, now_ms + SANDBOX_CHARGEBACK_RECHECK_MS);
+        continue;
+      }
+      if (row && action.kind === 'sandbox_chargeback' && row.status === 'approved') {
         // The sandbox's simulated issuer disputes the whole payment (CVV 259, decisions §16).
         await applyDispute(
           tx,
@@ -79,7 +86,7 @@ export async function runDueWorkOnce(options: DueWorkOptions): Promise<number> {
           'sandbox issuer',
           now_ms,
         );
-      } else if (row && row.status === action.expected_status) {
+      } else if (row && action.kind !== 'sandbox_chargeback' && row.status === action.expected_status) {
         // A result or a time-out always names the status it leads to ('' is a look-up's, above);
         // one that does not is refused like a move the table does not know.
         const to = action.to_status;

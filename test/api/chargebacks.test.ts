@@ -76,6 +76,47 @@ describe.each(storeKinds())('chargebacks and reversals on %s', (kind) => {
     expect(received(trace_id).map((n) => n.transaction_status)).toEqual(['approved', 'chargeback']);
   });
 
+  it('CVV 259 on an authorization: the chargeback waits for the capture, then disputes what was captured', async () => {
+    const answer = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, {
+        transaction_type: 'authorize',
+        cvv: '259',
+        amount: 3000,
+        notification_url: `${receiver.url}/notify`,
+        timestamp: now_s(),
+      }),
+      gw.merchant.secret,
+    );
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'authorized', error_details: '[TEST] Authorized' });
+    const trace_id = answer.body.trace_id as number;
+    await postJson(gw.url, '/sandbox/clock', { advance_seconds: 61 }, admin);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await store().transactions.get(trace_id)).toMatchObject({ status: 'authorized' });
+    expect(await store().disputes.listForTransaction(trace_id, 10)).toEqual([]);
+    const captured = await postSigned(
+      gw.url,
+      '/api/capture',
+      {
+        merchant_id: gw.merchant.merchant_id,
+        application_key: gw.merchant.application_key,
+        reference_id: trace_id,
+        amount: 2000,
+        version: '1.2',
+        timestamp: now_s(),
+      },
+      gw.merchant.secret,
+    );
+    expect(captured.body).toMatchObject({
+      status: 0,
+      transaction_status: 'approved',
+      error_details: 'Captured in part; the rest released',
+    });
+    await postJson(gw.url, '/sandbox/clock', { advance_seconds: 61 }, admin);
+    expect(await receivedStatus(trace_id, 'chargeback')).toMatchObject({ transaction_type: 'authorize', amount: 2000 });
+  });
+
   it('the chargeback trigger disputes part of a sale: chargeback, notified with the disputed amount; a second one is refused', async () => {
     const trace_id = await sale({ amount: 1000 });
     const answer = await trigger(trace_id, 'chargeback', { amount: 300 });

@@ -199,7 +199,9 @@ export const ProcessAnswer = Type.Object({
   redirect_url: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
   error_code: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
   error_details: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
-  card_token: Type.Optional(Type.String({ maxLength: 32, description: 'approved sales only (decisions.md §9)' })),
+  card_token: Type.Optional(
+    Type.String({ maxLength: 32, description: 'approved sales and authorizations, authorized or captured (decisions.md §9, §16)' }),
+  ),
   version: Type.String(),
   timestamp: Type.Integer(),
   signature: Type.String(),
@@ -369,7 +371,7 @@ async function handleRefund(context: SignedContext, body: RefundBody | RefundApp
           return reply(Status.REFUND_REFUSED, 'Refund refused: currency differs from the original sale');
         case 'not_a_sale':
         case 'not_approved':
-          return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale');
+          return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale or captured authorization');
         case 'exceeds_sale':
           return reply(
             Status.REFUND_REFUSED,
