@@ -551,7 +551,7 @@ export interface ProcessAnswer {
   redirect_url?: string | null;
   error_code?: string | null;
   error_details?: string | null;
-  /** approved sales only (decisions.md §9) */
+  /** approved sales and authorizations, authorized or captured (decisions.md §9, §16) */
   card_token?: string;
   version: string;
   timestamp: number;
@@ -1407,7 +1407,7 @@ export interface NotificationApplicationKey {
   card_type?: string;
   /** up to 8 characters */
   card_exp?: string;
-  /** approved card sales only (decisions.md §9) */
+  /** approved card sales and authorizations, authorized or captured (decisions.md §9, §16) */
   card_token?: string;
   /** the cashier session's auth_token */
   auth_token?: string;
@@ -1473,7 +1473,7 @@ export interface NotificationFrontend {
   card_type?: string;
   /** up to 8 characters */
   card_exp?: string;
-  /** approved card sales only (decisions.md §9) */
+  /** approved card sales and authorizations, authorized or captured (decisions.md §9, §16) */
   card_token?: string;
   /** the cashier session's auth_token */
   auth_token?: string;
