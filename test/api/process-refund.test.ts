@@ -125,7 +125,10 @@ describe.each(storeKinds())('refund on %s', (kind) => {
     const refund = await post(refundC(gw.merchant, trace_id, { amount: 100 }));
     expect(refund.body).toMatchObject({ status: 0, transaction_status: 'approved' });
     const of_refund = await post(refundC(gw.merchant, refund.body.trace_id));
-    expect(of_refund.body).toMatchObject({ status: 14, description: 'Refund refused: the original transaction is not an approved sale or captured authorization' });
+    expect(of_refund.body).toMatchObject({
+      status: 14,
+      description: 'Refund refused: the original transaction is not an approved sale or captured authorization',
+    });
     const challenged = await post(saleA(gw.merchant, { cvv: '333', amount: 1000 }));
     expect(challenged.body.transaction_status).toBe('pending_async');
     const of_pending = await post(refundC(gw.merchant, challenged.body.trace_id));
