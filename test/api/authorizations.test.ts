@@ -200,6 +200,18 @@ describe.each(storeKinds())('authorize, capture and void on %s', (kind) => {
     expect(row.transaction_type).toBe('authorize');
   });
 
+  it('an authorization the sandbox settles later (CVV 222) is pending, then authorized, notified', async () => {
+    const answer = await process(saleA(gw.merchant, { transaction_type: 'authorize', cvv: '222', amount: 1100 }));
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'pending' });
+    const trace_id = answer.body.trace_id as number;
+    const row = await waitUntil(async () => {
+      const current = await store().transactions.get(trace_id);
+      return current?.status === 'authorized' ? current : undefined;
+    }, 'the authorization settled');
+    expect(row.transaction_type).toBe('authorize');
+    expect((await notified(trace_id)).map((n) => n.transaction_status)).toEqual(['authorized']);
+  });
+
   it('a capture whose process died before the answer is settled by asking the processor, not guessed', async () => {
     const trace_id = await authorize(900);
     // What a process killed during the processor call leaves: the action reserved, no answer.

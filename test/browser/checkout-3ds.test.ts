@@ -105,4 +105,30 @@ describe.each(storeKinds())('Checkout.com 3-D Secure in Chromium on %s', (kind) 
     }
     expect((await live.row(sale.trace_id)).status).toBe('pending_async');
   });
+  it('an authorization through 3-D Secure on a desktop: authorized (not captured) when the customer is back, then captured', async () => {
+    live.fake.holdEvents(true);
+    const held = await challengedSale({ amount: 2600, transaction_type: 'authorize' });
+    expect(await authenticate('desktop', held.answer.redirect_url as string, held.return_url, 'Checkout1!')).toBe('Back at the merchant');
+    expect(await live.row(held.trace_id)).toMatchObject({ transaction_type: 'authorize', status: 'authorized' });
+    expect(await live.settled(held.trace_id, 'authorized')).toMatchObject({ transaction_type: 'authorize', amount: 2600 });
+    expect(live.fake.payment(held.answer.transaction_id as string)).toMatchObject({
+      three_ds: 'authenticated',
+      status: 'Authorized',
+      captured_amount: 0,
+    });
+    live.fake.holdEvents(false);
+    await live.fake.releaseHeldEvents();
+    const captured = await live.process(
+      {
+        merchant_id: live.merchant.merchant_id,
+        application_key: live.merchant.application_key,
+        reference_id: held.trace_id,
+        version: '1.2',
+        timestamp: Math.floor(Date.now() / 1000),
+      },
+      '/api/capture',
+    );
+    expect(captured.body).toMatchObject({ status: 0 });
+    expect(await live.settled(held.trace_id, 'approved')).toMatchObject({ amount: 2600 });
+  });
 });
