@@ -200,6 +200,36 @@ export interface ProcessorRefund {
   readonly trace_id: number | null;
 }
 
+/** At most this many parameters, each at most RETURN_PARAM_MAX_CHARS, are passed on from a customer's way back. */
+export const RETURN_PARAMS_MAX = 20;
+export const RETURN_PARAM_MAX_CHARS = 4096;
+
+/**
+ * A customer back at the gateway from the processor's own page (decisions §17): PayPal's buyer
+ * approval, Adyen's 3-D Secure redirect. The processor's word decides, never the customer's:
+ * `outcome` and `params` only say which way they came back and what the processor attached.
+ */
+export interface ReturnRequest extends LookupRequest {
+  /** success_url or failure_url of CardSaleRequest.return_to (PayPal's return and cancel URLs). */
+  readonly outcome: 'success' | 'failure';
+  /**
+   * The query (or form) parameters the processor sent the customer back with (Adyen's
+   * redirectResult, PayPal's token and PayerID), at most RETURN_PARAMS_MAX, each cut to
+   * RETURN_PARAM_MAX_CHARS; the gateway's own (outcome) left out.
+   */
+  readonly params: Readonly<Record<string, string>>;
+  /**
+   * For a completion that moves money (PayPal's capture of an approved order): sent as the
+   * processor's idempotency key, the same on every attempt for this transaction.
+   */
+  readonly idempotency_key: string;
+}
+
+/** A completion's answer: a processor result, or the customer cancelled at the processor's page (PayPal's cancel link). */
+export type ReturnResult =
+  | ProcessorResult
+  | { readonly kind: 'cancelled'; readonly psp_transaction_id: string | null; readonly error_code: string; readonly error_details: string };
+
 export type LookupResult =
   /** The processor knows it: its result now (possibly still pending), and what else it knows of the payment. */
   | { readonly kind: 'found'; readonly result: ProcessorResult; readonly payment?: PaymentState }
@@ -357,12 +387,28 @@ export interface Connector {
    * that no webhook settled. Never moves money.
    */
   lookup(request: LookupRequest): Promise<LookupResult>;
+  /**
+   * Present when a payment that sent the customer to the processor's page (a `redirect` result)
+   * needs the gateway's word to complete once they are back or the processor says they approved:
+   * PayPal's capture of an approved order, Adyen's /payments/details with the redirectResult.
+   * It may move money, so it carries an idempotency key; it first asks the processor where the
+   * payment is, so calling it again (the customer's return, then a scheduled lookup) is harmless.
+   * Connectors without it are settled by `lookup` alone.
+   */
+  completeReturn?(request: ReturnRequest): Promise<ReturnResult>;
   /** The gateway's own challenge pages (`challenge` results): where the customer goes for one. */
   challengeUrl?(token: string, kind: 'card' | 'wallet'): string;
   /** Texts of this connector's own on the hosted cashier (the sandbox's); absent: the cashier's. */
   readonly cashier_texts?: CashierTexts;
-  /** Present when the processor sends webhooks: verifies and reads one (raw body as received). */
-  readWebhook?(raw_body: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): WebhookReading;
+  /**
+   * Present when the processor sends webhooks: verifies and reads one (raw body as received).
+   * May be asynchronous for a processor that verifies by a call of its own (PayPal's
+   * verify-webhook-signature).
+   */
+  readWebhook?(
+    raw_body: Buffer,
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+  ): WebhookReading | Promise<WebhookReading>;
 }
 
 /** What a connector can do, for docs, `gateway show` and the operator API; must match the methods it has. */

@@ -39,7 +39,7 @@ export async function receiveWebhook(
   if (!/^[0-9a-f]{32}$/.test(gateway_id)) return { kind: 'unknown_gateway' };
   const found = await deps.connectors.forGatewayId(deps.store, gateway_id);
   if (!found || found.gateway.connector !== connector_name || !found.connector.readWebhook) return { kind: 'unknown_gateway' };
-  const reading = found.connector.readWebhook(raw_body, headers);
+  const reading = await found.connector.readWebhook(raw_body, headers);
   if (reading.kind === 'bad_signature') {
     deps.logger.warn(
       { gateway_id, connector: connector_name },

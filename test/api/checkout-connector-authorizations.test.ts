@@ -119,7 +119,7 @@ async function readDelivered(predicate: (event: FakeEvent) => boolean): Promise<
   expect(event.state).toBe('delivered');
   const arrived = receiver.requestsTo(WEBHOOK_PATH).find((r) => (r.json as { id?: string } | null)?.id === event.id);
   expect(arrived, `event ${event.type} ${event.id} arrived`).toBeDefined();
-  const reading = connector.readWebhook!(Buffer.from(arrived!.body), arrived!.headers);
+  const reading = await connector.readWebhook!(Buffer.from(arrived!.body), arrived!.headers);
   expect(reading.kind).toBe('event');
   return (reading as Extract<typeof reading, { kind: 'event' }>).event;
 }

@@ -147,7 +147,7 @@ function lookup(request: CardSaleRequest, psp_transaction_id: string | null, tra
 /** What the connector reads of an event the fake delivered: the body and headers the receiver got, as the gateway gets them. */
 async function read(event: FakeEvent): Promise<WebhookEvent> {
   const delivered = await receiver.waitForRequest((r) => r.path === WEBHOOK_PATH && (r.json as { id?: string } | null)?.id === event.id);
-  const reading = connector.readWebhook!(Buffer.from(delivered.body, 'utf8'), delivered.headers);
+  const reading = await connector.readWebhook!(Buffer.from(delivered.body, 'utf8'), delivered.headers);
   if (reading.kind !== 'event') throw new Error(`${event.type}: ${JSON.stringify(reading)}`);
   return reading.event;
 }
@@ -468,7 +468,7 @@ describe('refunds made outside the gateway (reversals)', () => {
     // charge.refunded says no refund's id: read as nothing.
     const charge_refunded = await fake.waitForEvent((e) => e.payment_intent_id === id && e.type === 'charge.refunded');
     const delivered = await receiver.waitForRequest((r) => (r.json as { id?: string } | null)?.id === charge_refunded.id);
-    expect(connector.readWebhook!(Buffer.from(delivered.body), delivered.headers).kind).toBe('ignored');
+    expect((await connector.readWebhook!(Buffer.from(delivered.body), delivered.headers)).kind).toBe('ignored');
 
     const found = await lookup(request, id, 'sale');
     expect(found).toMatchObject({ kind: 'found', result: { kind: 'approved' }, payment: { hold: null, captured_minor: null } });
