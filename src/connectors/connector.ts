@@ -140,8 +140,10 @@ export interface RefundRequest extends ProcessorReference {
 export interface WalletDepositRequest extends ProcessorReference {
   readonly amount_minor: number;
   readonly currency: string;
-  /** The customer's account at the wallet provider. */
+  /** The customer's account at the wallet provider (the sandbox's wallet; PayPal's buyer logs in at PayPal instead and may ignore it). */
   readonly wallet_id: string;
+  /** Where the wallet's own page sends the customer back (PayPal's return and cancel URLs): the gateway, as for 3-D Secure. */
+  readonly return_to: { readonly success_url: string; readonly failure_url: string };
 }
 
 export interface CardPayoutRequest extends ProcessorReference {

@@ -1,5 +1,6 @@
 // A deposit paid from the customer's e-wallet (the hosted cashier's second method): reserved
 // like any sale, then the customer confirms or cancels at the wallet (a challenge page).
+import { processorReturnUrls } from './processor-return.js';
 import type { OperationDeps } from './deps.js';
 import { routePayment } from './gateway-choice.js';
 import { finish, requestRow, reserve } from './lifecycle.js';
@@ -59,6 +60,7 @@ export async function processWalletSale(deps: OperationDeps, input: WalletSaleIn
     amount_minor: input.amount_minor,
     currency: input.currency,
     wallet_id: input.wallet_id,
+    return_to: processorReturnUrls(deps, reservation.row.trace_id),
   });
   const answer = await finish(deps, reservation.row, result, connector);
   return { kind: 'processed', answer, replayed: false };
