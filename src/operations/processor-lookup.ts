@@ -4,7 +4,16 @@
 // customer back from the processor's 3-D Secure page, a pending result that no webhook settled.
 // A lookup never moves money, so asking twice (two instances, a retry) is harmless, and its
 // answer goes through the state machine's compare-and-set like any other.
-import type { Connector, LookupRequest, LookupResult, ProcessorResult } from '../connectors/connector.js';
+import {
+  type Connector,
+  type LookupRequest,
+  type LookupResult,
+  type ProcessorResult,
+  RETURN_PARAM_MAX_CHARS,
+  RETURN_PARAMS_MAX,
+  type ReturnResult,
+} from '../connectors/connector.js';
+import { changeStatus } from '../transitions/transaction.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { OperationDeps } from './deps.js';
 import { finish } from './lifecycle.js';
@@ -69,4 +78,69 @@ export function notAtProcessor(connector: Pick<Connector, 'details_prefix'>, int
     error_code: '1',
     error_details: `${connector.details_prefix}${interrupted ? 'Processing interrupted before the processor answered; the processor has no record of it' : 'The processor has no record of this transaction: the request never reached it'}`,
   };
+}
+
+/**
+ * A payment waiting on the processor's page (a `redirect` result) whose connector completes it
+ * after the customer's return (decisions §17: PayPal's capture of an approved order, Adyen's
+ * /payments/details): the connector asks the processor where it is and completes it if it must,
+ * with the same idempotency key however often it is called (the customer's return, then the
+ * scheduled lookup); what it says is applied like a lookup's answer. The customer cancelling at
+ * the processor's page ends the payment `cancelled`.
+ */
+export async function completeAndSettle(
+  deps: Pick<OperationDeps, 'store' | 'clock' | 'config'>,
+  row: TransactionRow,
+  connector: Connector,
+  outcome: 'success' | 'failure' | 'lookup',
+  params: Readonly<Record<string, string>>,
+): Promise<Settlement> {
+  if (!connector.completeReturn) return lookUpAndSettle(deps, row, connector, 'report');
+  const result: ReturnResult = await connector.completeReturn({
+    ...lookupRequestOf(row, null),
+    // A scheduled lookup is no way back: the customer is not there, only the processor's word counts.
+    outcome: outcome === 'failure' ? 'failure' : 'success',
+    params: boundedParams(params),
+    idempotency_key: `paygate-${row.gateway_id}-${row.trace_id}-complete`,
+  });
+  const store_answer = row.answer_json === null;
+  if (result.kind === 'cancelled') {
+    const now_ms = deps.clock.now_ms();
+    await deps.store.transaction(async (tx) => {
+      const locked = await tx.transactions.lock(row.trace_id);
+      if (!locked || locked.status !== 'pending_async') return;
+      await changeStatus(
+        tx,
+        locked,
+        {
+          to: 'cancelled',
+          reason: "cancelled by the customer at the processor's page",
+          patch: {
+            error_code: result.error_code,
+            error_details: result.error_details,
+            psp_transaction_id: locked.psp_transaction_id ?? result.psp_transaction_id,
+          },
+        },
+        now_ms,
+      );
+    });
+    return { kind: 'settled' };
+  }
+  if (result.kind === 'unknown') return { kind: 'unavailable', reason: result.reason };
+  if (FINAL_RESULTS.has(result.kind)) {
+    await finish(deps, row, result, connector, { store_answer });
+    return { kind: 'settled' };
+  }
+  return { kind: 'pending' };
+}
+
+/** What the way back carried, bounded: the first RETURN_PARAMS_MAX parameters, each cut to RETURN_PARAM_MAX_CHARS; the gateway's own `outcome` left out. */
+function boundedParams(params: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (name === 'outcome' || typeof value !== 'string') continue;
+    if (Object.keys(kept).length >= RETURN_PARAMS_MAX) break;
+    kept[name.slice(0, 100)] = value.slice(0, RETURN_PARAM_MAX_CHARS);
+  }
+  return kept;
 }

@@ -5,7 +5,7 @@
 // the customer's word (success or failure in the URL) is never taken: only the processor's.
 import { timingSafeEqual } from 'node:crypto';
 import type { OperationDeps } from './deps.js';
-import { lookUpAndSettle } from './processor-lookup.js';
+import { completeAndSettle, lookUpAndSettle } from './processor-lookup.js';
 
 const RETURN_PURPOSE = 'processor-return';
 /** Hex characters of the check: 128 bits. */
@@ -30,7 +30,12 @@ export type ReturnOutcome =
   /** No such way back: a made-up or damaged link. */
   | { readonly kind: 'not_found' };
 
-export async function customerReturned(deps: OperationDeps, trace_id_text: string, check: string): Promise<ReturnOutcome> {
+export async function customerReturned(
+  deps: OperationDeps,
+  trace_id_text: string,
+  check: string,
+  query: Readonly<Record<string, unknown>> = {},
+): Promise<ReturnOutcome> {
   if (!/^[1-9][0-9]{0,15}$/.test(trace_id_text) || !/^[0-9a-f]{32}$/.test(check)) return { kind: 'not_found' };
   const trace_id = Number(trace_id_text);
   if (!timingSafeEqual(Buffer.from(check), Buffer.from(returnCheck(deps, trace_id)))) return { kind: 'not_found' };
@@ -39,7 +44,14 @@ export async function customerReturned(deps: OperationDeps, trace_id_text: strin
   if (row.status === 'pending_async' || row.status === 'pending') {
     const found = await deps.connectors.forGatewayId(deps.store, row.gateway_id);
     if (found) {
-      const settled = await lookUpAndSettle(deps, row, found.connector, 'report');
+      const params: Record<string, string> = {};
+      for (const [name, value] of Object.entries(query)) if (typeof value === 'string') params[name] = value;
+      // Which way back is only a hint to the processor's completion (PayPal's cancel link); its word decides.
+      const way = query.outcome === 'failure' ? 'failure' : 'success';
+      const settled =
+        row.status === 'pending_async' && found.connector.completeReturn
+          ? await completeAndSettle(deps, row, found.connector, way, params)
+          : await lookUpAndSettle(deps, row, found.connector, 'report');
       // The processor unreachable now: the customer goes on all the same; a scheduled lookup or
       // the processor's webhook settles it, and the merchant is notified then.
       if (settled.kind === 'unavailable')

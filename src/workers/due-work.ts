@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { ConnectorRegistry } from '../connectors/registry.js';
 import type { Clock } from '../domain/clock.js';
 import { finish } from '../operations/lifecycle.js';
-import { lookUpAndSettle, notAtProcessor } from '../operations/processor-lookup.js';
+import { completeAndSettle, lookUpAndSettle, notAtProcessor } from '../operations/processor-lookup.js';
 import type { DueActionRow, TransactionRow } from '../domain/transaction-record.js';
 import type { Store } from '../store/store.js';
 import { expireOrder } from '../transitions/order.js';
@@ -148,7 +148,11 @@ async function runLookup(deps: DueWorkDeps, action: DueActionRow, now_ms: number
     await deps.store.transactions.markDueActionDone(action.id);
     return 1;
   }
-  const settled = await lookUpAndSettle(deps, row, found.connector, 'report');
+  // A payment waiting on the processor's page whose connector completes it (PayPal's approved order): completed if the buyer approved.
+  const settled =
+    row.status === 'pending_async' && found.connector.completeReturn
+      ? await completeAndSettle(deps, row, found.connector, 'lookup', {})
+      : await lookUpAndSettle(deps, row, found.connector, 'report');
   if (settled.kind === 'settled') {
     await deps.store.transactions.markDueActionDone(action.id);
     return 1;

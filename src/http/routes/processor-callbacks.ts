@@ -37,16 +37,21 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
         }
       },
     },
-    {
+    ...(['GET', 'POST'] as const).map((method): PlainRoute => ({
       kind: 'plain',
-      method: 'GET',
+      method,
       url: '/return/:trace_id/:check',
       summary:
-        'Where a processor sends the customer after its 3-D Secure page: the gateway asks the processor for the outcome, then redirects to return_url',
+        method === 'GET'
+          ? "Where a processor sends the customer after its own page (3-D Secure, PayPal's approval): the gateway asks the processor (and completes the payment where the processor needs it), then redirects to return_url"
+          : "The same way back when the processor sends the customer with a form post (some of Adyen's redirects)",
       produces: 'text/html',
       async handle(request, response) {
         const { trace_id, check } = request.params as { trace_id: string; check: string };
-        const outcome = await customerReturned(deps, trace_id, check);
+        const query = (request.query ?? {}) as Record<string, unknown>;
+        const form =
+          method === 'POST' && typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+        const outcome = await customerReturned(deps, trace_id, check, { ...form, ...query });
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
         if (outcome.kind === 'not_found') {
           return response
@@ -58,6 +63,6 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
         }
         return response.code(303).headers(headers).redirect(outcome.to, 303);
       },
-    },
+    })),
   ];
 }
