@@ -6,4 +6,9 @@ export interface CashierTexts {
   ewallet_label(language: string): string;
   /** A line under the payment form (card payments, or payouts): how to reach each outcome. */
   form_note(kind: 'card' | 'payout', language: string, currency: string): string;
+  /**
+   * false: the customer logs in on the wallet's own page (PayPal's approval), so the cashier asks
+   * no wallet account for a deposit; absent or true: the form asks for it (the sandbox's wallet).
+   */
+  readonly wallet_account_asked?: boolean;
 }

@@ -88,6 +88,8 @@ export interface PaymentFormRules {
   readonly method: string;
   /** A sale needs the CVV; a payout does not ask for it. */
   readonly payout: boolean;
+  /** false: a deposit's wallet account is given on the wallet's own page, not in this form (CashierTexts.wallet_account_asked). */
+  readonly wallet_account_asked: boolean;
   readonly now_ms: number;
 }
 
@@ -106,7 +108,9 @@ export function readPaymentForm(form: Readonly<Record<string, unknown>>, rules: 
     amount_minor = parsed;
   }
   let choice: PaymentChoice | null = null;
-  if (rules.method === 'ewallet') {
+  if (rules.method === 'ewallet' && !rules.wallet_account_asked && !rules.payout) {
+    choice = { method: 'ewallet', wallet_id: '' };
+  } else if (rules.method === 'ewallet') {
     const wallet_id = text(form, 'wallet_id');
     values.wallet_id = wallet_id.slice(0, 34);
     if (wallet_id === '') errors.wallet_id = 'required';

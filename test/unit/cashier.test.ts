@@ -69,6 +69,7 @@ describe('amounts typed by a customer', () => {
         method: 'card',
         payout: false,
         now_ms: Date.UTC(2025, 0, 1),
+        wallet_account_asked: true,
       },
     );
     expect(read).toEqual({
@@ -85,9 +86,31 @@ describe('amounts typed by a customer', () => {
         method: 'card',
         payout: true,
         now_ms: Date.UTC(2025, 0, 1),
+        wallet_account_asked: true,
       },
     );
     expect(ok.ok).toBe(true);
+  });
+
+  it('a wallet whose customer logs in on its own page (PayPal) asks no account for a deposit; the sandbox wallet does', () => {
+    const rules = {
+      currency: 'USD',
+      fixed_amount_minor: 500,
+      max_minor: null,
+      method: 'ewallet',
+      payout: false,
+      now_ms: Date.UTC(2025, 0, 1),
+    };
+    expect(readPaymentForm({}, { ...rules, wallet_account_asked: false })).toEqual({
+      ok: true,
+      value: { amount_minor: 500, choice: { method: 'ewallet', wallet_id: '' } },
+    });
+    expect(readPaymentForm({}, { ...rules, wallet_account_asked: true })).toMatchObject({ ok: false, errors: { wallet_id: 'required' } });
+    // A payout always names the account it pays to.
+    expect(readPaymentForm({}, { ...rules, payout: true, wallet_account_asked: false })).toMatchObject({
+      ok: false,
+      errors: { wallet_id: 'required' },
+    });
   });
 
   it("registration uses the session call's rules: 9 phone digits on init-pay-in, 6 elsewhere", () => {

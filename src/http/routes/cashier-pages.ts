@@ -370,6 +370,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
           method,
           payout: isPayout(session.kind),
           now_ms: deps.clock.now_ms(),
+          wallet_account_asked: view.connector_texts?.wallet_account_asked !== false,
         });
         if (!read.ok) return renderMain(response, browser, { method, values: read.values, errors: read.errors, code: 422 });
         const outcome = await submitPayment(deps, {

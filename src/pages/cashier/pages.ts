@@ -233,7 +233,9 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
       },
     });
   }
-  if (options.method === 'ewallet') {
+  if (options.method === 'ewallet' && view.connector_texts?.wallet_account_asked === false && !isPayoutKind(session.kind)) {
+    // The customer logs in on the wallet's own page (PayPal): nothing to ask here.
+  } else if (options.method === 'ewallet') {
     fields.push(
       input(view, {
         name: 'wallet_id',
