@@ -411,6 +411,11 @@ export interface Connector {
     raw_body: Buffer,
     headers: Readonly<Record<string, string | string[] | undefined>>,
   ): WebhookReading | Promise<WebhookReading>;
+  /**
+   * The body a verified webhook is answered with when the processor wants a particular one
+   * (Adyen: the text `[accepted]`, or it sends the notification again); absent: the gateway's JSON.
+   */
+  readonly webhook_acknowledgement?: { readonly content_type: string; readonly body: string };
 }
 
 /** What a connector can do, for docs, `gateway show` and the operator API; must match the methods it has. */

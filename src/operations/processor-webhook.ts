@@ -25,6 +25,8 @@ export type WebhookOutcome =
       readonly kind: 'accepted';
       readonly outcome: 'applied' | 'unchanged' | 'duplicate' | 'unmatched' | 'ignored';
       readonly trace_id: number | null;
+      /** The body the processor wants back (Connector.webhook_acknowledgement), or null for the gateway's JSON. */
+      readonly acknowledgement: { readonly content_type: string; readonly body: string } | null;
     };
 
 class ReplayedEvent extends Error {}
@@ -40,6 +42,7 @@ export async function receiveWebhook(
   const found = await deps.connectors.forGatewayId(deps.store, gateway_id);
   if (!found || found.gateway.connector !== connector_name || !found.connector.readWebhook) return { kind: 'unknown_gateway' };
   const reading = await found.connector.readWebhook(raw_body, headers);
+  const acknowledgement = found.connector.webhook_acknowledgement ?? null;
   if (reading.kind === 'bad_signature') {
     deps.logger.warn(
       { gateway_id, connector: connector_name },
@@ -49,7 +52,7 @@ export async function receiveWebhook(
   }
   if (reading.kind === 'ignored') {
     deps.logger.info({ gateway_id, reason: reading.reason }, 'processor webhook verified and ignored');
-    return { kind: 'accepted', outcome: 'ignored', trace_id: null };
+    return { kind: 'accepted', outcome: 'ignored', trace_id: null, acknowledgement };
   }
   const event = reading.event;
   const matched = (await matchTransaction(deps, gateway_id, event)) ?? (await paymentOfEvent(deps, gateway_id, event));
@@ -91,10 +94,10 @@ export async function receiveWebhook(
         'processor webhook contradicts a final status',
       );
     }
-    return { kind: 'accepted', outcome, trace_id: row?.trace_id ?? null };
+    return { kind: 'accepted', outcome, trace_id: row?.trace_id ?? null, acknowledgement };
   } catch (error) {
     if (!(error instanceof ReplayedEvent)) throw error;
-    return { kind: 'accepted', outcome: 'duplicate', trace_id: row?.trace_id ?? null };
+    return { kind: 'accepted', outcome: 'duplicate', trace_id: row?.trace_id ?? null, acknowledgement };
   }
 }
 

@@ -33,6 +33,8 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
           case 'bad_signature':
             return response.code(401).send({ received: false, reason: 'signature does not verify' });
           case 'accepted':
+            if (outcome.acknowledgement)
+              return response.code(200).type(outcome.acknowledgement.content_type).send(outcome.acknowledgement.body);
             return response.code(200).send({ received: true, outcome: outcome.outcome });
         }
       },
