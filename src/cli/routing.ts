@@ -30,6 +30,7 @@ export async function routeCommand(config: Config, sub: string | undefined, argv
       'max-amount': { type: 'string' },
       'card-brand': { type: 'string' },
       'bin-country': { type: 'string' },
+      'payout-method': { type: 'string' },
       rule: { type: 'string' },
     },
     strict: true,
@@ -59,6 +60,7 @@ export async function routeCommand(config: Config, sub: string | undefined, argv
             amount_max_minor: numberOption(values['max-amount']),
             card_brands: listOption(values['card-brand']),
             bin_countries: listOption(values['bin-country']),
+            payout_methods: listOption(values['payout-method']),
           },
           Date.now(),
         );

@@ -33,9 +33,11 @@ export const USAGE = `Usage:
                                         replace some settings (new credentials)
   paygate route add --merchant-id ID --gateway ID --priority N [--currency USD,EUR]
                     [--min-amount MINOR] [--max-amount MINOR] [--card-brand VISA,...]
-                    [--bin-country GB,...]
+                    [--bin-country GB,...] [--payout-method paypal,bank_account,...]
                                         a routing rule: matching payments go to the gateway,
-                                        rules tried by priority (lower first); prints JSON
+                                        rules tried by priority (lower first); prints JSON.
+                                        --payout-method (card, bank_account, paypal, ewallet):
+                                        the rule routes payouts of those methods only
   paygate route list --merchant-id ID
   paygate route delete --merchant-id ID --rule RULE_ID
   paygate bins load --file PATH         replace the BIN table (CSV lines "prefix,country")

@@ -41,6 +41,8 @@ export type RoutingRuleRow = {
   card_brands: string | null;
   /** Comma-separated ISO 3166-1 alpha-2 codes of the card's issuing country, by its BIN (bin_ranges). */
   bin_countries: string | null;
+  /** Comma-separated payout methods (domain/routing.ts PAYOUT_METHODS): a rule that names them routes payouts of those methods only (migration 0019). */
+  payout_methods: string | null;
   created_at_ms: number;
 };
 

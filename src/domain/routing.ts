@@ -10,7 +10,8 @@
 // A rule matches when each of its conditions that is set holds: the currency is one of its
 // currencies, the amount lies in [amount_min_minor, amount_max_minor], the card's brand is one of
 // its brands, the card's issuing country (by BIN) is one of its countries (an unknown country
-// matches no rule that names countries). "Usable" means enabled, of a connector that runs here,
+// matches no rule that names countries), the payout's method is one of its payout methods (a rule
+// that names payout methods routes those payouts only, never a deposit). "Usable" means enabled, of a connector that runs here,
 // taking the currency, and able to make this kind of payment.
 //
 // Cascade: an attempt that ended rejected with a soft decline (do not honour, insufficient funds)
@@ -33,6 +34,23 @@ export interface RoutedPayment {
   readonly card_brand: string | null | undefined;
   /** The card's issuing country by its BIN; null when unknown (no BIN table, or not in it) or no card. */
   readonly bin_country: string | null | undefined;
+  /** A payout's method (payoutMethodOf); null for a deposit; undefined while not known (a cashier payout session before the choice). */
+  readonly payout_method?: PayoutMethod | null | undefined;
+}
+
+/** How a payout reaches its payee, as routing rules name it (issue 27, decisions §17). */
+export const PAYOUT_METHODS = ['card', 'bank_account', 'paypal', 'ewallet'] as const;
+export type PayoutMethod = (typeof PAYOUT_METHODS)[number];
+
+/**
+ * A direct payout's method, from the data_ fields it carries (spec §4.2), before any gateway is
+ * chosen: a PayPal receiver, an e-wallet (the sandbox's data_method ewallet), else a bank account
+ * (an IBAN, or an account number).
+ */
+export function payoutMethodOf(data: Readonly<Record<string, string>>): PayoutMethod {
+  if (data.data_receiver !== undefined || data.data_recipient_type !== undefined) return 'paypal';
+  if (data.data_method === 'ewallet') return 'ewallet';
+  return 'bank_account';
 }
 
 function listOf(text: string | null): string[] | null {
@@ -51,6 +69,13 @@ export function ruleMatches(rule: RoutingRuleRow, payment: RoutedPayment): boole
     return false;
   const countries = listOf(rule.bin_countries);
   if (countries !== null && payment.bin_country !== undefined && (payment.bin_country === null || !countries.includes(payment.bin_country)))
+    return false;
+  const methods = listOf(rule.payout_methods);
+  if (
+    methods !== null &&
+    payment.payout_method !== undefined &&
+    (payment.payout_method === null || !methods.includes(payment.payout_method))
+  )
     return false;
   return true;
 }

@@ -197,6 +197,7 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
         currency: session.currency,
         amount_minor: request.amount_minor,
         card: request.choice.method === 'card' ? request.choice.card : null,
+        payout_method: request.choice.method === 'card' ? 'card' : 'ewallet',
       },
       session.gateway_id,
       request.choice.method === 'card' ? 'card_payout' : 'direct_payout',

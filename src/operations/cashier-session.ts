@@ -170,7 +170,12 @@ export async function openSession(deps: OperationDeps, public_url: string, input
   const routing = await routePayment(
     deps,
     input.merchant,
-    { currency: input.currency, ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}) },
+    {
+      currency: input.currency,
+      ...(input.amount_minor !== null ? { amount_minor: input.amount_minor } : {}),
+      // A payout session's method is chosen later by the customer.
+      ...(isPayout(input.kind) ? { payout_method: 'unknown' as const } : {}),
+    },
     input.gateway,
     input.transaction_type === 'authorize' ? 'authorize_capture' : null,
   );

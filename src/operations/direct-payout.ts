@@ -4,6 +4,7 @@
 // same reserve → hold or processor → finish as a card payout. An e-wallet may answer
 // pending_async with a redirect_url to its page, where the customer confirms or cancels.
 import type { DataFieldProblem } from '../connectors/connector.js';
+import { payoutMethodOf } from '../domain/routing.js';
 import type { OperationDeps } from './deps.js';
 import { payoutGateway, type PayoutOutcome, type PayoutRequestBase, payoutRow, runPayout } from './payout.js';
 
@@ -18,7 +19,7 @@ export async function processDirectPayout(deps: OperationDeps, input: DirectPayo
   const chosen = await payoutGateway(
     deps,
     input.merchant,
-    { currency: input.currency, amount_minor: input.amount_minor, card: null },
+    { currency: input.currency, amount_minor: input.amount_minor, card: null, payout_method: payoutMethodOf(input.data) },
     input.gateway,
     'direct_payout',
   );

@@ -7,7 +7,7 @@ import type { Capabilities, Connector } from '../connectors/connector.js';
 import type { CardData } from '../domain/cards.js';
 import { cardBrand } from '../domain/cards.js';
 import { type Gateway, type GatewayRefusal, type Merchant, selectGateway } from '../domain/merchants.js';
-import { routeCandidates, type RoutedPayment, rulesNeedBinCountry } from '../domain/routing.js';
+import { type PayoutMethod, routeCandidates, type RoutedPayment, rulesNeedBinCountry } from '../domain/routing.js';
 import type { OperationDeps } from './deps.js';
 
 export type GatewayRouting =
@@ -36,6 +36,8 @@ export interface PaymentToRoute {
   readonly currency: string;
   readonly amount_minor?: number;
   readonly card?: CardData | null;
+  /** A payout's method (domain/routing.ts payoutMethodOf), 'unknown' for a payout whose method is not chosen yet (a cashier payout session); absent for a deposit. */
+  readonly payout_method?: PayoutMethod | 'unknown';
 }
 
 /** BIN prefixes looked up in the BIN table: 8, 7 and 6 digits, the longest known one wins. */
@@ -59,6 +61,7 @@ async function routedPayment(deps: Pick<OperationDeps, 'store'>, merchant: Merch
     amount_minor: payment.amount_minor,
     card_brand: card === undefined ? undefined : card === null ? null : cardBrand(card.pan),
     bin_country,
+    payout_method: payment.payout_method === undefined ? null : payment.payout_method === 'unknown' ? undefined : payment.payout_method,
   };
 }
 

@@ -23,8 +23,8 @@ export interface PayoutRequestBase {
   readonly amount_minor: number;
   readonly currency: string;
   readonly pin: string;
-  /** Required by variants D, E and the direct payout. */
-  readonly gateway: string;
+  /** Required by variants D and E; a direct payout without one is routed by the merchant's rules (decisions §17). */
+  readonly gateway: string | null;
   readonly return_url: string;
   readonly notification_url: string;
   readonly request_fingerprint: string;
@@ -56,7 +56,7 @@ export async function payoutGateway(
   deps: OperationDeps,
   merchant: Merchant,
   payment: PaymentToRoute,
-  gateway_id: string,
+  gateway_id: string | null,
   need: NeededCapability,
 ): Promise<
   | { readonly kind: 'routed'; readonly gateway: Gateway; readonly connector: Connector }
@@ -65,7 +65,7 @@ export async function payoutGateway(
   const routing = await routePayment(deps, merchant, payment, gateway_id, need);
   if (routing.kind === 'refused') return routing;
   const stored = await deps.store.merchants.getGateway(routing.gateway.gateway_id);
-  if (!stored) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id } };
+  if (!stored) return { kind: 'refused', refusal: { kind: 'unknown', gateway_id: routing.gateway.gateway_id } };
   return { kind: 'routed', gateway: { ...routing.gateway, hold_payouts: stored.hold_payouts === 1 }, connector: routing.connector };
 }
 
@@ -127,7 +127,7 @@ export async function processCardPayout(deps: OperationDeps, input: CardPayoutIn
   const chosen = await payoutGateway(
     deps,
     input.merchant,
-    { currency: input.currency, amount_minor: input.amount_minor, card: input.card },
+    { currency: input.currency, amount_minor: input.amount_minor, card: input.card, payout_method: 'card' },
     input.gateway,
     'card_payout',
   );

@@ -9,6 +9,7 @@ import type { OperationDeps } from './deps.js';
 import type { RoutingRuleRow } from '../domain/gateway-record.js';
 import { CARD_BRANDS } from '../domain/cards.js';
 import { isKnownCurrency } from '../domain/money.js';
+import { PAYOUT_METHODS } from '../domain/routing.js';
 
 /** Rules a merchant may have, at most; BIN prefixes the table may hold, at most. */
 export const RULES_MAX_PER_MERCHANT = 100;
@@ -23,6 +24,8 @@ export interface NewRuleInput {
   readonly amount_max_minor?: number | undefined;
   readonly card_brands?: readonly string[] | undefined;
   readonly bin_countries?: readonly string[] | undefined;
+  /** Payout methods (domain/routing.ts PAYOUT_METHODS): the rule routes payouts of these methods only. */
+  readonly payout_methods?: readonly string[] | undefined;
 }
 
 /** A rule as the operator sees it: lists, not comma-separated text. */
@@ -36,6 +39,7 @@ export interface RuleView {
   readonly amount_max: number | null;
   readonly card_brands: readonly string[] | null;
   readonly bin_countries: readonly string[] | null;
+  readonly payout_methods: readonly string[] | null;
   readonly created_at_ms: number;
 }
 
@@ -58,6 +62,7 @@ export function ruleView(row: RoutingRuleRow): RuleView {
     amount_max: row.amount_max_minor,
     card_brands: list(row.card_brands),
     bin_countries: list(row.bin_countries),
+    payout_methods: list(row.payout_methods),
     created_at_ms: row.created_at_ms,
   };
 }
@@ -123,6 +128,13 @@ export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: 
     'the ISO 3166-1 alpha-2 codes',
   );
   if (!countries.ok) return { kind: 'invalid', field: countries.field, reason: countries.reason };
+  const methods = conditionList(
+    input.payout_methods,
+    'payout-method',
+    (m) => PAYOUT_METHODS.find((known) => known === m.toLowerCase()) ?? null,
+    `the payout methods ${PAYOUT_METHODS.join(', ')}`,
+  );
+  if (!methods.ok) return { kind: 'invalid', field: methods.field, reason: methods.reason };
   const row: RoutingRuleRow = {
     rule_id: `rule_${randomBytes(12).toString('hex')}`,
     merchant_id: input.merchant_id,
@@ -133,6 +145,7 @@ export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: 
     amount_max_minor: input.amount_max_minor ?? null,
     card_brands: brands.text,
     bin_countries: countries.text,
+    payout_methods: methods.text,
     created_at_ms: now_ms,
   };
   await store.merchants.insertRoutingRule(row);

@@ -129,7 +129,7 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
         direct(gw.merchant, Object.fromEntries(Array.from({ length: 19 }, (_, i) => [`data_extra_${i}`, 'x']))),
         'Too many data_ fields: at most 20 are accepted',
       ],
-      [without(direct(gw.merchant), 'gateway'), 'Missing required field: gateway'],
+      [direct(gw.merchant, { gateway: 'g'.repeat(33) }), /^Invalid field: gateway/],
       [without(direct(gw.merchant), 'pin'), 'Missing required field: pin'],
       [direct(gw.merchant, { transaction_type: 'refund' }), /^Invalid field: transaction_type \(expected payout or sale/],
       [direct(gw.merchant, { version: '1.1' }), /^Invalid field: version/],
@@ -144,6 +144,12 @@ describe.each(storeKinds())('direct payout on %s', (kind) => {
       expect(answer.body.trace_id).toBeUndefined();
       expect(await stored(body.order_id)).toBeNull();
     }
+  });
+
+  it("without `gateway` a direct payout goes where the routing picks (decisions §17): here the merchant's one gateway", async () => {
+    const answer = await post(without(direct(gw.merchant), 'gateway'));
+    expect(answer.body).toMatchObject({ status: 0 });
+    expect((await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number))!.gateway_id).toBe(gw.merchant.gateway);
   });
 
   it('accepts exactly 20 data_ fields and the limits of account number and value length', async () => {

@@ -9,6 +9,7 @@ import { type FakeCheckout, startFakeCheckout } from '../support/checkout/fake.j
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { CHECKOUT_WEBHOOK_SECRET, operatorCall, PROCESSING_CHANNEL } from '../support/live-checkout.js';
 import { postSigned } from '../support/client.js';
+import { direct } from '../support/payout-bodies.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('routing rules on %s', (kind) => {
@@ -107,6 +108,32 @@ describe.each(storeKinds())('routing rules on %s', (kind) => {
       description: 'Gateway unavailable: no routing rule of this merchant matches this payment',
     });
     expect((await operatorCall(gw, 'DELETE', `${rules}/${fallback}`)).status).toBe(404);
+    for (const rule of (await operatorCall(gw, 'GET', rules)).body.rules as { rule_id: string }[])
+      await operatorCall(gw, 'DELETE', `${rules}/${rule.rule_id}`);
+  });
+
+  it('a rule naming payout methods routes those payouts only: bank accounts and e-wallets to different gateways, sales to the default', async () => {
+    const add = async (rule: Record<string, unknown>) => {
+      const answer = await operatorCall(gw, 'POST', rules, rule);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      return answer.body.rule as { rule_id: string; payout_methods: string[] | null };
+    };
+    const wallet_rule = await add({ gateway: second, priority: 10, payout_methods: ['EWALLET'] });
+    expect(wallet_rule.payout_methods).toEqual(['ewallet']);
+    await add({ gateway: first, priority: 20, payout_methods: ['bank_account', 'paypal'] });
+    await add({ gateway: checkout, priority: 100 });
+    const payout = async (overrides: Record<string, unknown>) => {
+      const answer = await postSigned(gw.url, '/api/direct', direct(gw.merchant, { gateway: undefined, ...overrides }), gw.merchant.secret);
+      expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0 });
+      return (await gw.gateway.deps.store.transactions.get(answer.body.trace_id as number))!.gateway_id;
+    };
+    expect(await payout({})).toBe(first);
+    expect(await payout({ data_method: 'ewallet', data_account_number: 'wallet42' })).toBe(second);
+    // A sale matches no payout rule: it goes to the rule without conditions.
+    expect(await routedTo({ currency: 'USD' })).toBe(checkout);
+    const refused = await operatorCall(gw, 'POST', rules, { gateway: first, priority: 1, payout_methods: ['cash'] });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('payout_methods');
     for (const rule of (await operatorCall(gw, 'GET', rules)).body.rules as { rule_id: string }[])
       await operatorCall(gw, 'DELETE', `${rules}/${rule.rule_id}`);
   });

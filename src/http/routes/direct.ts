@@ -17,7 +17,8 @@ export const DirectPayoutBody = bodySchema(
     currency: 'required',
     pin: 'required',
     country: 'required',
-    gateway: 'required',
+    // Optional (decisions §17): without it the merchant's routing rules choose a gateway that can make the payout.
+    gateway: 'optional',
     application_key: 'required',
     merchant_id: 'required',
     return_url: 'required',
@@ -108,7 +109,7 @@ async function handleDirect(context: SignedContext, { body, data }: DirectInput)
     amount_minor: body.amount,
     currency: body.currency,
     pin: body.pin,
-    gateway: body.gateway,
+    gateway: body.gateway ?? null,
     return_url: body.return_url,
     notification_url: body.notification_url,
     // sale and payout are the same request here, so a replay may say either.

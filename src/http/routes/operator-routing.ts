@@ -60,7 +60,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
       method: 'POST',
       url: '/operator/merchants/:merchant_id/routing-rules',
       summary:
-        'Add a routing rule: {"gateway", "priority", "currencies", "amount_min", "amount_max", "card_brands", "bin_countries"} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+        'Add a routing rule: {"gateway", "priority", "currencies", "amount_min", "amount_max", "card_brands", "bin_countries", "payout_methods"} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({
         gateway: Type.String({ maxLength: 32 }),
@@ -70,6 +70,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
         amount_max: Type.Optional(Type.Integer({ minimum: 0 })),
         card_brands: Type.Optional(Type.Array(Type.String({ maxLength: 16 }))),
         bin_countries: Type.Optional(Type.Array(Type.String({ maxLength: 2 }))),
+        payout_methods: Type.Optional(Type.Array(Type.String({ maxLength: 16 }))),
       }),
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
@@ -88,6 +89,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
           currencies: textList(body, 'currencies'),
           card_brands: textList(body, 'card_brands'),
           bin_countries: textList(body, 'bin_countries'),
+          payout_methods: textList(body, 'payout_methods'),
         };
         for (const value of Object.values(fields)) if (typeof value === 'string') return badRequest(response, value);
         const outcome = await addMerchantRoutingRule(
@@ -101,6 +103,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
             currencies: fields.currencies as string[] | undefined,
             card_brands: fields.card_brands as string[] | undefined,
             bin_countries: fields.bin_countries as string[] | undefined,
+            payout_methods: fields.payout_methods as string[] | undefined,
           },
           Date.now(),
         );
@@ -117,6 +120,7 @@ export function operatorRoutingRoutes(deps: OperationDeps): PlainRoute[] {
               currency: 'currencies',
               'card-brand': 'card_brands',
               'bin-country': 'bin_countries',
+              'payout-method': 'payout_methods',
             };
             return badRequest(response, `Invalid field: ${names[outcome.field] ?? outcome.field} (${outcome.reason})`);
           }

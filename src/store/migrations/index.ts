@@ -23,6 +23,7 @@ import { backoffice } from './0015_backoffice.js';
 import { backofficeIdleTimeout } from './0016_backoffice_idle_timeout.js';
 import { processorEventLists } from './0017_processor_event_lists.js';
 import { authorizations } from './0018_authorizations.js';
+import { payoutMethodRules } from './0019_payout_method_rules.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -46,6 +47,7 @@ class InlineMigrations implements MigrationProvider {
       '0016_backoffice_idle_timeout': backofficeIdleTimeout(),
       '0017_processor_event_lists': processorEventLists(),
       '0018_authorizations': authorizations(),
+      '0019_payout_method_rules': payoutMethodRules(),
     };
   }
 }
