@@ -6,12 +6,18 @@
 import type { Environment } from '../domain/environment.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
 import { checkoutDefinition } from './checkout/connector.js';
+import { paypalDefinition } from './paypal/connector.js';
 import { stripeDefinition } from './stripe/connector.js';
 import type { Connector, ConnectorContext, ConnectorDefinition } from './connector.js';
 import { SANDBOX_CURRENCIES, sandboxDefinition } from './sandbox/connector.js';
 
 /** Every connector of this release, by name. Adding a processor adds its definition here (docs/connectors.md). */
-export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition, stripeDefinition];
+export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [
+  sandboxDefinition,
+  checkoutDefinition,
+  stripeDefinition,
+  paypalDefinition,
+];
 
 /** Built connectors kept at most; beyond it the oldest is dropped (and built again when needed). */
 const CACHE_MAX_CONNECTORS = 10_000;
