@@ -420,7 +420,8 @@ export interface Connector {
 
 /** What a connector can do, for docs, `gateway show` and the operator API; must match the methods it has. */
 export interface Capabilities {
-  readonly card_sale: true;
+  /** Card sales (and authorizations); false for a wallet-only processor (PayPal), whose `sale` refuses cards and which routing never picks for one. */
+  readonly card_sale: boolean;
   readonly refund: true;
   readonly card_payout: boolean;
   readonly direct_payout: boolean;

@@ -108,7 +108,8 @@ export function methodsFor(
   // An order to authorize takes cards only: a wallet payment cannot be held for a later capture.
   if (!connector || session.transaction_type === 'authorize') return ['card'];
   const payout = isPayout(session.kind);
-  const methods = !payout || connector.cardPayout ? ['card'] : [];
+  const takes_cards = deps.connectors.definition(connector.name)?.capabilities.card_sale === true;
+  const methods = payout ? (connector.cardPayout ? ['card'] : []) : takes_cards ? ['card'] : [];
   const takes_wallet = payout
     ? connector.direct?.fields.find((f) => f.name === 'data_method')?.values?.includes('ewallet') === true
     : connector.walletDeposit !== undefined;

@@ -78,7 +78,13 @@ export async function routePayment(
       return { kind: 'not_here', gateway_id: gateway.gateway_id, connector: gateway.connector };
     if (!gateway.currencies.includes(payment.currency))
       return { kind: 'currency', gateway_id: gateway.gateway_id, currency: payment.currency };
-    if (need !== null && deps.connectors.definition(gateway.connector)?.capabilities[need] !== true) {
+    const capabilities = deps.connectors.definition(gateway.connector)?.capabilities;
+    // A payment with a card to charge (a sale, an authorization, a stored-card charge) needs a connector that takes cards.
+    const charges_card = payment.card !== undefined && payment.card !== null && need !== 'card_payout';
+    if (charges_card && capabilities?.card_sale !== true) {
+      return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: 'card sales' };
+    }
+    if (need !== null && capabilities?.[need] !== true) {
       return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: CAPABILITY_WORDS[need] };
     }
     return null;

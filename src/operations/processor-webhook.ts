@@ -229,7 +229,11 @@ async function apply(
   if (by_payment_event !== null) return by_payment_event;
   const result = event.result;
   if (result === null || (result.kind !== 'approved' && result.kind !== 'rejected' && result.kind !== 'error')) return 'ignored';
-  const to = statusForResult(row.transaction_type, result.kind);
+  // A payout paid and then sent back by the payee's side (PayPal's RETURNED item) is reversed, not rejected.
+  const to =
+    row.transaction_type === 'payout' && row.status === 'approved' && result.kind === 'rejected'
+      ? 'reversed'
+      : statusForResult(row.transaction_type, result.kind);
   if (row.status === to || !isTransitionAllowed(row.transaction_type, row.status, to)) return 'unchanged';
   const patch: TransactionPatch = {
     psp_transaction_id: row.psp_transaction_id ?? result.psp_transaction_id,

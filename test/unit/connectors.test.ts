@@ -39,6 +39,15 @@ describe('connector definitions', () => {
       ['sandbox', {}],
       ['checkout', CHECKOUT_SETTINGS],
       ['stripe', { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' }],
+      [
+        'paypal',
+        {
+          client_id: 'paypal-client-0123',
+          client_secret: 'paypal-secret-0123456789',
+          webhook_id: 'WH-0123456789',
+          base_url: 'https://api-m.sandbox.paypal.com',
+        },
+      ],
     ];
     expect(cases.map(([name]) => name).sort()).toEqual(CONNECTOR_DEFINITIONS.map((d) => d.name).sort());
     for (const [name, settings] of cases) {
@@ -51,6 +60,7 @@ describe('connector definitions', () => {
           direct_payout: connector.direct !== undefined,
           wallet_deposit: typeof connector.walletDeposit === 'function',
           webhooks: typeof connector.readWebhook === 'function',
+          authorize_capture: connector.authorizations !== undefined,
         },
         name,
       ).toEqual({
@@ -58,6 +68,7 @@ describe('connector definitions', () => {
         direct_payout: declared.direct_payout,
         wallet_deposit: declared.wallet_deposit,
         webhooks: declared.webhooks,
+        authorize_capture: declared.authorize_capture,
       });
     }
   });

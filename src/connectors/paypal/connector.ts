@@ -2,8 +2,8 @@
 // the buyer's approval at PayPal by redirect, the capture once they are back: completeReturn),
 // refunds of those captures, direct payouts to a PayPal account (Payouts v1, one item per batch),
 // lookups of each, and webhooks verified by PayPal's verify call with the gateway's webhook_id.
-// PayPal takes no card details here: `sale` answers an error saying so (Capabilities.card_sale is
-// a literal `true` in connector.ts; the lead decides whether to relax it).
+// PayPal takes no card details here: its capabilities say card_sale false, so routing never picks it
+// for a card, and `sale` answers an error saying so should anything ask.
 //
 // Ids: a deposit's psp_transaction_id is the order's id from creation to capture (the capture's
 // id is read from the order when refunding); a refund's is the refund's id; a payout's is the
@@ -405,8 +405,8 @@ export const paypalDefinition: ConnectorDefinition = {
   name: 'paypal',
   environments: ['sandbox', 'live'],
   capabilities: {
-    // A literal true in connector.ts: `sale` answers an error (no card details at PayPal here).
-    card_sale: true,
+    // No card details at PayPal here: routing never picks it for a card, and `sale` answers an error if asked.
+    card_sale: false,
     refund: true,
     card_payout: false,
     direct_payout: true,
