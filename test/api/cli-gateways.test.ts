@@ -93,7 +93,7 @@ describe('paygate gateway (live mode, SQLite)', () => {
   it('refuses bad input with a message naming the option, never a credential, and creates nothing', () => {
     const before = paygate(['gateway', 'list']).stdout;
     const cases: [string[], RegExp][] = [
-      [['--connector', 'paypal', '--currencies', 'USD'], /--connector must be one of sandbox, checkout, stripe/],
+      [['--connector', 'worldpay', '--currencies', 'USD'], /--connector must be one of sandbox, checkout, stripe/],
       [['--connector', 'sandbox'], /sandbox gateways take no payments in live mode/],
       [
         ['--connector', 'checkout', '--currencies', 'USD', '--setting', `secret_key=${fake.secret_key}`],
