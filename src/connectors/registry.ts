@@ -5,13 +5,14 @@
 // may not run in this environment (the sandbox on a live instance) is never built here.
 import type { Environment } from '../domain/environment.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
+import { adyenDefinition } from './adyen/connector.js';
 import { checkoutDefinition } from './checkout/connector.js';
 import { stripeDefinition } from './stripe/connector.js';
 import type { Connector, ConnectorContext, ConnectorDefinition } from './connector.js';
 import { SANDBOX_CURRENCIES, sandboxDefinition } from './sandbox/connector.js';
 
 /** Every connector of this release, by name. Adding a processor adds its definition here (docs/connectors.md). */
-export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition, stripeDefinition];
+export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition, stripeDefinition, adyenDefinition];
 
 /** Built connectors kept at most; beyond it the oldest is dropped (and built again when needed). */
 const CACHE_MAX_CONNECTORS = 10_000;

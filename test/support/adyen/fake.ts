@@ -29,7 +29,13 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { createProcessorControls, type FakeProcessorControls } from '../fake-processor/controls.js';
-import { createFailureQueue, createHeldAnswers, type FakeAnswer, type FakeFailureMode, sendProcessed } from '../fake-processor/failure-modes.js';
+import {
+  createFailureQueue,
+  createHeldAnswers,
+  type FakeAnswer,
+  type FakeFailureMode,
+  sendProcessed,
+} from '../fake-processor/failure-modes.js';
 import { answeredIconRequest, escapeHtml, htmlPage, pageAnswers } from '../fake-processor/html.js';
 import { failuresAsViolations, startLocalServer } from '../fake-processor/local-server.js';
 import { keepBounded, type RecordedRequestBase, type Writable, createViolationLog } from '../fake-processor/recording.js';
@@ -147,7 +153,9 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
     // The signature travels in each item (additionalData.hmacSignature); this header only lets a
     // test see the last item's signature in the deliveries list. The connector does not read it.
     sign: (body) => {
-      const parsed = JSON.parse(body) as { notificationItems?: { NotificationRequestItem?: { additionalData?: { hmacSignature?: string } } }[] };
+      const parsed = JSON.parse(body) as {
+        notificationItems?: { NotificationRequestItem?: { additionalData?: { hmacSignature?: string } } }[];
+      };
       return parsed.notificationItems?.[0]?.NotificationRequestItem?.additionalData?.hmacSignature ?? '';
     },
     signature_header: 'x-fake-adyen-item-hmac',
@@ -230,7 +238,11 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
   }
 
   function paymentAnswer(p: FakeAdyenPayment, refusal: { reason: string; code: string } | null): Record<string, unknown> {
-    const base: Record<string, unknown> = { pspReference: p.psp, merchantReference: p.reference, amount: { value: p.amount_minor, currency: p.currency } };
+    const base: Record<string, unknown> = {
+      pspReference: p.psp,
+      merchantReference: p.reference,
+      amount: { value: p.amount_minor, currency: p.currency },
+    };
     switch (p.status) {
       case 'authorised':
         return { ...base, resultCode: 'Authorised' };
@@ -292,7 +304,11 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
         return { status: 200, json: paymentAnswer(p, refusal), events: [authorisationEvent(p, refusal?.reason)] };
       }
       // Asked again: the same final answer, nothing new.
-      return { status: 200, json: paymentAnswer(p, p.status === 'refused' ? { reason: '3D Not Authenticated', code: '11' } : null), events: [] };
+      return {
+        status: 200,
+        json: paymentAnswer(p, p.status === 'refused' ? { reason: '3D Not Authenticated', code: '11' } : null),
+        events: [],
+      };
     },
     captures(body, params) {
       return modification('CAPTURE', body, params.paymentPspReference ?? '', (p, value) =>
@@ -303,12 +319,16 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
     },
     cancels(body, params) {
       return modification('CANCELLATION', body, params.paymentPspReference ?? '', (p) =>
-        p.status === 'authorised' && p.captured_minor === 0 && !p.cancelled ? ((p.cancelled = true), null) : 'Transaction already captured or cancelled',
+        p.status === 'authorised' && p.captured_minor === 0 && !p.cancelled
+          ? ((p.cancelled = true), null)
+          : 'Transaction already captured or cancelled',
       );
     },
     refunds(body, params) {
       return modification('REFUND', body, params.paymentPspReference ?? '', (p, value) =>
-        p.captured_minor - p.refunded_minor >= value && value > 0 ? ((p.refunded_minor += value), null) : 'Insufficient in-process funds on account to refund',
+        p.captured_minor - p.refunded_minor >= value && value > 0
+          ? ((p.refunded_minor += value), null)
+          : 'Insufficient in-process funds on account to refund',
       );
     },
     storeDetailAndSubmitThirdParty(body) {
@@ -392,7 +412,8 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
     }
     if (path.startsWith(`${PAYOUT_PREFIX}/`)) {
       const sub = path.slice(PAYOUT_PREFIX.length + 1);
-      if (sub === 'storeDetailAndSubmitThirdParty' || sub === 'confirmThirdParty' || sub === 'declineThirdParty') return { route: sub, params: {} };
+      if (sub === 'storeDetailAndSubmitThirdParty' || sub === 'confirmThirdParty' || sub === 'declineThirdParty')
+        return { route: sub, params: {} };
     }
     return null;
   }
@@ -444,7 +465,11 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       const text = answer.text ?? JSON.stringify(answer.json);
       record.status = answer.status;
       record.answer_body = text;
-      violations.add('response', `${method} ${path} → ${answer.status}`, validator.validateResponse({ method, path, status: answer.status, body: text }));
+      violations.add(
+        'response',
+        `${method} ${path} → ${answer.status}`,
+        validator.validateResponse({ method, path, status: answer.status, body: text }),
+      );
       response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
     };
     if (failure === 'http_500' || failure === 'http_503') {
@@ -454,7 +479,9 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
     const given = request.headers['x-api-key'];
     if (given !== keyFor(found.route)) {
       const known = given === keys.api_key || given === keys.payout_api_key || given === keys.payout_reviewer_api_key;
-      answerNow(serviceError(known ? 403 : 401, known ? '010' : '000', known ? 'Not allowed' : 'HTTP Status Response - Unauthorized', 'security'));
+      answerNow(
+        serviceError(known ? 403 : 401, known ? '010' : '000', known ? 'Not allowed' : 'HTTP Status Response - Unauthorized', 'security'),
+      );
       return;
     }
     let parsed: Record<string, unknown>;
@@ -474,10 +501,15 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
           : serviceError(422, '704', 'request already processed or in progress with a different payload');
     } else {
       answer = handlers[found.route](parsed, found.params);
-      if (idem_key !== null) idempotent.set(idem_key, { body: body.text, status: answer.status, text: answer.text ?? JSON.stringify(answer.json) });
+      if (idem_key !== null)
+        idempotent.set(idem_key, { body: body.text, status: answer.status, text: answer.text ?? JSON.stringify(answer.json) });
     }
     const text = answer.text ?? JSON.stringify(answer.json);
-    violations.add('response', `${method} ${path} → ${answer.status}`, validator.validateResponse({ method, path, status: answer.status, body: text }));
+    violations.add(
+      'response',
+      `${method} ${path} → ${answer.status}`,
+      validator.validateResponse({ method, path, status: answer.status, body: text }),
+    );
     await sendProcessed(
       failure,
       {
@@ -585,7 +617,10 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
           success: true,
           reason: extra.reason ?? 'Fraudulent transaction',
         },
-        { chargebackReasonCode: '10.4', defensePeriodEndsAt: new Date(Date.now() + 14 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, '+00:00') },
+        {
+          chargebackReasonCode: '10.4',
+          defensePeriodEndsAt: new Date(Date.now() + 14 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+        },
       );
       return publishOne(event);
     },
@@ -594,7 +629,14 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       if (!p) throw new Error(`fake adyen: no payment ${psp}`);
       p.refunded_minor += amount_minor;
       return publishOne(
-        makeEvent('REFUND', { psp: newPsp(), original: p.psp, reference: p.reference, value: amount_minor, currency: p.currency, success: true }),
+        makeEvent('REFUND', {
+          psp: newPsp(),
+          original: p.psp,
+          reference: p.reference,
+          value: amount_minor,
+          currency: p.currency,
+          success: true,
+        }),
       );
     },
   };

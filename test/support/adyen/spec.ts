@@ -15,7 +15,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { describedOperations, lowerCaseHeaders, operationTable, type JsonObject, type OperationTable } from '../fake-processor/openapi-operations.js';
+import {
+  describedOperations,
+  lowerCaseHeaders,
+  operationTable,
+  type JsonObject,
+  type OperationTable,
+} from '../fake-processor/openapi-operations.js';
 
 export const ADYEN_SPEC_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../psp-specs/adyen');
 export const CHECKOUT_PREFIX = '/checkout/v71';
@@ -89,7 +95,9 @@ export function createAdyenValidator(): AdyenValidator {
 
   function check(fn: ValidateFunction, value: unknown, label: string): string[] {
     if (fn(value)) return [];
-    return (fn.errors ?? []).slice(0, MAX_PROBLEMS).map((e: ErrorObject) => `${label}: ${e.instancePath || '/'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+    return (fn.errors ?? [])
+      .slice(0, MAX_PROBLEMS)
+      .map((e: ErrorObject) => `${label}: ${e.instancePath || '/'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
   }
 
   function split(raw_path: string): { api: Api; sub: string } | null {
