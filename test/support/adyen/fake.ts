@@ -472,8 +472,15 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       );
       response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
     };
-    if (failure === 'http_500' || failure === 'http_503') {
-      answerNow(serviceError(failure === 'http_500' ? 500 : 503, '905', 'Internal error', 'internal'));
+    if (failure === 'http_500') {
+      answerNow(serviceError(500, '905', 'Internal error', 'internal'));
+      return;
+    }
+    if (failure === 'http_503') {
+      // Not an answer of Adyen's API (its descriptions declare no 503): a load balancer's, in front
+      // of it, without a body; so it is not checked against the description.
+      record.status = 503;
+      response.writeHead(503).end();
       return;
     }
     const given = request.headers['x-api-key'];
