@@ -12,7 +12,12 @@ import type { Connector, ConnectorContext, ConnectorDefinition } from './connect
 import { SANDBOX_CURRENCIES, sandboxDefinition } from './sandbox/connector.js';
 
 /** Every connector of this release, by name. Adding a processor adds its definition here (docs/connectors.md). */
-export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [sandboxDefinition, checkoutDefinition, stripeDefinition, adyenDefinition];
+export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [
+  sandboxDefinition,
+  checkoutDefinition,
+  stripeDefinition,
+  adyenDefinition,
+];
 
 /** Built connectors kept at most; beyond it the oldest is dropped (and built again when needed). */
 const CACHE_MAX_CONNECTORS = 10_000;

@@ -135,6 +135,8 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
   const payments = new Map<string, FakeAdyenPayment>();
   const payouts = new Map<string, FakeAdyenPayout>();
   const by_threeds = new Map<string, string>();
+  /** A payment's dispute keeps one pspReference through its stages, as Adyen's does. */
+  const dispute_psps = new Map<string, string>();
   const idempotent = new Map<string, { readonly body: string; readonly status: number; readonly text: string }>();
   const keys = {
     api_key: `AQE_fake_${randomBytes(12).toString('hex')}`,
@@ -616,7 +618,7 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       const event = makeEvent(
         stage,
         {
-          psp: newPsp(),
+          psp: dispute_psps.get(p.psp) ?? dispute_psps.set(p.psp, newPsp()).get(p.psp)!,
           original: p.psp,
           reference: p.reference,
           value: extra.amount_minor ?? p.amount_minor,
