@@ -5,6 +5,7 @@
 // may not run in this environment (the sandbox on a live instance) is never built here.
 import type { Environment } from '../domain/environment.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
+import { adyenDefinition } from './adyen/connector.js';
 import { checkoutDefinition } from './checkout/connector.js';
 import { paypalDefinition } from './paypal/connector.js';
 import { stripeDefinition } from './stripe/connector.js';
@@ -17,6 +18,7 @@ export const CONNECTOR_DEFINITIONS: readonly ConnectorDefinition[] = [
   checkoutDefinition,
   stripeDefinition,
   paypalDefinition,
+  adyenDefinition,
 ];
 
 /** Built connectors kept at most; beyond it the oldest is dropped (and built again when needed). */
