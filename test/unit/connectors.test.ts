@@ -48,6 +48,17 @@ describe('connector definitions', () => {
           base_url: 'https://api-m.sandbox.paypal.com',
         },
       ],
+      [
+        'adyen',
+        {
+          api_key: 'AQE_0123456789',
+          merchant_account: 'PaygateECOM',
+          hmac_key: '00'.repeat(32),
+          payout_api_key: 'AQE_payout_0123',
+          payout_reviewer_api_key: 'AQE_review_0123',
+          base_url: 'https://x.example',
+        },
+      ],
     ];
     expect(cases.map(([name]) => name).sort()).toEqual(CONNECTOR_DEFINITIONS.map((d) => d.name).sort());
     for (const [name, settings] of cases) {
