@@ -700,7 +700,7 @@ export interface DirectPayoutRequest {
   /** an ISO 3166-1 alpha-2 code such as US */
   country: string;
   /** text of 1 to 32 characters */
-  gateway: string;
+  gateway?: string;
   /** text of 1 to 32 characters */
   application_key: string;
   /** text of 1 to 50 characters */
