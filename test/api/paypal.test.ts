@@ -261,10 +261,21 @@ describe.each(storeKinds())('PayPal through a live gateway on %s', (kind) => {
     live.fake.holdEvents(true);
     live.fake.failNext('orders.capture', 'timeout');
     await comeBack(deposit.customer, order.return_url!, deposit.order_id, order.payer_id);
-    await live.settled(deposit.trace_id, 'approved', 20_000);
+    // The customer went on; the deposit waits for the processor's word (its webhooks held back).
+    expect(await live.row(deposit.trace_id)).toMatchObject({ status: 'pending_async' });
     expect(live.fake.order(deposit.order_id)!.captures).toHaveLength(1);
-    // Any second capture request carried the first one's PayPal-Request-Id (a replay, nothing moved).
-    expect(new Set(captureRequests(deposit.order_id).map((r) => r.idempotency_key)).size).toBe(1);
+    // The lookup is scheduled past the challenge's time-out (recheck_after_ms): the gateway's clock is moved on to it.
+    const clock = live.gw.gateway.clock;
+    const later_ms = clock.now_ms() + live.gw.gateway.deps.config.schedules.challenge_timeout_seconds * 1000 + 61_000;
+    const started_ms = Date.now();
+    clock.now_ms = () => later_ms + (Date.now() - started_ms);
+    try {
+      await live.settled(deposit.trace_id, 'approved', 15_000);
+    } finally {
+      delete (clock as { now_ms?: unknown }).now_ms;
+    }
+    expect(live.fake.order(deposit.order_id)!.captures).toHaveLength(1);
+    expect(captureRequests(deposit.order_id)).toHaveLength(1);
     live.fake.holdEvents(false);
     await live.fake.releaseHeldEvents();
     await delivered(deposit.trace_id);
