@@ -6,6 +6,7 @@
 // answer is lost, settled by the scheduled lookup without a second capture). Each ends in the
 // right transaction_status with one signed notification of it at the merchant's site, and every
 // request, answer and event the fake saw is checked against PayPal's published descriptions.
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CashierCustomer, initCheckout, initPayIn, openSession, textOf } from '../support/cashier.js';
 import { signedReply } from '../support/notification-merchant.js';
@@ -292,5 +293,25 @@ describe.each(storeKinds())('PayPal through a live gateway on %s', (kind) => {
     await delivered(deposit.trace_id);
     expect(notified(deposit.trace_id).filter((s) => s === 'approved')).toHaveLength(1);
     expect(live.fake.order(deposit.order_id)!.captures).toHaveLength(1);
+  });
+
+  // Last: it closes the gateway's HTTP server to flush its log.
+  it("the gateway's log after all of it holds neither the client secret nor any access token PayPal issued", async () => {
+    const tokens = live.fake
+      .requestsTo('token')
+      .filter((r) => r.status === 200)
+      .map((r) => (JSON.parse(r.answer_body!) as { access_token: string }).access_token);
+    expect(tokens.length).toBeGreaterThan(0);
+    expect(tokens.length).toBe(live.fake.tokens_issued);
+    await live.gw.gateway.app.close(); // flushes the request logs
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const log = fs.readFileSync(live.gw.log_file, 'utf8');
+    expect(log).toContain('/webhooks/paypal/'); // PayPal's webhooks were logged
+    expect(log).toContain('/cashier/pay');
+    expect(log).not.toContain(live.fake.client_secret);
+    expect(log).not.toContain(Buffer.from(`${live.fake.client_id}:${live.fake.client_secret}`).toString('base64'));
+    for (const token of tokens) expect(log).not.toContain(token);
+    // The webhooks' signatures are not logged either.
+    for (const event of live.fake.events.filter((e) => e.signature !== null)) expect(log).not.toContain(event.signature);
   });
 });
