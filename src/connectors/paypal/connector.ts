@@ -33,6 +33,7 @@ import type {
   WebhookReading,
 } from '../connector.js';
 import { checkDataFields } from '../connector.js';
+import { PAYPAL_CASHIER_TEXTS } from './cashier-texts.js';
 import { type PayPalAnswer, PayPalClient } from './client.js';
 import {
   captureResult,
@@ -81,6 +82,7 @@ type Exchanged = Extract<PayPalAnswer, { kind: 'answer' }>;
 export class PayPalConnector implements Connector {
   readonly name = 'paypal';
   readonly details_prefix = '';
+  readonly cashier_texts = PAYPAL_CASHIER_TEXTS;
   private readonly client: PayPalClient;
   readonly direct = {
     fields: PAYPAL_PAYOUT_FIELDS,
