@@ -29,6 +29,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
+import { baseUrlProblem } from '../connector.js';
 import { type AdyenAnswer, AdyenClient } from './client.js';
 import {
   BANK_PAYOUT_FIELDS,
@@ -371,14 +372,7 @@ export const adyenDefinition: ConnectorDefinition = {
     },
   ],
   default_currencies: null,
-  check(settings, context) {
-    // Card data and the keys travel to base_url: in live mode only over TLS, unless the operator
-    // allowed private addresses (a processor's test double on this network).
-    if (context.environment === 'live' && !settings.base_url!.startsWith('https://') && !context.allow_private_urls) {
-      return { field: 'base_url', reason: 'must be an https:// address in live mode' };
-    }
-    return null;
-  },
+  check: baseUrlProblem,
   create(settings, context, gateway_id) {
     return new AdyenConnector(
       {

@@ -14,7 +14,6 @@
 // Captures and voids carry the key the gateway gives, and Checkout.com answers them 202: taken,
 // confirmed later by payment_captured / payment_voided or by a lookup of the authorization.
 import { Type } from '@sinclair/typebox';
-import type { Environment } from '../../domain/environment.js';
 import type {
   AuthorizationActionResult,
   CaptureRequest,
@@ -30,6 +29,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
+import { baseUrlProblem } from '../connector.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
 import { refusedAction, refusedResult, unknownAction, unknownResult, unreachedAction, unreachedResult } from './failures.js';
 import { captureBody, idempotencyKey, payoutBody, saleBody, voidBody } from './requests.js';
@@ -359,14 +359,7 @@ export const checkoutDefinition: ConnectorDefinition = {
     },
   ],
   default_currencies: null,
-  check(settings, context: { readonly environment: Environment; readonly allow_private_urls: boolean }) {
-    // Card data and the secret key travel to base_url: in live mode only over TLS, unless the
-    // operator allowed private addresses (a processor's test double on this network).
-    if (context.environment === 'live' && !settings.base_url!.startsWith('https://') && !context.allow_private_urls) {
-      return { field: 'base_url', reason: 'must be an https:// address in live mode' };
-    }
-    return null;
-  },
+  check: baseUrlProblem,
   create(settings, context, gateway_id) {
     return new CheckoutConnector(
       {

@@ -32,6 +32,7 @@ import type {
   WalletDepositRequest,
   WebhookReading,
 } from '../connector.js';
+import { baseUrlProblem } from '../connector.js';
 import { checkDataFields } from '../connector.js';
 import { PAYPAL_CASHIER_TEXTS } from './cashier-texts.js';
 import { type PayPalAnswer, PayPalClient } from './client.js';
@@ -451,12 +452,7 @@ export const paypalDefinition: ConnectorDefinition = {
     },
   ],
   default_currencies: null,
-  check(settings, context) {
-    if (context.environment === 'live' && !(settings.base_url ?? PAYPAL_LIVE_URL).startsWith('https://') && !context.allow_private_urls) {
-      return { field: 'base_url', reason: 'must be an https:// address in live mode' };
-    }
-    return null;
-  },
+  check: baseUrlProblem,
   create(settings, context, gateway_id) {
     return new PayPalConnector(
       {

@@ -36,6 +36,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
+import { baseUrlProblem } from '../connector.js';
 import { idempotencyKey, saleParams } from './requests.js';
 import {
   actionFailure,
@@ -302,9 +303,8 @@ export const stripeDefinition: ConnectorDefinition = {
   ],
   default_currencies: null,
   check(settings, context: { readonly environment: Environment; readonly allow_private_urls: boolean }) {
-    if (context.environment === 'live' && !settings.base_url!.startsWith('https://') && !context.allow_private_urls) {
-      return { field: 'base_url', reason: 'must be an https:// address in live mode' };
-    }
+    const base_url = baseUrlProblem(settings, context);
+    if (base_url) return base_url;
     if (context.environment === 'live' && settings.secret_key!.includes('_test_') && settings.base_url === STRIPE_LIVE_URL) {
       return { field: 'secret_key', reason: 'a test key (sk_test_) takes no live payments' };
     }
