@@ -29,7 +29,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
-import { baseUrlProblem } from '../connector.js';
+import { baseUrlProblem } from '../base-url.js';
 import { type AdyenAnswer, AdyenClient } from './client.js';
 import {
   BANK_PAYOUT_FIELDS,

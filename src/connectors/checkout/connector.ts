@@ -29,7 +29,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
-import { baseUrlProblem } from '../connector.js';
+import { baseUrlProblem } from '../base-url.js';
 import { type CheckoutAnswer, CheckoutClient } from './client.js';
 import { refusedAction, refusedResult, unknownAction, unknownResult, unreachedAction, unreachedResult } from './failures.js';
 import { captureBody, idempotencyKey, payoutBody, saleBody, voidBody } from './requests.js';

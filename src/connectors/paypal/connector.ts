@@ -32,7 +32,7 @@ import type {
   WalletDepositRequest,
   WebhookReading,
 } from '../connector.js';
-import { baseUrlProblem } from '../connector.js';
+import { baseUrlProblem } from '../base-url.js';
 import { checkDataFields } from '../connector.js';
 import { PAYPAL_CASHIER_TEXTS } from './cashier-texts.js';
 import { type PayPalAnswer, PayPalClient } from './client.js';

@@ -36,7 +36,7 @@ import type {
   VoidRequest,
   WebhookReading,
 } from '../connector.js';
-import { baseUrlProblem } from '../connector.js';
+import { baseUrlProblem } from '../base-url.js';
 import { idempotencyKey, saleParams } from './requests.js';
 import {
   actionFailure,
