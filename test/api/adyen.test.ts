@@ -1,6 +1,6 @@
 // Live processing through the `adyen` connector (issue 27, decisions §17), against the fake Adyen
 // on 127.0.0.1 over real HTTP, on both stores, the merchant's site a real server that checks each
-// notification's signature: card sales approved and refused (Adyen's test holder name DECLINED),
+// notification's signature: card sales approved and refused (one of Adyen's test cards with a wrong CVC),
 // an authorization captured in part (accepted, authorized until the CAPTURE notification, then
 // approved with the captured amount) and one voided, a refund pending until its REFUND
 // notification, bank payouts submitted and confirmed (pending) then paid or failed by
@@ -9,9 +9,9 @@
 // every notification: exactly `[accepted]`. Every request and notification is checked against
 // Adyen's published descriptions (fake.violations stays empty after each test).
 import { describe, expect, it } from 'vitest';
-import { refundC, saleA } from '../support/bodies.js';
+import { refundC, saleA, VISA } from '../support/bodies.js';
 import { notificationHmac } from '../support/adyen/hmac.js';
-import { type LiveAdyen, liveSale, startLiveAdyen } from '../support/live-adyen.js';
+import { type LiveAdyen, liveSale, startLiveAdyen, TEST_CARD_CVCS } from '../support/live-adyen.js';
 import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { direct } from '../support/payout-bodies.js';
@@ -28,7 +28,7 @@ describe.each(storeKinds())('live processing through Adyen on %s', (kind) => {
   );
 
   const saleBody = (overrides: Record<string, unknown> = {}) =>
-    liveSale(live, saleA(live.merchant, { gateway: live.gateway, ...overrides }));
+    liveSale(live, saleA(live.merchant, { gateway: live.gateway, cvv: TEST_CARD_CVCS[VISA], ...overrides }));
   async function sale(amount: number): Promise<{ trace_id: number; psp: string }> {
     const answer = await live.process(saleBody({ amount }));
     expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'adyen' });
@@ -90,12 +90,25 @@ describe.each(storeKinds())('live processing through Adyen on %s', (kind) => {
     expect(live.notifications(trace_id)).toHaveLength(1);
   });
 
-  // Adyen's test environment (and the fake) refuses when the card's holder name IS a refusal
-  // reason (DECLINED...). The connector sends holderName = "first_name last_name", and /api/process
-  // requires both, so a sale through the gateway can never carry the holder name "DECLINED" alone:
-  // a refusal cannot be reached this way (the connector test, test/api/adyen-connector.test.ts,
-  // covers the refusal's mapping). Left for the lead to decide (see the helper's report).
-  it.todo("a refused sale (Adyen's test holder name DECLINED): rejected with Adyen's refusal, notified");
+  it("a refused sale (Adyen's test card with a CVC not its own): rejected with Adyen's refusal, one notification", async () => {
+    const answer = await live.process(saleBody({ amount: 2100, cvv: '123' }));
+    expect(answer.body).toMatchObject({
+      status: 0,
+      transaction_status: 'rejected',
+      payment_processor: 'adyen',
+      error_code: '2',
+      error_details: 'Refused',
+    });
+    const trace_id = answer.body.trace_id as number;
+    const psp = answer.body.transaction_id as string;
+    expect(live.fake.payment(psp)).toMatchObject({ status: 'refused', captured_minor: 0 });
+    expect(await live.settled(trace_id, 'rejected')).toMatchObject({ amount: 2100, error_code: '2' });
+    // Adyen's AUTHORISATION notification (success false) changes nothing more.
+    const event = await live.fake.waitForEvent((e) => e.eventCode === 'AUTHORISATION' && e.pspReference === psp);
+    expect(event.status).toBe(200);
+    await delivered(trace_id);
+    expect(live.notifications(trace_id)).toHaveLength(1);
+  });
 
   it('an authorization captured in part: accepted, authorized until the CAPTURE notification, then approved with the captured amount', async () => {
     const answer = await live.process(saleBody({ transaction_type: 'authorize', amount: 5000 }));

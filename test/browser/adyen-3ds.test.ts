@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saleA } from '../support/bodies.js';
 import { launchBrowser, newPage, type ViewportName } from '../support/browser.js';
-import { type LiveAdyen, liveSale, startLiveAdyen, THREEDS_CARD } from '../support/live-adyen.js';
+import { type LiveAdyen, liveSale, startLiveAdyen, TEST_CARD_CVCS, THREEDS_CARD } from '../support/live-adyen.js';
 import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
@@ -30,7 +30,10 @@ describe.each(storeKinds())('Adyen 3-D Secure in Chromium on %s', (kind) => {
 
   /** A sale sent to Adyen's 3-D Secure page; its return_url names the order. */
   async function challengedSale(amount: number) {
-    const body = liveSale(live, saleA(live.merchant, { gateway: live.gateway, card_number: THREEDS_CARD, amount }));
+    const body = liveSale(
+      live,
+      saleA(live.merchant, { gateway: live.gateway, card_number: THREEDS_CARD, cvv: TEST_CARD_CVCS[THREEDS_CARD], amount }),
+    );
     body.return_url = `${live.receiver.url}/return?order=${encodeURIComponent(body.order_id as string)}`;
     const answer = await live.process(body);
     expect(answer.body).toMatchObject({

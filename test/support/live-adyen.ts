@@ -9,7 +9,7 @@ import { type LiveGateway, startLiveGateway } from './live-gateway.js';
 import type { StoreKind } from './stores.js';
 
 export { FAILURE_ENV, LIVE_ENV, liveSale, operatorCall } from './live-gateway.js';
-export { REFUSED_HOLDERS, THREEDS_CARD } from './adyen/fake.js';
+export { REFUSED_HOLDERS, TEST_CARD_CVCS, THREEDS_CARD } from './adyen/fake.js';
 
 export interface LiveAdyen extends LiveGateway {
   readonly fake: FakeAdyen;

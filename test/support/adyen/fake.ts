@@ -11,7 +11,10 @@
 //   names (REFUSED_HOLDERS below: DECLINED, NOT_ENOUGH_BALANCE, STOLEN_CARD, ... → Refused with
 //   that refusalReason; ERROR → Error), card 4917610000000000 asks for 3-D Secure
 //   (RedirectShopper, action.url to the fake's page /threeds/{token} with Approve and Fail
-//   buttons, which sends the browser to returnUrl?redirectResult=...); anything else Authorised.
+//   buttons, which sends the browser to returnUrl?redirectResult=...); one of Adyen's test cards
+//   (TEST_CARD_CVCS) sent with another CVC than its published one is Refused with the generic
+//   DECLINED reason, as Adyen's result-code testing page says of "an incorrect CVC"; anything
+//   else Authorised.
 //   captureDelayHours > 0 or additionalData.manualCapture "true" makes an authorization to
 //   capture later; otherwise the payment is captured at once. An AUTHORISATION notification
 //   follows every final result.
@@ -120,6 +123,17 @@ export const REFUSED_HOLDERS: Readonly<Record<string, { readonly reason: string;
   INVALID_CARD: { reason: 'Invalid Card Number', code: '8' },
 };
 export const THREEDS_CARD = '4917610000000000';
+/**
+ * Adyen's test cards as its test-card page lists them, with their one accepted CVC: any other CVC
+ * is refused with the generic DECLINED reason (Adyen's "Testing with card holder name" page: "If
+ * you specify an incorrect CVC ... the payment fails and the operation returns a generic DECLINED
+ * refusal reason"). Cards not in this list are not checked.
+ */
+export const TEST_CARD_CVCS: Readonly<Record<string, string>> = {
+  '4111111111111111': '737',
+  '5555555555554444': '737',
+  [THREEDS_CARD]: '737',
+};
 
 const BODY_MAX_BYTES = 256 * 1024;
 const MAX_RECORDED = 500;
@@ -270,7 +284,9 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       const additional = (body.additionalData ?? {}) as Record<string, string>;
       const manual = (typeof body.captureDelayHours === 'number' && body.captureDelayHours > 0) || additional.manualCapture === 'true';
       const holder = String(method.holderName ?? '').toUpperCase();
-      const refusal = REFUSED_HOLDERS[holder] ?? null;
+      const expected_cvc = TEST_CARD_CVCS[String(method.number)];
+      const wrong_cvc = expected_cvc !== undefined && method.cvc !== undefined && method.cvc !== expected_cvc;
+      const refusal = REFUSED_HOLDERS[holder] ?? (wrong_cvc ? REFUSED_HOLDERS.DECLINED! : null);
       const psp = newPsp();
       const status: FakeAdyenPayment['status'] =
         holder === 'ERROR' ? 'error' : refusal ? 'refused' : method.number === THREEDS_CARD ? 'redirect' : 'authorised';
