@@ -18,14 +18,23 @@ export interface RefundInput {
   readonly reference_id: number;
   readonly amount_minor: number;
   readonly currency: string;
-  readonly card: CardData;
+  /** The card the sale was paid with; null for a sale paid from an e-wallet (payment_method paypal), which has none. */
+  readonly card: CardData | null;
   readonly pin: string;
   readonly return_url: string | null;
   readonly notification_url: string | null;
   readonly request_fingerprint: string;
 }
 
-export type RefundRefusal = 'not_approved' | 'currency_mismatch' | 'card_mismatch' | 'expiry_mismatch' | 'exceeds_sale' | 'not_a_sale';
+export type RefundRefusal =
+  | 'not_approved'
+  | 'currency_mismatch'
+  | 'card_mismatch'
+  | 'expiry_mismatch'
+  | 'exceeds_sale'
+  | 'not_a_sale'
+  /** A refund without card fields of a sale that was paid by card: the card is asked for, as always. */
+  | 'card_required';
 
 export type RefundOutcome =
   | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
@@ -49,8 +58,13 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
   // A sale, or an authorization once captured (decisions §16): both took the money.
   if (!isPayment(sale.transaction_type)) return { kind: 'refused', reason: 'not_a_sale' };
-  if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
-  if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
+  if (input.card === null) {
+    // An e-wallet sale has no card to check; a card sale keeps its card check.
+    if (sale.card_fingerprint !== null) return { kind: 'refused', reason: 'card_required' };
+  } else {
+    if (sale.card_fingerprint !== panFingerprint(deps.sealer, input.card.pan)) return { kind: 'refused', reason: 'card_mismatch' };
+    if (sale.card_exp !== formatExpiry(input.card.expiry)) return { kind: 'refused', reason: 'expiry_mismatch' };
+  }
   if (sale.currency !== input.currency) return { kind: 'refused', reason: 'currency_mismatch' };
   return refundSale(deps, input, sale);
 }

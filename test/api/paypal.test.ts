@@ -209,7 +209,7 @@ describe.each(storeKinds())('PayPal through a live gateway on %s', (kind) => {
     expect(notified(deposit.trace_id).filter((s) => s === 'approved')).toHaveLength(1);
     expect(live.fake.order(deposit.order_id)!.captures).toHaveLength(1);
 
-    // The API's refund asks for the card the sale was paid with: a wallet deposit has none.
+    // A card refund (card fields, no payment_method paypal) asks for the card the sale was paid with: a wallet deposit has none.
     const by_api = await live.process(
       refundC(live.merchant, deposit.trace_id, { amount: 1000, notification_url: `${live.receiver.url}/notify` }),
     );

@@ -56,7 +56,7 @@ export interface OpenApiDocument {
 
 /**
  * The SDK's name for each merchant operation's request and answer. A request given as a table is
- * a union of variants, named by each variant's `transaction_type` (when it has one) and `version`. An operation
+ * a union of variants, named by each variant's `payment_method` and `transaction_type` (when it has them) and `version`. An operation
  * missing here stops the generation: the SDK must then get a name and a method for it.
  */
 const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Readonly<Record<string, string>>; readonly answer: string }>> =
@@ -71,6 +71,10 @@ const OPERATION_NAMES: Readonly<Record<string, { readonly request: string | Read
         'refund 1.1': 'RefundFrontendRequest',
         'payout 1.2': 'PayoutEncryptedRequest',
         'payout 1.1': 'PayoutFrontendRequest',
+        'paypal sale 1.2': 'PayPalSaleRequest',
+        'paypal sale 1.1': 'PayPalSaleFrontendRequest',
+        'paypal refund 1.2': 'PayPalRefundRequest',
+        'paypal refund 1.1': 'PayPalRefundFrontendRequest',
       },
       answer: 'ProcessAnswer',
     },
@@ -313,7 +317,9 @@ export function renderModule(document: OpenApiDocument): string {
       const doc = `${method.toUpperCase()} ${url}`;
       // "sale 1.2"; a call with no transaction_type (capture, void) by its version alone: "1.2".
       const variantKey = (variant: Schema) =>
-        [constOf(variant, 'transaction_type'), constOf(variant, 'version') ?? '?'].filter((part) => part !== null).join(' ');
+        [constOf(variant, 'payment_method'), constOf(variant, 'transaction_type'), constOf(variant, 'version') ?? '?']
+          .filter((part) => part !== null)
+          .join(' ');
       const request_names = emitVariants(types, requestSchema(operation), names.request, variantKey, `${doc}: ${operation.summary ?? ''}`);
       emit(types, { name: names.answer, schema: answerSchema(operation), doc: `${doc}: its answer` });
       endpoints.push(

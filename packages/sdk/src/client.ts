@@ -19,6 +19,8 @@ import type {
   InitPayOutRequest,
   PayoutEncryptedRequest,
   PayoutFrontendRequest,
+  PayPalRefundRequest,
+  PayPalSaleRequest,
   PlanAnswer,
   PlanCreateRequest,
   PlanListAnswer,
@@ -69,6 +71,10 @@ export type CaptureInput = Omit<CaptureRequest, Filled>;
 /** `reference_id`: the authorization's trace_id. */
 export type VoidInput = Omit<VoidRequest, Filled>;
 export type RefundInput = Omit<RefundRequest, Filled>;
+/** A sale paid from the buyer's PayPal account (docs/api.md §17): a sale's fields without the card's. */
+export type PayPalSaleInput = Omit<PayPalSaleRequest, Filled | 'payment_method'>;
+/** The refund of a PayPal sale (`reference_id` its trace_id): no card fields. */
+export type PayPalRefundInput = Omit<PayPalRefundRequest, Filled | 'payment_method'>;
 export type RefundFrontendInput = Omit<RefundFrontendRequest, Filled>;
 /** The encrypted payout's card in clear: the client encrypts it (spec §5.3) with each attempt's timestamp. */
 export type PayoutInput = Omit<PayoutEncryptedRequest, Filled | `${'card_number' | 'card_exp' | 'cvv'}${'' | '_encrypted'}`> &
@@ -305,6 +311,36 @@ export class PaygateClient {
    */
   async void(input: VoidInput): Promise<Outcome<ProcessAnswer>> {
     return this.outcome(await this.eitherForm({ operation: 'postApiVoid', fields: input, idempotent: true })) as Outcome<ProcessAnswer>;
+  }
+
+  /**
+   * A sale paid with PayPal (docs/api.md §17): answered `pending_async`; send the buyer to
+   * `redirect_url` (PayPal's approval page). They come back to your return_url, and the
+   * notification tells `approved` or `cancelled`. Keyed by order_id: safe to send again.
+   */
+  async paypalSale(input: PayPalSaleInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'sale', payment_method: 'paypal' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
+  }
+
+  /** The refund of a PayPal sale (`reference_id` its trace_id), without card fields (docs/api.md §17). */
+  async paypalRefund(input: PayPalRefundInput): Promise<Outcome<ProcessAnswer>> {
+    return this.outcome(
+      await this.signed({
+        operation: 'postApiProcess',
+        fields: { ...input, transaction_type: 'refund', payment_method: 'paypal' },
+        identity: 'application_key',
+        version: '1.2',
+        idempotent: true,
+      }),
+    ) as Outcome<ProcessAnswer>;
   }
 
   /** A refund of an approved sale (`reference_id` its trace_id), application_key form, version 1.2 (docs/api.md). */

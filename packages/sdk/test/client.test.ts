@@ -70,6 +70,30 @@ describe('PaygateClient against a real gateway', () => {
     expect(over).toMatchObject({ kind: 'refused', status: 14 });
   });
 
+  it("paypalSale goes to the buyer's wallet page (pending_async) without card fields; confirmed, paypalRefund refunds it", async () => {
+    const { card_number: _n, card_exp: _e, cvv: _c, ...fields } = saleFields({ amount: 2500 });
+    const sale = ok(await client.paypalSale(fields));
+    expect(sale).toMatchObject({ status: 0, transaction_status: 'pending_async', version: '1.2' });
+    // In the sandbox its e-wallet page stands in for PayPal's approval page.
+    const confirmed = await fetch(sale.redirect_url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=confirm',
+      redirect: 'manual',
+    });
+    expect(confirmed.headers.get('location')).toBe(fields.return_url);
+    const refund = ok(
+      await client.paypalRefund({
+        amount: 500,
+        currency: 'USD',
+        pin: CUSTOMER.pin,
+        order_id: orderId('refund'),
+        reference_id: sale.trace_id!,
+      }),
+    );
+    expect(refund).toMatchObject({ status: 0, transaction_status: 'approved' });
+  });
+
   it('authorize holds the funds; a partial capture approves what it captures, sent again it answers the same; nothing is captured twice', async () => {
     const fields = saleFields({ amount: 5000 });
     const held = ok(await client.authorize(fields));

@@ -1,6 +1,7 @@
 // POST /api/process: card sale (variants A and B), refund (variant C) and card payout
 // (variants D, encrypted, and E, plain). Parses and picks the variant, then hands over to
-// operations/sale.ts, operations/refund.ts or operations/payout.ts.
+// operations/sale.ts, operations/refund.ts or operations/payout.ts; a sale or refund with
+// payment_method paypal (decisions §17) to wallet-process.ts.
 import { Type } from '@sinclair/typebox';
 import { type EncryptedCard, openEncryptedCard } from '../../domain/card-encryption.js';
 import { CardData, formatExpiry, parseExpiry } from '../../domain/cards.js';
@@ -13,6 +14,15 @@ import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
+import { DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, variablesOf } from './process-replies.js';
+import {
+  handleWalletRefund,
+  handleWalletSale,
+  parseWalletProcess,
+  paymentMethodOf,
+  WALLET_PROCESS_SCHEMAS,
+  type WalletProcessInput,
+} from './wallet-process.js';
 
 const CUSTOMER = {
   pin: 'required',
@@ -187,7 +197,8 @@ type ProcessInput =
   | { readonly variant: 'sale'; readonly body: SaleBody | SaleFrontendBody; readonly transaction_type: 'sale' | 'authorize' }
   | { readonly variant: 'refund'; readonly body: RefundBody | RefundAppBody }
   | { readonly variant: 'payout_encrypted'; readonly body: PayoutEncryptedBody; readonly card: EncryptedCard }
-  | { readonly variant: 'payout'; readonly body: PayoutFrontendBody };
+  | { readonly variant: 'payout'; readonly body: PayoutFrontendBody }
+  | WalletProcessInput;
 
 export const ProcessAnswer = Type.Object({
   status: Type.Integer(),
@@ -217,6 +228,7 @@ const processInput: SignedInput<ProcessInput> = {
     RefundApplicationKey.schema,
     PayoutEncrypted.schema,
     PayoutFrontend.schema,
+    ...WALLET_PROCESS_SCHEMAS,
   ]),
   parse(body) {
     const type = body.transaction_type;
@@ -225,6 +237,9 @@ const processInput: SignedInput<ProcessInput> = {
     if (!by_key && typeof body.frontend !== 'string') {
       return { ok: false, reply: fieldError('Missing required field: application_key or frontend') };
     }
+    const method = paymentMethodOf(body);
+    if (typeof method !== 'string') return { ok: false, reply: method.reply };
+    if (method === 'paypal') return parseWalletProcess(body, by_key);
     if (type === 'sale' || type === 'authorize') {
       // The same fields: an authorization is a sale whose capture comes later (decisions §16).
       const parsed = by_key
@@ -285,15 +300,7 @@ function cardOf(body: { card_number: string; card_exp: string; cvv?: string | un
   return new CardData(body.card_number, parseExpiry(body.card_exp)!, body.cvv ?? null);
 }
 
-export function variablesOf(body: Readonly<Record<string, unknown>>): Record<string, string> {
-  const variables: Record<string, string> = {};
-  for (const name of ['variable1', 'variable2', 'variable3']) if (typeof body[name] === 'string') variables[name] = body[name] as string;
-  return variables;
-}
-
-const PROCESSED = 'Transaction processed';
-const DUPLICATE = reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
-const IN_PROGRESS = reply(Status.IN_PROGRESS, 'A request with this order_id is still being processed; retry shortly');
+export { variablesOf };
 
 async function handleSale(
   context: SignedContext,
@@ -350,35 +357,7 @@ async function handleRefund(context: SignedContext, body: RefundBody | RefundApp
     notification_url: body.notification_url ?? null,
     request_fingerprint: requestFingerprint(context.deps, context.body),
   });
-  switch (outcome.kind) {
-    case 'processed':
-      return reply(Status.OK, PROCESSED, outcome.answer);
-    case 'duplicate_order':
-      return DUPLICATE;
-    case 'in_progress':
-      return IN_PROGRESS;
-    case 'reference_not_found':
-      return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
-    case 'no_processor':
-      return reply(Status.NO_GATEWAY, "Gateway unavailable: the original sale's processor is not available here");
-    case 'refused':
-      switch (outcome.reason) {
-        case 'card_mismatch':
-          return fieldError('Invalid field: card_number (does not match the original sale)');
-        case 'expiry_mismatch':
-          return fieldError('Invalid field: card_exp (does not match the original sale)');
-        case 'currency_mismatch':
-          return reply(Status.REFUND_REFUSED, 'Refund refused: currency differs from the original sale');
-        case 'not_a_sale':
-        case 'not_approved':
-          return reply(Status.REFUND_REFUSED, 'Refund refused: the original transaction is not an approved sale or captured authorization');
-        case 'exceeds_sale':
-          return reply(
-            Status.REFUND_REFUSED,
-            `Refund refused: amount exceeds what remains refundable on the sale (${outcome.remaining_minor ?? 0} left)`,
-          );
-      }
-  }
+  return refundReply(outcome);
 }
 
 /** Status 0 description of a payout answer; the outcome itself is in transaction_status. */
@@ -461,7 +440,8 @@ export function processRoute(): SignedRoute<ProcessInput> {
     kind: 'signed',
     method: 'POST',
     url: '/api/process',
-    summary: 'Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1)',
+    summary:
+      'Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal',
     answer_version: '1.2',
     input: processInput,
     response: ProcessAnswer,
@@ -475,6 +455,10 @@ export function processRoute(): SignedRoute<ProcessInput> {
           return handleEncryptedPayout(context, input.body, input.card);
         case 'payout':
           return handlePlainPayout(context, input.body);
+        case 'wallet_sale':
+          return handleWalletSale(context, input.body);
+        case 'wallet_refund':
+          return handleWalletRefund(context, input.body);
       }
     },
   };

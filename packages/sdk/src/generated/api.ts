@@ -4,7 +4,7 @@
 // test/generated.test.ts fails while this file differs from a fresh generation.
 
 export const ENDPOINTS = {
-  postApiProcess: { method: 'POST', path: '/api/process', signing: 'body' }, // request SaleRequest | SaleFrontendRequest | AuthorizeRequest | AuthorizeFrontendRequest | RefundFrontendRequest | RefundRequest | PayoutEncryptedRequest | PayoutFrontendRequest; answer ProcessAnswer
+  postApiProcess: { method: 'POST', path: '/api/process', signing: 'body' }, // request SaleRequest | SaleFrontendRequest | AuthorizeRequest | AuthorizeFrontendRequest | RefundFrontendRequest | RefundRequest | PayoutEncryptedRequest | PayoutFrontendRequest | PayPalSaleRequest | PayPalSaleFrontendRequest | PayPalRefundRequest | PayPalRefundFrontendRequest; answer ProcessAnswer
   postApiCapture: { method: 'POST', path: '/api/capture', signing: 'body' }, // request CaptureRequest | CaptureFrontendRequest; answer ProcessAnswer
   postApiVoid: { method: 'POST', path: '/api/void', signing: 'body' }, // request VoidRequest | VoidFrontendRequest; answer ProcessAnswer
   postApiTokenize: { method: 'POST', path: '/api/tokenize', signing: 'body' }, // request TokenizeRequest; answer TokenizeAnswer
@@ -28,7 +28,7 @@ export const ENDPOINTS = {
 
 export type OperationId = keyof typeof ENDPOINTS;
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (sale 1.2) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (sale 1.2) */
 export interface SaleRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -94,7 +94,7 @@ export interface SaleRequest {
   version: "1.2";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (sale 1.1) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (sale 1.1) */
 export interface SaleFrontendRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -158,7 +158,7 @@ export interface SaleFrontendRequest {
   version: "1.1";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (authorize 1.2) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (authorize 1.2) */
 export interface AuthorizeRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -224,7 +224,7 @@ export interface AuthorizeRequest {
   version: "1.2";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (authorize 1.1) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (authorize 1.1) */
 export interface AuthorizeFrontendRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -288,7 +288,7 @@ export interface AuthorizeFrontendRequest {
   version: "1.1";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (refund 1.1) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (refund 1.1) */
 export interface RefundFrontendRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -344,7 +344,7 @@ export interface RefundFrontendRequest {
   version: "1.1";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (refund 1.2) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (refund 1.2) */
 export interface RefundRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -400,7 +400,7 @@ export interface RefundRequest {
   version: "1.2";
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (payout 1.2) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (payout 1.2) */
 export interface PayoutEncryptedRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -472,7 +472,7 @@ export interface PayoutEncryptedRequest {
   cvv?: string;
 }
 
-/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, and card payout (encrypted 1.2, plain 1.1) (payout 1.1) */
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (payout 1.1) */
 export interface PayoutFrontendRequest {
   /** a whole number of minor units, 1 to 9007199254740991 */
   amount: number;
@@ -534,6 +534,218 @@ export interface PayoutFrontendRequest {
   transaction_type: "payout";
   /** exactly "1.1" */
   version: "1.1";
+}
+
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (paypal sale 1.2) */
+export interface PayPalSaleRequest {
+  /** a whole number of minor units, 1 to 9007199254740991 */
+  amount: number;
+  /** an ISO 4217 code the gateway knows, such as USD */
+  currency: string;
+  /** text of 1 to 50 characters */
+  pin: string;
+  /** a date as YYYY-MM-DD or MM/DD/YYYY */
+  dob: string;
+  /** an e-mail address of up to 50 characters */
+  email: string;
+  /** 6 to 20 digits including the country code */
+  phone: number | string;
+  /** an IPv4 or IPv6 address */
+  requester_ip: string;
+  /** text of 1 to 100 characters */
+  address: string;
+  /** text of 1 to 50 characters */
+  city: string;
+  /** an ISO 3166-1 alpha-2 code such as US */
+  country: string;
+  /** text of 1 to 25 characters */
+  first_name: string;
+  /** text of 1 to 25 characters */
+  last_name: string;
+  /** up to 12 letters, digits, spaces or hyphens */
+  zip: string;
+  /** a 2-character ISO state code, or empty */
+  state?: string;
+  /** text of 1 to 50 characters */
+  merchant_id: string;
+  /** an http(s) URL of up to 256 characters */
+  return_url: string;
+  /** an http(s) URL of up to 256 characters */
+  notification_url: string;
+  /** text of 1 to 50 characters */
+  order_id: string;
+  /** text of 1 to 32 characters */
+  gateway?: string;
+  /** unix time in seconds */
+  timestamp: number;
+  /** hex SHA-384 (decisions.md §1) */
+  signature: string;
+  /** free text of up to 256 characters, no control characters */
+  variable1?: string;
+  /** free text of up to 256 characters, no control characters */
+  variable2?: string;
+  /** free text of up to 256 characters, no control characters */
+  variable3?: string;
+  /** text of 1 to 32 characters */
+  application_key: string;
+  /** exactly "sale" */
+  transaction_type: "sale";
+  /** exactly "1.2" */
+  version: "1.2";
+  /** exactly "paypal": the buyer pays from their PayPal account (decisions §17) */
+  payment_method: "paypal";
+}
+
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (paypal sale 1.1) */
+export interface PayPalSaleFrontendRequest {
+  /** a whole number of minor units, 1 to 9007199254740991 */
+  amount: number;
+  /** an ISO 4217 code the gateway knows, such as USD */
+  currency: string;
+  /** text of 1 to 50 characters */
+  pin: string;
+  /** a date as YYYY-MM-DD or MM/DD/YYYY */
+  dob: string;
+  /** an e-mail address of up to 50 characters */
+  email: string;
+  /** 6 to 20 digits including the country code */
+  phone: number | string;
+  /** an IPv4 or IPv6 address */
+  requester_ip: string;
+  /** text of 1 to 100 characters */
+  address: string;
+  /** text of 1 to 50 characters */
+  city: string;
+  /** an ISO 3166-1 alpha-2 code such as US */
+  country: string;
+  /** text of 1 to 25 characters */
+  first_name: string;
+  /** text of 1 to 25 characters */
+  last_name: string;
+  /** up to 12 letters, digits, spaces or hyphens */
+  zip: string;
+  /** a 2-character ISO state code, or empty */
+  state?: string;
+  /** text of 1 to 50 characters */
+  merchant_id: string;
+  /** an http(s) URL of up to 256 characters */
+  return_url: string;
+  /** an http(s) URL of up to 256 characters */
+  notification_url: string;
+  /** text of 1 to 50 characters */
+  order_id: string;
+  /** text of 1 to 32 characters */
+  gateway?: string;
+  /** unix time in seconds */
+  timestamp: number;
+  /** hex SHA-384 (decisions.md §1) */
+  signature: string;
+  /** free text of up to 256 characters, no control characters */
+  variable1?: string;
+  /** free text of up to 256 characters, no control characters */
+  variable2?: string;
+  /** free text of up to 256 characters, no control characters */
+  variable3?: string;
+  /** text of 1 to 256 characters */
+  frontend: string;
+  /** exactly "sale" */
+  transaction_type: "sale";
+  /** exactly "1.1" */
+  version: "1.1";
+  /** exactly "paypal": the buyer pays from their PayPal account (decisions §17) */
+  payment_method: "paypal";
+}
+
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (paypal refund 1.2) */
+export interface PayPalRefundRequest {
+  /** a whole number of minor units, 1 to 9007199254740991 */
+  amount: number;
+  /** an ISO 4217 code the gateway knows, such as USD */
+  currency: string;
+  /** text of 1 to 50 characters */
+  pin: string;
+  /** text of 1 to 50 characters */
+  merchant_id: string;
+  /** text of 1 to 50 characters */
+  order_id: string;
+  /** a trace_id: a positive integer of up to 11 digits */
+  reference_id: number | string;
+  /** unix time in seconds */
+  timestamp: number;
+  /** hex SHA-384 (decisions.md §1) */
+  signature: string;
+  /** an e-mail address of up to 50 characters */
+  email?: string;
+  /** an IPv4 or IPv6 address */
+  requester_ip?: string;
+  /** an ISO 3166-1 alpha-2 code such as US */
+  country?: string;
+  /** text of 1 to 25 characters */
+  first_name?: string;
+  /** text of 1 to 25 characters */
+  last_name?: string;
+  /** a 2-character ISO state code, or empty */
+  state?: string;
+  /** up to 12 letters, digits, spaces or hyphens */
+  zip?: string;
+  /** an http(s) URL of up to 256 characters */
+  return_url?: string;
+  /** an http(s) URL of up to 256 characters */
+  notification_url?: string;
+  /** text of 1 to 32 characters */
+  application_key: string;
+  /** exactly "refund" */
+  transaction_type: "refund";
+  /** exactly "1.2" */
+  version: "1.2";
+  /** exactly "paypal": the buyer pays from their PayPal account (decisions §17) */
+  payment_method: "paypal";
+}
+
+/** POST /api/process: Card sale or authorization (application_key form 1.2, frontend form 1.1), refund, card payout (encrypted 1.2, plain 1.1), and a sale or refund with payment_method paypal (paypal refund 1.1) */
+export interface PayPalRefundFrontendRequest {
+  /** a whole number of minor units, 1 to 9007199254740991 */
+  amount: number;
+  /** an ISO 4217 code the gateway knows, such as USD */
+  currency: string;
+  /** text of 1 to 50 characters */
+  pin: string;
+  /** text of 1 to 50 characters */
+  merchant_id: string;
+  /** text of 1 to 50 characters */
+  order_id: string;
+  /** a trace_id: a positive integer of up to 11 digits */
+  reference_id: number | string;
+  /** unix time in seconds */
+  timestamp: number;
+  /** hex SHA-384 (decisions.md §1) */
+  signature: string;
+  /** an e-mail address of up to 50 characters */
+  email?: string;
+  /** an IPv4 or IPv6 address */
+  requester_ip?: string;
+  /** an ISO 3166-1 alpha-2 code such as US */
+  country?: string;
+  /** text of 1 to 25 characters */
+  first_name?: string;
+  /** text of 1 to 25 characters */
+  last_name?: string;
+  /** a 2-character ISO state code, or empty */
+  state?: string;
+  /** up to 12 letters, digits, spaces or hyphens */
+  zip?: string;
+  /** an http(s) URL of up to 256 characters */
+  return_url?: string;
+  /** an http(s) URL of up to 256 characters */
+  notification_url?: string;
+  /** text of 1 to 256 characters */
+  frontend: string;
+  /** exactly "refund" */
+  transaction_type: "refund";
+  /** exactly "1.1" */
+  version: "1.1";
+  /** exactly "paypal": the buyer pays from their PayPal account (decisions §17) */
+  payment_method: "paypal";
 }
 
 /** POST /api/process: its answer */
