@@ -11,6 +11,7 @@ import type { CashierTexts } from '../domain/cashier-texts.js';
 import type { ProcessorResult } from '../domain/processor-result.js';
 import type { DisputeStage } from '../domain/dispute-record.js';
 import type { ProcessorHttp } from '../outbound/processor-http.js';
+import type { PayeeMapping } from '../domain/payee.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
 export interface Customer {
@@ -372,6 +373,8 @@ export interface Connector {
     /** Validates the data_ fields (before anything is stored) and names the payment method they select. */
     check(data: Readonly<Record<string, string>>): DirectPayoutCheck;
     payout(request: DirectPayoutRequest): Promise<ProcessorResult>;
+    /** The payees it pays (routing and the cashier's payout methods) and their data_ fields (domain/payee.ts). */
+    readonly payee: PayeeMapping;
   };
   /**
    * Absent when the connector cannot authorize without capturing: an `authorize` is then refused

@@ -9,6 +9,7 @@ import type { PaymentChoice } from '../operations/cashier-payment.js';
 import type { FieldErrors } from '../pages/cashier/pages.js';
 import type { TextKey } from '../pages/cashier/text.js';
 import { bodySchema, CASHIER_FIELDS } from './fields.js';
+import { BIC_PATTERN, EMAIL_PATTERN, normalizeIban, validIban } from '../domain/payee.js';
 
 type Check = (value: string) => boolean;
 
@@ -95,7 +96,7 @@ export interface PaymentFormRules {
 
 export function readPaymentForm(form: Readonly<Record<string, unknown>>, rules: PaymentFormRules): FormResult<PaymentForm> {
   const errors: Record<string, TextKey> = {};
-  // Only the amount and the wallet id are written back into the form; card data never are.
+  // Only the amount and the payee's fields are written back into the form; card data never are.
   const values: Record<string, string> = {};
   let amount_minor = rules.fixed_amount_minor;
   if (amount_minor === null) {
@@ -110,6 +111,28 @@ export function readPaymentForm(form: Readonly<Record<string, unknown>>, rules: 
   let choice: PaymentChoice | null = null;
   if (rules.method === 'ewallet' && !rules.wallet_account_asked && !rules.payout) {
     choice = { method: 'ewallet', wallet_id: '' };
+  } else if (rules.method === 'paypal') {
+    // A payout to a PayPal account: the e-mail its owner logs in with.
+    const email = text(form, 'paypal_email');
+    values.paypal_email = email.slice(0, 127);
+    if (email === '') errors.paypal_email = 'required';
+    else if (email.length > 127 || !EMAIL_PATTERN.test(email)) errors.paypal_email = 'invalid_email';
+    else choice = { method: 'paypal', payee: { method: 'paypal', email } };
+  } else if (rules.method === 'bank_account') {
+    // A payout to a bank account: the IBAN as typed (spaces allowed), its holder, the BIC if the customer knows it.
+    const iban = normalizeIban(text(form, 'iban'));
+    const owner_name = text(form, 'owner_name').trim();
+    const bic = text(form, 'bic').replace(/\s/g, '').toUpperCase();
+    values.iban = iban.slice(0, 34);
+    values.owner_name = owner_name.slice(0, 70);
+    values.bic = bic.slice(0, 11);
+    if (iban === '') errors.iban = 'required';
+    else if (!validIban(iban)) errors.iban = 'invalid_iban';
+    if (owner_name === '') errors.owner_name = 'required';
+    else if (owner_name.length > 70) errors.owner_name = 'invalid';
+    if (bic !== '' && !BIC_PATTERN.test(bic)) errors.bic = 'invalid_bic';
+    if (errors.iban === undefined && errors.owner_name === undefined && errors.bic === undefined)
+      choice = { method: 'bank_account', payee: { method: 'bank_account', iban, owner_name, bic: bic === '' ? null : bic } };
   } else if (rules.method === 'ewallet') {
     const wallet_id = text(form, 'wallet_id');
     values.wallet_id = wallet_id.slice(0, 34);

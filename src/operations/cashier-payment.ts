@@ -13,6 +13,7 @@
 // longer than the 50 characters a merchant's order_id may have, it never meets one.
 import { randomBytes } from 'node:crypto';
 import type { CardData } from '../domain/cards.js';
+import type { CashierPayee } from '../domain/payee.js';
 import { customerFrom } from '../connectors/connector.js';
 import { routePayment } from './gateway-choice.js';
 import { CLOSED_ORDER_STATUSES, isOrderSession } from '../domain/order-state.js';
@@ -97,7 +98,16 @@ async function releaseClaim(deps: OperationDeps, session_id: string, attempt: nu
 
 /** What the customer chose and entered, already checked by the page (cashier-forms). */
 export type PaymentChoice =
-  { readonly method: 'card'; readonly card: CardData } | { readonly method: 'ewallet'; readonly wallet_id: string };
+  | { readonly method: 'card'; readonly card: CardData }
+  /** A deposit from an e-wallet (wallet_id '' when the wallet's own page asks: PayPal), or a payout to the sandbox's. */
+  | { readonly method: 'ewallet'; readonly wallet_id: string }
+  /** A payout to a PayPal account or a bank account (domain/payee.ts). */
+  | { readonly method: 'paypal' | 'bank_account'; readonly payee: CashierPayee };
+
+/** Who a payout choice pays, when it is not a card. */
+function payeeOf(choice: Exclude<PaymentChoice, { method: 'card' }>): CashierPayee {
+  return choice.method === 'ewallet' ? { method: 'ewallet', wallet_id: choice.wallet_id } : choice.payee;
+}
 
 export interface PaymentRequest {
   readonly session: CashierSessionRow;
@@ -185,36 +195,45 @@ export async function submitPayment(deps: OperationDeps, request: PaymentRequest
               mit_retry: false,
               transaction_type: session.transaction_type,
             })
-          : await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined });
+          : request.choice.method === 'ewallet'
+            ? await processWalletSale(deps, { ...common, wallet_id: request.choice.wallet_id, gateway: session.gateway_id ?? undefined })
+            : null;
+      if (outcome === null) return { kind: 'unavailable', reason: 'no_gateway' };
       if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
       if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
       return { kind: 'busy' };
     }
+    const choice = request.choice;
+    const payee = choice.method === 'card' ? null : payeeOf(choice);
     const routing = await routePayment(
       deps,
       merchant,
       {
         currency: session.currency,
         amount_minor: request.amount_minor,
-        card: request.choice.method === 'card' ? request.choice.card : null,
-        payout_method: request.choice.method === 'card' ? 'card' : 'ewallet',
+        card: choice.method === 'card' ? choice.card : null,
+        payout_method: payee === null ? 'card' : payee.method,
       },
       session.gateway_id,
-      request.choice.method === 'card' ? 'card_payout' : 'direct_payout',
+      payee === null ? 'card_payout' : 'direct_payout',
     );
     if (routing.kind === 'refused') return { kind: 'unavailable', reason: 'no_gateway' };
     const gateway = routing.gateway;
+    const known = await knownCustomer(deps, session);
+    const holder = { email: known.email ?? null, dob: known.dob ?? null, country: session.country };
     const outcome =
-      request.choice.method === 'card'
-        ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: request.choice.card })
+      choice.method === 'card'
+        ? await processCardPayout(deps, { ...common, gateway: gateway.gateway_id, card: choice.card })
         : await processDirectPayout(deps, {
             ...common,
             gateway: gateway.gateway_id,
-            data: { data_account_number: request.choice.wallet_id, data_method: 'ewallet' },
+            // The chosen gateway's own data_ fields for this payee (its connector pays this kind, routing checked).
+            data: routing.connector.direct?.payee.data(payee!, holder) ?? {},
           });
     if (outcome.kind === 'processed') return { kind: 'processed', attempt, answer: outcome.answer };
     if (outcome.kind === 'no_gateway') return { kind: 'unavailable', reason: 'no_gateway' };
-    if (outcome.kind === 'invalid_data') return { kind: 'unavailable', reason: 'wallet' };
+    // The processor's own check of the payee refused it (a PayPal address it does not take, an IBAN it cannot pay).
+    if (outcome.kind === 'invalid_data') return { kind: 'unavailable', reason: choice.method === 'ewallet' ? 'wallet' : 'payee' };
     return { kind: 'busy' };
   } finally {
     await releaseClaim(deps, session.session_id, attempt);

@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Connector } from '../connectors/connector.js';
 import { type GatewayRefusal, type Merchant, selectGateway } from '../domain/merchants.js';
+import { CASHIER_PAYOUT_METHODS } from '../domain/payee.js';
 import { routePayment } from './gateway-choice.js';
 import { signaturesEqual } from '../domain/signing.js';
 import type { CashierSessionRow, CashierTokenRow, SessionKind } from '../domain/cashier-record.js';
@@ -95,26 +96,58 @@ export function sessionConnector(
 }
 
 /**
- * The payment methods a session offers: card always (for payouts, when the gateway's connector
- * makes card payouts); the e-wallet when the connector takes it in that direction (wallet
- * deposits for pay-ins and checkouts, a `data_method` of `ewallet` for direct payouts).
+ * The payment methods a session offers, in a fixed order: card, then e-wallet (deposits: a
+ * connector that takes wallet deposits, PayPal's among them; payouts: the sandbox's wallet),
+ * PayPal account and bank account (payouts, by the payees the connectors pay). Each is offered
+ * when one of the gateways the session may use can take it: the session's own gateway when the
+ * merchant named one, else every enabled gateway of the merchant here in the session's currency,
+ * so that a merchant with a card processor and PayPal shows both.
  */
 export function methodsFor(
   deps: OperationDeps,
   merchant: Merchant,
   session: Pick<CashierSessionRow, 'kind' | 'currency' | 'gateway_id'> & { readonly transaction_type?: 'sale' | 'authorize' },
 ): string[] {
-  const connector = sessionConnector(deps, merchant, session);
+  const connectors = sessionConnectors(deps, merchant, session);
   // An order to authorize takes cards only: a wallet payment cannot be held for a later capture.
-  if (!connector || session.transaction_type === 'authorize') return ['card'];
+  if (connectors.length === 0 || session.transaction_type === 'authorize') return ['card'];
   const payout = isPayout(session.kind);
-  const takes_cards = deps.connectors.definition(connector.name)?.capabilities.card_sale === true;
-  const methods = payout ? (connector.cardPayout ? ['card'] : []) : takes_cards ? ['card'] : [];
-  const takes_wallet = payout
-    ? connector.direct?.fields.find((f) => f.name === 'data_method')?.values?.includes('ewallet') === true
-    : connector.walletDeposit !== undefined;
-  if (takes_wallet) methods.push('ewallet');
-  return methods;
+  const offered = new Set<string>();
+  for (const connector of connectors) {
+    if (payout) {
+      if (connector.cardPayout) offered.add('card');
+      for (const method of connector.direct?.payee.methods ?? []) offered.add(method);
+    } else {
+      if (deps.connectors.definition(connector.name)?.capabilities.card_sale === true) offered.add('card');
+      if (connector.walletDeposit !== undefined) offered.add('ewallet');
+    }
+  }
+  return ['card', 'ewallet', ...CASHIER_PAYOUT_METHODS.filter((m) => m !== 'ewallet')].filter((method) => offered.has(method));
+}
+
+/** The connectors of the gateways a session may pay through: its own, or each usable one of the merchant in its currency. */
+export function sessionConnectors(
+  deps: OperationDeps,
+  merchant: Merchant,
+  session: Pick<CashierSessionRow, 'currency' | 'gateway_id'>,
+): Connector[] {
+  if (session.gateway_id !== null && session.gateway_id !== '') {
+    const own = sessionConnector(deps, merchant, session);
+    return own ? [own] : [];
+  }
+  const usable = merchant.gateways.filter(
+    (g) => g.enabled && g.currencies.includes(session.currency) && deps.connectors.runsHere(g.connector),
+  );
+  return usable.map((g) => deps.connectors.forGateway(g)).filter((c): c is Connector => c !== null);
+}
+
+/**
+ * The texts a session's pages take from a connector (its e-wallet's name, its test hints): the
+ * first connector of the session's that has any, preferring one that takes e-wallet deposits.
+ */
+export function sessionTexts(deps: OperationDeps, merchant: Merchant, session: Pick<CashierSessionRow, 'currency' | 'gateway_id'>) {
+  const connectors = sessionConnectors(deps, merchant, session).filter((c) => c.cashier_texts !== undefined);
+  return (connectors.find((c) => c.walletDeposit !== undefined) ?? connectors[0])?.cashier_texts ?? null;
 }
 
 /** What a merchant's session call (init-*) carries once its fields are checked. */

@@ -31,6 +31,12 @@ const CAPABILITY_WORDS: Readonly<Record<NeededCapability, string>> = {
   authorize_capture: 'authorizations',
 };
 
+const PAYEE_WORDS: Readonly<Record<Exclude<PayoutMethod, 'card'>, string>> = {
+  paypal: 'payouts to PayPal accounts',
+  bank_account: 'payouts to bank accounts',
+  ewallet: 'payouts to its e-wallet',
+};
+
 /** What routing looks at: the amount and the card when known (undefined: not known yet; null card: none). */
 export interface PaymentToRoute {
   readonly currency: string;
@@ -86,6 +92,13 @@ export async function routePayment(
     }
     if (need !== null && capabilities?.[need] !== true) {
       return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: CAPABILITY_WORDS[need] };
+    }
+    // A direct payout goes only where its kind of payee is paid: a PayPal account never to a bank-only processor.
+    const method = payment.payout_method;
+    if (need === 'direct_payout' && method !== undefined && method !== 'unknown' && method !== 'card') {
+      const methods = deps.connectors.forGateway(gateway)?.direct?.payee.methods ?? [];
+      if (!methods.includes(method))
+        return { kind: 'capability', gateway_id: gateway.gateway_id, connector: gateway.connector, capability: PAYEE_WORDS[method] };
     }
     return null;
   };

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectorOptions, loadConfig } from '../../src/config.js';
 import { adyenDefinition } from '../../src/connectors/adyen/connector.js';
-import { validIban } from '../../src/connectors/adyen/requests.js';
+import { validIban } from '../../src/domain/payee.js';
 import {
   type CardSaleRequest,
   type Connector,

@@ -176,7 +176,7 @@ describe.each(storeKinds())('cashier session calls on %s', (kind) => {
     [
       '/api/init-pay-out',
       () => initPayOut(gw.merchant, shop.url, { payment_method: 'bank' }),
-      /^Invalid field: payment_method \(expected card or ewallet\)$/,
+      /^Invalid field: payment_method \(expected card, ewallet or bank_account\)$/,
     ],
     ['/api/init-pay-out-order', () => initPayOutOrder(gw.merchant, shop.url, { amount: undefined }), /^Missing required field: amount$/],
     [

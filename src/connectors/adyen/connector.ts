@@ -35,6 +35,7 @@ import {
   BANK_PAYOUT_FIELDS,
   cancelBody,
   captureBody,
+  BANK_PAYEE,
   checkBankPayout,
   confirmPayoutBody,
   idempotencyKey,
@@ -72,6 +73,7 @@ export class AdyenConnector implements Connector {
     fields: BANK_PAYOUT_FIELDS,
     check: checkBankPayout,
     payout: (request: DirectPayoutRequest): Promise<ProcessorResult> => this.bankPayout(request),
+    payee: BANK_PAYEE,
   };
 
   constructor(

@@ -11,6 +11,7 @@ import type {
   RefundRequest,
 } from '../connector.js';
 import { checkDataFields } from '../connector.js';
+import { type CashierPayee, type PayeeHolder, type PayeeMapping, validIban } from '../../domain/payee.js';
 
 export interface AdyenIds {
   readonly merchant_account: string;
@@ -68,18 +69,6 @@ export function refundBody(request: RefundRequest, ids: AdyenIds): Record<string
   return { amount: amountOf(request.amount_minor, request.currency), merchantAccount: ids.merchant_account, reference: request.reference };
 }
 
-/** An IBAN: country, check digits, up to 30 letters and digits; its check digits must verify (ISO 13616 mod 97). */
-export function validIban(iban: string): boolean {
-  if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$/.test(iban)) return false;
-  const moved = iban.slice(4) + iban.slice(0, 4);
-  let remainder = 0;
-  for (const c of moved) {
-    const digits = c >= 'A' ? String(c.charCodeAt(0) - 55) : c;
-    for (const d of digits) remainder = (remainder * 10 + Number(d)) % 97;
-  }
-  return remainder === 1;
-}
-
 export const BANK_PAYOUT_METHOD = 'bank_account';
 
 /**
@@ -110,6 +99,27 @@ export const BANK_PAYOUT_FIELDS: readonly DataFieldSpec[] = [
   { name: 'data_nationality', required: false, max_length: 2, pattern: /^[A-Z]{2}$/, rule: 'ISO 3166-1 alpha-2, capitals' },
   { name: 'data_entity_type', required: false, max_length: 13, values: ['NaturalPerson', 'Company'], rule: 'NaturalPerson or Company' },
 ];
+
+/**
+ * A bank account from the hosted cashier: the holder's e-mail and date of birth, which Adyen
+ * requires with a payout, from what the cashier knows of the customer; the account's country is
+ * the IBAN's own.
+ */
+export const BANK_PAYEE: PayeeMapping = {
+  methods: ['bank_account'],
+  data(payee: CashierPayee, holder: PayeeHolder): Record<string, string> {
+    if (payee.method !== 'bank_account') return {};
+    return {
+      data_iban: payee.iban,
+      data_owner_name: payee.owner_name,
+      ...(payee.bic !== null ? { data_bic: payee.bic } : {}),
+      data_country_code: payee.iban.slice(0, 2),
+      ...(holder.email !== null ? { data_email: holder.email } : {}),
+      ...(holder.dob !== null ? { data_date_of_birth: holder.dob } : {}),
+      data_nationality: holder.country,
+    };
+  },
+};
 
 export function checkBankPayout(data: Readonly<Record<string, string>>): DirectPayoutCheck {
   const problem = checkDataFields(BANK_PAYOUT_FIELDS, data);

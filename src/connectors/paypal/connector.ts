@@ -51,6 +51,7 @@ import {
   traceIdOf,
 } from './status-map.js';
 import { readPayPalWebhook } from './webhooks.js';
+import type { CashierPayee, PayeeMapping } from '../../domain/payee.js';
 
 export const PAYPAL_LIVE_URL = 'https://api-m.paypal.com';
 
@@ -89,6 +90,12 @@ export class PayPalConnector implements Connector {
     fields: PAYPAL_PAYOUT_FIELDS,
     check: (data: Readonly<Record<string, string>>): DirectPayoutCheck => checkPayout(data),
     payout: (request: DirectPayoutRequest): Promise<ProcessorResult> => this.payout(request),
+    // A PayPal account, by the e-mail its owner logs in with.
+    payee: {
+      methods: ['paypal'],
+      data: (payee: CashierPayee): Record<string, string> =>
+        payee.method === 'paypal' ? { data_recipient_type: 'EMAIL', data_receiver: payee.email } : {},
+    } satisfies PayeeMapping,
   };
 
   constructor(

@@ -27,6 +27,7 @@ import {
   type DeclineKind,
 } from '../connector.js';
 import { SANDBOX_CASHIER_TEXTS } from './cashier-texts.js';
+import type { CashierPayee, PayeeMapping } from '../../domain/payee.js';
 
 export interface SandboxTimings {
   readonly challenge_timeout_ms: number;
@@ -72,6 +73,21 @@ export const SANDBOX_DIRECT_FIELDS: readonly DataFieldSpec[] = [
   },
   { name: 'data_method', required: false, max_length: 7, values: ['bank', 'ewallet'], rule: 'bank or ewallet' },
 ];
+
+/** The sandbox pays its own e-wallet and bank accounts (an IBAN as the account number, the BIC as the bank code). */
+const SANDBOX_PAYEE: PayeeMapping = {
+  methods: ['bank_account', 'ewallet'],
+  data(payee: CashierPayee): Record<string, string> {
+    switch (payee.method) {
+      case 'ewallet':
+        return { data_account_number: payee.wallet_id, data_method: 'ewallet' };
+      case 'bank_account':
+        return { data_account_number: payee.iban, ...(payee.bic !== null ? { data_bank_code: payee.bic } : {}), data_method: 'bank' };
+      case 'paypal':
+        return {};
+    }
+  },
+};
 
 /**
  * Merchant-initiated (stored-card, subscription renewal) sales have no CVV; these amounts fail
@@ -311,6 +327,7 @@ export class SandboxConnector implements Connector {
       return { ok: true, payment_method: data.data_method === 'ewallet' ? 'ewallet' : 'bank' };
     },
     payout: (request: DirectPayoutRequest) => this.directPayout(request),
+    payee: SANDBOX_PAYEE,
   };
 
   private async directPayout(request: DirectPayoutRequest): Promise<ProcessorResult> {

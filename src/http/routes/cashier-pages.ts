@@ -25,7 +25,7 @@ import {
   methodsFor,
   missingCustomerFields,
   saveRegistration,
-  sessionConnector,
+  sessionTexts,
   sessionFrameOrigins,
 } from '../../operations/cashier-session.js';
 import type { CashierSessionRow } from '../../domain/cashier-record.js';
@@ -149,7 +149,7 @@ async function viewOf(
 ): Promise<{ view: CashierView; state: Awaited<ReturnType<typeof sessionState>> }> {
   const state = await sessionState(deps, browser.session);
   const merchant = await deps.merchants.find(browser.session.merchant_id);
-  const connector_texts = (merchant ? sessionConnector(deps, merchant, browser.session)?.cashier_texts : undefined) ?? null;
+  const connector_texts = merchant ? sessionTexts(deps, merchant, browser.session) : null;
   // The latest payment of the session (transactions come oldest first), for the signed way back.
   const latest = state.transactions.at(-1) ?? null;
   const return_href =
@@ -381,7 +381,14 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         });
         // Written back into the form after a refusal: the amount and the wallet id, never card data.
         const values: Record<string, string> = { amount: typeof form.amount === 'string' ? form.amount.slice(0, 20) : '' };
-        if (read.value.choice.method === 'ewallet') values.wallet_id = read.value.choice.wallet_id;
+        const choice = read.value.choice;
+        if (choice.method === 'ewallet') values.wallet_id = choice.wallet_id;
+        if (choice.method === 'paypal' && choice.payee.method === 'paypal') values.paypal_email = choice.payee.email;
+        if (choice.method === 'bank_account' && choice.payee.method === 'bank_account') {
+          values.iban = choice.payee.iban;
+          values.owner_name = choice.payee.owner_name;
+          values.bic = choice.payee.bic ?? '';
+        }
         switch (outcome.kind) {
           case 'processed': {
             const next =
@@ -423,6 +430,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
               values,
               alert: { tone: 'bad', title: view.say('unavailable') },
               ...(outcome.reason === 'wallet' ? { errors: { wallet_id: 'invalid_wallet' } } : {}),
+              ...(outcome.reason === 'payee' ? { errors: { [method === 'paypal' ? 'paypal_email' : 'iban']: 'invalid_payee' } } : {}),
             });
           case 'busy':
             return renderMain(response, browser, { alert: { tone: 'wait', title: view.say('busy') } });

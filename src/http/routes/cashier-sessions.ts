@@ -233,8 +233,16 @@ async function handleInit(context: SignedContext, kind: SessionKind, body: AnyIn
     case 'no_gateway':
       return gatewayRefusalReply(outcome.refusal, true);
     case 'unknown_method':
-      return fieldError(`Invalid field: payment_method (expected ${outcome.allowed.join(' or ')})`);
+      return fieldError(methodsRefusal(outcome.allowed));
   }
+}
+
+/** "card or ewallet", "card, paypal or bank_account": within init-*'s 75 characters, else the bare list. */
+function methodsRefusal(allowed: readonly string[]): string {
+  const last = allowed.at(-1) ?? '';
+  const words = allowed.length <= 2 ? allowed.join(' or ') : `${allowed.slice(0, -1).join(', ')} or ${last}`;
+  const sentence = `Invalid field: payment_method (expected ${words})`;
+  return sentence.length <= 75 ? sentence : `Invalid field: payment_method (expected ${allowed.join(',')})`;
 }
 
 interface InitSpec {

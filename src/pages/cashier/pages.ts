@@ -180,6 +180,14 @@ export function registrationPage(view: CashierView, fields: readonly CustomerFie
   );
 }
 
+/** Each method's name and the line under it on the choice's button. */
+const METHOD_TEXTS: Readonly<Record<string, readonly [TextKey, TextKey]>> = {
+  card: ['method_card', 'method_card_note'],
+  ewallet: ['method_ewallet', 'method_ewallet_note'],
+  paypal: ['method_paypal', 'method_paypal_note'],
+  bank_account: ['method_bank_account', 'method_bank_account_note'],
+};
+
 /** A method's name: the connector's own for its e-wallet (the sandbox's), else the cashier's. */
 function methodLabel(view: CashierView, method: string, label: TextKey): string {
   return method === 'ewallet' && view.connector_texts ? view.connector_texts.ewallet_label(view.language) : view.say(label);
@@ -189,8 +197,7 @@ function methodLabel(view: CashierView, method: string, label: TextKey): string 
 export function methodChoice(view: CashierView, methods: readonly string[]): Html {
   const { say } = view;
   const buttons = methods.map((method) => {
-    const [label, note]: [TextKey, TextKey] =
-      method === 'ewallet' ? ['method_ewallet', 'method_ewallet_note'] : ['method_card', 'method_card_note'];
+    const [label, note] = METHOD_TEXTS[method] ?? METHOD_TEXTS.card!;
     return html`<button class="method" type="submit" name="method" value="${method}">${methodLabel(view, method, label)}<small>${say(note)}</small></button>`;
   });
   return html`<h2>${say(isPayoutKind(view.session.kind) ? 'choose_method_payout' : 'choose_method')}</h2>
@@ -235,6 +242,40 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
   }
   if (options.method === 'ewallet' && view.connector_texts?.wallet_account_asked === false && !isPayoutKind(session.kind)) {
     // The customer logs in on the wallet's own page (PayPal): nothing to ask here.
+  } else if (options.method === 'paypal') {
+    fields.push(
+      input(view, {
+        name: 'paypal_email',
+        label: say('paypal_email'),
+        type: 'email',
+        autocomplete: 'email',
+        hint: say('paypal_email_hint'),
+        value: values.paypal_email ?? '',
+        error: errors.paypal_email,
+        maxlength: 127,
+      }),
+    );
+  } else if (options.method === 'bank_account') {
+    fields.push(
+      input(view, {
+        name: 'iban',
+        label: say('iban'),
+        autocomplete: 'off',
+        hint: say('iban_hint'),
+        value: values.iban ?? '',
+        error: errors.iban,
+        maxlength: 42,
+      }),
+      input(view, {
+        name: 'owner_name',
+        label: say('owner_name'),
+        autocomplete: 'name',
+        value: values.owner_name ?? '',
+        error: errors.owner_name,
+        maxlength: 70,
+      }),
+      input(view, { name: 'bic', label: say('bic'), autocomplete: 'off', value: values.bic ?? '', error: errors.bic, maxlength: 11 }),
+    );
   } else if (options.method === 'ewallet') {
     fields.push(
       input(view, {
@@ -286,7 +327,7 @@ export function paymentForm(view: CashierView, options: PaymentFormOptions): Htm
   const hint = view.connector_texts?.form_note(payout ? 'payout' : 'card', view.language, session.currency) ?? null;
   const note = hint !== null ? html`<p class="note">${hint}</p>` : '';
   const other = options.methods.length > 1 ? html`<p><a href="/cashier?method=choose">${say('other_method')}</a></p>` : '';
-  const label: TextKey = options.method === 'ewallet' ? 'method_ewallet' : 'method_card';
+  const label: TextKey = (METHOD_TEXTS[options.method] ?? METHOD_TEXTS.card!)[0];
   return html`<form method="post" action="/cashier/pay" novalidate>
       <input type="hidden" name="csrf" value="${view.csrf}">
       <input type="hidden" name="method" value="${options.method}">
