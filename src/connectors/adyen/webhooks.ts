@@ -107,7 +107,13 @@ function readVerified(item: Item): WebhookReading {
   switch (meaning.about) {
     case 'payment': {
       if (item.eventCode === 'AUTHORISATION') {
-        const trace = text(item.additional['metadata.trace_id']);
+        // The sale's metadata comes back with its AUTHORISATION: as a flat "metadata.trace_id" key, or
+        // as Webhooks v1 describes it, an object under additionalData.metadata. Either finds a payment
+        // whose answer was lost (it has no pspReference of ours yet).
+        const nested = item.additional.metadata;
+        const trace =
+          text(item.additional['metadata.trace_id']) ??
+          (typeof nested === 'object' && nested !== null ? text((nested as Record<string, unknown>).trace_id) : null);
         return event({
           match: {
             trace_id: trace !== null && /^[0-9]{1,15}$/.test(trace) ? Number(trace) : null,

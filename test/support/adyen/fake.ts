@@ -27,7 +27,7 @@
 //   A wrong key for the role is 401/403.
 // Controls (beyond the shared ones of fake-processor/controls.ts: failNext, holdEvents,
 // releaseHeldEvents, redeliver, sendRaw, waitForEvent, violations): settlePayout(psp, outcome),
-// chargeback(psp, stage, options), customerAreaRefund(psp, amount_minor), payment(psp), payout(psp),
+// chargeback(psp, stage, options), customerAreaRefund(psp, amount_minor), payment(psp), paymentsWithReference(reference), payout(psp),
 // setWebhookUrl(url).
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
@@ -77,6 +77,8 @@ export interface FakeAdyenPayment {
   refunded_minor: number;
   readonly return_url: string;
   readonly threeds_token: string | null;
+  /** The request's metadata (the connector's trace_id), sent back with the AUTHORISATION notification. */
+  readonly metadata: Readonly<Record<string, string>>;
 }
 
 export interface FakeAdyenPayout {
@@ -99,6 +101,8 @@ export interface FakeAdyen extends FakeProcessorControls<AdyenRoute, AdyenEvent,
   readonly hmac_key: string;
   setWebhookUrl(url: string | null): void;
   payment(psp: string): FakeAdyenPayment | null;
+  /** The payments made with this merchant reference (an order_id): one, however often it was sent with its key. */
+  paymentsWithReference(reference: string): readonly FakeAdyenPayment[];
   payout(psp: string): FakeAdyenPayout | null;
   /** A confirmed payout is paid (PAYOUT_THIRDPARTY success true), fails (success false), or expires (PAYOUT_EXPIRE). */
   settlePayout(psp: string, outcome: 'paid' | 'failed' | 'expired'): Promise<AdyenEvent>;
@@ -190,7 +194,7 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
   function makeEvent(
     eventCode: string,
     fields: { psp: string; original: string | null; reference: string; value: number; currency: string; success: boolean; reason?: string },
-    extra: Record<string, string> = {},
+    extra: Record<string, unknown> = {},
   ): AdyenEvent {
     const item: Record<string, unknown> = {
       pspReference: fields.psp,
@@ -242,15 +246,21 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
   }
 
   function authorisationEvent(p: FakeAdyenPayment, reason?: string): AdyenEvent {
-    return makeEvent('AUTHORISATION', {
-      psp: p.psp,
-      original: null,
-      reference: p.reference,
-      value: p.amount_minor,
-      currency: p.currency,
-      success: p.status === 'authorised',
-      ...(reason !== undefined ? { reason } : {}),
-    });
+    return makeEvent(
+      'AUTHORISATION',
+      {
+        psp: p.psp,
+        original: null,
+        reference: p.reference,
+        value: p.amount_minor,
+        currency: p.currency,
+        success: p.status === 'authorised',
+        ...(reason !== undefined ? { reason } : {}),
+      },
+      // The payment request's metadata comes back with its AUTHORISATION (Webhooks v1:
+      // NotificationAdditionalData.metadata, "a set of key-value pairs provided in the request").
+      Object.keys(p.metadata).length > 0 ? { metadata: p.metadata } : {},
+    );
   }
 
   function paymentAnswer(p: FakeAdyenPayment, refusal: { reason: string; code: string } | null): Record<string, unknown> {
@@ -303,6 +313,7 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
         refunded_minor: 0,
         return_url: String(body.returnUrl),
         threeds_token: token,
+        metadata: (body.metadata ?? {}) as Record<string, string>,
       };
       payments.set(psp, p);
       if (token) by_threeds.set(token, psp);
@@ -611,6 +622,7 @@ export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<Fa
       webhooks.setEndpoint(url === null ? null : { url, secret: hmac_key });
     },
     payment: (psp) => payments.get(psp) ?? null,
+    paymentsWithReference: (reference) => [...payments.values()].filter((p) => p.reference === reference),
     payout: (psp) => payouts.get(psp) ?? null,
     settlePayout(psp, outcome) {
       const payout = payouts.get(psp);
