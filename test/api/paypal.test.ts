@@ -1,6 +1,7 @@
 // Live processing through the `paypal` connector (issue 27, decisions §17), against the fake PayPal
 // on 127.0.0.1 over real HTTP, on both stores: direct payouts to a PayPal account (paid, returned
 // after being paid, failed, unclaimed then claimed; duplicate, forged and early webhooks) and
+// payouts whose answer was lost (time-out, reset, garbled: settled by the item's webhook) and
 // deposits by the hosted cashier over HTTP (the customer sent to PayPal's approval page, approving
 // or cancelling there, the gateway capturing once they are back; a refund of one; a capture whose
 // answer is lost, settled by the scheduled lookup without a second capture). Each ends in the
@@ -100,6 +101,25 @@ describe.each(storeKinds())('PayPal through a live gateway on %s', (kind) => {
     await delivered(unclaimed.trace_id);
     expect(notified(unclaimed.trace_id).filter((s) => s === 'approved')).toHaveLength(1);
   });
+
+  it.each(['timeout', 'reset_after_processing', 'garbage'] as const)(
+    "a payout whose answer is lost (%s): pending, settled by the item's webhook; one batch, one item, one notification",
+    async (mode) => {
+      const receiver = receiverEmail();
+      live.fake.failNext('payouts.create', mode);
+      const answer = await live.process(payoutBody(receiver, 1900), '/api/direct');
+      expect(answer.body, JSON.stringify(answer.body)).toMatchObject({ status: 0, transaction_status: 'pending' });
+      const trace_id = answer.body.trace_id as number;
+      // PayPal made the payout: one item, keyed by the trace_id (sender_item_id), whatever the gateway heard.
+      const items = live.fake.payout_items.filter((item) => item.sender_item_id === `paygate-${trace_id}`);
+      expect(items).toHaveLength(1);
+      await live.fake.settlePayoutItem(items[0]!.payout_item_id, 'SUCCESS');
+      await live.settled(trace_id, 'approved');
+      await delivered(trace_id);
+      expect(notified(trace_id).filter((s) => s === 'approved')).toHaveLength(1);
+      expect(live.fake.payout_items.filter((item) => item.sender_item_id === `paygate-${trace_id}`)).toHaveLength(1);
+    },
+  );
 
   it('a duplicate webhook changes nothing; a forged one is refused 401 and changes nothing', async () => {
     const paid = await payout(4400);
