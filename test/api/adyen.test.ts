@@ -8,10 +8,11 @@
 // notification twice (nothing more), a forged HMAC (401, nothing), and the answer Adyen wants to
 // every notification: exactly `[accepted]`. Every request and notification is checked against
 // Adyen's published descriptions (fake.violations stays empty after each test).
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { refundC, saleA, VISA } from '../support/bodies.js';
 import { notificationHmac } from '../support/adyen/hmac.js';
-import { type LiveAdyen, liveSale, startLiveAdyen, TEST_CARD_CVCS } from '../support/live-adyen.js';
+import { type LiveAdyen, liveSale, operatorCall, startLiveAdyen, TEST_CARD_CVCS } from '../support/live-adyen.js';
 import { withLiveGateway } from '../support/live-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { direct } from '../support/payout-bodies.js';
@@ -244,5 +245,21 @@ describe.each(storeKinds())('live processing through Adyen on %s', (kind) => {
     expect(await live.row(paid.trace_id)).toMatchObject({ status: 'approved', refund_reserved_minor: 0 });
     expect(await live.gw.gateway.deps.store.transactions.listRefundsOf(paid.trace_id, 10)).toHaveLength(0);
     expect(live.notifications(paid.trace_id)).toHaveLength(1);
+  });
+
+  // Last: it closes the gateway's HTTP server to flush its log.
+  it("neither the operator API nor the gateway's log ever shows Adyen's keys, the HMAC key or a notification's signature", async () => {
+    const shown = await operatorCall(live.gw, 'GET', `/operator/gateways/${live.gateway}`);
+    expect(shown.status).toBe(200);
+    const secrets = [live.fake.api_key, live.fake.payout_api_key, live.fake.payout_reviewer_api_key, live.fake.hmac_key];
+    for (const secret of secrets) expect(JSON.stringify(shown.body)).not.toContain(secret);
+    await live.gw.gateway.app.close(); // flushes the request logs
+    await pause(200);
+    const log = fs.readFileSync(live.gw.log_file, 'utf8');
+    expect(log).toContain('/webhooks/adyen/'); // Adyen's notifications were logged
+    for (const secret of secrets) expect(log).not.toContain(secret);
+    const signatures = live.fake.events.map((e) => e.signature).filter((sig): sig is string => sig !== null && sig !== '');
+    expect(signatures.length).toBeGreaterThan(0);
+    for (const signature of signatures) expect(log).not.toContain(signature);
   });
 });
