@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `paygate` commands: start (the default), merchant create, and gateway create / list / show /
-// disable / enable / settings (decisions.md §13; the operator API does the same, docs/connectors.md).
+// `paygate` commands: start (the default), merchant create, gateway create / list / show /
+// disable / enable / settings (decisions.md §13; the operator API does the same, docs/connectors.md),
+// and the sandbox's trigger (docs/triggers.md).
 // With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
 // each worker process, where start runs one gateway.
 // The commands themselves are in src/cli/ (gateway.ts, merchant.ts, user.ts, routing.ts, sign.ts,
-// usage.ts); this file is the entry (package.json's bin) and dispatches to them.
+// trigger.ts, usage.ts); this file is the entry (package.json's bin) and dispatches to them.
 import cluster from 'node:cluster';
 import { startClusterPrimary } from './cluster.js';
 import { createLogger } from './logging.js';
@@ -14,6 +15,7 @@ import { gatewayCommand } from './cli/gateway.js';
 import { createMerchant } from './cli/merchant.js';
 import { loadBins, routeCommand } from './cli/routing.js';
 import { signCommand } from './cli/sign.js';
+import { triggerCommand } from './cli/trigger.js';
 import { createUserCommand } from './cli/user.js';
 import { USAGE } from './cli/usage.js';
 
@@ -70,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'route') return routeCommand(config, sub, rest);
   if (command === 'bins' && sub === 'load') return loadBins(config, rest);
   if (command === 'sign') return signCommand(argv.slice(1));
+  if (command === 'trigger') return triggerCommand(config, argv.slice(1));
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

@@ -10,7 +10,8 @@ import type { Config } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { AdjustableClock } from './domain/clock.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
-import { ensureDemoMerchant, masterKeyFor, openConfiguredStore } from './main.js';
+import { firstScreenLines } from './first-screen.js';
+import { adminTokenInEffect, DEMO_MERCHANT_ID, ensureDemoMerchant, masterKeyFor, openConfiguredStore } from './main.js';
 
 /** A worker that ran this long before dying resets the restart back-off. */
 const STABLE_AFTER_MS = 30_000;
@@ -26,19 +27,33 @@ export interface ClusterPrimary {
 
 export async function startClusterPrimary(config: Config, logger: Logger): Promise<ClusterPrimary> {
   // Once, before any worker exists: migrations (Kysely's migration lock would also serialize
-  // them) and the demo merchant, so it is created and announced by one process.
+  // them), the demo merchant and the sandbox's admin token, so they are created and announced by
+  // one process; the workers find them.
   const store = openConfiguredStore(config, logger);
+  let first_screen: string[];
   try {
     await store.migrate();
     const clock = new AdjustableClock();
     if (config.environment === 'sandbox') clock.set_offset_ms(await store.sandboxClock.getOffset());
-    await ensureDemoMerchant(config, store, new MerchantDirectory(store, new Sealer(masterKeyFor(config))), clock.now_ms());
+    const sealer = new Sealer(masterKeyFor(config));
+    const demo = await ensureDemoMerchant(config, store, new MerchantDirectory(store, sealer), clock.now_ms());
+    const admin = await adminTokenInEffect(config, store, sealer, clock.now_ms());
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    first_screen = firstScreenLines({
+      environment: config.environment,
+      url: config.public_url ?? `http://${host}:${config.port}`,
+      demo_merchant_id:
+        config.environment === 'sandbox' && (demo ?? (await store.merchants.get(DEMO_MERCHANT_ID))) ? DEMO_MERCHANT_ID : null,
+      demo_created: demo !== null,
+      admin_token: admin.source,
+    });
   } finally {
     await store.close();
   }
 
   let stopping = false;
   let ever_listening = false;
+  let all_listening = false;
   let quick_failures = 0;
   const started_at = new Map<number, number>();
   const listening = new Set<number>();
@@ -51,8 +66,11 @@ export async function startClusterPrimary(config: Config, logger: Logger): Promi
 
   cluster.on('listening', (worker) => {
     listening.add(worker.id);
-    if (!ever_listening && listening.size === config.workers) {
+    // Once, when all of the first workers listen (ever_listening is set by the first of them).
+    if (!all_listening && listening.size === config.workers) {
+      all_listening = true;
       logger.info({ workers: config.workers, port: config.port }, 'paygate workers listening');
+      for (const line of first_screen) process.stdout.write(`${line}\n`);
     }
     ever_listening = true;
   });

@@ -31,6 +31,8 @@ import { processorCallbackRoutes } from './http/routes/processor-callbacks.js';
 import { operatorGatewayRoutes } from './http/routes/operator-gateways.js';
 import { operatorRoutingRoutes } from './http/routes/operator-routing.js';
 import { reportUnusableMerchants } from './operations/gateways.js';
+import { ensureSandboxAdminToken } from './operations/sandbox-admin-token.js';
+import { type FirstScreen, firstScreenLines } from './first-screen.js';
 import { openStore } from './store/open.js';
 import { lockDataFolder } from './store/instance-lock.js';
 import type { Store } from './store/store.js';
@@ -69,6 +71,9 @@ export interface StartOptions {
   readonly create_demo?: boolean;
 }
 
+/** The merchant a new sandbox makes for itself (docs/api.md §12). */
+export const DEMO_MERCHANT_ID = 'demo-merchant';
+
 /**
  * Sandbox only: on a database with no merchant, creates the demo merchant and announces its
  * credentials once. Two processes racing here cannot both create it: the second insert of the
@@ -84,7 +89,7 @@ export async function ensureDemoMerchant(
   if (config.environment !== 'sandbox' || (await store.merchants.count()) !== 0) return null;
   const created = await merchants.create(
     {
-      merchant_id: 'demo-merchant',
+      merchant_id: DEMO_MERCHANT_ID,
       application_key: 'demo-app',
       frontend: 'demo-frontend',
       secret: randomBytes(24).toString('base64url'),
@@ -95,6 +100,28 @@ export async function ensureDemoMerchant(
   if (created.kind !== 'created') return null;
   (announce ?? ((line: string) => process.stdout.write(`${line}\n`)))(`Demo sandbox merchant created: ${JSON.stringify(created.merchant)}`);
   return created.merchant;
+}
+
+/**
+ * The admin token in effect: PAYGATE_ADMIN_TOKEN when set; in the sandbox otherwise its own, made
+ * and announced once on first start (operations/sandbox-admin-token.ts); in live mode none.
+ */
+export async function adminTokenInEffect(
+  config: Config,
+  store: Store,
+  sealer: Sealer,
+  now_ms: number,
+  announce?: (line: string) => void,
+): Promise<{ readonly token: string | null; readonly source: FirstScreen['admin_token'] }> {
+  if (config.admin_token !== null) return { token: config.admin_token, source: 'configured' };
+  if (config.environment !== 'sandbox') return { token: null, source: 'none' };
+  const own = await ensureSandboxAdminToken({ store, sealer }, now_ms);
+  if (own.created) {
+    (announce ?? ((line: string) => process.stdout.write(`${line}\n`)))(
+      `Sandbox admin token created: ${own.token} (send it as Authorization: Bearer <token>; shown once, kept sealed)`,
+    );
+  }
+  return { token: own.token, source: own.created ? 'created' : 'stored' };
 }
 
 export function masterKeyFor(config: Config): Buffer {
@@ -149,6 +176,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     http: processor_http,
   });
   const merchants = new MerchantDirectory(store, sealer, config.limits.merchant_cache_ms, config.limits.unknown_merchant_cache_ms);
+  const primary = options.create_demo !== false;
+  const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
+  // Every check of the admin token reads deps.config.admin_token: the sandbox's own one goes there.
+  const admin = await adminTokenInEffect(config, store, sealer, clock.now_ms(), options.announce);
   const deps: HttpDeps = {
     store,
     sealer,
@@ -156,7 +187,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     wall_clock: wallClock,
     merchants,
     connectors,
-    config,
+    config: admin.token === config.admin_token ? config : { ...config, admin_token: admin.token },
     logger,
     public_url: () => public_url,
     metrics: new GatewayMetrics(),
@@ -170,8 +201,6 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   };
   deps.metrics.watch(store, clock);
 
-  const primary = options.create_demo !== false;
-  const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
   if (primary && config.environment === 'live') await reportUnusableMerchants(deps);
 
   const routes: RouteDef[] = [processRoute(), captureRoute(), voidRoute(), tokenizeRoute(), transactionStatusRoute()];
@@ -242,6 +271,20 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     }),
   ];
   logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
+  // The first screen: once per start, by the process that starts (a cluster's primary prints its own).
+  if (primary) {
+    const demo_merchant_id =
+      config.environment === 'sandbox' && (demo_merchant ?? (await store.merchants.get(DEMO_MERCHANT_ID))) ? DEMO_MERCHANT_ID : null;
+    const lines = firstScreenLines({
+      environment: config.environment,
+      url: public_url,
+      demo_merchant_id,
+      demo_created: demo_merchant !== null,
+      admin_token: admin.source,
+    });
+    const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+    for (const line of lines) announce(line);
+  }
 
   return {
     app,

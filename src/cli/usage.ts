@@ -47,4 +47,12 @@ export const USAGE = `Usage:
                                         expects (decisions.md §1): prints it with its signature;
                                         --now sets timestamp to the current unix time in seconds.
                                         Prints the string hashed (without the secret) on stderr.
+  paygate trigger NAME --merchant-id ID [--notification-url URL] [--url GATEWAY_URL] [--json]
+                                        sandbox: a real flow of the merchant's that ends in the
+                                        notification NAME names, sent to its notification_url
+                                        (default: its latest one); prints the trace_id and every
+                                        notification body sent. Calls the running gateway
+                                        (PUBLIC_URL or HOST:PORT) with its admin token
+                                        (docs/triggers.md)
+  paygate trigger --list                the triggers, one line each
 `;

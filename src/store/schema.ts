@@ -75,6 +75,13 @@ export interface SandboxClockTable {
   offset_ms: number;
 }
 
+/** The sandbox's own admin token, sealed (migration 0021): one row, id 1. */
+export interface SandboxAdminTokenTable {
+  id: number;
+  token_sealed: string;
+  created_at_ms: number;
+}
+
 /** A signed-in browser (@fastify/session's store), by the sha256 of the cookie's session id. */
 export interface BackofficeSessionTable {
   session_hash: string;
@@ -147,6 +154,7 @@ export interface Database {
   due_actions: DueActionTable;
   card_vault: CardVaultTable;
   sandbox_clock: SandboxClockTable;
+  sandbox_admin_token: SandboxAdminTokenTable;
   subscription_plans: SubscriptionPlanTable;
   subscription_prices: SubscriptionPriceTable;
   subscriptions: SubscriptionTable;

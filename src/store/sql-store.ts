@@ -20,6 +20,7 @@ import { SqlCardStore } from './sql/cards.js';
 import { SqlCashierStore } from './sql/cashier.js';
 import { SqlMerchantStore } from './sql/merchants.js';
 import { SqlNotificationStore } from './sql/notifications.js';
+import { SqlSandboxAdminStore } from './sql/sandbox-admin.js';
 import { SqlSandboxClockStore } from './sql/sandbox-clock.js';
 import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
@@ -34,7 +35,7 @@ const GROUP_COMMIT_MAX_UNITS = 64;
 
 /**
  * The aggregates over one context (the store's, or an open transaction's). Built for every
- * transaction, twice per sale: eight plain objects over the shared context, nothing bound per method.
+ * transaction, twice per sale: eleven plain objects over the shared context, nothing bound per method.
  */
 class SqlUnitOfWork implements UnitOfWork {
   readonly merchants: SqlMerchantStore;
@@ -45,6 +46,7 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly cashier: SqlCashierStore;
   readonly backoffice: SqlBackOfficeStore;
   readonly sandboxClock: SqlSandboxClockStore;
+  readonly sandboxAdmin: SqlSandboxAdminStore;
   readonly authorizations: SqlAuthorizationStore;
   readonly disputes: SqlDisputeStore;
 
@@ -57,6 +59,7 @@ class SqlUnitOfWork implements UnitOfWork {
     this.cashier = new SqlCashierStore(ctx);
     this.backoffice = new SqlBackOfficeStore(ctx.db);
     this.sandboxClock = new SqlSandboxClockStore(ctx);
+    this.sandboxAdmin = new SqlSandboxAdminStore(ctx);
     this.authorizations = new SqlAuthorizationStore(ctx);
     this.disputes = new SqlDisputeStore(ctx);
   }
@@ -89,6 +92,7 @@ export class SqlStore implements Store {
   readonly cashier: UnitOfWork['cashier'];
   readonly backoffice: UnitOfWork['backoffice'];
   readonly sandboxClock: UnitOfWork['sandboxClock'];
+  readonly sandboxAdmin: UnitOfWork['sandboxAdmin'];
   readonly authorizations: UnitOfWork['authorizations'];
   readonly disputes: UnitOfWork['disputes'];
   private readonly signal = new NotificationSignal();
@@ -124,6 +128,7 @@ export class SqlStore implements Store {
     this.cashier = uow.cashier;
     this.backoffice = uow.backoffice;
     this.sandboxClock = uow.sandboxClock;
+    this.sandboxAdmin = uow.sandboxAdmin;
     this.authorizations = uow.authorizations;
     this.disputes = uow.disputes;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);

@@ -9,6 +9,7 @@ import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
 import type { MerchantStore } from './merchant-store.js';
 import type { NotificationStore } from './notification-store.js';
+import type { SandboxAdminStore } from './sandbox-admin-store.js';
 import type { SandboxClockStore } from './sandbox-clock-store.js';
 import type { SubscriptionStore } from './subscription-store.js';
 import type { TransactionStore } from './transaction-store.js';
@@ -50,6 +51,8 @@ export interface UnitOfWork {
   /** The back office's users, sessions, sign-in failures and audit log (store/backoffice-store.ts). */
   readonly backoffice: BackOfficeStore;
   readonly sandboxClock: SandboxClockStore;
+  /** The admin token a sandbox made for itself when the operator set none (issue 28). */
+  readonly sandboxAdmin: SandboxAdminStore;
   /** The capture or void of each authorization, and the authorizations the expiry voids (decisions §16). */
   readonly authorizations: AuthorizationStore;
   /** Disputes (chargebacks) of payments, as their processors reported them. */

@@ -95,6 +95,10 @@ describe.runIf(storeKinds().includes('postgres'))(`PAYGATE_WORKERS=${WORKERS} on
       return pids.size === WORKERS ? [...pids] : undefined;
     }, `${WORKERS} workers listening`);
     expect(first_pids).not.toContain(gateway.process.pid);
+    // The first screen (where to go next) and the sandbox's admin token: once, by the primary, not by each worker.
+    await waitUntil(() => /Admin token /.test(gateway.output()), 'the first screen');
+    expect(gateway.output().match(/Where to go next:/g)).toHaveLength(1);
+    expect(gateway.output().match(/Sandbox admin token created/g)).toHaveLength(1);
 
     const deliveries = new Map<string, number>();
     let bad_signatures = 0;

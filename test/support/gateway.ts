@@ -30,6 +30,8 @@ export interface TestGatewayOptions {
   /** Reuse a data dir / database (restart tests). */
   readonly data_dir?: string;
   readonly database?: TestDatabase | undefined;
+  /** Where the gateway's announcements go (the demo merchant, the sandbox's admin token, the first screen); dropped by default. */
+  readonly announce?: (line: string) => void;
 }
 
 export const TEST_MASTER_KEY = 'a'.repeat(64);
@@ -49,7 +51,7 @@ export async function startTestGateway(kind: StoreKind, options: TestGatewayOpti
     ...options.env,
   });
   const logger = createLogger({ level: 'debug', destination: log_file });
-  const gateway = await startGateway(config, { logger, announce: () => undefined });
+  const gateway = await startGateway(config, { logger, announce: options.announce ?? (() => undefined) });
   const url = gateway.url;
   const existing = gateway.demo_merchant;
   const merchant = existing ?? (await createMerchantVia(gateway, {}));

@@ -9,7 +9,13 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWebhookHandler, GatewayUnreachableError, PaygateClient, type TransactionNotification } from '@paygate/sdk';
+import {
+  createWebhookHandler,
+  GatewayUnreachableError,
+  PaygateClient,
+  type SubscriptionEventNotification,
+  type TransactionNotification,
+} from '@paygate/sdk';
 import { catalogPage, orderPage, ordersPage, problemPage } from './pages.js';
 
 export interface Product {
@@ -58,9 +64,16 @@ export interface ShopOptions {
   readonly log?: (line: string) => void;
 }
 
+/** A message paygate sent the shop, kept once its signature verified (the SDK's handler checks it first). */
+export type ReceivedMessage =
+  | { readonly kind: 'transaction'; readonly notification: TransactionNotification; readonly refused: string | null }
+  | { readonly kind: 'subscription_event'; readonly event: SubscriptionEventNotification; readonly refused: string | null };
+
 export interface RunningShop {
   readonly url: string;
   orders(): readonly Order[];
+  /** Every verified notification and subscription event, oldest first, with the shop's refusal if it refused it (an unknown order). */
+  received(): readonly ReceivedMessage[];
   close(): Promise<void>;
 }
 
@@ -97,6 +110,7 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const products = options.products ?? PRODUCTS;
   const orders = new Map<string, Order>();
+  const received: ReceivedMessage[] = [];
   const paygate = new PaygateClient({
     base_url: options.paygate.base_url,
     merchant_id: options.paygate.merchant_id,
@@ -111,37 +125,50 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
   const notifications = createWebhookHandler({
     secret: options.paygate.secret,
     on_transaction(notification) {
-      const order = orders.get(notification.order_id);
-      if (!order) return { refuse: 'Unknown order' };
-      const known = order.notifications.some(
-        (n) => n.trace_id === notification.trace_id && n.transaction_status === notification.transaction_status,
-      );
-      if (!known) order.notifications.push(notification);
-      if (!PAYMENT_TYPES.has(notification.transaction_type)) return undefined;
-      const status = notification.transaction_status;
-      if (status === 'authorized' && order.capture === 'on_shipping' && order.status === 'awaiting_payment') {
-        // The funds are held, not taken: the order waits for Ship.
-        if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
-        order.status = 'authorized';
-        order.authorized_trace_id = notification.trace_id;
-        order.card = notification.card_number ?? null;
-        log(`order ${order.order_id} authorized (transaction ${notification.trace_id})`);
-      } else if (status === 'approved' && (order.status === 'awaiting_payment' || order.status === 'authorized')) {
-        // A sale approved, or the authorization captured by Ship (its amount is what was captured).
-        if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
-        order.status = 'paid';
-        order.paid_trace_id = notification.trace_id;
-        order.card = notification.card_number ?? order.card;
-        log(`order ${order.order_id} paid (transaction ${notification.trace_id})`);
-      } else if (status === 'cancelled' && order.status === 'authorized' && notification.trace_id === order.authorized_trace_id) {
-        // Voided: by Cancel order, in paygate's back office, or at the authorization's expiry.
-        order.status = 'cancelled';
-        log(`order ${order.order_id} cancelled (transaction ${notification.trace_id} voided)`);
-      }
-      return undefined;
+      const verdict = onTransaction(notification);
+      received.push({ kind: 'transaction', notification, refused: verdict?.refuse ?? null });
+      return verdict;
+    },
+    // The shop sells no subscriptions: an event of one (a sandbox trigger's) is refused, and kept.
+    on_subscription_event(event) {
+      const refuse = 'This shop sells no subscriptions';
+      received.push({ kind: 'subscription_event', event, refused: refuse });
+      return { refuse };
     },
     on_error: (error) => log(`notification not handled: ${error.message}`),
   });
+
+  /** A notification of an order: the order's status follows it; one of an order the shop never made is refused. */
+  function onTransaction(notification: TransactionNotification): { refuse: string } | undefined {
+    const order = orders.get(notification.order_id);
+    if (!order) return { refuse: 'Unknown order' };
+    const known = order.notifications.some(
+      (n) => n.trace_id === notification.trace_id && n.transaction_status === notification.transaction_status,
+    );
+    if (!known) order.notifications.push(notification);
+    if (!PAYMENT_TYPES.has(notification.transaction_type)) return undefined;
+    const status = notification.transaction_status;
+    if (status === 'authorized' && order.capture === 'on_shipping' && order.status === 'awaiting_payment') {
+      // The funds are held, not taken: the order waits for Ship.
+      if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
+      order.status = 'authorized';
+      order.authorized_trace_id = notification.trace_id;
+      order.card = notification.card_number ?? null;
+      log(`order ${order.order_id} authorized (transaction ${notification.trace_id})`);
+    } else if (status === 'approved' && (order.status === 'awaiting_payment' || order.status === 'authorized')) {
+      // A sale approved, or the authorization captured by Ship (its amount is what was captured).
+      if (!amountMatches(order, notification)) return { refuse: 'Amount does not match the order' };
+      order.status = 'paid';
+      order.paid_trace_id = notification.trace_id;
+      order.card = notification.card_number ?? order.card;
+      log(`order ${order.order_id} paid (transaction ${notification.trace_id})`);
+    } else if (status === 'cancelled' && order.status === 'authorized' && notification.trace_id === order.authorized_trace_id) {
+      // Voided: by Cancel order, in paygate's back office, or at the authorization's expiry.
+      order.status = 'cancelled';
+      log(`order ${order.order_id} cancelled (transaction ${notification.trace_id} voided)`);
+    }
+    return undefined;
+  }
 
   /** What was processed must be what the order costs (spec §6.1: read charge_amount and charge_currency). */
   function amountMatches(order: Order, notification: TransactionNotification): boolean {
@@ -271,6 +298,7 @@ export async function startShop(options: ShopOptions): Promise<RunningShop> {
   return {
     url,
     orders: () => [...orders.values()],
+    received: () => [...received],
     async close() {
       paygate.close();
       server.closeAllConnections();

@@ -1,6 +1,7 @@
-// The sandbox's routes: its 3-D Secure and e-wallet pages and the clock control (decisions.md
-// §8). main.ts registers them only where the sandbox connector may run, so none of them exist
-// when PAYGATE_ENV=live. Finishing a challenge and moving the clock are operations
+// The sandbox's routes: its 3-D Secure and e-wallet pages, the clock control (decisions.md §8),
+// the chargeback and reversal of a payment (§16) and the flow triggers (sandbox-triggers.ts).
+// main.ts registers them only where the sandbox connector may run, so none of them exist when
+// PAYGATE_ENV=live. Finishing a challenge and moving the clock are operations
 // (operations/sandbox-challenge.ts, sandbox-clock.ts); the pages are in pages/sandbox/. The
 // pages cannot be framed by other sites (see challengeFrameOrigins).
 import { Type } from '@sinclair/typebox';
@@ -20,6 +21,7 @@ import {
 } from '../../operations/sandbox-challenge.js';
 import { advanceSandboxClock } from '../../operations/sandbox-clock.js';
 import { runSandboxTrigger, type SandboxTrigger } from '../../operations/sandbox-triggers.js';
+import { sandboxTriggerRoutes } from './sandbox-triggers.js';
 import { notFoundPage } from '../../pages/not-found.js';
 import { threeDsPage } from '../../pages/sandbox/three-ds.js';
 import { walletPage } from '../../pages/sandbox/wallet.js';
@@ -172,6 +174,7 @@ export function sandboxRoutes(deps: OperationDeps, clock: AdjustableClock): Plai
       },
     },
     ...(['chargeback', 'reversal'] as const).map((trigger) => triggerRoute(deps, trigger)),
+    ...sandboxTriggerRoutes(deps),
   ];
 }
 
