@@ -1,4 +1,4 @@
-// The admin token a sandbox made for itself (migration 0021), sealed: one per database, so every
+// The admin token a sandbox made for itself (migration 0020), sealed: one per database, so every
 // instance on it admits the same token. Live mode never reads or writes it.
 
 export interface SandboxAdminStore {

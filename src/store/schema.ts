@@ -75,7 +75,7 @@ export interface SandboxClockTable {
   offset_ms: number;
 }
 
-/** The sandbox's own admin token, sealed (migration 0021): one row, id 1. */
+/** The sandbox's own admin token, sealed (migration 0020): one row, id 1. */
 export interface SandboxAdminTokenTable {
   id: number;
   token_sealed: string;

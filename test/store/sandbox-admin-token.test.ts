@@ -1,4 +1,4 @@
-// The sandbox's own admin token in the store (migration 0021), on a real SQLite file and a real
+// The sandbox's own admin token in the store (migration 0020), on a real SQLite file and a real
 // PostgreSQL database: none until made, made once (a second writer keeps the first one's token, as
 // two instances starting together do), kept sealed, and read back the same by every reader.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

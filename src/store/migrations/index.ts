@@ -24,7 +24,7 @@ import { backofficeIdleTimeout } from './0016_backoffice_idle_timeout.js';
 import { processorEventLists } from './0017_processor_event_lists.js';
 import { authorizations } from './0018_authorizations.js';
 import { payoutMethodRules } from './0019_payout_method_rules.js';
-import { sandboxAdminToken } from './0021_sandbox_admin_token.js';
+import { sandboxAdminToken } from './0020_sandbox_admin_token.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -49,7 +49,7 @@ class InlineMigrations implements MigrationProvider {
       '0017_processor_event_lists': processorEventLists(),
       '0018_authorizations': authorizations(),
       '0019_payout_method_rules': payoutMethodRules(),
-      '0021_sandbox_admin_token': sandboxAdminToken(),
+      '0020_sandbox_admin_token': sandboxAdminToken(),
     };
   }
 }

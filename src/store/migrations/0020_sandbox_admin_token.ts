@@ -1,11 +1,11 @@
-// Migration 0021_sandbox_admin_token: the admin token a sandbox creates for itself on first start
+// Migration 0020_sandbox_admin_token: the admin token a sandbox creates for itself on first start
 // when the operator set none (issue 28), so the sandbox clock and triggers work out of the box.
 // Its own file so each migration reads on its own; its key is recorded in databases, never rename
-// it. (0020 is another change's number.)
+// it once released.
 import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
- * 0021: sandbox_admin_token, at most one row (id 1): the token sealed with the master key (never
+ * 0020: sandbox_admin_token, at most one row (id 1): the token sealed with the master key (never
  * in clear), so every instance on the database admits the same token and `paygate trigger` on the
  * gateway's machine can use it. Live mode never writes it.
  */
