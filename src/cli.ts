@@ -11,6 +11,7 @@ import { startClusterPrimary } from './cluster.js';
 import { createLogger } from './logging.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './main.js';
+import { checkEndpointCommand } from './cli/check-endpoint.js';
 import { gatewayCommand } from './cli/gateway.js';
 import { createMerchant } from './cli/merchant.js';
 import { loadBins, routeCommand } from './cli/routing.js';
@@ -73,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'bins' && sub === 'load') return loadBins(config, rest);
   if (command === 'sign') return signCommand(argv.slice(1));
   if (command === 'trigger') return triggerCommand(config, argv.slice(1));
+  if (command === 'check-endpoint') return checkEndpointCommand(config, argv.slice(1));
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

@@ -55,4 +55,10 @@ export const USAGE = `Usage:
                                         (PUBLIC_URL or HOST:PORT) with its admin token
                                         (docs/triggers.md)
   paygate trigger --list                the triggers, one line each
+  paygate check-endpoint --merchant-id ID [--slow-ms MS] [--json] URL
+                                        send the merchant's notification endpoint URL signed test
+                                        notifications built to find the usual bugs (duplicates,
+                                        order, forged or unsigned bodies, unknown fields) and
+                                        print a graded report with fixes (docs/notifications.md).
+                                        Exit 0: no check failed; 1: one did.
 `;
