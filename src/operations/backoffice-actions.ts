@@ -18,6 +18,7 @@ import { resendNotification, type ResendOutcome } from './notification-views.js'
 import { reviewPayout, type ReviewOutcome } from './payout-review.js';
 import { cancelSubscription, type CancelOutcome } from './subscriptions.js';
 import { transactionBatches } from './transaction-views.js';
+import { checkEndpoint, type EndpointCheckOutcome } from './endpoint-check.js';
 
 /** The viewer's merchant gets a new secret (the viewer is a merchant's staff); the audit says until when the old one holds, never either secret. */
 export async function rollSecretFromBackOffice(deps: OperationDeps, actor: Actor, grace_s: number): Promise<RollSecretOutcome> {
@@ -44,6 +45,27 @@ export async function testNotificationFromBackOffice(deps: OperationDeps, actor:
     merchant_id,
     outcome: outcome.kind === 'delivered' ? 'done' : 'failed',
     detail: outcome.kind === 'failed' ? outcome.reason : outcome.kind,
+  });
+  return outcome;
+}
+
+/**
+ * The endpoint checker (operations/endpoint-check.ts) on the merchant's own endpoint, from its
+ * credentials page, with an audit line giving the grade. The slow resend waits a second: a person
+ * is waiting for the page.
+ */
+export async function checkEndpointFromBackOffice(deps: OperationDeps, actor: Actor, url: string): Promise<EndpointCheckOutcome> {
+  const merchant_id = actor.viewer.merchant_id!;
+  const outcome = await checkEndpoint(deps, merchant_id, url, { slow_resend_ms: 1_000 });
+  await recordAudit(deps, actor.viewer, actor.address, {
+    action: 'check_endpoint',
+    target: redactUrl(url),
+    merchant_id,
+    outcome: outcome.kind === 'report' ? 'done' : 'failed',
+    detail:
+      outcome.kind === 'report'
+        ? `${outcome.report.passed} passed, ${outcome.report.warnings} warnings, ${outcome.report.failed} failed`
+        : outcome.kind,
   });
   return outcome;
 }

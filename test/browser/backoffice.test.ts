@@ -331,6 +331,19 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.getByRole('button', { name: 'Send a test notification' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Delivered');
       expect(receiver.requestsTo('/test-hook', 'POST').length).toBe(1);
+
+      // The endpoint checker: this hook answers status 0 to anything, forged or unsigned too.
+      await page.getByLabel('Endpoint URL').fill(`${receiver.url}/test-hook`);
+      await page.getByLabel('Endpoint URL').press('Enter');
+      const report = page.getByTestId('endpoint-report');
+      await expect.poll(() => report.innerText(), { timeout: 20_000 }).toContain('7 passed, 0 warnings, 2 failed');
+      const failed = await page.locator('[data-verdict="fail"]').allInnerTexts();
+      expect(failed.map((text) => text.split('\n')[0])).toEqual([
+        'Fail · 6. approved with a wrong signature (one character changed)',
+        'Fail · 7. approved with no signature at all',
+      ]);
+      expect(failed[0]).toContain('It accepted a notification anyone could have sent.');
+      expect(receiver.requestsTo('/test-hook', 'POST').length).toBe(10);
     } finally {
       await close();
     }

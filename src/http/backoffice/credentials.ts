@@ -3,13 +3,18 @@
 // that they pick (at most 24 hours; the new one is shown once, on the answer to the form), and a
 // test notification to their notification URL, with the merchant's reply shown. Operators roll
 // a merchant's secret through the operator API (docs/security.md §5), not here.
-import { rollSecretFromBackOffice, testNotificationFromBackOffice } from '../../operations/backoffice-actions.js';
+import {
+  checkEndpointFromBackOffice,
+  rollSecretFromBackOffice,
+  testNotificationFromBackOffice,
+} from '../../operations/backoffice-actions.js';
 import { credentialsView, SECRET_GRACE_MAX_S } from '../../operations/merchant-credentials.js';
 import { characterLength, textProblem } from '../../domain/text.js';
 import type { Html } from '../../pages/html.js';
 import {
   credentialsBody,
   deliveredNotice,
+  endpointReportNotice,
   graceRefusedNotice,
   newSecretNotice,
   notDeliveredNotice,
@@ -36,6 +41,11 @@ async function credentialsPage(
 
 function field(context: PageContext, name: string): string {
   return formValue(context.request, name).trim();
+}
+
+/** The URL of the test and check forms, or null when it is no http(s) URL within the limit. */
+function formUrl(url: string): string | null {
+  return url === '' || characterLength(url) > URL_MAX_CHARS || textProblem(url) !== null || !/^https?:\/\//i.test(url) ? null : url;
 }
 
 export function credentialRoutes(): BackOfficeRoute[] {
@@ -67,15 +77,32 @@ export function credentialRoutes(): BackOfficeRoute[] {
       async handle(context) {
         const url = field(context, 'url');
         const shown = url.slice(0, URL_MAX_CHARS);
-        if (url === '' || characterLength(url) > URL_MAX_CHARS || textProblem(url) !== null || !/^https?:\/\//i.test(url)) {
-          return credentialsPage(context, urlRefusedNotice(null), 400, shown);
-        }
+        if (formUrl(url) === null) return credentialsPage(context, urlRefusedNotice(null), 400, shown);
         const outcome = await testNotificationFromBackOffice(context.deps, context, url);
         switch (outcome.kind) {
           case 'delivered':
             return credentialsPage(context, deliveredNotice(outcome.http_status, outcome.duration_ms, outcome.reply_excerpt), 200, shown);
           case 'failed':
             return credentialsPage(context, notDeliveredNotice(outcome.reason, outcome.http_status, outcome.reply_excerpt), 200, shown);
+          case 'url_not_allowed':
+            return credentialsPage(context, urlRefusedNotice(outcome.reason), 400, shown);
+          case 'not_found':
+            return context.notFound();
+        }
+      },
+    },
+    {
+      method: 'POST',
+      url: '/credentials/check-endpoint',
+      roles: MERCHANT,
+      async handle(context) {
+        const url = field(context, 'url');
+        const shown = url.slice(0, URL_MAX_CHARS);
+        if (formUrl(url) === null) return credentialsPage(context, urlRefusedNotice(null), 400, shown);
+        const outcome = await checkEndpointFromBackOffice(context.deps, context, url);
+        switch (outcome.kind) {
+          case 'report':
+            return credentialsPage(context, endpointReportNotice(url, outcome.report), 200, shown);
           case 'url_not_allowed':
             return credentialsPage(context, urlRefusedNotice(outcome.reason), 400, shown);
           case 'not_found':

@@ -42,7 +42,39 @@ ${grace_choices_s.map((s) => html`<option value="${s}"${s === 3600 ? html` selec
 <p class="muted">Requests signed with either secret are accepted during the grace and answered with the one they used. Notifications are signed with the new secret at once: put it on your notification endpoint first.</p>
 <h2>Send a test notification</h2><form class="fields card" method="post" action="/backoffice/credentials/test-notification">${csrfField(csrf)}
 <label for="notify-url">Notification URL<input id="notify-url" name="url" type="url" required maxlength="${URL_MAX_CHARS}" value="${url_value}"></label>
-<button class="primary" type="submit">Send a test notification</button></form>`;
+<button class="primary" type="submit">Send a test notification</button></form>
+<h2>Check your endpoint</h2><form class="fields card" method="post" action="/backoffice/credentials/check-endpoint">${csrfField(csrf)}
+<label for="check-url">Endpoint URL<input id="check-url" name="url" type="url" required maxlength="${URL_MAX_CHARS}" value="${url_value}"></label>
+<button class="primary" type="submit">Check the endpoint</button></form>
+<p class="muted">Sends nine signed test notifications (duplicates, statuses out of order, a forged and an unsigned one, unknown fields, a late resend) and grades each reply as the gateway reads it. Nothing ships: each is marked <code>test</code>.</p>`;
+}
+
+/** What the endpoint checker found, one row per check: what was sent, what a correct endpoint does, what this one did, the fix. */
+export interface CheckedLine {
+  readonly step: number;
+  readonly title: string;
+  readonly expected: string;
+  readonly observed: string;
+  readonly verdict: 'pass' | 'warn' | 'fail';
+  readonly fix: string | null;
+}
+
+const VERDICT_WORDS = { pass: 'Pass', warn: 'Warning', fail: 'Fail' } as const;
+
+export function endpointReportNotice(
+  url: string,
+  report: { readonly lines: readonly CheckedLine[]; readonly passed: number; readonly warnings: number; readonly failed: number },
+): Html {
+  const tone = report.failed > 0 ? 'error' : 'ok';
+  // One card per check, not a table: the fixes are sentences, and a phone reads them down the page.
+  const cards = report.lines.map(
+    (
+      line,
+    ) => html`<div class="card" data-verdict="${line.verdict}"><p><strong>${VERDICT_WORDS[line.verdict]}</strong> · ${line.step}. ${line.title}</p>
+<dl><dt>A correct endpoint</dt><dd>${line.expected}</dd><dt>Yours</dt><dd>${line.observed}</dd>${line.fix === null ? '' : html`<dt>Fix</dt><dd>${line.fix}</dd>`}</dl></div>`,
+  );
+  return html`<div class="notice ${tone}" role="${report.failed > 0 ? 'alert' : 'status'}" data-testid="endpoint-report"><p>${url}: ${report.passed} passed, ${report.warnings} warnings, ${report.failed} failed.</p></div>
+${cards}`;
 }
 
 export function newSecretNotice(secret: string, previous_valid_until_ms: number): Html {
