@@ -1,6 +1,7 @@
 // Sandbox help for a merchant's developer whose body signature does not verify (decisions.md
 // §15, issue 19): the string the gateway hashed, with the secret left out and card fields
-// masked, and the likely mistake when one of the usual ones explains the signature received.
+// masked (in the description, or in error_details when it does not fit there), and the likely
+// mistake when one of the usual ones explains the signature received.
 // Pure: the route pipeline decides when to use it (sandbox only).
 import { createHmac } from 'node:crypto';
 import { bodySigningString, sha384Hex } from './signing.js';
@@ -64,13 +65,31 @@ export function shownSigningString(message: Readonly<Record<string, unknown>>, s
   return shown.includes(secret) ? null : shown;
 }
 
-/** The sandbox's description of an invalid body signature, within `max` characters (DESCRIPTION_MAX, or 75 for init-* and find-order). */
-export function invalidSignatureHelp(message: Readonly<Record<string, unknown>>, secret: string, max = DESCRIPTION_MAX): string {
+/** Where the help is given: the description's limit, and whether the answer may carry error_details (not on init-* and find-order). */
+export interface HelpLimits {
+  readonly description_max?: number;
+  readonly error_details?: boolean;
+}
+
+export interface SignatureHelp {
+  readonly description: string;
+  /** The string hashed (secret left out, card values masked), when the description cannot hold it beside its words. */
+  readonly error_details: string | null;
+}
+
+/**
+ * The sandbox's answer to an invalid body signature: the likely mistake in the description, and
+ * the string hashed (when it fits DESCRIPTION_MAX, the limit of error_details too) after it in
+ * the description when both fit there, else alone in error_details.
+ */
+export function invalidSignatureHelp(message: Readonly<Record<string, unknown>>, secret: string, limits: HelpLimits = {}): SignatureHelp {
+  const max = limits.description_max ?? DESCRIPTION_MAX;
   let description = 'Invalid signature';
   const mistake = signatureMistake(message, secret);
   if (mistake !== null) description += ` (${MISTAKE_TEXT[mistake]})`;
   const shown = shownSigningString(message, secret);
   const with_string = shown === null ? null : `${description}. Signed here: sha384hex of "${shown}" + secret`;
-  if (with_string !== null && with_string.length <= max) return with_string;
-  return description.length <= max ? description : 'Invalid signature';
+  if (with_string !== null && with_string.length <= max) return { description: with_string, error_details: null };
+  const details = shown !== null && shown.length <= DESCRIPTION_MAX && limits.error_details !== false ? shown : null;
+  return { description: description.length <= max ? description : 'Invalid signature', error_details: details };
 }

@@ -18,8 +18,7 @@ import type { HttpDeps } from './deps.js';
 import { storeHealth } from '../operations/health.js';
 import { answerBody, reply, Status } from './envelope.js';
 import { buildOpenApi } from './openapi.js';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import { registerReference } from './reference.js';
 import { requireAdmin } from './admin-auth.js';
 import type { ApiLog } from './route.js';
 import { redactUrl } from '../logging.js';
@@ -36,8 +35,6 @@ const KEEP_ALIVE_MS = 5_000;
 const IDLE_SOCKET_MS = 30_000;
 /** Request line and headers together (Node's default); over it: 431. */
 const HEADERS_MAX_BYTES = 16 * 1024;
-/** Where the interactive API reference is served. */
-export const REFERENCE_PATH = '/reference';
 /** A path parameter (an id, a token) longer than this is answered 414. */
 const PATH_PARAMETER_MAX_CHARS = 200;
 const FORM_MAX_BYTES = 8 * 1024;
@@ -216,13 +213,8 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
   }
   const openapi = buildOpenApi(routes, deps.config.public_url ?? '/');
   app.get('/openapi.json', async () => openapi);
-  // The interactive reference (Swagger UI, its files served from node_modules, never a CDN) over the same document.
-  void app.register(swagger, { mode: 'static', specification: { document: openapi as never } });
-  void app.register(swaggerUi, {
-    routePrefix: REFERENCE_PATH,
-    staticCSP: true,
-    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false },
-  });
+  // The interactive reference over the same document (http/reference.ts).
+  registerReference(app, openapi, routes, deps.config.environment);
   methods_by_url.set('/openapi.json', new Set(['GET']));
   app.get('/healthz', async (_request, response) => {
     const health = await storeHealth(deps);

@@ -196,7 +196,20 @@ type ExtraValue<E extends ExtraSchemas> = { -readonly [K in keyof E]: Static<E[K
 type ExtraSchemas = { readonly [key: string]: TSchema };
 
 export type FieldError = { readonly field: string; readonly description: string };
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: FieldError };
+/**
+ * A refused body: every problem found, in the order of the route's schema (docs/errors.md,
+ * "Every problem at once"); `error` is the first of them.
+ */
+export type FieldsRefused = { readonly ok: false; readonly error: FieldError; readonly errors: readonly FieldError[] };
+export type Parsed<T> = { readonly ok: true; readonly value: T } | FieldsRefused;
+
+/** A schema names at most this many problems: more than any route has fields, a bound all the same. */
+export const MAX_PROBLEMS = 60;
+
+/** The refusal naming these problems, the first one first, in the order given. */
+export function fieldsRefused(first: FieldError, others: readonly FieldError[] = []): FieldsRefused {
+  return { ok: false, error: first, errors: [first, ...others].slice(0, MAX_PROBLEMS) };
+}
 
 /** The validated body type of a BodySchema. */
 export type BodyOf<B> = B extends BodySchema<infer T> ? T : never;
@@ -204,7 +217,7 @@ export type BodyOf<B> = B extends BodySchema<infer T> ? T : never;
 export interface BodySchema<T> {
   /** The JSON schema, for /openapi.json. */
   readonly schema: TObject;
-  /** Checks every declared field in order and names the first one that is missing or wrong. */
+  /** Checks every declared field in order and names each one that is missing or wrong, in that order. */
   parse(body: Readonly<Record<string, unknown>>): Parsed<T>;
 }
 
@@ -251,6 +264,21 @@ function ruleOf(schema: TSchema): string {
   return 'a valid value';
 }
 
+/** What is wrong with one field's value, worded as the answer's description names it; null when nothing is. */
+function fieldProblem(field: CompiledField, value: unknown): string | null {
+  if (value === undefined || value === null) return field.required ? `Missing required field: ${field.name}` : null;
+  // Control characters, broken Unicode and blank text named as such, before the field's own rule.
+  const problem = typeof value === 'string' ? textProblem(value) : null;
+  if (problem !== null) return `Invalid field: ${field.name} (${describeTextProblem(problem)})`;
+  if (field.needs_content && typeof value === 'string' && value !== '' && !hasContent(value)) {
+    return `Invalid field: ${field.name} (must not be only spaces)`;
+  }
+  const refine = REFINEMENTS[field.name];
+  if (!field.check.Check(value) || (refine !== undefined && !refine(value))) return `Invalid field: ${field.name} (expected ${field.rule})`;
+  const broken = textRuleBroken(value, field);
+  return broken === null ? null : `Invalid field: ${field.name} (${broken})`;
+}
+
 /**
  * A route's body: fields from the dictionary by presence, plus route-specific schemas
  * (a version or transaction_type literal). Other fields are allowed (they are signed) but unused.
@@ -272,26 +300,14 @@ export function bodySchema<S extends Shape, E extends ExtraSchemas = Record<neve
   return {
     schema,
     parse(body) {
+      const problems: FieldError[] = [];
       for (const field of compiled) {
-        const value = body[field.name];
-        if (value === undefined || value === null) {
-          if (field.required) return { ok: false, error: { field: field.name, description: `Missing required field: ${field.name}` } };
-          continue;
-        }
-        // Control characters, broken Unicode and blank text named as such, before the field's own rule.
-        const problem = typeof value === 'string' ? textProblem(value) : null;
-        if (problem !== null)
-          return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${describeTextProblem(problem)})` } };
-        if (field.needs_content && typeof value === 'string' && value !== '' && !hasContent(value)) {
-          return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (must not be only spaces)` } };
-        }
-        const refine = REFINEMENTS[field.name];
-        if (!field.check.Check(value) || (refine !== undefined && !refine(value))) {
-          return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (expected ${field.rule})` } };
-        }
-        const broken = textRuleBroken(value, field);
-        if (broken !== null) return { ok: false, error: { field: field.name, description: `Invalid field: ${field.name} (${broken})` } };
+        const problem = fieldProblem(field, body[field.name]);
+        if (problem !== null) problems.push({ field: field.name, description: problem });
+        if (problems.length >= MAX_PROBLEMS) break;
       }
+      const [first, ...others] = problems;
+      if (first !== undefined) return fieldsRefused(first, others);
       return { ok: true, value: body as ValueOf<S> & ExtraValue<E> };
     },
   };

@@ -10,6 +10,7 @@ import { unixSeconds } from '../domain/clock.js';
 import { matchingSecret, signaturesEqual } from '../domain/signing.js';
 import type { HttpDeps } from './deps.js';
 import { answerJson, type JsonReply, reply, Status } from './envelope.js';
+import { fieldProblemsReply } from './field-problems.js';
 import { describeTextProblem, textProblem } from '../domain/text.js';
 import { MILLISECOND_TIMESTAMP_FLOOR } from '../domain/signature-help.js';
 import {
@@ -171,7 +172,7 @@ export async function runHeaderSignedRoute(
     }
     const parsed = route.input.parse(input);
     if (!parsed.ok) {
-      send(fieldProblem(parsed.error.description));
+      send(fieldProblemsReply(parsed.errors, {}, field_status));
       return;
     }
     const url_refused = refusedMerchantUrl(deps, input);

@@ -42,11 +42,59 @@ const EDGE_ANSWERS = {
 
 const OPERATOR = [{ operatorToken: [] }];
 
+/**
+ * The groups the reference (/reference) shows, in this order: what each call does, not how it is
+ * signed. Every operation is in exactly one (tagOf); the merchant's notifications are `webhooks`.
+ */
+export const OPERATION_TAGS = [
+  {
+    name: 'cards',
+    description:
+      'Card sales and authorizations, captures, voids, refunds, card payouts, the card vault, a transaction read (and a PayPal sale, also /api/process)',
+  },
+  { name: 'payouts', description: "Direct payouts to e-wallets and bank accounts; the operator's review of held payouts" },
+  { name: 'cashier', description: 'Hosted cashier sessions (deposits and withdrawals) and the cashier pages the customer sees' },
+  { name: 'orders', description: 'Checkout and payout orders for an exact amount, and where an order stands' },
+  { name: 'subscriptions', description: 'v1.3 plans and subscriptions, signed with the Gt-Authentication header' },
+  {
+    name: 'operator',
+    description: "The operator's API: gateways, routing, merchants, notifications, reconciliation (PAYGATE_ADMIN_TOKEN)",
+  },
+  { name: 'sandbox', description: 'The sandbox only: its 3-D Secure and e-wallet pages, its clock, chargebacks and reversals' },
+  { name: 'processors', description: "What processors call: their webhooks, and the customer's way back from their pages" },
+  { name: 'service', description: 'Health, metrics and this document' },
+  { name: 'webhooks', description: 'What the gateway sends to the merchant: notifications, validation requests, subscription events' },
+] as const;
+
+export type OperationTag = (typeof OPERATION_TAGS)[number]['name'];
+
+/** Path prefixes to tags, the first match wins. */
+const TAG_RULES: readonly (readonly [RegExp, OperationTag])[] = [
+  [/^\/api\/(process|capture|void|tokenize|transaction-status)$/, 'cards'],
+  [/^\/api\/direct$/, 'payouts'],
+  [/^\/operator\/payouts(\/|$)/, 'payouts'],
+  [/^\/api\/(init-pay-in|init-pay-out)$/, 'cashier'],
+  [/^\/cashier(\/|$)/, 'cashier'],
+  [/^\/api\/(init-checkout|init-pay-out-order|find-order)$/, 'orders'],
+  [/^\/api\/v1\.3\//, 'subscriptions'],
+  [/^\/operator\//, 'operator'],
+  [/^\/sandbox\//, 'sandbox'],
+  [/^\/(webhooks|return)\//, 'processors'],
+];
+
+/** The group of a route; a route no rule places stops the document's build (and so the tests) until it gets one. */
+export function tagOf(url: string): OperationTag {
+  const rule = TAG_RULES.find(([pattern]) => pattern.test(url));
+  if (rule === undefined) throw new Error(`No OpenAPI tag for ${url}: add it to TAG_RULES in http/openapi.ts`);
+  return rule[1];
+}
+
 /** The gateway's own endpoints, served by app.ts rather than declared as routes. */
 const BUILT_IN_PATHS = {
   '/healthz': {
     get: {
       operationId: operationId('GET', '/healthz'),
+      tags: ['service'],
       summary: 'Health: 200 when the store answers, 503 when it does not',
       responses: {
         200: {
@@ -69,6 +117,7 @@ const BUILT_IN_PATHS = {
   '/metrics': {
     get: {
       operationId: operationId('GET', '/metrics'),
+      tags: ['service'],
       summary: 'Prometheus metrics (docs/operations.md)',
       security: OPERATOR,
       responses: {
@@ -80,6 +129,7 @@ const BUILT_IN_PATHS = {
   '/openapi.json': {
     get: {
       operationId: operationId('GET', '/openapi.json'),
+      tags: ['service'],
       summary: 'This document',
       responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
     },
@@ -96,6 +146,7 @@ function merchantWebhooks(): Record<string, unknown> {
     webhooks[name] = {
       post: {
         operationId: name,
+        tags: ['webhooks'],
         summary: webhook.summary,
         ...(webhook.headers
           ? {
@@ -130,6 +181,17 @@ export function operationId(method: string, url: string): string {
   return method.toLowerCase() + words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
 }
 
+/** The reference's opening words (Markdown, shown by /reference). */
+const INTRO = [
+  'The API of **paygate**, a self-hostable payment gateway: card and PayPal payments, payouts, a hosted cashier, orders and subscriptions.',
+  '',
+  'Body-signed calls carry `timestamp` (unix seconds, within 60 s) and `signature`: sha384hex of the values in sorted-key order ' +
+    'followed by the merchant secret (docs/signing.md, decisions.md §1). In the sandbox, type the merchant secret above and ' +
+    '"Try it out" signs each call in this page; the secret never leaves it. The v1.3 calls sign a header instead (decisions.md §2).',
+  '',
+  'Status values and error codes: docs/errors.md; limits: docs/limits.md; the contract: docs/contract/ (in the repository).',
+].join('\n');
+
 export function buildOpenApi(routes: readonly RouteDef[], server_url: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -140,7 +202,11 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
       required: true,
       schema: { type: 'string', maxLength: 200 },
     }));
-    const operation: Record<string, unknown> = { operationId: operationId(route.method, route.url), summary: route.summary };
+    const operation: Record<string, unknown> = {
+      operationId: operationId(route.method, route.url),
+      tags: [tagOf(route.url)],
+      summary: route.summary,
+    };
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.kind === 'signed') {
       operation.description =
@@ -198,16 +264,16 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
     }
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
   }
+  const used_tags = new Set<string>(['service', 'webhooks', ...routes.map((route) => tagOf(route.url))]);
   return {
     openapi: '3.1.0',
     info: {
       title: 'paygate',
       version: '0.1.0',
-      description:
-        'Card, wallet, cashier-session and subscription payment API. Signing rules with test vectors: docs/signing.md; ' +
-        'the contract: docs/contract/payment-api.md and docs/contract/decisions.md; status values and error codes: docs/errors.md; ' +
-        'limits: docs/limits.md (in the repository).',
+      description: INTRO,
     },
+    // A group without an operation here (the sandbox's, in live mode) is left out.
+    tags: OPERATION_TAGS.filter((tag) => used_tags.has(tag.name)).map((tag) => ({ ...tag })),
     servers: [{ url: server_url }],
     paths: { ...paths, ...BUILT_IN_PATHS },
     webhooks: merchantWebhooks(),

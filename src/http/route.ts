@@ -44,7 +44,10 @@ export interface SignedRoute<T = unknown> {
   readonly answer_version: string;
   readonly input: SignedInput<T>;
   readonly response: TSchema;
-  /** The answer's description limit when the spec gives one shorter than 256 (init-* and find-order: 75). */
+  /**
+   * The answer's description limit when the spec gives one shorter than 256 (init-* and find-order:
+   * 75); their failures carry only the envelope, so no error_details either (http/field-problems.ts).
+   */
   readonly description_max?: number;
   handle(context: SignedContext, input: T): Promise<Reply>;
 }

@@ -16,7 +16,8 @@ import { isTransactionType } from '../domain/transaction-state.js';
 import type { OperationDeps } from '../operations/deps.js';
 import type { HttpDeps } from './deps.js';
 import { answerBody, fieldError, reply, type Reply, Status } from './envelope.js';
-import { bodySchema } from './fields.js';
+import { bodySchema, type FieldError } from './fields.js';
+import { fieldProblemsReply, type ProblemsLimits } from './field-problems.js';
 import { invalidSignatureHelp, MILLISECOND_TIMESTAMP_FLOOR } from '../domain/signature-help.js';
 import { urlHostNotPublic } from '../outbound/addresses.js';
 import { type ApiLog, isPlainObject, MILLISECONDS_DESCRIPTION, type SignedRoute, unknownCredentials, versionsOf } from './route.js';
@@ -49,6 +50,24 @@ export function refusedMerchantUrl(deps: OperationDeps, input: Readonly<Record<s
     if (typeof value === 'string' && urlHostNotPublic(value)) return `Invalid field: ${name} (a loopback, private or link-local address)`;
   }
   return null;
+}
+
+/**
+ * The limits a route's field problems are worded within: init-* and find-order (the routes with a
+ * description_max) have 75 characters and, by the spec, no error_details in a failure.
+ */
+function problemLimitsOf(route: SignedRoute): ProblemsLimits {
+  return route.description_max === undefined ? {} : { description_max: route.description_max, error_details: false };
+}
+
+/**
+ * The body's problems with `problem` among them, worded as given: in the schema's order when the
+ * schema names its field too, else first.
+ */
+function withProblem(parsed: ReturnType<SignedRoute['input']['parse']>, problem: FieldError): readonly FieldError[] {
+  if (parsed.ok || 'reply' in parsed) return [problem];
+  if (!parsed.errors.some((other) => other.field === problem.field)) return [problem, ...parsed.errors];
+  return parsed.errors.map((other) => (other.field === problem.field ? problem : other));
 }
 
 /** `body` only once the merchant is identified: an unidentified request's fields are not trusted even for a log line. */
@@ -126,11 +145,13 @@ export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request
     const request_secret = bodySecret(body, acceptedSecrets(merchant, deps.clock.now_ms()));
     if (request_secret === null) {
       // The sandbox shows what it hashed and the likely mistake; live mode says no more than this.
+      if (deps.config.environment !== 'sandbox') {
+        send(reply(Status.INVALID_SIGNATURE, 'Invalid signature'));
+        return;
+      }
+      const help = invalidSignatureHelp(body, merchant.secret, problemLimitsOf(route));
       send(
-        reply(
-          Status.INVALID_SIGNATURE,
-          deps.config.environment === 'sandbox' ? invalidSignatureHelp(body, merchant.secret, route.description_max) : 'Invalid signature',
-        ),
+        reply(Status.INVALID_SIGNATURE, help.description, help.error_details === null ? undefined : { error_details: help.error_details }),
       );
       return;
     }
@@ -138,12 +159,14 @@ export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request
     // checks its answers with the old one.
     secret = request_secret;
     const timestamp = body.timestamp;
-    if (timestamp === undefined || timestamp === null) {
-      send(fieldError('Missing required field: timestamp'));
-      return;
-    }
+    const problem_limits = problemLimitsOf(route);
     if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
-      send(fieldError('Invalid field: timestamp (expected unix time in seconds)'));
+      // Named with the body's other problems: the window cannot be judged, the fields can.
+      const problem =
+        timestamp === undefined || timestamp === null
+          ? 'Missing required field: timestamp'
+          : 'Invalid field: timestamp (expected unix time in seconds)';
+      send(fieldProblemsReply(withProblem(route.input.parse(body), { field: 'timestamp', description: problem }), problem_limits));
       return;
     }
     if (timestamp >= MILLISECOND_TIMESTAMP_FLOOR) {
@@ -156,7 +179,7 @@ export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request
     }
     const parsed = route.input.parse(body);
     if (!parsed.ok) {
-      send('reply' in parsed ? parsed.reply : fieldError(parsed.error.description));
+      send('reply' in parsed ? parsed.reply : fieldProblemsReply(parsed.errors, problem_limits));
       return;
     }
     const url_refused = refusedMerchantUrl(deps, body);

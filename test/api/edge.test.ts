@@ -10,6 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { payoutE } from '../support/payout-bodies.js';
 import { ADMIN_DATABASE_URL } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
+import { v13 } from '../support/v13.js';
 import pg from 'pg';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -212,6 +213,90 @@ describe('HTTP edge', () => {
 });
 
 // /healthz follows the store: 503 once its connections are gone.
+// docs/errors.md "Every problem at once": several missing and invalid fields named in one answer,
+// in the route schema's order, the description within its limit and error_details for the rest.
+describe('every field problem at once', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite');
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const missing = (name: string) => `Missing required field: ${name}`;
+  const AMOUNT = 'Invalid field: amount (expected a whole number of minor units, 1 to 9007199254740991)';
+  const CURRENCY = 'Invalid field: currency (expected an ISO 4217 code the gateway knows, such as USD)';
+  const EMAIL = 'Invalid field: email (expected an e-mail address of up to 50 characters)';
+
+  it('names missing and invalid fields together on a 1.2 sale, in the schema order whatever the order of the keys', async () => {
+    const body = saleA(gw.merchant, { amount: 'abc', dob: undefined, email: 'nope', phone: undefined });
+    const reversed = Object.fromEntries(Object.entries(body).reverse());
+    for (const sent of [body, reversed]) {
+      const answer = await postSigned(gw.url, '/api/process', sent, gw.merchant.secret);
+      expect(answer.http_status).toBe(200);
+      expect(answer.body).toMatchObject({
+        status: 10,
+        version: '1.2',
+        description: [AMOUNT, missing('dob'), EMAIL, missing('phone')].join('; '),
+      });
+      expect(answer.body).not.toHaveProperty('error_details');
+    }
+    // One problem is named exactly as it always was.
+    const one = await postSigned(gw.url, '/api/process', saleA(gw.merchant, { dob: undefined }), gw.merchant.secret);
+    expect(one.body).toMatchObject({ status: 10, description: 'Missing required field: dob' });
+    expect(one.body).not.toHaveProperty('error_details');
+  });
+
+  it('fills the description on a 1.1 sale and lists them all in error_details, a missing timestamp among them', async () => {
+    const names = ['pin', 'dob', 'email', 'phone', 'requester_ip', 'address', 'city', 'country', 'first_name', 'last_name', 'zip', 'state'];
+    const gone = Object.fromEntries([...names, 'timestamp'].map((name) => [name, undefined]));
+    const answer = await postSigned(gw.url, '/api/process', saleB(gw.merchant, { currency: 'usd', ...gone }), gw.merchant.secret);
+    expect(answer.http_status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 10, version: '1.1' });
+    const texts = [CURRENCY, ...[...names, 'timestamp'].map(missing)];
+    const description = answer.body.description as string;
+    expect(description.length).toBeLessThanOrEqual(256);
+    const shown = texts.findIndex(
+      (_, count) => description === `${texts.slice(0, count).join('; ')}; +${texts.length - count} more in error_details`,
+    );
+    expect(shown, description).toBeGreaterThanOrEqual(3);
+    expect(answer.body.error_details).toBe(`${CURRENCY}; Missing required fields: ${[...names, 'timestamp'].join(', ')}`);
+  });
+
+  it('keeps init-checkout (1.1) within 75 characters and to the envelope, naming as many as fit', async () => {
+    const two = await postSigned(
+      gw.url,
+      '/api/init-checkout',
+      initCheckout(gw.merchant, 'https://shop.example', { order_id: undefined, amount: undefined }),
+      gw.merchant.secret,
+    );
+    expect(two.body).toMatchObject({ status: 10, description: `${missing('order_id')}; ${missing('amount')}` });
+    const three = await postSigned(
+      gw.url,
+      '/api/init-checkout',
+      initCheckout(gw.merchant, 'https://shop.example', { order_id: undefined, amount: undefined, currency: 'usd' }),
+      gw.merchant.secret,
+    );
+    expect(three.body).toMatchObject({
+      status: 10,
+      description: 'Invalid field: currency (expected an ISO 4217 code such as USD); +2 more',
+    });
+    expect(Object.keys(three.body).sort()).toEqual(['description', 'signature', 'status', 'timestamp', 'version']);
+  });
+
+  it('names every problem on a v1.3 call too', async () => {
+    const answer = await v13(gw.url, 'POST', '/api/v1.3/subscription-plan', gw.merchant, {
+      prices: [{ amount: 1, currency: 'USD' }],
+      billing_cycle: 'fortnightly',
+    });
+    expect(answer.body).toMatchObject({
+      status: 10,
+      description: expect.stringMatching(/^Missing required field: name; Invalid field: billing_cycle \(expected /),
+    });
+  });
+});
+
 describe.each(storeKinds())('/healthz on %s', (kind) => {
   let gw: TestGateway;
   beforeAll(async () => {

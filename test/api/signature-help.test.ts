@@ -1,12 +1,14 @@
-// Help for merchants' developers (issue 19 item 5, decisions.md §15): the sandbox shows what it
-// hashed and names the usual mistakes; a millisecond timestamp is answered as such in both
+// Help for merchants' developers (issue 19 item 5, decisions.md §15; issue 28 item 2): the sandbox
+// shows what it hashed (in the description, or in error_details when the description holds the
+// words and the mistake) and names the usual mistakes; a millisecond timestamp is answered as such in both
 // environments and in both signing schemes; `paygate sign` signs a body from the command line.
 import { spawnSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { saleA } from '../support/bodies.js';
+import { saleA, saleB } from '../support/bodies.js';
 import { initCheckout } from '../support/cashier.js';
+import { verifyBody } from '../../src/domain/signing.js';
 import { postJson, signed } from '../support/client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { v13 } from '../support/v13.js';
@@ -50,9 +52,10 @@ describe('signature help in the sandbox', () => {
     expect(description).not.toContain(gw.merchant.secret);
     expect(description).not.toContain('4111111111111111');
     expect(description).not.toContain('12/2035');
-    // A whole sale does not fit: the plain words, never a cut string.
+    // A whole sale does not fit beside the words: the plain words, never a cut string (the string: below).
     const sale = await postJson(gw.url, '/api/process', { ...saleA(gw.merchant), signature: 'ab'.repeat(48) });
     expect(sale.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    expect(answer.body).not.toHaveProperty('error_details');
   });
 
   it('names the likely mistake: upper-case hex, keys not sorted, HMAC, a millisecond timestamp', async () => {
@@ -78,6 +81,65 @@ describe('signature help in the sandbox', () => {
     }
   });
 
+  /** Card values as the help shows them: the number's first 6 and last 4, the rest starred. */
+  const masked = (body: Record<string, unknown>) => {
+    const number = body.card_number as string;
+    return {
+      ...body,
+      card_number: `${number.slice(0, 6)}${'*'.repeat(number.length - 10)}${number.slice(-4)}`,
+      card_exp: '*******',
+      cvv: '***',
+    };
+  };
+  const SHORT_URLS = { return_url: 'https://shop.example/r', notification_url: 'https://shop.example/n' };
+
+  it('gives the string hashed in error_details when the description holds the words and the mistake, on a 1.2 and a 1.1 sale', async () => {
+    const secret = gw.merchant.secret;
+    for (const body of [saleA(gw.merchant, SHORT_URLS), saleB(gw.merchant, SHORT_URLS)]) {
+      const shown = signingString(masked(body));
+      expect(shown.length, 'the string fits error_details').toBeLessThanOrEqual(256);
+      const upper = await postJson(gw.url, '/api/process', { ...body, signature: sha384(signingString(body) + secret).toUpperCase() });
+      expect(upper.body).toMatchObject({
+        status: 2,
+        version: body.version,
+        description: 'Invalid signature (likely mistake: upper-case hex; use lower-case)',
+        error_details: shown,
+      });
+      const plain = await postJson(gw.url, '/api/process', { ...body, signature: 'ab'.repeat(48) });
+      expect(plain.body).toMatchObject({ status: 2, description: 'Invalid signature', error_details: shown });
+      for (const answer of [upper, plain]) {
+        const text = JSON.stringify(answer.body);
+        for (const hidden of [secret, body.card_number as string, body.card_exp as string]) expect(text).not.toContain(hidden);
+        expect(verifyBody(answer.body, secret)).toBe(true);
+      }
+    }
+  });
+
+  it('judges the signature before the fields: a body with several problems gets the help, then, signed, every problem', async () => {
+    const secret = gw.merchant.secret;
+    for (const body of [
+      saleA(gw.merchant, { ...SHORT_URLS, amount: 'abc', dob: undefined, email: 'nope', phone: undefined }),
+      saleB(gw.merchant, { ...SHORT_URLS, amount: 'abc', dob: undefined, email: 'nope', phone: undefined }),
+    ]) {
+      const sent = JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
+      const wrong = await postJson(gw.url, '/api/process', { ...sent, signature: sha384(signingString(sent) + secret).toUpperCase() });
+      expect(wrong.body).toMatchObject({
+        status: 2,
+        description: 'Invalid signature (likely mistake: upper-case hex; use lower-case)',
+        error_details: signingString(masked(sent)),
+      });
+      const right = await postJson(gw.url, '/api/process', signed(sent, secret));
+      expect(right.body).toMatchObject({
+        status: 10,
+        version: body.version,
+        description:
+          'Invalid field: amount (expected a whole number of minor units, 1 to 9007199254740991); Missing required field: dob; ' +
+          'Invalid field: email (expected an e-mail address of up to 50 characters); Missing required field: phone',
+      });
+      expect(right.body).not.toHaveProperty('error_details');
+    }
+  });
+
   it('stays within 75 characters on init-* (the string does not fit, the mistake does)', async () => {
     const body = initCheckout(gw.merchant, 'https://shop.example');
     const answer = await postJson(gw.url, '/api/init-checkout', {
@@ -85,6 +147,8 @@ describe('signature help in the sandbox', () => {
       signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase(),
     });
     expect(answer.body).toMatchObject({ status: 2, description: 'Invalid signature (likely mistake: upper-case hex; use lower-case)' });
+    // init-* answers keep to the envelope (spec §2.3): no error_details there.
+    expect(Object.keys(answer.body).sort()).toEqual(['description', 'signature', 'status', 'timestamp', 'version']);
   });
 
   it('answers a millisecond timestamp as such, signed or v1.3, instead of "Timestamp expired"', async () => {
@@ -126,6 +190,7 @@ describe('live mode', () => {
       signature: sha384(signingString(body) + gw.merchant.secret).toUpperCase(),
     });
     expect(bad.body).toMatchObject({ status: 2, description: 'Invalid signature' });
+    expect(bad.body).not.toHaveProperty('error_details');
     const ms = await postJson(
       gw.url,
       '/api/process',

@@ -15,7 +15,7 @@ import {
 import { requestFingerprint } from '../../operations/lifecycle.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
-import { bodySchema, type BodyOf, CASHIER_FIELDS, type Parsed, literal } from '../fields.js';
+import { bodySchema, type BodyOf, CASHIER_FIELDS, fieldsRefused, type Parsed, literal } from '../fields.js';
 import { type SignedContext, type SignedRoute, unknownCredentials } from '../route.js';
 import { variablesOf } from './process.js';
 
@@ -164,12 +164,19 @@ export function fitDescription(description: string, field?: string): string {
   return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 40))}…`;
 }
 
-/** A route's parse whose field errors fit SESSION_DESCRIPTION_MAX (for the init-* calls and find-order). */
+/**
+ * A route's parse whose field problems each fit SESSION_DESCRIPTION_MAX (for the init-* calls and
+ * find-order); the pipeline names as many as fit together (http/field-problems.ts).
+ */
 export function fittedParse<T>(parse: (body: Readonly<Record<string, unknown>>) => Parsed<T>) {
-  return (body: Readonly<Record<string, unknown>>): Parsed<T> | { readonly ok: false; readonly reply: Reply } => {
+  return (body: Readonly<Record<string, unknown>>): Parsed<T> => {
     const parsed = parse(body);
     if (parsed.ok) return parsed;
-    return { ok: false, reply: fieldError(fitDescription(parsed.error.description, parsed.error.field)) };
+    const [first, ...others] = parsed.errors.map((problem) => ({
+      ...problem,
+      description: fitDescription(problem.description, problem.field),
+    }));
+    return first === undefined ? parsed : fieldsRefused(first, others);
   };
 }
 

@@ -6,7 +6,7 @@ import { processDirectPayout } from '../../operations/direct-payout.js';
 import { requestFingerprint, type TransactionAnswer } from '../../operations/lifecycle.js';
 import { characterLength, describeTextProblem, textProblem } from '../../domain/text.js';
 import { fieldError, type Reply } from '../envelope.js';
-import { bodySchema, type BodyOf, literal } from '../fields.js';
+import { bodySchema, type BodyOf, type FieldError, fieldsRefused, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
 import { customerFrom } from '../../connectors/connector.js';
 import { payoutReply, variablesOf } from './process.js';
@@ -55,38 +55,49 @@ function shownName(name: string): string {
   return printable.length > 40 ? `${printable.slice(0, 40)}...` : printable;
 }
 
-function dataFields(body: Readonly<Record<string, unknown>>): { ok: true; data: Record<string, string> } | { ok: false; reply: Reply } {
+/** The data_ fields, or what is wrong with them: too many (an answer of its own), or each bad one named. */
+function dataFields(
+  body: Readonly<Record<string, unknown>>,
+):
+  | { kind: 'valid'; data: Record<string, string> }
+  | { kind: 'too_many'; reply: Reply }
+  | { kind: 'invalid'; first: FieldError; others: readonly FieldError[] } {
   const names = Object.keys(body).filter((key) => key.startsWith('data_') && body[key] !== null && body[key] !== undefined);
   if (names.length > DATA_FIELDS_MAX)
-    return { ok: false, reply: fieldError(`Too many data_ fields: at most ${DATA_FIELDS_MAX} are accepted`) };
+    return { kind: 'too_many', reply: fieldError(`Too many data_ fields: at most ${DATA_FIELDS_MAX} are accepted`) };
   const data: Record<string, string> = {};
+  const problems: FieldError[] = [];
   for (const name of names.sort()) {
-    if (!DATA_FIELD_NAME.test(name)) {
-      return {
-        ok: false,
-        reply: fieldError(
-          `Invalid field: ${shownName(name)} (expected a name of data_ followed by 1 to 32 lowercase letters, digits or underscores)`,
-        ),
-      };
-    }
     const value = body[name];
     const problem = typeof value === 'string' ? textProblem(value) : null;
-    if (problem !== null) return { ok: false, reply: fieldError(`Invalid field: ${name} (${describeTextProblem(problem)})`) };
-    if (typeof value !== 'string' || characterLength(value) > DATA_FIELD_MAX_LENGTH) {
-      return { ok: false, reply: fieldError(`Invalid field: ${name} (expected text of up to ${DATA_FIELD_MAX_LENGTH} characters)`) };
+    if (!DATA_FIELD_NAME.test(name)) {
+      const shown = shownName(name);
+      problems.push({
+        field: shown,
+        description: `Invalid field: ${shown} (expected a name of data_ followed by 1 to 32 lowercase letters, digits or underscores)`,
+      });
+    } else if (problem !== null) {
+      problems.push({ field: name, description: `Invalid field: ${name} (${describeTextProblem(problem)})` });
+    } else if (typeof value !== 'string' || characterLength(value) > DATA_FIELD_MAX_LENGTH) {
+      problems.push({ field: name, description: `Invalid field: ${name} (expected text of up to ${DATA_FIELD_MAX_LENGTH} characters)` });
+    } else {
+      data[name] = value;
     }
-    data[name] = value;
   }
-  return { ok: true, data };
+  const [first, ...others] = problems;
+  return first === undefined ? { kind: 'valid', data } : { kind: 'invalid', first, others };
 }
 
 const directInput: SignedInput<DirectInput> = {
   schema: DirectPayoutBody.schema,
   parse(body) {
+    // The schema's fields in its order, then the data_ fields in name order: every problem at once.
     const parsed = DirectPayoutBody.parse(body);
-    if (!parsed.ok) return parsed;
     const data = dataFields(body);
-    if (!data.ok) return data;
+    const data_problems = data.kind === 'invalid' ? [data.first, ...data.others] : [];
+    if (!parsed.ok) return fieldsRefused(parsed.error, [...parsed.errors.slice(1), ...data_problems]);
+    if (data.kind === 'too_many') return { ok: false, reply: data.reply };
+    if (data.kind === 'invalid') return fieldsRefused(data.first, data.others);
     return { ok: true, value: { body: parsed.value, data: data.data } };
   },
 };

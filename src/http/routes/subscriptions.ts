@@ -104,6 +104,9 @@ const SubscriptionAnswer = Type.Object({
 const ENVELOPE = {
   status: Type.Integer(),
   description: Type.String({ maxLength: 256 }),
+  error_details: Type.Optional(
+    Type.String({ maxLength: 256, description: 'every field problem, when the description cannot name them all (docs/errors.md)' }),
+  ),
   version: Type.String({ maxLength: 3 }),
   timestamp: Type.Integer(),
 };

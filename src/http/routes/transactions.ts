@@ -34,6 +34,13 @@ export function tokenizeRoute(): SignedRoute<BodyOf<typeof TokenizeBody>> {
       card_token: Type.Optional(Type.String({ maxLength: 32 })),
       card_number: Type.Optional(Type.String({ description: 'masked' })),
       card_exp: Type.Optional(Type.String()),
+      error_details: Type.Optional(
+        Type.String({
+          maxLength: 256,
+          description:
+            'every field problem when the description cannot name them all; in the sandbox, the string a refused signature was checked against (docs/errors.md)',
+        }),
+      ),
       version: Type.String(),
       timestamp: Type.Integer(),
       signature: Type.String(),

@@ -10,7 +10,7 @@ import { requestFingerprint } from '../../operations/lifecycle.js';
 import { processRefund } from '../../operations/refund.js';
 import { processWalletSale } from '../../operations/wallet-sale.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
-import { bodySchema, type BodyOf, literal } from '../fields.js';
+import { bodySchema, type BodyOf, type FieldsRefused, literal } from '../fields.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, variablesOf } from './process-replies.js';
 import { identityOf, type SignedContext, unknownCredentials } from '../route.js';
@@ -122,7 +122,7 @@ export function paymentMethodOf(body: Readonly<Record<string, unknown>>): Proces
 export function parseWalletProcess(
   body: Readonly<Record<string, unknown>>,
   by_key: boolean,
-): { ok: true; value: WalletProcessInput } | { ok: false; reply: Reply } | { ok: false; error: { field: string; description: string } } {
+): { ok: true; value: WalletProcessInput } | { ok: false; reply: Reply } | FieldsRefused {
   const type = body.transaction_type;
   if (type === 'sale') {
     const parsed = by_key ? PayPalSaleApplicationKey.parse(body) : PayPalSaleFrontend.parse(body);

@@ -867,6 +867,8 @@ export interface TokenizeAnswer {
   /** masked */
   card_number?: string;
   card_exp?: string;
+  /** every field problem when the description cannot name them all; in the sandbox, the string a refused signature was checked against (docs/errors.md) */
+  error_details?: string;
   version: string;
   timestamp: number;
   signature: string;
@@ -1002,6 +1004,8 @@ export interface PlanAnswer {
   status: number;
   /** up to 256 characters */
   description: string;
+  /** every field problem, when the description cannot name them all (docs/errors.md) */
+  error_details?: string;
   /** up to 3 characters */
   version: string;
   timestamp: number;
@@ -1049,6 +1053,8 @@ export interface PlanListAnswer {
   status: number;
   /** up to 256 characters */
   description: string;
+  /** every field problem, when the description cannot name them all (docs/errors.md) */
+  error_details?: string;
   /** up to 3 characters */
   version: string;
   timestamp: number;
@@ -1139,6 +1145,8 @@ export interface SubscriptionAnswer {
   status: number;
   /** up to 256 characters */
   description: string;
+  /** every field problem, when the description cannot name them all (docs/errors.md) */
+  error_details?: string;
   /** up to 3 characters */
   version: string;
   timestamp: number;
@@ -1192,6 +1200,8 @@ export interface SubscriptionListAnswer {
   status: number;
   /** up to 256 characters */
   description: string;
+  /** every field problem, when the description cannot name them all (docs/errors.md) */
+  error_details?: string;
   /** up to 3 characters */
   version: string;
   timestamp: number;
