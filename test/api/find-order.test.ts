@@ -294,6 +294,9 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     expect((await sale_order.customer.get('/cashier')).text).toContain('value="ewallet"');
     const paid = await attempt(held.customer, '568');
     expect(paid.status).toBe(200);
+    // The customer is told the amount is held, not that the payment "will be completed shortly".
+    expect(paid.text).toContain('Payment authorized');
+    expect(paid.text).toContain('The amount is reserved on your card. The shop takes it when your order is ready');
     const authorized = await find(gw, held.order_id);
     expect(authorized.body).toMatchObject({
       status: 0,

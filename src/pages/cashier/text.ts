@@ -100,7 +100,7 @@ const EN = {
   requested: 'Withdrawal requested',
   requested_text: '{amount} will be paid once the request has been approved.',
   authorized: 'Payment authorized',
-  authorized_text: 'The payment is authorized and will be completed shortly.',
+  authorized_text: 'The amount is reserved on your card. The shop takes it when your order is ready, and releases it if it is not.',
 
   refused_by_merchant: 'The merchant did not accept this payment.',
   refused_reason: 'Message from the merchant: {reason}',
@@ -225,7 +225,7 @@ const DE: Texts = {
   requested: 'Auszahlung beantragt',
   requested_text: '{amount} wird ausgezahlt, sobald der Antrag genehmigt ist.',
   authorized: 'Zahlung autorisiert',
-  authorized_text: 'Die Zahlung ist autorisiert und wird in Kürze abgeschlossen.',
+  authorized_text: 'Der Betrag ist auf Ihrer Karte reserviert. Der Shop bucht ihn ab, wenn Ihre Bestellung bereit ist, und gibt ihn sonst frei.',
 
   refused_by_merchant: 'Der Händler hat diese Zahlung nicht angenommen.',
   refused_reason: 'Nachricht des Händlers: {reason}',
@@ -347,7 +347,7 @@ const ES: Texts = {
   requested: 'Retiro solicitado',
   requested_text: '{amount} se pagará cuando se apruebe la solicitud.',
   authorized: 'Pago autorizado',
-  authorized_text: 'El pago está autorizado y se completará en breve.',
+  authorized_text: 'El importe está reservado en su tarjeta. La tienda lo cobra cuando su pedido esté listo y, si no, lo libera.',
 
   refused_by_merchant: 'El comercio no ha aceptado este pago.',
   refused_reason: 'Mensaje del comercio: {reason}',
