@@ -346,6 +346,8 @@ export type PaymentEvent =
 
 export type WebhookReading =
   | { readonly kind: 'event'; readonly event: WebhookEvent }
+  /** Several events in one verified body (Adyen's batches): each applied once, in order. */
+  | { readonly kind: 'events'; readonly events: readonly WebhookEvent[] }
   /** The signature does not verify with the gateway's webhook secret: HTTP 401, nothing read. */
   | { readonly kind: 'bad_signature' }
   /** Verified, but not something this gateway reads (unknown shape): HTTP 200, nothing applied. */

@@ -54,7 +54,22 @@ export async function receiveWebhook(
     deps.logger.info({ gateway_id, reason: reading.reason }, 'processor webhook verified and ignored');
     return { kind: 'accepted', outcome: 'ignored', trace_id: null, acknowledgement };
   }
-  const event = reading.event;
+  if (reading.kind === 'events') {
+    // A batch: each event on its own, in order, each applied once; the answer reports the first that changed something.
+    const outcomes = [];
+    for (const event of reading.events) outcomes.push(await applyEvent(deps, gateway_id, event, acknowledgement));
+    return outcomes.find((o) => o.kind === 'accepted' && o.outcome === 'applied') ?? outcomes[0]!;
+  }
+  return applyEvent(deps, gateway_id, reading.event, acknowledgement);
+}
+
+/** One verified event: matched to its transaction, applied in one database transaction with its record, once. */
+async function applyEvent(
+  deps: OperationDeps,
+  gateway_id: string,
+  event: WebhookEvent,
+  acknowledgement: { readonly content_type: string; readonly body: string } | null,
+): Promise<WebhookOutcome> {
   const matched = (await matchTransaction(deps, gateway_id, event)) ?? (await paymentOfEvent(deps, gateway_id, event));
   // Only an event that decides something has a request to wait for (payment_intent.created... do not).
   const row = event.result !== null ? await afterItsRequest(deps, matched) : matched;

@@ -192,6 +192,32 @@ describe.each(storeKinds())('live processing through Adyen on %s', (kind) => {
     expect(live.notifications(paid.trace_id).map((n) => n.transaction_status)).toEqual(['approved', 'chargeback']);
   });
 
+  it('a batch of two notifications (two CHARGEBACKs) is read item by item: both sales chargeback, each notified once, once', async () => {
+    const first = await sale(3400);
+    const second = await sale(3500);
+    live.fake.holdEvents(true);
+    const one = await live.fake.chargeback(first.psp, 'CHARGEBACK', { amount_minor: 1000 });
+    const two = await live.fake.chargeback(second.psp, 'CHARGEBACK', { amount_minor: 2000 });
+    const item = (body: string) => (JSON.parse(body) as { notificationItems: unknown[] }).notificationItems[0];
+    const batch = JSON.stringify({ live: 'false', notificationItems: [item(one.body), item(two.body)] });
+    const post = () => fetch(live.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch });
+    const answered = await post();
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toBe('[accepted]');
+    expect(await live.settled(first.trace_id, 'chargeback')).toMatchObject({ amount: 1000 });
+    expect(await live.settled(second.trace_id, 'chargeback')).toMatchObject({ amount: 2000 });
+    // The batch again, then each item on its own as Adyen retries: nothing more.
+    expect((await post()).status).toBe(200);
+    live.fake.holdEvents(false);
+    await live.fake.releaseHeldEvents();
+    await delivered(first.trace_id);
+    await delivered(second.trace_id);
+    for (const paid of [first, second]) {
+      expect(live.notifications(paid.trace_id).map((n) => n.transaction_status)).toEqual(['approved', 'chargeback']);
+      expect(await live.gw.gateway.deps.store.disputes.listForTransaction(paid.trace_id, 10)).toHaveLength(1);
+    }
+  });
+
   it("a refund of the whole sale made in Adyen's Customer Area: the sale is reversed", async () => {
     const paid = await sale(1800);
     await live.fake.customerAreaRefund(paid.psp, 1800);

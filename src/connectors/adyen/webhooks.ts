@@ -3,9 +3,9 @@
 // of pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success,
 // compared in constant time; one forged item and nothing of the batch is read.
 //
-// A batch of more than one item is refused as unread ('ignored'): a WebhookReading carries one
-// event, and Adyen sends JSON notifications one item at a time. Reading only the first item would
-// drop the others silently; the gateway's interface would need a list to take more.
+// A batch of several items (Adyen sends one item at a time today, but the format is a list) is
+// read item by item into one reading of several events, each applied once by the gateway; items
+// the gateway does not read are left out, and a batch with none it reads is ignored.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { PaymentEvent, ProcessorResult, WebhookEvent, WebhookReading } from '../connector.js';
 import { eventMeaning } from './status-map.js';
@@ -92,9 +92,11 @@ export function readAdyenNotification(hmac_key_hex: string, raw_body: Buffer): W
   const items = wrappers.map(readItem);
   const key = Buffer.from(hmac_key_hex, 'hex');
   if (items.some((item) => item === null || !verified(item, key))) return { kind: 'bad_signature' };
-  if (items.length > 1)
-    return { kind: 'ignored', reason: `a batch of ${items.length} items (the gateway reads one item per notification)` };
-  return readVerified(items[0]!);
+  if (items.length === 1) return readVerified(items[0]!);
+  const readings = items.map((item) => readVerified(item!));
+  const events = readings.flatMap((reading) => (reading.kind === 'event' ? [reading.event] : []));
+  if (events.length === 0) return { kind: 'ignored', reason: `a batch of ${items.length} items, none read` };
+  return { kind: 'events', events };
 }
 
 function readVerified(item: Item): WebhookReading {
