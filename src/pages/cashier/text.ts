@@ -225,7 +225,8 @@ const DE: Texts = {
   requested: 'Auszahlung beantragt',
   requested_text: '{amount} wird ausgezahlt, sobald der Antrag genehmigt ist.',
   authorized: 'Zahlung autorisiert',
-  authorized_text: 'Der Betrag ist auf Ihrer Karte reserviert. Der Shop bucht ihn ab, wenn Ihre Bestellung bereit ist, und gibt ihn sonst frei.',
+  authorized_text:
+    'Der Betrag ist auf Ihrer Karte reserviert. Der Shop bucht ihn ab, wenn Ihre Bestellung bereit ist, und gibt ihn sonst frei.',
 
   refused_by_merchant: 'Der Händler hat diese Zahlung nicht angenommen.',
   refused_reason: 'Nachricht des Händlers: {reason}',
