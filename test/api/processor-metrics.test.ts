@@ -133,12 +133,25 @@ describe.each(storeKinds())('per-processor metrics on %s', (kind) => {
         rules: { alert: string; expr: string; for?: string; labels: { severity: string }; annotations: Record<string, string> }[];
       }[];
     };
+    const anchors = fs
+      .readFileSync('docs/production.md', 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('#'))
+      .map((line) =>
+        line
+          .replace(/^#+\s*/, '')
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      );
     const alert_exprs = alerts.groups.flatMap((g) => g.rules).map((r) => r.expr);
     for (const rule of alerts.groups.flatMap((g) => g.rules)) {
       expect(rule.alert).toMatch(/^Paygate[A-Za-z0-9]+$/);
       expect(['page', 'ticket']).toContain(rule.labels.severity);
       expect(rule.annotations.summary, rule.alert).toBeTruthy();
       expect(rule.annotations.runbook, rule.alert).toMatch(/^docs\/production\.md#/);
+      // Its runbook link lands on a heading of docs/production.md (GitHub's anchors).
+      expect(anchors, rule.alert).toContain(rule.annotations.runbook!.slice('docs/production.md#'.length));
     }
     const names = new Set(alerts.groups.flatMap((g) => g.rules).map((r) => r.alert));
     for (const wanted of [
