@@ -1,5 +1,6 @@
 // One typed configuration, read from the environment and validated at start.
 // Every limit and schedule of the gateway lives here so an operator finds them in one place.
+import net from 'node:net';
 import path from 'node:path';
 import type { ConnectorOptions } from './connectors/connector.js';
 import type { Environment } from './domain/environment.js';
@@ -78,6 +79,13 @@ export interface Limits {
   readonly headers_timeout_ms: number;
   /** Requests per minute from one client address (every route but /healthz and /metrics), per instance; 0: no limit. */
   readonly rate_per_address_per_minute: number;
+  /**
+   * The proxies in front (PAYGATE_TRUSTED_PROXIES: addresses, CIDR ranges, or loopback /
+   * linklocal / uniquelocal): a request from one of them is taken to be from the last address in
+   * its X-Forwarded-For that is not one of them (rate limits, sign-in, the audit log). Empty:
+   * X-Forwarded-For is ignored and the client is the TCP peer.
+   */
+  readonly trusted_proxies: readonly string[];
   /** Back-office sign-in attempts per minute from one client address (docs/backoffice.md §4); 0: off. */
   readonly rate_sign_in_per_address_per_minute: number;
   /**
@@ -285,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
       request_timeout_ms,
       headers_timeout_ms,
       rate_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE', 12_000, 0, 10_000_000),
+      trusted_proxies: trustedProxies(env.PAYGATE_TRUSTED_PROXIES),
       rate_per_merchant_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE', 6_000, 0, 10_000_000),
       rate_sign_in_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE', 30, 0, 100_000),
       // Whole minutes, up to the session's own 8 hours: a longer idle time-out could never apply.
@@ -323,4 +332,21 @@ export function connectorOptions(config: Config): ConnectorOptions {
     sandbox_async_settle_ms: config.schedules.sandbox_async_settle_seconds * 1000,
     sandbox_issuer_timeout_ms: config.schedules.sandbox_issuer_timeout_seconds * 1000,
   };
+}
+
+/** Names proxy-addr (Fastify's trustProxy) knows for ranges of addresses. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustedProxies(raw: string | undefined): readonly string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((entry) => {
+    const item = entry.trim();
+    const [address, bits, extra] = item.split('/');
+    const family = net.isIP(address ?? '');
+    const bits_ok = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (PROXY_RANGE_NAMES.has(item) || (family !== 0 && bits_ok && extra === undefined)) return item;
+    throw new ConfigError(
+      `PAYGATE_TRUSTED_PROXIES: "${item}" is not an address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
+    );
+  });
 }

@@ -162,13 +162,18 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
 
   // PUBLIC_URL, or once listening, the bound address (port 0 picks a free port in tests).
   let public_url = config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  // Every request to a processor: its time-outs, size cap and the address policy of live mode.
-  const processor_http = new ProcessorHttp({
-    timeout_ms: config.limits.processor_timeout_ms,
-    connect_timeout_ms: config.limits.processor_connect_timeout_ms,
-    max_reply_bytes: config.limits.processor_reply_max_bytes,
-    allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
-  });
+  const metrics = new GatewayMetrics();
+  // Every request to a processor: its time-outs, size cap and the address policy of live mode;
+  // each gateway's connector sends through a labelled view of it, counted in the metrics.
+  const processor_http = new ProcessorHttp(
+    {
+      timeout_ms: config.limits.processor_timeout_ms,
+      connect_timeout_ms: config.limits.processor_connect_timeout_ms,
+      max_reply_bytes: config.limits.processor_reply_max_bytes,
+      allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
+    },
+    metrics.observeProcessorCall,
+  );
   const connectors = new ConnectorRegistry(config.environment, sealer, {
     options: connectorOptions(config),
     clock,
@@ -190,7 +195,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     config: admin.token === config.admin_token ? config : { ...config, admin_token: admin.token },
     logger,
     public_url: () => public_url,
-    metrics: new GatewayMetrics(),
+    metrics,
     // A header is accepted within the timestamp window on either side: remembered for both.
     header_reuse: new HeaderReuseWatch(2 * config.limits.request_window_seconds * 1000 + 1000),
     rate_limits: new RateLimits(

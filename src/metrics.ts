@@ -2,9 +2,13 @@
 // bearer token (decisions.md §15, docs/operations.md). One registry per running gateway, passed
 // explicitly: two gateways in one process (the tests) never mix their counts, and nothing is
 // global. Counters and histograms are this instance's; the backlog gauges read the shared
-// database when scraped, so every instance reports the same backlog.
+// database when scraped, so every instance reports the same backlog. Calls to processors are
+// counted by connector and gateway as each gateway's connector makes them: main.ts passes
+// observeProcessorCall to ProcessorHttp, whose labelled views (connectors/registry.ts) report
+// every exchange; processors' webhooks are counted by the route that receives them.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from './domain/clock.js';
+import { type ProcessorCallLabels, type ProcessorExchange, timedOut } from './outbound/processor-http.js';
 import type { Store } from './store/store.js';
 
 /** Seconds: API answers are milliseconds to a processor's time-out. */
@@ -71,6 +75,61 @@ export class GatewayMetrics {
     labelNames: ['limit'] as const,
     registers: [this.registry],
   });
+
+  /**
+   * Every request sent to a processor, by what came of it: the HTTP answer's class (2xx to 5xx),
+   * or no answer (timeout, network: refused, reset, unreachable, an answer too large).
+   * gateway_id is bounded by the gateways configured.
+   */
+  readonly processor_requests = new Counter({
+    name: 'paygate_processor_requests_total',
+    help: 'Requests sent to payment processors, by connector, gateway_id and result (2xx, 3xx, 4xx, 5xx: the answer; timeout, network: no answer)',
+    labelNames: ['connector', 'gateway_id', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  /** The failed ones alone, for error-rate alerts. 4xx includes what processors refuse by design (Stripe answers a card decline 402). */
+  readonly processor_errors = new Counter({
+    name: 'paygate_processor_errors_total',
+    help: 'Requests to payment processors that failed, by connector, gateway_id and kind (timeout, network, http_4xx, http_5xx)',
+    labelNames: ['connector', 'gateway_id', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly processor_duration = new Histogram({
+    name: 'paygate_processor_request_duration_seconds',
+    help: 'Time from sending a request to a payment processor to its whole answer (or giving up), by connector and gateway_id',
+    labelNames: ['connector', 'gateway_id'] as const,
+    buckets: LATENCY_BUCKETS_S,
+    registers: [this.registry],
+  });
+
+  /**
+   * Processors' webhooks, by what the gateway did with them (operations/processor-webhook.ts):
+   * applied, unchanged, duplicate, unmatched, ignored; refused (the signature does not verify);
+   * unknown_gateway (gateway_id "" and connector "unknown" unless it names one: the URL is anyone's).
+   */
+  readonly processor_webhooks = new Counter({
+    name: 'paygate_processor_webhooks_total',
+    help: 'Processor webhooks received, by connector, gateway_id and outcome (applied, unchanged, duplicate, unmatched, ignored, refused, unknown_gateway)',
+    labelNames: ['connector', 'gateway_id', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** ProcessorHttp's observer (outbound/processor-http.ts ProcessorCallObserver). */
+  readonly observeProcessorCall = (labels: ProcessorCallLabels, exchange: ProcessorExchange): void => {
+    const { connector, gateway_id } = labels;
+    this.processor_duration.observe({ connector, gateway_id }, exchange.duration_ms / 1000);
+    if (exchange.kind === 'answer') {
+      const result = `${Math.min(5, Math.max(1, Math.floor(exchange.http_status / 100)))}xx`;
+      this.processor_requests.inc({ connector, gateway_id, result });
+      if (exchange.http_status >= 400) this.processor_errors.inc({ connector, gateway_id, kind: `http_${result}` });
+      return;
+    }
+    const kind = timedOut(exchange) ? 'timeout' : 'network';
+    this.processor_requests.inc({ connector, gateway_id, result: kind });
+    this.processor_errors.inc({ connector, gateway_id, kind });
+  };
 
   /** The backlog gauges: read from the store when scraped. */
   watch(store: Store, clock: Clock): void {

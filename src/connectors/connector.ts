@@ -10,7 +10,7 @@ import type { Environment } from '../domain/environment.js';
 import type { CashierTexts } from '../domain/cashier-texts.js';
 import type { ProcessorResult } from '../domain/processor-result.js';
 import type { DisputeStage } from '../domain/dispute-record.js';
-import type { ProcessorHttp } from '../outbound/processor-http.js';
+import type { ProcessorSender } from '../outbound/processor-http.js';
 import type { PayeeMapping } from '../domain/payee.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
@@ -466,8 +466,8 @@ export interface ConnectorContext {
   readonly clock: Clock;
   /** PUBLIC_URL, or the bound address once listening. */
   readonly public_url: () => string;
-  /** Outbound HTTP to processors: time-outs, size caps, address policy. */
-  readonly http: ProcessorHttp;
+  /** Outbound HTTP to processors (time-outs, size caps, address policy): the gateway's labelled view, so each call is counted (metrics). */
+  readonly http: ProcessorSender;
 }
 
 /** A setting a connector takes (`gateway create --setting KEY=VALUE`). */

@@ -2,9 +2,12 @@
 // names its connector and keeps its settings sealed with the master key; the registry opens
 // them and builds the connector once per version of the settings (a gateway's updated_at_ms), so
 // new credentials take effect with the next request that sees the new version. A connector that
-// may not run in this environment (the sandbox on a live instance) is never built here.
+// may not run in this environment (the sandbox on a live instance) is never built here. Each
+// connector sends through its gateway's labelled view of the one ProcessorHttp, so every call to
+// a processor is counted by connector and gateway (metrics.ts) without the connector knowing.
 import type { Environment } from '../domain/environment.js';
 import { type Gateway, gatewayOf, type StarterGateway } from '../domain/merchants.js';
+import type { ProcessorHttp } from '../outbound/processor-http.js';
 import { adyenDefinition } from './adyen/connector.js';
 import { checkoutDefinition } from './checkout/connector.js';
 import { paypalDefinition } from './paypal/connector.js';
@@ -54,7 +57,8 @@ export class ConnectorRegistry {
   constructor(
     private readonly environment: Environment,
     private readonly sealer: SettingsOpener,
-    private readonly context: ConnectorContext,
+    /** `http` is the root ProcessorHttp: each connector gets its gateway's view of it. */
+    private readonly context: ConnectorContext & { readonly http: ProcessorHttp },
     definitions: readonly ConnectorDefinition[] = CONNECTOR_DEFINITIONS,
   ) {
     this.by_name = new Map(definitions.map((d) => [d.name, d]));
@@ -87,7 +91,8 @@ export class ConnectorRegistry {
       gateway.settings_sealed === null
         ? {}
         : (JSON.parse(this.sealer.open(gateway.settings_sealed, gatewaySettingsPurpose(gateway.gateway_id))) as Record<string, string>);
-    const connector = definition.create(settings, this.context, gateway.gateway_id);
+    const http = this.context.http.forGateway({ connector: definition.name, gateway_id: gateway.gateway_id });
+    const connector = definition.create(settings, { ...this.context, http }, gateway.gateway_id);
     this.built.delete(gateway.gateway_id);
     if (this.built.size >= CACHE_MAX_CONNECTORS) this.built.delete(this.built.keys().next().value!);
     this.built.set(gateway.gateway_id, { updated_at_ms: gateway.updated_at_ms, connector });

@@ -66,7 +66,8 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
         )
         .setTimeout(IDLE_SOCKET_MS),
     return503OnClosing: true,
-    trustProxy: false,
+    // X-Forwarded-For only from the proxies the operator named (docs/production.md, TLS in front).
+    trustProxy: deps.config.limits.trusted_proxies.length > 0 ? [...deps.config.limits.trusted_proxies] : false,
     // The onResponse hook below writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
     // Errors met before a request reaches a route still answer with the envelope.

@@ -8,6 +8,11 @@
 // have received the request. `not_sent` means it cannot have (the connection was never made):
 // the operation failed and nothing moved. `lost` means it may have (a time-out, a connection
 // closed after sending): the outcome is unknown, and only asking the processor settles it.
+//
+// The registry (connectors/registry.ts) gives each gateway's connector a labelled view of the one
+// ProcessorHttp (`forGateway`): every exchange through it is reported, with its connector and
+// gateway, to the observer the composition root passed (the per-processor metrics, metrics.ts),
+// so no connector passes labels or knows about metrics.
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
 import { checkedLookup, DESTINATION_NOT_ALLOWED, precheckUrl } from './post.js';
 
@@ -31,11 +36,44 @@ export interface ProcessorRequest {
 }
 
 export type ProcessorExchange =
-  | { readonly kind: 'answer'; readonly http_status: number; readonly body: string; readonly duration_ms: number }
-  /** The processor cannot have received the request. */
-  | { readonly kind: 'not_sent'; readonly reason: string; readonly duration_ms: number }
-  /** The processor may have received (and acted on) the request; no complete answer came back. */
-  | { readonly kind: 'lost'; readonly reason: string; readonly duration_ms: number };
+  | {
+      readonly kind: 'answer';
+      readonly http_status: number;
+      /** Header names in lower case, as undici gives them. */
+      readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+      readonly body: string;
+      readonly duration_ms: number;
+    }
+  /** The processor cannot have received the request. `code`: the socket's (ECONNREFUSED...), EDESTINATIONNOTALLOWED or EINVALIDURL. */
+  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string; readonly duration_ms: number }
+  /**
+   * The processor may have received (and acted on) the request; no complete answer came back.
+   * `code`: ETIMEDOUT past the deadline, EANSWERTOOLARGE past the size cap, else the socket's (ECONNRESET...).
+   */
+  | { readonly kind: 'lost'; readonly reason: string; readonly code: string; readonly duration_ms: number };
+
+/** What one exchange is sent with: ProcessorHttp itself, or a gateway's labelled view of it (forGateway). */
+export interface ProcessorSender {
+  /** Never throws: every outcome is a value. */
+  send(request: ProcessorRequest): Promise<ProcessorExchange>;
+}
+
+/** Whose call an exchange was: bounded values (connector names, the gateways configured), never a URL. */
+export interface ProcessorCallLabels {
+  readonly connector: string;
+  readonly gateway_id: string;
+}
+
+/** Told of every exchange sent through a labelled view, once it ended. Must not throw. */
+export type ProcessorCallObserver = (labels: ProcessorCallLabels, exchange: ProcessorExchange) => void;
+
+/** A connection not made within connect_timeout_ms, or no whole answer within timeout_ms. */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Whether an exchange that brought no answer ended on a time-out (else the network failed it). */
+export function timedOut(exchange: ProcessorExchange): boolean {
+  return exchange.kind !== 'answer' && TIMEOUT_CODES.has(exchange.code);
+}
 
 /** Sockets per processor host kept for reuse, at most. */
 const SOCKETS_PER_HOST = 32;
@@ -81,10 +119,14 @@ function codeOf(error: unknown): string | null {
   return null;
 }
 
-export class ProcessorHttp {
+export class ProcessorHttp implements ProcessorSender {
   private readonly agent: Agent;
 
-  constructor(private readonly policy: ProcessorHttpPolicy) {
+  /** `observer` hears every exchange of the labelled views (forGateway); none in tests that build a connector alone. */
+  constructor(
+    private readonly policy: ProcessorHttpPolicy,
+    private readonly observer: ProcessorCallObserver | null = null,
+  ) {
     this.agent = new Agent({
       connections: SOCKETS_PER_HOST,
       keepAliveTimeout: KEEP_ALIVE_IDLE_MS,
@@ -99,12 +141,38 @@ export class ProcessorHttp {
     });
   }
 
-  /** Never throws: every outcome is a value. */
+  /**
+   * The view a gateway's connector sends with: the same connections and policy, each exchange
+   * reported to the observer with these labels.
+   */
+  forGateway(labels: ProcessorCallLabels): ProcessorSender {
+    const observer = this.observer;
+    if (observer === null) return this;
+    return {
+      send: async (request) => {
+        const exchange = await this.send(request);
+        try {
+          observer(labels, exchange);
+        } catch {
+          // Counting a call must never change its outcome.
+        }
+        return exchange;
+      },
+    };
+  }
+
+  /** Never throws: every outcome is a value. Not observed: connectors send through forGateway's view. */
   async send(request: ProcessorRequest): Promise<ProcessorExchange> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const checked = precheckUrl(request.url, this.policy.allow_private);
-    if ('reason' in checked) return { kind: 'not_sent', reason: checked.reason, duration_ms: 0 };
+    if ('reason' in checked)
+      return {
+        kind: 'not_sent',
+        reason: checked.reason,
+        code: checked.reason === DESTINATION_NOT_ALLOWED ? 'EDESTINATIONNOTALLOWED' : 'EINVALIDURL',
+        duration_ms: 0,
+      };
     const deadline = AbortSignal.timeout(this.policy.timeout_ms);
     let written = false;
     try {
@@ -127,15 +195,26 @@ export class ProcessorHttp {
         size += (chunk as Buffer).length;
         if (size > this.policy.max_reply_bytes) {
           response.body.destroy();
-          return { kind: 'lost', reason: `answer larger than ${this.policy.max_reply_bytes} bytes`, duration_ms: elapsed() };
+          return {
+            kind: 'lost',
+            reason: `answer larger than ${this.policy.max_reply_bytes} bytes`,
+            code: 'EANSWERTOOLARGE',
+            duration_ms: elapsed(),
+          };
         }
         chunks.push(chunk as Buffer);
       }
-      return { kind: 'answer', http_status: response.statusCode, body: Buffer.concat(chunks).toString('utf8'), duration_ms: elapsed() };
+      return {
+        kind: 'answer',
+        http_status: response.statusCode,
+        headers: response.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        duration_ms: elapsed(),
+      };
     } catch (error) {
       const code = codeOf(error);
       if (!written && code !== null && NOT_SENT_CODES.has(code)) {
-        return { kind: 'not_sent', reason: REASONS[code] ?? code, duration_ms: elapsed() };
+        return { kind: 'not_sent', reason: REASONS[code] ?? code, code, duration_ms: elapsed() };
       }
       const timed_out =
         deadline.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError;
@@ -144,7 +223,7 @@ export class ProcessorHttp {
         : code !== null
           ? (REASONS[code] ?? `connection failed (${code})`)
           : 'connection failed';
-      return { kind: 'lost', reason, duration_ms: elapsed() };
+      return { kind: 'lost', reason, code: timed_out ? 'ETIMEDOUT' : (code ?? 'ECONNFAILED'), duration_ms: elapsed() };
     }
   }
 

@@ -67,7 +67,34 @@ describe('per client address', () => {
     const body = (await refused.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: 28, description: 'Too many requests' });
     expect(body.signature).toBeUndefined();
+    // No proxy is trusted (PAYGATE_TRUSTED_PROXIES unset): a client cannot claim another address.
+    expect((await fetch(`${gw.url}/openapi.json`, { headers: { 'x-forwarded-for': '203.0.113.99' } })).status).toBe(429);
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
+  });
+});
+
+describe('behind a trusted proxy', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite', {
+      env: { PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE: '2', PAYGATE_TRUSTED_PROXIES: '127.0.0.1' },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const from = (forwarded_for: string) => fetch(`${gw.url}/openapi.json`, { headers: { 'x-forwarded-for': forwarded_for } });
+
+  it("counts each client by the proxy's X-Forwarded-For, the last address in it that is not a trusted proxy", async () => {
+    expect((await from('203.0.113.7')).status).toBe(200);
+    expect((await from('203.0.113.7')).status).toBe(200);
+    expect((await from('203.0.113.7')).status).toBe(429);
+    // Another client through the same proxy is not held back, whatever it claims further left.
+    expect((await from('203.0.113.7, 198.51.100.9')).status).toBe(200);
+    // Through two trusted proxies it is still the same client, now over its rate.
+    expect((await from('198.51.100.9, 127.0.0.1')).status).toBe(200);
+    expect((await from('198.51.100.9')).status).toBe(429);
   });
 });

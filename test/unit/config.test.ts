@@ -173,3 +173,22 @@ describe('loadConfig refuses bad values, naming the variable', () => {
     expect(configError({ PAYGATE_MASTER_KEY: bad }).message).not.toContain(bad);
   });
 });
+
+describe('PAYGATE_TRUSTED_PROXIES', () => {
+  it('is empty by default (X-Forwarded-For ignored) and takes addresses, CIDR ranges and proxy-addr range names', () => {
+    expect(loadConfig({}).limits.trusted_proxies).toEqual([]);
+    expect(loadConfig({ PAYGATE_TRUSTED_PROXIES: ' 127.0.0.1, 10.0.0.0/8,::1,fd00::/8 ,loopback' }).limits.trusted_proxies).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+      'loopback',
+    ]);
+  });
+
+  it('refuses what is not an address or a range, naming the variable', () => {
+    for (const bad of ['proxy.example', '10.0.0.0/33', '10.0.0.1/8/2', '*', '127.0.0.1,']) {
+      expect(configError({ PAYGATE_TRUSTED_PROXIES: bad }).message).toMatch(/^PAYGATE_TRUSTED_PROXIES: /);
+    }
+  });
+});

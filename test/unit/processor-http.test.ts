@@ -4,15 +4,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ProcessorHttp } from '../../src/outbound/processor-http.js';
+import { type ProcessorCallLabels, type ProcessorExchange, ProcessorHttp, timedOut } from '../../src/outbound/processor-http.js';
 import { freePort } from '../support/child-gateway.js';
 
 const POLICY = { timeout_ms: 500, connect_timeout_ms: 300, max_reply_bytes: 1024, allow_private: true };
 const clients: ProcessorHttp[] = [];
 const servers: http.Server[] = [];
 
-function client(policy: Partial<typeof POLICY> = {}): ProcessorHttp {
-  const made = new ProcessorHttp({ ...POLICY, ...policy });
+function client(policy: Partial<typeof POLICY> = {}, observer: ConstructorParameters<typeof ProcessorHttp>[1] = null): ProcessorHttp {
+  const made = new ProcessorHttp({ ...POLICY, ...policy }, observer);
   clients.push(made);
   return made;
 }
@@ -65,11 +65,13 @@ describe('ProcessorHttp', () => {
     expect(await client().send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' })).toMatchObject({
       kind: 'not_sent',
       reason: 'connection refused',
+      code: 'ECONNREFUSED',
     });
     const live = client({ allow_private: false });
     expect(await live.send({ method: 'POST', url: `http://127.0.0.1:${closed}/payments`, headers: {}, body: '{}' })).toMatchObject({
       kind: 'not_sent',
       reason: 'destination not allowed',
+      code: 'EDESTINATIONNOTALLOWED',
     });
     // A name is checked on the address it resolves to (localhost: loopback).
     expect(await live.send({ method: 'GET', url: `http://localhost:${closed}/payments`, headers: {} })).toMatchObject({
@@ -84,7 +86,8 @@ describe('ProcessorHttp', () => {
     expect(await client().send({ method: 'POST', url: `${reset}/payments`, headers: {}, body: '{}' })).toMatchObject({ kind: 'lost' });
     const silent = await server(() => undefined);
     const timed_out = await client().send({ method: 'POST', url: `${silent}/payments`, headers: {}, body: '{}' });
-    expect(timed_out).toMatchObject({ kind: 'lost', reason: 'timed out after 500 ms' });
+    expect(timed_out).toMatchObject({ kind: 'lost', reason: 'timed out after 500 ms', code: 'ETIMEDOUT' });
+    expect(timedOut(timed_out)).toBe(true);
     expect(timed_out.duration_ms).toBeGreaterThanOrEqual(450);
     const slow_body = await server((_request, response) => {
       response.writeHead(200);
@@ -95,6 +98,7 @@ describe('ProcessorHttp', () => {
     expect(await client().send({ method: 'GET', url: `${large}/payments/p`, headers: {} })).toMatchObject({
       kind: 'lost',
       reason: 'answer larger than 1024 bytes',
+      code: 'EANSWERTOOLARGE',
     });
   });
 
@@ -103,6 +107,33 @@ describe('ProcessorHttp', () => {
     expect(await client().send({ method: 'GET', url: `${url}/payments/p`, headers: {} })).toMatchObject({
       kind: 'answer',
       http_status: 302,
+    });
+  });
+
+  it("a gateway's labelled view reports every exchange to the observer with its labels; the root reports none", async () => {
+    const seen: { labels: ProcessorCallLabels; exchange: ProcessorExchange }[] = [];
+    const root = client({}, (labels, exchange) => seen.push({ labels, exchange }));
+    const url = await server((_request, response) => response.writeHead(502, { 'x-answer': 'yes' }).end('{}'));
+    const view = root.forGateway({ connector: 'checkout', gateway_id: 'g1' });
+    const answer = await view.send({ method: 'GET', url: `${url}/payments/p`, headers: {} });
+    expect(answer).toMatchObject({ kind: 'answer', http_status: 502, headers: { 'x-answer': 'yes' } });
+    const closed = await freePort();
+    await view.send({ method: 'GET', url: `http://127.0.0.1:${closed}/payments/p`, headers: {} });
+    await root.send({ method: 'GET', url: `${url}/payments/p`, headers: {} });
+    expect(seen.map((s) => [s.labels, s.exchange.kind])).toEqual([
+      [{ connector: 'checkout', gateway_id: 'g1' }, 'answer'],
+      [{ connector: 'checkout', gateway_id: 'g1' }, 'not_sent'],
+    ]);
+    expect(timedOut(seen[1]!.exchange)).toBe(false);
+    // An observer that throws changes no outcome.
+    const throwing = client({}, () => {
+      throw new Error('observer failed');
+    });
+    expect(
+      await throwing.forGateway({ connector: 'x', gateway_id: 'g' }).send({ method: 'GET', url: `${url}/p`, headers: {} }),
+    ).toMatchObject({
+      kind: 'answer',
+      http_status: 502,
     });
   });
 });

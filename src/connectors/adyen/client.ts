@@ -9,7 +9,7 @@
 // does not tell a connection never made (nothing sent: the payment may fail at once) from one lost
 // after sending (the outcome is unknown and must be asked about). Adyen's requests are plain
 // JSON, so a small client on ConnectorContext.http keeps every one of those guarantees.
-import type { ProcessorHttp } from '../../outbound/processor-http.js';
+import type { ProcessorSender } from '../../outbound/processor-http.js';
 
 export type AdyenAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
@@ -24,7 +24,7 @@ export class AdyenClient {
   private readonly base_url: string;
 
   constructor(
-    private readonly http: ProcessorHttp,
+    private readonly http: ProcessorSender,
     base_url: string,
   ) {
     this.base_url = base_url.replace(/\/+$/, '');

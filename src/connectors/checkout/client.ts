@@ -8,7 +8,7 @@
 // asked about), it reads an answer of any size, and it reads CKO_SECRET / CKO_SECRET_KEY from the
 // environment ahead of the key it is given, so one variable could send every gateway's payments
 // with another account's key.
-import type { ProcessorHttp } from '../../outbound/processor-http.js';
+import type { ProcessorSender } from '../../outbound/processor-http.js';
 
 export type CheckoutAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
@@ -23,7 +23,7 @@ export class CheckoutClient {
   private readonly base_url: string;
 
   constructor(
-    private readonly http: ProcessorHttp,
+    private readonly http: ProcessorSender,
     base_url: string,
     private readonly secret_key: string,
   ) {

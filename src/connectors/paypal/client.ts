@@ -9,7 +9,7 @@
 // time-outs and retries, reads answers of any size and cannot be given our address policy; the
 // few calls here are plain JSON.
 import type { Clock } from '../../domain/clock.js';
-import type { ProcessorHttp } from '../../outbound/processor-http.js';
+import type { ProcessorSender } from '../../outbound/processor-http.js';
 
 export type PayPalAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
@@ -30,7 +30,7 @@ export class PayPalClient {
   private fetching: Promise<string | PayPalAnswer> | null = null;
 
   constructor(
-    private readonly http: ProcessorHttp,
+    private readonly http: ProcessorSender,
     private readonly clock: Clock,
     base_url: string,
     private readonly client_id: string,

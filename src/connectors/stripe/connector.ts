@@ -12,15 +12,12 @@
 // Every request that moves money carries an Idempotency-Key: derived from the gateway, the
 // transaction and the operation for sales and refunds, the gateway's own for a capture or a void,
 // so the package's own retry and any later one never charge, capture or cancel twice.
-// The package's time-out is an inactivity time-out, so each call also has the processor deadline
-// of its own: past it the outcome is unknown and the gateway asks Stripe before deciding anything.
-import http from 'node:http';
-import https from 'node:https';
-import type dns from 'node:dns';
+// The package sends through the gateway's ProcessorHttp (http-client.ts), whose deadline bounds
+// each attempt; the package may retry once, so each call also has the processor deadline of its
+// own: past it the outcome is unknown and the gateway asks Stripe before deciding anything.
 import { Type } from '@sinclair/typebox';
 import Stripe from 'stripe';
 import type { Environment } from '../../domain/environment.js';
-import { checkedLookup, precheckUrl } from '../../outbound/post.js';
 import type {
   AuthorizationActionResult,
   CaptureRequest,
@@ -37,6 +34,7 @@ import type {
   WebhookReading,
 } from '../connector.js';
 import { baseUrlProblem } from '../base-url.js';
+import { ProcessorHttpClient } from './http-client.js';
 import { idempotencyKey, saleParams } from './requests.js';
 import {
   actionFailure,
@@ -70,26 +68,20 @@ export class StripeConnector implements Connector {
   readonly name = 'stripe';
   readonly details_prefix = '';
   private readonly stripe: Stripe;
-  /** Set when base_url is an address the policy refuses (an IP literal never reaches the checked lookup). */
-  private readonly refused: string | null;
 
   constructor(
     private readonly settings: StripeSettings,
     private readonly context: ConnectorContext,
     private readonly gateway_id: string,
   ) {
-    const allow_private = context.options.environment === 'sandbox' || context.options.allow_private_urls;
-    const checked = precheckUrl(settings.base_url, allow_private);
-    this.refused = 'reason' in checked ? checked.reason : null;
     const url = new URL(settings.base_url);
     const protocol = url.protocol === 'http:' ? 'http' : 'https';
-    // The package's connections go through the same address policy as every outbound request.
-    const agent_options = { keepAlive: true, maxSockets: 32, lookup: checkedLookup(allow_private) as unknown as typeof dns.lookup };
     this.stripe = new Stripe(settings.secret_key, {
       host: url.hostname,
       port: url.port !== '' ? Number(url.port) : protocol === 'http' ? 80 : 443,
       protocol,
-      httpAgent: protocol === 'http' ? new http.Agent(agent_options) : new https.Agent(agent_options),
+      // Every request goes through the gateway's ProcessorHttp (its address policy, deadline, size cap, metrics).
+      httpClient: new ProcessorHttpClient(context.http),
       timeout: context.options.processor_timeout_ms,
       // One retry, with the same idempotency key, of what Stripe documents as safe to retry.
       maxNetworkRetries: 1,
@@ -99,11 +91,6 @@ export class StripeConnector implements Connector {
 
   /** The call, bounded by the processor deadline whatever the package does. */
   private async call<T>(operation: () => Promise<T>): Promise<Call<T>> {
-    if (this.refused !== null)
-      return {
-        kind: 'failed',
-        error: { type: 'StripeConnectionError', detail: { code: 'EDESTINATIONNOTALLOWED' }, message: this.refused },
-      };
     const deadline_ms = this.context.options.processor_timeout_ms;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Call<T>>((resolve) => {

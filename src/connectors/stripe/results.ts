@@ -15,7 +15,7 @@ import {
 } from './status-map.js';
 import { type Call, type Intent, isObject, readIntent, type Refund, type StripeFailure, text } from './wire.js';
 
-/** Error codes raised before a connection existed: the request never left the gateway. */
+/** Codes of an exchange never sent (outbound/processor-http.ts not_sent): the request never left the gateway. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -23,6 +23,8 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'EDESTINATIONNOTALLOWED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EINVALIDURL',
 ]);
 
 /** A PaymentIntent as its status says, in our terms. */

@@ -1,7 +1,8 @@
 // What processors send to the gateway: their webhooks (POST /webhooks/{connector}/{gateway_id},
 // the webhook_url a gateway is created with) and their customers back from a 3-D Secure page of
 // theirs (GET /return/{trace_id}/{check}). Both only hand over to operations/: the webhook to
-// processor-webhook.ts, the return to processor-return.ts.
+// processor-webhook.ts, the return to processor-return.ts. Each webhook's outcome is counted
+// here, at the edge (paygate_processor_webhooks_total, docs/operations.md §2).
 import type { OperationDeps } from '../../operations/deps.js';
 import { receiveWebhook } from '../../operations/processor-webhook.js';
 import { customerReturned } from '../../operations/processor-return.js';
@@ -27,6 +28,13 @@ export function processorCallbackRoutes(deps: OperationDeps): PlainRoute[] {
         const { connector, gateway_id } = request.params as { connector: string; gateway_id: string };
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const outcome = await receiveWebhook(deps, connector, gateway_id, body, request.headers);
+        // The URL is anyone's: an unknown gateway's id and an unknown connector's name never become labels.
+        const known = outcome.kind !== 'unknown_gateway';
+        deps.metrics.processor_webhooks.inc({
+          connector: known || deps.connectors.definition(connector) !== null ? connector : 'unknown',
+          gateway_id: known ? gateway_id : '',
+          outcome: outcome.kind === 'accepted' ? outcome.outcome : outcome.kind === 'bad_signature' ? 'refused' : 'unknown_gateway',
+        });
         switch (outcome.kind) {
           case 'unknown_gateway':
             return response.code(404).send({ received: false, reason: 'unknown gateway' });
