@@ -4,7 +4,8 @@
 // redirect_url is under PUBLIC_URL (https), HSTS, and the client's address as the gateway counts
 // it: Caddy replaces a forged X-Forwarded-For, and the gateway trusts the proxy's
 // (PAYGATE_TRUSTED_PROXIES), so a client cannot slip past its rate limit by claiming another address.
-// Runs where the `caddy` command exists (Debian: apt-get install caddy); skipped elsewhere.
+// Runs where the `caddy` command exists: the suite installs Debian's caddy where it can (root with
+// apt-get, as in CI; test/support/chromium.ts ensureCaddy); skipped elsewhere.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

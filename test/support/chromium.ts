@@ -32,3 +32,28 @@ export function ensureChromium(log: (line: string) => void): string | null {
   }
   return fs.existsSync(path) ? null : `apt-get installed chromium but ${path} is still missing`;
 }
+
+/**
+ * Caddy, for the TLS-front test (test/api/tls-front.test.ts, docs/deploy/Caddyfile): installed like
+ * Chromium where the suite can (root with apt-get), so CI runs that test instead of skipping it.
+ * Unlike Chromium it is not required: elsewhere the test is skipped, with this line saying why.
+ */
+export function ensureCaddy(log: (line: string) => void): void {
+  if (spawnSync('caddy', ['version'], { stdio: 'ignore' }).status === 0) return;
+  const is_root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const has_apt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!is_root || !has_apt) {
+    log('[paygate tests] caddy not found: the TLS-front test is skipped (sudo apt-get install -y caddy runs it)');
+    return;
+  }
+  log("[paygate tests] caddy not found: installing Debian's caddy for the TLS-front test (apt-get, once)");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const installed = spawnSync('apt-get', ['install', '-y', '-qq', 'caddy'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+  if (installed.status !== 0) {
+    // The package lists may be stale on a fresh machine: once more after an update.
+    spawnSync('apt-get', ['update', '-qq'], { env, timeout: 10 * 60_000 });
+    const again = spawnSync('apt-get', ['install', '-y', '-qq', 'caddy'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+    if (again.status !== 0)
+      log(`[paygate tests] installing caddy failed: the TLS-front test is skipped (${(again.stderr ?? '').slice(-300)})`);
+  }
+}
