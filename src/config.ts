@@ -63,6 +63,12 @@ export interface Limits {
   readonly processor_connect_timeout_ms: number;
   /** Largest answer read from a processor; a longer one counts as lost. */
   readonly processor_reply_max_bytes: number;
+  /** Requests to one gateway's processor in flight at once, at most (outbound/processor-guard.ts); more are refused unsent. */
+  readonly processor_max_in_flight: number;
+  /** Failures in a row (no answer, or HTTP 5xx) that open a gateway's circuit breaker. */
+  readonly processor_breaker_failures: number;
+  /** How long an open breaker refuses at once before one probe is let through. */
+  readonly processor_breaker_open_ms: number;
   /**
    * How many times a sale declined softly or failed by a processor error is tried again on the
    * merchant's next routing candidate (the cascade); 0 turns it off.
@@ -286,6 +292,9 @@ export function loadConfig(env: Env = process.env): Config {
       processor_timeout_ms,
       processor_connect_timeout_ms: Math.min(5_000, processor_timeout_ms),
       processor_reply_max_bytes: 256 * 1024,
+      processor_max_in_flight: intVar(env, 'PAYGATE_PROCESSOR_MAX_IN_FLIGHT', 256, 1, 10_000),
+      processor_breaker_failures: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_FAILURES', 5, 1, 1_000),
+      processor_breaker_open_ms: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_OPEN_SECONDS', 30, 1, 3_600) * 1000,
       cascade_max_retries: intVar(env, 'PAYGATE_CASCADE_MAX_RETRIES', 2, 0, 5),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
       merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),

@@ -171,9 +171,16 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       connect_timeout_ms: config.limits.processor_connect_timeout_ms,
       max_reply_bytes: config.limits.processor_reply_max_bytes,
       allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
+      // One hanging processor must not hold every request or starve the other gateways (processor-guard.ts).
+      guard: {
+        max_in_flight: config.limits.processor_max_in_flight,
+        breaker_failures: config.limits.processor_breaker_failures,
+        breaker_open_ms: config.limits.processor_breaker_open_ms,
+      },
     },
     metrics.observeProcessorCall,
   );
+  metrics.watchProcessors(() => processor_http.guardStates());
   const connectors = new ConnectorRegistry(config.environment, sealer, {
     options: connectorOptions(config),
     clock,

@@ -116,9 +116,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Requests a gateway's guard (outbound/processor-guard.ts) refused before sending: never sent, never counted above. */
+  readonly processor_refused = new Counter({
+    name: 'paygate_processor_refused_total',
+    help: 'Requests to payment processors refused before sending by the gateway, by connector, gateway_id and reason (circuit_open, in_flight_limit)',
+    labelNames: ['connector', 'gateway_id', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** ProcessorHttp's observer (outbound/processor-http.ts ProcessorCallObserver). */
   readonly observeProcessorCall = (labels: ProcessorCallLabels, exchange: ProcessorExchange): void => {
     const { connector, gateway_id } = labels;
+    if (exchange.kind === 'not_sent' && (exchange.code === 'ECIRCUITOPEN' || exchange.code === 'EINFLIGHTLIMIT')) {
+      this.processor_refused.inc({ connector, gateway_id, reason: exchange.code === 'ECIRCUITOPEN' ? 'circuit_open' : 'in_flight_limit' });
+      return;
+    }
     this.processor_duration.observe({ connector, gateway_id }, exchange.duration_ms / 1000);
     if (exchange.kind === 'answer') {
       const result = `${Math.min(5, Math.max(1, Math.floor(exchange.http_status / 100)))}xx`;
@@ -130,6 +142,35 @@ export class GatewayMetrics {
     this.processor_requests.inc({ connector, gateway_id, result: kind });
     this.processor_errors.inc({ connector, gateway_id, kind });
   };
+
+  /**
+   * Each gateway's circuit breaker (0 closed, 1 half open, 2 open) and its requests in flight,
+   * read from ProcessorHttp's guards when scraped.
+   */
+  watchProcessors(
+    states: () => readonly { readonly labels: ProcessorCallLabels; readonly state: string; readonly in_flight: number }[],
+  ): void {
+    const BREAKER_VALUES: Readonly<Record<string, number>> = { closed: 0, half_open: 1, open: 2 };
+    new Gauge({
+      name: 'paygate_processor_in_flight',
+      help: "Requests to a gateway's processor in flight now, by connector and gateway_id (PAYGATE_PROCESSOR_MAX_IN_FLIGHT bounds it)",
+      labelNames: ['connector', 'gateway_id'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { labels, in_flight } of states()) this.set({ connector: labels.connector, gateway_id: labels.gateway_id }, in_flight);
+      },
+    });
+    new Gauge({
+      name: 'paygate_processor_breaker_state',
+      help: "A gateway's circuit breaker: 0 closed, 1 half open (one probe allowed), 2 open (requests refused at once), by connector and gateway_id",
+      labelNames: ['connector', 'gateway_id'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { labels, state } of states())
+          this.set({ connector: labels.connector, gateway_id: labels.gateway_id }, BREAKER_VALUES[state] ?? 0);
+      },
+    });
+  }
 
   /** The backlog gauges: read from the store when scraped. */
   watch(store: Store, clock: Clock): void {

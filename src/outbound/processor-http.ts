@@ -15,6 +15,7 @@
 // so no connector passes labels or knows about metrics.
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
 import { checkedLookup, DESTINATION_NOT_ALLOWED, precheckUrl } from './post.js';
+import { type BreakerState, ProcessorGuard, type ProcessorGuardPolicy } from './processor-guard.js';
 
 export interface ProcessorHttpPolicy {
   /** Connect, send and read the whole answer within this time. */
@@ -25,6 +26,8 @@ export interface ProcessorHttpPolicy {
   readonly max_reply_bytes: number;
   /** False in live mode unless PAYGATE_ALLOW_PRIVATE_URLS=true. */
   readonly allow_private: boolean;
+  /** Each gateway's in-flight limit and circuit breaker (processor-guard.ts); absent: none (a connector built alone in a test). */
+  readonly guard?: ProcessorGuardPolicy;
 }
 
 export interface ProcessorRequest {
@@ -73,6 +76,16 @@ const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ETIMEDOUT', 'UND_ERR_CONNEC
 /** Whether an exchange that brought no answer ended on a time-out (else the network failed it). */
 export function timedOut(exchange: ProcessorExchange): boolean {
   return exchange.kind !== 'answer' && TIMEOUT_CODES.has(exchange.code);
+}
+
+/**
+ * Whether an exchange counts against the processor for its circuit breaker: no answer from it
+ * (a time-out, a reset, a refused connection) or HTTP 5xx. Refusals that never left this process
+ * (an address the policy forbids, a malformed URL, the guard's own) say nothing about it.
+ */
+export function processorFailed(exchange: ProcessorExchange): boolean {
+  if (exchange.kind === 'answer') return exchange.http_status >= 500;
+  return !['EDESTINATIONNOTALLOWED', 'EINVALIDURL', 'EINFLIGHTLIMIT', 'ECIRCUITOPEN'].includes(exchange.code);
 }
 
 /** Sockets per processor host kept for reuse, at most. */
@@ -141,24 +154,55 @@ export class ProcessorHttp implements ProcessorSender {
     });
   }
 
+  /** Each gateway's guard, kept across rebuilds of its connector (a new view is made with each). */
+  private readonly guards = new Map<string, { readonly labels: ProcessorCallLabels; readonly guard: ProcessorGuard }>();
+
   /**
-   * The view a gateway's connector sends with: the same connections and policy, each exchange
+   * The view a gateway's connector sends with: the same connections and policy, behind the
+   * gateway's guard (in-flight limit, circuit breaker: a refusal is `not_sent`), each exchange
    * reported to the observer with these labels.
    */
   forGateway(labels: ProcessorCallLabels): ProcessorSender {
     const observer = this.observer;
-    if (observer === null) return this;
+    const guard_policy = this.policy.guard;
+    let guarded = guard_policy === undefined ? null : (this.guards.get(labels.gateway_id)?.guard ?? null);
+    if (guard_policy !== undefined && guarded === null) {
+      guarded = new ProcessorGuard(guard_policy);
+      this.guards.set(labels.gateway_id, { labels, guard: guarded });
+    }
+    const guard = guarded;
+    if (observer === null && guard === null) return this;
+    const report = (exchange: ProcessorExchange) => {
+      try {
+        observer?.(labels, exchange);
+      } catch {
+        // Counting a call must never change its outcome.
+      }
+    };
     return {
       send: async (request) => {
-        const exchange = await this.send(request);
-        try {
-          observer(labels, exchange);
-        } catch {
-          // Counting a call must never change its outcome.
+        const admitted = guard?.admit() ?? null;
+        if (admitted !== null && !admitted.admitted) {
+          const refused: ProcessorExchange = {
+            kind: 'not_sent',
+            reason: admitted.refusal.reason,
+            code: admitted.refusal.code,
+            duration_ms: 0,
+          };
+          report(refused);
+          return refused;
         }
+        const exchange = await this.send(request);
+        if (guard !== null && admitted !== null && admitted.admitted) guard.settle(admitted, processorFailed(exchange));
+        report(exchange);
         return exchange;
       },
     };
+  }
+
+  /** Each guarded gateway's breaker state and requests in flight, for /metrics. */
+  guardStates(): { readonly labels: ProcessorCallLabels; readonly state: BreakerState; readonly in_flight: number }[] {
+    return [...this.guards.values()].map(({ labels, guard }) => ({ labels, state: guard.state, in_flight: guard.in_flight }));
   }
 
   /** Never throws: every outcome is a value. Not observed: connectors send through forGateway's view. */

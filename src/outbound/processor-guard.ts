@@ -1,0 +1,106 @@
+// What stands between one gateway's connector and its processor (issue 29, item 3): a limit on
+// the requests in flight to it, and a circuit breaker that fails fast once the processor is
+// clearly down. Processors are slow and sometimes hang; without these, one hanging processor
+// holds a request of every merchant's customer until its time-out, and its gateway takes all the
+// connections and memory the others need.
+//
+// Both refuse BEFORE anything is sent, so a refusal is `not_sent` (outbound/processor-http.ts):
+// the processor cannot have received the request, nothing moved, and a declined-as-unreachable
+// sale goes on to the next gateway of the cascade. A guard is per gateway (its own credentials,
+// its own account at the processor), kept across rebuilds of its connector.
+//
+// The breaker, per gateway:
+//   closed    --(breaker_failures failures in a row)--> open
+//   open      --(breaker_open_ms passed)--------------> half_open (one probe let through)
+//   half_open --(the probe answers)--------------------> closed
+//   half_open --(the probe fails)----------------------> open (the wait starts again)
+// A failure is an exchange that reached no processor answer (a time-out, a reset, a refused
+// connection) or an answer of HTTP 5xx; any other answer, 4xx included (a decline, a bad
+// request), shows the processor is up.
+
+export interface ProcessorGuardPolicy {
+  /** Requests to one gateway's processor in flight at once, at most; more are refused at once. */
+  readonly max_in_flight: number;
+  /** Failures in a row that open the breaker. */
+  readonly breaker_failures: number;
+  /** How long an open breaker refuses before it lets one probe through. */
+  readonly breaker_open_ms: number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/** Why a request was not sent: the words of a `not_sent` exchange, and its code. */
+export interface GuardRefusal {
+  readonly reason: string;
+  readonly code: 'EINFLIGHTLIMIT' | 'ECIRCUITOPEN';
+}
+
+export class ProcessorGuard {
+  private in_flight_count = 0;
+  private failures_in_row = 0;
+  private breaker: BreakerState = 'closed';
+  private opened_at_ms = 0;
+  private probing = false;
+
+  constructor(
+    private readonly policy: ProcessorGuardPolicy,
+    private readonly now_ms: () => number = Date.now,
+  ) {}
+
+  get state(): BreakerState {
+    // An open breaker whose wait is over is half open, whether or not a request came since.
+    if (this.breaker === 'open' && this.now_ms() - this.opened_at_ms >= this.policy.breaker_open_ms) return 'half_open';
+    return this.breaker;
+  }
+
+  get in_flight(): number {
+    return this.in_flight_count;
+  }
+
+  /** Admits a request (the caller must call `settle` once it ends), or says why not. */
+  admit(): { readonly admitted: true; readonly probe: boolean } | { readonly admitted: false; readonly refusal: GuardRefusal } {
+    const state = this.state;
+    if (state === 'open') {
+      const wait_s = Math.ceil((this.policy.breaker_open_ms - (this.now_ms() - this.opened_at_ms)) / 1000);
+      return {
+        admitted: false,
+        refusal: {
+          reason: `circuit open: the processor failed ${this.failures_in_row} times in a row; tried again in ${wait_s} s`,
+          code: 'ECIRCUITOPEN',
+        },
+      };
+    }
+    if (state === 'half_open') {
+      if (this.probing) {
+        return { admitted: false, refusal: { reason: 'circuit half open: one request is testing the processor', code: 'ECIRCUITOPEN' } };
+      }
+      this.breaker = 'half_open';
+    }
+    if (this.in_flight_count >= this.policy.max_in_flight) {
+      return {
+        admitted: false,
+        refusal: { reason: `${this.policy.max_in_flight} requests to this processor already in flight`, code: 'EINFLIGHTLIMIT' },
+      };
+    }
+    this.in_flight_count += 1;
+    const probe = state === 'half_open';
+    if (probe) this.probing = true;
+    return { admitted: true, probe };
+  }
+
+  /** The end of an admitted request: `failed` as this file's header defines a failure. */
+  settle(admitted: { readonly probe: boolean }, failed: boolean): void {
+    this.in_flight_count = Math.max(0, this.in_flight_count - 1);
+    if (admitted.probe) this.probing = false;
+    if (!failed) {
+      this.failures_in_row = 0;
+      this.breaker = 'closed';
+      return;
+    }
+    this.failures_in_row += 1;
+    if (admitted.probe || (this.breaker === 'closed' && this.failures_in_row >= this.policy.breaker_failures)) {
+      this.breaker = 'open';
+      this.opened_at_ms = this.now_ms();
+    }
+  }
+}

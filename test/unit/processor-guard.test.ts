@@ -1,0 +1,82 @@
+// The guard of one gateway's processor (outbound/processor-guard.ts): the circuit breaker's table
+// (closed → open after failures in a row → half open after the wait, one probe → closed or open
+// again) on a clock the test moves, the in-flight limit, and what counts as the processor failing.
+import { describe, expect, it } from 'vitest';
+import { ProcessorGuard } from '../../src/outbound/processor-guard.js';
+import { processorFailed } from '../../src/outbound/processor-http.js';
+
+function guardAt(policy = { max_in_flight: 3, breaker_failures: 3, breaker_open_ms: 10_000 }) {
+  let now_ms = 1_000_000;
+  const guard = new ProcessorGuard(policy, () => now_ms);
+  return { guard, advance: (ms: number) => (now_ms += ms) };
+}
+
+/** One request through the guard that ends failed or not; false when the guard refused it. */
+function call(guard: ProcessorGuard, failed: boolean): boolean {
+  const admitted = guard.admit();
+  if (!admitted.admitted) return false;
+  guard.settle(admitted, failed);
+  return true;
+}
+
+describe('the circuit breaker', () => {
+  it('opens after the failures in a row, refuses until the wait is over, then lets one probe through', () => {
+    const { guard, advance } = guardAt();
+    expect(call(guard, true)).toBe(true);
+    expect(call(guard, false)).toBe(true); // an answer in between: the count starts again
+    for (let i = 0; i < 3; i += 1) expect(call(guard, true)).toBe(true);
+    expect(guard.state).toBe('open');
+    const refused = guard.admit();
+    expect(refused).toMatchObject({ admitted: false, refusal: { code: 'ECIRCUITOPEN' } });
+    expect(!refused.admitted && refused.refusal.reason).toMatch(/failed 3 times in a row; tried again in 10 s/);
+    advance(9_999);
+    expect(guard.state).toBe('open');
+    advance(1);
+    expect(guard.state).toBe('half_open');
+    const probe = guard.admit();
+    expect(probe).toEqual({ admitted: true, probe: true });
+    // While the probe is out, nothing else goes.
+    expect(guard.admit()).toMatchObject({ admitted: false, refusal: { code: 'ECIRCUITOPEN' } });
+    guard.settle({ probe: true }, false);
+    expect(guard.state).toBe('closed');
+    expect(call(guard, false)).toBe(true);
+  });
+
+  it('a failed probe opens it again for the whole wait', () => {
+    const { guard, advance } = guardAt();
+    for (let i = 0; i < 3; i += 1) call(guard, true);
+    advance(10_000);
+    expect(call(guard, true)).toBe(true);
+    expect(guard.state).toBe('open');
+    advance(5_000);
+    expect(guard.admit().admitted).toBe(false);
+    advance(5_000);
+    expect(guard.admit()).toEqual({ admitted: true, probe: true });
+  });
+});
+
+describe('the in-flight limit', () => {
+  it('refuses the request past the limit at once, and admits again once one ends', () => {
+    const { guard } = guardAt();
+    const held = [guard.admit(), guard.admit(), guard.admit()];
+    expect(held.every((a) => a.admitted)).toBe(true);
+    expect(guard.in_flight).toBe(3);
+    expect(guard.admit()).toMatchObject({ admitted: false, refusal: { code: 'EINFLIGHTLIMIT' } });
+    guard.settle({ probe: false }, false);
+    expect(guard.in_flight).toBe(2);
+    expect(guard.admit().admitted).toBe(true);
+  });
+});
+
+describe('what counts against the processor', () => {
+  const answer = (http_status: number) => ({ kind: 'answer' as const, http_status, headers: {}, body: '', duration_ms: 1 });
+  it('no answer and HTTP 5xx; not a 4xx (a decline) nor a refusal that never left the gateway', () => {
+    expect(processorFailed(answer(200))).toBe(false);
+    expect(processorFailed(answer(402))).toBe(false);
+    expect(processorFailed(answer(503))).toBe(true);
+    expect(processorFailed({ kind: 'lost', reason: 'timed out', code: 'ETIMEDOUT', duration_ms: 1 })).toBe(true);
+    expect(processorFailed({ kind: 'not_sent', reason: 'refused', code: 'ECONNREFUSED', duration_ms: 1 })).toBe(true);
+    for (const code of ['EDESTINATIONNOTALLOWED', 'EINVALIDURL', 'ECIRCUITOPEN', 'EINFLIGHTLIMIT'])
+      expect(processorFailed({ kind: 'not_sent', reason: code, code, duration_ms: 0 })).toBe(false);
+  });
+});
