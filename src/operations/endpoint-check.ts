@@ -13,9 +13,9 @@ import { randomInt } from 'node:crypto';
 import { signBody, verifyBody } from '../domain/signing.js';
 import { buildTestNotificationPayload, type NotificationPayload } from '../notifications/payload.js';
 import { classifyReply } from '../notifications/sender.js';
-import { urlHostNotPublic } from '../outbound/addresses.js';
-import { DESTINATION_NOT_ALLOWED, type OutboundPolicy, type OutboundResult, postJson, precheckUrl } from '../outbound/post.js';
+import { DESTINATION_NOT_ALLOWED, type OutboundResult, postJson } from '../outbound/post.js';
 import type { OperationDeps } from './deps.js';
+import { notificationPolicy, refusedUrl } from './merchant-credentials.js';
 
 export type CheckVerdict = 'pass' | 'warn' | 'fail';
 
@@ -197,14 +197,9 @@ export async function checkEndpoint(
 ): Promise<EndpointCheckOutcome> {
   const merchant = await deps.merchants.findFresh(merchant_id);
   if (!merchant) return { kind: 'not_found' };
-  const policy: OutboundPolicy = {
-    timeout_ms: deps.config.limits.outbound_timeout_ms,
-    max_reply_bytes: deps.config.limits.outbound_reply_max_bytes,
-    allow_private: deps.config.environment === 'sandbox' || deps.config.limits.allow_private_urls,
-  };
-  const checked = precheckUrl(url, policy.allow_private);
-  if ('reason' in checked) return { kind: 'url_not_allowed', reason: checked.reason };
-  if (!policy.allow_private && urlHostNotPublic(url)) return { kind: 'url_not_allowed', reason: DESTINATION_NOT_ALLOWED };
+  const policy = notificationPolicy(deps);
+  const refused = refusedUrl(url, policy);
+  if (refused !== null) return { kind: 'url_not_allowed', reason: refused };
   const slow_ms = Math.min(SLOW_RESEND_MAX_MS, Math.max(0, options.slow_resend_ms ?? SLOW_RESEND_DEFAULT_MS));
   const secret = merchant.secret;
   const now_s = Math.floor(deps.clock.now_ms() / 1000);

@@ -63,6 +63,26 @@ export type TestNotificationOutcome =
   | { kind: 'url_not_allowed'; reason: string };
 
 /**
+ * The policy of notifications and validation requests (main.ts, validation-request.ts), for a
+ * call made on a person's request (a test notification, the endpoint checker): its own
+ * connection, closed after the one request.
+ */
+export function notificationPolicy(deps: Pick<OperationDeps, 'config'>): OutboundPolicy {
+  return {
+    timeout_ms: deps.config.limits.outbound_timeout_ms,
+    max_reply_bytes: deps.config.limits.outbound_reply_max_bytes,
+    allow_private: deps.config.environment === 'sandbox' || deps.config.limits.allow_private_urls,
+  };
+}
+
+/** Why the gateway would not call `url` under `policy`, or null: as a notification_url is checked when a request brings it (`localhost` by name too). */
+export function refusedUrl(url: string, policy: OutboundPolicy): string | null {
+  const checked = precheckUrl(url, policy.allow_private);
+  if ('reason' in checked) return checked.reason;
+  return !policy.allow_private && urlHostNotPublic(url) ? DESTINATION_NOT_ALLOWED : null;
+}
+
+/**
  * POSTs a test notification to `url` now, not through the outbox (nothing is stored): the body of
  * payload.ts buildTestNotificationPayload, signed with the merchant's current secret exactly as a
  * real notification (sender.ts), under the same outbound rules (time-out, reply cap, no redirects,
@@ -73,17 +93,9 @@ export async function sendTestNotification(deps: OperationDeps, merchant_id: str
   // Read now, not from a kept copy: the secret may have been rolled on another instance.
   const merchant = await deps.merchants.findFresh(merchant_id);
   if (!merchant) return { kind: 'not_found' };
-  // The policy of notifications and validation requests (main.ts, validation-request.ts); its own
-  // connection, closed after the one request.
-  const policy: OutboundPolicy = {
-    timeout_ms: deps.config.limits.outbound_timeout_ms,
-    max_reply_bytes: deps.config.limits.outbound_reply_max_bytes,
-    allow_private: deps.config.environment === 'sandbox' || deps.config.limits.allow_private_urls,
-  };
-  const checked = precheckUrl(url, policy.allow_private);
-  if ('reason' in checked) return { kind: 'url_not_allowed', reason: checked.reason };
-  // As a notification_url is checked when a request brings it (http/signed-route.ts): `localhost` by name too.
-  if (!policy.allow_private && urlHostNotPublic(url)) return { kind: 'url_not_allowed', reason: DESTINATION_NOT_ALLOWED };
+  const policy = notificationPolicy(deps);
+  const refused = refusedUrl(url, policy);
+  if (refused !== null) return { kind: 'url_not_allowed', reason: refused };
   const payload = buildTestNotificationPayload(merchant, Math.floor(deps.clock.now_ms() / 1000));
   const result = await sendNotification({ url, payload_json: JSON.stringify(payload) }, merchant.secret, policy);
   deps.logger.info(

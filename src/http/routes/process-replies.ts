@@ -1,8 +1,27 @@
-// The answers /api/process's variants share (card and PayPal sales, refunds, payouts), so each
-// wording exists once: the request's variables, the duplicate and in-progress answers, and a
-// refund's outcome in the spec's terms.
+// What /api/process's variants share (card and PayPal sales, refunds, payouts), so each exists
+// once: the customer's and the variables' fields, the request's variables, the duplicate and
+// in-progress answers, and a sale's and a refund's outcome in the spec's terms.
 import type { RefundOutcome } from '../../operations/refund.js';
+import type { SaleOutcome } from '../../operations/sale.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { gatewayRefusalReply } from '../gateway-refusal.js';
+
+/** The customer's fields of a sale and a payout (spec §4.1), all required. */
+export const CUSTOMER = {
+  pin: 'required',
+  dob: 'required',
+  email: 'required',
+  phone: 'required',
+  requester_ip: 'required',
+  address: 'required',
+  city: 'required',
+  country: 'required',
+  first_name: 'required',
+  last_name: 'required',
+  zip: 'required',
+} as const;
+
+export const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
 
 export const PROCESSED = 'Transaction processed';
 export const DUPLICATE = reply(Status.DUPLICATE_ORDER, 'Duplicate order_id');
@@ -12,6 +31,20 @@ export function variablesOf(body: Readonly<Record<string, unknown>>): Record<str
   const variables: Record<string, string> = {};
   for (const name of ['variable1', 'variable2', 'variable3']) if (typeof body[name] === 'string') variables[name] = body[name] as string;
   return variables;
+}
+
+/** A sale's outcome (card or PayPal) as the answer. */
+export function saleReply(outcome: SaleOutcome): Reply {
+  switch (outcome.kind) {
+    case 'processed':
+      return reply(Status.OK, PROCESSED, outcome.answer);
+    case 'duplicate_order':
+      return DUPLICATE;
+    case 'in_progress':
+      return IN_PROGRESS;
+    case 'no_gateway':
+      return gatewayRefusalReply(outcome.refusal);
+  }
 }
 
 /** A refund's outcome (card or PayPal) as the answer. */

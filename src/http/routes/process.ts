@@ -14,7 +14,7 @@ import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
-import { DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, variablesOf } from './process-replies.js';
+import { CUSTOMER, DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, saleReply, VARIABLES, variablesOf } from './process-replies.js';
 import {
   handleWalletRefund,
   handleWalletSale,
@@ -23,22 +23,6 @@ import {
   WALLET_PROCESS_SCHEMAS,
   type WalletProcessInput,
 } from './wallet-process.js';
-
-const CUSTOMER = {
-  pin: 'required',
-  dob: 'required',
-  email: 'required',
-  phone: 'required',
-  requester_ip: 'required',
-  address: 'required',
-  city: 'required',
-  country: 'required',
-  first_name: 'required',
-  last_name: 'required',
-  zip: 'required',
-} as const;
-
-const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
 
 const SALE_FIELDS = {
   amount: 'required',
@@ -328,16 +312,7 @@ async function handleSale(
     mit_retry: false,
     transaction_type,
   });
-  switch (outcome.kind) {
-    case 'processed':
-      return reply(Status.OK, PROCESSED, outcome.answer);
-    case 'duplicate_order':
-      return DUPLICATE;
-    case 'in_progress':
-      return IN_PROGRESS;
-    case 'no_gateway':
-      return gatewayRefusalReply(outcome.refusal);
-  }
+  return saleReply(outcome);
 }
 
 async function handleRefund(context: SignedContext, body: RefundBody | RefundAppBody): Promise<Reply> {

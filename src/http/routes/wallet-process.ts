@@ -9,10 +9,9 @@ import { customerFrom } from '../../connectors/connector.js';
 import { requestFingerprint } from '../../operations/lifecycle.js';
 import { processRefund } from '../../operations/refund.js';
 import { processWalletSale } from '../../operations/wallet-sale.js';
-import { fieldError, reply, type Reply, Status } from '../envelope.js';
+import { fieldError, type Reply } from '../envelope.js';
 import { bodySchema, type BodyOf, type FieldsRefused, literal } from '../fields.js';
-import { gatewayRefusalReply } from '../gateway-refusal.js';
-import { DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, variablesOf } from './process-replies.js';
+import { CUSTOMER, refundReply, saleReply, VARIABLES, variablesOf } from './process-replies.js';
 import { identityOf, type SignedContext, unknownCredentials } from '../route.js';
 
 /** The payment methods /api/process takes: a card (the default, also when payment_method is absent) and PayPal. */
@@ -20,21 +19,6 @@ export const PROCESS_PAYMENT_METHODS = ['card', 'paypal'] as const;
 export type ProcessPaymentMethod = (typeof PROCESS_PAYMENT_METHODS)[number];
 
 const PAYPAL = Type.Literal('paypal', { description: 'exactly "paypal": the buyer pays from their PayPal account (decisions §17)' });
-
-const CUSTOMER = {
-  pin: 'required',
-  dob: 'required',
-  email: 'required',
-  phone: 'required',
-  requester_ip: 'required',
-  address: 'required',
-  city: 'required',
-  country: 'required',
-  first_name: 'required',
-  last_name: 'required',
-  zip: 'required',
-} as const;
-const VARIABLES = { variable1: 'optional', variable2: 'optional', variable3: 'optional' } as const;
 
 const WALLET_SALE_FIELDS = {
   amount: 'required',
@@ -155,16 +139,7 @@ export async function handleWalletSale(context: SignedContext, body: WalletSaleB
     // The buyer names their account at PayPal, not here.
     wallet_id: '',
   });
-  switch (outcome.kind) {
-    case 'processed':
-      return reply(Status.OK, PROCESSED, outcome.answer);
-    case 'duplicate_order':
-      return DUPLICATE;
-    case 'in_progress':
-      return IN_PROGRESS;
-    case 'no_gateway':
-      return gatewayRefusalReply(outcome.refusal);
-  }
+  return saleReply(outcome);
 }
 
 export async function handleWalletRefund(context: SignedContext, body: WalletRefundBody): Promise<Reply> {
