@@ -385,24 +385,38 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(audit).toMatch(new RegExp(`cancel_subscription\\s+${ids[1]}\\s+${shop_a.merchant_id}\\s+refused`));
   });
 
-  it('refunds a sale partly, replays a form sent twice, and refuses more than is left', async () => {
+  it('refunds a sale partly after its confirmation page, replays a form sent twice, and refuses more than is left', async () => {
     const { trace_id } = await sale(gw, shop_a, { amount: 5000 });
     const staff = new BackOfficeClient(gw.url);
     await staff.signIn('staff-a@example.com');
     const page = await staff.get(`/backoffice/transactions/${trace_id}`);
     const key = /name="refund_key" value="([0-9a-f]{32})"/.exec(page.text)![1]!;
-    const first = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
-    expect([first.status, first.location]).toEqual([303, `/backoffice/transactions/${trace_id}?notice=refunded`]);
-    const twice = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
-    expect(twice.status).toBe(303);
     const store = gw.gateway.deps.store;
+    // The form first answers with its confirmation: the amount, the card and the customer, nothing refunded yet.
+    const asked = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '20.00', refund_key: key });
+    expect(asked.status).toBe(200);
+    const confirm = pageText(asked.text);
+    expect(confirm).toContain(`Confirm the refund of transaction ${trace_id}`);
+    expect(confirm).toMatch(/Amount to refund\s+20\.00 USD/);
+    expect(confirm).toMatch(/Refundable after this\s+30\.00 USD/);
+    expect(confirm).toContain('411111******1111');
+    expect(await store.transactions.listRefundsOf(trace_id, 10)).toEqual([]);
+    const confirmed = { amount: '20.00', refund_key: key, confirm: 'yes' };
+    const first = await staff.post(`/backoffice/transactions/${trace_id}/refund`, confirmed);
+    expect([first.status, first.location]).toEqual([303, `/backoffice/transactions/${trace_id}?notice=refunded`]);
+    const twice = await staff.post(`/backoffice/transactions/${trace_id}/refund`, confirmed);
+    expect(twice.status).toBe(303);
     const refunds = await store.transactions.listRefundsOf(trace_id, 10);
     expect(refunds.map((r) => [r.amount_minor, r.status])).toEqual([[2000, 'approved']]);
     // The refund's page lists it, and the merchant's notification of it was written.
     const after = pageText((await staff.get(`/backoffice/transactions/${trace_id}`)).text);
     expect(after).toContain('Refunds');
     expect(after).toContain(String(refunds[0]!.trace_id));
-    const too_much = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '30.01', refund_key: 'c'.repeat(32) });
+    const too_much = await staff.post(`/backoffice/transactions/${trace_id}/refund`, {
+      amount: '30.01',
+      refund_key: 'c'.repeat(32),
+      confirm: 'yes',
+    });
     expect(too_much.status).toBe(409);
     expect(pageText(too_much.text)).toContain('more than is left to refund');
     const bad = await staff.post(`/backoffice/transactions/${trace_id}/refund`, { amount: '1.001', refund_key: 'd'.repeat(32) });

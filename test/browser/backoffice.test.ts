@@ -142,6 +142,11 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
 
       await page.getByLabel(/^Amount \(USD/).fill('12.50');
       await page.getByRole('button', { name: 'Refund' }).click();
+      // A refund moves money: its confirmation page first, with the amount, card and customer.
+      await expect.poll(() => page.locator('h1').innerText()).toBe(`Confirm the refund of transaction ${approved_sale.trace_id}`);
+      expect(await page.locator('main').innerText()).toMatch(/Amount to refund\s+12\.50 USD/);
+      expect(await gw.gateway.deps.store.transactions.listRefundsOf(approved_sale.trace_id, 10)).toEqual([]);
+      await page.getByRole('button', { name: 'Confirm refund' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Refund sent');
       const refunds = await gw.gateway.deps.store.transactions.listRefundsOf(approved_sale.trace_id, 10);
       expect(refunds.map((r) => [r.amount_minor, r.status])).toEqual([[1250, 'approved']]);

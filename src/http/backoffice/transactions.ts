@@ -9,6 +9,7 @@ import { maySee, merchantScope } from '../../domain/backoffice-access.js';
 import { parseMajorAmount } from '../../domain/money.js';
 import { parseTransactionSearch, searchQuery } from '../../domain/transaction-search.js';
 import type { TransactionRow } from '../../domain/transaction-record.js';
+import { isPayment } from '../../domain/transaction-state.js';
 import { exportTransactions, resendFromBackOffice } from '../../operations/backoffice-actions.js';
 import { refundInBackOffice } from '../../operations/backoffice-refund.js';
 import {
@@ -18,6 +19,7 @@ import {
   transactionDetail,
   visibleTransaction,
 } from '../../operations/transaction-views.js';
+import { CONFIRM_FIELD, confirmRefundBody } from '../../pages/backoffice/authorizations.js';
 import { searchBody, searchRefusedBody, transactionDetailBody } from '../../pages/backoffice/transactions.js';
 import { CSV_HEADER, csvLine } from '../../pages/backoffice/transactions-csv.js';
 import { type BackOfficeRoute, formValue, type PageContext, partsOf } from './plugin.js';
@@ -135,6 +137,23 @@ export function transactionRoutes(): BackOfficeRoute[] {
           amount_minor = parseMajorAmount(formValue(context.request, 'amount'), row.currency);
         } catch {
           /* an unknown currency cannot be refunded from here */
+        }
+        // A refund moves money: the form answers with its confirmation first (amount, card, customer).
+        if (formValue(context.request, CONFIRM_FIELD) !== 'yes') {
+          const left = row.amount_minor - row.refund_reserved_minor;
+          if (
+            amount_minor !== null &&
+            amount_minor > 0 &&
+            amount_minor <= left &&
+            isPayment(row.transaction_type) &&
+            row.status === 'approved'
+          )
+            return context.page(
+              'Confirm the refund',
+              '/backoffice/transactions',
+              confirmRefundBody(partsOf(context), row, amount_minor, refund_key),
+            );
+          // Anything else is refused by the refund itself, with its reason, nothing moved.
         }
         const result = await refundInBackOffice(context.deps, context, row, amount_minor, refund_key);
         switch (result.kind) {

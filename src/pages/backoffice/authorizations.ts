@@ -1,7 +1,8 @@
 // An authorization on the back office's transaction page (decisions §16, docs/backoffice.md): the
 // Capture (whole or part) and Void forms while it is `authorized`, the confirmation page each goes
 // through first (the amount, the masked card and the customer, before anything moves), and its
-// capture or void once asked: what, how much, by whom, where it is.
+// capture or void once asked: what, how much, by whom, where it is. A refund's confirmation page
+// too, the same way.
 import type { AuthorizationActionKind, AuthorizationActionOrigin, AuthorizationActionState } from '../../domain/authorization-record.js';
 import { type Html, html } from '../html.js';
 import { iso, majorUnits, money } from './format.js';
@@ -58,6 +59,34 @@ export function confirmAuthorizationBody(
 <form class="inline" method="post" action="/backoffice/transactions/${row.trace_id}/${action}">${csrfField(parts.csrf)}
 <input type="hidden" name="amount" value="${majorUnits(amount_minor, row.currency)}"><input type="hidden" name="${CONFIRM_FIELD}" value="yes">
 <button class="${action === 'void' ? 'danger' : 'primary'}" type="submit">${verb.button}</button></form>
+<p><a href="/backoffice/transactions/${row.trace_id}">Back to the transaction, nothing done</a></p>`;
+}
+
+/**
+ * A refund's confirmation: how much goes back to whose card (what stays refundable after it), the
+ * same form again with the person's yes and the form's key, so a confirmation sent twice is one
+ * refund. Nothing has moved until it is confirmed.
+ */
+export function confirmRefundBody(parts: PageParts, row: TransactionShown, amount_minor: number, refund_key: string): Html {
+  const left = row.amount_minor - row.refund_reserved_minor - amount_minor;
+  const facts: [string, string | null][] = [
+    ['Amount to refund', money(amount_minor, row.currency)],
+    ['Paid', money(row.amount_minor, row.currency)],
+    ['Refundable after this', left >= 0 ? money(left, row.currency) : null],
+    ['Card', row.card_masked === null ? null : `${row.card_masked}${row.card_brand ? ` (${row.card_brand})` : ''}`],
+    ['Payment method', row.card_masked === null ? row.payment_method : null],
+    ['Customer PIN', row.pin],
+    ['Order ID', row.cashier_order_id ?? row.order_id],
+    ['Merchant', row.merchant_id],
+    ['Paid (UTC)', iso(row.created_at_ms)],
+  ];
+  return html`<h1>Confirm the refund of transaction ${row.trace_id}</h1>
+<p class="notice ok" role="status">Nothing has moved yet. Check what follows, then confirm.</p>
+<div class="card"><dl>${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl></div>
+<form class="inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">${csrfField(parts.csrf)}
+<input type="hidden" name="amount" value="${majorUnits(amount_minor, row.currency)}"><input type="hidden" name="refund_key" value="${refund_key}">
+<input type="hidden" name="${CONFIRM_FIELD}" value="yes">
+<button class="danger" type="submit">Confirm refund</button></form>
 <p><a href="/backoffice/transactions/${row.trace_id}">Back to the transaction, nothing done</a></p>`;
 }
 

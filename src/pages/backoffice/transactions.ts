@@ -170,7 +170,7 @@ ${
     ? html`<h2>Refund</h2><form class="card inline" method="post" action="/backoffice/transactions/${row.trace_id}/refund">${csrfField(parts.csrf)}
 <input type="hidden" name="refund_key" value="${refund_key}">
 <label for="refund-amount">Amount (${row.currency}, at most ${remaining_text})<input id="refund-amount" name="amount" inputmode="decimal" required value="${remaining_text}"></label>
-<button class="danger" type="submit">Refund</button></form>`
+<button class="danger" type="submit">Refund…</button></form><p class="muted">You confirm the amount, the card and the customer on the next page before anything moves.</p>`
     : ''
 }
 <h2>Status history</h2><div class="scroll"><table><thead><tr><th>At (UTC)</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
