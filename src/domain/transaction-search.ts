@@ -1,7 +1,9 @@
 // The back office's transactions search form (docs/backoffice.md), read from a query string into
 // the store's search (TransactionSearch, store/transaction-store.ts search): every field optional, each checked by its own
 // rule, and a wrong one named to the person who typed it. Dates are whole UTC days, the "to" day
-// included; amounts are minor units, as everywhere in the API.
+// included; amounts are typed in the currency's major units ("12.50"), as a person reads them,
+// so a search by amount names its currency.
+import { parseMajorAmount } from './money.js';
 import { textProblem } from './text.js';
 import type { TransactionStatus, TransactionType } from './transaction-state.js';
 
@@ -20,6 +22,8 @@ export interface TransactionSearch {
   readonly created_from_ms?: number | undefined;
   /** Created before. */
   readonly created_before_ms?: number | undefined;
+  /** ISO 4217, capitals. */
+  readonly currency?: string | undefined;
   readonly amount_min_minor?: number | undefined;
   readonly amount_max_minor?: number | undefined;
 }
@@ -52,6 +56,7 @@ export const SEARCH_FIELDS = [
   'merchant',
   'from',
   'to',
+  'currency',
   'amount_min',
   'amount_max',
 ] as const;
@@ -75,7 +80,7 @@ export type SearchParse =
 
 const DAY_MS = 86_400_000;
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
-const MINOR = /^[0-9]{1,15}$/;
+const CURRENCY = /^[A-Za-z]{3}$/;
 
 function dayStart(text: string): number | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
@@ -131,14 +136,21 @@ export function parseTransactionSearch(query: Readonly<Record<string, unknown>>)
   ) {
     return fail('to', 'a day on or after the "from" day');
   }
+  if (values.currency !== undefined) {
+    if (!CURRENCY.test(values.currency)) return fail('currency', 'a currency code of 3 letters, such as USD');
+    search.currency = values.currency.toUpperCase();
+  }
   for (const [field, key] of [
     ['amount_min', 'amount_min_minor'],
     ['amount_max', 'amount_max_minor'],
   ] as const) {
     const value = values[field];
     if (value === undefined) continue;
-    if (!MINOR.test(value)) return fail(field, 'a whole number of minor units (1999 for 19.99 USD)');
-    search[key] = Number(value);
+    // The same amount means different minor units in USD and JPY: an amount names its currency.
+    if (search.currency === undefined) return fail('currency', 'the currency the amounts are in (USD, EUR...)');
+    const minor = parseMajorAmount(value, search.currency);
+    if (minor === null) return fail(field, `an amount in ${search.currency} such as 19.99, with at most its decimals`);
+    search[key] = minor;
   }
   if (search.amount_min_minor !== undefined && search.amount_max_minor !== undefined && search.amount_min_minor > search.amount_max_minor) {
     return fail('amount_max', 'at least the minimum amount');

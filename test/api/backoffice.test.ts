@@ -442,7 +442,13 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const page_two = ids_on((await staff.get(`/backoffice/transactions?${older}`)).text);
     expect(page_two).toEqual([...made].reverse().slice(50));
     expect(ids_on((await staff.get('/backoffice/transactions?status=rejected')).text)).toEqual([declined.trace_id]);
-    expect(ids_on((await staff.get('/backoffice/transactions?amount_min=150&amount_max=152')).text)).toEqual([
+    // Amounts in the currency's major units, with the currency they are in.
+    const no_currency = await staff.get('/backoffice/transactions?amount_min=1.50');
+    expect(no_currency.status).toBe(400);
+    expect(pageText(no_currency.text)).toContain('Currency: expected the currency the amounts are in');
+    expect((await staff.get('/backoffice/transactions?currency=USD&amount_min=1.505')).status).toBe(400);
+    expect(ids_on((await staff.get('/backoffice/transactions?currency=eur&amount_min=1.50&amount_max=1.52')).text)).toEqual([]);
+    expect(ids_on((await staff.get('/backoffice/transactions?currency=usd&amount_min=1.50&amount_max=1.52')).text)).toEqual([
       made[52],
       made[51],
       made[50],

@@ -70,8 +70,9 @@ describe('transactions search form', () => {
       merchant: 'm',
       from: '2026-11-01',
       to: '2026-11-02',
-      amount_min: '100',
-      amount_max: '200',
+      currency: 'usd',
+      amount_min: '1',
+      amount_max: '2.00',
       before: '50',
     });
     expect(parsed).toMatchObject({
@@ -87,6 +88,7 @@ describe('transactions search form', () => {
         gateway_id: 'g',
         created_from_ms: Date.UTC(2026, 10, 1),
         created_before_ms: Date.UTC(2026, 10, 3),
+        currency: 'USD',
         amount_min_minor: 100,
         amount_max_minor: 200,
       },
@@ -97,8 +99,11 @@ describe('transactions search form', () => {
       [{ from: '2026-02-30' }, 'from'],
       [{ to: '24/11/2026' }, 'to'],
       [{ from: '2026-11-03', to: '2026-11-02' }, 'to'],
-      [{ amount_min: '1.5' }, 'amount_min'],
-      [{ amount_min: '5', amount_max: '4' }, 'amount_max'],
+      [{ amount_min: '1.5' }, 'currency'],
+      [{ currency: 'US', amount_min: '1.5' }, 'currency'],
+      [{ currency: 'USD', amount_min: '1.505' }, 'amount_min'],
+      [{ currency: 'JPY', amount_min: '1.5' }, 'amount_min'],
+      [{ currency: 'USD', amount_min: '5', amount_max: '4' }, 'amount_max'],
       [{ order_id: 'a\u0000b' }, 'order_id'],
       [{ pin: 'x'.repeat(129) }, 'pin'],
       [{ before: 'x' }, 'before'],
@@ -107,7 +112,7 @@ describe('transactions search form', () => {
     }
   });
   it('writes back a query string that parses to the same search', () => {
-    const parsed = parseTransactionSearch({ order_id: 'a&b=c', status: 'in progress', amount_max: '7' });
+    const parsed = parseTransactionSearch({ order_id: 'a&b=c', status: 'in progress', currency: 'EUR', amount_max: '7.25' });
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     const again = parseTransactionSearch(Object.fromEntries(new URLSearchParams(searchQuery(parsed.values, 9))));

@@ -42,8 +42,9 @@ export const SEARCH_LABELS: Readonly<Record<SearchField, string>> = {
   merchant: 'Merchant ID',
   from: 'From (date)',
   to: 'To (date)',
-  amount_min: 'Amount from (minor units)',
-  amount_max: 'Amount to (minor units)',
+  currency: 'Currency',
+  amount_min: 'Amount from (e.g. 12.50)',
+  amount_max: 'Amount to (e.g. 99.99)',
 };
 
 function searchForm(values: Partial<Record<SearchField, string>>, viewer: Viewer): Html {
@@ -57,7 +58,7 @@ function searchForm(values: Partial<Record<SearchField, string>>, viewer: Viewer
   return html`<form class="fields card" method="get" action="/backoffice/transactions" role="search">
 ${text('trace_id')}${text('order_id')}${text('pin')}${choice('status', SEARCH_STATUSES)}${choice('type', SEARCH_TYPES)}${text('gateway')}
 ${viewer.role === 'operator' ? text('merchant') : ''}
-${text('from', 'date')}${text('to', 'date')}${text('amount_min')}${text('amount_max')}
+${text('from', 'date')}${text('to', 'date')}${text('currency')}${text('amount_min')}${text('amount_max')}
 <button class="primary" type="submit">Search</button></form>`;
 }
 

@@ -361,6 +361,7 @@ export class SqlTransactionStore implements TransactionStore {
     if (search.gateway_id !== undefined) query = query.where('gateway_id', '=', search.gateway_id);
     if (search.created_from_ms !== undefined) query = query.where('created_at_ms', '>=', search.created_from_ms);
     if (search.created_before_ms !== undefined) query = query.where('created_at_ms', '<', search.created_before_ms);
+    if (search.currency !== undefined) query = query.where('currency', '=', search.currency);
     if (search.amount_min_minor !== undefined) query = query.where('amount_minor', '>=', search.amount_min_minor);
     if (search.amount_max_minor !== undefined) query = query.where('amount_minor', '<=', search.amount_max_minor);
     return query.orderBy('trace_id', 'desc').limit(limit).execute();
