@@ -26,6 +26,7 @@ import { operatorMerchantRoutes } from './http/routes/operator-merchants.js';
 import { createLogger } from './logging.js';
 import { type NotificationWorker, startNotificationWorker } from './notifications/worker.js';
 import { ConnectorRegistry, starterGateway } from './connectors/registry.js';
+import { LookupGate } from './outbound/lookup-gate.js';
 import { ProcessorHttp } from './outbound/processor-http.js';
 import { processorCallbackRoutes } from './http/routes/processor-callbacks.js';
 import { operatorGatewayRoutes } from './http/routes/operator-gateways.js';
@@ -47,6 +48,13 @@ import { outboundConnections } from './outbound/post.js';
 import { GatewayMetrics } from './metrics.js';
 import { HeaderReuseWatch } from './http/header-reuse.js';
 import { RateLimits } from './http/rate-limits.js';
+
+/**
+ * The notification worker's DNS lookups: three names at a time (libuv's pool has four threads, and
+ * the processors' lookups share it), 256 more waiting their turn, the same name's lookups shared,
+ * a failed name not asked again for 30 s.
+ */
+const NOTIFICATION_LOOKUPS = { max_in_flight: 3, max_queued: 256, max_waiters_per_host: 64, failure_cache_ms: 30_000 } as const;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -253,6 +261,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       // Sandbox merchants test against their own machines; live mode refuses private addresses unless allowed.
       allow_private: config.environment === 'sandbox' || config.limits.allow_private_urls,
       connections: notify_connections,
+      // Merchants' names whose DNS hangs must not queue lookups (and memory) without bound, nor take
+      // the thread pool the processors' lookups need (outbound/lookup-gate.ts).
+      lookups: new LookupGate(NOTIFICATION_LOOKUPS),
     },
     schedule: { retry_seconds: config.schedules.notify_retry_seconds, max_age_seconds: config.schedules.notify_max_age_seconds },
     poll_ms: config.schedules.notify_poll_ms,

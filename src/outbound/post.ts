@@ -10,6 +10,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { addressAllowed } from './addresses.js';
+import type { LookupGate } from './lookup-gate.js';
 
 export interface OutboundPolicy {
   /** Connect, send and read the whole reply within this time. */
@@ -23,6 +24,11 @@ export interface OutboundPolicy {
    * opens its own connection and closes it (validation requests, rare and one-off).
    */
   readonly connections?: OutboundConnections | undefined;
+  /**
+   * The bound on this traffic's DNS lookups waiting (lookup-gate.ts): the notification worker's
+   * and validation requests'; none for a one-off call.
+   */
+  readonly lookups?: LookupGate;
 }
 
 /** Sockets per merchant host kept for reuse, at most. */
@@ -85,9 +91,11 @@ class DestinationNotAllowed extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 /** A dns.lookup that answers only addresses the policy allows; the socket connects to what it answers. */
-export function checkedLookup(allow_private: boolean) {
+export function checkedLookup(allow_private: boolean, gate: LookupGate | null = null) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    const resolve = (then: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) =>
+      gate !== null ? gate.lookup(hostname, options, then) : dns.lookup(hostname, { ...options, all: true }, then);
+    resolve((error, addresses) => {
       if (error) return callback(error, '');
       const allowed = addresses.filter((entry) => addressAllowed(entry.address, allow_private));
       if (allowed.length === 0) return callback(new DestinationNotAllowed(hostname), '');
@@ -129,6 +137,8 @@ function failureReason(error: unknown, timed_out: boolean, aborted: boolean): st
       return 'host not found';
     case 'EAI_AGAIN':
       return 'DNS lookup failed (temporary)';
+    case 'ELOOKUPBUSY':
+      return 'DNS lookups busy (too many waiting); sent again later';
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return 'host unreachable';
@@ -195,7 +205,7 @@ function exchange(
     const request = (secure ? https : http).request(target, {
       method: 'POST',
       agent,
-      lookup: checkedLookup(policy.allow_private) as unknown as typeof dns.lookup,
+      lookup: checkedLookup(policy.allow_private, policy.lookups ?? null) as unknown as typeof dns.lookup,
       headers: {
         'content-type': 'application/json',
         'content-length': String(payload.length),
