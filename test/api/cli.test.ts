@@ -172,6 +172,16 @@ describe('paygate CLI', () => {
         }),
       );
       const base = `http://127.0.0.1:${port}`;
+      // The first screen names the store it runs on.
+      const store_row = `  Store          SQLite file ${path.join(data_dir, 'paygate.sqlite')}\n`;
+      await step(
+        'the first screen',
+        10_000,
+        new Promise<void>((resolve) => {
+          const look = () => (output.includes(store_row) ? resolve() : setTimeout(look, 50));
+          look();
+        }),
+      );
       await step(
         '/healthz',
         10_000,
