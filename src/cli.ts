@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `paygate` commands: start (the default), merchant create, gateway create / list / show /
-// disable / enable / settings (decisions.md §13; the operator API does the same, docs/connectors.md),
-// and the sandbox's trigger (docs/triggers.md).
+// `paygate` commands: start, merchant create / list, user create / list, gateway create / list /
+// show / disable / enable / rename / settings (decisions.md §13; the operator API does the same,
+// docs/connectors.md), route, bins, sign, check-endpoint and the sandbox's trigger
+// (docs/triggers.md). An unknown command is named, with the commands it could have been.
 // With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
 // each worker process, where start runs one gateway.
 // The commands themselves are in src/cli/ (gateway.ts, merchant.ts, user.ts, routing.ts, sign.ts,
@@ -13,12 +14,12 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './main.js';
 import { checkEndpointCommand } from './cli/check-endpoint.js';
 import { gatewayCommand } from './cli/gateway.js';
-import { createMerchant } from './cli/merchant.js';
+import { createMerchant, listMerchants } from './cli/merchant.js';
 import { loadBins, routeCommand } from './cli/routing.js';
 import { signCommand } from './cli/sign.js';
 import { triggerCommand } from './cli/trigger.js';
-import { createUserCommand } from './cli/user.js';
-import { USAGE } from './cli/usage.js';
+import { createUserCommand, listUsersCommand } from './cli/user.js';
+import { unknownCommand, USAGE } from './cli/usage.js';
 
 async function main(argv: string[]): Promise<number> {
   let config: Config;
@@ -68,7 +69,9 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keep running
   }
   if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
+  if (command === 'merchant' && sub === 'list') return listMerchants(config, rest);
   if (command === 'user' && sub === 'create') return createUserCommand(config, rest);
+  if (command === 'user' && sub === 'list') return listUsersCommand(config, rest);
   if (command === 'gateway') return gatewayCommand(config, sub, rest);
   if (command === 'route') return routeCommand(config, sub, rest);
   if (command === 'bins' && sub === 'load') return loadBins(config, rest);
@@ -79,8 +82,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  process.stderr.write(USAGE);
-  return 64;
+  // merchant, user and bins with a second word they do not take; anything else unknown as a whole.
+  return unknownCommand(['merchant', 'user', 'bins'].includes(command) ? [command, sub] : [command]);
 }
 
 main(process.argv.slice(2)).then(

@@ -6,7 +6,7 @@
 // primary's round-robin hands each new connection to the next worker.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { type Config, storeName } from './config.js';
 import { Sealer } from './crypto/sealer.js';
 import { AdjustableClock } from './domain/clock.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
@@ -42,6 +42,7 @@ export async function startClusterPrimary(config: Config, logger: Logger): Promi
     first_screen = firstScreenLines({
       environment: config.environment,
       url: config.public_url ?? `http://${host}:${config.port}`,
+      store: storeName(config),
       demo_merchant_id:
         config.environment === 'sandbox' && (demo ?? (await store.merchants.get(DEMO_MERCHANT_ID))) ? DEMO_MERCHANT_ID : null,
       demo_created: demo !== null,

@@ -359,3 +359,27 @@ function trustedProxies(raw: string | undefined): readonly string[] {
     );
   });
 }
+
+/** The store the configuration names, as a person reads it: never the password of DATABASE_URL. */
+export function storeName(config: Pick<Config, 'database_url' | 'data_dir'>): string {
+  if (config.database_url === null) return `SQLite file ${path.resolve(config.data_dir, 'paygate.sqlite')}`;
+  let url: URL;
+  try {
+    url = new URL(config.database_url);
+  } catch {
+    return 'PostgreSQL (DATABASE_URL is not a readable URL)';
+  }
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  // A socket directory may come as ?host=/run/postgresql, with no host in the authority.
+  const host = url.hostname !== '' ? url.hostname : (url.searchParams.get('host') ?? 'localhost');
+  const port = url.port !== '' ? url.port : '5432';
+  const user = decode(url.username);
+  const database = decode(url.pathname.replace(/^\//, '')) || user || '(the default)';
+  return `PostgreSQL database ${database} on ${host}:${port}${user === '' ? '' : ` (user ${user})`}`;
+}

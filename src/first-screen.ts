@@ -1,6 +1,6 @@
 // What `npm start` prints once the gateway listens (issue 28): where a developer goes next, so the
-// first screen points somewhere (the API reference, the back office, the first signed sale, the
-// test cards and triggers, the demo merchant and the admin token). Plain lines on stdout, through
+// first screen points somewhere (the store it runs on, the API reference, the back office, the
+// first signed sale, the test cards and triggers, the demo merchant and the admin token). Plain lines on stdout, through
 // the same announce function as the demo merchant's credentials; tests silence it.
 import type { Environment } from './domain/environment.js';
 
@@ -12,6 +12,8 @@ export interface FirstScreen {
   readonly demo_merchant_id: string | null;
   /** Its credentials were printed just above (first start). */
   readonly demo_created: boolean;
+  /** The store it runs on, as config.ts storeName words it (never a password). */
+  readonly store: string;
   /** Where the admin token comes from: the operator's variable, the sandbox's own (made now or earlier), or none. */
   readonly admin_token: 'configured' | 'created' | 'stored' | 'none';
 }
@@ -21,6 +23,7 @@ export function firstScreenLines(screen: FirstScreen): string[] {
   const row = (label: string, text: string) => `  ${label.padEnd(15)}${text}`;
   const lines = [
     `paygate ${screen.environment} on ${screen.url}. Where to go next:`,
+    row('Store', screen.store),
     row('API reference', `${screen.url}/reference (every endpoint; the spec: docs/contract/payment-api.md)`),
     row('Back office', `${screen.url}/backoffice/ (first user: npx paygate user create --role operator …, docs/backoffice.md)`),
   ];

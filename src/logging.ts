@@ -1,6 +1,8 @@
 // One pino logger for the process. Card fields, secrets, signatures and tokens are redacted
 // wherever they appear in a logged object, at any depth, and challenge/session tokens are cut
 // from URLs.
+import fs from 'node:fs';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 
 const SENSITIVE_KEYS = [
@@ -128,8 +130,19 @@ export function redactUrl(url: string): string {
   return `${redacted_path}?${redacted_query}`;
 }
 
+/**
+ * The log file, opened now: pino's destination opens a path asynchronously, and a process that
+ * exits before it is open (a start refused at once: the data folder in use, a bad key file) made
+ * pino's exit flush throw "sonic boom is not ready yet" after the refusal. With the descriptor
+ * open, the flush at exit writes what was logged and the refusal is the only thing printed.
+ */
+function openLogFile(file: string): number {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  return fs.openSync(file, 'a');
+}
+
 export function createLogger(options: { level: string; destination?: string | null }): Logger {
-  const destination = options.destination ? pino.destination({ dest: options.destination, sync: false, mkdir: true }) : pino.destination(1);
+  const destination = options.destination ? pino.destination({ dest: openLogFile(options.destination), sync: false }) : pino.destination(1);
   const logger = pino(
     {
       level: options.level,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, connectorOptions } from './config.js';
+import { type Config, connectorOptions, storeName } from './config.js';
 import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
@@ -245,6 +245,14 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.public_url === null) public_url = url;
+  // Where this instance's webhook URLs point and its mode, for the CLI, which runs with its own
+  // environment (issue 30): `paygate gateway …` prints the webhook_url this instance serves.
+  await store.instance.recordInstance({
+    public_url,
+    public_url_configured: config.public_url !== null,
+    environment: config.environment,
+    started_at_ms: Date.now(),
+  });
 
   const sync_clock = config.environment === 'sandbox' ? async () => clock.set_offset_ms(await store.sandboxClock.getOffset()) : undefined;
   // Notifications reuse their connections to a merchant (one TCP handshake per socket, not per notification).
@@ -301,6 +309,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     const lines = firstScreenLines({
       environment: config.environment,
       url: public_url,
+      store: storeName(config),
       demo_merchant_id,
       demo_created: demo_merchant !== null,
       admin_token: admin.source,

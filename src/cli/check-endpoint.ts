@@ -8,7 +8,8 @@ import type { Config } from '../config.js';
 import { Sealer } from '../crypto/sealer.js';
 import { wallClock } from '../domain/clock.js';
 import { createLogger } from '../logging.js';
-import { masterKeyFor, openConfiguredStore } from '../main.js';
+import { masterKeyFor } from '../main.js';
+import { openCliStore } from './store-session.js';
 import { checkEndpoint, type EndpointReport, SLOW_RESEND_MAX_MS } from '../operations/endpoint-check.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';
 
@@ -51,9 +52,8 @@ export async function checkEndpointCommand(config: Config, argv: string[]): Prom
     process.stderr.write(`paygate check-endpoint: --slow-ms must be a whole number of milliseconds from 0 to ${SLOW_RESEND_MAX_MS}\n`);
     return 2;
   }
-  const store = openConfiguredStore(config);
+  const { store } = await openCliStore(config);
   try {
-    await store.migrate();
     const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
     // The report is the output; the operation's own log line goes nowhere a script reads.
     const logger = createLogger({ level: 'warn', destination: config.log_file });

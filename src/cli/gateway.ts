@@ -1,6 +1,8 @@
-// `paygate gateway create / list / show / disable / enable / settings` (decisions.md §13; the
-// operator API does the same, docs/connectors.md): a merchant's gateways from the command line.
-// Apart from the entry (src/cli.ts) so that file stays the dispatch.
+// `paygate gateway create / list / show / disable / enable / settings / rename` (decisions.md
+// §13; the operator API does the same, docs/connectors.md): a merchant's gateways from the
+// command line. A gateway is named by its label or its id; list prints labels (a table, or JSON
+// lines with --json), the others one JSON object. Apart from the entry (src/cli.ts) so that file
+// stays the dispatch.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { Sealer } from '../crypto/sealer.js';
@@ -8,15 +10,22 @@ import { CONNECTOR_DEFINITIONS } from '../connectors/registry.js';
 import {
   type ConnectorCatalog,
   createGateway,
+  findGateway,
   type GatewayAdminDeps,
   type GatewayOutcome,
+  type GatewayView,
   listGatewayViews,
+  renameGateway,
   replaceGatewaySettings,
   setGatewayEnabled,
   showGateway,
 } from '../operations/gateways.js';
-import { masterKeyFor, openConfiguredStore } from '../main.js';
-import { USAGE } from './usage.js';
+import { masterKeyFor } from '../main.js';
+import { printList } from './output.js';
+import { openCliStore } from './store-session.js';
+import { unknownCommand } from './usage.js';
+
+const SUBCOMMANDS = ['create', 'list', 'show', 'disable', 'enable', 'settings', 'rename'];
 
 /** The connectors of this release, where they run (the CLI builds none of them). */
 function catalogFor(config: Config): ConnectorCatalog {
@@ -41,6 +50,14 @@ function parseSettings(pairs: readonly string[]): { ok: true; settings: Record<s
   return { ok: true, settings };
 }
 
+/** The option a refused field came from. */
+function optionOf(field: string): string {
+  if (field === 'currencies') return '--currencies';
+  if (field === 'label') return '--label';
+  if (field === 'settings') return '--setting';
+  return `--setting ${field}`;
+}
+
 function printOutcome(outcome: GatewayOutcome, environment: string): number {
   switch (outcome.kind) {
     case 'ok':
@@ -61,14 +78,19 @@ function printOutcome(outcome: GatewayOutcome, environment: string): number {
       );
       return 2;
     case 'invalid':
-      process.stderr.write(
-        `paygate: ${outcome.field === 'currencies' ? '--currencies' : `--setting ${outcome.field}`}: ${outcome.reason}\n`,
-      );
+      process.stderr.write(`paygate: ${optionOf(outcome.field)}: ${outcome.reason}\n`);
       return 2;
   }
 }
 
+/** A gateway's state in a list: what a payment finds. */
+function stateOf(view: GatewayView, environment: string): string {
+  if (!view.enabled) return 'disabled';
+  return view.usable_here ? 'enabled' : `enabled (takes no payments in ${environment} mode)`;
+}
+
 export async function gatewayCommand(config: Config, sub: string | undefined, argv: string[]): Promise<number> {
+  if (sub === undefined || !SUBCOMMANDS.includes(sub)) return unknownCommand(['gateway', sub]);
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -77,8 +99,10 @@ export async function gatewayCommand(config: Config, sub: string | undefined, ar
       currencies: { type: 'string' },
       setting: { type: 'string', multiple: true },
       gateway: { type: 'string' },
+      label: { type: 'string' },
       'no-mit': { type: 'boolean' },
       'hold-payouts': { type: 'boolean' },
+      json: { type: 'boolean' },
     },
     strict: true,
   });
@@ -87,62 +111,89 @@ export async function gatewayCommand(config: Config, sub: string | undefined, ar
     process.stderr.write(`paygate: ${settings.message}\n`);
     return 2;
   }
-  const store = openConfiguredStore(config);
+  if (sub === 'create' && (values['merchant-id'] === undefined || values.connector === undefined)) {
+    process.stderr.write('paygate: gateway create needs --merchant-id and --connector\n');
+    return 2;
+  }
+  if (sub !== 'create' && sub !== 'list' && values.gateway === undefined) {
+    process.stderr.write(`paygate: gateway ${sub} needs --gateway LABEL_OR_ID\n`);
+    return 2;
+  }
+  if (sub === 'rename' && values.label === undefined) {
+    process.stderr.write('paygate: gateway rename needs --label TEXT\n');
+    return 2;
+  }
+  const { store, public_url } = await openCliStore(config);
   try {
-    await store.migrate();
     const deps: GatewayAdminDeps = {
       store,
       sealer: new Sealer(masterKeyFor(config)),
       connectors: catalogFor(config),
       environment: config.environment,
       allow_private_urls: config.limits.allow_private_urls,
-      public_url: () => config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
+      public_url,
     };
-    const gateway_id = values.gateway;
-    const needGateway = (): boolean => {
-      if (gateway_id !== undefined) return true;
-      process.stderr.write(`paygate: gateway ${sub} needs --gateway ID\n`);
-      return false;
-    };
-    switch (sub) {
-      case 'create': {
-        if (values['merchant-id'] === undefined || values.connector === undefined) {
-          process.stderr.write('paygate: gateway create needs --merchant-id and --connector\n');
-          return 2;
-        }
-        return printOutcome(
-          await createGateway(
-            deps,
-            {
-              merchant_id: values['merchant-id'],
-              connector: values.connector,
-              currencies: values.currencies === undefined ? null : values.currencies.split(','),
-              settings: settings.settings,
-              mit_enabled: values['no-mit'] !== true,
-              hold_payouts: values['hold-payouts'] === true,
-            },
-            Date.now(),
-          ),
-          config.environment,
-        );
+    const merchant_id = values['merchant-id'] ?? null;
+    if (sub === 'create') {
+      return printOutcome(
+        await createGateway(
+          deps,
+          {
+            merchant_id: merchant_id!,
+            connector: values.connector!,
+            currencies: values.currencies === undefined ? null : values.currencies.split(','),
+            settings: settings.settings,
+            mit_enabled: values['no-mit'] !== true,
+            hold_payouts: values['hold-payouts'] === true,
+            label: values.label,
+          },
+          Date.now(),
+        ),
+        config.environment,
+      );
+    }
+    if (sub === 'list') {
+      if (merchant_id !== null && !(await store.merchants.get(merchant_id))) {
+        process.stderr.write(`paygate: no merchant ${merchant_id} on this store (paygate merchant list shows them)\n`);
+        return 1;
       }
-      case 'list':
-        for (const view of await listGatewayViews(deps, values['merchant-id'] ?? null)) process.stdout.write(`${JSON.stringify(view)}\n`);
-        return 0;
+      printList(await listGatewayViews(deps, merchant_id), {
+        json: values.json === true,
+        headers: ['LABEL', 'MERCHANT', 'CONNECTOR', 'CURRENCIES', 'STATE'],
+        row: (v) => [v.label, v.merchant_id, v.connector, v.currencies.join(','), stateOf(v, config.environment)],
+        empty:
+          merchant_id === null
+            ? 'no gateway on this store yet'
+            : `merchant ${merchant_id} has no gateway yet (paygate gateway create adds one)`,
+      });
+      return 0;
+    }
+    // The others name one gateway, by label or id (of --merchant-id only, when given).
+    const found = await findGateway(deps, values.gateway!, merchant_id);
+    if (found.kind === 'none') {
+      process.stderr.write(
+        `paygate: no gateway ${JSON.stringify(values.gateway)}${merchant_id === null ? '' : ` of merchant ${merchant_id}`} (paygate gateway list shows them)\n`,
+      );
+      return 1;
+    }
+    if (found.kind === 'ambiguous') {
+      const ids = found.gateways.map((g) => `${g.gateway_id} (${g.merchant_id})`).join(', ');
+      process.stderr.write(
+        `paygate: ${found.gateways.length} gateways are labelled ${JSON.stringify(values.gateway)}: ${ids}; give the id\n`,
+      );
+      return 2;
+    }
+    const gateway_id = found.gateway_id;
+    switch (sub) {
       case 'show':
-        return needGateway() ? printOutcome(await showGateway(deps, gateway_id!), config.environment) : 2;
+        return printOutcome(await showGateway(deps, gateway_id), config.environment);
       case 'disable':
       case 'enable':
-        return needGateway()
-          ? printOutcome(await setGatewayEnabled(deps, gateway_id!, sub === 'enable', Date.now()), config.environment)
-          : 2;
-      case 'settings':
-        return needGateway()
-          ? printOutcome(await replaceGatewaySettings(deps, gateway_id!, settings.settings, Date.now()), config.environment)
-          : 2;
+        return printOutcome(await setGatewayEnabled(deps, gateway_id, sub === 'enable', Date.now()), config.environment);
+      case 'rename':
+        return printOutcome(await renameGateway(deps, gateway_id, values.label!), config.environment);
       default:
-        process.stderr.write(USAGE);
-        return 64;
+        return printOutcome(await replaceGatewaySettings(deps, gateway_id, settings.settings, Date.now()), config.environment);
     }
   } finally {
     await store.close();

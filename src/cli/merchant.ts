@@ -1,6 +1,6 @@
 // `paygate merchant create`: a merchant, with its sandbox gateway in sandbox mode, its shop name
-// and the origins allowed to frame its cashier. Apart from the entry (src/cli.ts) so that file
-// stays the dispatch.
+// and the origins allowed to frame its cashier; `paygate merchant list`: the merchants by id, a
+// page at a time. Apart from the entry (src/cli.ts) so that file stays the dispatch.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { Sealer } from '../crypto/sealer.js';
@@ -8,7 +8,9 @@ import { starterGateway } from '../connectors/registry.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';
 import { checkFrameOrigins } from '../domain/frame-origins.js';
 import { characterLength, hasContent, textProblem } from '../domain/text.js';
-import { masterKeyFor, openConfiguredStore } from '../main.js';
+import { masterKeyFor } from '../main.js';
+import { printList, utc } from './output.js';
+import { openCliStore } from './store-session.js';
 
 export async function createMerchant(config: Config, argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -41,9 +43,8 @@ export async function createMerchant(config: Config, argv: string[]): Promise<nu
     process.stderr.write(`paygate: --frame-origin must be an http(s) origin such as https://shop.example (got ${frame_origins.invalid})\n`);
     return 2;
   }
-  const store = openConfiguredStore(config);
+  const { store } = await openCliStore(config);
   try {
-    await store.migrate();
     const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
     const outcome = await merchants.create(
       {
@@ -85,6 +86,46 @@ export async function createMerchant(config: Config, argv: string[]): Promise<nu
         process.stderr.write(`paygate: --${outcome.field} must be ${outcome.reason}\n`);
         return 2;
     }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Merchants listed at most by one `merchant list` (--limit), and by default. */
+const LIST_MAX = 10_000;
+const LIST_DEFAULT = 1_000;
+
+export async function listMerchants(config: Config, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { after: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+  });
+  const limit = values.limit === undefined ? LIST_DEFAULT : /^[0-9]{1,6}$/.test(values.limit) ? Number(values.limit) : 0;
+  if (limit < 1 || limit > LIST_MAX) {
+    process.stderr.write(`paygate: --limit: expected a whole number from 1 to ${LIST_MAX}, got ${JSON.stringify(values.limit)}\n`);
+    return 2;
+  }
+  const { store } = await openCliStore(config);
+  try {
+    const rows = await store.merchants.list(values.after ?? '', limit + 1);
+    const shown = rows.slice(0, limit);
+    printList(shown, {
+      json: values.json === true,
+      headers: ['MERCHANT', 'STATE', 'APPLICATIONS', 'FRONTENDS', 'GATEWAYS', 'CREATED (UTC)'],
+      row: (m) => [
+        m.merchant_id,
+        m.disabled_at_ms === null ? 'enabled' : `disabled since ${utc(m.disabled_at_ms)}`,
+        String(m.application_count),
+        String(m.frontend_count),
+        String(m.gateway_count),
+        utc(m.created_at_ms),
+      ],
+      empty:
+        values.after === undefined ? 'no merchant on this store yet (paygate merchant create makes one)' : 'no merchant after that one',
+    });
+    if (rows.length > limit) process.stderr.write(`paygate: more merchants follow: --after ${shown[shown.length - 1]!.merchant_id}\n`);
+    return 0;
   } finally {
     await store.close();
   }

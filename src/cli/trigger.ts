@@ -15,6 +15,7 @@ import { Sealer } from '../crypto/sealer.js';
 import { readSandboxAdminToken } from '../operations/sandbox-admin-token.js';
 import { TRIGGER_WAIT_MAX_MS, type TriggerReport } from '../operations/sandbox-trigger-run.js';
 import { masterKeyFor, openConfiguredStore } from '../main.js';
+import { announceStore } from './store-session.js';
 
 const USAGE_LINE = 'usage: paygate trigger NAME --merchant-id ID [--notification-url URL] [--url GATEWAY_URL] [--json] | --list';
 
@@ -127,6 +128,7 @@ function gatewayUrl(config: Config): string {
 async function storedToken(config: Config): Promise<string | null> {
   if (config.database_url === null && !fs.existsSync(path.join(config.data_dir, 'paygate.sqlite'))) return null;
   if (config.master_key === null && !fs.existsSync(config.master_key_file)) return null;
+  announceStore(config);
   const store = openConfiguredStore(config);
   try {
     return await readSandboxAdminToken({ store, sealer: new Sealer(masterKeyFor(config)) });

@@ -3,7 +3,6 @@
 // that builds one Connector per configured gateway, and the normalized requests and results the
 // operations exchange with it. Operations never see a processor's own wire format; each
 // connector folder holds its wire types and the one map from the processor's statuses to ours.
-import type { TSchema } from '@sinclair/typebox';
 import type { CardData } from '../domain/cards.js';
 import type { Clock } from '../domain/clock.js';
 import type { Environment } from '../domain/environment.js';
@@ -12,6 +11,7 @@ import type { ProcessorResult } from '../domain/processor-result.js';
 import type { DisputeStage } from '../domain/dispute-record.js';
 import type { ProcessorSender } from '../outbound/processor-http.js';
 import type { PayeeMapping } from '../domain/payee.js';
+import type { SettingSpec } from './setting-spec.js';
 
 /** The customer as the request described them; processors use it for risk checks and card payouts. */
 export interface Customer {
@@ -470,17 +470,7 @@ export interface ConnectorContext {
   readonly http: ProcessorSender;
 }
 
-/** A setting a connector takes (`gateway create --setting KEY=VALUE`). */
-export interface SettingSpec {
-  readonly name: string;
-  readonly required: boolean;
-  /** Sealed at rest like every setting, and never shown or logged again. */
-  readonly secret: boolean;
-  readonly description: string;
-  /** Checked when the gateway is created or its settings replaced. */
-  readonly schema: TSchema;
-  readonly default?: string;
-}
+export type { SettingSpec } from './setting-spec.js';
 
 export interface ConnectorDefinition {
   readonly name: string;

@@ -21,6 +21,8 @@ export type GatewayRow = {
   enabled: number;
   /** Changes with its settings, so every instance's copy of the connector is rebuilt (connectors/registry.ts). */
   updated_at_ms: number;
+  /** The name an operator reads instead of the id, 1 to 64 characters (migration 0021; domain/merchants.ts checks it). */
+  label: string;
 };
 
 /**

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { GatewayRow, RoutingRuleRow } from './gateway-record.js';
 import { isKnownCurrency } from './money.js';
+import { characterLength, describeTextProblem, hasContent, textProblem } from './text.js';
 
 /** A merchant's account at one processor, as requests see it (decisions.md §13). */
 export interface Gateway {
@@ -123,6 +124,32 @@ export function newMerchantValues(input: NewMerchantInput):
 /** A gateway's id (spec `gateway`, varchar(32)): 32 random hex characters. */
 export function newGatewayId(): string {
   return randomBytes(16).toString('hex');
+}
+
+/** A gateway's label: 1 to this many characters (Unicode code points). */
+export const GATEWAY_LABEL_MAX_CHARS = 64;
+
+/** The label of a gateway given none (and of every gateway older than labels, migration 0021): "<connector> <first 8 of its id>". */
+export function defaultGatewayLabel(connector: string, gateway_id: string): string {
+  return `${connector} ${gateway_id.slice(0, 8)}`;
+}
+
+/**
+ * A label as given, checked: surrounding spaces dropped, then 1 to 64 characters of text (no
+ * control characters), not only spaces. The reason says what is expected and what was given
+ * (its length only: the CLI and the API echo the reason).
+ */
+export function checkGatewayLabel(
+  given: string,
+): { readonly ok: true; readonly label: string } | { readonly ok: false; readonly reason: string } {
+  const label = given.trim();
+  const expected = `expected text of 1 to ${GATEWAY_LABEL_MAX_CHARS} characters`;
+  if (!hasContent(label)) return { ok: false, reason: `${expected}, got ${given === '' ? 'nothing' : 'only spaces'}` };
+  const problem = textProblem(label);
+  if (problem !== null) return { ok: false, reason: `${expected}: ${describeTextProblem(problem)}` };
+  const length = characterLength(label);
+  if (length > GATEWAY_LABEL_MAX_CHARS) return { ok: false, reason: `${expected}, got ${length}` };
+  return { ok: true, label };
 }
 
 export function gatewayOf(row: GatewayRow): Gateway {

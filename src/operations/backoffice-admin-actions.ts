@@ -1,6 +1,6 @@
 // The operators' actions in the back office (docs/backoffice.md), each one operation that performs
 // the action and writes its audit line: a merchant created, disabled or enabled; a gateway created,
-// its settings replaced, enabled or disabled; a user created, disabled or enabled. The handlers
+// renamed, its settings replaced, enabled or disabled; a user created, disabled or enabled. The handlers
 // (http/backoffice/admin.ts) read the form, call one of these and render what it answers. Each
 // audit line is written right after its action, with its outcome, as before the fold: the actions
 // (shared with the CLI and the operator API) run their own transactions.
@@ -14,6 +14,7 @@ import {
   gatewayAdminDeps,
   type GatewayOutcome,
   type NewGatewayInput,
+  renameGateway,
   replaceGatewaySettings,
   setGatewayEnabled,
 } from './gateways.js';
@@ -81,7 +82,7 @@ export function gatewayProblem(outcome: Exclude<GatewayOutcome, { kind: 'ok' }>)
     case 'not_here':
       return `Connector: ${outcome.connector} does not take payments in this environment.`;
     case 'invalid':
-      return `${outcome.field}: expected ${outcome.reason}.`;
+      return `${outcome.field === 'label' ? 'Label' : outcome.field}: ${outcome.reason}.`;
   }
 }
 
@@ -93,34 +94,51 @@ export async function createGatewayFromBackOffice(deps: OperationDeps, actor: Ac
     target: outcome.kind === 'ok' ? outcome.gateway.gateway : null,
     merchant_id: input.merchant_id || null,
     outcome: outcome.kind === 'ok' ? 'done' : 'refused',
-    detail: outcome.kind === 'ok' ? input.connector : gatewayProblem(outcome),
+    detail: outcome.kind === 'ok' ? `${input.connector}, label: ${outcome.gateway.label}` : gatewayProblem(outcome),
   });
   if (outcome.kind === 'ok') deps.merchants.invalidate();
   return outcome;
 }
 
-/** A gateway's settings replaced (`settings`: the filled-in ones), or the gateway enabled or disabled; an unknown gateway is not audited. */
+/**
+ * A gateway's settings replaced (`settings`: the filled-in ones), the gateway renamed (`label`),
+ * enabled or disabled; an unknown gateway is not audited.
+ */
 export async function changeGatewayFromBackOffice(
   deps: OperationDeps,
   actor: Actor,
   gateway_id: string,
-  action: 'settings' | 'enable' | 'disable',
+  action: 'settings' | 'enable' | 'disable' | 'rename',
   settings: Readonly<Record<string, string>>,
+  label: string,
 ): Promise<GatewayOutcome> {
   const now_ms = deps.clock.now_ms();
   const admin_deps = gatewayAdminDeps(deps);
+  const before = action === 'rename' ? await deps.store.merchants.getGateway(gateway_id) : null;
   const outcome =
     action === 'settings'
       ? await replaceGatewaySettings(admin_deps, gateway_id, settings, now_ms)
-      : await setGatewayEnabled(admin_deps, gateway_id, action === 'enable', now_ms);
+      : action === 'rename'
+        ? await renameGateway(admin_deps, gateway_id, label)
+        : await setGatewayEnabled(admin_deps, gateway_id, action === 'enable', now_ms);
   if (outcome.kind === 'gateway_not_found') return outcome;
+  const detail =
+    action === 'settings'
+      ? // Which settings changed, never their values.
+        `settings: ${Object.keys(settings).join(', ') || 'none'}`
+      : action === 'rename'
+        ? outcome.kind === 'ok'
+          ? `label: ${before?.label ?? '?'} -> ${outcome.gateway.label}`
+          : gatewayProblem(outcome)
+        : outcome.kind === 'ok'
+          ? `label: ${outcome.gateway.label}`
+          : null;
   await recordAudit(deps, actor.viewer, actor.address, {
     action: action === 'settings' ? 'replace_gateway_settings' : `${action}_gateway`,
     target: gateway_id,
     merchant_id: outcome.kind === 'ok' ? outcome.gateway.merchant_id : null,
-    // Which settings changed, never their values.
     outcome: outcome.kind === 'ok' ? 'done' : 'refused',
-    detail: action === 'settings' ? `settings: ${Object.keys(settings).join(', ') || 'none'}` : null,
+    detail,
   });
   if (outcome.kind === 'ok') deps.merchants.invalidate();
   return outcome;

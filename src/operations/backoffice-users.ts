@@ -36,6 +36,21 @@ export type CreateUserOutcome =
   /** `field` names what is wrong (email, password, role, merchant_id), never echoing a password. */
   | { readonly kind: 'invalid'; readonly field: string; readonly reason: string };
 
+/** A user as an operator lists them: never the password's hash. */
+export type UserView = Readonly<Pick<BackofficeUserRow, 'user_id' | 'email' | 'role' | 'merchant_id' | 'created_at_ms' | 'disabled_at_ms'>>;
+
+/** The users (of one merchant, or all with null), `limit` at most, without their password hashes. */
+export async function listUserViews(deps: Pick<UserDeps, 'store'>, merchant_id: string | null, limit: number): Promise<UserView[]> {
+  return (await deps.store.backoffice.listUsers(merchant_id, limit)).map((u) => ({
+    user_id: u.user_id,
+    email: u.email,
+    role: u.role,
+    merchant_id: u.merchant_id,
+    created_at_ms: u.created_at_ms,
+    disabled_at_ms: u.disabled_at_ms,
+  }));
+}
+
 export async function createUser(deps: UserDeps, input: NewUserInput): Promise<CreateUserOutcome> {
   const email = normalizeEmail(input.email);
   if (email === null) return { kind: 'invalid', field: 'email', reason: 'an e-mail address' };

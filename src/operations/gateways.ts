@@ -1,15 +1,15 @@
 // Gateways are configured, not built in (decisions.md §13): an operator creates a merchant's
 // gateway for a connector with its settings (credentials included), lists and shows them (never
-// a secret), disables one, and replaces its settings. The CLI (`paygate gateway ...`) and the
+// a secret), disables one, renames it (its label, shown instead of its id), and replaces its settings. The CLI (`paygate gateway ...`) and the
 // operator API (http/routes/operator-gateways.ts) are two doors to these same functions.
 // Settings are checked against the connector's own schema before anything is written, then
 // sealed with the master key as one JSON object bound to the gateway's id.
 import { Value } from '@sinclair/typebox/value';
 import type { Environment } from '../config.js';
-import type { ConnectorDefinition } from '../connectors/connector.js';
+import type { ConnectorDefinition, SettingSpec } from '../connectors/connector.js';
 import { gatewaySettingsPurpose } from '../connectors/registry.js';
 import type { Sealer } from '../crypto/sealer.js';
-import { gatewayOf, newGatewayId } from '../domain/merchants.js';
+import { checkGatewayLabel, defaultGatewayLabel, gatewayOf, newGatewayId } from '../domain/merchants.js';
 import { isKnownCurrency } from '../domain/money.js';
 import type { Logger } from 'pino';
 import type { GatewayRow } from '../domain/gateway-record.js';
@@ -37,6 +37,8 @@ export interface GatewayAdminDeps {
 /** A gateway as an operator sees it: never a secret setting's value, only that it is set. */
 export interface GatewayView {
   readonly gateway: string;
+  /** The name an operator reads instead of the id (1 to 64 characters). */
+  readonly label: string;
   readonly merchant_id: string;
   readonly connector: string;
   readonly currencies: readonly string[];
@@ -63,6 +65,8 @@ export interface NewGatewayInput {
   readonly settings: Readonly<Record<string, string>>;
   readonly mit_enabled?: boolean | undefined;
   readonly hold_payouts?: boolean | undefined;
+  /** Its name; absent: "<connector> <first 8 of its id>". */
+  readonly label?: string | undefined;
 }
 
 export type GatewayProblem =
@@ -78,6 +82,8 @@ export type GatewayOutcome = { readonly kind: 'ok'; readonly gateway: GatewayVie
 /** At most this many currencies per gateway, and settings per connector call. */
 const MAX_CURRENCIES = 100;
 const MAX_SETTING_LENGTH = 2048;
+/** What a refusal quotes of a value that is not secret, at most. */
+const SHOWN_VALUE_MAX = 64;
 
 export function webhookUrlOf(deps: Pick<GatewayAdminDeps, 'public_url'>, connector: string, gateway_id: string): string {
   return `${deps.public_url()}/webhooks/${connector}/${gateway_id}`;
@@ -103,6 +109,7 @@ export function viewOf(deps: GatewayAdminDeps, row: GatewayRow): GatewayView {
   }
   return {
     gateway: row.gateway_id,
+    label: row.label,
     merchant_id: row.merchant_id,
     connector: row.connector,
     currencies: gateway.currencies,
@@ -116,6 +123,17 @@ export function viewOf(deps: GatewayAdminDeps, row: GatewayRow): GatewayView {
     created_at_ms: row.created_at_ms,
     updated_at_ms: row.updated_at_ms,
   };
+}
+
+/** A given value shown in what a refusal says: a plain one quoted (cut at 64 characters), a secret one only by its length. */
+function givenValue(spec: SettingSpec, value: unknown): string {
+  if (typeof value !== 'string') return 'no text';
+  if (value === '') return 'nothing';
+  // A secret may be a real credential typed in the wrong place: never echoed, not even in part.
+  if (spec.secret) return `a value of ${value.length} characters that does not fit (not shown: the setting is secret)`;
+  return value.length > SHOWN_VALUE_MAX
+    ? `${JSON.stringify(value.slice(0, SHOWN_VALUE_MAX))}… (${value.length} characters)`
+    : JSON.stringify(value);
 }
 
 /**
@@ -143,16 +161,15 @@ export function checkSettings(
             : `the ${definition.name} connector takes no settings`,
       };
     }
-    // The value is never echoed: it may be a credential.
     if (typeof value !== 'string' || value.length > MAX_SETTING_LENGTH || !Value.Check(spec.schema, value)) {
-      return { ok: false, field: name, reason: spec.description };
+      return { ok: false, field: name, reason: `expected ${spec.shape}, got ${givenValue(spec, value)}` };
     }
     settings[name] = value;
   }
   for (const spec of definition.settings) {
     if (settings[spec.name] !== undefined) continue;
     if (spec.default !== undefined) settings[spec.name] = spec.default;
-    else if (spec.required) return { ok: false, field: spec.name, reason: `required: ${spec.description}` };
+    else if (spec.required) return { ok: false, field: spec.name, reason: `required: ${spec.description}; expected ${spec.shape}` };
   }
   const problem = definition.check?.(settings, { environment: deps.environment, allow_private_urls: deps.allow_private_urls }) ?? null;
   return problem ? { ok: false, field: problem.field, reason: problem.reason } : { ok: true, settings };
@@ -165,7 +182,7 @@ function checkCurrencies(
   const currencies = given ?? definition.default_currencies;
   if (currencies === null) return { ok: false, reason: 'required: the ISO 4217 codes this gateway takes, comma-separated (e.g. USD,EUR)' };
   const unique = [...new Set(currencies.map((c) => c.trim().toUpperCase()))];
-  if (unique.length === 0 || unique.length > MAX_CURRENCIES) return { ok: false, reason: `1 to ${MAX_CURRENCIES} ISO 4217 codes` };
+  if (unique.length === 0 || unique.length > MAX_CURRENCIES) return { ok: false, reason: `expected 1 to ${MAX_CURRENCIES} ISO 4217 codes` };
   const unknown = unique.find((c) => !isKnownCurrency(c));
   return unknown === undefined
     ? { ok: true, currencies: unique }
@@ -179,12 +196,15 @@ export async function createGateway(deps: GatewayAdminDeps, input: NewGatewayInp
   if (!deps.connectors.runsHere(definition.name)) return { kind: 'not_here', connector: definition.name };
   const currencies = checkCurrencies(definition, input.currencies);
   if (!currencies.ok) return { kind: 'invalid', field: 'currencies', reason: currencies.reason };
+  const label = input.label === undefined ? null : checkGatewayLabel(input.label);
+  if (label !== null && !label.ok) return { kind: 'invalid', field: 'label', reason: label.reason };
   const settings = checkSettings(deps, definition, input.settings);
   if (!settings.ok) return { kind: 'invalid', field: settings.field, reason: settings.reason };
   if (!(await deps.store.merchants.get(input.merchant_id))) return { kind: 'merchant_not_found' };
   const gateway_id = newGatewayId();
   const row = {
     gateway_id,
+    label: label?.label ?? defaultGatewayLabel(definition.name, gateway_id),
     merchant_id: input.merchant_id,
     connector: definition.name,
     currencies: currencies.currencies.join(','),
@@ -208,6 +228,35 @@ export async function listGatewayViews(deps: GatewayAdminDeps, merchant_id: stri
   return (await deps.store.merchants.listGateways(merchant_id)).map((row) => viewOf(deps, row));
 }
 
+/** What a gateway named by the operator (its id or its label) turned out to be. */
+export type GatewayLookup =
+  | { readonly kind: 'found'; readonly gateway_id: string }
+  | { readonly kind: 'none' }
+  /** Several gateways have that label: the operator gives the id (or narrows to a merchant). */
+  | { readonly kind: 'ambiguous'; readonly gateways: readonly { readonly gateway_id: string; readonly merchant_id: string }[] };
+
+const GATEWAY_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * A gateway by its id, or by its label when exactly one gateway (of `merchant_id` when given) has
+ * it: an operator reads labels, so the CLI takes one where it takes an id. An id is tried first.
+ */
+export async function findGateway(
+  deps: Pick<GatewayAdminDeps, 'store'>,
+  given: string,
+  merchant_id: string | null,
+): Promise<GatewayLookup> {
+  if (GATEWAY_ID.test(given)) {
+    const row = await deps.store.merchants.getGateway(given);
+    if (row && (merchant_id === null || row.merchant_id === merchant_id)) return { kind: 'found', gateway_id: row.gateway_id };
+  }
+  const label = given.trim();
+  const named = (await deps.store.merchants.listGateways(merchant_id)).filter((g) => g.label === label);
+  if (named.length === 1) return { kind: 'found', gateway_id: named[0]!.gateway_id };
+  if (named.length === 0) return { kind: 'none' };
+  return { kind: 'ambiguous', gateways: named.map((g) => ({ gateway_id: g.gateway_id, merchant_id: g.merchant_id })) };
+}
+
 export async function showGateway(deps: GatewayAdminDeps, gateway_id: string): Promise<GatewayOutcome> {
   const row = await deps.store.merchants.getGateway(gateway_id);
   return row ? { kind: 'ok', gateway: viewOf(deps, row) } : { kind: 'gateway_not_found' };
@@ -228,6 +277,17 @@ export async function setGatewayEnabled(
   return showGateway(deps, gateway_id);
 }
 
+/** A gateway's new label (1 to 64 characters, surrounding spaces dropped); it names the gateway wherever an operator reads it. */
+export async function renameGateway(deps: GatewayAdminDeps, gateway_id: string, given: string): Promise<GatewayOutcome> {
+  const label = checkGatewayLabel(given);
+  if (!label.ok) return { kind: 'invalid', field: 'label', reason: label.reason };
+  const row = await deps.store.merchants.getGateway(gateway_id);
+  if (!row) return { kind: 'gateway_not_found' };
+  // updated_at_ms stays: it marks a change of settings, on which every instance rebuilds the connector; a name changes nothing there.
+  await deps.store.merchants.updateGateway(gateway_id, { label: label.label, updated_at_ms: row.updated_at_ms });
+  return showGateway(deps, gateway_id);
+}
+
 /**
  * New values for some settings (new credentials): merged over the current ones, checked whole,
  * sealed again. The new version takes effect with the next request on every instance
@@ -243,7 +303,7 @@ export async function replaceGatewaySettings(
   if (!row) return { kind: 'gateway_not_found' };
   const definition = deps.connectors.definition(row.connector);
   if (!definition) return { kind: 'unknown_connector', known: deps.connectors.definitions().map((d) => d.name) };
-  if (Object.keys(changes).length === 0) return { kind: 'invalid', field: 'settings', reason: 'at least one setting to change' };
+  if (Object.keys(changes).length === 0) return { kind: 'invalid', field: 'settings', reason: 'expected at least one setting to change' };
   const settings = checkSettings(deps, definition, { ...openSettings(deps, row), ...changes });
   if (!settings.ok) return { kind: 'invalid', field: settings.field, reason: settings.reason };
   await deps.store.merchants.updateGateway(gateway_id, {
@@ -276,7 +336,7 @@ export async function reportUnusableMerchants(deps: {
     const why =
       own.length === 0
         ? 'it has no gateway'
-        : `its gateways are ${own.map((g) => `${g.gateway_id} (${g.connector}${g.enabled === 1 ? '' : ', disabled'})`).join(', ')}`;
+        : `its gateways are ${own.map((g) => `"${g.label}" ${g.gateway_id} (${g.connector}${g.enabled === 1 ? '' : ', disabled'})`).join(', ')}`;
     deps.logger.warn(
       { merchant_id },
       `merchant ${merchant_id} has no usable gateway in live mode: ${why}; add one with paygate gateway create`,

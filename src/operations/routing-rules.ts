@@ -33,6 +33,8 @@ export interface RuleView {
   readonly rule_id: string;
   readonly merchant_id: string;
   readonly gateway: string;
+  /** Its gateway's label, which an operator reads instead of the id. */
+  readonly gateway_label: string;
   readonly priority: number;
   readonly currencies: readonly string[] | null;
   readonly amount_min: number | null;
@@ -50,12 +52,14 @@ export type RuleOutcome =
 
 const COUNTRY = /^[A-Z]{2}$/;
 
-export function ruleView(row: RoutingRuleRow): RuleView {
+/** `gateway_label`: the label of the rule's gateway (its id when it has none to show). */
+export function ruleView(row: RoutingRuleRow, gateway_label: string): RuleView {
   const list = (text: string | null) => (text === null ? null : text.split(',').filter((item) => item !== ''));
   return {
     rule_id: row.rule_id,
     merchant_id: row.merchant_id,
     gateway: row.gateway_id,
+    gateway_label,
     priority: row.priority,
     currencies: list(row.currencies),
     amount_min: row.amount_min_minor,
@@ -91,8 +95,8 @@ function conditionList(
 export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: number): Promise<RuleOutcome> {
   const merchant = await store.merchants.get(input.merchant_id);
   if (!merchant) return { kind: 'merchant_not_found' };
-  if (!merchant.gateways.some((g) => g.gateway_id === input.gateway_id))
-    return { kind: 'invalid', field: 'gateway', reason: 'not a gateway of this merchant' };
+  const gateway = merchant.gateways.find((g) => g.gateway_id === input.gateway_id);
+  if (!gateway) return { kind: 'invalid', field: 'gateway', reason: 'not a gateway of this merchant' };
   if (!Number.isSafeInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000)
     return { kind: 'invalid', field: 'priority', reason: 'a whole number from 0 to 1000000 (lower first)' };
   if (merchant.routing_rules.length >= RULES_MAX_PER_MERCHANT)
@@ -149,12 +153,14 @@ export async function addRoutingRule(store: Store, input: NewRuleInput, now_ms: 
     created_at_ms: now_ms,
   };
   await store.merchants.insertRoutingRule(row);
-  return { kind: 'ok', rule: ruleView(row) };
+  return { kind: 'ok', rule: ruleView(row, gateway.label) };
 }
 
 export async function listRoutingRules(store: Store, merchant_id: string): Promise<RuleView[] | null> {
   const merchant = await store.merchants.get(merchant_id);
-  return merchant ? merchant.routing_rules.map(ruleView) : null;
+  if (!merchant) return null;
+  const labels = new Map(merchant.gateways.map((g) => [g.gateway_id, g.label]));
+  return merchant.routing_rules.map((rule) => ruleView(rule, labels.get(rule.gateway_id) ?? rule.gateway_id));
 }
 
 /**

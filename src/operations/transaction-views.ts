@@ -1,8 +1,9 @@
 // The back office's reads of transactions (docs/backoffice.md): the search newest first with
 // keyset pages, the CSV export's batches, and one transaction with everything known of it —
 // status history, refunds, cascade attempts, an authorization's capture or void, the payment's
-// disputes, the processor's webhook events, notifications with every attempt. A merchant's staff
-// see their merchant's only (domain/backoffice-access.ts).
+// disputes, the processor's webhook events, notifications with every attempt — each with the
+// labels of the gateways it names, shown instead of their ids. A merchant's staff see their
+// merchant's only (domain/backoffice-access.ts).
 import type { AuthorizationActionRow } from '../domain/authorization-record.js';
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
 import type { DisputeRow } from '../domain/dispute-record.js';
@@ -22,14 +23,15 @@ const DETAIL_LIST_MAX = 100;
 export const PROCESSOR_EVENTS_MAX = 50;
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
-/** One page of a search (`limit` rows older than `before`, newest first). */
-export function searchTransactions(
+/** One page of a search (`limit` rows older than `before`, newest first), with its gateways' labels. */
+export async function searchTransactions(
   deps: ReadDeps,
   search: TransactionSearch,
   before: number | null,
   limit: number,
-): Promise<TransactionRow[]> {
-  return deps.store.transactions.search(search, before, limit);
+): Promise<{ readonly rows: TransactionRow[]; readonly gateway_labels: ReadonlyMap<string, string> }> {
+  const rows = await deps.store.transactions.search(search, before, limit);
+  return { rows, gateway_labels: await deps.store.merchants.gatewayLabels(rows.map((r) => r.gateway_id)) };
 }
 
 /** A search's rows in batches of `batch_rows`, newest first, `max_rows` at most in all (the CSV export). */
@@ -72,6 +74,8 @@ export interface TransactionDetail {
   readonly authorization_action: AuthorizationActionRow | null;
   /** The payment's disputes, oldest first (none for anything but a payment). */
   readonly disputes: readonly DisputeRow[];
+  /** The labels of the gateways of the row, its refunds, cascade attempts and events, by id. */
+  readonly gateway_labels: ReadonlyMap<string, string>;
 }
 
 export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Promise<TransactionDetail> {
@@ -88,8 +92,10 @@ export async function transactionDetail(deps: ReadDeps, row: TransactionRow): Pr
     row.transaction_type === 'authorize' ? store.authorizations.getAction(row.trace_id) : Promise.resolve(null),
     payment ? store.disputes.listForTransaction(row.trace_id, DETAIL_LIST_MAX) : Promise.resolve([]),
   ]);
+  const gateway_ids = [row, ...refunds, ...cascade, ...events].map((r) => r.gateway_id);
   return {
     row,
+    gateway_labels: await store.merchants.gatewayLabels(gateway_ids),
     notification_url: row.notification_url === null ? null : redactUrl(row.notification_url),
     history,
     notifications: await shownNotifications(deps, notifications),

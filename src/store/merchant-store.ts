@@ -35,7 +35,9 @@ export interface NewMerchant {
   readonly created_at_ms: number;
 }
 
-export type GatewayPatch = Partial<Pick<GatewayRow, 'enabled' | 'settings_sealed' | 'currencies'>> & { readonly updated_at_ms: number };
+export type GatewayPatch = Partial<Pick<GatewayRow, 'enabled' | 'settings_sealed' | 'currencies' | 'label'>> & {
+  readonly updated_at_ms: number;
+};
 
 export interface MerchantStore {
   insert(merchant: NewMerchant): Promise<'created' | 'exists'>;
@@ -65,6 +67,8 @@ export interface MerchantStore {
   insertGateway(row: NewGatewayRow): Promise<'created' | 'exists'>;
   /** One merchant's gateways, or every gateway (null), oldest first. */
   listGateways(merchant_id: string | null): Promise<GatewayRow[]>;
+  /** The labels of these gateways, by id (an id of no gateway is left out); a page's worth at a time. */
+  gatewayLabels(gateway_ids: readonly string[]): Promise<Map<string, string>>;
   /** False when there is no such gateway. */
   updateGateway(gateway_id: string, patch: GatewayPatch): Promise<boolean>;
   /** Records a processor's webhook event; false when this gateway already has an event of that id (a replay). */

@@ -82,6 +82,17 @@ export interface SandboxAdminTokenTable {
   created_at_ms: number;
 }
 
+/** The instance that last started on this database (migration 0021): one row, id 1, written at each start. */
+export interface InstanceRecordTable {
+  id: number;
+  /** The base of its webhook URLs: PUBLIC_URL, or the address it listened on. */
+  public_url: string;
+  /** 1 when public_url is the operator's PUBLIC_URL, 0 when it is the bound address. */
+  public_url_configured: number;
+  environment: string;
+  started_at_ms: number;
+}
+
 /** A signed-in browser (@fastify/session's store), by the sha256 of the cookie's session id. */
 export interface BackofficeSessionTable {
   session_hash: string;
@@ -118,7 +129,8 @@ export interface BackofficeSignInLockTable {
  */
 type Table<R, Defaulted extends keyof R = never> = { [K in keyof R]: K extends Defaulted ? Generated<R[K]> : R[K] };
 
-export type GatewayTable = Table<GatewayRow, 'enabled'>;
+/** label: an insert without one gets the default label (sql/merchants.ts), never the column's empty default. */
+export type GatewayTable = Table<GatewayRow, 'enabled' | 'label'>;
 export type RoutingRuleTable = Table<RoutingRuleRow>;
 export type ProcessorEventTable = Table<ProcessorEventRow>;
 export type TransactionTable = Table<TransactionRow, 'trace_id' | 'refund_reserved_minor' | 'cascade_level'>;
@@ -155,6 +167,7 @@ export interface Database {
   card_vault: CardVaultTable;
   sandbox_clock: SandboxClockTable;
   sandbox_admin_token: SandboxAdminTokenTable;
+  instance_record: InstanceRecordTable;
   subscription_plans: SubscriptionPlanTable;
   subscription_prices: SubscriptionPriceTable;
   subscriptions: SubscriptionTable;

@@ -21,6 +21,7 @@ import { SqlCashierStore } from './sql/cashier.js';
 import { SqlMerchantStore } from './sql/merchants.js';
 import { SqlNotificationStore } from './sql/notifications.js';
 import { SqlSandboxAdminStore } from './sql/sandbox-admin.js';
+import { SqlInstanceStore } from './sql/instance.js';
 import { SqlSandboxClockStore } from './sql/sandbox-clock.js';
 import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
@@ -35,7 +36,7 @@ const GROUP_COMMIT_MAX_UNITS = 64;
 
 /**
  * The aggregates over one context (the store's, or an open transaction's). Built for every
- * transaction, twice per sale: eleven plain objects over the shared context, nothing bound per method.
+ * transaction, twice per sale: twelve plain objects over the shared context, nothing bound per method.
  */
 class SqlUnitOfWork implements UnitOfWork {
   readonly merchants: SqlMerchantStore;
@@ -47,6 +48,7 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly backoffice: SqlBackOfficeStore;
   readonly sandboxClock: SqlSandboxClockStore;
   readonly sandboxAdmin: SqlSandboxAdminStore;
+  readonly instance: SqlInstanceStore;
   readonly authorizations: SqlAuthorizationStore;
   readonly disputes: SqlDisputeStore;
 
@@ -60,6 +62,7 @@ class SqlUnitOfWork implements UnitOfWork {
     this.backoffice = new SqlBackOfficeStore(ctx.db);
     this.sandboxClock = new SqlSandboxClockStore(ctx);
     this.sandboxAdmin = new SqlSandboxAdminStore(ctx);
+    this.instance = new SqlInstanceStore(ctx);
     this.authorizations = new SqlAuthorizationStore(ctx);
     this.disputes = new SqlDisputeStore(ctx);
   }
@@ -93,6 +96,7 @@ export class SqlStore implements Store {
   readonly backoffice: UnitOfWork['backoffice'];
   readonly sandboxClock: UnitOfWork['sandboxClock'];
   readonly sandboxAdmin: UnitOfWork['sandboxAdmin'];
+  readonly instance: UnitOfWork['instance'];
   readonly authorizations: UnitOfWork['authorizations'];
   readonly disputes: UnitOfWork['disputes'];
   private readonly signal = new NotificationSignal();
@@ -129,6 +133,7 @@ export class SqlStore implements Store {
     this.backoffice = uow.backoffice;
     this.sandboxClock = uow.sandboxClock;
     this.sandboxAdmin = uow.sandboxAdmin;
+    this.instance = uow.instance;
     this.authorizations = uow.authorizations;
     this.disputes = uow.disputes;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);

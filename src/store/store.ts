@@ -5,6 +5,7 @@
 import type { AuthorizationStore } from './authorization-store.js';
 import type { BackOfficeStore } from './backoffice-store.js';
 import type { DisputeStore } from './dispute-store.js';
+import type { InstanceStore } from './instance-store.js';
 import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
 import type { MerchantStore } from './merchant-store.js';
@@ -21,6 +22,7 @@ export type { LeaseTimes } from './notification-store.js';
 export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './subscription-store.js';
 export type { AuthorizationActionPatch, NewAuthorizationAction } from './authorization-store.js';
 export type { DisputeFilter, DisputePatch } from './dispute-store.js';
+export type { InstanceRecord } from './instance-store.js';
 export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -53,6 +55,8 @@ export interface UnitOfWork {
   readonly sandboxClock: SandboxClockStore;
   /** The admin token a sandbox made for itself when the operator set none (issue 28). */
   readonly sandboxAdmin: SandboxAdminStore;
+  /** What the instance that last started recorded: its public URL and mode, for the CLI (issue 30). */
+  readonly instance: InstanceStore;
   /** The capture or void of each authorization, and the authorizations the expiry voids (decisions §16). */
   readonly authorizations: AuthorizationStore;
   /** Disputes (chargebacks) of payments, as their processors reported them. */

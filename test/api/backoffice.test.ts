@@ -581,6 +581,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const created = await operator.post('/backoffice/gateways', {
       connector: 'checkout',
       merchant_id: shop.merchant_id,
+      label: 'Checkout Backoffice',
       currencies: 'USD,EUR',
       setting_secret_key: secret_key,
       setting_processing_channel_id: CHANNEL,
@@ -588,8 +589,13 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     });
     expect([created.status, created.location]).toEqual([303, '/backoffice/gateways?notice=created']);
     const gateway = (await gw.gateway.deps.store.merchants.listGateways(shop.merchant_id)).find((g) => g.connector === 'checkout')!;
+    expect(gateway.label).toBe('Checkout Backoffice');
     const shown = (await operator.get('/backoffice/gateways')).text;
+    // Named by its label, its button too; the id only in the links, the forms and the webhook URL to give the processor.
     expect(shown).toContain(gateway.gateway_id);
+    expect(pageText(shown)).toContain('Checkout Backoffice Label Checkout Backoffice Merchant');
+    expect(shown).toContain('>Disable Checkout Backoffice</button>');
+    expect(pageText(shown).replace(`/webhooks/checkout/${gateway.gateway_id}`, '')).not.toContain(gateway.gateway_id);
     expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
     for (const secret of [secret_key, webhook_secret]) expect(shown).not.toContain(secret);
     const new_key = 'sk_sbox_backoffice0second0secret';
@@ -615,7 +621,41 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       setting_secret_key: 'nope',
     });
     expect(bad.status).toBe(400);
-    expect(pageText(bad.text)).toMatch(/secret_key: expected|processing_channel_id: expected|webhook_secret: expected/);
+    // What is wrong and the shape expected; a secret's value never echoed.
+    expect(pageText(bad.text)).toContain(
+      'secret_key: expected sk_ followed by 8 to 200 printable characters without spaces, got a value of 4 characters that does not fit (not shown: the setting is secret).',
+    );
+
+    // Renamed: 1 to 64 characters; the gateway's own page heads with it and shows the id to copy.
+    const too_long = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/rename`, { label: 'x'.repeat(65) });
+    expect(too_long.status).toBe(400);
+    expect(pageText(too_long.text)).toContain('Label: expected text of 1 to 64 characters, got 65.');
+    const renamed = await operator.post(`/backoffice/gateways/${gateway.gateway_id}/rename`, { label: 'Checkout BO renamed' });
+    expect([renamed.status, renamed.location]).toEqual([303, '/backoffice/gateways?notice=renamed']);
+    expect((await gw.gateway.deps.store.merchants.getGateway(gateway.gateway_id))!.label).toBe('Checkout BO renamed');
+    const own = await operator.get(`/backoffice/gateways/${gateway.gateway_id}`);
+    expect(own.text).toContain('<title>Gateway Checkout BO renamed · paygate back office</title>');
+    expect(pageText(own.text)).toContain('Gateway Checkout BO renamed Label Checkout BO renamed Gateway ID');
+    expect(own.text).toContain(`<code class="copy" data-testid="gateway-id">${gateway.gateway_id}</code>`);
+    const audit_after = pageText((await operator.get('/backoffice/audit')).text);
+    expect(audit_after).toContain('rename_gateway');
+    expect(audit_after).toContain('label: Checkout Backoffice -> Checkout BO renamed');
+    expect(audit_after).toContain('Label: expected text of 1 to 64 characters, got 65.'); // the refused rename
+
+    // A transaction names its gateway by label, on the search and on its page, for operators and its merchant's staff.
+    const sandbox_label = `sandbox ${shop_a.gateway!.slice(0, 8)}`;
+    const staff_a = new BackOfficeClient(gw.url);
+    await staff_a.signIn('staff-a@example.com');
+    for (const client of [operator, staff_a]) {
+      const detail = pageText((await client.get(`/backoffice/transactions/${a_sale.trace_id}`)).text);
+      expect(detail).toContain(`Gateway ${sandbox_label} `);
+      expect(detail).not.toContain(shop_a.gateway!);
+      const search = pageText((await client.get(`/backoffice/transactions?trace_id=${a_sale.trace_id}`)).text);
+      expect(search).toContain(sandbox_label);
+      expect(search).not.toContain(shop_a.gateway!);
+    }
+    const linked = (await operator.get(`/backoffice/transactions/${a_sale.trace_id}`)).text;
+    expect(linked).toContain(`<dt>Gateway</dt><dd><a href="/backoffice/gateways/${shop_a.gateway!}">${sandbox_label}</a></dd>`);
   });
 
   it("ends a disabled user's session at its next request and refuses its sign-in", async () => {
@@ -840,7 +880,9 @@ describe.each(storeKinds())('processor webhook events in the back office on %s',
       ['payment_captured', 'unchanged'],
     ]);
     expect(recorded.map((e) => e.event_id).sort()).toEqual(sent.map((e) => e.id).sort());
-    const expected = recorded.map((e) => [iso(e.received_at_ms), live.gateway, e.event_type, e.event_id, e.outcome]);
+    // The gateway by its label ("checkout" and the id's first 8, as the operator API named it), never its id.
+    const label = `checkout ${live.gateway.slice(0, 8)}`;
+    const expected = recorded.map((e) => [iso(e.received_at_ms), label, e.event_type, e.event_id, e.outcome]);
 
     const page = await staff.get(`/backoffice/transactions/${trace_id}`);
     expect(eventRows(page.text).map((row) => row.cells)).toEqual(expected);

@@ -54,6 +54,7 @@ describe('paygate gateway (live mode, SQLite)', () => {
     const listed = paygate(['gateway', 'list', '--merchant-id', 'live-shop']);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toBe('');
+    expect(listed.stderr).toContain('paygate: merchant live-shop has no gateway yet (paygate gateway create adds one)');
   });
 
   it('creates a Checkout.com gateway: its id, connector, currencies and webhook_url printed, its secrets sealed and never printed', () => {
@@ -101,7 +102,33 @@ describe('paygate gateway (live mode, SQLite)', () => {
       ],
       [
         ['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'three_ds=sometimes'],
-        /--setting three_ds: never .* or always/,
+        /--setting three_ds: expected never or always, got "sometimes"\n/,
+      ],
+      // What is wrong and the expected shape, from the connector's declaration of the setting.
+      [
+        [
+          '--connector',
+          'checkout',
+          '--currencies',
+          'USD',
+          ...settings().slice(0, 2),
+          ...settings().slice(4),
+          '--setting',
+          'processing_channel_id=xyz',
+        ],
+        /--setting processing_channel_id: expected pc_ followed by 26 lowercase letters or digits, got "xyz"\n/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings().slice(0, 4), '--setting', 'base_url=ftp://x'],
+        /--setting base_url: expected an http\(s\):\/\/ address of up to 200 characters without query or fragment, such as https:\/\/api\.checkout\.com, got "ftp:\/\/x"\n/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings().slice(2)],
+        /--setting secret_key: required: .*; expected sk_ followed by/,
+      ],
+      [
+        ['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--label', 'L'.repeat(65)],
+        /--label: expected text of 1 to 64 characters, got 65\n/,
       ],
       [
         ['--connector', 'checkout', '--currencies', 'USD', ...settings(), '--setting', 'api_key=x'],
@@ -135,7 +162,10 @@ describe('paygate gateway (live mode, SQLite)', () => {
       'secret_key=pk_not_a_secret_key',
     ]);
     expect(invalid_key.status).toBe(2);
-    expect(invalid_key.stderr).toMatch(/--setting secret_key:/);
+    // A secret setting's value is never echoed, only its length.
+    expect(invalid_key.stderr).toContain(
+      'paygate: --setting secret_key: expected sk_ followed by 8 to 200 printable characters without spaces, got a value of 19 characters that does not fit (not shown: the setting is secret)\n',
+    );
     expect(invalid_key.stderr).not.toContain('pk_not_a_secret_key');
     const no_merchant = paygate([
       'gateway',

@@ -71,6 +71,37 @@ describe('paygate CLI', () => {
     expect(help.stdout).toBe(bare.stderr);
   });
 
+  it('names an unknown command, suggests the one meant and the commands there are, exits 64, and opens no store', () => {
+    const data_dir = tempDir();
+    const cases: [string[], string[]][] = [
+      [
+        ['foo'],
+        [
+          'paygate: unknown command: foo',
+          '  commands: start, help, merchant, user, gateway, route, bins, sign, trigger, check-endpoint',
+          '  paygate help prints every command with its options',
+        ],
+      ],
+      [['gatway', 'list'], ['paygate: unknown command: gatway (did you mean gateway?)']],
+      [
+        ['gateway', 'frob'],
+        [
+          'paygate: unknown command: gateway frob',
+          '  commands: gateway create, gateway list, gateway show, gateway disable, gateway enable, gateway rename, gateway settings',
+        ],
+      ],
+      [['merchant', 'lst'], ['paygate: unknown command: merchant lst (did you mean merchant list?)']],
+      [['route'], ['paygate: route needs a command']],
+    ];
+    for (const [args, lines] of cases) {
+      const result = paygate(args, { PAYGATE_DATA_DIR: data_dir });
+      expect(result.status, args.join(' ')).toBe(64);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.split('\n').slice(0, lines.length), args.join(' ')).toEqual(lines);
+    }
+    expect(fs.readdirSync(data_dir)).toEqual([]);
+  });
+
   it('refuses a second gateway on the same SQLite data folder, naming it; a killed one leaves no stale lock', async () => {
     const data_dir = tempDir();
     const first = await spawnGateway({ PAYGATE_DATA_DIR: data_dir, PAYGATE_LOG_LEVEL: 'warn' });
@@ -78,6 +109,15 @@ describe('paygate CLI', () => {
       const second = paygate(['start'], { PAYGATE_DATA_DIR: data_dir, PORT: '0', PAYGATE_LOG_LEVEL: 'warn' });
       expect(second.status).toBe(1);
       expect(second.stderr).toContain(`paygate: another paygate gateway is already running on the data folder ${data_dir}`);
+      // With a log file, the refusal alone: the log's destination is open before anything can fail,
+      // so its flush at exit has nothing to throw ("sonic boom is not ready yet" did).
+      const log_file = path.join(tempDir(), 'logs', 'second.log');
+      const logged = paygate(['start'], { PAYGATE_DATA_DIR: data_dir, PORT: '0', PAYGATE_LOG_FILE: log_file });
+      expect(logged.status).toBe(1);
+      expect(logged.stderr).toBe(
+        `paygate: another paygate gateway is already running on the data folder ${data_dir}: the embedded SQLite store serves one process. Stop it first, or use DATABASE_URL (PostgreSQL) to run several instances\n`,
+      );
+      expect(fs.existsSync(log_file)).toBe(true);
       // The first one is untouched.
       expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
     } finally {
@@ -132,6 +172,16 @@ describe('paygate CLI', () => {
         }),
       );
       const base = `http://127.0.0.1:${port}`;
+      // The first screen names the store it runs on.
+      const store_row = `  Store          SQLite file ${path.join(data_dir, 'paygate.sqlite')}\n`;
+      await step(
+        'the first screen',
+        10_000,
+        new Promise<void>((resolve) => {
+          const look = () => (output.includes(store_row) ? resolve() : setTimeout(look, 50));
+          look();
+        }),
+      );
       await step(
         '/healthz',
         10_000,

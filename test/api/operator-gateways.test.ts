@@ -1,7 +1,8 @@
 // The operator API for gateways (decisions.md §13) over real HTTP, on both stores, in live mode:
 // create a merchant's Checkout.com gateway, list and show it without its secrets, replace its
 // credentials (the next payment uses them), disable it (no new payment; status 15 says so) and
-// enable it again; bad input is 400 naming the field and creates nothing; no token, 401. A live
+// enable it again; name it (its label: a default, given at create, changed); bad input is 400
+// naming the field, what it expects and what came, and creates nothing; no token, 401. A live
 // gateway logs at start-up each merchant with no usable gateway.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,7 +92,20 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
           currencies: ['USD'],
           settings: { ...settings, webhook_secret: 'short' },
         },
-        /Invalid field: webhook_secret/,
+        /^Invalid field: webhook_secret \(expected 16 to 256 printable characters without spaces, got a value of 5 characters that does not fit \(not shown: the setting is secret\)\)$/,
+      ],
+      [
+        {
+          merchant_id: live.merchant.merchant_id,
+          connector: 'checkout',
+          currencies: ['USD'],
+          settings: { ...settings, processing_channel_id: 'pc_123' },
+        },
+        /^Invalid field: processing_channel_id \(expected pc_ followed by 26 lowercase letters or digits, got "pc_123"\)$/,
+      ],
+      [
+        { merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings, label: 'L'.repeat(65) },
+        /^Invalid field: label \(expected text of 1 to 64 characters, got 65\)$/,
       ],
       [
         { merchant_id: live.merchant.merchant_id, connector: 'checkout', currencies: ['USD'], settings: { ...settings, secret_key: 42 } },
@@ -154,6 +168,45 @@ describe.each(storeKinds())('operator API for gateways on %s', (kind) => {
     expect((await op('PUT', `/operator/gateways/${'a'.repeat(32)}/settings`, { settings: { three_ds: 'always' } })).status).toBe(404);
     await op('PUT', `/operator/gateways/${live.gateway}/settings`, { settings: { secret_key: live.fake.secret_key } });
     expect((await sale()).body).toMatchObject({ status: 0, transaction_status: 'approved' });
+  });
+
+  it('names a gateway by its label: "<connector> <first 8 of the id>" by default, given at create, changed by POST, 1 to 64 characters', async () => {
+    const path = `/operator/gateways/${live.gateway}`;
+    expect((await op('GET', path)).body.label).toBe(`checkout ${live.gateway.slice(0, 8)}`);
+    const renamed = await op('POST', path, { label: '  Checkout main  ' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({
+      status: 0,
+      description: 'Gateway renamed',
+      gateway: live.gateway,
+      label: 'Checkout main',
+      enabled: true,
+    });
+    for (const [label, description] of [
+      ['x'.repeat(65), 'Invalid field: label (expected text of 1 to 64 characters, got 65)'],
+      ['', 'Invalid field: label (expected text of 1 to 64 characters, got nothing)'],
+      [42, 'Invalid field: label (expected text of 1 to 64 characters)'],
+    ] as const) {
+      const refused = await op('POST', path, { label, enabled: false });
+      expect([refused.status, refused.body.description]).toEqual([400, description]);
+    }
+    // A refused label changed nothing else the request asked.
+    expect((await op('GET', path)).body).toMatchObject({ label: 'Checkout main', enabled: true });
+    const created = await op('POST', '/operator/gateways', {
+      merchant_id: live.merchant.merchant_id,
+      connector: 'checkout',
+      label: 'Checkout second',
+      currencies: ['USD'],
+      settings: {
+        secret_key: live.fake.secret_key,
+        processing_channel_id: PROCESSING_CHANNEL,
+        webhook_secret: CHECKOUT_WEBHOOK_SECRET,
+        base_url: live.fake.url,
+      },
+    });
+    expect([created.status, created.body.label]).toEqual([201, 'Checkout second']);
+    const listed = await op('GET', `/operator/gateways?merchant_id=${live.merchant.merchant_id}`);
+    expect((listed.body.gateways as { label: string }[]).map((g) => g.label)).toEqual(['Checkout main', 'Checkout second']);
   });
 });
 

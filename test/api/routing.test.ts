@@ -202,7 +202,7 @@ describe('routing rules and BINs from the CLI', () => {
         card_brands: ['VISA'],
         bin_countries: ['GB'],
       });
-      expect(paygate(['route', 'list', '--merchant-id', 'route-shop']).stdout.trim().split('\n')).toHaveLength(1);
+      expect(paygate(['route', 'list', '--merchant-id', 'route-shop', '--json']).stdout.trim().split('\n')).toHaveLength(1);
       const bad = paygate(['route', 'add', '--merchant-id', 'route-shop', '--gateway', merchant.gateway, '--priority', 'high']);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toMatch(/--priority/);
@@ -215,7 +215,7 @@ describe('routing rules and BINs from the CLI', () => {
       expect(refused.status).toBe(2);
       expect(refused.stderr).toMatch(/line 2: expected "prefix,country" with a prefix of 6 to 8 digits; nothing was loaded/);
       expect(paygate(['route', 'delete', '--merchant-id', 'route-shop', '--rule', String(rule.rule_id)]).status).toBe(0);
-      expect(paygate(['route', 'list', '--merchant-id', 'route-shop']).stdout).toBe('');
+      expect(paygate(['route', 'list', '--merchant-id', 'route-shop', '--json']).stdout).toBe('');
     } finally {
       fs.rmSync(data_dir, { recursive: true, force: true });
     }

@@ -235,7 +235,10 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       const gateways = await gw.gateway.deps.store.merchants.listGateways(`new-shop-${kind}`);
       expect(gateways.map((g) => g.connector)).toEqual(['sandbox', 'sandbox']);
       const added = gateways.at(-1)!;
-      await page.getByRole('button', { name: `Disable ${added.gateway_id}` }).click();
+      // Named by its label (none given: the connector and the id's first 8), never by its id.
+      expect(added.label).toBe(`sandbox ${added.gateway_id.slice(0, 8)}`);
+      expect(await page.locator('main').innerText()).not.toContain(added.gateway_id);
+      await page.getByRole('button', { name: `Disable sandbox ${added.gateway_id.slice(0, 8)}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway disabled.');
       expect((await gw.gateway.deps.store.merchants.getGateway(added.gateway_id))!.enabled).toBe(0);
 
@@ -243,6 +246,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       const checkout_form = page.locator('form', { has: page.getByRole('button', { name: 'Add checkout gateway' }) });
       const secret_key = `sk_sbox_${kind}_browser_secret_key`;
       await checkout_form.getByLabel('Merchant ID').fill(`new-shop-${kind}`);
+      await checkout_form.getByLabel(/^Label/).fill('Checkout EU');
       await checkout_form.getByLabel('Currencies (comma-separated)').fill('USD,EUR');
       await checkout_form.getByLabel('secret_key').fill(secret_key);
       await checkout_form.getByLabel('processing_channel_id').fill(`pc_${'c'.repeat(26)}`);
@@ -251,7 +255,9 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await checkout_form.getByRole('button', { name: 'Add checkout gateway' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway created.');
       const checkout = (await gw.gateway.deps.store.merchants.listGateways(`new-shop-${kind}`)).find((g) => g.connector === 'checkout')!;
-      const card = page.locator('.card', { has: page.getByRole('button', { name: `Disable ${checkout.gateway_id}` }) });
+      expect(checkout.label).toBe('Checkout EU');
+      const card = page.locator('.card', { has: page.getByRole('button', { name: 'Disable Checkout EU' }) });
+      expect(await card.locator('h2').innerText()).toBe('Checkout EU');
       expect(await card.innerText()).toMatch(/secret_key, webhook_secret \(set; never shown\)/);
       await card.getByText('Replace settings (credentials)').click();
       await card.getByLabel(/^secret_key/).fill(`${secret_key}_rolled`);
@@ -259,6 +265,21 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway settings replaced.');
       expect(await page.content()).not.toContain(secret_key);
       await shootPage(browser, page, kind, 'backoffice-gateways');
+
+      // Renamed in its card; its own page heads with the label and shows the id, selected whole by one click to copy.
+      const renamed_card = page.locator('.card', { has: page.getByRole('button', { name: 'Disable Checkout EU' }) });
+      await renamed_card.getByText('Rename', { exact: true }).click();
+      await renamed_card.getByLabel(/^Label/).fill('Checkout EU · main');
+      await renamed_card.getByRole('button', { name: 'Rename Checkout EU' }).click();
+      await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway renamed.');
+      await page.getByRole('link', { name: 'Checkout EU · main', exact: true }).click();
+      await page.waitForURL(`${gw.url}/backoffice/gateways/${checkout.gateway_id}`);
+      expect(await page.locator('h1').innerText()).toBe('Gateway Checkout EU · main');
+      const id = page.getByTestId('gateway-id');
+      expect(await id.innerText()).toBe(checkout.gateway_id);
+      await id.click();
+      expect(await page.evaluate(() => window.getSelection()?.toString())).toBe(checkout.gateway_id);
+      await shootPage(browser, page, kind, 'backoffice-gateway');
 
       await page.getByRole('link', { name: 'Merchants' }).click();
       await page.getByRole('button', { name: `Disable new-shop-${kind}` }).click();

@@ -1,6 +1,7 @@
 // The connectors as the rest of the gateway relies on them: each declares the capabilities it
 // has and no others (routing refuses with status 15 on the declaration, the operation on the
-// method), runs only where it may, and Checkout.com's one status map gives every status and
+// method), runs only where it may, answers a setting that does not fit with the shape it
+// declares, and Checkout.com's one status map gives every status and
 // response code its meaning, declines classified soft or hard for a cascade.
 import { describe, expect, it } from 'vitest';
 import { connectorOptions, loadConfig } from '../../src/config.js';
@@ -11,6 +12,7 @@ import { CKO_PAYMENT_STATUSES, type CkoPayment } from '../../src/connectors/chec
 import * as stripeMap from '../../src/connectors/stripe/status-map.js';
 import { readIntent, readRefund } from '../../src/connectors/stripe/connector.js';
 import { AdjustableClock } from '../../src/domain/clock.js';
+import { checkSettings } from '../../src/operations/gateways.js';
 import { ProcessorHttp } from '../../src/outbound/processor-http.js';
 
 const context: ConnectorContext = {
@@ -116,6 +118,43 @@ describe('connector definitions', () => {
         if (/secret|key/.test(setting.name) && setting.name !== 'currency_account_id') expect(setting.secret, setting.name).toBe(true);
       }
     }
+  });
+
+  it('a value that does not fit a setting is refused with what is wrong and the shape it declares; a secret one by its length only', () => {
+    const deps = { environment: 'sandbox' as const, allow_private_urls: false };
+    // A value no setting of this release takes: spaces and a control character.
+    const unfit = 'not\u0001 a fit';
+    for (const definition of CONNECTOR_DEFINITIONS) {
+      for (const setting of definition.settings) {
+        const where = `${definition.name}.${setting.name}`;
+        expect(setting.shape.length, where).toBeGreaterThan(5);
+        const refused = checkSettings(deps, definition, { [setting.name]: unfit });
+        expect(refused, where).toEqual({
+          ok: false,
+          field: setting.name,
+          reason: setting.secret
+            ? `expected ${setting.shape}, got a value of ${unfit.length} characters that does not fit (not shown: the setting is secret)`
+            : `expected ${setting.shape}, got ${JSON.stringify(unfit)}`,
+        });
+        if (setting.secret) expect(JSON.stringify(refused)).not.toContain('a fit');
+      }
+    }
+    const checkout = CONNECTOR_DEFINITIONS.find((d) => d.name === 'checkout')!;
+    expect(checkSettings(deps, checkout, { ...CHECKOUT_SETTINGS, processing_channel_id: 'xyz' })).toEqual({
+      ok: false,
+      field: 'processing_channel_id',
+      reason: 'expected pc_ followed by 26 lowercase letters or digits, got "xyz"',
+    });
+    const long = 'a'.repeat(70);
+    expect(checkSettings(deps, checkout, { ...CHECKOUT_SETTINGS, funds_transfer_type: long })).toMatchObject({
+      reason: `expected 1 to 20 letters, digits or underscores, such as FD, got "${'a'.repeat(64)}"… (70 characters)`,
+    });
+    const { secret_key: _secret_key, ...without_key } = CHECKOUT_SETTINGS;
+    expect(checkSettings(deps, checkout, without_key)).toMatchObject({
+      field: 'secret_key',
+      reason:
+        "required: the account's secret key (sk_...), sent as Authorization: Bearer; expected sk_ followed by 8 to 200 printable characters without spaces",
+    });
   });
 });
 

@@ -319,6 +319,7 @@ function actionAnswer(answer: AdyenAnswer, what: 'Capture' | 'Void'): Authorizat
 }
 
 const KEY_SCHEMA = Type.String({ minLength: 8, maxLength: 500, pattern: '^[!-~]+$' });
+const KEY_SHAPE = '8 to 500 printable characters without spaces';
 
 export const adyenDefinition: ConnectorDefinition = {
   name: 'adyen',
@@ -336,13 +337,21 @@ export const adyenDefinition: ConnectorDefinition = {
     webhooks: true,
   },
   settings: [
-    { name: 'api_key', required: true, secret: true, schema: KEY_SCHEMA, description: "the Checkout API's key, sent as X-API-Key" },
+    {
+      name: 'api_key',
+      required: true,
+      secret: true,
+      schema: KEY_SCHEMA,
+      description: "the Checkout API's key, sent as X-API-Key",
+      shape: KEY_SHAPE,
+    },
     {
       name: 'merchant_account',
       required: true,
       secret: false,
       schema: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,80}$' }),
       description: 'the merchant account payments and payouts are made on',
+      shape: '1 to 80 letters, digits, underscores, dots or hyphens',
     },
     {
       name: 'hmac_key',
@@ -350,6 +359,7 @@ export const adyenDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ pattern: '^([0-9A-Fa-f]{2}){16,128}$' }),
       description: "the notifications' HMAC key, hex (Customer Area, webhook settings)",
+      shape: '32 to 256 hexadecimal digits, an even number of them',
     },
     {
       name: 'payout_api_key',
@@ -357,6 +367,7 @@ export const adyenDefinition: ConnectorDefinition = {
       secret: true,
       schema: KEY_SCHEMA,
       description: 'the key of the payout submitter role (storeDetailAndSubmitThirdParty)',
+      shape: KEY_SHAPE,
     },
     {
       name: 'payout_reviewer_api_key',
@@ -364,6 +375,7 @@ export const adyenDefinition: ConnectorDefinition = {
       secret: true,
       schema: KEY_SCHEMA,
       description: 'the key of the payout reviewer role (confirmThirdParty)',
+      shape: KEY_SHAPE,
     },
     {
       name: 'base_url',
@@ -371,6 +383,7 @@ export const adyenDefinition: ConnectorDefinition = {
       secret: false,
       schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }),
       description: 'the address both APIs are under ({base_url}/checkout/v71/..., {base_url}/pal/servlet/Payout/v68/...)',
+      shape: 'an http(s):// address of up to 200 characters without query or fragment',
     },
   ],
   default_currencies: null,

@@ -311,6 +311,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ pattern: KEY_PATTERN }),
       description: "the account's secret key (sk_...), sent as Authorization: Bearer",
+      shape: 'sk_ followed by 8 to 200 printable characters without spaces',
     },
     {
       name: 'processing_channel_id',
@@ -318,6 +319,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       secret: false,
       schema: Type.String({ pattern: ID_PATTERN('pc') }),
       description: 'the processing channel (pc_...) payments and payouts go through',
+      shape: 'pc_ followed by 26 lowercase letters or digits',
     },
     {
       name: 'webhook_secret',
@@ -325,6 +327,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ minLength: 16, maxLength: 256, pattern: '^[!-~]+$' }),
       description: 'the key of the Cko-Signature HMAC of the webhooks (16 to 256 printable characters)',
+      shape: '16 to 256 printable characters without spaces',
     },
     {
       name: 'base_url',
@@ -333,6 +336,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }),
       default: CHECKOUT_LIVE_URL,
       description: "the API's address, https://api.checkout.com by default (https://api.sandbox.checkout.com for its test environment)",
+      shape: 'an http(s):// address of up to 200 characters without query or fragment, such as https://api.checkout.com',
     },
     {
       name: 'currency_account_id',
@@ -340,6 +344,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       secret: false,
       schema: Type.String({ pattern: ID_PATTERN('ca') }),
       description: 'the currency account (ca_...) payouts are paid from; without it the gateway makes no payouts',
+      shape: 'ca_ followed by 26 lowercase letters or digits',
     },
     {
       name: 'funds_transfer_type',
@@ -348,6 +353,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       schema: Type.String({ pattern: '^[A-Za-z0-9_]{1,20}$' }),
       default: 'FD',
       description: 'the funds transfer type of card payouts Checkout.com assigned to the account (FD by default)',
+      shape: '1 to 20 letters, digits or underscores, such as FD',
     },
     {
       name: 'three_ds',
@@ -356,6 +362,7 @@ export const checkoutDefinition: ConnectorDefinition = {
       schema: Type.Union([Type.Literal('never'), Type.Literal('always')]),
       default: 'never',
       description: 'never (3-D Secure only when Checkout.com asks for it) or always',
+      shape: 'never or always',
     },
   ],
   default_currencies: null,

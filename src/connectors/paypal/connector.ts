@@ -434,6 +434,7 @@ export const paypalDefinition: ConnectorDefinition = {
       secret: false,
       schema: Type.String({ minLength: 8, maxLength: 200, pattern: '^[!-~]+$' }),
       description: "the REST app's client id",
+      shape: '8 to 200 printable characters without spaces',
     },
     {
       name: 'client_secret',
@@ -441,6 +442,7 @@ export const paypalDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ minLength: 8, maxLength: 200, pattern: '^[!-~]+$' }),
       description: "the REST app's secret, for the OAuth2 access token",
+      shape: '8 to 200 printable characters without spaces',
     },
     {
       name: 'webhook_id',
@@ -448,6 +450,7 @@ export const paypalDefinition: ConnectorDefinition = {
       secret: false,
       schema: Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9]+$' }),
       description: "the id PayPal gave the gateway's webhook, for verify-webhook-signature",
+      shape: '1 to 50 letters or digits',
     },
     {
       name: 'base_url',
@@ -456,6 +459,7 @@ export const paypalDefinition: ConnectorDefinition = {
       schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 200 }),
       default: PAYPAL_LIVE_URL,
       description: "the API's address, https://api-m.paypal.com by default (https://api-m.sandbox.paypal.com for PayPal's sandbox)",
+      shape: 'an http(s):// address of up to 200 characters without query or fragment, such as https://api-m.paypal.com',
     },
   ],
   default_currencies: null,

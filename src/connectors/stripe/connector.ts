@@ -271,6 +271,7 @@ export const stripeDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9]{8,200}$' }),
       description: "the account's secret key (sk_live_... or sk_test_...)",
+      shape: 'sk_live_, sk_test_, rk_live_ or rk_test_ followed by 8 to 200 letters or digits',
     },
     {
       name: 'webhook_secret',
@@ -278,6 +279,7 @@ export const stripeDefinition: ConnectorDefinition = {
       secret: true,
       schema: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_-]{8,200}$' }),
       description: "the webhook endpoint's signing secret (whsec_...)",
+      shape: 'whsec_ followed by 8 to 200 letters, digits or + / = _ -',
     },
     {
       name: 'base_url',
@@ -286,6 +288,7 @@ export const stripeDefinition: ConnectorDefinition = {
       schema: Type.String({ pattern: '^https?://[^\\s/?#]+$', maxLength: 200 }),
       default: STRIPE_LIVE_URL,
       description: "the API's address, https://api.stripe.com by default (scheme, host and port only)",
+      shape: 'an http(s):// address of scheme, host and port only, such as https://api.stripe.com',
     },
   ],
   default_currencies: null,

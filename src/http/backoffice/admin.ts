@@ -1,5 +1,5 @@
 // The operators' pages of the back office (docs/backoffice.md): merchants (create, and the
-// merchant's page), gateways (create one per connector, replace credentials, disable; secret
+// merchant's page), gateways (create one per connector, rename, replace credentials, disable; secret
 // settings are written, never shown again; one gateway's page with its processor's latest
 // webhook events, filtered by outcome, so that an unmatched one is found), users (create,
 // disable) and the audit log. A merchant's staff never reach them: to them these URLs are pages
@@ -110,7 +110,7 @@ async function gatewayPage(context: PageContext): Promise<unknown> {
   const g = found.gateway;
   const events = filter.ok ? found.events : [];
   return context.page(
-    `Gateway ${g.gateway}`,
+    `Gateway ${g.label}`,
     '/backoffice/gateways',
     gatewayBody(partsOf(context), g, { valid: filter.ok, chosen, outcomes: PROCESSOR_EVENT_OUTCOMES }, events, PROCESSOR_EVENTS_MAX),
     filter.ok ? 200 : 400,
@@ -130,9 +130,12 @@ function settingsOf(context: PageContext): Record<string, string> {
 
 async function createGatewayAction(context: PageContext): Promise<unknown> {
   const currencies = field(context, 'currencies');
+  const label = field(context, 'label');
   const outcome = await createGatewayFromBackOffice(context.deps, context, {
     merchant_id: field(context, 'merchant_id'),
     connector: field(context, 'connector'),
+    // Empty: the default label.
+    label: label === '' ? undefined : label,
     currencies: currencies === '' ? null : currencies.split(','),
     settings: settingsOf(context),
   });
@@ -140,17 +143,26 @@ async function createGatewayAction(context: PageContext): Promise<unknown> {
   return context.redirect('/backoffice/gateways?notice=created');
 }
 
-function gatewayAction(action: 'settings' | 'enable' | 'disable'): BackOfficeRoute {
+const GATEWAY_NOTICES = { settings: 'updated', enable: 'enabled', disable: 'disabled', rename: 'renamed' } as const;
+
+function gatewayAction(action: 'settings' | 'enable' | 'disable' | 'rename'): BackOfficeRoute {
   return {
     method: 'POST',
     url: `/gateways/:gateway_id/${action}`,
     roles: OPERATOR,
     async handle(context) {
       const { gateway_id } = context.request.params as { gateway_id: string };
-      const outcome = await changeGatewayFromBackOffice(context.deps, context, gateway_id, action, settingsOf(context));
+      const outcome = await changeGatewayFromBackOffice(
+        context.deps,
+        context,
+        gateway_id,
+        action,
+        settingsOf(context),
+        field(context, 'label'),
+      );
       if (outcome.kind === 'gateway_not_found') return context.notFound(`gateway ${gateway_id}`);
       if (outcome.kind !== 'ok') return gatewaysPage(context, gatewayProblem(outcome), 400);
-      return context.redirect(`/backoffice/gateways?notice=${action === 'settings' ? 'updated' : `${action}d`}`);
+      return context.redirect(`/backoffice/gateways?notice=${GATEWAY_NOTICES[action]}`);
     },
   };
 }
@@ -224,6 +236,7 @@ export function adminRoutes(): BackOfficeRoute[] {
     gatewayAction('settings'),
     gatewayAction('enable'),
     gatewayAction('disable'),
+    gatewayAction('rename'),
     { method: 'GET', url: '/users', roles: OPERATOR, handle: (context) => usersPage(context) },
     { method: 'POST', url: '/users', roles: OPERATOR, handle: createUserAction },
     userStateAction('disable'),

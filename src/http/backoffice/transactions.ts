@@ -44,7 +44,7 @@ async function searchPage(context: PageContext): Promise<unknown> {
       400,
     );
   }
-  const rows = await searchTransactions(
+  const { rows, gateway_labels } = await searchTransactions(
     context.deps,
     { ...parsed.search, merchant_id: merchantScope(context.viewer) ?? parsed.merchant },
     parsed.before,
@@ -55,7 +55,7 @@ async function searchPage(context: PageContext): Promise<unknown> {
   return context.page(
     'Transactions',
     '/backoffice/transactions',
-    searchBody(parsed.values, shown, parsed.before === null, next, context.viewer),
+    searchBody(parsed.values, shown, parsed.before === null, next, context.viewer, gateway_labels),
   );
 }
 

@@ -1,8 +1,8 @@
 // The operator API for gateways (decisions.md §13, docs/connectors.md), behind
 // PAYGATE_ADMIN_TOKEN: create a merchant's gateway for a connector with its settings, list and
-// show them (never a secret: only which secret settings are set), disable or enable one, hold
-// its payouts for approval (docs/payouts.md), and replace its settings (new credentials). The
-// same operations as `paygate gateway ...` (operations/gateways.ts).
+// show them (never a secret: only which secret settings are set), disable or enable one, rename
+// it (its label), hold its payouts for approval (docs/payouts.md), and replace its settings (new
+// credentials). The same operations as `paygate gateway ...` (operations/gateways.ts).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OperationDeps } from '../../operations/deps.js';
@@ -12,6 +12,7 @@ import {
   type GatewayOutcome,
   type GatewayView,
   listGatewayViews,
+  renameGateway,
   replaceGatewaySettings,
   setGatewayEnabled,
   setGatewayHoldPayouts,
@@ -24,6 +25,8 @@ import { isPlainObject, type PlainRoute } from '../route.js';
 const GATEWAY_ID = /^[0-9a-f]{32}$/;
 const MERCHANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$/;
 const CONNECTOR = /^[a-z][a-z0-9_-]{0,31}$/;
+/** Longer than any label may be (64 characters), so the operation's check names the limit. */
+const LABEL_MAX_UNITS = 256;
 /** Settings in one request, at most (every connector takes far fewer). */
 const SETTINGS_MAX = 32;
 const LIST_MAX = 1_000;
@@ -37,6 +40,7 @@ const GatewayViewSchema = Type.Object({
   description: Type.String(),
   gateway: Type.String(),
   gateway_id: Type.String(),
+  label: Type.String({ description: 'the name operators read instead of the id, 1 to 64 characters' }),
   merchant_id: Type.String(),
   connector: Type.String(),
   processor: Type.String(),
@@ -87,6 +91,14 @@ function answer(deps: OperationDeps, response: FastifyReply, outcome: GatewayOut
   }
 }
 
+/** A label as sent: text (checked by the operation), absent, or what is wrong with it. */
+function labelOf(value: unknown): string | undefined | { readonly problem: string } {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > LABEL_MAX_UNITS)
+    return { problem: 'Invalid field: label (expected text of 1 to 64 characters)' };
+  return value;
+}
+
 function settingsOf(value: unknown): Record<string, string> | string {
   if (value === undefined) return {};
   if (!isPlainObject(value)) return 'Invalid field: settings (expected an object of setting names and text values)';
@@ -106,11 +118,12 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       method: 'POST',
       url: '/operator/gateways',
       summary:
-        'Create a merchant\'s gateway: {"merchant_id", "connector", "currencies": [...], "settings": {...}} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+        'Create a merchant\'s gateway: {"merchant_id", "connector", "label", "currencies": [...], "settings": {...}} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
       body: Type.Object({
         merchant_id: Type.String({ maxLength: 50 }),
         connector: Type.String({ maxLength: 32 }),
+        label: Type.Optional(Type.String({ maxLength: 64, description: 'default: "<connector> <first 8 of the id>"' })),
         currencies: Type.Optional(Type.Array(Type.String({ maxLength: 3 }))),
         settings: Type.Optional(SettingsSchema),
         mit_enabled: Type.Optional(Type.Boolean()),
@@ -138,6 +151,8 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
           if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
             return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
         }
+        const label = labelOf(body.label);
+        if (typeof label === 'object') return badRequest(response, label.problem);
         const settings = settingsOf(body.settings);
         if (typeof settings === 'string') return badRequest(response, settings);
         const outcome = await createGateway(
@@ -149,6 +164,7 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
             settings,
             mit_enabled: body.mit_enabled as boolean | undefined,
             hold_payouts: body.hold_payouts as boolean | undefined,
+            label,
           },
           Date.now(),
         );
@@ -198,17 +214,23 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
       method: 'POST',
       url: '/operator/gateways/:gateway_id',
       summary:
-        'Disable or enable a gateway, hold its payouts for approval or not: {"enabled": true|false, "hold_payouts": true|false} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
+        'Disable or enable a gateway, hold its payouts for approval or not, rename it: {"enabled": true|false, "hold_payouts": true|false, "label": "..."} (Authorization: Bearer PAYGATE_ADMIN_TOKEN)',
       produces: 'application/json',
-      body: Type.Object({ enabled: Type.Optional(Type.Boolean()), hold_payouts: Type.Optional(Type.Boolean()) }),
+      body: Type.Object({
+        enabled: Type.Optional(Type.Boolean()),
+        hold_payouts: Type.Optional(Type.Boolean()),
+        label: Type.Optional(Type.String({ maxLength: 64, description: 'a new label, 1 to 64 characters' })),
+      }),
       response: GatewayViewSchema,
       async handle(request, response) {
         if (!requireAdmin(request, response, deps.config.admin_token)) return response;
         const { gateway_id } = request.params as { gateway_id: string };
         const body = request.body;
-        if (!isPlainObject(body) || (body.enabled === undefined && body.hold_payouts === undefined)) {
-          return badRequest(response, 'Invalid field: hold_payouts (expected true or false; or enabled)');
+        if (!isPlainObject(body) || (body.enabled === undefined && body.hold_payouts === undefined && body.label === undefined)) {
+          return badRequest(response, 'Invalid field: hold_payouts (expected true or false; or enabled, or label)');
         }
+        const label = labelOf(body.label);
+        if (typeof label === 'object') return badRequest(response, label.problem);
         for (const flag of ['enabled', 'hold_payouts'] as const) {
           if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
             return badRequest(response, `Invalid field: ${flag} (expected true or false)`);
@@ -217,6 +239,11 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
         const now_ms = Date.now();
         let outcome: GatewayOutcome = await showGateway(admin, gateway_id);
         if (outcome.kind !== 'ok') return notFound(response);
+        // The label first: a refused one changes nothing else of the request.
+        if (label !== undefined) {
+          outcome = await renameGateway(admin, gateway_id, label);
+          if (outcome.kind !== 'ok') return answer(deps, response, outcome, '');
+        }
         if (typeof body.hold_payouts === 'boolean') {
           if (!(await setGatewayHoldPayouts(deps, gateway_id, body.hold_payouts))) return notFound(response);
           outcome = await showGateway(admin, gateway_id);
@@ -227,9 +254,11 @@ export function operatorGatewayRoutes(deps: OperationDeps): PlainRoute[] {
             ? body.enabled
               ? 'Gateway enabled'
               : 'Gateway disabled: it takes no new payments'
-            : body.hold_payouts
-              ? 'Payouts through this gateway now wait for approval'
-              : 'Payouts through this gateway are processed at once';
+            : typeof body.hold_payouts === 'boolean'
+              ? body.hold_payouts
+                ? 'Payouts through this gateway now wait for approval'
+                : 'Payouts through this gateway are processed at once'
+              : 'Gateway renamed';
         return answer(deps, response, outcome, description);
       },
     },

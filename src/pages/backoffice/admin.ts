@@ -1,9 +1,11 @@
 // The operators' pages of the back office (docs/backoffice.md): merchants (the list, a page at a
-// time, with the create form and the secret of one just created), gateways (one card per gateway
-// with its settings form, one form per connector to add one; secret settings are written, never
-// shown again), one gateway with its processor's latest webhook events filtered by outcome,
-// users (the list and the create form) and the audit log.
+// time, with the create form and the secret of one just created), gateways (one card per gateway,
+// named by its label, with its rename and settings forms, one form per connector to add one;
+// secret settings are written, never shown again), one gateway with its id to copy and its
+// processor's latest webhook events filtered by outcome, users (the list and the create form) and
+// the audit log.
 import { PASSWORD_MIN_CHARS } from '../../domain/backoffice-access.js';
+import { GATEWAY_LABEL_MAX_CHARS } from '../../domain/merchants.js';
 import { type Html, html } from '../html.js';
 import { iso } from './format.js';
 import { csrfField, noticeLine, problemLine } from './layout.js';
@@ -57,13 +59,24 @@ export function merchantCreatedNotice(m: {
 
 // Gateways ----------------------------------------------------------------------------------
 
-/** What a gateway is: the same on the list and on its own page; secret settings only named. */
-function gatewayFacts(g: GatewayShown): Html {
-  return html`<dl><dt>Gateway</dt><dd>${g.gateway}</dd><dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
+/**
+ * What a gateway is: the same on the list and on its own page; secret settings only named. Its
+ * id only on its own page (`with_id`), where one click selects the whole of it to copy.
+ */
+function gatewayFacts(g: GatewayShown, with_id: boolean): Html {
+  return html`<dl><dt>Label</dt><dd>${g.label}</dd>${with_id ? html`<dt>Gateway ID</dt><dd><code class="copy" data-testid="gateway-id">${g.gateway}</code></dd>` : ''}
+<dt>Merchant</dt><dd>${g.merchant_id}</dd><dt>Connector</dt><dd>${g.connector}</dd>
 <dt>Currencies</dt><dd>${g.currencies.join(', ')}</dd><dt>State</dt><dd>${g.enabled ? 'enabled' : 'disabled'}</dd>
 ${Object.entries(g.settings).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
 <dt>Secret settings</dt><dd>${g.secret_settings.length === 0 ? 'none' : `${g.secret_settings.join(', ')} (set; never shown)`}</dd>
 ${g.webhook_url === null ? '' : html`<dt>Webhook URL</dt><dd>${g.webhook_url}</dd>`}<dt>Updated (UTC)</dt><dd>${iso(g.updated_at_ms)}</dd></dl>`;
+}
+
+/** The form that gives a gateway a new label. */
+function renameForm(parts: PageParts, g: GatewayShown): Html {
+  return html`<details><summary>Rename</summary><form class="fields" method="post" action="/backoffice/gateways/${g.gateway}/rename">${csrfField(parts.csrf)}
+<label for="l-${g.gateway}">Label (1 to ${GATEWAY_LABEL_MAX_CHARS} characters)<input id="l-${g.gateway}" name="label" required maxlength="${GATEWAY_LABEL_MAX_CHARS}" value="${g.label}"></label>
+<button class="primary" type="submit">Rename ${g.label}</button></form></details>`;
 }
 
 export function gatewaysBody(
@@ -73,10 +86,16 @@ export function gatewaysBody(
   problem: string | null,
 ): Html {
   return html`<h1>Gateways</h1>
-${noticeLine(parts.notice, { created: 'Gateway created.', updated: 'Gateway settings replaced.', enabled: 'Gateway enabled.', disabled: 'Gateway disabled.' })}
+${noticeLine(parts.notice, {
+  created: 'Gateway created.',
+  updated: 'Gateway settings replaced.',
+  enabled: 'Gateway enabled.',
+  disabled: 'Gateway disabled.',
+  renamed: 'Gateway renamed.',
+})}
 ${problemLine(problem)}
 ${gateways.map(({ gateway: g, form: definition }) => {
-  return html`<div class="card">${gatewayFacts(g)}
+  return html`<div class="card"><h2 class="gateway-name"><a href="/backoffice/gateways/${g.gateway}">${g.label}</a></h2>${gatewayFacts(g, false)}
 ${
   g.webhook_url === null
     ? ''
@@ -84,7 +103,8 @@ ${
 · <a href="/backoffice/gateways/${g.gateway}?outcome=unmatched">unmatched ones</a></p>`
 }
 <form class="inline" method="post" action="/backoffice/gateways/${g.gateway}/${g.enabled ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
-<button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.gateway}</button></form>
+<button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.label}</button></form>
+${renameForm(parts, g)}
 ${
   definition === null || definition.settings.length === 0
     ? ''
@@ -101,6 +121,7 @@ ${definition.settings.map(
     (d) => html`<form class="fields card" method="post" action="/backoffice/gateways">${csrfField(parts.csrf)}
 <input type="hidden" name="connector" value="${d.name}"><strong>${d.name}</strong>
 <label for="g-${d.name}-merchant">Merchant ID<input id="g-${d.name}-merchant" name="merchant_id" required maxlength="50"></label>
+<label for="g-${d.name}-label">Label (empty: ${d.name} and the id's first 8)<input id="g-${d.name}-label" name="label" maxlength="${GATEWAY_LABEL_MAX_CHARS}"></label>
 <label for="g-${d.name}-currencies">Currencies (comma-separated)<input id="g-${d.name}-currencies" name="currencies" value="${(d.default_currencies ?? []).join(',')}"></label>
 ${d.settings.map(
   (s) => html`<label for="g-${d.name}-${s.name}">${s.name}${s.required ? '' : ' (optional)'}
@@ -132,8 +153,8 @@ export function gatewayBody(
       : chosen === null
         ? 'No webhook event has come for this gateway.'
         : `No ${chosen} webhook event has come for this gateway.`;
-  return html`<h1>Gateway ${g.gateway}</h1>
-<div class="card">${gatewayFacts(g)}</div>
+  return html`<h1>Gateway ${g.label}</h1>
+<div class="card">${gatewayFacts(g, true)}</div>
 <h2>Processor events</h2>
 ${problemLine(filter.valid ? null : `Outcome: expected one of ${filter.outcomes.join(', ')}.`)}
 <form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}"><label for="e-outcome">Outcome<select id="e-outcome" name="outcome">

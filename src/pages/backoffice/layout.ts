@@ -29,7 +29,8 @@ button.primary,button.secondary,button.danger{font:inherit;font-weight:600;paddi
 .inline{display:inline-flex;gap:.4rem;align-items:end;flex-wrap:wrap;margin:.2rem 0}
 .notice{border-radius:8px;padding:.7rem 1rem;margin-bottom:1rem}.ok{background:#dcfce7;color:#14532d}.error{background:#fee2e2;color:#7f1d1d}
 .secret{font-family:ui-monospace,monospace;font-size:1.05rem;background:#fef3c7;padding:.6rem;border-radius:6px;word-break:break-all}
-.muted{color:#6b7280}.pager{display:flex;gap:1rem;margin:.75rem 0}
+code.copy{font-family:ui-monospace,monospace;user-select:all;background:#f3f4f6;padding:.1rem .3rem;border-radius:4px;word-break:break-all}
+h2.gateway-name{margin:0 0 .5rem}.muted{color:#6b7280}.pager{display:flex;gap:1rem;margin:.75rem 0}
 figure{margin:0}figcaption{font-weight:600;margin-bottom:.4rem}svg{max-width:100%;height:auto}
 .signin{max-width:24rem;margin:3rem auto}.signin form{display:grid;gap:.8rem}
 `;

@@ -131,6 +131,8 @@ export type MerchantLine = MerchantSummary;
  */
 export interface GatewayShown {
   readonly gateway: string;
+  /** The name shown for it everywhere but its own page's ID line. */
+  readonly label: string;
   readonly merchant_id: string;
   readonly connector: string;
   readonly currencies: readonly string[];
@@ -140,6 +142,9 @@ export interface GatewayShown {
   readonly webhook_url: string | null;
   readonly updated_at_ms: number;
 }
+
+/** The labels of the gateways a page names, by id (read by the operation that reads the page's records). */
+export type GatewayLabels = ReadonlyMap<string, string>;
 
 /** A connector's settings, as a gateway's form asks for them (a connector's definition, not a record). */
 export interface GatewayFormShown {

@@ -7,7 +7,7 @@ import type { Viewer } from '../../domain/backoffice-access.js';
 import { isPayment } from '../../domain/transaction-state.js';
 import { SEARCH_STATUSES, SEARCH_TYPES, type SearchField, searchQuery } from '../../domain/transaction-search.js';
 import { type Html, html } from '../html.js';
-import { iso, majorUnits, money } from './format.js';
+import { gatewayName, iso, majorUnits, money } from './format.js';
 import { actionable, authorizationActionSection, authorizationForms } from './authorizations.js';
 import { disputesTable } from './disputes.js';
 import { csrfField, noticeLine, problemLine } from './layout.js';
@@ -16,6 +16,7 @@ import { processorEventsTable } from './processor-events.js';
 import type {
   AuthorizationActionShown,
   DisputeShown,
+  GatewayLabels,
   NotificationShown,
   PageParts,
   ProcessorEventShown,
@@ -62,14 +63,15 @@ ${text('from', 'date')}${text('to', 'date')}${text('currency')}${text('amount_mi
 <button class="primary" type="submit">Search</button></form>`;
 }
 
-export function resultsTable(rows: readonly TransactionShown[], viewer: Viewer): Html {
+/** `labels`: the rows' gateways' labels, shown instead of their ids. */
+export function resultsTable(rows: readonly TransactionShown[], viewer: Viewer, labels: GatewayLabels): Html {
   if (rows.length === 0) return html`<p class="card">No transaction matches this search.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Trace ID</th><th>Created (UTC)</th>${viewer.role === 'operator' ? html`<th>Merchant</th>` : ''}
 <th>Type</th><th>Status</th><th>Amount</th><th>Order ID</th><th>Card</th><th>Gateway</th></tr></thead><tbody>
 ${rows.map(
   (row) => html`<tr><td><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></td><td>${iso(row.created_at_ms)}</td>
 ${viewer.role === 'operator' ? html`<td>${row.merchant_id}</td>` : ''}<td>${row.transaction_type}</td><td>${row.status}</td><td>${amountOf(row)}</td>
-<td>${merchantOrderId(row)}</td><td>${row.card_masked ?? ''}</td><td>${row.gateway_id}</td></tr>`,
+<td>${merchantOrderId(row)}</td><td>${row.card_masked ?? ''}</td><td>${gatewayName(labels, row.gateway_id)}</td></tr>`,
 )}</tbody></table></div>`;
 }
 
@@ -92,10 +94,11 @@ export function searchBody(
   first_page: boolean,
   next: number | null,
   viewer: Viewer,
+  labels: GatewayLabels,
 ): Html {
   const query = searchQuery(values);
   return html`<h1>Transactions</h1>${searchForm(values, viewer)}
-${resultsTable(shown, viewer)}
+${resultsTable(shown, viewer, labels)}
 <div class="pager">${!first_page ? html`<a href="/backoffice/transactions?${query}">Newest</a>` : ''}
 ${next !== null ? html`<a href="/backoffice/transactions?${searchQuery(values, next)}" rel="next">Older</a>` : ''}
 <a href="/backoffice/transactions.csv?${query}">Export this search as CSV</a></div>`;
@@ -120,6 +123,7 @@ export interface TransactionDetailShown {
   readonly events: readonly ProcessorEventShown[];
   readonly authorization_action: AuthorizationActionShown | null;
   readonly disputes: readonly DisputeShown[];
+  readonly gateway_labels: GatewayLabels;
 }
 
 /** `refund_key`: a fresh key for the refund form, so a form sent twice makes one refund; `events_max`: what the events list holds at most. */
@@ -130,7 +134,8 @@ export function transactionDetailBody(
   refund_key: string,
   events_max: number,
 ): Html {
-  const { row, history, notifications, refunds, cascade, events, authorization_action, disputes } = detail;
+  const { row, history, notifications, refunds, cascade, events, authorization_action, disputes, gateway_labels } = detail;
+  const gateway_name = gatewayName(gateway_labels, row.gateway_id);
   const remaining = row.amount_minor - row.refund_reserved_minor;
   // A sale, or an authorization once captured: both took the money (decisions §16).
   const payment = isPayment(row.transaction_type);
@@ -148,7 +153,11 @@ export function transactionDetailBody(
     ['Customer PIN', row.pin],
     ['Payment method', row.payment_method],
     ['Processor', row.payment_processor],
-    ['Gateway', row.gateway_id],
+    // An operator reaches the gateway's page (with its id); a merchant's staff read its label.
+    [
+      'Gateway',
+      parts.viewer.role === 'operator' ? html`<a href="/backoffice/gateways/${row.gateway_id}">${gateway_name}</a>` : gateway_name,
+    ],
     ['Processor transaction ID', row.psp_transaction_id],
     ['Card', row.card_masked],
     ['Card brand', row.card_brand],
@@ -176,8 +185,8 @@ ${
 }
 <h2>Status history</h2><div class="scroll"><table><thead><tr><th>At (UTC)</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
 ${history.map((h) => html`<tr><td>${iso(h.at_ms)}</td><td>${h.from_status || '—'}</td><td>${h.to_status}</td><td class="wrap">${h.reason}</td></tr>`)}</tbody></table></div>
-${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, parts.viewer)}` : ''}
-${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, parts.viewer)}` : ''}
-<h2>Processor events</h2>${processorEventsTable(events, 'transaction', parts.viewer, 'No processor webhook event was matched to this transaction.', events_max)}
+${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, parts.viewer, gateway_labels)}` : ''}
+${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, parts.viewer, gateway_labels)}` : ''}
+<h2>Processor events</h2>${processorEventsTable(events, 'transaction', parts.viewer, 'No processor webhook event was matched to this transaction.', events_max, gateway_labels)}
 ${notificationsSection(parts.csrf, notifications, 'None were sent for this transaction.')}`;
 }

@@ -13,6 +13,12 @@ import type {
 } from '../schema.js';
 import type { GatewayPatch, MerchantRecord, MerchantStore, MerchantSummary, NewMerchant } from '../merchant-store.js';
 import type { Executor, SqlContext } from './context.js';
+import { defaultGatewayLabel } from '../../domain/merchants.js';
+
+/** A new gateway row with a label: its own, or the default one, never the column's empty default. */
+function labelled(row: NewGatewayRow): NewGatewayRow {
+  return row.label !== undefined && row.label !== '' ? row : { ...row, label: defaultGatewayLabel(row.connector, row.gateway_id) };
+}
 
 /**
  * The lists of processor events, apart so that a test reads their plans (migration 0017): each
@@ -70,7 +76,7 @@ export class SqlMerchantStore implements MerchantStore {
         })
         .execute();
     }
-    for (const gateway of merchant.gateways) await this.db.insertInto('gateways').values(gateway).execute();
+    for (const gateway of merchant.gateways) await this.db.insertInto('gateways').values(labelled(gateway)).execute();
     return 'created';
   }
 
@@ -243,7 +249,7 @@ export class SqlMerchantStore implements MerchantStore {
   async insertGateway(row: NewGatewayRow): Promise<'created' | 'exists'> {
     const inserted = await this.db
       .insertInto('gateways')
-      .values(row)
+      .values(labelled(row))
       .onConflict((oc) => oc.column('gateway_id').doNothing())
       .returning('gateway_id')
       .executeTakeFirst();
@@ -254,6 +260,13 @@ export class SqlMerchantStore implements MerchantStore {
     let query = this.db.selectFrom('gateways').selectAll().orderBy('created_at_ms').orderBy('gateway_id');
     if (merchant_id !== null) query = query.where('merchant_id', '=', merchant_id);
     return query.execute();
+  }
+
+  async gatewayLabels(gateway_ids: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(gateway_ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db.selectFrom('gateways').select(['gateway_id', 'label']).where('gateway_id', 'in', unique).execute();
+    return new Map(rows.map((r) => [r.gateway_id, r.label]));
   }
 
   async updateGateway(gateway_id: string, patch: GatewayPatch): Promise<boolean> {
