@@ -24,6 +24,7 @@ import { SqlSandboxAdminStore } from './sql/sandbox-admin.js';
 import { SqlSandboxClockStore } from './sql/sandbox-clock.js';
 import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
+import { SqlRequestLogStore } from './sql/request-log.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -35,7 +36,7 @@ const GROUP_COMMIT_MAX_UNITS = 64;
 
 /**
  * The aggregates over one context (the store's, or an open transaction's). Built for every
- * transaction, twice per sale: eleven plain objects over the shared context, nothing bound per method.
+ * transaction, twice per sale: twelve plain objects over the shared context, nothing bound per method.
  */
 class SqlUnitOfWork implements UnitOfWork {
   readonly merchants: SqlMerchantStore;
@@ -49,6 +50,7 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly sandboxAdmin: SqlSandboxAdminStore;
   readonly authorizations: SqlAuthorizationStore;
   readonly disputes: SqlDisputeStore;
+  readonly requestLog: SqlRequestLogStore;
 
   constructor(ctx: SqlContext) {
     this.merchants = new SqlMerchantStore(ctx);
@@ -62,6 +64,7 @@ class SqlUnitOfWork implements UnitOfWork {
     this.sandboxAdmin = new SqlSandboxAdminStore(ctx);
     this.authorizations = new SqlAuthorizationStore(ctx);
     this.disputes = new SqlDisputeStore(ctx);
+    this.requestLog = new SqlRequestLogStore(ctx);
   }
 }
 
@@ -95,6 +98,7 @@ export class SqlStore implements Store {
   readonly sandboxAdmin: UnitOfWork['sandboxAdmin'];
   readonly authorizations: UnitOfWork['authorizations'];
   readonly disputes: UnitOfWork['disputes'];
+  readonly requestLog: UnitOfWork['requestLog'];
   private readonly signal = new NotificationSignal();
   /** The hot statements' SQL text (sql-text.ts), shared by the store and its transactions. */
   private readonly text: SqlText;
@@ -131,6 +135,7 @@ export class SqlStore implements Store {
     this.sandboxAdmin = uow.sandboxAdmin;
     this.authorizations = uow.authorizations;
     this.disputes = uow.disputes;
+    this.requestLog = uow.requestLog;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

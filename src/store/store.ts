@@ -13,6 +13,7 @@ import type { SandboxAdminStore } from './sandbox-admin-store.js';
 import type { SandboxClockStore } from './sandbox-clock-store.js';
 import type { SubscriptionStore } from './subscription-store.js';
 import type { TransactionStore } from './transaction-store.js';
+import type { RequestLogStore } from './request-log-store.js';
 
 // The aggregates' own types live with their interfaces; named here too for the code that imports them from the store.
 export type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from './merchant-store.js';
@@ -21,6 +22,7 @@ export type { LeaseTimes } from './notification-store.js';
 export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, SubscriptionPatch } from './subscription-store.js';
 export type { AuthorizationActionPatch, NewAuthorizationAction } from './authorization-store.js';
 export type { DisputeFilter, DisputePatch } from './dispute-store.js';
+export type { NewRequestLogRow } from './request-log-store.js';
 export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -57,6 +59,8 @@ export interface UnitOfWork {
   readonly authorizations: AuthorizationStore;
   /** Disputes (chargebacks) of payments, as their processors reported them. */
   readonly disputes: DisputeStore;
+  /** The API requests and their masked answers, for the back office's Request log (issue 28). */
+  readonly requestLog: RequestLogStore;
 }
 
 export interface Store extends UnitOfWork {

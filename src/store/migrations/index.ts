@@ -25,6 +25,7 @@ import { processorEventLists } from './0017_processor_event_lists.js';
 import { authorizations } from './0018_authorizations.js';
 import { payoutMethodRules } from './0019_payout_method_rules.js';
 import { sandboxAdminToken } from './0020_sandbox_admin_token.js';
+import { requestLog } from './0022_request_log.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -50,6 +51,7 @@ class InlineMigrations implements MigrationProvider {
       '0018_authorizations': authorizations(),
       '0019_payout_method_rules': payoutMethodRules(),
       '0020_sandbox_admin_token': sandboxAdminToken(),
+      '0022_request_log': requestLog(this.dialect),
     };
   }
 }
