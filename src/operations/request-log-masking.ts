@@ -17,6 +17,25 @@ const CARD_NUMBER_KEY = /^(card_number|pan)$/i;
 const DIGIT_RUN = /\d(?:[ -]?\d){11,}/g;
 const URL_START = /^(https?:\/\/|\/)/i;
 
+/** What is done with a key's value; keys repeat from request to request, so each is judged once (up to KEY_CACHE_MAX keys). */
+type KeyRule = 'drop' | 'card_number' | 'redact' | 'walk';
+const KEY_CACHE_MAX = 2_000;
+const key_rules = new Map<string, KeyRule>();
+
+function ruleOf(key: string): KeyRule {
+  const known = key_rules.get(key);
+  if (known !== undefined) return known;
+  const rule: KeyRule = DROPPED_KEY.test(key)
+    ? 'drop'
+    : CARD_NUMBER_KEY.test(key)
+      ? 'card_number'
+      : isSensitiveKey(key)
+        ? 'redact'
+        : 'walk';
+  if (key_rules.size < KEY_CACHE_MAX) key_rules.set(key, rule);
+  return rule;
+}
+
 /** Every digit of a run but its first 6 and last 4 becomes '*'; separators stay. */
 function maskRun(run: string): string {
   const digits = run.replace(/\D/g, '').length;
@@ -29,17 +48,19 @@ function maskRun(run: string): string {
 
 /** A string with every long digit run masked and, when it is a URL, its tokens cut. */
 export function maskText(text: string): string {
+  // Most values (names, codes, amounts as text) are too short to hold a card number or a token.
+  if (text.length < 12) return text;
   const masked = text.replace(DIGIT_RUN, maskRun);
   return URL_START.test(masked) ? redactUrl(masked) : masked;
 }
 
-function maskValue(key: string, value: unknown, depth: number): unknown {
+function maskValue(rule: KeyRule, value: unknown, depth: number): unknown {
   if (value === null || value === undefined) return value;
-  if (CARD_NUMBER_KEY.test(key)) {
+  if (rule === 'card_number') {
     const digits = typeof value === 'string' || typeof value === 'number' ? String(value) : '';
     return /^\d{12,19}$/.test(digits) ? maskPan(digits) : REDACTED;
   }
-  if (isSensitiveKey(key)) return REDACTED;
+  if (rule === 'redact') return REDACTED;
   return maskAny(value, depth);
 }
 
@@ -52,8 +73,9 @@ function maskAny(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((item) => maskAny(item, depth + 1));
   const copy: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
-    if (DROPPED_KEY.test(key)) continue;
-    copy[maskText(key)] = maskValue(key, field, depth + 1);
+    const rule = ruleOf(key);
+    if (rule === 'drop') continue;
+    copy[maskText(key)] = maskValue(rule, field, depth + 1);
   }
   return copy;
 }
