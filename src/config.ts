@@ -101,6 +101,10 @@ export interface Limits {
   readonly backoffice_idle_timeout_ms: number;
   /** API requests per minute of one merchant, per instance; 0: no limit. */
   readonly rate_per_merchant_per_minute: number;
+  /** The request log (operations/request-log.ts): rows older than this many days are pruned; 0 keeps no request log at all. */
+  readonly request_log_days: number;
+  /** The request log keeps at most this many rows (the newest); pruned every minute, so it may pass it by a minute's requests. */
+  readonly request_log_max_rows: number;
 }
 
 export interface Schedules {
@@ -307,6 +311,8 @@ export function loadConfig(env: Env = process.env): Config {
       rate_sign_in_per_address_per_minute: intVar(env, 'PAYGATE_RATE_LIMIT_SIGN_IN_PER_MINUTE', 30, 0, 100_000),
       // Whole minutes, up to the session's own 8 hours: a longer idle time-out could never apply.
       backoffice_idle_timeout_ms: intVar(env, 'PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES', 15, 1, 480) * 60_000,
+      request_log_days: intVar(env, 'PAYGATE_REQUEST_LOG_DAYS', 7, 0, 90),
+      request_log_max_rows: intVar(env, 'PAYGATE_REQUEST_LOG_MAX_ROWS', 100_000, 10, 10_000_000),
     },
     schedules: {
       challenge_timeout_seconds: 15 * 60,

@@ -13,6 +13,7 @@ import { backOfficeRoutes } from './http/backoffice/routes.js';
 import { registerBackOffice } from './http/backoffice/plugin.js';
 import { signInRoutes } from './http/backoffice/sign-in.js';
 import type { HttpDeps } from './http/deps.js';
+import { RequestLogWriter } from './operations/request-log.js';
 import type { RouteDef } from './http/route.js';
 import { directRoute } from './http/routes/direct.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
@@ -200,6 +201,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const demo_merchant = primary ? await ensureDemoMerchant(config, store, merchants, clock.now_ms(), options.announce) : null;
   // Every check of the admin token reads deps.config.admin_token: the sandbox's own one goes there.
   const admin = await adminTokenInEffect(config, store, sealer, clock.now_ms(), options.announce);
+  // API requests are kept (masked) for the back office's Request log, written off the request's path.
+  const request_log = new RequestLogWriter({ store, clock, logger, config }).start();
   const deps: HttpDeps = {
     store,
     sealer,
@@ -218,6 +221,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       config.limits.rate_per_merchant_per_minute,
       config.limits.rate_sign_in_per_address_per_minute,
     ),
+    request_log,
   };
   deps.metrics.watch(store, clock);
 
@@ -330,6 +334,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       await Promise.all(workers.map((w) => w.stop()));
       notify_connections.close();
       await app.close();
+      // What the last requests left queued is written before the store closes.
+      await request_log.stop();
       await processor_http.close();
       await store.close();
       instance_lock?.release();

@@ -21,6 +21,7 @@ import { buildOpenApi } from './openapi.js';
 import { registerReference } from './reference.js';
 import { requireAdmin } from './admin-auth.js';
 import type { ApiLog } from './route.js';
+import type { RequestLogEntry } from '../operations/request-log.js';
 import { redactUrl } from '../logging.js';
 import type { PlainRoute, RouteDef } from './route.js';
 import { runSignedRoute } from './signed-route.js';
@@ -114,6 +115,13 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
   // One log line per request (Fastify's own two are off) and the request metrics: the route
   // pattern, never the raw URL, in metric labels; what the API answered when it was an API call.
   app.decorateRequest('api_log', null);
+  app.decorateRequest('api_answer', null);
+  // An API answer sent before its pipeline ran (404, 405, 413, a malformed body, a rate limit):
+  // its JSON text, for the request log. The pipelines hand over their answer object themselves.
+  app.addHook('onSend', (request, _response, payload, done) => {
+    if (request.api_answer === null && typeof payload === 'string' && isApiPath(request.url)) request.api_answer = payload;
+    done(null, payload);
+  });
   app.addHook('onResponse', async (request, response) => {
     const route = request.routeOptions.url ?? 'unknown';
     const api = request.api_log;
@@ -138,6 +146,7 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     // Probes and scrapes every few seconds would drown the rest.
     if (route === '/healthz' || route === '/metrics') request.log.debug(line, 'request');
     else request.log.info(line, 'request');
+    if (isApiPath(request.url)) deps.request_log.record(requestLogEntry(request, response.statusCode, duration_ms));
   });
 
   // HTML pages (the cashier, the connectors' challenge pages) post plain forms.
@@ -246,6 +255,35 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
   return app;
 }
 
+/** The merchant API (body-signed and v1.3): the requests the request log keeps. */
+function isApiPath(url: string): boolean {
+  return url.startsWith('/api/');
+}
+
+/** What the request log keeps of an API request (operations/request-log.ts masks it before it is written). */
+function requestLogEntry(request: FastifyRequest, http_code: number, latency_ms: number): RequestLogEntry {
+  const api = request.api_log;
+  const answer = request.api_answer;
+  const fields = typeof answer === 'object' && answer !== null ? answer : null;
+  const query = request.query;
+  const has_query = typeof query === 'object' && query !== null && Object.keys(query).length > 0;
+  return {
+    merchant_id: api?.merchant_id ?? null,
+    method: request.method,
+    route: request.routeOptions.url ?? request.url.split('?')[0]!,
+    path: request.url,
+    operation: api?.transaction_type ?? null,
+    http_code,
+    api_status: api?.status ?? (typeof fields?.status === 'number' ? fields.status : null),
+    description: typeof fields?.description === 'string' ? fields.description : null,
+    trace_id: api?.trace_id ?? null,
+    latency_ms,
+    request_body: request.body ?? (has_query ? query : null),
+    answer_body: answer,
+    size_bytes: (request.raw_json?.length ?? 0) + 1024,
+  };
+}
+
 /** Nesting walked at most when looking for bad text; operator bodies are flat or one level deep. */
 const TEXT_SCAN_MAX_DEPTH = 8;
 
@@ -317,5 +355,7 @@ declare module 'fastify' {
     raw_json: string | null;
     /** What an API call answered, for its log line and metrics (http/signed-route.ts, header-signed-route.ts); null for other routes. */
     api_log: ApiLog | null;
+    /** An API call's answer: the object its pipeline sent, or the JSON text of an edge answer; for the request log. */
+    api_answer: Readonly<Record<string, unknown>> | string | null;
   }
 }

@@ -1,6 +1,7 @@
 // What the HTTP edge needs besides what operations need: the limits and watches that belong to
 // requests, not to any operation. Built in main.ts and given to the app; operations never see them.
 import type { OperationDeps } from '../operations/deps.js';
+import type { RequestLogWriter } from '../operations/request-log.js';
 import type { HeaderReuseWatch } from './header-reuse.js';
 import type { RateLimits } from './rate-limits.js';
 
@@ -9,4 +10,6 @@ export interface HttpDeps extends OperationDeps {
   readonly header_reuse: HeaderReuseWatch;
   /** Requests per minute per client address and per merchant (docs/limits.md §3). */
   readonly rate_limits: RateLimits;
+  /** Every API request, queued and written off the request's path (operations/request-log.ts). */
+  readonly request_log: RequestLogWriter;
 }

@@ -69,10 +69,13 @@ export async function runHeaderSignedRoute(
     };
     const timestamp = unixSeconds(deps.clock);
     if (secret !== null) void response.header('Gt-Authentication', answerHeaderSignature(answer.status, timestamp, secret));
+    const answer_body = answerJson(answer, V13_ANSWER_VERSION, timestamp);
+    // Kept for the request log (http/app.ts), which masks it off the request's path.
+    request.api_answer = answer_body;
     void response
       .code(answer.http_code ?? 200)
       .type('application/json')
-      .send(answerJson(answer, V13_ANSWER_VERSION, timestamp));
+      .send(answer_body);
   };
   const fieldProblem = (description: string): JsonReply => ({ status: field_status, description });
   let identified_merchant: string | null = null;

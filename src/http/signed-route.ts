@@ -92,10 +92,13 @@ export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request
   let version = route.answer_version;
   const send = (answer: Reply) => {
     request.api_log = apiLogOf(answer, secret === null ? null : (body as Record<string, unknown>));
+    const answer_body = answerBody(answer, version, unixSeconds(deps.clock), secret);
+    // Kept for the request log (http/app.ts), which masks it off the request's path.
+    request.api_answer = answer_body;
     response
       .code(answer.http_code ?? 200)
       .type('application/json')
-      .send(answerBody(answer, version, unixSeconds(deps.clock), secret));
+      .send(answer_body);
   };
   // Only JSON reaches the API; the form parser exists for the HTML pages (the cashier, the connectors' challenge pages).
   if (!isPlainObject(body) || !String(request.headers['content-type'] ?? '').startsWith('application/json')) {

@@ -14,6 +14,7 @@ import type { SubscriptionChangeRow, SubscriptionPlanRow, SubscriptionPriceRow, 
 import type { DueActionRow, StatusChangeRow, TransactionRow } from '../domain/transaction-record.js';
 import type { AuthorizationActionRow } from '../domain/authorization-record.js';
 import type { DisputeRow } from '../domain/dispute-record.js';
+import type { RequestLogRow } from '../domain/request-log-record.js';
 
 export type {
   AuditLogRow,
@@ -26,6 +27,7 @@ export type {
   CashierTokenRow,
   DueActionRow,
   GatewayRow,
+  RequestLogRow,
 };
 export type { NotificationAttemptRow, NotificationRow, ProcessorEventRow, RoutingRuleRow, StatusChangeRow, SubscriptionChangeRow };
 export type { SubscriptionPlanRow, SubscriptionPriceRow, SubscriptionRow, TransactionRow };
@@ -150,6 +152,7 @@ export type BackofficeUserTable = Table<BackofficeUserRow>;
 export type AuditLogTable = Table<AuditLogRow, 'id'>;
 export type AuthorizationActionTable = Table<AuthorizationActionRow, 'attempts'>;
 export type DisputeTable = Table<DisputeRow>;
+export type RequestLogTable = Table<RequestLogRow, 'id'>;
 
 export interface Database {
   merchants: MerchantTable;
@@ -182,6 +185,7 @@ export interface Database {
   audit_log: AuditLogTable;
   authorization_actions: AuthorizationActionTable;
   disputes: DisputeTable;
+  request_log: RequestLogTable;
 }
 
 export type NewTransactionRow = Insertable<TransactionTable>;

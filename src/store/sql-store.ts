@@ -25,6 +25,7 @@ import { SqlInstanceStore } from './sql/instance.js';
 import { SqlSandboxClockStore } from './sql/sandbox-clock.js';
 import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
+import { SqlRequestLogStore } from './sql/request-log.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -51,6 +52,7 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly instance: SqlInstanceStore;
   readonly authorizations: SqlAuthorizationStore;
   readonly disputes: SqlDisputeStore;
+  readonly requestLog: SqlRequestLogStore;
 
   constructor(ctx: SqlContext) {
     this.merchants = new SqlMerchantStore(ctx);
@@ -65,6 +67,7 @@ class SqlUnitOfWork implements UnitOfWork {
     this.instance = new SqlInstanceStore(ctx);
     this.authorizations = new SqlAuthorizationStore(ctx);
     this.disputes = new SqlDisputeStore(ctx);
+    this.requestLog = new SqlRequestLogStore(ctx);
   }
 }
 
@@ -99,6 +102,7 @@ export class SqlStore implements Store {
   readonly instance: UnitOfWork['instance'];
   readonly authorizations: UnitOfWork['authorizations'];
   readonly disputes: UnitOfWork['disputes'];
+  readonly requestLog: UnitOfWork['requestLog'];
   private readonly signal = new NotificationSignal();
   /** The hot statements' SQL text (sql-text.ts), shared by the store and its transactions. */
   private readonly text: SqlText;
@@ -136,6 +140,7 @@ export class SqlStore implements Store {
     this.instance = uow.instance;
     this.authorizations = uow.authorizations;
     this.disputes = uow.disputes;
+    this.requestLog = uow.requestLog;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

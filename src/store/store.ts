@@ -14,6 +14,7 @@ import type { SandboxAdminStore } from './sandbox-admin-store.js';
 import type { SandboxClockStore } from './sandbox-clock-store.js';
 import type { SubscriptionStore } from './subscription-store.js';
 import type { TransactionStore } from './transaction-store.js';
+import type { RequestLogStore } from './request-log-store.js';
 
 // The aggregates' own types live with their interfaces; named here too for the code that imports them from the store.
 export type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from './merchant-store.js';
@@ -23,6 +24,7 @@ export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, Subscripti
 export type { AuthorizationActionPatch, NewAuthorizationAction } from './authorization-store.js';
 export type { DisputeFilter, DisputePatch } from './dispute-store.js';
 export type { InstanceRecord } from './instance-store.js';
+export type { NewRequestLogRow } from './request-log-store.js';
 export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -61,6 +63,8 @@ export interface UnitOfWork {
   readonly authorizations: AuthorizationStore;
   /** Disputes (chargebacks) of payments, as their processors reported them. */
   readonly disputes: DisputeStore;
+  /** The API requests and their masked answers, for the back office's Request log (issue 28). */
+  readonly requestLog: RequestLogStore;
 }
 
 export interface Store extends UnitOfWork {

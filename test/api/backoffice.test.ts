@@ -111,6 +111,8 @@ describe.each(storeKinds())('back office on %s', (kind) => {
   let a_payout: number;
   let a_notification: number;
   let a_subscription: string;
+  /** A request log row of shop A (its sale). */
+  let a_request: number;
 
   beforeAll(async () => {
     // Many sign-ins within a minute from 127.0.0.1: the per-address sign-in limit has its own test below.
@@ -134,6 +136,20 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     a_notification = (await gw.gateway.deps.store.notifications.listOfTransaction(a_sale.trace_id))[0]!.id;
     const plan = await createPlanVia(gw.url, shop_a);
     a_subscription = String((await subscribeVia(gw.url, shop_a, plan, await tokenize(gw.url, shop_a))).subscription_id);
+    await gw.gateway.deps.request_log.flush();
+    const logged = await gw.gateway.deps.store.requestLog.searchRequestLogs(
+      {
+        merchant_id: shop_a.merchant_id,
+        path: null,
+        api_status: null,
+        trace_id: a_sale.trace_id,
+        from_ms: null,
+        to_ms: null,
+        before: null,
+      },
+      1,
+    );
+    a_request = logged[0]!.id;
   });
   afterAll(async () => {
     await gw?.close();
@@ -141,7 +157,12 @@ describe.each(storeKinds())('back office on %s', (kind) => {
 
   /** Every GET page with shop A's ids where a page takes one. */
   function pagesOfShopA(): string[] {
-    const ids: Record<string, string> = { trace_id: String(a_sale.trace_id), subscription_id: a_subscription, gateway_id: shop_a.gateway! };
+    const ids: Record<string, string> = {
+      trace_id: String(a_sale.trace_id),
+      subscription_id: a_subscription,
+      gateway_id: shop_a.gateway!,
+      id: String(a_request),
+    };
     return backOfficeRoutes()
       .filter((r) => r.method === 'GET')
       .map((r) => `/backoffice${r.url.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? 'x')}`);
@@ -255,7 +276,10 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     ]);
     const missing_transaction = await staff_b.get('/backoffice/transactions/999999999');
     const missing_subscription = await staff_b.get('/backoffice/subscriptions/no-such-subscription');
-    expect([...missing_page.values(), missing_transaction, missing_subscription].map((m) => m.status)).toEqual([404, 404, 404, 404, 404]);
+    const missing_request = await staff_b.get('/backoffice/request-log/999999999');
+    expect([...missing_page.values(), missing_transaction, missing_subscription, missing_request].map((m) => m.status)).toEqual([
+      404, 404, 404, 404, 404, 404,
+    ]);
     const without_text = (text: string, ...ids: string[]) => ids.reduce<string>((t, id) => t.split(id).join('ID'), pageText(text));
     const without_ids = (text: string, ...ids: number[]) =>
       ids.reduce<string>((t, id) => t.replace(new RegExp(`\\b${id}\\b`, 'g'), 'ID'), pageText(text));
@@ -299,6 +323,10 @@ describe.each(storeKinds())('back office on %s', (kind) => {
         if (isShopASale(url)) {
           // Shop A's own transaction, as shop B: the unknown transaction's page, id apart.
           if (answer.status !== 404 || without_ids(answer.text, a_sale.trace_id) !== without_ids(missing_transaction.text, 999999999))
+            leaks.push(`${url} as B`);
+        } else if (url === `/backoffice/request-log/${a_request}`) {
+          // Shop A's request, as shop B: the unknown request's page, id apart.
+          if (answer.status !== 404 || without_ids(answer.text, a_request) !== without_ids(missing_request.text, 999999999))
             leaks.push(`${url} as B`);
         } else if (url.includes(a_subscription)) {
           if (

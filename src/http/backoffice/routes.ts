@@ -6,6 +6,7 @@ import { credentialRoutes } from './credentials.js';
 import { disputeRoutes } from './disputes.js';
 import { overviewRoutes } from './overview.js';
 import { payoutRoutes } from './payouts.js';
+import { requestLogRoutes } from './request-log.js';
 import type { BackOfficeRoute } from './plugin.js';
 import { subscriptionRoutes } from './subscriptions.js';
 import { transactionRoutes } from './transactions.js';
@@ -18,6 +19,7 @@ export function backOfficeRoutes(): BackOfficeRoute[] {
     ...disputeRoutes(),
     ...payoutRoutes(),
     ...subscriptionRoutes(),
+    ...requestLogRoutes(),
     ...adminRoutes(),
     ...credentialRoutes(),
   ];

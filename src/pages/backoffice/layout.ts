@@ -33,6 +33,8 @@ code.copy{font-family:ui-monospace,monospace;user-select:all;background:#f3f4f6;
 h2.gateway-name{margin:0 0 .5rem}.muted{color:#6b7280}.pager{display:flex;gap:1rem;margin:.75rem 0}
 figure{margin:0}figcaption{font-weight:600;margin-bottom:.4rem}svg{max-width:100%;height:auto}
 .signin{max-width:24rem;margin:3rem auto}.signin form{display:grid;gap:.8rem}
+pre.body{white-space:pre-wrap;word-break:break-all;font:.85rem/1.45 ui-monospace,monospace;overflow-x:auto}
+pre.help-text{white-space:pre-wrap;margin:.3rem 0}tr.refused td{background:#fef2f2}
 `;
 
 export interface NavItem {
@@ -48,6 +50,7 @@ export function navigationFor(viewer: Viewer): readonly NavItem[] {
     { href: '/backoffice/disputes', label: 'Disputes' },
     { href: '/backoffice/payouts', label: 'Payouts' },
     { href: '/backoffice/subscriptions', label: 'Subscriptions' },
+    { href: '/backoffice/request-log', label: 'Request log' },
   ];
   return viewer.role === 'operator'
     ? [

@@ -26,6 +26,7 @@ import { authorizations } from './0018_authorizations.js';
 import { payoutMethodRules } from './0019_payout_method_rules.js';
 import { sandboxAdminToken } from './0020_sandbox_admin_token.js';
 import { gatewayLabels } from './0021_gateway_labels.js';
+import { requestLog } from './0022_request_log.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -52,6 +53,7 @@ class InlineMigrations implements MigrationProvider {
       '0019_payout_method_rules': payoutMethodRules(),
       '0020_sandbox_admin_token': sandboxAdminToken(),
       '0021_gateway_labels': gatewayLabels(),
+      '0022_request_log': requestLog(this.dialect),
     };
   }
 }
