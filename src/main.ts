@@ -203,6 +203,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const admin = await adminTokenInEffect(config, store, sealer, clock.now_ms(), options.announce);
   // API requests are kept (masked) for the back office's Request log, written off the request's path.
   const request_log = new RequestLogWriter({ store, clock, logger, config }).start();
+  metrics.watchRequestLog(() => request_log);
   const deps: HttpDeps = {
     store,
     sealer,

@@ -172,6 +172,24 @@ export class GatewayMetrics {
     });
   }
 
+  /**
+   * The request log's writer (operations/request-log.ts): rows written and entries dropped
+   * (queue full or a batch not written) since start, read when scraped.
+   */
+  watchRequestLog(counts: () => { readonly written: number; readonly dropped: number }): void {
+    new Gauge({
+      name: 'paygate_request_log_entries',
+      help: 'Request log entries since this instance started: written, dropped (its queue was full or a batch could not be written)',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        const now = counts();
+        this.set({ outcome: 'written' }, now.written);
+        this.set({ outcome: 'dropped' }, now.dropped);
+      },
+    });
+  }
+
   /** The backlog gauges: read from the store when scraped. */
   watch(store: Store, clock: Clock): void {
     const backlog = new Gauge({

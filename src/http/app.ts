@@ -146,7 +146,9 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     // Probes and scrapes every few seconds would drown the rest.
     if (route === '/healthz' || route === '/metrics') request.log.debug(line, 'request');
     else request.log.info(line, 'request');
-    if (isApiPath(request.url)) deps.request_log.record(requestLogEntry(request, response.statusCode, duration_ms));
+    // Masking the bodies is the entry's cost: none of it when the log is off.
+    if (deps.request_log.enabled && isApiPath(request.url))
+      deps.request_log.record(requestLogEntry(request, response.statusCode, duration_ms));
   });
 
   // HTML pages (the cashier, the connectors' challenge pages) post plain forms.

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, postSigned, signed } from '../support/client.js';
 import { saleA } from '../support/bodies.js';
 import { storedText, tableRows } from '../support/database-scan.js';
+import { scrapeMetrics } from '../support/metrics-text.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { advanceClock } from '../support/backoffice.js';
 import { storeKinds } from '../support/stores.js';
@@ -90,6 +91,14 @@ describe.each(storeKinds())('the request log on %s', (kind) => {
     expect(JSON.parse(String(bad!.request_json))).toMatchObject({ city: 'x 400005******5556 y' });
     expect(plan).toMatchObject({ merchant_id: gw.merchant.merchant_id });
     expect(unknown).toMatchObject({ merchant_id: null, http_code: 404, path: '/api/no-such-call' });
+  });
+
+  it('counts the rows written and the entries dropped in /metrics', async () => {
+    const metrics = await scrapeMetrics(gw.url);
+    const written = Number(/^paygate_request_log_entries\{outcome="written"\} (\d+)$/m.exec(metrics)?.[1]);
+    expect(written).toBe(gw.gateway.deps.request_log.written);
+    expect(written).toBeGreaterThanOrEqual(5);
+    expect(metrics).toMatch(/^paygate_request_log_entries\{outcome="dropped"\} 0$/m);
   });
 
   it('never keeps a PAN, CVV, secret or signature: not in the rows, not anywhere in the database', async () => {
