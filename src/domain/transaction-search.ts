@@ -28,6 +28,27 @@ export interface TransactionSearch {
   readonly amount_max_minor?: number | undefined;
 }
 
+/**
+ * Where a page of a list of transactions starts: the last row of the page before. trace_ids are
+ * drawn at random (domain/trace-id.ts), so lists go by creation time, the trace_id telling apart
+ * rows of one millisecond; the key is both, written `created_at_ms.trace_id` in a link.
+ */
+export interface TransactionPageKey {
+  readonly created_at_ms: number;
+  readonly trace_id: number;
+}
+
+/** A row's page key as a link carries it. */
+export function transactionPageKey(row: TransactionPageKey): string {
+  return `${row.created_at_ms}.${row.trace_id}`;
+}
+
+/** A page key from a link, or null when `text` is not one. */
+export function parseTransactionPageKey(text: string): TransactionPageKey | null {
+  const key = /^(0|[1-9][0-9]{0,14})\.([1-9][0-9]{0,14})$/.exec(text);
+  return key === null ? null : { created_at_ms: Number(key[1]), trace_id: Number(key[2]) };
+}
+
 export const SEARCH_TEXT_MAX_CHARS = 128;
 /** The statuses a transaction can have (domain/transaction-state.ts), offered by the form. */
 export const SEARCH_STATUSES = [
@@ -66,7 +87,7 @@ export type SearchParse =
   | {
       readonly ok: true;
       readonly search: Omit<TransactionSearch, 'merchant_id'>;
-      readonly before: number | null;
+      readonly before: TransactionPageKey | null;
       /** The merchant asked for (operators only; a merchant's staff are kept to their own whatever this says). */
       readonly merchant: string | null;
       readonly values: Partial<Record<SearchField, string>>;
@@ -156,18 +177,18 @@ export function parseTransactionSearch(query: Readonly<Record<string, unknown>>)
     return fail('amount_max', 'at least the minimum amount');
   }
   const before_raw = query.before;
-  let before: number | null = null;
+  let before: TransactionPageKey | null = null;
   if (typeof before_raw === 'string' && before_raw !== '') {
-    if (!TRACE_ID.test(before_raw)) return fail('before', 'a trace_id');
-    before = Number(before_raw);
+    before = parseTransactionPageKey(before_raw);
+    if (before === null) return fail('before', 'a page of this list (an "Older" link)');
   }
   return { ok: true, search, before, merchant: values.merchant ?? null, values };
 }
 
 /** The query string of a search (and a page of it), for links: the next page, the CSV export. */
-export function searchQuery(values: Partial<Record<SearchField, string>>, before: number | null = null): string {
+export function searchQuery(values: Partial<Record<SearchField, string>>, before: TransactionPageKey | null = null): string {
   const params = new URLSearchParams();
   for (const field of SEARCH_FIELDS) if (values[field] !== undefined) params.set(field, values[field]!);
-  if (before !== null) params.set('before', String(before));
+  if (before !== null) params.set('before', transactionPageKey(before));
   return params.toString();
 }

@@ -9,7 +9,7 @@
 import { iso } from '../domain/backoffice-format.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { SubscriptionRow } from '../domain/subscription-record.js';
-import type { TransactionSearch } from '../domain/transaction-search.js';
+import type { TransactionPageKey, TransactionSearch } from '../domain/transaction-search.js';
 import { redactUrl } from '../logging.js';
 import { type Actor, recordAudit } from './audit.js';
 import type { OperationDeps } from './deps.js';
@@ -72,7 +72,7 @@ export async function checkEndpointFromBackOffice(deps: OperationDeps, actor: Ac
 
 export interface TransactionExport {
   readonly search: TransactionSearch;
-  readonly before: number | null;
+  readonly before: TransactionPageKey | null;
   /** The search as its query string reads, for the audit line ('' for every transaction). */
   readonly search_text: string;
   readonly max_rows: number;

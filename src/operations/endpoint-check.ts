@@ -11,6 +11,7 @@
 // reply cap, no redirects, private addresses refused in live mode), one request at a time.
 import { randomInt } from 'node:crypto';
 import { signBody, verifyBody } from '../domain/signing.js';
+import { RANDOM_TRACE_ID_END, TRACE_ID_MAX } from '../domain/trace-id.js';
 import { buildTestNotificationPayload, type NotificationPayload } from '../notifications/payload.js';
 import { classifyReply } from '../notifications/sender.js';
 import { DESTINATION_NOT_ALLOWED, type OutboundResult, postJson } from '../outbound/post.js';
@@ -203,9 +204,10 @@ export async function checkEndpoint(
   const slow_ms = Math.min(SLOW_RESEND_MAX_MS, Math.max(0, options.slow_resend_ms ?? SLOW_RESEND_DEFAULT_MS));
   const secret = merchant.secret;
   const now_s = Math.floor(deps.clock.now_ms() / 1000);
-  // trace_ids no transaction of the merchant's is likely to have (the top of int(11)), as the test notification's 0.
-  const trace_id = randomInt(2_000_000_000, 2_147_483_647);
-  const unknown_trace_id = trace_id === 2_147_483_646 ? trace_id - 1 : trace_id + 1;
+  // trace_ids no transaction has, as the test notification's 0: the top of int(11), above every
+  // drawn trace_id (domain/trace-id.ts). randomInt's end is exclusive, so the +1 stays within it.
+  const trace_id = randomInt(RANDOM_TRACE_ID_END, TRACE_ID_MAX);
+  const unknown_trace_id = trace_id + 1;
   const base = buildTestNotificationPayload(merchant, now_s);
   const order_id = `endpoint-check-${now_s}`;
   const pending: NotificationPayload = { ...base, trace_id, order_id, transaction_status: 'pending' };

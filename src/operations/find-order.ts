@@ -68,12 +68,16 @@ export const FIND_ORDER_FIELDS: readonly string[] = [
 /** "declined" in spec §4.7's rule: every status that ends an attempt without moving money. */
 const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
 
-/** The transaction whose details answer for the order, by spec §4.7's rule. */
+/**
+ * The transaction whose details answer for the order, by spec §4.7's rule; `transactions` oldest
+ * first, as the store lists a session's (cashier-store.ts listTransactions: trace_ids are drawn
+ * at random and tell nothing of which came last).
+ */
 export function orderTransaction(
   session: Pick<CashierSessionRow, 'order_status'>,
   transactions: readonly TransactionRow[],
 ): TransactionRow | null {
-  const newest_first = [...transactions].sort((a, b) => b.trace_id - a.trace_id);
+  const newest_first = [...transactions].reverse();
   const standing = newest_first.find((t) => !FAILED.has(t.status));
   if (standing) return standing;
   // Only a closed (timed-out) order answers with its latest failed attempt.

@@ -3,6 +3,7 @@
 // operations/payout-review.ts.
 import { maySee, type Viewer } from '../domain/backoffice-access.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
+import type { TransactionPageKey } from '../domain/transaction-search.js';
 import type { TransactionStatus } from '../domain/transaction-state.js';
 import type { OperationDeps } from './deps.js';
 
@@ -21,14 +22,25 @@ export async function visiblePayout(deps: ReadDeps, viewer: Viewer, trace_id: st
   return row === null || row.transaction_type !== 'payout' || !maySee(viewer, row.merchant_id) ? null : row;
 }
 
-/** A page of payouts in one status, by trace_id after `after_trace_id`. */
-export function payoutsByStatus(
+/**
+ * A page of payouts in one status, oldest first, after the payout `after_trace_id` (null: from
+ * the first). trace_ids are drawn at random (domain/trace-id.ts), so the list goes by creation
+ * time and then trace_id; the caller still names the last payout it saw by its trace_id, whose
+ * creation time is read here. `unknown_after` when that is no payout's.
+ */
+export async function payoutsByStatus(
   deps: ReadDeps,
   status: TransactionStatus,
-  after_trace_id: number,
+  after_trace_id: number | null,
   limit: number,
-): Promise<TransactionRow[]> {
-  return deps.store.transactions.listPayoutsByStatus(status, after_trace_id, limit);
+): Promise<{ readonly kind: 'page'; readonly rows: TransactionRow[] } | { readonly kind: 'unknown_after' }> {
+  let after: TransactionPageKey | null = null;
+  if (after_trace_id !== null) {
+    const last = await deps.store.transactions.get(after_trace_id);
+    if (last === null || last.transaction_type !== 'payout') return { kind: 'unknown_after' };
+    after = last;
+  }
+  return { kind: 'page', rows: await deps.store.transactions.listPayoutsByStatus(status, after, limit) };
 }
 
 /** A transaction's status history, oldest first. */

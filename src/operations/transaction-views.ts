@@ -9,7 +9,7 @@ import { maySee, type Viewer } from '../domain/backoffice-access.js';
 import type { DisputeRow } from '../domain/dispute-record.js';
 import { isPayment } from '../domain/transaction-state.js';
 import { redactUrl } from '../logging.js';
-import type { TransactionSearch } from '../domain/transaction-search.js';
+import type { TransactionPageKey, TransactionSearch } from '../domain/transaction-search.js';
 import type { ProcessorEventRow } from '../domain/gateway-record.js';
 import type { StatusChangeRow, TransactionRow } from '../domain/transaction-record.js';
 import type { OperationDeps } from './deps.js';
@@ -27,7 +27,7 @@ const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 export async function searchTransactions(
   deps: ReadDeps,
   search: TransactionSearch,
-  before: number | null,
+  before: TransactionPageKey | null,
   limit: number,
 ): Promise<{ readonly rows: TransactionRow[]; readonly gateway_labels: ReadonlyMap<string, string> }> {
   const rows = await deps.store.transactions.search(search, before, limit);
@@ -38,18 +38,19 @@ export async function searchTransactions(
 export async function* transactionBatches(
   deps: ReadDeps,
   search: TransactionSearch,
-  before: number | null,
+  before: TransactionPageKey | null,
   max_rows: number,
   batch_rows: number,
 ): AsyncGenerator<TransactionRow[]> {
   let rows_read = 0;
-  let after = before;
+  let after: TransactionPageKey | null = before;
   while (rows_read < max_rows) {
     const rows = await deps.store.transactions.search(search, after, Math.min(batch_rows, max_rows - rows_read));
     yield rows;
     rows_read += rows.length;
     if (rows.length < batch_rows) break;
-    after = rows[rows.length - 1]!.trace_id;
+    const last = rows[rows.length - 1]!;
+    after = { created_at_ms: last.created_at_ms, trace_id: last.trace_id };
   }
 }
 

@@ -29,7 +29,7 @@ export interface CashierStore {
   findToken(token_hash: string): Promise<CashierTokenRow | null>;
   /** Marks a one-time token used; false when it was used already or has expired. */
   useToken(token_hash: string, now_ms: number): Promise<boolean>;
-  /** The session's transactions, oldest first. */
+  /** The session's transactions, oldest first (by created_at_ms, then the order they were inserted in). */
   listTransactions(session_id: string): Promise<TransactionRow[]>;
   /** Orders still pending whose time limit has passed; on PostgreSQL locked with SKIP LOCKED. */
   claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]>;

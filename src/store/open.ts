@@ -6,11 +6,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { SqlStore } from './sql-store.js';
+import { SqlStore, type StoreOptions } from './sql-store.js';
 import { TwoConnectionSqliteDialect } from './sqlite-driver.js';
 import type { Store } from './store.js';
 
-export interface SqliteStoreOptions {
+export interface SqliteStoreOptions extends StoreOptions {
   /**
    * Commit concurrent transactions together (store/group-commit.ts); on by default. Off only to
    * measure what it brings (PAYGATE_GROUP_COMMIT=off): every transaction then commits alone.
@@ -36,12 +36,18 @@ export function openSqliteStore(file_path: string, options: SqliteStoreOptions =
   return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', {
     group_commit: options.group_commit ?? true,
     direct: dialect.direct(),
+    ...(options.trace_ids ? { trace_ids: options.trace_ids } : {}),
   });
 }
 
 const INT8_OID = 20;
 
-export function openPostgresStore(connection_string: string, pool_max: number, on_idle_error?: (error: Error) => void): Store {
+export function openPostgresStore(
+  connection_string: string,
+  pool_max: number,
+  on_idle_error?: (error: Error) => void,
+  options: StoreOptions = {},
+): Store {
   const pool = new pg.Pool({
     connectionString: connection_string,
     max: pool_max,
@@ -61,7 +67,11 @@ export function openPostgresStore(connection_string: string, pool_max: number, o
   // A connection cut while checked out emits 'error' on its client, where the pool keeps no
   // listener; the query in flight fails on its own (500, status -1), the process must not.
   pool.on('connect', (client) => client.on('error', (error) => on_idle_error?.(error)));
-  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', { group_commit: false, pool });
+  return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', {
+    group_commit: false,
+    pool,
+    ...(options.trace_ids ? { trace_ids: options.trace_ids } : {}),
+  });
 }
 
 export function openStore(options: {

@@ -188,7 +188,8 @@ export interface Database {
   request_log: RequestLogTable;
 }
 
-export type NewTransactionRow = Insertable<TransactionTable>;
+/** A transaction to insert: every column but trace_id, which the store draws (domain/trace-id.ts, sql/fresh-trace-id.ts). */
+export type NewTransactionRow = Omit<Insertable<TransactionTable>, 'trace_id'>;
 
 /** The columns a new transaction row may leave out: the nullable ones and those with a default. */
 type OptionalTransactionColumn = Exclude<

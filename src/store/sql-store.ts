@@ -5,6 +5,7 @@
 // PostgreSQL is named in sql/dialect.ts.
 import { CompiledQuery, type Kysely, type Transaction, sql } from 'kysely';
 import type pg from 'pg';
+import { randomTraceIds, type TraceIdSource } from '../domain/trace-id.js';
 import type { Database } from './schema.js';
 import type { DirectSqlite } from './sqlite-driver.js';
 import type { Backlog, Dialect, Store, UnitOfWork } from './store.js';
@@ -31,6 +32,12 @@ import { SqlRequestLogStore } from './sql/request-log.js';
 export type { Executor } from './sql/context.js';
 export { leaseNotificationsQuery } from './sql/notifications.js';
 export { transactionScans } from './sql/transactions.js';
+
+/** What opening a store may choose besides its database (open.ts). */
+export interface StoreOptions {
+  /** Where new trace_ids come from; the CSPRNG of domain/trace-id.ts unless a test gives another. */
+  readonly trace_ids?: TraceIdSource;
+}
 
 /** Units of work committed together at most; bounds the latency one batch adds. */
 const GROUP_COMMIT_MAX_UNITS = 64;
@@ -111,22 +118,25 @@ export class SqlStore implements Store {
   private readonly direct_in_transaction: DirectRoute | null;
   /** PostgreSQL: the pool, read for /metrics (poolUse). */
   private readonly pool: pg.Pool | null;
+  /** New transactions' trace_ids (domain/trace-id.ts); a test gives its own to make draws collide. */
+  private readonly trace_ids: TraceIdSource;
 
   constructor(
     private readonly root: Kysely<Database>,
     readonly dialect: Dialect,
-    options: { readonly group_commit?: boolean; readonly direct?: DirectSqlite; readonly pool?: pg.Pool } = {},
+    options: StoreOptions & { readonly group_commit?: boolean; readonly direct?: DirectSqlite; readonly pool?: pg.Pool } = {},
     private readonly on_close: () => Promise<void> = async () => {},
   ) {
     this.text = new SqlText(dialect);
     this.pool = options.pool ?? null;
+    this.trace_ids = options.trace_ids ?? randomTraceIds;
     const direct = options.direct;
     this.direct_in_transaction = direct ? { sqlite: direct, in_transaction: true } : null;
     // Outside a transaction a statement commits by itself, so the signal fires at once; a step
     // that must be atomic on SQLite runs in a transaction of its own (sql/dialect.ts).
     const autocommit: Autocommit = { transaction: (work) => this.transaction(work), notificationCommitted: this.signal.fire };
     const uow = new SqlUnitOfWork(
-      new SqlContext(root, dialect, this.text, direct ? { sqlite: direct, in_transaction: false } : null, autocommit),
+      new SqlContext(root, dialect, this.text, direct ? { sqlite: direct, in_transaction: false } : null, autocommit, this.trace_ids),
     );
     this.merchants = uow.merchants;
     this.transactions = uow.transactions;
@@ -209,7 +219,7 @@ export class SqlStore implements Store {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let in_transaction: SqlContext | null = null;
     const run = (trx: Transaction<Database>) => {
-      in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null);
+      in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids);
       return work(new SqlUnitOfWork(in_transaction));
     };
     const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);

@@ -34,8 +34,11 @@ function definedColumns(row: Readonly<Record<string, unknown>>): { columns: stri
 }
 
 export interface InsertOptions {
-  /** Columns of the unique key: a row that would collide is not inserted (ON CONFLICT … DO NOTHING). */
-  readonly conflict_columns?: readonly string[];
+  /**
+   * Columns of the unique key: a row that would collide is not inserted (ON CONFLICT … DO
+   * NOTHING); 'any': not inserted when it would collide on any unique key (ON CONFLICT DO NOTHING).
+   */
+  readonly conflict_columns?: readonly string[] | 'any';
   /** `*` or one column. */
   readonly returning?: string;
 }
@@ -63,10 +66,12 @@ export class SqlText {
   /** INSERT of the row's defined columns (undefined ones are left to their defaults, as Kysely does). */
   insert(table: string, row: Readonly<Record<string, unknown>>, options: InsertOptions = {}): CompiledQuery {
     const { columns, values } = definedColumns(row);
-    const key = `i|${table}|${columns.join(',')}|${options.conflict_columns?.join(',') ?? ''}|${options.returning ?? ''}`;
+    const conflict = options.conflict_columns;
+    const key = `i|${table}|${columns.join(',')}|${conflict === 'any' ? '*' : (conflict?.join(',') ?? '')}|${options.returning ?? ''}`;
     const text = this.shape(key, () => {
       let sql = `insert into ${quoted(table)} (${columns.map(quoted).join(', ')}) values (${columns.map((_, i) => this.placeholder(i + 1)).join(', ')})`;
-      if (options.conflict_columns) sql += ` on conflict (${options.conflict_columns.map(quoted).join(', ')}) do nothing`;
+      if (conflict === 'any') sql += ' on conflict do nothing';
+      else if (conflict) sql += ` on conflict (${conflict.map(quoted).join(', ')}) do nothing`;
       if (options.returning) sql += ` returning ${options.returning === '*' ? '*' : quoted(options.returning)}`;
       return sql;
     });

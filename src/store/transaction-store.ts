@@ -13,10 +13,10 @@ import type {
   TransactionRow,
 } from './schema.js';
 import type { ActivityRow } from '../domain/overview.js';
-import type { TransactionSearch } from '../domain/transaction-search.js';
+import type { TransactionPageKey, TransactionSearch } from '../domain/transaction-search.js';
 import type { TransactionStatus, TransactionType } from '../domain/transaction-state.js';
 
-export type { ActivityRow, TransactionSearch };
+export type { ActivityRow, TransactionPageKey, TransactionSearch };
 
 export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
 
@@ -45,8 +45,8 @@ export interface TransactionStore {
   findByPspId(gateway_id: string, psp_transaction_id: string): Promise<TransactionRow | null>;
   /** The latest cascade attempt of a merchant's request (its highest cascade_level), or null. */
   latestCascadeAttempt(root_trace_id: number): Promise<TransactionRow | null>;
-  /** Oldest first, from after_trace_id on (the operator's payout list pages by trace_id). */
-  listPayoutsByStatus(status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]>;
+  /** Oldest first (by created_at_ms, then trace_id), from after `after` on (null: from the oldest). */
+  listPayoutsByStatus(status: TransactionStatus, after: TransactionPageKey | null, limit: number): Promise<TransactionRow[]>;
   /** Changes the row only if its status is still `from_status`: the state machine's compare-and-set. */
   updateIfStatus(trace_id: number, from_status: TransactionStatus, patch: TransactionPatch): Promise<boolean>;
   update(trace_id: number, patch: TransactionPatch): Promise<void>;
@@ -84,9 +84,12 @@ export interface TransactionStore {
   findStuck(older_than_ms: number, limit: number): Promise<TransactionRow[]>;
   /** Payouts `in progress` since before `older_than_ms` with no processor answer recorded (no psp_transaction_id). */
   findInterruptedPayouts(older_than_ms: number, limit: number): Promise<TransactionRow[]>;
-  /** Newest first, from below `before_trace_id` (null: from the newest), at most `limit`. */
-  search(search: TransactionSearch, before_trace_id: number | null, limit: number): Promise<TransactionRow[]>;
-  /** The refunds of a sale (reference_id), oldest first, at most `limit`. */
+  /**
+   * Newest first (by created_at_ms, then trace_id: trace_ids are drawn at random), from below
+   * `before` (null: from the newest), at most `limit`.
+   */
+  search(search: TransactionSearch, before: TransactionPageKey | null, limit: number): Promise<TransactionRow[]>;
+  /** The refunds of a sale (reference_id), oldest first (created_at_ms, then trace_id), at most `limit`. */
   listRefundsOf(sale_trace_id: number, limit: number): Promise<TransactionRow[]>;
   /** Every attempt of a cascade: the merchant's request (root) and its retries, by level. */
   listCascade(root_trace_id: number, limit: number): Promise<TransactionRow[]>;

@@ -181,6 +181,35 @@ describe.each(storeKinds())('operator payouts on %s', (kind) => {
       expect(read.body.actions).toEqual(['approve', 'cancel', 'reject']);
     });
 
+    it('pages the list with after = the last trace_id seen: every payout once, oldest first, though trace_ids are random', async () => {
+      const made = [await heldPayout(), await heldPayout(), await heldPayout(), await heldPayout(), await heldPayout()];
+      const rows = await Promise.all(made.map((trace_id) => row(trace_id)));
+      // Oldest first is by creation time (then trace_id), not by the random trace_ids.
+      const expected = rows
+        .map((r) => r!)
+        .sort((a, b) => a.created_at_ms - b.created_at_ms || a.trace_id - b.trace_id)
+        .map((r) => r.trace_id);
+      const seen: number[] = [];
+      let after = '0';
+      for (let page = 0; page < 200; page += 1) {
+        const listed = await op('GET', `/operator/payouts?status=requested&after=${after}&limit=2`);
+        expect(listed.http_status).toBe(200);
+        const ids = (listed.body.payouts as { trace_id: number }[]).map((p) => p.trace_id);
+        seen.push(...ids);
+        if (ids.length < 2) break;
+        after = String(ids[ids.length - 1]);
+      }
+      expect(seen.filter((trace_id) => made.includes(trace_id))).toEqual(expected);
+      expect(new Set(seen).size).toBe(seen.length);
+      // `after` names a payout: a sale's trace_id, or one no transaction has, is refused.
+      const sale = await postSigned(gw.url, '/api/process', saleA(gw.merchant), gw.merchant.secret);
+      for (const after_bad of [String(sale.body.trace_id), '99999999', 'abc']) {
+        const refused = await op('GET', `/operator/payouts?status=requested&after=${after_bad}`);
+        expect(refused.http_status).toBe(400);
+        expect(refused.body.description).toMatch(/^Invalid field: after \(expected (the trace_id of a payout|a trace_id)\)$/);
+      }
+    });
+
     it('approve: requested → authorized → in progress → approved, each notified; a replay still answers requested', async () => {
       const body = payoutE(held, { variable1: 'held-1' });
       const trace_id = (await process(held, body)).body.trace_id as number;

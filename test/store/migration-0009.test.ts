@@ -83,13 +83,15 @@ describe.each(storeKinds())('migration 0009 on %s', (kind) => {
       (await query.execute()).map((row) => Number(row.trace_id));
     expect(await ids(transactionScans.stuck(db, T0 + 1, 10))).toEqual([stuck_sale]);
     expect(await ids(transactionScans.interruptedPayouts(db, T0 + 1, 10))).toEqual([interrupted]);
-    expect(await ids(transactionScans.payoutsByStatus(db, 'requested', 0, 10))).toEqual([requested]);
+    expect(await ids(transactionScans.payoutsByStatus(db, 'requested', null, 10))).toEqual([requested]);
     expect(await ids(db.selectFrom('transactions').selectAll().where('reference_id', '=', approved_sale))).toEqual([refund]);
 
     const uses = (index: string) => expect.arrayContaining([expect.stringContaining(index)]);
     expect(await plan(db, kind, transactionScans.stuck(db, T0 + 1, 10).compile())).toEqual(uses('transactions_pending'));
     expect(await plan(db, kind, transactionScans.interruptedPayouts(db, T0 + 1, 10).compile())).toEqual(uses('transactions_payouts'));
-    expect(await plan(db, kind, transactionScans.payoutsByStatus(db, 'requested', 0, 10).compile())).toEqual(uses('transactions_payouts'));
+    expect(await plan(db, kind, transactionScans.payoutsByStatus(db, 'requested', null, 10).compile())).toEqual(
+      uses('transactions_payouts'),
+    );
     const text = new SqlText(kind);
     // listCashierTransactions' statement, and the look-ups by reference and by subscription.
     expect(await plan(db, kind, text.selectAll('transactions', { cashier_session_id: 'cs-1' }, 'trace_id'))).toEqual(

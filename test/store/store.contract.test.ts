@@ -1149,7 +1149,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   });
 
   describe('back office (migration 0015)', () => {
-    it("finds a cashier transaction by the merchant's order_id, filters by each field, and pages newest first by trace_id", async () => {
+    it("finds a cashier transaction by the merchant's order_id, filters by each field, and pages newest first by creation time", async () => {
       const merchant_id = await newMerchant();
       const other = await newMerchant();
       const cashier = await newTransaction(merchant_id, { cashier_order_id: 'shop-order-7', amount_minor: 500, created_at_ms: NOW });
@@ -1160,12 +1160,12 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         created_at_ms: NOW + 86_400_000,
       });
       await newTransaction(other, { order_id: 'shop-order-7', amount_minor: 500 });
-      const search = (filter: Record<string, unknown>, before: number | null = null) =>
+      const search = (filter: Record<string, unknown>, before: { created_at_ms: number; trace_id: number } | null = null) =>
         store.transactions.search({ merchant_id, ...filter }, before, 10).then((rows) => rows.map((r) => r.trace_id));
       expect(await search({ order_id: 'shop-order-7' })).toEqual([cashier]);
       expect(await search({ order_id: 'plain-1' })).toEqual([plain]);
       expect(await search({})).toEqual([plain, cashier]);
-      expect(await search({}, plain)).toEqual([cashier]);
+      expect(await search({}, { created_at_ms: NOW + 86_400_000, trace_id: plain })).toEqual([cashier]);
       expect(await search({ status: 'declined' })).toEqual([plain]);
       expect(await search({ amount_min_minor: 501 })).toEqual([plain]);
       expect(await search({ amount_max_minor: 500 })).toEqual([cashier]);
@@ -1182,10 +1182,11 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const sale = await newTransaction(merchant_id);
       const refunds = [
-        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }),
-        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale }),
+        // Oldest first by creation time: trace_ids are drawn at random and tell nothing of order.
+        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale, created_at_ms: NOW + 2 }),
+        await newTransaction(merchant_id, { transaction_type: 'refund', reference_id: sale, created_at_ms: NOW + 1 }),
       ];
-      expect((await store.transactions.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual(refunds);
+      expect((await store.transactions.listRefundsOf(sale, 10)).map((r) => r.trace_id)).toEqual([refunds[1], refunds[0]]);
       const retry = await newTransaction(merchant_id, { cascade_root: sale, cascade_level: 1 });
       expect((await store.transactions.listCascade(sale, 10)).map((r) => [r.trace_id, r.cascade_level])).toEqual([
         [sale, 0],

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { TraceIdSource } from '../../src/domain/trace-id.js';
 import { openPostgresStore, openSqliteStore } from '../../src/store/open.js';
 import type { CardVaultRow, NewGatewayRow, NewTransactionRow } from '../../src/store/schema.js';
 import type { NewMerchant, Store } from '../../src/store/store.js';
@@ -18,10 +19,15 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-export async function openTestStore(kind: StoreKind, options: { pg_pool_max?: number } = {}): Promise<TestStore> {
+/** `trace_ids`: the source of new trace_ids, when a test needs its draws to collide (domain/trace-id.ts). */
+export async function openTestStore(
+  kind: StoreKind,
+  options: { pg_pool_max?: number; trace_ids?: TraceIdSource } = {},
+): Promise<TestStore> {
+  const store_options = options.trace_ids ? { trace_ids: options.trace_ids } : {};
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-store-'));
-    const store = openSqliteStore(path.join(dir, 'paygate.sqlite'));
+    const store = openSqliteStore(path.join(dir, 'paygate.sqlite'), store_options);
     await store.migrate();
     return {
       store,
@@ -32,7 +38,7 @@ export async function openTestStore(kind: StoreKind, options: { pg_pool_max?: nu
     };
   }
   const database = await createTestDatabase();
-  const store = openPostgresStore(database.url, options.pg_pool_max ?? 30);
+  const store = openPostgresStore(database.url, options.pg_pool_max ?? 30, undefined, store_options);
   try {
     await store.migrate();
   } catch (error) {

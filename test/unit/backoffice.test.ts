@@ -73,11 +73,11 @@ describe('transactions search form', () => {
       currency: 'usd',
       amount_min: '1',
       amount_max: '2.00',
-      before: '50',
+      before: '1800000000000.50',
     });
     expect(parsed).toMatchObject({
       ok: true,
-      before: 50,
+      before: { created_at_ms: 1_800_000_000_000, trace_id: 50 },
       merchant: 'm',
       search: {
         trace_id: 12,
@@ -107,6 +107,9 @@ describe('transactions search form', () => {
       [{ order_id: 'a\u0000b' }, 'order_id'],
       [{ pin: 'x'.repeat(129) }, 'pin'],
       [{ before: 'x' }, 'before'],
+      // A page key is created_at_ms.trace_id: a bare trace_id (the key before trace_ids were random) is not one.
+      [{ before: '9' }, 'before'],
+      [{ before: '1800000000000.0' }, 'before'],
     ] as const) {
       expect(parseTransactionSearch(query)).toMatchObject({ ok: false, field });
     }
@@ -115,8 +118,11 @@ describe('transactions search form', () => {
     const parsed = parseTransactionSearch({ order_id: 'a&b=c', status: 'in progress', currency: 'EUR', amount_max: '7.25' });
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
-    const again = parseTransactionSearch(Object.fromEntries(new URLSearchParams(searchQuery(parsed.values, 9))));
-    expect(again).toMatchObject({ ok: true, search: parsed.search, before: 9 });
+    const before = { created_at_ms: 1_800_000_000_000, trace_id: 1_234_567_890 };
+    const query = searchQuery(parsed.values, before);
+    expect(new URLSearchParams(query).get('before')).toBe('1800000000000.1234567890');
+    const again = parseTransactionSearch(Object.fromEntries(new URLSearchParams(query)));
+    expect(again).toMatchObject({ ok: true, search: parsed.search, before });
   });
 });
 

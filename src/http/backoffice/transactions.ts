@@ -51,7 +51,7 @@ async function searchPage(context: PageContext): Promise<unknown> {
     PAGE_ROWS + 1,
   );
   const shown = rows.slice(0, PAGE_ROWS);
-  const next = rows.length > PAGE_ROWS ? shown[shown.length - 1]!.trace_id : null;
+  const next = rows.length > PAGE_ROWS ? shown[shown.length - 1]! : null;
   return context.page(
     'Transactions',
     '/backoffice/transactions',

@@ -157,7 +157,9 @@ export function operatorPayoutRoutes(deps: OperationDeps): PlainRoute[] {
         if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > LIST_MAX) {
           return badRequest(response, `Invalid field: limit (expected 1 to ${LIST_MAX})`);
         }
-        const rows = await payoutsByStatus(deps, status, Number(after), Number(limit));
+        const page = await payoutsByStatus(deps, status, after === '0' ? null : Number(after), Number(limit));
+        if (page.kind === 'unknown_after') return badRequest(response, 'Invalid field: after (expected the trace_id of a payout)');
+        const rows = page.rows;
         return response.send({ status: Status.OK, description: `${rows.length} payout(s)`, payouts: rows.map(payoutView) });
       },
     },

@@ -5,7 +5,7 @@
 // the refund form for an approved payment and the Capture and Void forms for an authorization.
 import type { Viewer } from '../../domain/backoffice-access.js';
 import { isPayment } from '../../domain/transaction-state.js';
-import { SEARCH_STATUSES, SEARCH_TYPES, type SearchField, searchQuery } from '../../domain/transaction-search.js';
+import { SEARCH_STATUSES, SEARCH_TYPES, type SearchField, searchQuery, type TransactionPageKey } from '../../domain/transaction-search.js';
 import { type Html, html } from '../html.js';
 import { gatewayName, iso, majorUnits, money } from './format.js';
 import { actionable, authorizationActionSection, authorizationForms } from './authorizations.js';
@@ -87,12 +87,12 @@ export function searchRefusedBody(
 <p class="notice error" role="alert">${label}: expected ${reason}.</p>${searchForm(values, viewer)}`;
 }
 
-/** A page of results; `next` is the trace_id older results start below (null: this is the last page). */
+/** A page of results; `next` is the page key older results start below (null: this is the last page). */
 export function searchBody(
   values: Partial<Record<SearchField, string>>,
   shown: readonly TransactionShown[],
   first_page: boolean,
-  next: number | null,
+  next: TransactionPageKey | null,
   viewer: Viewer,
   labels: GatewayLabels,
 ): Html {

@@ -91,7 +91,18 @@ export class SqlCashierStore implements CashierStore {
   }
 
   async listTransactions(session_id: string): Promise<TransactionRow[]> {
-    return this.ctx.rows<TransactionRow>(this.ctx.text.selectAll('transactions', { cashier_session_id: session_id }, 'trace_id'));
+    // Oldest first, exactly: trace_ids are drawn at random, and a declined attempt and the cascade
+    // attempt that follows it may share a millisecond, so rows of one millisecond go by their
+    // first status change, whose id the database hands out in order in the row's own insert.
+    return this.ctx.rows<TransactionRow>(
+      this.ctx.text.fixed(
+        'cashier_session_transactions',
+        'select t.* from transactions t where t.cashier_session_id = ? order by t.created_at_ms, ' +
+          'coalesce((select min(s.id) from status_changes s where s.trace_id = t.trace_id), 0), t.trace_id',
+        null,
+        [session_id],
+      ),
+    );
   }
 
   async claimExpiredOrders(now_ms: number, limit: number): Promise<CashierSessionRow[]> {

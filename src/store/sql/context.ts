@@ -4,6 +4,7 @@
 // (sql-store.ts); the aggregates are plain objects over it, so a unit of work costs a handful of
 // allocations on the path of every sale.
 import type { CompiledQuery, Kysely, QueryResult, Transaction } from 'kysely';
+import type { TraceIdSource } from '../../domain/trace-id.js';
 import type { Database } from '../schema.js';
 import type { DirectSqlite } from '../sqlite-driver.js';
 import type { SqlText } from '../sql-text.js';
@@ -34,13 +35,17 @@ export class SqlContext {
   /** In a transaction: a statement made a notification due; the store tells the listeners once it commits. */
   notifications_touched = false;
 
-  /** `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its transactions. */
+  /**
+   * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
+   * transactions; `trace_ids` draws new transactions' trace_ids (sql/fresh-trace-id.ts).
+   */
   constructor(
     readonly db: Executor,
     readonly dialect: Dialect,
     readonly text: SqlText,
     readonly direct: DirectRoute | null,
     readonly autocommit: Autocommit | null,
+    readonly trace_ids: TraceIdSource,
   ) {}
 
   /** Called after a statement that made a notification due. */

@@ -5,17 +5,19 @@
 import { CompiledQuery, type Insertable, sql } from 'kysely';
 import type { DueActionTable, NewTransactionRow, NotificationTable, StatusChangeTable, TransactionRow } from '../schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from '../schema.js'; // a value, beside the types above
-import type { ActivityRow, TransactionPatch, TransactionSearch, TransactionStore } from '../transaction-store.js';
+import type { ActivityRow, TransactionPageKey, TransactionPatch, TransactionSearch, TransactionStore } from '../transaction-store.js';
 import type { TransactionStatus, TransactionType } from '../../domain/transaction-state.js';
 import type { Executor, SqlContext } from './context.js';
 import {
   claimSkippingLocked,
   hasDataModifyingCtes,
-  insertReturningId,
-  insertReturningRow,
+  ID_TAKEN,
+  insertedOrKeyHolder,
+  insertUnlessKeyTaken,
   lockForUpdate,
   sqliteOwnTransaction,
 } from './dialect.js';
+import { withFreshTraceId } from './fresh-trace-id.js';
 import { notificationValues, type SqlNotificationStore, SUPERSEDED_REASON } from './notifications.js';
 
 /** Transaction columns of the idempotency key (unique index transactions_idempotency). */
@@ -68,7 +70,7 @@ const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigin
  * of the query, never against a parameter.
  */
 export const transactionScans = {
-  /** Pending with no answer, older than the given time: a request that died before finishing (transactions_pending). */
+  /** Pending with no answer, older than the given time, oldest first: a request that died before finishing (transactions_pending_created). */
   stuck: (db: Executor, older_than_ms: number, limit: number) =>
     db
       .selectFrom('transactions')
@@ -76,9 +78,10 @@ export const transactionScans = {
       .where('status', '=', sql.lit('pending'))
       .where('answer_json', 'is', null)
       .where('created_at_ms', '<', older_than_ms)
+      .orderBy('created_at_ms')
       .orderBy('trace_id')
       .limit(limit),
-  /** Payouts left `in progress` without a processor reference (transactions_payouts). */
+  /** Payouts left `in progress` without a processor reference, oldest first (transactions_payouts_created). */
   interruptedPayouts: (db: Executor, older_than_ms: number, limit: number) =>
     db
       .selectFrom('transactions')
@@ -87,6 +90,7 @@ export const transactionScans = {
       .where('status', '=', 'in progress')
       .where('psp_transaction_id', 'is', null)
       .where('updated_at_ms', '<', older_than_ms)
+      .orderBy('created_at_ms')
       .orderBy('trace_id')
       .limit(limit),
   /** A live processor's transaction by its id there (transactions_psp: never the sandbox's). */
@@ -98,18 +102,42 @@ export const transactionScans = {
       .where('psp_transaction_id', '=', psp_transaction_id)
       .where('psp_transaction_id', 'is not', null)
       .where('payment_processor', '<>', sql.lit('sandbox'))
+      .orderBy('created_at_ms')
       .orderBy('trace_id')
       .limit(1),
-  /** The operator's payout list, a page from after_trace_id on (transactions_payouts). */
-  payoutsByStatus: (db: Executor, status: TransactionStatus, after_trace_id: number, limit: number) =>
-    db
-      .selectFrom('transactions')
-      .selectAll()
-      .where('transaction_type', '=', sql.lit('payout'))
-      .where('status', '=', status)
-      .where('trace_id', '>', after_trace_id)
-      .orderBy('trace_id')
-      .limit(limit),
+  /** The operator's payout list, oldest first, a page from after `after` on (null: the first) (transactions_payouts_created). */
+  payoutsByStatus: (db: Executor, status: TransactionStatus, after: TransactionPageKey | null, limit: number) => {
+    let query = db.selectFrom('transactions').selectAll().where('transaction_type', '=', sql.lit('payout')).where('status', '=', status);
+    if (after !== null)
+      query = query.where((eb) => eb(eb.refTuple('created_at_ms', 'trace_id'), '>', eb.tuple(after.created_at_ms, after.trace_id)));
+    return query.orderBy('created_at_ms').orderBy('trace_id').limit(limit);
+  },
+  /**
+   * The back office's search, newest first, a page from below `before` on (null: the newest). trace_ids are
+   * drawn at random (domain/trace-id.ts): newest first is by creation time, the trace_id only telling
+   * apart rows of one millisecond (transactions_merchant_created, transactions_created_trace).
+   */
+  search: (db: Executor, search: TransactionSearch, before: TransactionPageKey | null, limit: number) => {
+    let query = db.selectFrom('transactions').selectAll();
+    if (search.merchant_id !== null) query = query.where('merchant_id', '=', search.merchant_id);
+    if (before !== null)
+      query = query.where((eb) => eb(eb.refTuple('created_at_ms', 'trace_id'), '<', eb.tuple(before.created_at_ms, before.trace_id)));
+    if (search.trace_id !== undefined) query = query.where('trace_id', '=', search.trace_id);
+    if (search.order_id !== undefined) {
+      const order_id = search.order_id;
+      query = query.where((eb) => eb.or([eb('order_id', '=', order_id), eb('cashier_order_id', '=', order_id)]));
+    }
+    if (search.pin !== undefined) query = query.where('pin', '=', search.pin);
+    if (search.status !== undefined) query = query.where('status', '=', search.status);
+    if (search.transaction_type !== undefined) query = query.where('transaction_type', '=', search.transaction_type);
+    if (search.gateway_id !== undefined) query = query.where('gateway_id', '=', search.gateway_id);
+    if (search.created_from_ms !== undefined) query = query.where('created_at_ms', '>=', search.created_from_ms);
+    if (search.created_before_ms !== undefined) query = query.where('created_at_ms', '<', search.created_before_ms);
+    if (search.currency !== undefined) query = query.where('currency', '=', search.currency);
+    if (search.amount_min_minor !== undefined) query = query.where('amount_minor', '>=', search.amount_min_minor);
+    if (search.amount_max_minor !== undefined) query = query.where('amount_minor', '<=', search.amount_max_minor);
+    return query.orderBy('created_at_ms', 'desc').orderBy('trace_id', 'desc').limit(limit);
+  },
 };
 
 export class SqlTransactionStore implements TransactionStore {
@@ -124,11 +152,15 @@ export class SqlTransactionStore implements TransactionStore {
   }
 
   async insertIfAbsent(row: NewTransactionRow): Promise<number | null> {
-    return insertReturningId(this.ctx, 'transactions', row, 'trace_id', TRANSACTION_KEY);
+    return (await this.reserve(row))?.trace_id ?? null;
   }
 
   async reserve(row: NewTransactionRow): Promise<TransactionRow | null> {
-    return insertReturningRow(this.ctx, 'transactions', row, TRANSACTION_KEY, (trace_id) => insertedTransactionRow(row, trace_id));
+    return withFreshTraceId(this.ctx.trace_ids, (trace_id) =>
+      insertUnlessKeyTaken(this.ctx, 'transactions', { ...row, trace_id }, 'trace_id', TRANSACTION_KEY, () =>
+        insertedTransactionRow(row, trace_id),
+      ),
+    );
   }
 
   async reserveWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null> {
@@ -136,17 +168,22 @@ export class SqlTransactionStore implements TransactionStore {
     const own_transaction = sqliteOwnTransaction(this.ctx);
     if (own_transaction) return own_transaction((tx) => tx.transactions.reserveWithChange(row, reason));
     if (hasDataModifyingCtes(this.ctx.dialect)) {
-      // One statement, atomic by itself; PostgreSQL runs the status_changes INSERT for the row the
-      // first INSERT returns, and for none when the key was taken.
-      const insert = this.ctx.text.insert('transactions', row, { conflict_columns: TRANSACTION_KEY, returning: '*' });
-      const [reserved] = await this.ctx.rows<TransactionRow>(
-        CompiledQuery.raw(
-          `with reserved as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
-            `select trace_id, '', status, $${insert.parameters.length + 1}::text, created_at_ms from reserved) select * from reserved`,
-          [...insert.parameters, reason],
-        ),
-      );
-      return reserved ?? null;
+      // One statement per draw, atomic by itself; PostgreSQL runs the status_changes INSERT for the
+      // row the first INSERT returns, and for none when the key or the drawn id was taken; the
+      // statement answers the row inserted or the key's holder (dialect.ts insertedOrKeyHolder).
+      return withFreshTraceId(this.ctx.trace_ids, async (trace_id) => {
+        const insert = this.ctx.text.insert('transactions', { ...row, trace_id }, { conflict_columns: 'any', returning: '*' });
+        const n = insert.parameters.length;
+        const [found] = await this.ctx.rows<TransactionRow>(
+          CompiledQuery.raw(
+            `with inserted as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
+              `select trace_id, '', status, $${n + 1}::text, created_at_ms from inserted) ${insertedOrKeyHolder('transactions', TRANSACTION_KEY, 'trace_id', n + 2)}`,
+            [...insert.parameters, reason, ...TRANSACTION_KEY.map((column) => row[column]), trace_id],
+          ),
+        );
+        if (found === undefined) return ID_TAKEN;
+        return Number(found.trace_id) === trace_id ? found : null;
+      });
     }
     const reserved = await this.reserve(row);
     if (reserved) {
@@ -200,8 +237,8 @@ export class SqlTransactionStore implements TransactionStore {
     );
   }
 
-  async listPayoutsByStatus(status: TransactionStatus, after_trace_id: number, limit: number): Promise<TransactionRow[]> {
-    return transactionScans.payoutsByStatus(this.db, status, after_trace_id, limit).execute();
+  async listPayoutsByStatus(status: TransactionStatus, after: TransactionPageKey | null, limit: number): Promise<TransactionRow[]> {
+    return transactionScans.payoutsByStatus(this.db, status, after, limit).execute();
   }
 
   async updateIfStatus(trace_id: number, from_status: TransactionStatus, patch: TransactionPatch): Promise<boolean> {
@@ -346,25 +383,8 @@ export class SqlTransactionStore implements TransactionStore {
     return transactionScans.interruptedPayouts(this.db, older_than_ms, limit).execute();
   }
 
-  async search(search: TransactionSearch, before_trace_id: number | null, limit: number): Promise<TransactionRow[]> {
-    let query = this.db.selectFrom('transactions').selectAll();
-    if (search.merchant_id !== null) query = query.where('merchant_id', '=', search.merchant_id);
-    if (before_trace_id !== null) query = query.where('trace_id', '<', before_trace_id);
-    if (search.trace_id !== undefined) query = query.where('trace_id', '=', search.trace_id);
-    if (search.order_id !== undefined) {
-      const order_id = search.order_id;
-      query = query.where((eb) => eb.or([eb('order_id', '=', order_id), eb('cashier_order_id', '=', order_id)]));
-    }
-    if (search.pin !== undefined) query = query.where('pin', '=', search.pin);
-    if (search.status !== undefined) query = query.where('status', '=', search.status);
-    if (search.transaction_type !== undefined) query = query.where('transaction_type', '=', search.transaction_type);
-    if (search.gateway_id !== undefined) query = query.where('gateway_id', '=', search.gateway_id);
-    if (search.created_from_ms !== undefined) query = query.where('created_at_ms', '>=', search.created_from_ms);
-    if (search.created_before_ms !== undefined) query = query.where('created_at_ms', '<', search.created_before_ms);
-    if (search.currency !== undefined) query = query.where('currency', '=', search.currency);
-    if (search.amount_min_minor !== undefined) query = query.where('amount_minor', '>=', search.amount_min_minor);
-    if (search.amount_max_minor !== undefined) query = query.where('amount_minor', '<=', search.amount_max_minor);
-    return query.orderBy('trace_id', 'desc').limit(limit).execute();
+  async search(search: TransactionSearch, before: TransactionPageKey | null, limit: number): Promise<TransactionRow[]> {
+    return transactionScans.search(this.db, search, before, limit).execute();
   }
 
   async listRefundsOf(sale_trace_id: number, limit: number): Promise<TransactionRow[]> {
@@ -373,6 +393,7 @@ export class SqlTransactionStore implements TransactionStore {
       .selectAll()
       .where('reference_id', '=', sale_trace_id)
       .where('transaction_type', '=', 'refund')
+      .orderBy('created_at_ms')
       .orderBy('trace_id')
       .limit(limit)
       .execute();
