@@ -21,7 +21,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { signBody } from '../src/domain/signing.js';
-import { cpuSeconds, CUSTOMER, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy } from './harness.js';
+import { cpuSeconds, CUSTOMER, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
 
 export interface SoakPlan {
   readonly port: number;
@@ -373,4 +373,6 @@ process.stdout.write(
     data_dir: path.basename(plan.data_dir),
   })}\n`,
 );
+// harness.ts made a work directory on import that this process does not use (bench/run.ts removes the plan's).
+fs.rmSync(WORK, { recursive: true, force: true });
 process.exit(0);
