@@ -31,6 +31,8 @@ let next = 0;
 const answered = new Set<number>();
 /** How many answers carried each `status` (the gateway answers HTTP 200 for most refusals, so non-2xx alone hides them). */
 const statuses: Record<string, number> = {};
+/** How many answers carried each `transaction_status` (approved, pending, error…; absent: none). */
+const transaction_statuses: Record<string, number> = {};
 const received_at = new Map<number, number>();
 let receiver: http.Server | null = null;
 if (plan.receiver_port !== undefined) {
@@ -71,6 +73,8 @@ function onAnswer(body: string): void {
   // A regular expression, not JSON.parse: cheap enough not to slow the load down at the ceiling's rate.
   const key = /"status":(-?\d+)/.exec(body)?.[1] ?? 'unreadable';
   statuses[key] = (statuses[key] ?? 0) + 1;
+  const transaction_status = /"transaction_status":"(\w+)"/.exec(body)?.[1] ?? 'none';
+  transaction_statuses[transaction_status] = (transaction_statuses[transaction_status] ?? 0) + 1;
   if (plan.receiver_port === undefined || key !== '0') return;
   const trace_id = /"trace_id":(\d+)/.exec(body)?.[1];
   if (trace_id !== undefined) answered.add(Number(trace_id));
@@ -199,5 +203,6 @@ process.stdout.write(
     notifications_expected: answered.size,
     notifications_received: [...answered].filter((id) => received_at.has(id)).length,
     statuses,
+    transaction_statuses,
   })}\n`,
 );

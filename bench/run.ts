@@ -3,143 +3,77 @@
 // and notification lag (at 50% and 80% of the maximum rate of sales whose notifications are all
 // delivered, measured just before) on the embedded store; the same sales with group commit off
 // (PAYGATE_GROUP_COMMIT=off, the before/after comparison); sales on PostgreSQL with 1, 2 and 4
-// processes (PAYGATE_WORKERS). Figures and the targets of issue 7 go to bench/RESULTS.md.
-// Server and load run in separate processes, pinned to different cores when possible.
+// processes (PAYGATE_WORKERS). Figures and the targets of issue 7 go to bench/RESULTS.md. Then
+// issue 29's live path (live.ts: sales through the checkout connector to a fake processor with
+// 100 ms of latency, one gateway's processor hanging) and memory soak (soak-run.ts, soak.ts),
+// each in a section of its own (sections.ts). Server and load run in separate processes, pinned
+// to different cores when possible.
 //
 // Environment: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_ORDERS (1000 checkout
 // orders for find-order), PAYGATE_TEST_DATABASE_URL (PostgreSQL server; its runs are skipped
 // when it is unreachable), BENCH_ONLY (a comma list of sale, replay, find, sqlite (all three),
-// lag, off, postgres: runs the ceiling and only those parts, prints the figures and leaves
-// RESULTS.md alone; for working on one figure), BENCH_CPU_PROF_DIR (the gateways write V8 CPU
-// profiles there), BENCH_SKIP_BUILD=1 (measures dist/ as it is).
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+// lag, off, postgres, live, soak: runs only those parts (the ceiling too when one of the first
+// seven is among them) and prints the figures; RESULTS.md is left alone but for the sections of
+// live and soak, which are rewritten in place), BENCH_LIVE_CONNECTIONS (500),
+// BENCH_LIVE_LATENCY_MS (100: the fake processor's), BENCH_LIVE_TIMEOUT_MS (2000: the gateway's
+// PAYGATE_PROCESSOR_TIMEOUT_MS in the live rows), BENCH_SOAK_S (600), BENCH_SOAK_WARMUP_S (60),
+// BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there), BENCH_SKIP_BUILD=1 (measures
+// dist/ as it is).
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { signBody } from '../src/domain/signing.js';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
+import {
+  CAN_PIN,
+  CLOCK_TICKS,
+  CUSTOMER,
+  cpuSeconds,
+  fmt,
+  type LoadResult,
+  type Merchant,
+  peakRssMb,
+  percentile,
+  type Placement,
+  placed,
+  processTree,
+  ROOT,
+  type Row,
+  runLoad,
+  saleBodies,
+  signed,
+  statusNote,
+  stop,
+  type Target,
+  waitForLine,
+  waitHealthy,
+  WORK,
+  writeBodies,
+} from './harness.js';
+import { liveSection } from './live.js';
+import { type SectionName, withSection } from './sections.js';
+import { soakSection } from './soak-run.js';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1000);
 const PG_ADMIN_URL = process.env.PAYGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MASTER_KEY = 'b'.repeat(64);
-const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bench-'));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((part) => part.trim())) : null;
 /** BENCH_ONLY's parts; `sqlite` is sale, replay and find together. */
-const runs = (part: 'sale' | 'replay' | 'find' | 'sqlite' | 'lag' | 'off' | 'postgres') =>
+const runs = (part: 'sale' | 'replay' | 'find' | 'sqlite' | 'lag' | 'off' | 'postgres' | 'live' | 'soak') =>
   ONLY === null || ONLY.has(part) || (['sale', 'replay', 'find'].includes(part) && ONLY.has('sqlite'));
+/** The live rows (bench/live.ts): connections, the fake processor's latency, the gateway's processor time-out. */
+const LIVE_CONNECTIONS = Number(process.env.BENCH_LIVE_CONNECTIONS ?? 500);
+const LIVE_LATENCY_MS = Number(process.env.BENCH_LIVE_LATENCY_MS ?? 100);
+const LIVE_TIMEOUT_MS = Number(process.env.BENCH_LIVE_TIMEOUT_MS ?? 2_000);
+/** The memory soak (bench/soak.ts): its length and the warm-up its growth is measured after. */
+const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 600);
+const SOAK_WARM_UP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 60);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
-const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on Linux
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
 const NOTES_MARKER = '<!-- Written by hand below this line; npm run bench keeps it. -->';
-
-interface LoadResult {
-  requests_per_s: number;
-  total: number;
-  latency_p50_ms: number;
-  latency_p99_ms: number;
-  errors: number;
-  timeouts: number;
-  non_2xx: number;
-  notifications_expected: number;
-  notifications_received: number;
-  statuses: Record<string, number>;
-}
-
-interface Row {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  rss_mb: number | null;
-  cpu_ms: number | null;
-  ratio: number | null;
-  note: string;
-}
-
-interface Target {
-  target: string;
-  measured: string;
-  met: boolean | null;
-}
-
-/** Core 0 for servers, core 1 for the load; 'any' leaves the process to the scheduler. */
-type Placement = 0 | 1 | 'any';
-
-function placed(where: Placement, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  const full = CAN_PIN && where !== 'any' ? (['taskset', ['-c', String(where), command, ...args]] as const) : ([command, args] as const);
-  // taskset execs the command in place, so child.pid is the node process itself.
-  return spawn(full[0], [...full[1]], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-function waitForLine(child: ChildProcess, pattern: RegExp, timeout_ms = 30_000): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${seen.slice(-500)}`)), timeout_ms);
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = pattern.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        resolve(match);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-    });
-  });
-}
-
-async function waitHealthy(base: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (
-      await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${base} never became healthy`);
-}
-
-/** The process and its children (cluster workers). */
-function processTree(pid: number | undefined): number[] {
-  if (pid === undefined) return [];
-  try {
-    const children = fs
-      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter((p) => p !== '')
-      .map(Number);
-    return [pid, ...children.flatMap((child) => processTree(child))];
-  } catch {
-    return [pid];
-  }
-}
-
-function peakRssMb(pid: number | undefined): number | null {
-  let total = 0;
-  for (const id of processTree(pid)) {
-    try {
-      const match = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${id}/status`, 'utf8'));
-      if (match) total += Number(match[1]);
-    } catch {
-      // gone
-    }
-  }
-  return total === 0 ? null : Math.round(total / 1024);
-}
 
 /**
  * CPU seconds of every PostgreSQL process on this machine (by process name), ended backends
@@ -163,107 +97,6 @@ function postgresCpuSeconds(): number | null {
     }
   }
   return seen ? ticks / CLOCK_TICKS : null;
-}
-
-/** CPU seconds (user + system) used so far by the process and its children. */
-function cpuSeconds(pid: number | undefined): number {
-  let ticks = 0;
-  for (const id of processTree(pid)) {
-    try {
-      const fields = fs
-        .readFileSync(`/proc/${id}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-    } catch {
-      // gone
-    }
-  }
-  return ticks / CLOCK_TICKS;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((resolve) => {
-    child.once('exit', resolve);
-    setTimeout(resolve, 10_000);
-  });
-}
-
-async function runLoad(plan: Record<string, unknown>): Promise<LoadResult> {
-  const plan_file = path.join(WORK, `plan-${randomBytes(4).toString('hex')}.json`);
-  fs.writeFileSync(plan_file, JSON.stringify(plan));
-  const child = placed(1, process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/load.ts'), plan_file]);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
-  if (code !== 0) throw new Error(`load failed: ${err}`);
-  return JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
-}
-
-interface Merchant {
-  merchant_id: string;
-  secret: string;
-  application_key: string;
-  frontend: string;
-}
-
-function signed(body: Record<string, unknown>, secret: string): string {
-  return JSON.stringify({ ...body, signature: signBody(body, secret) });
-}
-
-const CUSTOMER = {
-  dob: '1990-04-12',
-  email: 'jane@example.com',
-  phone: 441234567890,
-  requester_ip: '203.0.113.7',
-  address: '1 Main Street',
-  city: 'London',
-  country: 'GB',
-  first_name: 'Jane',
-  last_name: 'Doe',
-  zip: 'SW1A 1AA',
-};
-
-/** Signed sales (CVV 568, approved), each with a new order_id; signed now, so sent within the 60-second window. */
-function saleBodies(merchant: Merchant, count: number, notification_url: string): string[] {
-  const timestamp = Math.floor(Date.now() / 1000);
-  const run = randomBytes(4).toString('hex');
-  return Array.from({ length: count }, (_, i) =>
-    signed(
-      {
-        merchant_id: merchant.merchant_id,
-        application_key: merchant.application_key,
-        transaction_type: 'sale',
-        order_id: `bench-${run}-${i}`,
-        amount: 1999,
-        currency: 'USD',
-        card_number: '4111111111111111',
-        card_exp: '12/2035',
-        cvv: '568',
-        pin: `cust-${i % 1000}`,
-        ...CUSTOMER,
-        return_url: 'https://merchant.example/return',
-        notification_url,
-        timestamp,
-        version: '1.2',
-      },
-      merchant.secret,
-    ),
-  );
-}
-
-function writeBodies(bodies: string[]): string {
-  const file = path.join(WORK, `bodies-${randomBytes(4).toString('hex')}.json`);
-  fs.writeFileSync(file, JSON.stringify(bodies));
-  return file;
 }
 
 interface GatewayProcess {
@@ -384,23 +217,6 @@ async function waitForNoDueNotifications(file: string, timeout_ms: number): Prom
   }
 }
 
-function statusNote(load: LoadResult, expected: readonly string[]): string {
-  const parts = Object.entries(load.statuses)
-    .sort()
-    .map(([status, n]) => `status ${status}: ${n}`);
-  const unexpected = Object.entries(load.statuses)
-    .filter(([status]) => !expected.includes(status))
-    .reduce((sum, [, n]) => sum + n, 0);
-  const transport = load.errors + load.timeouts + load.non_2xx;
-  return `${parts.join(', ')}${unexpected > 0 ? ` (**${unexpected} unexpected**)` : ''}${transport > 0 ? `; errors ${load.errors}, time-outs ${load.timeouts}, non-2xx ${load.non_2xx}` : ''}`;
-}
-
-function percentile(values: number[], p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /** A customer without JavaScript: logs in with the redirect_url and pays the checkout by card (CVV 568). */
 async function payCheckout(gateway_url: string, redirect_url: string): Promise<void> {
   let cookie = '';
@@ -494,31 +310,35 @@ async function main(): Promise<void> {
   });
   const silent = 'http://127.0.0.1:9/notify'; // discard port: each notification attempt fails at once and is retried in 5 min
 
-  // 1. Ceiling.
-  const ceiling = placed(0, process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', String(base_port)]);
-  await waitForLine(ceiling, /listening (\d+)/);
-  const probe: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
-  const ceiling_bodies = writeBodies(saleBodies(probe, 2000, silent));
-  const ceiling_plan = {
-    url: `http://127.0.0.1:${base_port}`,
-    path: '/api/process',
-    bodies_file: ceiling_bodies,
-    connections: CONNECTIONS,
-  };
-  await runLoad({ ...ceiling_plan, duration_s: 2 });
-  const ceiling_result = await runLoad({ ...ceiling_plan, duration_s: DURATION_S });
-  rows.push({
-    name: 'ceiling: bare Fastify, same JSON',
-    rps: ceiling_result.requests_per_s,
-    p50: ceiling_result.latency_p50_ms,
-    p99: ceiling_result.latency_p99_ms,
-    rss_mb: peakRssMb(ceiling.pid),
-    cpu_ms: null,
-    ratio: 1,
-    note: '',
-  });
-  await stop(ceiling);
-  const ceiling_rps = ceiling_result.requests_per_s;
+  // 1. Ceiling, for the rows of issue 7 (the live and soak parts need none).
+  const issue_7 = (['sale', 'replay', 'find', 'lag', 'off', 'postgres'] as const).some((part) => runs(part));
+  let ceiling_rps = Number.NaN;
+  if (issue_7) {
+    const ceiling = placed(0, process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', String(base_port)]);
+    await waitForLine(ceiling, /listening (\d+)/);
+    const probe: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
+    const ceiling_bodies = writeBodies(saleBodies(probe, 2000, silent));
+    const ceiling_plan = {
+      url: `http://127.0.0.1:${base_port}`,
+      path: '/api/process',
+      bodies_file: ceiling_bodies,
+      connections: CONNECTIONS,
+    };
+    await runLoad({ ...ceiling_plan, duration_s: 2 });
+    const ceiling_result = await runLoad({ ...ceiling_plan, duration_s: DURATION_S });
+    rows.push({
+      name: 'ceiling: bare Fastify, same JSON',
+      rps: ceiling_result.requests_per_s,
+      p50: ceiling_result.latency_p50_ms,
+      p99: ceiling_result.latency_p99_ms,
+      rss_mb: peakRssMb(ceiling.pid),
+      cpu_ms: null,
+      ratio: 1,
+      note: '',
+    });
+    await stop(ceiling);
+    ceiling_rps = ceiling_result.requests_per_s;
+  }
   const ratio = (rps: number) => rps / ceiling_rps;
   const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
   // Enough distinct orders that none is sent twice in a run.
@@ -772,11 +592,34 @@ async function main(): Promise<void> {
   notes.push(
     `Load average (1 min) ${load_before.toFixed(2)} before the run, ${os.loadavg()[0]!.toFixed(2)} after it; other work on the machine shows up in every figure.`,
   );
-  writeResults(rows, targets, notes, started_at, ONLY === null);
+
+  // 5. Issue 29: the live path and the memory soak, each in a section of its own (sections.ts).
+  const sections: Partial<Record<SectionName, string>> = {};
+  if (runs('live')) {
+    sections.live = await liveSection({
+      base_port: base_port + 20,
+      duration_s: DURATION_S,
+      connections: LIVE_CONNECTIONS,
+      processor_latency_ms: LIVE_LATENCY_MS,
+      processor_timeout_ms: LIVE_TIMEOUT_MS,
+    });
+  }
+  if (runs('soak')) sections.soak = await soakSection({ base_port: base_port + 30, duration_s: SOAK_S, warm_up_s: SOAK_WARM_UP_S });
+  writeResults(rows, targets, notes, started_at, { whole_file: ONLY === null, issue_7, sections });
   fs.rmSync(WORK, { recursive: true, force: true });
 }
 
-function writeResults(rows: Row[], targets: Target[], notes: string[], started_at: Date, to_file: boolean): void {
+/**
+ * A whole run (no BENCH_ONLY) rewrites RESULTS.md above the hand-written notes; BENCH_ONLY
+ * rewrites the sections of the parts it ran that have one (live, soak) and nothing else.
+ */
+function writeResults(
+  rows: Row[],
+  targets: Target[],
+  notes: string[],
+  started_at: Date,
+  written: { whole_file: boolean; issue_7: boolean; sections: Partial<Record<SectionName, string>> },
+): void {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const results_file = path.join(ROOT, 'bench/RESULTS.md');
   const previous = fs.existsSync(results_file) ? fs.readFileSync(results_file, 'utf8') : '';
@@ -807,14 +650,16 @@ function writeResults(rows: Row[], targets: Target[], notes: string[], started_a
     '',
     ...notes.map((n) => `- ${n}`),
     '',
-    NOTES_MARKER,
   ];
-  if (to_file) fs.writeFileSync(results_file, lines.join('\n') + kept);
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-function fmt(value: number): string {
-  return Number.isFinite(value) ? value.toFixed(1) : '';
+  const sections = Object.values(written.sections);
+  if (written.whole_file) {
+    fs.writeFileSync(results_file, [...lines, ...sections.flatMap((s) => [s, '']), NOTES_MARKER].join('\n') + kept);
+  } else if (sections.length > 0) {
+    let text = previous;
+    for (const [name, content] of Object.entries(written.sections)) text = withSection(text, name as SectionName, content, NOTES_MARKER);
+    fs.writeFileSync(results_file, text);
+  }
+  process.stdout.write(`${[...(written.issue_7 ? lines : []), ...sections].join('\n')}\n`);
 }
 
 await main();

@@ -138,6 +138,17 @@ export interface FakeCheckoutOptions extends WebhookOptions {
   readonly max_recorded?: number;
   /** Another validator (tests of the fake's checks); default the project's description. */
   readonly validator?: CheckoutValidator;
+  /**
+   * The processor's latency (bench/fake-checkout.ts): each request waits this long on a timer
+   * before it is processed and answered. Default 0.
+   */
+  readonly answer_delay_ms?: number;
+  /**
+   * Asked as each request arrives (bench/fake-checkout.ts): true, and the request is neither
+   * processed, recorded nor answered, a processor that hangs; its socket goes when the client
+   * gives up. Default never.
+   */
+  readonly hanging?: () => boolean;
 }
 
 export interface RecordedRequest extends RecordedRequestBase<FakeCheckoutRoute> {
@@ -441,6 +452,7 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
   const max_payments = options.max_payments ?? 10_000;
   const max_recorded = options.max_recorded ?? 10_000;
   const validator = options.validator ?? checkoutValidator();
+  const answer_delay_ms = options.answer_delay_ms ?? 0;
 
   const violations = createViolationLog(max_recorded);
   const requests: RecordedState[] = [];
@@ -1140,6 +1152,8 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     response: http.ServerResponse,
     { text: body_text, too_large }: RequestBody,
   ): Promise<void> {
+    if (options.hanging?.() === true) return;
+    if (answer_delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, answer_delay_ms));
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', base_url);
     let json: unknown;
