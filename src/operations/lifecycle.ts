@@ -4,14 +4,15 @@
 //   2. ask the processor, outside any database transaction;
 //   3. finish: one database transaction applies the result through the state machine, stores
 //      the answer for replays, schedules any later result as due work, and records the
-//      notification. Only then is the answer sent, so a status-0 answer is always committed.
+//      notification (a final answer that is one write is one atomic store call instead). Only
+//      then is the answer sent, so a status-0 answer is always committed.
 //   (Step 0, the request's row, is operations/request-row.ts; step 1 and the answer a replay repeats
 //   are operations/reservation.ts. Both are re-exported here, so every operation imports the life
 //   of a payment from this one module.)
 import { createHash, randomBytes } from 'node:crypto';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import { cardTokenShown, statusForResult, type TransactionStatus } from '../domain/transaction-state.js';
-import { changeStatus } from '../transitions/transaction.js';
+import { changeStatus, statusChangeIsOneWrite } from '../transitions/transaction.js';
 import type { Config } from '../config.js';
 import type { Connector, ProcessorResult } from '../connectors/connector.js';
 import type { NewTransactionRow } from '../store/schema.js';
@@ -85,6 +86,25 @@ export async function finish(
     if (store_answer) patch.answer_json = JSON.stringify(answer);
     return answer;
   };
+  // A final answer whose status change is one write (no refund released, no cashier order moved,
+  // no due work) needs no transaction of its own: the change, its status row and its notification
+  // are one atomic store call, and the card, when kept, is vaulted just before it (a vaulted card
+  // with no approved sale beside it is harmless: the same card is kept either way). On PostgreSQL
+  // that saves the BEGIN and the COMMIT, two of a sale's round trips (issue 29, item 2).
+  const final = result.kind === 'approved' || result.kind === 'rejected' || result.kind === 'error' ? result : null;
+  if (final && oneWriteFinal(row, final)) {
+    const base: TransactionPatch = {
+      psp_transaction_id: final.psp_transaction_id,
+      error_code: final.error_code,
+      error_details: final.error_details,
+    };
+    if (options.vault && final.kind === 'approved') base.card_token = await options.vault(deps.store);
+    return finalChange(deps.store, row, final, base, answering, now_ms, () =>
+      deps.store.transaction((tx) =>
+        answerOfCurrent(tx, row.trace_id, statusForResult(row.transaction_type, final.kind), base, store_answer),
+      ),
+    );
+  }
   return deps.store.transaction(async (tx) => {
     const base: TransactionPatch =
       result.kind === 'unknown'
@@ -153,30 +173,57 @@ export async function finish(
       await scheduleLookup(tx, row.trace_id, 'pending_async', now_ms + result.recheck_after_ms);
       return answer;
     }
-    const patch: TransactionPatch = { ...base };
-    if (result.kind === 'approved') {
-      patch.charge_amount_minor = result.charge_amount_minor;
-      patch.charge_currency = result.charge_currency;
-    }
-    const to = statusForResult(row.transaction_type, result.kind);
-    const answer = answering(to, patch);
-    const changed = await changeStatus(tx, row, { to, reason: 'processor answered', patch }, now_ms);
-    if (changed.kind !== 'changed') return answerOfCurrent(tx, row.trace_id, to, base, store_answer);
-    if (result.kind === 'approved' && result.chargeback_after_ms !== undefined) {
-      // The sandbox's simulated issuer disputes this payment later (CVV 259, decisions §16).
-      await tx.transactions.insertDueAction({
-        trace_id: row.trace_id,
-        kind: 'sandbox_chargeback',
-        due_at_ms: now_ms + result.chargeback_after_ms,
-        // An authorization's waits for its capture (workers/due-work.ts).
-        expected_status: to,
-        to_status: 'chargeback',
-        error_code: null,
-        error_details: null,
-      });
-    }
-    return answer;
+    return finalChange(tx, row, result, base, answering, now_ms, () =>
+      answerOfCurrent(tx, row.trace_id, statusForResult(row.transaction_type, result.kind), base, store_answer),
+    );
   });
+}
+
+type FinalResult = Extract<ProcessorResult, { kind: 'approved' | 'rejected' | 'error' }>;
+
+/** A final result whose status change writes only the row, its status row and its notification. */
+function oneWriteFinal(row: TransactionRow, result: FinalResult): boolean {
+  if (result.kind === 'approved' && result.chargeback_after_ms !== undefined) return false;
+  return statusChangeIsOneWrite(row, statusForResult(row.transaction_type, result.kind));
+}
+
+/**
+ * approved, rejected, error: the status changes through the state machine, on `uow` (finish's
+ * transaction, or the store itself when the change is one write: oneWriteFinal). `current` gives
+ * the answer when someone else changed the row first.
+ */
+async function finalChange(
+  uow: UnitOfWork,
+  row: TransactionRow,
+  result: FinalResult,
+  base: TransactionPatch,
+  answering: (status: TransactionStatus, patch: TransactionPatch) => TransactionAnswer,
+  now_ms: number,
+  current: () => Promise<TransactionAnswer>,
+): Promise<TransactionAnswer> {
+  const patch: TransactionPatch = { ...base };
+  if (result.kind === 'approved') {
+    patch.charge_amount_minor = result.charge_amount_minor;
+    patch.charge_currency = result.charge_currency;
+  }
+  const to = statusForResult(row.transaction_type, result.kind);
+  const answer = answering(to, patch);
+  const changed = await changeStatus(uow, row, { to, reason: 'processor answered', patch }, now_ms);
+  if (changed.kind !== 'changed') return current();
+  if (result.kind === 'approved' && result.chargeback_after_ms !== undefined) {
+    // The sandbox's simulated issuer disputes this payment later (CVV 259, decisions §16).
+    await uow.transactions.insertDueAction({
+      trace_id: row.trace_id,
+      kind: 'sandbox_chargeback',
+      due_at_ms: now_ms + result.chargeback_after_ms,
+      // An authorization's waits for its capture (workers/due-work.ts).
+      expected_status: to,
+      to_status: 'chargeback',
+      error_code: null,
+      error_details: null,
+    });
+  }
+  return answer;
 }
 
 /** The first lookup after an outcome the gateway did not get (PAYGATE_PROCESSOR_LOOKUP_SECONDS). */

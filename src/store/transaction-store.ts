@@ -53,9 +53,10 @@ export interface TransactionStore {
   /**
    * updateTransactionIfStatus to `patch.status` and, only if it changed the row, the status_changes
    * row from `from_status` with `reason` at `at_ms` and the `notification` (if any) of the change:
-   * one statement on PostgreSQL (a data-modifying CTE), two or three on SQLite. Meant for a
-   * transaction (the state machine's); false when the status was no longer `from_status`, and
-   * then nothing is written.
+   * one statement on PostgreSQL (a data-modifying CTE), two or three on SQLite. Atomic on its
+   * own: in the caller's transaction (the state machine's), or outside one in a transaction of
+   * its own on SQLite; false when the status was no longer `from_status`, and then nothing is
+   * written.
    */
   changeStatus(
     trace_id: number,

@@ -66,6 +66,16 @@ export async function changeStatus(
   return { kind: 'changed', row: updated };
 }
 
+/**
+ * Whether changeStatus writes nothing but the row, its status_changes row and its notification
+ * (one atomic store call, so it may run outside a database transaction): not when a failed refund
+ * gives its amount back to the sale, nor when a cashier order follows the transaction.
+ */
+export function statusChangeIsOneWrite(row: TransactionRow, to: TransactionStatus): boolean {
+  if (row.transaction_type === 'refund' && row.reference_id !== null && REFUND_RELEASING.has(to)) return false;
+  return !row.cashier_session_id;
+}
+
 /** The row as its notification describes it: with another amount when the change names one. */
 function notified(row: TransactionRow, amount_minor: number | undefined): TransactionRow {
   if (amount_minor === undefined || amount_minor === row.amount_minor) return row;

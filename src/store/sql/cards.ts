@@ -3,6 +3,7 @@
 import type { CardVaultRow } from '../schema.js';
 import type { CardStore } from '../card-store.js';
 import type { SqlContext } from './context.js';
+import { sqliteOwnTransaction } from './dialect.js';
 
 const CARD_KEY = ['merchant_id', 'pin', 'pan_fingerprint', 'card_exp'] as const;
 
@@ -10,6 +11,10 @@ export class SqlCardStore implements CardStore {
   constructor(private readonly ctx: SqlContext) {}
 
   async insertIfAbsent(row: CardVaultRow): Promise<void> {
+    // Outside a transaction on SQLite, in one of its own: committed with the others of its group
+    // (one fsync for all) rather than as an autocommit statement syncing the disk alone.
+    const own_transaction = sqliteOwnTransaction(this.ctx);
+    if (own_transaction) return own_transaction((tx) => tx.cards.insertIfAbsent(row));
     await this.ctx.changed(this.ctx.text.insert('card_vault', row, { conflict_columns: CARD_KEY }));
   }
 

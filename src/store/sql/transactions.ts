@@ -257,6 +257,10 @@ export class SqlTransactionStore implements TransactionStore {
     at_ms: number,
     notification: Insertable<NotificationTable> | null = null,
   ): Promise<boolean> {
+    // Atomic on its own (transaction-store.ts): outside a transaction, SQLite's statements run in one of their own.
+    const own_transaction = sqliteOwnTransaction(this.ctx);
+    if (own_transaction)
+      return own_transaction((tx) => tx.transactions.changeStatus(trace_id, from_status, patch, reason, at_ms, notification));
     const update = this.ctx.text.update('transactions', patch, { trace_id, status: from_status });
     if (hasDataModifyingCtes(this.ctx.dialect)) {
       // One round trip: the status row, and the notification if any, are written only for the
