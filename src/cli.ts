@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `paygate` commands: start, merchant create / list, user create / list, gateway create / list /
 // show / disable / enable / rename / settings (decisions.md §13; the operator API does the same,
-// docs/connectors.md), route, bins, sign, check-endpoint and the sandbox's trigger
-// (docs/triggers.md). An unknown command is named, with the commands it could have been.
+// docs/connectors.md), route, bins, sign, check-endpoint, the sandbox's trigger
+// (docs/triggers.md) and master-key rotate / status / retire (docs/production.md). An unknown command is named, with the commands it could have been.
 // With PAYGATE_WORKERS > 1, start runs a node:cluster primary (cluster.ts) and this same file in
 // each worker process, where start runs one gateway.
 // The commands themselves are in src/cli/ (gateway.ts, merchant.ts, user.ts, routing.ts, sign.ts,
@@ -14,6 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './main.js';
 import { checkEndpointCommand } from './cli/check-endpoint.js';
 import { gatewayCommand } from './cli/gateway.js';
+import { masterKeyCommand } from './cli/master-key.js';
 import { createMerchant, listMerchants } from './cli/merchant.js';
 import { loadBins, routeCommand } from './cli/routing.js';
 import { signCommand } from './cli/sign.js';
@@ -78,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'sign') return signCommand(argv.slice(1));
   if (command === 'trigger') return triggerCommand(config, argv.slice(1));
   if (command === 'check-endpoint') return checkEndpointCommand(config, argv.slice(1));
+  if (command === 'master-key') return masterKeyCommand(config, sub, rest);
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

@@ -7,11 +7,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { type Config, storeName } from './config.js';
-import { Sealer } from './crypto/sealer.js';
 import { AdjustableClock } from './domain/clock.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
 import { firstScreenLines } from './first-screen.js';
-import { adminTokenInEffect, DEMO_MERCHANT_ID, ensureDemoMerchant, masterKeyFor, openConfiguredStore } from './main.js';
+import { adminTokenInEffect, DEMO_MERCHANT_ID, ensureDemoMerchant, openConfiguredStore, sealerFor } from './main.js';
 
 /** A worker that ran this long before dying resets the restart back-off. */
 const STABLE_AFTER_MS = 30_000;
@@ -35,7 +34,7 @@ export async function startClusterPrimary(config: Config, logger: Logger): Promi
     await store.migrate();
     const clock = new AdjustableClock();
     if (config.environment === 'sandbox') clock.set_offset_ms(await store.sandboxClock.getOffset());
-    const sealer = new Sealer(masterKeyFor(config));
+    const sealer = await sealerFor(config, store);
     const demo = await ensureDemoMerchant(config, store, new MerchantDirectory(store, sealer), clock.now_ms());
     const admin = await adminTokenInEffect(config, store, sealer, clock.now_ms());
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -19,6 +19,17 @@ export interface Config {
   /** 32 bytes; null means "use or create the key file" (master_key_file; embedded store only). */
   readonly master_key: Buffer | null;
   /**
+   * During a master-key rotation (docs/production.md), the key being replaced:
+   * PAYGATE_MASTER_KEY_PREVIOUS, which opens values sealed under it and never seals. With a key
+   * file, the previous key is the file `<master_key_file>.previous` instead.
+   */
+  readonly master_key_previous: Buffer | null;
+  /**
+   * How often a running gateway reads which master key the store seals under (the rotation's
+   * switch, operations/master-key.ts): PAYGATE_KEY_REFRESH_MS, 5 s.
+   */
+  readonly key_refresh_ms: number;
+  /**
    * Where the embedded store's key file is read (or created): PAYGATE_MASTER_KEY_FILE, by default
    * master.key in data_dir, beside the database. A copy of the data folder then holds the data and
    * the key that opens it, so live mode warns at start (docs/security.md).
@@ -183,12 +194,12 @@ function onOffVar(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be on or off, got "${raw}"`);
 }
 
-function parseMasterKey(raw: string | undefined): Buffer | null {
+function parseMasterKey(raw: string | undefined, name = 'PAYGATE_MASTER_KEY'): Buffer | null {
   if (raw === undefined || raw === '') return null;
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
   const b64 = Buffer.from(raw, 'base64');
   if (b64.length === 32 && /^[A-Za-z0-9+/]+=*$/.test(raw)) return b64;
-  throw new ConfigError('PAYGATE_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
+  throw new ConfigError(`${name} must be 32 bytes as 64 hex characters or base64`);
 }
 
 /** A comma-separated list of 1 to 100 values of 1..86400 seconds. */
@@ -220,6 +231,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (database_url !== null && master_key === null) {
     // Several instances share one PostgreSQL, so they must share one key: a per-machine key file would split them.
     throw new ConfigError('PAYGATE_MASTER_KEY is required with DATABASE_URL (64 hex characters, shared by every instance)');
+  }
+  const master_key_previous = parseMasterKey(env.PAYGATE_MASTER_KEY_PREVIOUS, 'PAYGATE_MASTER_KEY_PREVIOUS');
+  if (master_key_previous !== null && master_key === null) {
+    // The previous key only opens: without a current key nothing would seal.
+    throw new ConfigError('PAYGATE_MASTER_KEY_PREVIOUS needs PAYGATE_MASTER_KEY (the new key) beside it');
   }
   const workers = intVar(env, 'PAYGATE_WORKERS', 1, 1, 64);
   if (workers > 1 && database_url === null) {
@@ -274,6 +290,9 @@ export function loadConfig(env: Env = process.env): Config {
     database_url,
     data_dir: path.resolve(env.PAYGATE_DATA_DIR && env.PAYGATE_DATA_DIR !== '' ? env.PAYGATE_DATA_DIR : './data'),
     master_key,
+    master_key_previous:
+      master_key_previous !== null && master_key !== null && master_key_previous.equals(master_key) ? null : master_key_previous,
+    key_refresh_ms: intVar(env, 'PAYGATE_KEY_REFRESH_MS', 5_000, 100, 60_000),
     master_key_file: path.resolve(
       env.PAYGATE_MASTER_KEY_FILE && env.PAYGATE_MASTER_KEY_FILE !== ''
         ? env.PAYGATE_MASTER_KEY_FILE

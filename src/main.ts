@@ -4,7 +4,9 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, connectorOptions, storeName } from './config.js';
-import { loadOrCreateKeyFile, Sealer } from './crypto/sealer.js';
+import { previousKeyPath } from './crypto/key-files.js';
+import { loadOrCreateKeyFile, readKeyFile, type Sealer } from './crypto/sealer.js';
+import { loadSealer, type MasterKeys } from './operations/master-key.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
@@ -40,6 +42,7 @@ import { lockDataFolder } from './store/instance-lock.js';
 import type { Store } from './store/store.js';
 import { startDueWork, type Worker } from './workers/due-work.js';
 import { startSubscriptionBilling } from './workers/subscription-billing.js';
+import { startKeyRefresh } from './workers/key-refresh.js';
 import { subscriptionRoutes } from './http/routes/subscriptions.js';
 import { cashierPageRoutes } from './http/routes/cashier-pages.js';
 import { cashierSessionRoutes } from './http/routes/cashier-sessions.js';
@@ -133,9 +136,20 @@ export async function adminTokenInEffect(
   return { token: own.token, source: own.created ? 'created' : 'stored' };
 }
 
-export function masterKeyFor(config: Config): Buffer {
-  if (config.master_key) return config.master_key;
-  return loadOrCreateKeyFile(config.data_dir, config.master_key_file);
+/**
+ * The master keys this process was given: PAYGATE_MASTER_KEY (with PAYGATE_MASTER_KEY_PREVIOUS
+ * during a rotation), or the key file, created on first use (with `<file>.previous` beside it
+ * during a rotation: crypto/key-files.ts).
+ */
+export function masterKeysFor(config: Config): MasterKeys {
+  if (config.master_key) return { current: config.master_key, previous: config.master_key_previous };
+  const current = loadOrCreateKeyFile(config.data_dir, config.master_key_file);
+  return { current, previous: readKeyFile(previousKeyPath(config.master_key_file)) };
+}
+
+/** The Sealer of a process on `store` (migrated): its keys, and the store's sealing key and fingerprint key. */
+export function sealerFor(config: Config, store: Store): Promise<Sealer> {
+  return loadSealer({ store }, masterKeysFor(config), Date.now());
 }
 
 /** Live mode with the embedded store's key file in the data folder: whoever copies the folder has the key too. */
@@ -157,7 +171,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: config.log_file });
   // The embedded store serves one gateway process: a second one on the same folder stops here.
   const instance_lock = config.database_url === null ? lockDataFolder(config.data_dir) : null;
-  const sealer = new Sealer(masterKeyFor(config));
+  const keys = masterKeysFor(config);
   if (config.environment === 'live' && keyBesideDatabase(config)) {
     logger.warn(
       { key_file: config.master_key_file },
@@ -166,6 +180,12 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   }
   const store = openConfiguredStore(config, logger);
   await store.migrate();
+  // Refused here, before serving, when the keys given do not fit the store (operations/master-key.ts).
+  const sealer = await loadSealer({ store }, keys, Date.now()).catch(async (error: unknown) => {
+    await store.close();
+    instance_lock?.release();
+    throw error;
+  });
   const clock = new AdjustableClock();
   if (config.environment === 'sandbox') clock.set_offset_ms(await store.sandboxClock.getOffset());
 
@@ -305,6 +325,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       concurrency: config.schedules.billing_concurrency,
       sync_clock,
     }),
+    // A rotation's switch of the sealing key reaches this instance within one period.
+    startKeyRefresh({ store, sealer, logger, every_ms: config.key_refresh_ms }),
   ];
   logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
   // The first screen: once per start, by the process that starts (a cluster's primary prints its own).

@@ -5,10 +5,9 @@
 // usage error, 3 for an unknown merchant or a URL the gateway would not call.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { Sealer } from '../crypto/sealer.js';
 import { wallClock } from '../domain/clock.js';
 import { createLogger } from '../logging.js';
-import { masterKeyFor } from '../main.js';
+import { sealerFor } from '../main.js';
 import { openCliStore } from './store-session.js';
 import { checkEndpoint, type EndpointReport, SLOW_RESEND_MAX_MS } from '../operations/endpoint-check.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';
@@ -54,7 +53,7 @@ export async function checkEndpointCommand(config: Config, argv: string[]): Prom
   }
   const { store } = await openCliStore(config);
   try {
-    const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
+    const merchants = new MerchantDirectory(store, await sealerFor(config, store));
     // The report is the output; the operation's own log line goes nowhere a script reads.
     const logger = createLogger({ level: 'warn', destination: config.log_file });
     const outcome = await checkEndpoint({ merchants, config, clock: wallClock, logger }, merchant_id, url, {

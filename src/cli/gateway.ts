@@ -5,7 +5,6 @@
 // stays the dispatch.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { Sealer } from '../crypto/sealer.js';
 import { CONNECTOR_DEFINITIONS } from '../connectors/registry.js';
 import {
   type ConnectorCatalog,
@@ -20,7 +19,7 @@ import {
   setGatewayEnabled,
   showGateway,
 } from '../operations/gateways.js';
-import { masterKeyFor } from '../main.js';
+import { sealerFor } from '../main.js';
 import { printList } from './output.js';
 import { openCliStore } from './store-session.js';
 import { unknownCommand } from './usage.js';
@@ -127,7 +126,7 @@ export async function gatewayCommand(config: Config, sub: string | undefined, ar
   try {
     const deps: GatewayAdminDeps = {
       store,
-      sealer: new Sealer(masterKeyFor(config)),
+      sealer: await sealerFor(config, store),
       connectors: catalogFor(config),
       environment: config.environment,
       allow_private_urls: config.limits.allow_private_urls,

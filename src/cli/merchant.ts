@@ -3,12 +3,11 @@
 // page at a time. Apart from the entry (src/cli.ts) so that file stays the dispatch.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { Sealer } from '../crypto/sealer.js';
 import { starterGateway } from '../connectors/registry.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';
 import { checkFrameOrigins } from '../domain/frame-origins.js';
 import { characterLength, hasContent, textProblem } from '../domain/text.js';
-import { masterKeyFor } from '../main.js';
+import { sealerFor } from '../main.js';
 import { printList, utc } from './output.js';
 import { openCliStore } from './store-session.js';
 
@@ -45,7 +44,7 @@ export async function createMerchant(config: Config, argv: string[]): Promise<nu
   }
   const { store } = await openCliStore(config);
   try {
-    const merchants = new MerchantDirectory(store, new Sealer(masterKeyFor(config)));
+    const merchants = new MerchantDirectory(store, await sealerFor(config, store));
     const outcome = await merchants.create(
       {
         merchant_id: values['merchant-id'],

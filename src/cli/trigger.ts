@@ -11,10 +11,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { endLabel, findTrigger, SANDBOX_TRIGGERS } from '../domain/sandbox-triggers.js';
-import { Sealer } from '../crypto/sealer.js';
 import { readSandboxAdminToken } from '../operations/sandbox-admin-token.js';
 import { TRIGGER_WAIT_MAX_MS, type TriggerReport } from '../operations/sandbox-trigger-run.js';
-import { masterKeyFor, openConfiguredStore } from '../main.js';
+import { openConfiguredStore, sealerFor } from '../main.js';
 import { announceStore } from './store-session.js';
 
 const USAGE_LINE = 'usage: paygate trigger NAME --merchant-id ID [--notification-url URL] [--url GATEWAY_URL] [--json] | --list';
@@ -131,7 +130,7 @@ async function storedToken(config: Config): Promise<string | null> {
   announceStore(config);
   const store = openConfiguredStore(config);
   try {
-    return await readSandboxAdminToken({ store, sealer: new Sealer(masterKeyFor(config)) });
+    return await readSandboxAdminToken({ store, sealer: await sealerFor(config, store) });
   } catch {
     // A database a gateway of this release never started on has no such table yet.
     return null;

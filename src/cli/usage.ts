@@ -76,6 +76,19 @@ export const USAGE = `Usage:
                                         order, forged or unsigned bodies, unknown fields) and
                                         print a graded report with fixes (docs/notifications.md).
                                         Exit 0: no check failed; 1: one did.
+  paygate master-key rotate [--batch-size N] [--pause-ms MS] [--json]
+                                        re-seal every secret, credential and vaulted card under
+                                        the current master key (PAYGATE_MASTER_KEY, the old one
+                                        as PAYGATE_MASTER_KEY_PREVIOUS; with the embedded store's
+                                        key file it makes the new key itself and keeps the old
+                                        one as master.key.previous). In batches, resumable: run
+                                        it again after a crash. Exit 0: no value left under the
+                                        old key; 3: some remain (run it again); 75: the embedded
+                                        store's gateway runs (stop it first). Prints key ids only
+  paygate master-key status [--json]    which key seals, values under each key, the progress
+  paygate master-key retire [--json]    checks no value is left under the old key, then deletes
+                                        master.key.previous (key file) or says to remove
+                                        PAYGATE_MASTER_KEY_PREVIOUS (docs/production.md)
 `;
 
 /** Every command, first word and the words after it, for the answer to an unknown one. */
@@ -90,6 +103,7 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   sign: [],
   trigger: [],
   'check-endpoint': [],
+  'master-key': ['rotate', 'status', 'retire'],
 };
 
 /** Edits between two short words (Levenshtein), to suggest the command meant. */

@@ -9,7 +9,8 @@ export function panFingerprint(sealer: Sealer, pan: string): string {
   return sealer.fingerprint(pan, 'pan');
 }
 
-function panPurpose(merchant_id: string): string {
+/** A vaulted PAN opens only as its own merchant's (the master-key rotation re-seals it with the same purpose). */
+export function panPurpose(merchant_id: string): string {
   return `pan:${merchant_id}`;
 }
 

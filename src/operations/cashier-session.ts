@@ -188,7 +188,9 @@ export type OpenSessionOutcome =
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal }
   | { readonly kind: 'unknown_method'; readonly allowed: readonly string[] };
 
-const CUSTOMER_PURPOSE = 'cashier-customer';
+/** What a cashier session's and a registered customer's sealed data are bound to (also for the master-key rotation). */
+export const CASHIER_CUSTOMER_PURPOSE = 'cashier-customer';
+const CUSTOMER_PURPOSE = CASHIER_CUSTOMER_PURPOSE;
 
 export function sealCustomer(deps: Pick<OperationDeps, 'sealer'>, data: CustomerData): string {
   return deps.sealer.seal(JSON.stringify(data), CUSTOMER_PURPOSE);

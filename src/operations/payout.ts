@@ -69,7 +69,9 @@ export async function payoutGateway(
   return { kind: 'routed', gateway: { ...routing.gateway, hold_payouts: stored.hold_payouts === 1 }, connector: routing.connector };
 }
 
-const CUSTOMER_PURPOSE = 'payout-customer';
+/** What a payout's sealed payee is bound to (the master-key rotation re-seals it with the same purpose). */
+export const PAYOUT_CUSTOMER_PURPOSE = 'payout-customer';
+const CUSTOMER_PURPOSE = PAYOUT_CUSTOMER_PURPOSE;
 
 /** The payee of a payout, sealed in its row: a held payout released later still names them to the processor. */
 export function sealPayoutCustomer(deps: Pick<OperationDeps, 'sealer'>, customer: Customer): string {

@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import type { Sealer } from '../crypto/sealer.js';
 import type { Store } from '../store/store.js';
 
-const TOKEN_PURPOSE = 'sandbox-admin-token';
+/** What the sealed token is bound to (also for the master-key rotation). */
+export const SANDBOX_TOKEN_PURPOSE = 'sandbox-admin-token';
+const TOKEN_PURPOSE = SANDBOX_TOKEN_PURPOSE;
 
 /** 32 random bytes, base64url (43 characters): well above PAYGATE_ADMIN_TOKEN's 16-character floor. */
 function newAdminToken(): string {

@@ -84,6 +84,25 @@ export interface SandboxAdminTokenTable {
   created_at_ms: number;
 }
 
+/** Which master key seals, and the fingerprint key sealed under it (migration 0023): one row, id 1. */
+export interface MasterKeyStateTable {
+  id: number;
+  fingerprint_key_sealed: string;
+  sealing_key_id: string;
+  updated_at_ms: number;
+}
+
+/** A master-key rotation's progress through one table of sealed values (migration 0023). */
+export interface MasterKeyRotationTable {
+  table_name: string;
+  target_key_id: string;
+  /** The last primary key done, as a JSON array; null before the first batch. */
+  after_key: string | null;
+  resealed: number;
+  done: number;
+  updated_at_ms: number;
+}
+
 /** The instance that last started on this database (migration 0021): one row, id 1, written at each start. */
 export interface InstanceRecordTable {
   id: number;
@@ -170,6 +189,8 @@ export interface Database {
   card_vault: CardVaultTable;
   sandbox_clock: SandboxClockTable;
   sandbox_admin_token: SandboxAdminTokenTable;
+  master_key_state: MasterKeyStateTable;
+  master_key_rotation: MasterKeyRotationTable;
   instance_record: InstanceRecordTable;
   subscription_plans: SubscriptionPlanTable;
   subscription_prices: SubscriptionPriceTable;

@@ -27,6 +27,7 @@ import { SqlSandboxClockStore } from './sql/sandbox-clock.js';
 import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
 import { SqlRequestLogStore } from './sql/request-log.js';
+import { SqlMasterKeyStore } from './sql/master-keys.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -60,6 +61,7 @@ class SqlUnitOfWork implements UnitOfWork {
   readonly authorizations: SqlAuthorizationStore;
   readonly disputes: SqlDisputeStore;
   readonly requestLog: SqlRequestLogStore;
+  readonly masterKeys: SqlMasterKeyStore;
 
   constructor(ctx: SqlContext) {
     this.merchants = new SqlMerchantStore(ctx);
@@ -75,6 +77,7 @@ class SqlUnitOfWork implements UnitOfWork {
     this.authorizations = new SqlAuthorizationStore(ctx);
     this.disputes = new SqlDisputeStore(ctx);
     this.requestLog = new SqlRequestLogStore(ctx);
+    this.masterKeys = new SqlMasterKeyStore(ctx);
   }
 }
 
@@ -110,6 +113,7 @@ export class SqlStore implements Store {
   readonly authorizations: UnitOfWork['authorizations'];
   readonly disputes: UnitOfWork['disputes'];
   readonly requestLog: UnitOfWork['requestLog'];
+  readonly masterKeys: UnitOfWork['masterKeys'];
   private readonly signal = new NotificationSignal();
   /** The hot statements' SQL text (sql-text.ts), shared by the store and its transactions. */
   private readonly text: SqlText;
@@ -151,6 +155,7 @@ export class SqlStore implements Store {
     this.authorizations = uow.authorizations;
     this.disputes = uow.disputes;
     this.requestLog = uow.requestLog;
+    this.masterKeys = uow.masterKeys;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

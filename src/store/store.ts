@@ -8,6 +8,7 @@ import type { DisputeStore } from './dispute-store.js';
 import type { InstanceStore } from './instance-store.js';
 import type { CardStore } from './card-store.js';
 import type { CashierStore } from './cashier-store.js';
+import type { MasterKeyStore } from './master-key-store.js';
 import type { MerchantStore } from './merchant-store.js';
 import type { NotificationStore } from './notification-store.js';
 import type { SandboxAdminStore } from './sandbox-admin-store.js';
@@ -24,6 +25,7 @@ export type { PageRequest, PlanPatch, PlanRecord, SubscriptionFilter, Subscripti
 export type { AuthorizationActionPatch, NewAuthorizationAction } from './authorization-store.js';
 export type { DisputeFilter, DisputePatch } from './dispute-store.js';
 export type { InstanceRecord } from './instance-store.js';
+export type { MasterKeyState, RotationProgress, RowKey, SealedCount, SealedRow, SealedTable } from './master-key-store.js';
 export type { NewRequestLogRow } from './request-log-store.js';
 export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
 
@@ -65,6 +67,8 @@ export interface UnitOfWork {
   readonly disputes: DisputeStore;
   /** The API requests and their masked answers, for the back office's Request log (issue 28). */
   readonly requestLog: RequestLogStore;
+  /** Which master key seals, the sealed columns read and re-sealed, a rotation's progress (migration 0023). */
+  readonly masterKeys: MasterKeyStore;
 }
 
 export interface Store extends UnitOfWork {

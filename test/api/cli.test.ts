@@ -78,7 +78,7 @@ describe('paygate CLI', () => {
         ['foo'],
         [
           'paygate: unknown command: foo',
-          '  commands: start, help, merchant, user, gateway, route, bins, sign, trigger, check-endpoint',
+          '  commands: start, help, merchant, user, gateway, route, bins, sign, trigger, check-endpoint, master-key',
           '  paygate help prints every command with its options',
         ],
       ],
@@ -92,6 +92,13 @@ describe('paygate CLI', () => {
       ],
       [['merchant', 'lst'], ['paygate: unknown command: merchant lst (did you mean merchant list?)']],
       [['route'], ['paygate: route needs a command']],
+      [
+        ['master-key', 'rotat'],
+        [
+          'paygate: unknown command: master-key rotat (did you mean master-key rotate?)',
+          '  commands: master-key rotate, master-key status, master-key retire',
+        ],
+      ],
     ];
     for (const [args, lines] of cases) {
       const result = paygate(args, { PAYGATE_DATA_DIR: data_dir });

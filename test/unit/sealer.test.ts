@@ -4,11 +4,21 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Sealer, loadOrCreateKeyFile } from '../../src/crypto/sealer.js';
+import { fingerprintKeyOf, keyIdOf, Sealer, loadOrCreateKeyFile, sealedKeyId, UnknownMasterKey } from '../../src/crypto/sealer.js';
 
 const KEY_A = Buffer.alloc(32, 0xa1);
 const KEY_B = Buffer.alloc(32, 0xb2);
 const PAN = '4111111111111111';
+
+/** iv | tag | body of a v2 sealed value. */
+function bodyOf(sealed: string): Buffer {
+  return Buffer.from(sealed.split(':')[2]!, 'base64');
+}
+
+/** A value as releases before key ids sealed it: `v1:` and the same iv | tag | body. */
+function asV1(sealed: string): string {
+  return `v1:${bodyOf(sealed).toString('base64')}`;
+}
 
 describe('Sealer', () => {
   const sealer = new Sealer(KEY_A);
@@ -18,9 +28,11 @@ describe('Sealer', () => {
     expect(() => new Sealer(Buffer.alloc(33))).toThrow(/32 bytes/);
   });
 
-  it('seal then open gives the text back', () => {
+  it('seal then open gives the text back; the sealed value names its key by id, never the key', () => {
     const sealed = sealer.seal(PAN, 'pan');
-    expect(sealed.startsWith('v1:')).toBe(true);
+    expect(sealed.startsWith(`v2:${keyIdOf(KEY_A)}:`)).toBe(true);
+    expect(keyIdOf(KEY_A)).toMatch(/^[0-9a-f]{16}$/);
+    expect(sealed).not.toContain(KEY_A.toString('hex').slice(0, 16));
     expect(sealed).not.toContain(PAN);
     expect(sealer.open(sealed, 'pan')).toBe(PAN);
   });
@@ -50,7 +62,12 @@ describe('Sealer', () => {
 
   it('a tampered ciphertext does not open, wherever the change is', () => {
     const sealed = sealer.seal(PAN, 'pan');
-    const raw = Buffer.from(sealed.slice(3), 'base64');
+    const raw = bodyOf(sealed);
+    for (let i = 0; i < raw.length; i += 1) {
+      const tampered = Buffer.from(raw);
+      tampered[i] = tampered[i]! ^ 0x80;
+      expect(() => sealer.open(`v2:${keyIdOf(KEY_A)}:${tampered.toString('base64')}`, 'pan'), `byte ${i}`).toThrow();
+    }
     for (let i = 0; i < raw.length; i += 1) {
       const tampered = Buffer.from(raw);
       tampered[i] = tampered[i]! ^ 0x80;
@@ -63,7 +80,7 @@ describe('Sealer', () => {
 
   it('refuses a sealed value whose authentication tag was cut short', () => {
     const sealer = new Sealer(Buffer.alloc(32, 7));
-    const raw = Buffer.from(sealer.seal('4111111111111111', 'pan').slice(3), 'base64');
+    const raw = bodyOf(sealer.seal('4111111111111111', 'pan'));
     // IV (12) + first 8 bytes of the tag, no body: GCM would accept an 8-byte tag if asked to.
     const short_tag = `v1:${raw.subarray(0, 20).toString('base64')}`;
     expect(() => sealer.open(short_tag, 'pan')).toThrow();
@@ -89,6 +106,54 @@ describe('Sealer', () => {
 
   it('fingerprint keeps purpose and value apart (no ambiguity at the boundary)', () => {
     expect(sealer.fingerprint('bc', 'a')).not.toBe(sealer.fingerprint('c', 'ab'));
+  });
+});
+
+describe('Sealer with two master keys (a rotation)', () => {
+  const old_only = new Sealer(KEY_A);
+  const both = new Sealer({ current: KEY_B, previous: KEY_A, fingerprint_key: fingerprintKeyOf(KEY_A) });
+
+  it('opens values of either key, v1 and v2, and seals under the sealing key it was told', () => {
+    const under_old = old_only.seal('s3cret', 'p');
+    expect(both.open(under_old, 'p')).toBe('s3cret');
+    expect(both.open(asV1(under_old), 'p')).toBe('s3cret');
+    // By default a Sealer seals under its current key.
+    expect(sealedKeyId(both.seal('x', 'p'))).toBe(keyIdOf(KEY_B));
+    const during_roll = new Sealer({ current: KEY_B, previous: KEY_A, sealing_key_id: keyIdOf(KEY_A) });
+    expect(sealedKeyId(during_roll.seal('x', 'p'))).toBe(keyIdOf(KEY_A));
+    during_roll.useSealingKey(keyIdOf(KEY_B));
+    expect(sealedKeyId(during_roll.seal('x', 'p'))).toBe(keyIdOf(KEY_B));
+  });
+
+  it('reseal moves a value to the sealing key, and leaves one already there', () => {
+    const under_old = old_only.seal('s3cret', 'p');
+    const moved = both.reseal(under_old, 'p')!;
+    expect(sealedKeyId(moved)).toBe(keyIdOf(KEY_B));
+    expect(new Sealer(KEY_B).open(moved, 'p')).toBe('s3cret');
+    expect(both.reseal(moved, 'p')).toBeNull();
+    expect(sealedKeyId(both.reseal(asV1(under_old), 'p')!)).toBe(keyIdOf(KEY_B));
+  });
+
+  it('a value under a key it was not given fails naming that key id, never opening as something else', () => {
+    const new_only = new Sealer(KEY_B);
+    const error = (() => {
+      try {
+        new_only.open(old_only.seal('s3cret', 'p'), 'p');
+        return null;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(UnknownMasterKey);
+    expect((error as Error).message).toContain(keyIdOf(KEY_A));
+    expect((error as Error).message).not.toContain(KEY_A.toString('hex'));
+    expect(() => new_only.open(asV1(old_only.seal('s3cret', 'p')), 'p')).toThrow(/none of the master keys/);
+    expect(() => new_only.useSealingKey(keyIdOf(KEY_A))).toThrow(UnknownMasterKey);
+  });
+
+  it('the fingerprint key it is given is used, so fingerprints match across keys', () => {
+    expect(both.fingerprint(PAN, 'pan')).toBe(old_only.fingerprint(PAN, 'pan'));
+    expect(new Sealer(KEY_B).fingerprint(PAN, 'pan')).not.toBe(old_only.fingerprint(PAN, 'pan'));
   });
 });
 

@@ -27,6 +27,7 @@ import { payoutMethodRules } from './0019_payout_method_rules.js';
 import { sandboxAdminToken } from './0020_sandbox_admin_token.js';
 import { gatewayLabels } from './0021_gateway_labels.js';
 import { requestLog } from './0022_request_log.js';
+import { masterKeyRotation } from './0023_master_key_rotation.js';
 import { randomTraceIds } from './0024_random_trace_ids.js';
 
 class InlineMigrations implements MigrationProvider {
@@ -55,6 +56,7 @@ class InlineMigrations implements MigrationProvider {
       '0020_sandbox_admin_token': sandboxAdminToken(),
       '0021_gateway_labels': gatewayLabels(),
       '0022_request_log': requestLog(this.dialect),
+      '0023_master_key_rotation': masterKeyRotation(),
       '0024_random_trace_ids': randomTraceIds(),
     };
   }
