@@ -67,32 +67,34 @@ class KeyTakenDuringPrepare extends Error {}
 const RESERVED_REASON = 'request accepted';
 
 export async function reserve(deps: OperationDeps, row: NewTransactionRow, options: ReserveOptions = {}): Promise<ReserveResult> {
+  const { prepare } = options;
+  if (!prepare) {
+    // Nothing to check first: the row and its first status change in one atomic store call, which
+    // answers the key's holder when the key was taken (one round trip on PostgreSQL, replay or not).
+    const reserved = await deps.store.transactions.reserveOrHolder(row, RESERVED_REASON);
+    if (reserved.kind === 'inserted') return { kind: 'reserved', row: reserved.row };
+    if (!reserved.holder) throw new Error('idempotency key taken but no row found');
+    return answerForExisting(deps, reserved.holder, row.request_fingerprint);
+  }
   const existing = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
   if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
-  const { prepare } = options;
-  const outcome = !prepare
-    ? // Nothing to check first: the row and its first status change in one atomic store call (one
-      // round trip on PostgreSQL).
-      await deps.store.transactions
-        .reserveWithChange(row, RESERVED_REASON)
-        .then((inserted) => (inserted ? ({ kind: 'inserted', row: inserted } as const) : ({ kind: 'taken', row: null } as const)))
-    : await deps.store
-        .transaction(async (tx) => {
-          const prepared = await prepare(tx);
-          if (prepared === null) return { kind: 'refused_by_guard' } as const;
-          const inserted = await tx.transactions.reserveWithChange({ ...row, ...prepared }, RESERVED_REASON);
-          // The key was taken by a twin that committed while we ran. Throwing rolls back what
-          // prepare wrote (a refund reservation); the caller then replays the twin's answer.
-          if (inserted === null) throw new KeyTakenDuringPrepare();
-          return { kind: 'inserted', row: inserted } as const;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken', row: null } as const;
-          throw error;
-        });
+  const outcome = await deps.store
+    .transaction(async (tx) => {
+      const prepared = await prepare(tx);
+      if (prepared === null) return { kind: 'refused_by_guard' } as const;
+      const inserted = await tx.transactions.reserveWithChange({ ...row, ...prepared }, RESERVED_REASON);
+      // The key was taken by a twin that committed while we ran. Throwing rolls back what
+      // prepare wrote (a refund reservation); the caller then replays the twin's answer.
+      if (inserted === null) throw new KeyTakenDuringPrepare();
+      return { kind: 'inserted', row: inserted } as const;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof KeyTakenDuringPrepare) return { kind: 'taken' } as const;
+      throw error;
+    });
   if (outcome.kind === 'refused_by_guard') return outcome;
   if (outcome.kind === 'taken') {
-    const holder = outcome.row ?? (await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id));
+    const holder = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
     if (!holder) throw new Error('idempotency key taken but no row found');
     return answerForExisting(deps, holder, row.request_fingerprint);
   }

@@ -20,6 +20,10 @@ export type { ActivityRow, TransactionPageKey, TransactionSearch };
 
 export type TransactionPatch = Partial<Omit<TransactionRow, 'trace_id' | 'merchant_id' | 'transaction_type' | 'order_id'>>;
 
+/** What reserveOrHolder did: the row inserted, or the key's holder (a replay, a duplicate or a request in flight). */
+export type ReserveOrHolder =
+  { readonly kind: 'inserted'; readonly row: TransactionRow } | { readonly kind: 'taken'; readonly holder: TransactionRow | null };
+
 export interface TransactionStore {
   /** Inserts unless the idempotency key exists; null means another row holds the key. */
   insertIfAbsent(row: NewTransactionRow): Promise<number | null>;
@@ -36,6 +40,13 @@ export interface TransactionStore {
    * CTE, one round trip instead of BEGIN, two INSERTs and COMMIT), on SQLite one transaction.
    */
   reserveWithChange(row: NewTransactionRow, reason: string): Promise<TransactionRow | null>;
+  /**
+   * reserveWithChange for a request with nothing to check first, answering the row that holds the
+   * idempotency key when it is taken (null if that row could not be read): on PostgreSQL the one
+   * statement answers either (no look-up before it: one round trip a sale saved), on SQLite the key
+   * is looked up first, so a replay writes nothing (a write waits for the writer and its fsync).
+   */
+  reserveOrHolder(row: NewTransactionRow, reason: string): Promise<ReserveOrHolder>;
   findByKey(merchant_id: string, transaction_type: TransactionType, order_id: string): Promise<TransactionRow | null>;
   get(trace_id: number): Promise<TransactionRow | null>;
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */

@@ -275,6 +275,33 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.transactions.findByKey(merchant_id, 'sale', other.order_id)).toBeNull();
     });
 
+    it('reserveOrHolder writes the row and its first change, and answers the holder of a taken key without writing', async () => {
+      const merchant_id = await newMerchant();
+      const row = transactionFixture(merchant_id, { request_fingerprint: 'first' });
+      const first = await store.transactions.reserveOrHolder(row, 'request accepted');
+      if (first.kind !== 'inserted') throw new Error(`expected an insert, got ${first.kind}`);
+      expect(first.row).toEqual(await store.transactions.get(first.row.trace_id));
+      expect(await store.transactions.listStatusChanges(first.row.trace_id)).toHaveLength(1);
+      const again = await store.transactions.reserveOrHolder({ ...row, request_fingerprint: 'second' }, 'request accepted');
+      expect(again).toEqual({ kind: 'taken', holder: first.row });
+      expect(await store.transactions.listStatusChanges(first.row.trace_id)).toHaveLength(1);
+      // The same order_id under another transaction type is another key.
+      const refund = await store.transactions.reserveOrHolder({ ...row, transaction_type: 'refund' }, 'request accepted');
+      expect(refund.kind).toBe('inserted');
+      // Twenty at once: one row inserted, every other call answered with that row.
+      const key = transactionFixture(merchant_id);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.transactions.reserveOrHolder({ ...key, request_fingerprint: `attempt-${i}` }, 'request accepted'),
+        ),
+      );
+      const inserted = results.filter((r) => r.kind === 'inserted');
+      expect(inserted).toHaveLength(1);
+      const winner = inserted[0]!.row;
+      for (const result of results) if (result.kind === 'taken') expect(result.holder?.trace_id).toBe(winner.trace_id);
+      expect(await store.transactions.listStatusChanges(winner.trace_id)).toHaveLength(1);
+    });
+
     it('20 concurrent reserveTransactionWithChange calls of one key give one row with one status change', async () => {
       const merchant_id = await newMerchant();
       const row = transactionFixture(merchant_id);

@@ -75,6 +75,22 @@ describe.each(storeKinds())('random trace_ids on %s', (kind) => {
     expect(queued).toEqual([]);
   });
 
+  it('reserveOrHolder draws again when the drawn trace_id is taken, and tells a taken id from a taken key', async () => {
+    const taken = (await reserve())!;
+    const fresh = freeId();
+    queued.push(taken.trace_id, fresh);
+    const order_id = uniqueId('holder');
+    const reserved = await store.transactions.reserveOrHolder(transactionFixture(merchant_id, { order_id }), 'request accepted');
+    expect(reserved).toMatchObject({ kind: 'inserted', row: { trace_id: fresh, order_id } });
+    expect(queued).toEqual([]);
+    // The key taken (its holder answered), even when the id drawn is the holder's own.
+    queued.push(fresh);
+    const replay = await store.transactions.reserveOrHolder(transactionFixture(merchant_id, { order_id }), 'request accepted');
+    expect(replay).toMatchObject({ kind: 'taken', holder: { trace_id: fresh, order_id } });
+    expect(await store.transactions.listStatusChanges(fresh)).toHaveLength(1);
+    queued.length = 0; // SQLite reads the key first and draws nothing
+  });
+
   it('draws again inside a transaction, which goes on (on PostgreSQL a failed statement would have ended it)', async () => {
     const taken = (await reserve())!.trace_id;
     const fresh = freeId();

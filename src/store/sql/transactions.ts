@@ -5,7 +5,14 @@
 import { CompiledQuery, type Insertable, sql } from 'kysely';
 import type { DueActionTable, NewTransactionRow, NotificationTable, StatusChangeTable, TransactionRow } from '../schema.js';
 import { TRANSACTION_COLUMN_DEFAULTS } from '../schema.js'; // a value, beside the types above
-import type { ActivityRow, TransactionPageKey, TransactionPatch, TransactionSearch, TransactionStore } from '../transaction-store.js';
+import type {
+  ActivityRow,
+  ReserveOrHolder,
+  TransactionPageKey,
+  TransactionPatch,
+  TransactionSearch,
+  TransactionStore,
+} from '../transaction-store.js';
 import type { TransactionStatus, TransactionType } from '../../domain/transaction-state.js';
 import type { Executor, SqlContext } from './context.js';
 import {
@@ -168,22 +175,8 @@ export class SqlTransactionStore implements TransactionStore {
     const own_transaction = sqliteOwnTransaction(this.ctx);
     if (own_transaction) return own_transaction((tx) => tx.transactions.reserveWithChange(row, reason));
     if (hasDataModifyingCtes(this.ctx.dialect)) {
-      // One statement per draw, atomic by itself; PostgreSQL runs the status_changes INSERT for the
-      // row the first INSERT returns, and for none when the key or the drawn id was taken; the
-      // statement answers the row inserted or the key's holder (dialect.ts insertedOrKeyHolder).
-      return withFreshTraceId(this.ctx.trace_ids, async (trace_id) => {
-        const insert = this.ctx.text.insert('transactions', { ...row, trace_id }, { conflict_columns: 'any', returning: '*' });
-        const n = insert.parameters.length;
-        const [found] = await this.ctx.rows<TransactionRow>(
-          CompiledQuery.raw(
-            `with inserted as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
-              `select trace_id, '', status, $${n + 1}::text, created_at_ms from inserted) ${insertedOrKeyHolder('transactions', TRANSACTION_KEY, 'trace_id', n + 2)}`,
-            [...insert.parameters, reason, ...TRANSACTION_KEY.map((column) => row[column]), trace_id],
-          ),
-        );
-        if (found === undefined) return ID_TAKEN;
-        return Number(found.trace_id) === trace_id ? found : null;
-      });
+      const outcome = await this.reserveInOneStatement(row, reason);
+      return outcome?.kind === 'inserted' ? outcome.row : null;
     }
     const reserved = await this.reserve(row);
     if (reserved) {
@@ -196,6 +189,38 @@ export class SqlTransactionStore implements TransactionStore {
       });
     }
     return reserved;
+  }
+
+  async reserveOrHolder(row: NewTransactionRow, reason: string): Promise<ReserveOrHolder> {
+    if (hasDataModifyingCtes(this.ctx.dialect)) {
+      return (await this.reserveInOneStatement(row, reason)) ?? { kind: 'taken', holder: null };
+    }
+    const holder = await this.findByKey(row.merchant_id, row.transaction_type, row.order_id);
+    if (holder) return { kind: 'taken', holder };
+    const inserted = await this.reserveWithChange(row, reason);
+    if (inserted) return { kind: 'inserted', row: inserted };
+    return { kind: 'taken', holder: await this.findByKey(row.merchant_id, row.transaction_type, row.order_id) };
+  }
+
+  /**
+   * PostgreSQL: one statement per draw, atomic by itself; it runs the status_changes INSERT for
+   * the row the first INSERT returns, and for none when the key or the drawn id was taken, and
+   * answers the row inserted or the key's holder (dialect.ts insertedOrKeyHolder).
+   */
+  private async reserveInOneStatement(row: NewTransactionRow, reason: string): Promise<ReserveOrHolder | null> {
+    return withFreshTraceId(this.ctx.trace_ids, async (trace_id): Promise<ReserveOrHolder | typeof ID_TAKEN> => {
+      const insert = this.ctx.text.insert('transactions', { ...row, trace_id }, { conflict_columns: 'any', returning: '*' });
+      const n = insert.parameters.length;
+      const [found] = await this.ctx.rows<TransactionRow>(
+        CompiledQuery.raw(
+          `with inserted as (${insert.sql}), first_change as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
+            `select trace_id, '', status, $${n + 1}::text, created_at_ms from inserted) ${insertedOrKeyHolder('transactions', TRANSACTION_KEY, 'trace_id', n + 2)}`,
+          [...insert.parameters, reason, ...TRANSACTION_KEY.map((column) => row[column]), trace_id],
+        ),
+      );
+      if (found === undefined) return ID_TAKEN;
+      return Number(found.trace_id) === trace_id ? { kind: 'inserted', row: found } : { kind: 'taken', holder: found };
+    });
   }
 
   async findByKey(merchant_id: string, transaction_type: string, order_id: string): Promise<TransactionRow | null> {
