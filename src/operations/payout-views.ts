@@ -10,9 +10,19 @@ type ReadDeps = Pick<OperationDeps, 'store'>;
 
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
-/** Payouts `requested` (a gateway that holds payouts), newest first, of one merchant or (null) all. */
-export function waitingPayouts(deps: ReadDeps, merchant_id: string | null, limit: number): Promise<TransactionRow[]> {
-  return deps.store.transactions.search({ merchant_id, transaction_type: 'payout', status: 'requested' }, null, limit);
+/** Payouts `requested` (a gateway that holds payouts), newest first, of one merchant or (null) all, with their gateways' labels. */
+export async function waitingPayouts(
+  deps: ReadDeps,
+  merchant_id: string | null,
+  limit: number,
+): Promise<{ readonly rows: TransactionRow[]; readonly gateway_labels: ReadonlyMap<string, string> }> {
+  const rows = await deps.store.transactions.search({ merchant_id, transaction_type: 'payout', status: 'requested' }, null, limit);
+  return { rows, gateway_labels: await deps.store.merchants.gatewayLabels([...new Set(rows.map((r) => r.gateway_id))]) };
+}
+
+/** The label of one gateway (a confirmation names the gateway a payment goes through); its id when it has none. */
+export async function gatewayLabel(deps: ReadDeps, gateway_id: string): Promise<string> {
+  return (await deps.store.merchants.gatewayLabels([gateway_id])).get(gateway_id) ?? gateway_id;
 }
 
 /** The payout a path names (its trace_id as typed), if this viewer may see it; else null. */
