@@ -20,11 +20,6 @@ export async function waitingPayouts(
   return { rows, gateway_labels: await deps.store.merchants.gatewayLabels([...new Set(rows.map((r) => r.gateway_id))]) };
 }
 
-/** The label of one gateway (a confirmation names the gateway a payment goes through); its id when it has none. */
-export async function gatewayLabel(deps: ReadDeps, gateway_id: string): Promise<string> {
-  return (await deps.store.merchants.gatewayLabels([gateway_id])).get(gateway_id) ?? gateway_id;
-}
-
 /** The payout a path names (its trace_id as typed), if this viewer may see it; else null. */
 export async function visiblePayout(deps: ReadDeps, viewer: Viewer, trace_id: string): Promise<TransactionRow | null> {
   const row = TRACE_ID.test(trace_id) ? await deps.store.transactions.get(Number(trace_id)) : null;

@@ -34,6 +34,11 @@ export async function searchTransactions(
   return { rows, gateway_labels: await deps.store.merchants.gatewayLabels(rows.map((r) => r.gateway_id)) };
 }
 
+/** The label of one gateway (a confirmation names the gateway a payment goes through); its id when it has none. */
+export async function gatewayLabel(deps: ReadDeps, gateway_id: string): Promise<string> {
+  return (await deps.store.merchants.gatewayLabels([gateway_id])).get(gateway_id) ?? gateway_id;
+}
+
 /** What the search's Gateway field lists at most. */
 const GATEWAY_CHOICES_MAX = 500;
 

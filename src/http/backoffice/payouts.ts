@@ -6,7 +6,8 @@
 import { merchantScope } from '../../domain/backoffice-access.js';
 import { characterLength, hasContent, textProblem } from '../../domain/text.js';
 import { decidePayout } from '../../operations/backoffice-actions.js';
-import { gatewayLabel, visiblePayout, waitingPayouts } from '../../operations/payout-views.js';
+import { visiblePayout, waitingPayouts } from '../../operations/payout-views.js';
+import { gatewayLabel } from '../../operations/transaction-views.js';
 import { CONFIRM_FIELD } from '../../pages/backoffice/authorizations.js';
 import { confirmationBody, payoutDecisionConfirmation } from '../../pages/backoffice/confirmations.js';
 import { REASON_MAX_CHARS, waitingPayoutsBody } from '../../pages/backoffice/payouts.js';

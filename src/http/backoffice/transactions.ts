@@ -14,6 +14,7 @@ import { exportTransactions, resendFromBackOffice } from '../../operations/backo
 import { refundInBackOffice } from '../../operations/backoffice-refund.js';
 import {
   gatewayChoices,
+  gatewayLabel,
   PROCESSOR_EVENTS_MAX,
   searchTransactions,
   type TransactionDetail,
@@ -153,7 +154,7 @@ export function transactionRoutes(): BackOfficeRoute[] {
             return context.page(
               'Confirm the refund',
               '/backoffice/transactions',
-              confirmRefundBody(partsOf(context), row, amount_minor, refund_key),
+              confirmRefundBody(partsOf(context), row, amount_minor, refund_key, await gatewayLabel(context.deps, row.gateway_id)),
             );
           // Anything else is refused by the refund itself, with its reason, nothing moved.
         }

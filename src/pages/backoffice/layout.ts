@@ -13,7 +13,7 @@ header .brand{font-weight:700;margin-right:auto}header form{margin:0}header span
 header button{background:#374151;color:#f9fafb;border:0;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;min-height:36px}
 nav{background:#1f2937;padding:.25rem .75rem;display:flex;flex-wrap:wrap;gap:.25rem}
 nav a{color:#e5e7eb;text-decoration:none;padding:.45rem .6rem;border-radius:6px}nav a[aria-current=page]{background:#374151;color:#fff}
-main{max-width:72rem;margin:0 auto;padding:1rem}
+main{max-width:72rem;margin:0 auto;padding:1rem;overflow-wrap:break-word}h1,h2{overflow-wrap:anywhere}
 h1{font-size:1.35rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border-radius:10px;box-shadow:0 1px 3px rgba(0,0,0,.1);padding:1rem;margin-bottom:1rem}
 .tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem;margin-bottom:1rem}
@@ -26,7 +26,7 @@ details.filters>form{margin-top:.5rem}
 @supports selector(details::details-content){@media (min-width:48.01rem){details.filters::details-content{content-visibility:visible;display:block}details.filters>summary{display:none}}}
 @media (max-width:48rem){
 table.rows,table.rows>tbody,table.rows>tbody>tr{display:block;width:100%}table.rows{background:none}
-table.rows>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+table.rows>thead{display:none}
 table.rows>tbody>tr{background:#fff;border-radius:10px;box-shadow:0 1px 3px rgba(0,0,0,.1);margin-bottom:.6rem;padding:.35rem 0}
 table.rows>tbody>tr>td{display:grid;grid-template-columns:minmax(6.5rem,38%) minmax(0,1fr);gap:.6rem;border:0;padding:.2rem .8rem;white-space:normal;overflow-wrap:anywhere;min-width:0}
 table.rows>tbody>tr>td::before{content:attr(data-label);color:#6b7280;font-weight:600}table.rows>tbody>tr>td:empty{display:none}
