@@ -15,6 +15,9 @@ export type { GatewayView } from './gateways.js';
 
 type ReadDeps = Pick<OperationDeps, 'store'>;
 
+/** The audit actions whose target is a gateway's id (create_gateway, disable_gateway, replace_gateway_settings…). */
+const GATEWAY_ACTION = /_gateway(?:_settings)?$/;
+
 /** Merchants by id after `after_merchant_id`, `limit` at most. */
 export function merchantSummaries(deps: ReadDeps, after_merchant_id: string, limit: number): Promise<MerchantSummary[]> {
   return deps.store.merchants.list(after_merchant_id, limit);
@@ -63,12 +66,51 @@ export async function gatewayWithEvents(
   return { gateway: shown.gateway, events };
 }
 
+/** What an operator confirms before disabling or enabling a merchant: its state and its gateways; null when no such merchant. */
+export interface MerchantToConfirm {
+  readonly merchant_id: string;
+  readonly disabled_at_ms: number | null;
+  readonly gateways: readonly { readonly label: string; readonly enabled: boolean }[];
+  readonly application_count: number;
+}
+
+export async function merchantToConfirm(deps: ReadDeps, merchant_id: string): Promise<MerchantToConfirm | null> {
+  const merchant = await deps.store.merchants.get(merchant_id);
+  if (merchant === null) return null;
+  return {
+    merchant_id: merchant.merchant_id,
+    disabled_at_ms: merchant.disabled_at_ms,
+    gateways: merchant.gateways.map((g) => ({ label: g.label, enabled: g.enabled === 1 })),
+    application_count: merchant.applications.length,
+  };
+}
+
+/** One gateway as its list shows it (what an operator confirms before disabling or enabling it); null when no such gateway. */
+export async function gatewayToConfirm(deps: OperationDeps, gateway_id: string): Promise<GatewayView | null> {
+  const shown = await showGateway(gatewayAdminDeps(deps), gateway_id);
+  return shown.kind === 'ok' ? shown.gateway : null;
+}
+
+/** One user (what an operator confirms before disabling or enabling them); null when no such user. */
+export function backOfficeUser(deps: ReadDeps, user_id: string): Promise<BackofficeUserRow | null> {
+  return deps.store.backoffice.getUser(user_id);
+}
+
 /** The back office's users, `limit` at most. */
 export function backOfficeUsers(deps: ReadDeps, limit: number): Promise<BackofficeUserRow[]> {
   return deps.store.backoffice.listUsers(null, limit);
 }
 
-/** The audit log, newest first, before the line `before_id` (null: from the newest). */
-export function auditLines(deps: ReadDeps, before_id: number | null, limit: number): Promise<AuditLogRow[]> {
-  return deps.store.backoffice.listAudit(null, before_id, limit);
+/**
+ * The audit log, newest first, before the line `before_id` (null: from the newest), with the
+ * labels of the gateways its lines act on (their target is the gateway's id), shown instead.
+ */
+export async function auditLines(
+  deps: ReadDeps,
+  before_id: number | null,
+  limit: number,
+): Promise<{ readonly rows: AuditLogRow[]; readonly gateway_labels: ReadonlyMap<string, string> }> {
+  const rows = await deps.store.backoffice.listAudit(null, before_id, limit);
+  const gateway_ids = rows.filter((r) => r.target !== null && GATEWAY_ACTION.test(r.action)).map((r) => r.target!);
+  return { rows, gateway_labels: await deps.store.merchants.gatewayLabels([...new Set(gateway_ids)]) };
 }

@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AuthorizationActionResult, Connector, PaymentState } from '../connectors/connector.js';
 import type { AuthorizationActionKind, AuthorizationActionOrigin, AuthorizationActionRow } from '../domain/authorization-record.js';
+import { money } from '../domain/backoffice-format.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { TransactionStatus, TransactionType } from '../domain/transaction-state.js';
 import type { UnitOfWork } from '../store/store.js';
@@ -252,7 +253,8 @@ export async function completeAction(
       row,
       {
         to: 'approved',
-        reason: `captured ${amount_minor} of ${row.amount_minor} ${who} (${source})`,
+        // In the currency's major units, as every page shows an amount (the status history is read there).
+        reason: `captured ${money(amount_minor, row.currency)} of ${money(row.amount_minor, row.currency)} ${who} (${source})`,
         patch: {
           amount_minor,
           charge_amount_minor,

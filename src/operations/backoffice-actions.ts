@@ -80,18 +80,23 @@ export interface TransactionExport {
 }
 
 /**
- * The search's transactions, newest first, handed to `each` batch by batch (the caller writes
- * them out), then the export's audit line with the rows written. Answers the rows written.
+ * The search's transactions, newest first, handed to `each` batch by batch with the labels of
+ * their gateways (the caller writes them out), then the export's audit line with the rows
+ * written. Answers the rows written.
  */
 export async function exportTransactions(
   deps: OperationDeps,
   actor: Actor,
   request: TransactionExport,
-  each: (rows: readonly TransactionRow[]) => void,
+  each: (rows: readonly TransactionRow[], gateway_labels: ReadonlyMap<string, string>) => void,
 ): Promise<number> {
   let rows_written = 0;
+  // Read once per gateway for the whole export: a batch asks only for the gateways not seen yet.
+  const labels = new Map<string, string>();
   for await (const rows of transactionBatches(deps, request.search, request.before, request.max_rows, request.batch_rows)) {
-    each(rows);
+    const unseen = [...new Set(rows.map((r) => r.gateway_id))].filter((id) => !labels.has(id));
+    if (unseen.length > 0) for (const [id, label] of await deps.store.merchants.gatewayLabels(unseen)) labels.set(id, label);
+    each(rows, labels);
     rows_written += rows.length;
   }
   await recordAudit(deps, actor.viewer, actor.address, {

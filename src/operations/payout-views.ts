@@ -11,9 +11,14 @@ type ReadDeps = Pick<OperationDeps, 'store'>;
 
 const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
-/** Payouts `requested` (a gateway that holds payouts), newest first, of one merchant or (null) all. */
-export function waitingPayouts(deps: ReadDeps, merchant_id: string | null, limit: number): Promise<TransactionRow[]> {
-  return deps.store.transactions.search({ merchant_id, transaction_type: 'payout', status: 'requested' }, null, limit);
+/** Payouts `requested` (a gateway that holds payouts), newest first, of one merchant or (null) all, with their gateways' labels. */
+export async function waitingPayouts(
+  deps: ReadDeps,
+  merchant_id: string | null,
+  limit: number,
+): Promise<{ readonly rows: TransactionRow[]; readonly gateway_labels: ReadonlyMap<string, string> }> {
+  const rows = await deps.store.transactions.search({ merchant_id, transaction_type: 'payout', status: 'requested' }, null, limit);
+  return { rows, gateway_labels: await deps.store.merchants.gatewayLabels([...new Set(rows.map((r) => r.gateway_id))]) };
 }
 
 /** The payout a path names (its trace_id as typed), if this viewer may see it; else null. */

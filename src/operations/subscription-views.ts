@@ -32,6 +32,15 @@ export async function visibleSubscription(
   return found === null || !maySee(viewer, found.merchant_id) ? null : found;
 }
 
+/** The card a subscription charges, as a confirmation names it (masked, with its brand and customer PIN); null when the vault has it no more. */
+export async function subscriptionCard(
+  deps: Pick<OperationDeps, 'store'>,
+  found: SubscriptionRow,
+): Promise<{ readonly card: string; readonly pin: string } | null> {
+  const card = await deps.store.cards.get(found.merchant_id, found.card_token);
+  return card === null ? null : { card: `${card.card_masked}${card.card_brand ? ` (${card.card_brand})` : ''}`, pin: card.pin };
+}
+
 export interface SubscriptionDetail {
   readonly subscription: SubscriptionRow;
   readonly changes: readonly Pick<SubscriptionChangeRow, 'from_status' | 'to_status' | 'event' | 'reason' | 'at_ms'>[];

@@ -34,6 +34,29 @@ export async function searchTransactions(
   return { rows, gateway_labels: await deps.store.merchants.gatewayLabels(rows.map((r) => r.gateway_id)) };
 }
 
+/** The label of one gateway (a confirmation names the gateway a payment goes through); its id when it has none. */
+export async function gatewayLabel(deps: ReadDeps, gateway_id: string): Promise<string> {
+  return (await deps.store.merchants.gatewayLabels([gateway_id])).get(gateway_id) ?? gateway_id;
+}
+
+/** What the search's Gateway field lists at most. */
+const GATEWAY_CHOICES_MAX = 500;
+
+/**
+ * The gateways the search's Gateway field offers, by label (a merchant's own, or every one for an
+ * operator: `merchant_id` null), so that a person picks a name, never types an id.
+ */
+export async function gatewayChoices(
+  deps: ReadDeps,
+  merchant_id: string | null,
+): Promise<readonly { readonly gateway_id: string; readonly label: string; readonly merchant_id: string }[]> {
+  const gateways = await deps.store.merchants.listGateways(merchant_id);
+  return gateways
+    .slice(0, GATEWAY_CHOICES_MAX)
+    .map((g) => ({ gateway_id: g.gateway_id, label: g.label, merchant_id: g.merchant_id }))
+    .sort((a, b) => a.label.localeCompare(b.label));
+}
+
 /** A search's rows in batches of `batch_rows`, newest first, `max_rows` at most in all (the CSV export). */
 export async function* transactionBatches(
   deps: ReadDeps,

@@ -382,7 +382,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
       const client = new BackOfficeClient(gw.url);
       await client.signIn(email);
       expect(pageText((await client.get(`/backoffice/subscriptions/${id}`)).text)).toContain(`Cancel subscription ${id}`);
-      const cancelled = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
+      const cancelled = await client.post(`/backoffice/subscriptions/${id}/cancel`, { confirm: 'yes' });
       expect([cancelled.status, cancelled.location]).toEqual([303, `/backoffice/subscriptions/${id}?notice=canceled`]);
       const page = pageText((await client.get(cancelled.location!)).text);
       expect(page).toContain('Subscription cancelled: nothing more will be charged.');
@@ -402,7 +402,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
         expect.objectContaining({ subscription_status: 'canceled' }),
       ]);
       // Sent twice (a double click): cancelled once, the second told so.
-      const again = await client.post(`/backoffice/subscriptions/${id}/cancel`, {});
+      const again = await client.post(`/backoffice/subscriptions/${id}/cancel`, { confirm: 'yes' });
       expect(again.location).toBe(`/backoffice/subscriptions/${id}?notice=already`);
       expect((await store.subscriptions.listChanges(id)).filter((c) => c.event === 'subscription.canceled')).toHaveLength(1);
     }
@@ -491,6 +491,11 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split('\r\n');
     expect(lines[0]).toMatch(/^trace_id,created_at,merchant_id,/);
+    // The gateway by its label, as the pages name it; its id last, for a script that matches on it.
+    expect(lines[0]).toMatch(/,gateway,.*,gateway_id$/);
+    const label = (await gw.gateway.deps.store.merchants.getGateway(shop.gateway!))!.label;
+    expect(lines[1]).toContain(`,${label},`);
+    expect(lines[1]!.endsWith(`,${shop.gateway!}`)).toBe(true);
     expect(lines.length).toBe(1 + 56);
     const formula_line = lines.find((l) => l.startsWith(`${made[0]},`))!;
     expect(formula_line).toContain(`"'=HYPERLINK(""x"")"`);
@@ -584,17 +589,18 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     const operator = new BackOfficeClient(gw.url);
     await operator.signIn('operator@example.com');
     expect(pageText((await operator.get('/backoffice/merchants')).text)).toContain(shop.merchant_id);
-    const disabled = await operator.post(`/backoffice/merchants/${shop.merchant_id}/disable`, {});
+    const disabled = await operator.post(`/backoffice/merchants/${shop.merchant_id}/disable`, { confirm: 'yes' });
     expect([disabled.status, disabled.location]).toEqual([303, '/backoffice/merchants?notice=disabled']);
     await expect(sale(gw, shop)).rejects.toThrow(/"status":11/);
     expect(pageText((await operator.get('/backoffice/merchants')).text)).toMatch(new RegExp(`${shop.merchant_id} disabled since`));
     // Its subscriptions' renewals are held, and their page says so (docs/subscriptions.md §5.6).
     const held_note = 'held: the merchant is disabled; nothing is charged until it is enabled again';
     expect(pageText((await operator.get(`/backoffice/subscriptions/${subscription_id}`)).text)).toContain(held_note);
-    await operator.post(`/backoffice/merchants/${shop.merchant_id}/enable`, {});
+    await operator.post(`/backoffice/merchants/${shop.merchant_id}/enable`, { confirm: 'yes' });
     await sale(gw, shop);
     expect(pageText((await operator.get(`/backoffice/subscriptions/${subscription_id}`)).text)).not.toContain(held_note);
     expect((await operator.post('/backoffice/merchants/no-such-shop/disable', {})).status).toBe(404);
+    expect((await operator.post('/backoffice/merchants/no-such-shop/disable', { confirm: 'yes' })).status).toBe(404);
   });
 
   it("writes a gateway's secret settings without ever showing them, and replaces them", async () => {
@@ -622,7 +628,7 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     // Named by its label, its button too; the id only in the links, the forms and the webhook URL to give the processor.
     expect(shown).toContain(gateway.gateway_id);
     expect(pageText(shown)).toContain('Checkout Backoffice Label Checkout Backoffice Merchant');
-    expect(shown).toContain('>Disable Checkout Backoffice</button>');
+    expect(shown).toContain('>Disable Checkout Backoffice…</button>');
     expect(pageText(shown).replace(`/webhooks/checkout/${gateway.gateway_id}`, '')).not.toContain(gateway.gateway_id);
     expect(pageText(shown)).toContain('secret_key, webhook_secret (set; never shown)');
     for (const secret of [secret_key, webhook_secret]) expect(shown).not.toContain(secret);
@@ -696,12 +702,13 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     await operator.signIn('operator@example.com');
     const user = (await gw.gateway.deps.store.backoffice.findUserByEmail(`leaver-${shop.merchant_id}@example.com`))!;
     await operator.get('/backoffice/users');
-    expect((await operator.post(`/backoffice/users/${user.user_id}/disable`, {})).status).toBe(303);
+    expect((await operator.post(`/backoffice/users/${user.user_id}/disable`, { confirm: 'yes' })).status).toBe(303);
     expect((await leaver.get('/backoffice/overview')).status).toBe(303);
     expect((await leaver.signIn(`leaver-${shop.merchant_id}@example.com`)).status).toBe(401);
     // An operator cannot lock themselves out.
     const self = (await gw.gateway.deps.store.backoffice.findUserByEmail('operator@example.com'))!;
     expect((await operator.post(`/backoffice/users/${self.user_id}/disable`, {})).status).toBe(409);
+    expect((await operator.post(`/backoffice/users/${self.user_id}/disable`, { confirm: 'yes' })).status).toBe(409);
   });
 
   it('answers text a rule refuses in a URL like a missing page or a named field, never with a crash', async () => {

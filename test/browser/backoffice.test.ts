@@ -167,12 +167,15 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.getByRole('link', { name: 'Payouts' }).click();
       await shootPage(browser, page, kind, 'backoffice-payouts');
       await page.getByRole('button', { name: `Approve ${payouts[0]}` }).click();
+      // Each decision asks first (test/browser/backoffice-fit.test.ts checks what the page says).
+      await page.getByRole('button', { name: 'Confirm: pay out 50.00 USD' }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Payout approved');
       await page.getByRole('button', { name: `Reject ${payouts[1]}` }).click();
       // The reason is required: the browser keeps the form until it is given.
       expect(page.url()).toMatch(/\/backoffice\/payouts/);
       await page.getByLabel('Reason for rejecting').fill('Account not verified');
       await page.getByRole('button', { name: `Reject ${payouts[1]}` }).click();
+      await page.getByRole('button', { name: `Confirm: reject payout ${payouts[1]}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Payout rejected');
       const store = gw.gateway.deps.store;
       await expect.poll(async () => (await store.transactions.get(payouts[0]!))!.status).toBe('approved');
@@ -203,6 +206,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
         .toBeGreaterThan(attempts_before);
       // And cancelled from here: nothing more is charged, and the button is gone.
       await page.getByRole('button', { name: `Cancel subscription ${subscription_id}` }).click();
+      await page.getByRole('button', { name: `Confirm: cancel subscription ${subscription_id}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Subscription cancelled');
       expect((await gw.gateway.deps.store.subscriptions.get(shop.merchant_id, subscription_id))!).toMatchObject({
         status: 'canceled',
@@ -239,6 +243,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       expect(added.label).toBe(`sandbox ${added.gateway_id.slice(0, 8)}`);
       expect(await page.locator('main').innerText()).not.toContain(added.gateway_id);
       await page.getByRole('button', { name: `Disable sandbox ${added.gateway_id.slice(0, 8)}` }).click();
+      await page.getByRole('button', { name: `Confirm: disable sandbox ${added.gateway_id.slice(0, 8)}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Gateway disabled.');
       expect((await gw.gateway.deps.store.merchants.getGateway(added.gateway_id))!.enabled).toBe(0);
 
@@ -283,6 +288,7 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
 
       await page.getByRole('link', { name: 'Merchants' }).click();
       await page.getByRole('button', { name: `Disable new-shop-${kind}` }).click();
+      await page.getByRole('button', { name: `Confirm: disable new-shop-${kind}` }).click();
       await expect.poll(() => page.locator('[role="status"]').innerText()).toContain('Merchant disabled');
 
       await page.getByRole('link', { name: 'Users' }).click();

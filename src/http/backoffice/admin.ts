@@ -2,10 +2,21 @@
 // merchant's page), gateways (create one per connector, rename, replace credentials, disable; secret
 // settings are written, never shown again; one gateway's page with its processor's latest
 // webhook events, filtered by outcome, so that an unmatched one is found), users (create,
-// disable) and the audit log. A merchant's staff never reach them: to them these URLs are pages
-// that do not exist.
+// disable) and the audit log. Disabling or enabling a merchant, a gateway or a user first answers
+// with its confirmation page (what it stops, and for whom); the change is made when that page's
+// button sends the form again. A merchant's staff never reach these pages: to them these URLs are
+// pages that do not exist.
 import { textProblem } from '../../domain/text.js';
-import { auditLines, backOfficeUsers, gatewaysOverview, gatewayWithEvents, merchantSummaries } from '../../operations/admin-views.js';
+import {
+  auditLines,
+  backOfficeUser,
+  backOfficeUsers,
+  gatewaysOverview,
+  gatewayToConfirm,
+  gatewayWithEvents,
+  merchantSummaries,
+  merchantToConfirm,
+} from '../../operations/admin-views.js';
 import { PROCESSOR_EVENT_OUTCOMES, type ProcessorEventOutcome } from '../../domain/gateway-record.js';
 import {
   changeGatewayFromBackOffice,
@@ -18,6 +29,14 @@ import {
 } from '../../operations/backoffice-admin-actions.js';
 import { PROCESSOR_EVENTS_MAX } from '../../operations/transaction-views.js';
 import type { Html } from '../../pages/html.js';
+import { CONFIRM_FIELD } from '../../pages/backoffice/authorizations.js';
+import {
+  type Confirmation,
+  confirmationBody,
+  gatewayStateConfirmation,
+  merchantStateConfirmation,
+  userStateConfirmation,
+} from '../../pages/backoffice/confirmations.js';
 import { auditBody, gatewayBody, gatewaysBody, merchantCreatedNotice, merchantsBody, usersBody } from '../../pages/backoffice/admin.js';
 import { type BackOfficeRoute, formText, formValue, type PageContext, partsOf } from './plugin.js';
 
@@ -26,6 +45,15 @@ const LIST_ROWS = 200;
 
 function field(context: PageContext, name: string): string {
   return formText(context.request, name);
+}
+
+/** Whether the form is the second, sent from the confirmation page: only then is the change made. */
+function confirmed(context: PageContext): boolean {
+  return formValue(context.request, CONFIRM_FIELD) === 'yes';
+}
+
+function confirmationPage(context: PageContext, current: string, confirmation: Confirmation): unknown {
+  return context.page(confirmation.heading, current, confirmationBody(partsOf(context), confirmation));
 }
 
 // Merchants ---------------------------------------------------------------------------------
@@ -56,6 +84,11 @@ function merchantStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
     roles: OPERATOR,
     async handle(context) {
       const { merchant_id } = context.request.params as { merchant_id: string };
+      if (!confirmed(context)) {
+        const found = await merchantToConfirm(context.deps, merchant_id);
+        if (found === null) return context.notFound(`merchant ${merchant_id}`);
+        return confirmationPage(context, '/backoffice/merchants', merchantStateConfirmation(found, action));
+      }
       if (!(await setMerchantDisabledFromBackOffice(context.deps, context, merchant_id, action)))
         return context.notFound(`merchant ${merchant_id}`);
       return context.redirect(`/backoffice/merchants?notice=${action}d`);
@@ -152,6 +185,11 @@ function gatewayAction(action: 'settings' | 'enable' | 'disable' | 'rename'): Ba
     roles: OPERATOR,
     async handle(context) {
       const { gateway_id } = context.request.params as { gateway_id: string };
+      if ((action === 'enable' || action === 'disable') && !confirmed(context)) {
+        const found = await gatewayToConfirm(context.deps, gateway_id);
+        if (found === null) return context.notFound(`gateway ${gateway_id}`);
+        return confirmationPage(context, '/backoffice/gateways', gatewayStateConfirmation(found, action));
+      }
       const outcome = await changeGatewayFromBackOffice(
         context.deps,
         context,
@@ -206,6 +244,12 @@ function userStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
     roles: OPERATOR,
     async handle(context) {
       const { user_id } = context.request.params as { user_id: string };
+      if (!confirmed(context)) {
+        const found = await backOfficeUser(context.deps, user_id);
+        if (found === null) return context.notFound(`user ${user_id}`);
+        if (found.user_id === context.viewer.user_id) return usersPage(context, 'You cannot disable yourself: ask another operator.', 409);
+        return confirmationPage(context, '/backoffice/users', userStateConfirmation(found, action));
+      }
       const outcome = await setUserDisabledFromBackOffice(context.deps, context, user_id, action);
       if (outcome.kind === 'not_found') return context.notFound(`user ${user_id}`);
       if (outcome.kind === 'self') return usersPage(context, 'You cannot disable yourself: ask another operator.', 409);
@@ -219,9 +263,13 @@ function userStateAction(action: 'disable' | 'enable'): BackOfficeRoute {
 async function auditPage(context: PageContext): Promise<unknown> {
   const before_raw = (context.request.query as Record<string, string | undefined>).before;
   const before = before_raw !== undefined && /^[1-9][0-9]{0,14}$/.test(before_raw) ? Number(before_raw) : null;
-  const rows = await auditLines(context.deps, before, LIST_ROWS + 1);
+  const { rows, gateway_labels } = await auditLines(context.deps, before, LIST_ROWS + 1);
   const shown = rows.slice(0, LIST_ROWS);
-  return context.page('Audit log', '/backoffice/audit', auditBody(shown, rows.length > LIST_ROWS ? shown[shown.length - 1]!.id : null));
+  return context.page(
+    'Audit log',
+    '/backoffice/audit',
+    auditBody(shown, rows.length > LIST_ROWS ? shown[shown.length - 1]!.id : null, gateway_labels),
+  );
 }
 
 export function adminRoutes(): BackOfficeRoute[] {

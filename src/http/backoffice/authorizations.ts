@@ -11,6 +11,7 @@ import {
   checkAuthorizationAction,
 } from '../../operations/backoffice-authorization.js';
 import { CONFIRM_FIELD, confirmAuthorizationBody } from '../../pages/backoffice/authorizations.js';
+import { gatewayLabel } from '../../operations/transaction-views.js';
 import { type BackOfficeRoute, formValue, type PageContext, partsOf } from './plugin.js';
 import { detailPage, pathTransaction } from './transactions.js';
 
@@ -68,7 +69,7 @@ function actionRoute(action: AuthorizationActionKind): BackOfficeRoute {
         return context.page(
           `Confirm the ${WORDS[action].noun}`,
           '/backoffice/transactions',
-          confirmAuthorizationBody(partsOf(context), row, action, checked.amount_minor),
+          confirmAuthorizationBody(partsOf(context), row, action, checked.amount_minor, await gatewayLabel(context.deps, row.gateway_id)),
         );
       }
       return answer(context, row.trace_id, action, await actOnAuthorizationInBackOffice(context.deps, context, row, action, amount_minor));

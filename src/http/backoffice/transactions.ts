@@ -13,6 +13,8 @@ import { isPayment } from '../../domain/transaction-state.js';
 import { exportTransactions, resendFromBackOffice } from '../../operations/backoffice-actions.js';
 import { refundInBackOffice } from '../../operations/backoffice-refund.js';
 import {
+  gatewayChoices,
+  gatewayLabel,
   PROCESSOR_EVENTS_MAX,
   searchTransactions,
   type TransactionDetail,
@@ -36,11 +38,12 @@ const TRACE_ID = /^[1-9][0-9]{0,14}$/;
 
 async function searchPage(context: PageContext): Promise<unknown> {
   const parsed = parseTransactionSearch(context.request.query as Record<string, unknown>);
+  const gateways = await gatewayChoices(context.deps, merchantScope(context.viewer));
   if (!parsed.ok) {
     return context.page(
       'Transactions',
       '/backoffice/transactions',
-      searchRefusedBody(parsed.values, parsed.field, parsed.reason, context.viewer),
+      searchRefusedBody(parsed.values, parsed.field, parsed.reason, context.viewer, gateways),
       400,
     );
   }
@@ -55,7 +58,7 @@ async function searchPage(context: PageContext): Promise<unknown> {
   return context.page(
     'Transactions',
     '/backoffice/transactions',
-    searchBody(parsed.values, shown, parsed.before === null, next, context.viewer, gateway_labels),
+    searchBody(parsed.values, shown, parsed.before === null, next, context.viewer, gateway_labels, gateways),
   );
 }
 
@@ -68,8 +71,8 @@ async function csvExport(context: PageContext): Promise<unknown> {
     context.deps,
     context,
     { search, before: parsed.before, search_text: searchQuery(parsed.values), max_rows: CSV_MAX_ROWS, batch_rows: CSV_BATCH_ROWS },
-    (rows) => {
-      for (const row of rows) lines.push(csvLine(row));
+    (rows, gateway_labels) => {
+      for (const row of rows) lines.push(csvLine(row, gateway_labels));
     },
   );
   return context.response
@@ -151,7 +154,7 @@ export function transactionRoutes(): BackOfficeRoute[] {
             return context.page(
               'Confirm the refund',
               '/backoffice/transactions',
-              confirmRefundBody(partsOf(context), row, amount_minor, refund_key),
+              confirmRefundBody(partsOf(context), row, amount_minor, refund_key, await gatewayLabel(context.deps, row.gateway_id)),
             );
           // Anything else is refused by the refund itself, with its reason, nothing moved.
         }

@@ -8,9 +8,19 @@ import { PASSWORD_MIN_CHARS } from '../../domain/backoffice-access.js';
 import { GATEWAY_LABEL_MAX_CHARS } from '../../domain/merchants.js';
 import { type Html, html } from '../html.js';
 import { iso } from './format.js';
-import { csrfField, noticeLine, problemLine } from './layout.js';
+import { csrfField, filtersBox, noticeLine, problemLine } from './layout.js';
+import { dataTable } from './table.js';
 import { processorEventsTable } from './processor-events.js';
-import type { AuditLine, GatewayFormShown, GatewayShown, MerchantLine, PageParts, ProcessorEventShown, UserLine } from './records.js';
+import type {
+  AuditLine,
+  GatewayFormShown,
+  GatewayLabels,
+  GatewayShown,
+  MerchantLine,
+  PageParts,
+  ProcessorEventShown,
+  UserLine,
+} from './records.js';
 
 // Merchants ---------------------------------------------------------------------------------
 
@@ -25,16 +35,29 @@ export function merchantsBody(
   return html`<h1>Merchants</h1>
 ${noticeLine(parts.notice, { disabled: "Merchant disabled: its API calls are now answered as an unknown merchant's.", enabled: 'Merchant enabled.' })}
 ${problemLine(problem)}${extra ?? ''}
-<div class="scroll"><table><thead><tr><th>Merchant</th><th>State</th><th>Applications</th><th>Frontends</th><th>Gateways</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
-${shown.map(
-  (
-    m,
-  ) => html`<tr><td><a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a></td>
-<td>${m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`}</td><td>${m.application_count}</td><td>${m.frontend_count}</td><td>${m.gateway_count}</td>
-<td>${iso(m.created_at_ms)}</td><td><form class="inline" method="post" action="/backoffice/merchants/${m.merchant_id}/${m.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
-<button class="${m.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">${m.disabled_at_ms === null ? 'Disable' : 'Enable'} ${m.merchant_id}</button></form></td></tr>`,
+${dataTable(
+  [
+    { label: 'Merchant', wrap: true },
+    { label: 'State', wrap: true },
+    'Applications',
+    'Frontends',
+    'Gateways',
+    'Created (UTC)',
+    { label: 'Action', wrap: true },
+  ],
+  shown.map((m) => [
+    html`<a href="/backoffice/transactions?${new URLSearchParams({ merchant: m.merchant_id }).toString()}">${m.merchant_id}</a>`,
+    m.disabled_at_ms === null ? 'enabled' : `disabled since ${iso(m.disabled_at_ms)}`,
+    m.application_count,
+    m.frontend_count,
+    m.gateway_count,
+    iso(m.created_at_ms),
+    // The first step only: the next page says what disabling (or enabling) does, and asks.
+    html`<form class="inline" method="post" action="/backoffice/merchants/${m.merchant_id}/${m.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
+<button class="${m.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">${m.disabled_at_ms === null ? 'Disable' : 'Enable'} ${m.merchant_id}…</button></form>`,
+  ]),
+  'Merchants',
 )}
-</tbody></table></div>
 ${next_after !== null ? html`<div class="pager"><a rel="next" href="/backoffice/merchants?${new URLSearchParams({ after: next_after }).toString()}">Next</a></div>` : ''}
 <h2>Create a merchant</h2><form class="fields card" method="post" action="/backoffice/merchants">${csrfField(parts.csrf)}
 <label for="m-id">Merchant ID (empty: generated)<input id="m-id" name="merchant_id" maxlength="50"></label>
@@ -103,7 +126,7 @@ ${
 · <a href="/backoffice/gateways/${g.gateway}?outcome=unmatched">unmatched ones</a></p>`
 }
 <form class="inline" method="post" action="/backoffice/gateways/${g.gateway}/${g.enabled ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
-<button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.label}</button></form>
+<button class="${g.enabled ? 'danger' : 'secondary'}" type="submit">${g.enabled ? 'Disable' : 'Enable'} ${g.label}…</button></form>
 ${renameForm(parts, g)}
 ${
   definition === null || definition.settings.length === 0
@@ -157,9 +180,13 @@ export function gatewayBody(
 <div class="card">${gatewayFacts(g, true)}</div>
 <h2>Processor events</h2>
 ${problemLine(filter.valid ? null : `Outcome: expected one of ${filter.outcomes.join(', ')}.`)}
-<form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}"><label for="e-outcome">Outcome<select id="e-outcome" name="outcome">
+${filtersBox(
+  html`<form class="fields card" method="get" action="/backoffice/gateways/${g.gateway}"><label for="e-outcome">Outcome<select id="e-outcome" name="outcome">
 <option value="">any</option>${filter.outcomes.map((o) => html`<option value="${o}"${chosen === o ? html` selected` : ''}>${o}</option>`)}</select></label>
-<button class="primary" type="submit">Show</button></form>
+<button class="primary" type="submit">Show</button></form>`,
+  chosen === null ? 0 : 1,
+  !filter.valid,
+)}
 ${filter.valid ? processorEventsTable(events, 'gateway', parts.viewer, none, events_max) : ''}`;
 }
 
@@ -168,19 +195,21 @@ ${filter.valid ? processorEventsTable(events, 'gateway', parts.viewer, none, eve
 export function usersBody(parts: PageParts, users: readonly UserLine[], problem: string | null): Html {
   return html`<h1>Users</h1>
 ${noticeLine(parts.notice, { created: 'User created.', disabled: 'User disabled: their sessions have ended.', enabled: 'User enabled.' })}${problemLine(problem)}
-<div class="scroll"><table><thead><tr><th>E-mail</th><th>Role</th><th>Merchant</th><th>State</th><th>Created (UTC)</th><th></th></tr></thead><tbody>
-${users.map(
-  (
-    u,
-  ) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.merchant_id ?? ''}</td><td>${u.disabled_at_ms === null ? 'active' : 'disabled'}</td>
-<td>${iso(u.created_at_ms)}</td><td>${
+${dataTable(
+  [{ label: 'E-mail', wrap: true }, 'Role', { label: 'Merchant', wrap: true }, 'State', 'Created (UTC)', { label: 'Action', wrap: true }],
+  users.map((u) => [
+    u.email,
+    u.role,
+    u.merchant_id,
+    u.disabled_at_ms === null ? 'active' : 'disabled',
+    iso(u.created_at_ms),
     u.user_id === parts.viewer.user_id
       ? html`<span class="muted">you</span>`
       : html`<form class="inline" method="post" action="/backoffice/users/${u.user_id}/${u.disabled_at_ms === null ? 'disable' : 'enable'}">${csrfField(parts.csrf)}
-<button class="secondary" type="submit">${u.disabled_at_ms === null ? 'Disable' : 'Enable'} ${u.email}</button></form>`
-  }</td></tr>`,
+<button class="${u.disabled_at_ms === null ? 'danger' : 'secondary'}" type="submit">${u.disabled_at_ms === null ? 'Disable' : 'Enable'} ${u.email}…</button></form>`,
+  ]),
+  'Users',
 )}
-</tbody></table></div>
 <h2>Create a user</h2><form class="fields card" method="post" action="/backoffice/users">${csrfField(parts.csrf)}
 <label for="u-email">E-mail<input id="u-email" name="email" type="email" required maxlength="254" autocomplete="off"></label>
 <label for="u-password">Password (at least ${PASSWORD_MIN_CHARS} characters)<input id="u-password" name="password" type="password" required minlength="${PASSWORD_MIN_CHARS}" autocomplete="new-password"></label>
@@ -191,15 +220,40 @@ ${users.map(
 
 // Audit log ---------------------------------------------------------------------------------
 
-/** `older_before`: the id older lines start below (null: this is the last page). */
-export function auditBody(shown: readonly AuditLine[], older_before: number | null): Html {
+/** An audit line's target: a gateway (the target of a gateway's action) by its label, linking to its page; anything else as written. */
+function auditTarget(a: AuditLine, gateway_labels: GatewayLabels): Html | string | null {
+  if (a.target === null || !/_gateway(?:_settings)?$/.test(a.action)) return a.target;
+  const label = gateway_labels.get(a.target);
+  return label === undefined ? a.target : html`<a href="/backoffice/gateways/${a.target}">${label}</a>`;
+}
+
+/** `older_before`: the id older lines start below (null: this is the last page); `gateway_labels`: of the gateways the lines name. */
+export function auditBody(shown: readonly AuditLine[], older_before: number | null, gateway_labels: GatewayLabels): Html {
   return html`<h1>Audit log</h1>
-<div class="scroll"><table><thead><tr><th>At (UTC)</th><th>Who</th><th>Role</th><th>Action</th><th>On</th><th>Merchant</th><th>Outcome</th><th>From</th><th>Detail</th></tr></thead><tbody>
-${shown.map(
-  (
-    a,
-  ) => html`<tr><td>${iso(a.at_ms)}</td><td>${a.email}</td><td>${a.role ?? ''}</td><td>${a.action}</td><td>${a.target ?? ''}</td><td>${a.merchant_id ?? ''}</td>
-<td>${a.outcome}</td><td>${a.address}</td><td class="wrap">${a.detail ?? ''}</td></tr>`,
-)}</tbody></table></div>
+${dataTable(
+  [
+    'At (UTC)',
+    { label: 'Who', wrap: true },
+    'Role',
+    'Action',
+    { label: 'On', wrap: true },
+    { label: 'Merchant', wrap: true },
+    'Outcome',
+    'From',
+    { label: 'Detail', wrap: true },
+  ],
+  shown.map((a) => [
+    iso(a.at_ms),
+    a.email,
+    a.role,
+    a.action,
+    auditTarget(a, gateway_labels),
+    a.merchant_id,
+    a.outcome,
+    a.address,
+    a.detail,
+  ]),
+  'Audit log',
+)}
 ${older_before !== null ? html`<div class="pager"><a rel="next" href="/backoffice/audit?before=${older_before}">Older</a></div>` : ''}`;
 }

@@ -40,6 +40,7 @@ export function confirmAuthorizationBody(
   row: TransactionShown,
   action: AuthorizationActionKind,
   amount_minor: number,
+  gateway_label: string,
 ): Html {
   const verb = VERBS[action];
   const rest = row.amount_minor - amount_minor;
@@ -51,6 +52,7 @@ export function confirmAuthorizationBody(
     ['Customer PIN', row.pin],
     ['Order ID', row.cashier_order_id ?? row.order_id],
     ['Merchant', row.merchant_id],
+    ['Gateway', gateway_label],
     ['Authorized (UTC)', iso(row.created_at_ms)],
   ];
   return html`<h1>Confirm the ${verb.title} of transaction ${row.trace_id}</h1>
@@ -67,7 +69,13 @@ export function confirmAuthorizationBody(
  * same form again with the person's yes and the form's key, so a confirmation sent twice is one
  * refund. Nothing has moved until it is confirmed.
  */
-export function confirmRefundBody(parts: PageParts, row: TransactionShown, amount_minor: number, refund_key: string): Html {
+export function confirmRefundBody(
+  parts: PageParts,
+  row: TransactionShown,
+  amount_minor: number,
+  refund_key: string,
+  gateway_label: string,
+): Html {
   const left = row.amount_minor - row.refund_reserved_minor - amount_minor;
   const facts: [string, string | null][] = [
     ['Amount to refund', money(amount_minor, row.currency)],
@@ -78,6 +86,7 @@ export function confirmRefundBody(parts: PageParts, row: TransactionShown, amoun
     ['Customer PIN', row.pin],
     ['Order ID', row.cashier_order_id ?? row.order_id],
     ['Merchant', row.merchant_id],
+    ['Gateway', gateway_label],
     ['Paid (UTC)', iso(row.created_at_ms)],
   ];
   return html`<h1>Confirm the refund of transaction ${row.trace_id}</h1>

@@ -4,7 +4,8 @@
 import type { Viewer } from '../../domain/backoffice-access.js';
 import { type Html, html } from '../html.js';
 import { iso, money } from './format.js';
-import { problemLine } from './layout.js';
+import { filtersBox, problemLine } from './layout.js';
+import { type ColumnSpec, dataTable } from './table.js';
 import type { DisputeShown } from './records.js';
 
 /** Whose disputes a table lists: a payment's (no link, no merchant), or the view's (each links to its payment). */
@@ -14,14 +15,33 @@ export function disputesTable(rows: readonly DisputeShown[], of: DisputesOf, vie
   if (rows.length === 0) return html`<p class="card">${none}</p>`;
   const view = of === 'view';
   const merchant = view && viewer.role === 'operator';
-  // The view's link to the payment second, so a phone shows it without scrolling sideways.
-  const line = (d: DisputeShown) =>
-    html`<tr><td>${d.evidence_due_at_ms === null ? '—' : iso(d.evidence_due_at_ms)}</td>
-${view ? html`<td><a href="/backoffice/transactions/${d.trace_id}">${d.trace_id}</a></td>` : ''}<td>${d.stage}</td><td>${money(d.amount_minor, d.currency)}</td>
-${merchant ? html`<td>${d.merchant_id}</td>` : ''}<td class="wrap">${d.reason ?? ''}</td><td>${iso(d.opened_at_ms)}</td><td>${iso(d.updated_at_ms)}</td><td>${d.psp_dispute_id}</td></tr>`;
-  return html`<div class="scroll"><table><thead><tr><th>Evidence due (UTC)</th>${view ? html`<th>Transaction</th>` : ''}<th>Stage</th><th>Amount</th>
-${merchant ? html`<th>Merchant</th>` : ''}<th>Reason</th><th>Opened (UTC)</th><th>Updated (UTC)</th><th>Dispute ID</th></tr></thead><tbody>
-${rows.map(line)}</tbody></table></div>`;
+  // The view's link to the payment second, so a phone's card shows it near the top.
+  const columns: ColumnSpec[] = [
+    'Evidence due (UTC)',
+    ...(view ? ['Transaction'] : []),
+    'Stage',
+    'Amount',
+    ...(merchant ? [{ label: 'Merchant', wrap: true }] : []),
+    { label: 'Reason', wrap: true },
+    'Opened (UTC)',
+    'Updated (UTC)',
+    { label: 'Dispute ID', wrap: true },
+  ];
+  return dataTable(
+    columns,
+    rows.map((d) => [
+      d.evidence_due_at_ms === null ? '—' : iso(d.evidence_due_at_ms),
+      ...(view ? [html`<a href="/backoffice/transactions/${d.trace_id}">${d.trace_id}</a>`] : []),
+      d.stage,
+      money(d.amount_minor, d.currency),
+      ...(merchant ? [d.merchant_id] : []),
+      d.reason,
+      iso(d.opened_at_ms),
+      iso(d.updated_at_ms),
+      d.psp_dispute_id,
+    ]),
+    'Disputes',
+  );
 }
 
 export interface DisputeFilterShown {
@@ -46,9 +66,13 @@ export function disputesBody(
   const { chosen, shows } = filter;
   return html`<h1>Disputes</h1>
 ${problemLine(chosen === null ? `Show: expected one of ${shows.join(', ')}.` : null)}
-<form class="fields card" method="get" action="/backoffice/disputes"><label for="d-show">Show<select id="d-show" name="show">
+${filtersBox(
+  html`<form class="fields card" method="get" action="/backoffice/disputes"><label for="d-show">Show<select id="d-show" name="show">
 ${shows.map((s) => html`<option value="${s}"${chosen === s ? html` selected` : ''}>${s}</option>`)}</select></label>
-<button class="primary" type="submit">Show</button></form>
+<button class="primary" type="submit">Show</button></form>`,
+  chosen === null || chosen === shows[0] ? 0 : 1,
+  chosen === null,
+)}
 ${chosen === null ? '' : disputesTable(rows, 'view', parts.viewer, NONE[chosen] ?? 'No dispute.')}
 ${rows.length >= rows_max ? html`<p class="muted">The ${rows_max} with the soonest deadlines are shown.</p>` : ''}`;
 }

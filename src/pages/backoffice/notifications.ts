@@ -3,6 +3,7 @@
 // transaction's notifications and a subscription's events.
 import { iso } from './format.js';
 import { csrfField } from './layout.js';
+import { dataTable } from './table.js';
 import { type Html, html } from '../html.js';
 import type { NotificationShown } from './records.js';
 
@@ -16,11 +17,11 @@ ${n.state === 'pending' ? html`<dt>Next attempt (UTC)</dt><dd>${iso(n.next_attem
 ${
   n.attempt_list.length === 0
     ? ''
-    : html`<div class="scroll"><table><thead><tr><th>#</th><th>At (UTC)</th><th>HTTP</th><th>Outcome</th><th>Merchant's reply</th><th>Why</th></tr></thead><tbody>
-${n.attempt_list.map(
-  (a) => html`<tr><td>${a.attempt_no}</td><td>${iso(a.started_at_ms)}</td><td>${a.http_status ?? '—'}</td><td>${a.outcome}</td>
-<td class="wrap">${a.reply_excerpt ?? ''}</td><td class="wrap">${a.reason}</td></tr>`,
-)}</tbody></table></div>`
+    : dataTable(
+        ['#', 'At (UTC)', 'HTTP', 'Outcome', { label: "Merchant's reply", wrap: true }, { label: 'Why', wrap: true }],
+        n.attempt_list.map((a) => [a.attempt_no, iso(a.started_at_ms), a.http_status ?? '—', a.outcome, a.reply_excerpt, a.reason]),
+        `Attempts of notification ${n.id}`,
+      )
 }
 <form class="inline" method="post" action="/backoffice/notifications/${n.id}/resend">${csrfField(csrf)}<button class="secondary" type="submit">Send again</button></form>
 </div>`,

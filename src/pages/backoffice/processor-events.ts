@@ -6,22 +6,23 @@ import type { Viewer } from '../../domain/backoffice-access.js';
 import { gatewayName, iso } from './format.js';
 import { type Html, html } from '../html.js';
 import type { GatewayLabels, ProcessorEventShown } from './records.js';
+import { type ColumnSpec, dataTable } from './table.js';
 
 /** Whose events a table lists: a transaction's name their gateway, a gateway's their transaction. */
 export type EventsOf = 'transaction' | 'gateway';
 
-function outcomeCell(outcome: string): Html {
-  return outcome === 'unmatched' ? html`<td><strong>unmatched</strong></td>` : html`<td>${outcome}</td>`;
+function outcomeCell(outcome: string): Html | string {
+  return outcome === 'unmatched' ? html`<strong>unmatched</strong>` : outcome;
 }
 
 /** The gateway by its label: an operator reaches its page; a merchant's staff read the label only. */
-function gatewayCell(gateway_id: string, viewer: Viewer, labels: GatewayLabels): Html {
+function gatewayCell(gateway_id: string, viewer: Viewer, labels: GatewayLabels): Html | string {
   const name = gatewayName(labels, gateway_id);
-  return viewer.role === 'operator' ? html`<td><a href="/backoffice/gateways/${gateway_id}">${name}</a></td>` : html`<td>${name}</td>`;
+  return viewer.role === 'operator' ? html`<a href="/backoffice/gateways/${gateway_id}">${name}</a>` : name;
 }
 
-function transactionCell(trace_id: number | null): Html {
-  return trace_id === null ? html`<td>—</td>` : html`<td><a href="/backoffice/transactions/${trace_id}">${trace_id}</a></td>`;
+function transactionCell(trace_id: number | null): Html | string {
+  return trace_id === null ? '—' : html`<a href="/backoffice/transactions/${trace_id}">${trace_id}</a>`;
 }
 
 /** `events_max`: what the operation lists at most, the newest; a full list says so. `labels`: the gateways' (a transaction's list). */
@@ -34,11 +35,25 @@ export function processorEventsTable(
   labels: GatewayLabels = new Map(),
 ): Html {
   if (rows.length === 0) return html`<p class="muted">${none}</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Received (UTC)</th>${of === 'transaction' ? html`<th>Gateway</th>` : ''}
-<th>Event type</th><th>Event ID</th><th>Outcome</th>${of === 'gateway' ? html`<th>Transaction</th>` : ''}</tr></thead><tbody>
-${rows.map(
-  (e) => html`<tr><td>${iso(e.received_at_ms)}</td>${of === 'transaction' ? gatewayCell(e.gateway_id, viewer, labels) : ''}
-<td>${e.event_type}</td><td class="wrap">${e.event_id}</td>${outcomeCell(e.outcome)}${of === 'gateway' ? transactionCell(e.trace_id) : ''}</tr>`,
-)}
-</tbody></table></div>${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
+  const by_transaction = of === 'transaction';
+  const columns: ColumnSpec[] = [
+    'Received (UTC)',
+    ...(by_transaction ? [{ label: 'Gateway', wrap: true }] : []),
+    { label: 'Event type', wrap: true },
+    { label: 'Event ID', wrap: true },
+    'Outcome',
+    ...(by_transaction ? [] : ['Transaction']),
+  ];
+  return html`${dataTable(
+    columns,
+    rows.map((e) => [
+      iso(e.received_at_ms),
+      ...(by_transaction ? [gatewayCell(e.gateway_id, viewer, labels)] : []),
+      e.event_type,
+      e.event_id,
+      outcomeCell(e.outcome),
+      ...(by_transaction ? [] : [transactionCell(e.trace_id)]),
+    ]),
+    'Processor events',
+  )}${rows.length >= events_max ? html`<p class="muted">The newest ${events_max} are shown.</p>` : ''}`;
 }

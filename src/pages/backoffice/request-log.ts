@@ -6,7 +6,8 @@ import type { Viewer } from '../../domain/backoffice-access.js';
 import { type RequestLogQuery, type RequestLogRow, type RequestLogSummary, requestLogPageKey } from '../../domain/request-log-record.js';
 import { type Html, html } from '../html.js';
 import { iso } from './format.js';
-import { problemLine } from './layout.js';
+import { filtersBox, problemLine } from './layout.js';
+import { type ColumnSpec, dataTable, type Row } from './table.js';
 
 export interface RequestLogListShown {
   readonly viewer: Viewer;
@@ -32,29 +33,49 @@ function olderHref(query: RequestLogQuery, last: RequestLogSummary): string {
 export function requestLogBody(shown: RequestLogListShown): Html {
   const { query, rows, viewer } = shown;
   const operator = viewer.role === 'operator';
-  const line = (r: RequestLogSummary) =>
-    html`<tr${r.api_status === SIGNATURE_REFUSED ? html` class="refused"` : ''}><td><a href="/backoffice/request-log/${r.id}">${iso(r.created_at_ms)}</a></td>
-<td>${r.method}</td><td>${r.route}</td><td>${r.operation ?? ''}</td>${operator ? html`<td>${r.merchant_id ?? '—'}</td>` : ''}<td>${r.http_code}</td>
-<td>${r.api_status ?? ''}</td><td class="wrap">${r.api_status === SIGNATURE_REFUSED ? html`<strong>Signature refused:</strong> ` : ''}${r.description ?? ''}</td>
-<td>${r.trace_id ?? ''}</td><td>${r.latency_ms}</td></tr>`;
+  const columns: ColumnSpec[] = [
+    'At (UTC)',
+    'Method',
+    { label: 'Path', wrap: true },
+    { label: 'Operation', wrap: true },
+    ...(operator ? [{ label: 'Merchant', wrap: true }] : []),
+    'HTTP',
+    'Status',
+    { label: 'Description', wrap: true },
+    'trace_id',
+    'ms',
+  ];
+  const line = (r: RequestLogSummary): Row => ({
+    class_name: r.api_status === SIGNATURE_REFUSED ? 'refused' : undefined,
+    cells: [
+      html`<a href="/backoffice/request-log/${r.id}">${iso(r.created_at_ms)}</a>`,
+      r.method,
+      r.route,
+      r.operation,
+      ...(operator ? [r.merchant_id ?? '—'] : []),
+      r.http_code,
+      r.api_status,
+      html`${r.api_status === SIGNATURE_REFUSED ? html`<strong>Signature refused:</strong> ` : ''}${r.description ?? ''}`,
+      r.trace_id,
+      r.latency_ms,
+    ],
+  });
   const last = rows[rows.length - 1];
   return html`<h1>Request log</h1>
 <p class="muted">Every API request (under /api/) with what it was answered; card numbers, CVVs, secrets, signatures and tokens are never kept in clear.</p>
 ${problemLine(shown.problem)}
-<form class="fields card" method="get" action="/backoffice/request-log">
+${filtersBox(
+  html`<form class="fields card" method="get" action="/backoffice/request-log">
 ${field('rl-path', 'Path or operation', 'path', query.path, 'text', '/api/process or sale')}
 ${field('rl-status', 'API status', 'api_status', query.api_status, 'text', '0, 2, 10…')}
 ${field('rl-trace', 'trace_id', 'trace_id', query.trace_id)}
 ${field('rl-from', 'From (UTC day)', 'from', query.from, 'date')}
 ${field('rl-to', 'To (UTC day)', 'to', query.to, 'date')}
-<button class="primary" type="submit">Search</button></form>
-${
-  rows.length === 0
-    ? html`<p class="card">No request matches.</p>`
-    : html`<div class="scroll"><table><thead><tr><th>At (UTC)</th><th>Method</th><th>Path</th><th>Operation</th>${operator ? html`<th>Merchant</th>` : ''}
-<th>HTTP</th><th>Status</th><th>Description</th><th>trace_id</th><th>ms</th></tr></thead><tbody>
-${rows.map(line)}</tbody></table></div>`
-}
+<button class="primary" type="submit">Search</button></form>`,
+  (['path', 'api_status', 'trace_id', 'from', 'to'] as const).filter((name) => query[name] !== '').length,
+  shown.problem !== null,
+)}
+${rows.length === 0 ? html`<p class="card">No request matches.</p>` : dataTable(columns, rows.map(line), 'Requests')}
 ${shown.more && last !== undefined ? html`<div class="pager"><a rel="next" href="${olderHref(query, last)}">Older</a></div>` : ''}`;
 }
 

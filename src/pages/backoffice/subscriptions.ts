@@ -5,6 +5,7 @@
 import { html, type Html } from '../html.js';
 import { iso, money } from './format.js';
 import { csrfField, noticeLine } from './layout.js';
+import { dataTable } from './table.js';
 import { notificationsSection } from './notifications.js';
 import type { NotificationShown, PageParts, PlanShown, SubscriptionShown } from './records.js';
 import type { SubscriptionChangeRow } from '../../domain/subscription-record.js';
@@ -15,27 +16,57 @@ export function subscriptionsBody(parts: PageParts, subscriptions: readonly Subs
 ${
   subscriptions.length === 0
     ? html`<p class="card">No subscriptions yet.</p>`
-    : html`<div class="scroll"><table><thead><tr><th>Subscription</th>
-${operator ? html`<th>Merchant</th>` : ''}<th>Customer (cid)</th><th>Plan</th><th>Price</th><th>Status</th><th>Charges</th><th>Next charge (UTC)</th><th>Created (UTC)</th></tr></thead><tbody>
-${subscriptions.map(
-  (
-    s,
-  ) => html`<tr><td><a href="/backoffice/subscriptions/${s.subscription_id}">${s.subscription_id}</a></td>${operator ? html`<td>${s.merchant_id}</td>` : ''}<td>${s.cid}</td><td>${s.plan_id}</td>
-<td>${money(s.amount_minor, s.currency)} / ${s.billing_cycle}</td><td>${s.status}</td><td>${s.cycles_charged}</td><td>${iso(s.next_charge_at_ms)}</td><td>${iso(s.created_at_ms)}</td></tr>`,
-)}
-</tbody></table></div>`
+    : dataTable(
+        [
+          { label: 'Subscription', wrap: true },
+          ...(operator ? [{ label: 'Merchant', wrap: true }] : []),
+          { label: 'Customer (cid)', wrap: true },
+          { label: 'Plan', wrap: true },
+          'Price',
+          'Status',
+          'Charges',
+          'Next charge (UTC)',
+          'Created (UTC)',
+        ],
+        subscriptions.map((s) => [
+          html`<a href="/backoffice/subscriptions/${s.subscription_id}">${s.subscription_id}</a>`,
+          ...(operator ? [s.merchant_id] : []),
+          s.cid,
+          s.plan_id,
+          `${money(s.amount_minor, s.currency)} / ${s.billing_cycle}`,
+          s.status,
+          s.cycles_charged,
+          iso(s.next_charge_at_ms),
+          iso(s.created_at_ms),
+        ]),
+        'Subscriptions',
+      )
 }
 <h2>Plans</h2>
 ${
   plans.length === 0
     ? html`<p class="card">No plans yet.</p>`
-    : html`<div class="scroll"><table><thead><tr><th>Plan</th>${operator ? html`<th>Merchant</th>` : ''}
-<th>Name</th><th>Cycle</th><th>Trial</th><th>Status</th><th>Created (UTC)</th></tr></thead><tbody>
-${plans.map(
-  (p) => html`<tr><td>${p.plan_id}</td>${operator ? html`<td>${p.merchant_id}</td>` : ''}<td>${p.name}</td><td>${p.billing_cycle}</td>
-<td>${p.trial_period > 0 ? `${p.trial_period} ${p.trial_period_cycle}` : 'none'}</td><td>${p.status}</td><td>${iso(p.created_at_ms)}</td></tr>`,
-)}
-</tbody></table></div>`
+    : dataTable(
+        [
+          { label: 'Plan', wrap: true },
+          ...(operator ? [{ label: 'Merchant', wrap: true }] : []),
+          { label: 'Name', wrap: true },
+          'Cycle',
+          'Trial',
+          'Status',
+          'Created (UTC)',
+        ],
+        plans.map((p) => [
+          p.plan_id,
+          ...(operator ? [p.merchant_id] : []),
+          p.name,
+          p.billing_cycle,
+          p.trial_period > 0 ? `${p.trial_period} ${p.trial_period_cycle}` : 'none',
+          p.status,
+          iso(p.created_at_ms),
+        ]),
+        'Plans',
+      )
 }`;
 }
 
@@ -76,11 +107,14 @@ ${noticeLine(parts.notice, {
 ${
   found.status === 'active' || found.status === 'inactive'
     ? html`<form class="inline" method="post" action="/backoffice/subscriptions/${found.subscription_id}/cancel">${csrfField(parts.csrf)}
-<button class="danger" type="submit">Cancel subscription ${found.subscription_id}</button></form>`
+<button class="danger" type="submit">Cancel subscription ${found.subscription_id}…</button></form>`
     : ''
 }</div>
 ${found.last_trace_id === null ? '' : html`<p><a href="/backoffice/transactions/${found.last_trace_id}">Its last charge: ${found.last_trace_id}</a></p>`}
-<h2>Status history</h2><div class="scroll"><table><thead><tr><th>At (UTC)</th><th>From</th><th>To</th><th>Event</th><th>Why</th></tr></thead><tbody>
-${detail.changes.map((c) => html`<tr><td>${iso(c.at_ms)}</td><td>${c.from_status || '—'}</td><td>${c.to_status}</td><td>${c.event}</td><td class="wrap">${c.reason}</td></tr>`)}</tbody></table></div>
+<h2>Status history</h2>${dataTable(
+    ['At (UTC)', 'From', 'To', { label: 'Event', wrap: true }, { label: 'Why', wrap: true }],
+    detail.changes.map((c) => [iso(c.at_ms), c.from_status || '—', c.to_status, c.event, c.reason]),
+    'Status history',
+  )}
 ${notificationsSection(parts.csrf, detail.notifications, 'No event was sent for this subscription.')}`;
 }

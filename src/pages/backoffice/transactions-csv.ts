@@ -1,7 +1,9 @@
 // The back office's CSV export of a transactions search (docs/backoffice.md): its header and one
 // line per transaction, every field defused so that a spreadsheet never runs what a customer typed.
-import { majorUnits } from './format.js';
-import type { TransactionShown } from './records.js';
+// The gateway is named by its label, as every page names it; its id follows in the last column,
+// gateway_id, for a script that matches on it.
+import { gatewayName, majorUnits } from './format.js';
+import type { GatewayLabels, TransactionShown } from './records.js';
 import { merchantOrderId } from './transactions.js';
 
 /**
@@ -33,11 +35,13 @@ const CSV_COLUMNS = [
   'reference_id',
   'error_code',
   'error_details',
+  'gateway_id',
 ] as const;
 
 export const CSV_HEADER = CSV_COLUMNS.join(',');
 
-export function csvLine(row: TransactionShown): string {
+/** `labels`: the gateways' labels by id (a gateway without one is named by its id). */
+export function csvLine(row: TransactionShown, labels: GatewayLabels): string {
   const amount = majorUnits(row.amount_minor, row.currency);
   return [
     row.trace_id,
@@ -50,13 +54,14 @@ export function csvLine(row: TransactionShown): string {
     row.currency,
     row.amount_minor,
     row.payment_method,
-    row.gateway_id,
+    gatewayName(labels, row.gateway_id),
     row.psp_transaction_id,
     row.card_masked,
     row.pin,
     row.reference_id,
     row.error_code,
     row.error_details,
+    row.gateway_id,
   ]
     .map(csvField)
     .join(',');

@@ -10,7 +10,8 @@ import { type Html, html } from '../html.js';
 import { gatewayName, iso, majorUnits, money } from './format.js';
 import { actionable, authorizationActionSection, authorizationForms } from './authorizations.js';
 import { disputesTable } from './disputes.js';
-import { csrfField, noticeLine, problemLine } from './layout.js';
+import { csrfField, filtersBox, noticeLine, problemLine } from './layout.js';
+import { type ColumnSpec, dataTable } from './table.js';
 import { notificationsSection } from './notifications.js';
 import { processorEventsTable } from './processor-events.js';
 import type {
@@ -48,31 +49,77 @@ export const SEARCH_LABELS: Readonly<Record<SearchField, string>> = {
   amount_max: 'Amount to (e.g. 99.99)',
 };
 
-function searchForm(values: Partial<Record<SearchField, string>>, viewer: Viewer): Html {
+/** A gateway the search's Gateway field offers: its label shown, its id sent (what a script's URL names too). */
+export interface GatewayChoice {
+  readonly gateway_id: string;
+  readonly label: string;
+  readonly merchant_id: string;
+}
+
+function searchForm(
+  values: Partial<Record<SearchField, string>>,
+  viewer: Viewer,
+  gateways: readonly GatewayChoice[],
+  refused: boolean,
+): Html {
   const text = (name: SearchField, type = 'text') =>
     html`<label for="q-${name}">${SEARCH_LABELS[name]}<input id="q-${name}" name="${name}" type="${type}" value="${values[name] ?? ''}" maxlength="128"></label>`;
   const choice = (
     name: SearchField,
-    options: readonly string[],
+    options: readonly { readonly value: string; readonly text: string }[],
   ) => html`<label for="q-${name}">${SEARCH_LABELS[name]}<select id="q-${name}" name="${name}">
-<option value="">any</option>${options.map((o) => html`<option value="${o}"${values[name] === o ? html` selected` : ''}>${o}</option>`)}</select></label>`;
-  return html`<form class="fields card" method="get" action="/backoffice/transactions" role="search">
-${text('trace_id')}${text('order_id')}${text('pin')}${choice('status', SEARCH_STATUSES)}${choice('type', SEARCH_TYPES)}${text('gateway')}
+<option value="">any</option>${options.map((o) => html`<option value="${o.value}"${values[name] === o.value ? html` selected` : ''}>${o.text}</option>`)}</select></label>`;
+  const plain = (list: readonly string[]) => list.map((o) => ({ value: o, text: o }));
+  // Gateways by label (an operator's with their merchant: two merchants may name theirs alike); one
+  // asked for by a URL that the list does not hold still shows as asked.
+  const gateway_options = gateways.map((g) => ({
+    value: g.gateway_id,
+    text: viewer.role === 'operator' ? `${g.label} (${g.merchant_id})` : g.label,
+  }));
+  const asked = values.gateway;
+  if (asked !== undefined && !gateways.some((g) => g.gateway_id === asked)) gateway_options.push({ value: asked, text: asked });
+  const set_count = Object.keys(values).length;
+  return filtersBox(
+    html`<form class="fields card" method="get" action="/backoffice/transactions" role="search">
+${text('trace_id')}${text('order_id')}${text('pin')}${choice('status', plain(SEARCH_STATUSES))}${choice('type', plain(SEARCH_TYPES))}${choice('gateway', gateway_options)}
 ${viewer.role === 'operator' ? text('merchant') : ''}
 ${text('from', 'date')}${text('to', 'date')}${text('currency')}${text('amount_min')}${text('amount_max')}
-<button class="primary" type="submit">Search</button></form>`;
+<button class="primary" type="submit">Search</button></form>`,
+    set_count,
+    refused,
+  );
 }
 
 /** `labels`: the rows' gateways' labels, shown instead of their ids. */
-export function resultsTable(rows: readonly TransactionShown[], viewer: Viewer, labels: GatewayLabels): Html {
+export function resultsTable(rows: readonly TransactionShown[], viewer: Viewer, labels: GatewayLabels, name = 'Transactions'): Html {
   if (rows.length === 0) return html`<p class="card">No transaction matches this search.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Trace ID</th><th>Created (UTC)</th>${viewer.role === 'operator' ? html`<th>Merchant</th>` : ''}
-<th>Type</th><th>Status</th><th>Amount</th><th>Order ID</th><th>Card</th><th>Gateway</th></tr></thead><tbody>
-${rows.map(
-  (row) => html`<tr><td><a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a></td><td>${iso(row.created_at_ms)}</td>
-${viewer.role === 'operator' ? html`<td>${row.merchant_id}</td>` : ''}<td>${row.transaction_type}</td><td>${row.status}</td><td>${amountOf(row)}</td>
-<td>${merchantOrderId(row)}</td><td>${row.card_masked ?? ''}</td><td>${gatewayName(labels, row.gateway_id)}</td></tr>`,
-)}</tbody></table></div>`;
+  const operator = viewer.role === 'operator';
+  const columns: ColumnSpec[] = [
+    'Trace ID',
+    'Created (UTC)',
+    ...(operator ? [{ label: 'Merchant', wrap: true }] : []),
+    'Type',
+    'Status',
+    'Amount',
+    { label: 'Order ID', wrap: true },
+    'Card',
+    { label: 'Gateway', wrap: true },
+  ];
+  return dataTable(
+    columns,
+    rows.map((row) => [
+      html`<a href="/backoffice/transactions/${row.trace_id}">${row.trace_id}</a>`,
+      iso(row.created_at_ms),
+      ...(operator ? [row.merchant_id] : []),
+      row.transaction_type,
+      row.status,
+      amountOf(row),
+      merchantOrderId(row),
+      row.card_masked,
+      gatewayName(labels, row.gateway_id),
+    ]),
+    name,
+  );
 }
 
 /** The search refused: the field named and what it expects, above the form as typed. */
@@ -81,10 +128,11 @@ export function searchRefusedBody(
   field: SearchField | 'before',
   reason: string,
   viewer: Viewer,
+  gateways: readonly GatewayChoice[],
 ): Html {
   const label = field === 'before' ? 'Page' : SEARCH_LABELS[field];
   return html`<h1>Transactions</h1>
-<p class="notice error" role="alert">${label}: expected ${reason}.</p>${searchForm(values, viewer)}`;
+<p class="notice error" role="alert">${label}: expected ${reason}.</p>${searchForm(values, viewer, gateways, true)}`;
 }
 
 /** A page of results; `next` is the page key older results start below (null: this is the last page). */
@@ -95,9 +143,10 @@ export function searchBody(
   next: TransactionPageKey | null,
   viewer: Viewer,
   labels: GatewayLabels,
+  gateways: readonly GatewayChoice[],
 ): Html {
   const query = searchQuery(values);
-  return html`<h1>Transactions</h1>${searchForm(values, viewer)}
+  return html`<h1>Transactions</h1>${searchForm(values, viewer, gateways, false)}
 ${resultsTable(shown, viewer, labels)}
 <div class="pager">${!first_page ? html`<a href="/backoffice/transactions?${query}">Newest</a>` : ''}
 ${next !== null ? html`<a href="/backoffice/transactions?${searchQuery(values, next)}" rel="next">Older</a>` : ''}
@@ -183,10 +232,13 @@ ${
 <button class="danger" type="submit">Refund…</button></form><p class="muted">You confirm the amount, the card and the customer on the next page before anything moves.</p>`
     : ''
 }
-<h2>Status history</h2><div class="scroll"><table><thead><tr><th>At (UTC)</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
-${history.map((h) => html`<tr><td>${iso(h.at_ms)}</td><td>${h.from_status || '—'}</td><td>${h.to_status}</td><td class="wrap">${h.reason}</td></tr>`)}</tbody></table></div>
-${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, parts.viewer, gateway_labels)}` : ''}
-${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, parts.viewer, gateway_labels)}` : ''}
+<h2>Status history</h2>${dataTable(
+    ['At (UTC)', 'From', 'To', { label: 'Why', wrap: true }],
+    history.map((h) => [iso(h.at_ms), h.from_status || '—', h.to_status, h.reason]),
+    'Status history',
+  )}
+${refunds.length > 0 ? html`<h2>Refunds</h2>${resultsTable(refunds, parts.viewer, gateway_labels, 'Refunds')}` : ''}
+${cascade.length > 1 ? html`<h2>Cascade attempts</h2>${resultsTable(cascade, parts.viewer, gateway_labels, 'Cascade attempts')}` : ''}
 <h2>Processor events</h2>${processorEventsTable(events, 'transaction', parts.viewer, 'No processor webhook event was matched to this transaction.', events_max, gateway_labels)}
 ${notificationsSection(parts.csrf, notifications, 'None were sent for this transaction.')}`;
 }
