@@ -1068,6 +1068,23 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.cards.get(merchant_id, second.card_token)).toBeNull();
     });
 
+    it("tokenFor answers the new row's token, then the stored one's, in and out of a transaction, and one token for twins", async () => {
+      const merchant_id = await newMerchant();
+      const first = cardFixture(merchant_id, { card_token: uniqueId('tok') });
+      expect(await store.cards.tokenFor(first)).toBe(first.card_token);
+      expect(await store.cards.tokenFor({ ...first, card_token: uniqueId('tok'), pan_sealed: 'v1:other' })).toBe(first.card_token);
+      expect(await store.transaction((tx) => tx.cards.tokenFor({ ...first, card_token: uniqueId('tok') }))).toBe(first.card_token);
+      expect(await store.cards.find(merchant_id, first.pin, first.pan_fingerprint, first.card_exp)).toEqual(first);
+      // Another expiry is another card.
+      const renewed = cardFixture(merchant_id, { card_token: uniqueId('tok'), card_exp: '01/2033' });
+      expect(await store.cards.tokenFor(renewed)).toBe(renewed.card_token);
+      // Ten at once for one new card: one row, every caller its token.
+      const twin = cardFixture(merchant_id, { pin: uniqueId('pin') });
+      const tokens = await Promise.all(Array.from({ length: 10 }, () => store.cards.tokenFor({ ...twin, card_token: uniqueId('tok') })));
+      expect(new Set(tokens).size).toBe(1);
+      expect((await store.cards.find(merchant_id, twin.pin, twin.pan_fingerprint, twin.card_exp))?.card_token).toBe(tokens[0]);
+    });
+
     it('a different expiry, pin or merchant is another card; tokens are scoped to their merchant', async () => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();
