@@ -529,7 +529,16 @@ describe.each(storeKinds())('back office on %s', (kind) => {
     expect(page).toContain(shop.application_key);
     expect(page).not.toContain(shop.secret);
 
-    const rolled = await staff.post('/backoffice/credentials/roll', { grace_seconds: '3600' });
+    // The first form only asks: what will happen, nothing rolled yet.
+    const asked = await staff.post('/backoffice/credentials/roll', { grace_seconds: '3600' });
+    expect(asked.status).toBe(200);
+    expect(pageText(asked.text)).toContain('Confirm: roll the API secret');
+    expect(pageText(asked.text)).toContain('still accepted for 1 hour, then refused');
+    expect(asked.text).not.toContain('data-testid="new-secret"');
+    await sale(gw, shop);
+    // Confirmed without its CSRF token: refused, nothing rolled.
+    expect((await staff.post('/backoffice/credentials/roll', { grace_seconds: '3600', confirm: 'yes' }, { csrf: false })).status).toBe(403);
+    const rolled = await staff.post('/backoffice/credentials/roll', { grace_seconds: '3600', confirm: 'yes' });
     expect(rolled.status).toBe(200);
     expect(rolled.headers.get('cache-control')).toBe('no-store');
     const new_secret = /data-testid="new-secret">([^<]+)</.exec(rolled.text)![1]!;

@@ -355,6 +355,11 @@ describe.each(storeKinds())('back office in Chromium on %s', (kind) => {
       await page.goto(`${gw.url}/backoffice/credentials`);
       await page.getByLabel('Keep accepting the old secret for').selectOption({ label: '4 hours' });
       await page.getByRole('button', { name: 'Roll the secret' }).click();
+      // Its confirmation first: nothing is rolled until it is confirmed.
+      expect(await page.locator('h1').innerText()).toBe('Confirm: roll the API secret');
+      expect(await page.getByTestId('confirmation').innerText()).toContain('still accepted for 4 hours');
+      expect((await gw.gateway.deps.merchants.findFresh(shop.merchant_id))!.secret).toBe(shop.secret);
+      await page.getByRole('button', { name: 'Roll the secret' }).click();
       const new_secret = await page.getByTestId('new-secret').innerText();
       expect((await gw.gateway.deps.merchants.findFresh(shop.merchant_id))!.secret).toBe(new_secret);
       await shootPage(browser, page, kind, 'backoffice-credentials');

@@ -15,13 +15,16 @@ import {
   credentialsBody,
   deliveredNotice,
   endpointReportNotice,
+  graceLabel,
   graceRefusedNotice,
   newSecretNotice,
   notDeliveredNotice,
   URL_MAX_CHARS,
   urlRefusedNotice,
 } from '../../pages/backoffice/credentials.js';
-import { type BackOfficeRoute, formValue, type PageContext } from './plugin.js';
+import { CONFIRM_FIELD } from '../../pages/backoffice/authorizations.js';
+import { confirmationBody, secretRollConfirmation } from '../../pages/backoffice/confirmations.js';
+import { type BackOfficeRoute, formValue, type PageContext, partsOf } from './plugin.js';
 
 const MERCHANT = ['merchant'] as const;
 /** The graces offered, in seconds; the operation takes any whole number up to SECRET_GRACE_MAX_S. */
@@ -58,6 +61,18 @@ export function credentialRoutes(): BackOfficeRoute[] {
       async handle(context) {
         const grace_text = field(context, 'grace_seconds');
         const grace_s = /^[0-9]{1,6}$/.test(grace_text) ? Number(grace_text) : Number.NaN;
+        // The old secret stops after the grace: the first form only asks (pages/backoffice/confirmations.ts).
+        if (formValue(context.request, CONFIRM_FIELD) !== 'yes') {
+          if (!(grace_s >= 0 && grace_s <= SECRET_GRACE_MAX_S))
+            return credentialsPage(context, graceRefusedNotice(SECRET_GRACE_MAX_S), 400);
+          const confirmation = secretRollConfirmation(
+            context.viewer.merchant_id!,
+            grace_s,
+            graceLabel(grace_s),
+            context.deps.clock.now_ms() + grace_s * 1000,
+          );
+          return context.page(confirmation.heading, '/backoffice/credentials', confirmationBody(partsOf(context), confirmation));
+        }
         const outcome = await rollSecretFromBackOffice(context.deps, context, grace_s);
         switch (outcome.kind) {
           case 'rolled':

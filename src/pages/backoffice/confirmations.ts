@@ -1,6 +1,6 @@
 // The confirmation step of the back office's actions that move money or stop something (issue 30):
 // a payout approved or rejected, a subscription cancelled, a merchant, gateway or user disabled
-// (or enabled again). The first form answers with this page: what will happen, and to what
+// (or enabled again), the merchant's API secret rolled (the old one then stops). The first form answers with this page: what will happen, and to what
 // (amount in the currency's major units, masked card, customer, the gateway's label); nothing is
 // done until its button sends the same form again with confirm=yes (and the page's CSRF token).
 // A refund's, a capture's and a void's are in authorizations.ts, the same way.
@@ -171,5 +171,26 @@ export function userStateConfirmation(u: UserLine, action: 'disable' | 'enable')
     button: `Confirm: ${action} ${u.email}`,
     danger: disable,
     back: { href: '/backoffice/users', text: 'Back to the users, nothing done' },
+  };
+}
+
+/** Rolling the merchant's API secret: a new one, shown once; the old one is refused after the grace. */
+export function secretRollConfirmation(merchant_id: string, grace_s: number, grace_label: string, old_until_ms: number): Confirmation {
+  return {
+    heading: 'Confirm: roll the API secret',
+    effect:
+      grace_s === 0
+        ? 'A new secret is made and shown once; requests signed with the current one are refused from now on.'
+        : `A new secret is made and shown once; the current one is still accepted for ${grace_label}, then refused.`,
+    facts: [
+      ['Merchant ID', merchant_id],
+      ['Current secret accepted until', grace_s === 0 ? 'now' : `${iso(old_until_ms)} UTC`],
+      ['Notifications', 'signed with the new secret at once: put it on your notification endpoint first'],
+    ],
+    action: '/backoffice/credentials/roll',
+    fields: { grace_seconds: String(grace_s) },
+    button: 'Roll the secret',
+    danger: true,
+    back: { href: '/backoffice/credentials', text: 'Back to the API credentials, nothing done' },
   };
 }

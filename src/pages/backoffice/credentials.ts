@@ -15,7 +15,7 @@ export interface CredentialsShown {
   readonly previous_secret_until_ms: number | null;
 }
 
-function graceLabel(seconds: number): string {
+export function graceLabel(seconds: number): string {
   if (seconds === 0) return 'none: the old secret stops now';
   return seconds < 3600 ? `${seconds / 60} minutes` : `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
 }
