@@ -2,7 +2,7 @@
 // for the whole exchange, a cap on the answer's size, no redirects, the same address policy as
 // merchant URLs (live mode reaches no loopback, private or link-local address unless
 // PAYGATE_ALLOW_PRIVATE_URLS is set; checked inside the socket's DNS lookup), and kept-alive
-// connections per processor host (undici).
+// connections per processor host (undici), as many as the gateways' guards let through.
 //
 // The one thing a connector must know about a failed exchange is whether the processor may
 // have received the request. `not_sent` means it cannot have (the connection was never made):
@@ -88,8 +88,14 @@ export function processorFailed(exchange: ProcessorExchange): boolean {
   return !['EDESTINATIONNOTALLOWED', 'EINVALIDURL', 'EINFLIGHTLIMIT', 'ECIRCUITOPEN'].includes(exchange.code);
 }
 
-/** Sockets per processor host kept for reuse, at most. */
-const SOCKETS_PER_HOST = 32;
+/**
+ * Sockets per processor host: no cap of their own. Each gateway's guard bounds its requests in
+ * flight (PAYGATE_PROCESSOR_MAX_IN_FLIGHT, processor-guard.ts), so the sockets open to a host are
+ * at most the in-flight limits of the gateways sending there. A cap below that (it was 32) made
+ * requests the guard had let through wait unseen for a socket behind slow ones, and held a gateway
+ * to 32 requests at a time: 320 sales a second at 100 ms a processor answer (bench/RESULTS.md).
+ */
+const SOCKETS_PER_HOST = null;
 /** An idle kept socket is closed after this long, before common servers close it themselves. */
 const KEEP_ALIVE_IDLE_MS = 4_000;
 
