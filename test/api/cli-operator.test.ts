@@ -200,7 +200,7 @@ describe.each(storeKinds())('paygate CLI as an operator on %s', (kind) => {
     const rules = await run(['route', 'list', '--merchant-id', `ops-${kind}`], env);
     expect(rules.stdout).toMatch(/^PRIORITY +GATEWAY +TAKES +RULE\n1 +Checkout EU · main +currency USD +rule_[0-9a-f]{24}\n$/);
     expect(jsonLines(await run(['route', 'list', '--merchant-id', `ops-${kind}`, '--json'], env))).toEqual([rule]);
-  });
+  }, 180_000); // sixteen CLI processes, each starting Node and opening the store: over a minute in a loaded suite
 
   it('gateway list for a merchant that does not exist fails, naming it; an empty one says so on stderr', async () => {
     const unknown = await run(['gateway', 'list', '--merchant-id', 'nope'], env);
