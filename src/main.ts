@@ -58,7 +58,17 @@ import { RateLimits } from './http/rate-limits.js';
  * the processors' lookups share it), 256 more waiting their turn, the same name's lookups shared,
  * a failed name not asked again for 30 s.
  */
-const NOTIFICATION_LOOKUPS = { max_in_flight: 3, max_queued: 256, max_waiters_per_host: 64, failure_cache_ms: 30_000 } as const;
+/**
+ * The notification worker's DNS lookups (outbound/lookup-gate.ts). max_waiting is a quarter of the
+ * worker's default 32 slots: hosts whose DNS hangs hold at most 8 of them.
+ */
+const NOTIFICATION_LOOKUPS = {
+  max_in_flight: 3,
+  max_queued: 8,
+  max_waiters_per_host: 8,
+  failure_cache_ms: 30_000,
+  max_waiting: 8,
+} as const;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;

@@ -2,7 +2,8 @@
 // resolver the test controls stands in for getaddrinfo, whose lookups of a name with a dead name
 // server hang for seconds. Lookups of one name are shared, at most max_in_flight names are looked
 // up at once, a bounded number wait their turn and the rest fail at once, a failed name is
-// answered from memory for a while; through postJson, a burst of notifications to hanging names
+// answered from memory for a while, and at most max_waiting callers wait in all (each holds one of
+// the notification worker's slots); through postJson, a burst of notifications to hanging names
 // keeps the lookups started and waiting within those bounds, and the rest fail at once, to be sent
 // again on their schedule.
 import type dns from 'node:dns';
@@ -22,7 +23,7 @@ function heldResolver() {
   return { resolver, held };
 }
 
-const LIMITS = { max_in_flight: 2, max_queued: 1, max_waiters_per_host: 3, failure_cache_ms: 30_000 };
+const LIMITS = { max_in_flight: 2, max_queued: 1, max_waiters_per_host: 3, failure_cache_ms: 30_000, max_waiting: 100 };
 const lookupOf = (gate: LookupGate, hostname: string) =>
   new Promise<{ error: NodeJS.ErrnoException | null; addresses: dns.LookupAddress[] }>((resolve) =>
     gate.lookup(hostname, {}, (error, addresses) => resolve({ error, addresses })),
@@ -72,6 +73,28 @@ describe('the lookup gate', () => {
     now_ms += 1;
     void lookupOf(gate, 'dead.example');
     expect(held).toHaveLength(2);
+  });
+
+  it('holds at most max_waiting callers over all names, so hanging names cannot take every slot of the worker', async () => {
+    const { resolver, held } = heldResolver();
+    const gate = new LookupGate({ ...LIMITS, max_in_flight: 2, max_queued: 10, max_waiters_per_host: 10, max_waiting: 4 }, resolver);
+    // Two names hang: three callers wait on the first, one on the second.
+    const waiting = [lookupOf(gate, 'hang-a.example'), lookupOf(gate, 'hang-a.example'), lookupOf(gate, 'hang-a.example')];
+    waiting.push(lookupOf(gate, 'hang-b.example'));
+    expect(gate.waiting).toBe(4);
+    // The fifth caller, for a name already being looked up or a new one, is refused at once.
+    expect((await lookupOf(gate, 'hang-a.example')).error?.code).toBe('ELOOKUPBUSY');
+    expect((await lookupOf(gate, 'shop.example')).error?.code).toBe('ELOOKUPBUSY');
+    expect(held.map((h) => h.hostname)).toEqual(['hang-a.example', 'hang-b.example']);
+    // Once a hanging name gives up, its callers are answered and the gate takes callers again.
+    held[0]!.answer(Object.assign(new Error('queryA ETIMEOUT hang-a.example'), { code: 'EAI_AGAIN' }));
+    for (const answer of (await Promise.all(waiting.slice(0, 3))).map((a) => a.error?.code)) expect(answer).toBe('EAI_AGAIN');
+    expect(gate.waiting).toBe(1);
+    const shop = lookupOf(gate, 'shop.example');
+    expect(gate.waiting).toBe(2);
+    held[2]!.answer(null);
+    expect((await shop).error).toBeNull();
+    expect(gate.waiting).toBe(1);
   });
 
   it('through postJson: a burst of notifications to hanging names keeps two lookups started and one waiting; the rest fail at once', async () => {
