@@ -102,7 +102,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
           ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
           : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
     }
-    const recorded = await options.store.notifications.finishAttempt(
+    const finished = await options.store.notifications.finishAttempt(
       row.id,
       owner,
       patch,
@@ -120,13 +120,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     );
     options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
     // A later status of the transaction was written meanwhile: this one is not sent again, and no
-    // longer holds the later one back (docs/notifications.md §5).
-    if (
-      recorded &&
-      patch.state === 'pending' &&
-      row.trace_id !== null &&
-      (await options.store.notifications.supersedeIfNewer(row.id, now_ms))
-    ) {
+    // longer holds the later one back (docs/notifications.md §5). finishAttempt decided it.
+    if (finished === 'superseded') {
       options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
       return;
     }
@@ -138,7 +133,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       reason: result.reason,
       state: patch.state,
     };
-    if (!recorded) options.logger.warn(log, 'notification lease lost before the attempt was recorded');
+    if (finished === 'lease_lost') options.logger.warn(log, 'notification lease lost before the attempt was recorded');
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');
     else options.logger.info(log, 'notification attempt');

@@ -11,6 +11,9 @@ export interface LeaseTimes {
   readonly wall_ms: number;
 }
 
+/** How finishAttempt ended: the patch written, the notification superseded (the attempt recorded either way), or nothing written. */
+export type FinishOutcome = 'finished' | 'superseded' | 'lease_lost';
+
 export interface NotificationStore {
   insert(row: Insertable<NotificationTable>): Promise<number>;
   /**
@@ -32,7 +35,10 @@ export interface NotificationStore {
   /**
    * Ends an attempt: the notification's new state (only while `owner` still holds the lease) and
    * the attempt's record, atomically, also outside a transaction (one statement on PostgreSQL,
-   * one transaction on SQLite). False, and nothing written, when the lease was lost.
+   * one transaction on SQLite). A transaction notification left pending by the patch that has a
+   * newer notification of its transaction is superseded instead, in the same step (what
+   * supersedeIfNewer does, without a statement of its own on every failed attempt).
+   * 'lease_lost', and nothing written, when the lease was lost.
    */
   finishAttempt(
     notification_id: number,
@@ -40,7 +46,7 @@ export interface NotificationStore {
     patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number },
     attempt: Insertable<NotificationAttemptTable>,
     now_ms: number,
-  ): Promise<boolean>;
+  ): Promise<FinishOutcome>;
   listAttempts(notification_id: number): Promise<Insertable<NotificationAttemptTable>[]>;
   get(id: number): Promise<NotificationRow | null>;
   /**

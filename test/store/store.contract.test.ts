@@ -684,28 +684,35 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         outcome: 'retry' as const,
         reason: 'HTTP 500',
       });
-      // The first fails and is retried later: the second still waits behind it.
+      // While the first is being sent, the second waits behind it.
+      expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
+      // The first fails: with a newer notification of its transaction it is superseded, not
+      // retried (docs/notifications.md §5), in the same step, so the second goes out next.
       expect(
         await store.notifications.finishAttempt(
           first,
           'o',
           { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
           attempt(1, first),
-          t0,
+          t0 + 10,
         ),
-      ).toBe(true);
-      expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([]);
-      expect(leasedOf(await store.notifications.lease(at(t0 + 5000), 100, 1000, 'o'))).toEqual([first]);
+      ).toBe('superseded');
+      expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([second]);
+      // The newest has nothing newer: a failed attempt leaves it pending, due again later.
       expect(
         await store.notifications.finishAttempt(
-          first,
+          second,
           'o',
-          { state: 'delivered', next_attempt_at_ms: t0 + 5000, last_error: null, attempts: 2 },
-          { ...attempt(2, first), http_status: 200, outcome: 'delivered', reason: 'OK' },
-          t0 + 5000,
+          { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
+          attempt(1, second),
+          t0 + 10,
         ),
-      ).toBe(true);
-      expect(leasedOf(await store.notifications.lease(at(t0 + 5001), 100, 1000, 'o'))).toEqual([second]);
+      ).toBe('finished');
+      expect(await store.notifications.get(second)).toMatchObject({
+        state: 'pending',
+        next_attempt_at_ms: t0 + 5000,
+        last_error: 'HTTP 500',
+      });
     });
 
     it('a later status supersedes the older notifications not being sent; one being sent is superseded when its attempt fails', async () => {
@@ -760,8 +767,17 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
           failed,
           t0 + 3,
         ),
-      ).toBe(true);
-      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(true);
+      ).toBe('superseded');
+      // Its attempt is recorded all the same, and the supersede is part of the same step.
+      expect(await store.notifications.listAttempts(latest!.id)).toEqual([failed]);
+      expect(await store.notifications.get(latest!.id)).toMatchObject({
+        state: 'superseded',
+        last_error: 'superseded by a later status of the transaction',
+        attempts: 1,
+        lease_owner: null,
+        updated_at_ms: t0 + 3,
+      });
+      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // superseded already
       expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
       // The newest has nothing newer: never superseded by this.
       expect(await store.notifications.supersedeIfNewer(after[2]!.id, t0 + 4)).toBe(false);
@@ -833,7 +849,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
           attempt,
           t0,
         ),
-      ).toBe(true);
+      ).toBe('finished');
       expect((await store.notifications.lease(at(t0 + 5000), 100, 1000, 'owner-b')).map((r) => r.id)).not.toContain(id);
     });
 
@@ -895,11 +911,11 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
 
-      expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe(false);
+      expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe('lease_lost');
       expect(await store.notifications.get(id!)).toEqual(before);
       expect(await store.notifications.listAttempts(id!)).toEqual([]);
 
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
       expect(await store.notifications.get(id!)).toMatchObject({
         state: 'pending',
         attempts: 1,
@@ -913,7 +929,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       // The lease is gone: the old owner cannot finish it a second time.
       expect(
         await store.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200),
-      ).toBe(false);
+      ).toBe('lease_lost');
       expect(await store.notifications.listAttempts(id!)).toHaveLength(1);
     });
 
@@ -932,7 +948,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         reason: 'HTTP 500',
       };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe(true);
+      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
       await store.notifications.lease(at(t0 + 300_000), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
       // Attempt number 1 again breaks notification_attempts_once: the state change must not stay either.
@@ -945,7 +961,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const second = { ...attempt, attempt_no: 2, started_at_ms: t0 + 300_000 };
       expect(
         await store.transaction((tx) => tx.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100)),
-      ).toBe(true);
+      ).toBe('finished');
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt, second]);
     });
 
@@ -1050,7 +1066,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
           attempt,
           t0,
         ),
-      ).toBe(false);
+      ).toBe('lease_lost');
       expect((await store.notifications.get(id!))?.state).toBe('pending');
     });
   });

@@ -5,7 +5,7 @@
 import { CompiledQuery, type Insertable } from 'kysely';
 import type { NotificationAttemptTable, NotificationRow, NotificationTable } from '../schema.js';
 import type { SqlText } from '../sql-text.js';
-import type { LeaseTimes, NotificationStore } from '../notification-store.js';
+import type { FinishOutcome, LeaseTimes, NotificationStore } from '../notification-store.js';
 import type { Executor, SqlContext } from './context.js';
 import { hasDataModifyingCtes, insertReturningId, leaseStatement, sqliteOwnTransaction } from './dialect.js';
 
@@ -119,34 +119,41 @@ export class SqlNotificationStore implements NotificationStore {
     patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number },
     attempt: Insertable<NotificationAttemptTable>,
     now_ms: number,
-  ): Promise<boolean> {
+  ): Promise<FinishOutcome> {
     // Atomic on its own (notification-store.ts): one statement on PostgreSQL, a transaction on SQLite.
     const own_transaction = sqliteOwnTransaction(this.ctx);
     if (own_transaction) return own_transaction((tx) => tx.notifications.finishAttempt(notification_id, owner, patch, attempt, now_ms));
-    const update = this.ctx.text.update(
-      'notifications',
-      {
-        state: patch.state,
-        next_attempt_at_ms: patch.next_attempt_at_ms,
-        last_error: patch.last_error,
-        attempts: patch.attempts,
-        lease_until_ms: null,
-        lease_owner: null,
-        updated_at_ms: now_ms,
-      },
-      { id: notification_id, lease_owner: owner },
-    );
+    // Left pending, it is superseded if a newer notification of its transaction exists (§5 of
+    // docs/notifications.md): decided in the same UPDATE, not by a statement of its own.
+    const may_supersede = patch.state === 'pending';
+    const newer = `(notifications.trace_id is not null and exists (select 1 from notifications as newer
+        where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
+    const state = may_supersede ? `case when ${newer} then 'superseded' else ? end` : '?';
+    const last_error = may_supersede ? `case when ${newer} then ? else ? end` : '?';
+    const update_sql = `update notifications set state = ${state}, last_error = ${last_error}, next_attempt_at_ms = ?, attempts = ?,
+        lease_until_ms = null, lease_owner = null, updated_at_ms = ? where id = ? and lease_owner = ?`;
+    const update_parameters = [
+      patch.state,
+      ...(may_supersede ? [SUPERSEDED_REASON] : []),
+      patch.last_error,
+      patch.next_attempt_at_ms,
+      patch.attempts,
+      now_ms,
+      notification_id,
+      owner,
+    ];
     if (hasDataModifyingCtes(this.ctx.dialect)) {
       // One statement, atomic by itself: the attempt is recorded only for the row the UPDATE changed.
-      const n = update.parameters.length;
-      const recorded = await this.ctx.rows<{ notification_id: number }>(
+      let n = 0;
+      const numbered = update_sql.replace(/\?/g, () => `$${++n}`);
+      const recorded = await this.ctx.rows<{ state: string }>(
         CompiledQuery.raw(
-          `with finished as (${update.sql} returning id) insert into notification_attempts ` +
+          `with finished as (${numbered} returning id, state), recorded as (insert into notification_attempts ` +
             '(notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason) ' +
             `select id, $${n + 1}::integer, $${n + 2}::bigint, $${n + 3}::integer, $${n + 4}::integer, $${n + 5}::text, $${n + 6}::text, $${n + 7}::text ` +
-            'from finished returning notification_id',
+            'from finished returning notification_id) select finished.state from finished join recorded on recorded.notification_id = finished.id',
           [
-            ...update.parameters,
+            ...update_parameters,
             attempt.attempt_no,
             attempt.started_at_ms,
             attempt.duration_ms,
@@ -157,11 +164,17 @@ export class SqlNotificationStore implements NotificationStore {
           ],
         ),
       );
-      return recorded.length === 1;
+      if (recorded.length !== 1) return 'lease_lost';
+      return recorded[0]!.state === 'superseded' && may_supersede ? 'superseded' : 'finished';
     }
-    if ((await this.ctx.changed(update)) !== 1) return false;
+    if ((await this.ctx.changed(CompiledQuery.raw(update_sql, update_parameters))) !== 1) return 'lease_lost';
     await this.ctx.changed(this.ctx.text.insert('notification_attempts', attempt));
-    return true;
+    if (!may_supersede) return 'finished';
+    // SQLite, in this transaction: the state the UPDATE chose (a look-up by primary key, cheaper than RETURNING).
+    const [row] = await this.ctx.rows<{ state: string }>(
+      CompiledQuery.raw('select state from notifications where id = ?', [notification_id]),
+    );
+    return row?.state === 'superseded' ? 'superseded' : 'finished';
   }
 
   async listAttempts(notification_id: number) {
