@@ -364,6 +364,12 @@ export interface Connector {
    * (an interrupted call, a lookup that found nothing): `[TEST] ` in the sandbox (decisions §7).
    */
   readonly details_prefix: string;
+  /**
+   * True when the connector decides in this process alone (the sandbox): no processor is called and
+   * nothing moves money elsewhere, so there is nothing to ask after a crash, and a sale may be
+   * reserved, decided and finished in one database transaction (operations/sale.ts).
+   */
+  readonly decides_in_process?: boolean;
   sale(request: CardSaleRequest): Promise<ProcessorResult>;
   refund(request: RefundRequest): Promise<ProcessorResult>;
   /** Absent when the connector has no card payouts: such a payout is refused with status 15. */

@@ -25,9 +25,11 @@ export async function answerForExisting(
   deps: OperationDeps,
   existing: TransactionRow,
   fingerprint: string,
+  /** 0 inside an open transaction, which must not wait: in_progress at once when there is no answer yet. */
+  wait_ms: number = deps.config.limits.idempotency_wait_ms,
 ): Promise<Exclude<Reservation, { kind: 'reserved' }>> {
   if (existing.request_fingerprint !== fingerprint) return { kind: 'duplicate_order' };
-  const deadline_ms = Date.now() + deps.config.limits.idempotency_wait_ms;
+  const deadline_ms = Date.now() + wait_ms;
   let answer = await storedAnswer(deps, existing);
   while (answer === null) {
     if (Date.now() >= deadline_ms) return { kind: 'in_progress' };
@@ -57,6 +59,11 @@ export interface ReserveOptions {
    * row, or null to refuse. A refusal after a write must throw instead, so the write rolls back.
    */
   readonly prepare?: (tx: UnitOfWork) => Promise<Partial<NewTransactionRow> | null>;
+  /**
+   * false when the reservation runs inside an open transaction (an in-process sale,
+   * operations/sale.ts): a twin still in flight is answered in_progress at once instead of waited for.
+   */
+  readonly wait_for_twin?: boolean;
 }
 
 export type ReserveResult = Reservation | { readonly kind: 'refused_by_guard' };
@@ -74,7 +81,7 @@ export async function reserve(deps: OperationDeps, row: NewTransactionRow, optio
     const reserved = await deps.store.transactions.reserveOrHolder(row, RESERVED_REASON);
     if (reserved.kind === 'inserted') return { kind: 'reserved', row: reserved.row };
     if (!reserved.holder) throw new Error('idempotency key taken but no row found');
-    return answerForExisting(deps, reserved.holder, row.request_fingerprint);
+    return answerForExisting(deps, reserved.holder, row.request_fingerprint, options.wait_for_twin === false ? 0 : undefined);
   }
   const existing = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
   if (existing) return answerForExisting(deps, existing, row.request_fingerprint);

@@ -10,6 +10,7 @@ import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
 import { cascadable } from '../domain/routing.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { NewTransactionRow } from '../store/schema.js';
+import { storeWithin } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { routePayment } from './gateway-choice.js';
 import { type CascadableResult, cascadeTo, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
@@ -56,6 +57,11 @@ export type SaleOutcome =
   | { readonly kind: 'in_progress' }
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
+/** Thrown inside the one transaction of an in-process sale when its key was taken meanwhile: the sale goes the usual way. */
+class KeyTakenMeanwhile extends Error {}
+
+type Routed = Extract<Awaited<ReturnType<typeof routePayment>>, { kind: 'routed' }>;
+
 export async function processSale(deps: OperationDeps, input: SaleInput): Promise<SaleOutcome> {
   const transaction_type = input.transaction_type ?? 'sale';
   const routing = await routePayment(
@@ -66,8 +72,38 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
     transaction_type === 'authorize' ? 'authorize_capture' : input.initiated_by === 'merchant' ? 'merchant_initiated' : null,
   );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
-  const { gateway, connector } = routing;
+  // A connector that decides in this process (the sandbox), with no cascade to a processor behind
+  // it, leaves nothing to ask after a crash: on a store that commits in groups, the reservation,
+  // the decision and the finish are one transaction, one commit unit instead of three (the row's
+  // page written once, not twice). A key already taken (a replay) is answered the usual way,
+  // without a transaction; so is one taken meanwhile, which may have to wait for its twin.
+  if (routing.connector.decides_in_process && routing.alternatives.length === 0 && deps.store.groups_commits) {
+    const taken = await deps.store.transactions.findByKey(input.merchant.merchant_id, transaction_type, input.order_id);
+    if (taken === null) {
+      const outcome = await deps.store
+        .transaction((tx) => saleAttempts({ ...deps, store: storeWithin(deps.store, tx) }, input, transaction_type, routing, true))
+        .catch((error: unknown) => {
+          if (error instanceof KeyTakenMeanwhile) return null;
+          throw error;
+        });
+      if (outcome !== null) return outcome;
+    }
+  }
+  return saleAttempts(deps, input, transaction_type, routing, false);
+}
 
+/**
+ * Reserve, ask the connector (and the next gateways of the cascade), finish. `in_one_transaction`:
+ * `deps.store` is an open transaction (storeWithin), in which nobody may wait for a twin request.
+ */
+async function saleAttempts(
+  deps: OperationDeps,
+  input: SaleInput,
+  transaction_type: 'sale' | 'authorize',
+  routing: Routed,
+  in_one_transaction: boolean,
+): Promise<SaleOutcome> {
+  const { gateway, connector } = routing;
   const now_ms = deps.clock.now_ms();
   const merchant_id = input.merchant.merchant_id;
   const reservation = await reserve(
@@ -88,7 +124,9 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
         card_fingerprint: panFingerprint(deps.sealer, input.card.pan),
       },
     ),
+    { wait_for_twin: !in_one_transaction },
   );
+  if (in_one_transaction && reservation.kind !== 'reserved') throw new KeyTakenMeanwhile();
   if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');

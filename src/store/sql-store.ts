@@ -166,6 +166,10 @@ export class SqlStore implements Store {
         : null;
   }
 
+  get groups_commits(): boolean {
+    return this.group !== null;
+  }
+
   /** SQLite group commit: batches and units committed so far (null when off or on PostgreSQL); for benchmarks. */
   groupCommitStats(): { readonly batches: number; readonly units: number } | null {
     return this.group ? { ...this.group.stats } : null;

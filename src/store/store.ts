@@ -73,6 +73,13 @@ export interface UnitOfWork {
 
 export interface Store extends UnitOfWork {
   readonly dialect: Dialect;
+  /**
+   * True when transactions commit in groups (SQLite, store/group-commit.ts): every atomic call
+   * made outside a transaction is then a commit unit of its own, so work that may share one
+   * transaction costs less in one. False on PostgreSQL, where a transaction costs a BEGIN and a
+   * COMMIT round trip more than the single-statement calls it would hold.
+   */
+  readonly groups_commits: boolean;
   migrate(): Promise<void>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
@@ -90,4 +97,37 @@ export interface Store extends UnitOfWork {
    * its poll. Returns the function that removes the listener.
    */
   onNotificationCommitted(listener: () => void): () => void;
+}
+
+/**
+ * `store` as seen from inside its open transaction `tx`: every aggregate is tx's, and
+ * transaction() runs its work in tx, so code written against the store (operations) joins the
+ * transaction instead of opening its own. The rest (health, backlog, listeners) is the store's.
+ */
+export function storeWithin(store: Store, tx: UnitOfWork): Store {
+  return {
+    merchants: tx.merchants,
+    transactions: tx.transactions,
+    cards: tx.cards,
+    notifications: tx.notifications,
+    subscriptions: tx.subscriptions,
+    cashier: tx.cashier,
+    backoffice: tx.backoffice,
+    sandboxClock: tx.sandboxClock,
+    sandboxAdmin: tx.sandboxAdmin,
+    instance: tx.instance,
+    authorizations: tx.authorizations,
+    disputes: tx.disputes,
+    requestLog: tx.requestLog,
+    masterKeys: tx.masterKeys,
+    dialect: store.dialect,
+    groups_commits: store.groups_commits,
+    migrate: () => store.migrate(),
+    ping: () => store.ping(),
+    backlog: (now_ms) => store.backlog(now_ms),
+    poolUse: () => store.poolUse(),
+    close: () => store.close(),
+    transaction: (work) => work(tx),
+    onNotificationCommitted: (listener) => store.onNotificationCommitted(listener),
+  };
 }

@@ -119,6 +119,7 @@ function test(text: string): string {
 export class SandboxConnector implements Connector {
   readonly name = 'sandbox';
   readonly details_prefix = '[TEST] ';
+  readonly decides_in_process = true;
   readonly cashier_texts = SANDBOX_CASHIER_TEXTS;
 
   constructor(

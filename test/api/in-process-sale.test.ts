@@ -1,0 +1,80 @@
+// A sale through a connector that decides in this process (the sandbox) on a store that commits in
+// groups (SQLite) is one database transaction: reservation, decision and finish in one commit unit
+// instead of three (operations/sale.ts, issue 29). What it must not change: the answer, the stored
+// row and its status history, replays of it, and twins sent at once (one sale, never two).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import { postSigned } from '../support/client.js';
+import { orderId, saleA } from '../support/bodies.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { storeKinds } from '../support/stores.js';
+
+describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    // The request log writes in batches of its own: off here, so that the commit units counted are the sales'.
+    gw = await startTestGateway(kind, { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    await gw.gateway.notifications.stop();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const sale = (body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, gw.merchant.secret);
+
+  it('commits the reservation, the decision and the finish together on SQLite, and answers as before on both stores', async () => {
+    const store = gw.gateway.deps.store as SqlStore;
+    expect(store.groups_commits).toBe(kind === 'sqlite');
+    const SALES = 20;
+    const before = store.groupCommitStats();
+    const answers = [];
+    for (let i = 0; i < SALES; i++) answers.push(await sale(saleA(gw.merchant, { order_id: orderId(), pin: `in-process-${i % 3}` })));
+    const after = store.groupCommitStats();
+    for (const answer of answers) {
+      expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'sandbox' });
+      const trace_id = answer.body.trace_id as number;
+      const row = await store.transactions.get(trace_id);
+      expect(row).toMatchObject({ status: 'approved', card_token: answer.body.card_token });
+      expect(JSON.parse(row!.answer_json!)).toMatchObject({ trace_id, transaction_status: 'approved' });
+      expect((await store.transactions.listStatusChanges(trace_id)).map((c) => [c.from_status, c.to_status])).toEqual([
+        ['', 'pending'],
+        ['pending', 'approved'],
+      ]);
+      expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['pending']);
+    }
+    if (kind === 'sqlite') {
+      // Three units a sale before (reserve, card vault, final change); one now, plus whatever the
+      // background pollers committed meanwhile.
+      expect(after!.units - before!.units).toBeGreaterThanOrEqual(SALES);
+      expect(after!.units - before!.units).toBeLessThan(SALES * 2);
+    } else {
+      expect(before).toBeNull();
+    }
+  });
+
+  it('a replay answers the stored answer without a transaction of its own, and a changed body is a duplicate', async () => {
+    const body = saleA(gw.merchant, { order_id: orderId() });
+    const first = await sale(body);
+    const store = gw.gateway.deps.store as SqlStore;
+    const before = store.groupCommitStats();
+    const again = await sale(body);
+    expect(again.body).toEqual({ ...first.body, timestamp: again.body.timestamp, signature: again.body.signature });
+    if (kind === 'sqlite') expect(store.groupCommitStats()!.units - before!.units).toBeLessThan(2);
+    const changed = await sale({ ...body, amount: 2999 });
+    expect(changed.body.status).not.toBe(0);
+  });
+
+  it('twins sent at once make one sale: every answer is that sale or says it is still in progress', async () => {
+    const body = saleA(gw.merchant, { order_id: orderId() });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => sale(body)));
+    const trace_ids = new Set(answers.filter((a) => a.body.status === 0).map((a) => a.body.trace_id));
+    expect(trace_ids.size).toBe(1);
+    for (const answer of answers) {
+      if (answer.body.status === 0) expect(answer.body.transaction_status).toBe('approved');
+      else expect(answer.body.error_details ?? answer.body.description).toBeDefined();
+    }
+    const [trace_id] = [...trace_ids];
+    const row = await gw.gateway.deps.store.transactions.get(trace_id as number);
+    expect(row).toMatchObject({ status: 'approved', order_id: body.order_id });
+  });
+});
