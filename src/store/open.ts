@@ -6,6 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { prepareStatements } from './pg-prepared.js';
 import { SqlStore, type StoreOptions } from './sql-store.js';
 import { TwoConnectionSqliteDialect } from './sqlite-driver.js';
 import type { Store } from './store.js';
@@ -66,7 +67,11 @@ export function openPostgresStore(
   pool.on('error', (error) => on_idle_error?.(error));
   // A connection cut while checked out emits 'error' on its client, where the pool keeps no
   // listener; the query in flight fails on its own (500, status -1), the process must not.
-  pool.on('connect', (client) => client.on('error', (error) => on_idle_error?.(error)));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => on_idle_error?.(error));
+    // Each connection prepares the statements it runs once, instead of PostgreSQL planning them anew every time.
+    prepareStatements(client);
+  });
   return new SqlStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', {
     group_commit: false,
     pool,
