@@ -99,6 +99,67 @@ function postgresCpuSeconds(): number | null {
   return seen ? ticks / CLOCK_TICKS : null;
 }
 
+/** The next transaction id PostgreSQL will hand out: read-only transactions take none, so its growth counts write transactions (commits). */
+async function nextTransactionId(database_url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: database_url });
+  await client.connect();
+  try {
+    const result = await client.query<{ xmax: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as xmax');
+    return Number(result.rows[0]!.xmax);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * What PostgreSQL's own processes spend on one commit of the smallest write (one INSERT of one
+ * row, autocommit), from pgbench with as many clients as the sale runs' connections, on a
+ * database of its own: the unit issue 29's item 2 measures a sale's PostgreSQL CPU against.
+ * null when pgbench is not installed or the server is not local.
+ */
+async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: number } | null> {
+  if (spawnSync('pgbench', ['--version']).status !== 0) return null;
+  const db_name = `paygate_pgbench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${db_name}`);
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${db_name}`;
+    const setup = new pg.Client({ connectionString: url.toString() });
+    await setup.connect();
+    await setup.query('create table commit_probe (id bigserial primary key, at_ms bigint not null)');
+    await setup.end();
+    const script = path.join(WORK, 'commit-probe.sql');
+    fs.writeFileSync(script, 'insert into commit_probe (at_ms) values (1);\n');
+    const cpu_before = postgresCpuSeconds();
+    const run = spawnSync(
+      CAN_PIN ? 'taskset' : 'pgbench',
+      [
+        ...(CAN_PIN ? ['-c', '1', 'pgbench'] : []),
+        '-n',
+        '-c',
+        String(CONNECTIONS),
+        '-j',
+        '1',
+        '-T',
+        String(DURATION_S),
+        '-f',
+        script,
+        url.toString(),
+      ],
+      { encoding: 'utf8' },
+    );
+    const cpu_after = postgresCpuSeconds();
+    const commits = Number(/number of transactions actually processed: (\d+)/.exec(run.stdout)?.[1] ?? 0);
+    if (run.status !== 0 || commits === 0 || cpu_before === null || cpu_after === null) return null;
+    return { cpu_ms: ((cpu_after - cpu_before) * 1000) / commits, commits };
+  } finally {
+    await admin.query(`drop database if exists ${db_name} with (force)`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
 interface GatewayProcess {
   child: ChildProcess;
   url: string;
@@ -594,6 +655,7 @@ async function main(): Promise<void> {
   }
 
   // 4. PostgreSQL: one process on the server's core (the target), then 1, 2 and 4 processes left to the scheduler.
+  let postgres_pinned: { gateway_cpu_ms: number; server_cpu_ms: number | null; commits_per_sale: number } | null = null;
   if (!runs('postgres')) {
     // Left out by BENCH_ONLY.
   } else if (await postgresReachable()) {
@@ -608,9 +670,11 @@ async function main(): Promise<void> {
       try {
         await warmUp(plan(gateway, ''), gateway.merchant, silent, () => quietGateway(gateway));
         const bodies_file = writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent));
+        const xid_before = await nextTransactionId(gateway.database_url!);
         const server_cpu_before = postgresCpuSeconds();
         const sale = await measure(gateway, plan(gateway, bodies_file));
         const server_cpu_after = postgresCpuSeconds();
+        const commits_per_sale = ((await nextTransactionId(gateway.database_url!)) - xid_before) / Math.max(1, sale.load.total);
         // Read before the gateway's pool closes: its backends are still running, their time their own.
         const server_note =
           server_cpu_before !== null && server_cpu_after !== null
@@ -627,15 +691,52 @@ async function main(): Promise<void> {
           ratio: ratio(sale.load.requests_per_s),
           note: `${statusNote(sale.load, ['0'])}${server_note}`,
         });
-        if (index === 0)
+        if (index === 0) {
           targets.push({
             target: 'PostgreSQL sale ≥ 15% of the ceiling',
             measured: pct(ratio(sale.load.requests_per_s)),
             met: ratio(sale.load.requests_per_s) >= 0.15,
           });
+          postgres_pinned = {
+            gateway_cpu_ms: sale.cpu_ms,
+            server_cpu_ms:
+              server_cpu_before !== null && server_cpu_after !== null
+                ? ((server_cpu_after - server_cpu_before) * 1000) / Math.max(1, sale.load.total)
+                : null,
+            commits_per_sale,
+          };
+        }
       } finally {
         await gateway.drop();
       }
+    }
+    // Issue 29, item 2: the gateway's CPU per PostgreSQL sale against SQLite's, and PostgreSQL's
+    // own CPU per sale against what it spends on the commits a sale makes (pgbench's smallest write).
+    const sqlite_sale = rows.find((row) => row.name.startsWith('sale on SQLite (CVV'));
+    if (postgres_pinned !== null) {
+      const pinned = postgres_pinned as { gateway_cpu_ms: number; server_cpu_ms: number | null; commits_per_sale: number };
+      targets.push({
+        target: "PostgreSQL sale's gateway CPU ≤ 1.5× the SQLite sale's (issue 29)",
+        measured:
+          sqlite_sale?.cpu_ms != null
+            ? `${pinned.gateway_cpu_ms.toFixed(2)} ms against ${sqlite_sale.cpu_ms.toFixed(2)} ms (${(pinned.gateway_cpu_ms / sqlite_sale.cpu_ms).toFixed(2)}×)`
+            : 'no SQLite sale in this run',
+        met: sqlite_sale?.cpu_ms != null ? pinned.gateway_cpu_ms <= 1.5 * sqlite_sale.cpu_ms : null,
+      });
+      const probe = await pgbenchCpuMsPerCommit();
+      const allowed_ms = probe === null ? null : 1.5 * probe.cpu_ms * pinned.commits_per_sale;
+      targets.push({
+        target: "PostgreSQL's own CPU per sale ≤ 1.5× pgbench's per commit × the commits a sale makes (issue 29)",
+        measured:
+          probe === null || pinned.server_cpu_ms === null
+            ? 'pgbench or the server’s CPU not available'
+            : `${pinned.server_cpu_ms.toFixed(2)} ms against 1.5 × ${probe.cpu_ms.toFixed(3)} ms × ${pinned.commits_per_sale.toFixed(2)} commits = ${allowed_ms!.toFixed(2)} ms`,
+        met: probe === null || pinned.server_cpu_ms === null ? null : pinned.server_cpu_ms <= allowed_ms!,
+      });
+      if (probe !== null)
+        notes.push(
+          `pgbench (${CONNECTIONS} clients, ${DURATION_S} s, one INSERT of one row a transaction, pinned to core 1): ${probe.commits} commits, ${probe.cpu_ms.toFixed(3)} ms of PostgreSQL's CPU each. A sale made ${pinned.commits_per_sale.toFixed(2)} commits (write transactions, counted by PostgreSQL's transaction ids over the pinned run; the background pollers' and the notification attempts' included).`,
+        );
     }
   } else {
     notes.push(`PostgreSQL not reachable at ${PG_ADMIN_URL}: its runs were skipped.`);
