@@ -160,6 +160,14 @@ async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: numbe
   }
 }
 
+/** Where Debian's PostgreSQL puts its Unix socket. */
+const PG_SOCKET_DIR = '/var/run/postgresql';
+
+function isLocalServer(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === '127.0.0.1' || host === 'localhost' || host === '[::1]';
+}
+
 interface GatewayProcess {
   child: ChildProcess;
   url: string;
@@ -184,7 +192,7 @@ async function postgresReachable(): Promise<boolean> {
 async function startGateway(
   kind: 'sqlite' | 'postgres',
   port: number,
-  options: { env?: Record<string, string>; where?: Placement } = {},
+  options: { env?: Record<string, string>; where?: Placement; unix_socket?: string } = {},
 ): Promise<GatewayProcess> {
   const data_dir = fs.mkdtempSync(path.join(WORK, `${kind}-`));
   let database_url: string | null = null;
@@ -197,6 +205,8 @@ async function startGateway(
     await admin.end();
     const url = new URL(PG_ADMIN_URL);
     url.pathname = `/${db_name}`;
+    // Over the server's Unix socket instead of TCP (a local server): node-postgres takes the directory as the host.
+    if (options.unix_socket) url.searchParams.set('host', options.unix_socket);
     database_url = url.toString();
   }
   const env: Record<string, string> = {
@@ -659,14 +669,22 @@ async function main(): Promise<void> {
   if (!runs('postgres')) {
     // Left out by BENCH_ONLY.
   } else if (await postgresReachable()) {
-    const series: { workers: number; where: Placement }[] = [
+    const series: { workers: number; where: Placement; unix_socket?: string }[] = [
       { workers: 1, where: 0 },
       { workers: 1, where: 'any' },
       { workers: 2, where: 'any' },
       { workers: 4, where: 'any' },
+      // A server on the same machine is best reached over its Unix socket (docs/operations.md): no TCP on either side.
+      ...(isLocalServer(PG_ADMIN_URL) && fs.existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`)
+        ? [{ workers: 1, where: 0 as Placement, unix_socket: PG_SOCKET_DIR }]
+        : []),
     ];
-    for (const [index, { workers, where }] of series.entries()) {
-      const gateway = await startGateway('postgres', base_port + 10 + index, { env: { PAYGATE_WORKERS: String(workers) }, where });
+    for (const [index, { workers, where, unix_socket }] of series.entries()) {
+      const gateway = await startGateway('postgres', base_port + 10 + index, {
+        env: { PAYGATE_WORKERS: String(workers) },
+        where,
+        ...(unix_socket ? { unix_socket } : {}),
+      });
       try {
         await warmUp(plan(gateway, ''), gateway.merchant, silent, () => quietGateway(gateway));
         const bodies_file = writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent));
@@ -680,7 +698,9 @@ async function main(): Promise<void> {
           server_cpu_before !== null && server_cpu_after !== null
             ? `; PostgreSQL's own processes: ${(((server_cpu_after - server_cpu_before) * 1000) / Math.max(1, sale.load.total)).toFixed(2)} CPU ms/req`
             : '';
-        const placement = where === 0 ? 'pinned to core 0 like the ceiling' : 'not pinned';
+        const placement =
+          (where === 0 ? 'pinned to core 0 like the ceiling' : 'not pinned') +
+          (unix_socket ? `, over the Unix socket (${unix_socket})` : '');
         rows.push({
           name: `sale on PostgreSQL, ${workers} process${workers > 1 ? 'es (PAYGATE_WORKERS)' : ''}, ${placement}`,
           rps: sale.load.requests_per_s,
