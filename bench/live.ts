@@ -210,7 +210,9 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
   };
   const a = addMerchant(env, 'live-a', fake_a);
   const b = addMerchant(env, 'live-b', fake_b);
-  const gateway = placed(0, process.execPath, ['dist/cli.js', 'start'], env);
+  // BENCH_CPU_PROF_DIR: the gateway writes its V8 CPU profile there, as in run.ts.
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF_DIR)}`] : [];
+  const gateway = placed(0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -242,8 +244,12 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     const max = await runLoad(plan(bodies(a.merchant, Math.max(warm.requests_per_s, 500) * 2)));
     const wall_s = (Date.now() - started_ms) / 1000;
     const gateway_cpu_s = cpuSeconds(gateway.pid) - gateway_cpu_before;
-    const cpu_ms = (gateway_cpu_s * 1000) / Math.max(1, max.total);
-    const fake_cpu_ms = ((cpuSeconds(fake_a.child.pid) - fake_cpu_before) * 1000) / Math.max(1, max.total);
+    // Approved sales only: a sale the gateway's guard refused unsent (its in-flight limit) is answered
+    // quickly and cheaply, and counted, it made the throughput look higher and each sale cheaper.
+    const approved = max.transaction_statuses.approved ?? 0;
+    const approved_rps = approvedPerSecond(max, duration_s);
+    const cpu_ms = (gateway_cpu_s * 1000) / Math.max(1, approved);
+    const fake_cpu_ms = ((cpuSeconds(fake_a.child.pid) - fake_cpu_before) * 1000) / Math.max(1, approved);
     // What the CPU allows: the gateway is pinned to one core (all of them when it cannot be pinned).
     const cores = CAN_PIN ? 1 : os.cpus().length;
     const cpu_allows = (1000 / cpu_ms) * cores;
@@ -251,18 +257,18 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     const bound = Math.min(cpu_allows, latency_allows);
     rows.push({
       name: `live sale through checkout to a processor answering after ${latency_ms} ms, ${connections} connections`,
-      rps: max.requests_per_s,
+      rps: approved_rps,
       p50: max.latency_p50_ms,
       p99: max.latency_p99_ms,
       rss_mb: peakRssMb(gateway.pid),
       cpu_ms,
       ratio: null,
-      note: `${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core`,
+      note: `requests/s and CPU ms/req count approved sales only; ${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core`,
     });
     targets.push({
       target: `live sale throughput ≥ 90% of min(what the CPU allows, ${connections} / ${latency_ms / 1000} s = ${Math.round(latency_allows)}/s)`,
-      measured: `${Math.round(max.requests_per_s)}/s of ${Math.round(bound)}/s (${((max.requests_per_s / bound) * 100).toFixed(1)}%); the CPU allows 1000 / ${cpu_ms.toFixed(2)} ms × ${cores} core${cores > 1 ? 's' : ''} = ${Math.round(cpu_allows)}/s`,
-      met: max.requests_per_s >= 0.9 * bound,
+      measured: `${Math.round(approved_rps)} approved/s of ${Math.round(bound)}/s (${((approved_rps / bound) * 100).toFixed(1)}%); the CPU allows 1000 / ${cpu_ms.toFixed(2)} ms × ${cores} core${cores > 1 ? 's' : ''} = ${Math.round(cpu_allows)}/s`,
+      met: approved_rps >= 0.9 * bound,
     });
     targets.push({
       target: `live sale p99 ≤ the processor's ${latency_ms} ms + 50 ms at ${connections} connections`,
@@ -275,7 +281,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     );
 
     // 2. Below saturation: 80% of run 1's throughput, spread evenly.
-    const calm_rate = Math.max(1, Math.floor(max.requests_per_s * 0.8));
+    const calm_rate = Math.max(1, Math.floor(approved_rps * 0.8));
     const calm = await runLoad(plan(bodies(a.merchant, calm_rate), { overall_rate: calm_rate }));
     rows.push({
       name: `live sale at 80% of that throughput (${calm_rate}/s spread evenly, up to ${connections} connections)`,
@@ -289,7 +295,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     });
 
     // 3. Two gateways, each merchant on its own; first both answering, then B's processor hanging.
-    const each_rate = Math.max(1, Math.floor(max.requests_per_s * 0.4));
+    const each_rate = Math.max(1, Math.floor(approved_rps * 0.4));
     const pair = async (label: string, b_hangs: boolean) => {
       const loads = Promise.all([
         runLoad(plan(bodies(a.merchant, each_rate), { overall_rate: each_rate })),
