@@ -75,16 +75,17 @@ const RESERVED_REASON = 'request accepted';
 
 export async function reserve(deps: OperationDeps, row: NewTransactionRow, options: ReserveOptions = {}): Promise<ReserveResult> {
   const { prepare } = options;
+  const wait_ms = options.wait_for_twin === false ? 0 : undefined;
   if (!prepare) {
     // Nothing to check first: the row and its first status change in one atomic store call, which
     // answers the key's holder when the key was taken (one round trip on PostgreSQL, replay or not).
     const reserved = await deps.store.transactions.reserveOrHolder(row, RESERVED_REASON);
     if (reserved.kind === 'inserted') return { kind: 'reserved', row: reserved.row };
     if (!reserved.holder) throw new Error('idempotency key taken but no row found');
-    return answerForExisting(deps, reserved.holder, row.request_fingerprint, options.wait_for_twin === false ? 0 : undefined);
+    return answerForExisting(deps, reserved.holder, row.request_fingerprint, wait_ms);
   }
   const existing = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
-  if (existing) return answerForExisting(deps, existing, row.request_fingerprint);
+  if (existing) return answerForExisting(deps, existing, row.request_fingerprint, wait_ms);
   const outcome = await deps.store
     .transaction(async (tx) => {
       const prepared = await prepare(tx);
@@ -103,7 +104,7 @@ export async function reserve(deps: OperationDeps, row: NewTransactionRow, optio
   if (outcome.kind === 'taken') {
     const holder = await deps.store.transactions.findByKey(row.merchant_id, row.transaction_type, row.order_id);
     if (!holder) throw new Error('idempotency key taken but no row found');
-    return answerForExisting(deps, holder, row.request_fingerprint);
+    return answerForExisting(deps, holder, row.request_fingerprint, wait_ms);
   }
   // The row as inserted (RETURNING): nothing else can have changed it before this request goes on.
   return { kind: 'reserved', row: outcome.row };
