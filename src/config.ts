@@ -86,6 +86,8 @@ export interface Limits {
    */
   readonly cascade_max_retries: number;
   readonly pg_pool_max: number;
+  /** The embedded store's page cache per connection (two connections), in MB. */
+  readonly sqlite_cache_mb: number;
   /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
   readonly merchant_cache_ms: number;
   /** How long a merchant_id that was not found is answered as unknown without asking the store again; 0 asks every time. */
@@ -320,6 +322,8 @@ export function loadConfig(env: Env = process.env): Config {
       processor_breaker_open_ms: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_OPEN_SECONDS', 30, 1, 3_600) * 1000,
       cascade_max_retries: intVar(env, 'PAYGATE_CASCADE_MAX_RETRIES', 2, 0, 5),
       pg_pool_max: intVar(env, 'PAYGATE_PG_POOL_MAX', 10, 1, 200),
+      // Per connection (two); 16 is better-sqlite3's own default. It fills, then stays (docs/limits.md).
+      sqlite_cache_mb: intVar(env, 'PAYGATE_SQLITE_CACHE_MB', 16, 1, 4_096),
       merchant_cache_ms: intVar(env, 'PAYGATE_MERCHANT_CACHE_MS', 5_000, 0, 60_000),
       unknown_merchant_cache_ms: intVar(env, 'PAYGATE_UNKNOWN_MERCHANT_CACHE_MS', 2_000, 0, 60_000),
       request_timeout_ms,

@@ -173,6 +173,7 @@ export function openConfiguredStore(config: Config, logger?: Logger): Store {
     data_dir: config.data_dir,
     pg_pool_max: config.limits.pg_pool_max,
     group_commit: config.group_commit,
+    sqlite_cache_mb: config.limits.sqlite_cache_mb,
     on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
   });
 }

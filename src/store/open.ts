@@ -17,10 +17,21 @@ export interface SqliteStoreOptions extends StoreOptions {
    * measure what it brings (PAYGATE_GROUP_COMMIT=off): every transaction then commits alone.
    */
   readonly group_commit?: boolean;
+  /**
+   * The page cache of each of the two connections, in MB (PAYGATE_SQLITE_CACHE_MB). It fills as
+   * the file's pages are read and then stays: memory the process holds by design, not a leak.
+   * Unset, better-sqlite3's default stands (cache_size -16000, about 16 MB).
+   */
+  readonly cache_mb?: number;
 }
 
-export function openSqliteStore(file_path: string, options: SqliteStoreOptions = {}): Store {
+/** The embedded store's two connections to one file, each with the settings the store relies on. */
+export function openSqliteConnections(
+  file_path: string,
+  options: Pick<SqliteStoreOptions, 'cache_mb'> = {},
+): { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database } {
   fs.mkdirSync(path.dirname(file_path), { recursive: true, mode: 0o700 });
+  const cache_size = options.cache_mb === undefined ? null : `cache_size = -${Math.round(options.cache_mb * 1024)}`;
   const writer = new BetterSqlite3(file_path);
   // WAL for concurrent readers; synchronous=FULL so a committed transaction survives power loss,
   // which is what a status-0 answer promises.
@@ -28,11 +39,18 @@ export function openSqliteStore(file_path: string, options: SqliteStoreOptions =
   writer.pragma('synchronous = FULL');
   writer.pragma('foreign_keys = ON');
   writer.pragma('busy_timeout = 5000');
+  if (cache_size !== null) writer.pragma(cache_size);
   // The second connection serves plain SELECTs outside transactions (store/sqlite-driver.ts);
   // query_only makes a write sent to it by mistake fail instead of competing with the writer.
   const reader = new BetterSqlite3(file_path);
   reader.pragma('busy_timeout = 5000');
   reader.pragma('query_only = ON');
+  if (cache_size !== null) reader.pragma(cache_size);
+  return { writer, reader };
+}
+
+export function openSqliteStore(file_path: string, options: SqliteStoreOptions = {}): Store {
+  const { writer, reader } = openSqliteConnections(file_path, options);
   const dialect = new TwoConnectionSqliteDialect(writer, reader);
   return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', {
     group_commit: options.group_commit ?? true,
@@ -85,7 +103,11 @@ export function openStore(options: {
   pg_pool_max: number;
   on_idle_error?: (error: Error) => void;
   group_commit?: boolean;
+  sqlite_cache_mb?: number;
 }): Store {
   if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
-  return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), { group_commit: options.group_commit ?? true });
+  return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), {
+    group_commit: options.group_commit ?? true,
+    ...(options.sqlite_cache_mb !== undefined ? { cache_mb: options.sqlite_cache_mb } : {}),
+  });
 }

@@ -111,6 +111,13 @@ describe('loadConfig reads good values', () => {
     expect(loadConfig({ PAYGATE_BACKOFFICE_IDLE_TIMEOUT_MINUTES: '480' }).limits.backoffice_idle_timeout_ms).toBe(8 * 3600_000);
   });
 
+  it('gives each SQLite connection a 16 MB page cache by default; PAYGATE_SQLITE_CACHE_MB from 1 to 4096', () => {
+    expect(loadConfig({}).limits.sqlite_cache_mb).toBe(16);
+    expect(loadConfig({ PAYGATE_SQLITE_CACHE_MB: '2' }).limits.sqlite_cache_mb).toBe(2);
+    expect(configError({ PAYGATE_SQLITE_CACHE_MB: '0' }).message).toContain('PAYGATE_SQLITE_CACHE_MB');
+    expect(configError({ PAYGATE_SQLITE_CACHE_MB: '4097' }).message).toContain('PAYGATE_SQLITE_CACHE_MB');
+  });
+
   it('accepts PORT=0 (any free port)', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
   });
