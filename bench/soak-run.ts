@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { HeapProbe } from './heap-probe.js';
 import { CAN_PIN, placed, ROOT, type Target, WORK } from './harness.js';
 import { runContext, section, targetsTable } from './sections.js';
 import type { Kind, SoakPlan } from './soak.js';
@@ -31,6 +32,8 @@ interface SoakResult {
   readonly queries_dropped: number;
   readonly probe: { code: string | null; ms: number | null };
   readonly metrics: string[];
+  readonly heap_probes: Omit<HeapProbe, 'by_kind'>[];
+  readonly heap_largest: { key: string; count: number; self_bytes: number }[];
 }
 
 const RATES: Readonly<Record<Kind, number>> = { sale: 40, refund: 4, checkout: 2, find: 10, backoffice: 1 };
@@ -63,6 +66,7 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
     receiver_port: options.base_port + 1,
     data_dir,
     duration_s: options.duration_s,
+    warm_up_s: options.warm_up_s,
     dead_dns,
     rates: RATES,
   };
@@ -70,7 +74,15 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
   fs.writeFileSync(plan_file, JSON.stringify(plan));
   const resolv = path.join(WORK, 'resolv.conf');
   fs.writeFileSync(resolv, 'nameserver 127.0.0.53\noptions timeout:5 attempts:2\n');
-  const node = [process.execPath, '--import', 'tsx', path.join(ROOT, 'bench/soak.ts'), plan_file];
+  const node = [
+    process.execPath,
+    '--experimental-websocket',
+    '--no-warnings',
+    '--import',
+    'tsx',
+    path.join(ROOT, 'bench/soak.ts'),
+    plan_file,
+  ];
   const quoted = node.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   // The soak process (the load) on core 1; it places the gateway on core 0 itself.
   const child = dead_dns
@@ -121,6 +133,40 @@ export async function soakSection(options: SoakOptions): Promise<string> {
       .join(', ');
     return `| ${kind} | ${RATES[kind as Kind]} | ${k.sent} | ${k.answered} | ${k.errors} | ${k.p99_ms === null ? '' : Math.round(k.p99_ms)} | ${statuses} |`;
   });
+  // The heap probes (bench/heap-probe.ts): what is alive after forced full collections, at the
+  // warm-up's end and at the end. Growth there is a leak; growth in RSS alone is not.
+  const [first_probe, last_probe] = result.heap_probes;
+  const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
+  const heap_mb_per_min =
+    first_probe && last_probe
+      ? (last_probe.after_gc.heapUsed - first_probe.after_gc.heapUsed) / 1048576 / ((last_probe.at_s - first_probe.at_s) / 60)
+      : Number.NaN;
+  const heap_lines =
+    first_probe && last_probe
+      ? [
+          `Heap probes (bench/heap-probe.ts): the gateway's inspector opened by SIGUSR1, two forced full collections, then \`process.memoryUsage()\` and /proc/PID/smaps. The first is taken under load 30 s before the warm-up's end (its collections drop RSS, and V8 grows its heap back within some 15 s), the second once the load has stopped and every answer is in; requests sent during the first probe's pause, and for 5 s after it, keep no latency. Only the second takes a heap snapshot (${last_probe.snapshot_ms} ms): a snapshot leaves tens of MB of native memory behind, which would raise the RSS it is meant to explain.`,
+          '',
+          `| after two full collections | at ${Math.round(first_probe.at_s)} s | at ${Math.round(last_probe.at_s)} s |`,
+          '|---|---:|---:|',
+          `| RSS just before, MB | ${first_probe.rss_before_gc_mb.toFixed(1)} | ${last_probe.rss_before_gc_mb.toFixed(1)} |`,
+          `| RSS after, MB | ${mb(first_probe.after_gc.rss)} | ${mb(last_probe.after_gc.rss)} |`,
+          `| V8 heap used (live objects), MB | ${mb(first_probe.after_gc.heapUsed)} | ${mb(last_probe.after_gc.heapUsed)} |`,
+          `| V8 heap reserved, MB | ${mb(first_probe.after_gc.heapTotal)} | ${mb(last_probe.after_gc.heapTotal)} |`,
+          `| external (Buffers, native objects V8 knows of), MB | ${mb(first_probe.after_gc.external)} | ${mb(last_probe.after_gc.external)} |`,
+          `| resident in glibc's main arena ([heap] in smaps), MB | ${first_probe.resident_mb.brk_heap.toFixed(1)} | ${last_probe.resident_mb.brk_heap.toFixed(1)} |`,
+          `| resident in anonymous mappings (V8's heap, code, other malloc arenas), MB | ${first_probe.resident_mb.anonymous.toFixed(1)} | ${last_probe.resident_mb.anonymous.toFixed(1)} |`,
+          `| resident in files (node, shared libraries, the database's shared memory), MB | ${first_probe.resident_mb.files.toFixed(1)} | ${last_probe.resident_mb.files.toFixed(1)} |`,
+          '',
+          'The largest kinds of live objects at the end (by kind and constructor; strings, arrays and code by kind):',
+          '',
+          '| kind | objects | KB |',
+          '|---|---:|---:|',
+          ...result.heap_largest
+            .slice(0, 8)
+            .map((g) => `| ${g.key.replace(/\|/g, '\\|')} | ${g.count} | ${(g.self_bytes / 1024).toFixed(0)} |`),
+          '',
+        ]
+      : ['**The heap probes failed** (see the bench output); only RSS was read.', ''];
   const targets: Target[] = [
     {
       target: `no growth after warm-up: RSS slope after ${options.warm_up_s} s ≤ ${GROWTH_MAX_MB_PER_MIN} MB a minute (least squares)`,
@@ -132,12 +178,17 @@ export async function soakSection(options: SoakOptions): Promise<string> {
       measured: `${floor_mb_per_min.toFixed(2)} MB a minute over ${floors.length} minutes`,
       met: Number.isFinite(floor_mb_per_min) ? floor_mb_per_min <= GROWTH_MAX_MB_PER_MIN : null,
     },
+    {
+      target: `no leak: the V8 heap left after full collections grows ≤ ${GROWTH_MAX_MB_PER_MIN} MB a minute between the heap probes`,
+      measured: Number.isFinite(heap_mb_per_min) ? `${heap_mb_per_min.toFixed(2)} MB a minute` : 'not measured',
+      met: Number.isFinite(heap_mb_per_min) ? heap_mb_per_min <= GROWTH_MAX_MB_PER_MIN : null,
+    },
   ];
   const dns_note = result.dead_dns
     ? `Notification hosts under dead-dns.example are looked up through a name server that never answers (a user namespace whose /etc/resolv.conf names 127.0.0.53, where the soak drops every query: ${result.queries_dropped} queries dropped); a lookup of one such name took ${result.probe.ms ?? 'more than the run'} ms and ended ${result.probe.code ?? 'with an address'}.`
     : `**No name server that never answers was available here** (unshare -Urnm or ip missing): the dead-dns.example hosts failed as this machine's resolver answered them (a lookup took ${result.probe.ms ?? '?'} ms and ended ${result.probe.code ?? 'with an address'}), not by a time-out.`;
   return section('soak', 'Issue 29, item 4: memory over a mixed soak', context, [
-    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10). The gateway's RSS is read from /proc each second.`,
+    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10); SQLite's page cache 2 MB a connection (PAYGATE_SQLITE_CACHE_MB=2: at the default 16 MB the cache takes most of the soak to fill, and its bounded rise would read as growth; docs/limits.md §7). The gateway's RSS is read from /proc each second.`,
     '',
     '| RSS | MB |',
     '|---|---:|',
@@ -150,6 +201,7 @@ export async function soakSection(options: SoakOptions): Promise<string> {
     `| each minute's lowest after the warm-up | ${floors.map((f) => f.rss_mb.toFixed(0)).join(', ')} |`,
     `| slope of those floors, MB a minute | ${floor_mb_per_min.toFixed(2)} |`,
     '',
+    ...heap_lines,
     '| requests | per second | sent | answered | transport errors | p99 ms | answers (`status`; back office: HTTP) |',
     '|---|---:|---:|---:|---:|---:|---|',
     ...kinds,

@@ -21,6 +21,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { signBody } from '../src/domain/signing.js';
+import { type HeapProbe, largestKinds, probeHeap } from './heap-probe.js';
 import { cpuSeconds, CUSTOMER, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
 
 export interface SoakPlan {
@@ -28,6 +29,8 @@ export interface SoakPlan {
   readonly receiver_port: number;
   readonly data_dir: string;
   readonly duration_s: number;
+  /** The first heap probe is taken 30 s before this (the second at the end, once the load has stopped). */
+  readonly warm_up_s: number;
   /** Whether this process runs the never-answering name server (inside the namespace). */
   readonly dead_dns: boolean;
   /** Requests a second of each kind. */
@@ -78,6 +81,10 @@ const env: Record<string, string> = {
   PAYGATE_RATE_LIMIT_ADDRESS_PER_MINUTE: '0',
   PAYGATE_RATE_LIMIT_MERCHANT_PER_MINUTE: '0',
   PAYGATE_NOTIFY_RETRY_SECONDS: '10',
+  // SQLite's page cache fills as the file is read, then stays (docs/limits.md §7): at the default
+  // 16 MB a connection that takes the soak's first eight minutes or so and reads as growth. 2 MB
+  // fills within the warm-up, so what grows after it is something else.
+  PAYGATE_SQLITE_CACHE_MB: '2',
 };
 const cli = (args: string[]) => {
   const done = spawnSync(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
@@ -148,6 +155,11 @@ const stats = Object.fromEntries(
   ]),
 ) as Record<Kind, KindStats>;
 const approved: number[] = [];
+/** The first heap probe stops the gateway for a fraction of a second; requests sent then, or just after, keep no latency. */
+const PROBE_SETTLE_MS = 5_000;
+let probing = false;
+let probe_ended = Number.NEGATIVE_INFINITY;
+const probes: HeapProbe[] = [];
 const orders: string[] = [];
 let seq = 0;
 const timestamp = () => Math.floor(Date.now() / 1000);
@@ -176,7 +188,8 @@ function send(kind: Kind, method: string, url_path: string, body: string | null,
         });
         response.on('end', () => {
           kind_stats.answered += 1;
-          kind_stats.latencies_ms.push(performance.now() - started);
+          // A request that met the heap probe's pause measures the probe, not the gateway.
+          if (!probing && started >= probe_ended + PROBE_SETTLE_MS) kind_stats.latencies_ms.push(performance.now() - started);
           const status = kind === 'backoffice' ? `HTTP ${response.statusCode}` : (/"status":(-?\d+)/.exec(text)?.[1] ?? 'unreadable');
           kind_stats.statuses[status] = (kind_stats.statuses[status] ?? 0) + 1;
           resolve(text);
@@ -322,6 +335,25 @@ const sampler = setInterval(sample, 1000);
 const pending = new Set<Promise<unknown>>();
 const owed: Record<Kind, number> = { sale: 0, refund: 0, checkout: 0, find: 0, backoffice: 0 };
 const TICK_MS = 10;
+// The first heap probe, 30 s before the warm-up's end, while the load runs: its forced collections
+// drop RSS by tens of MB, and V8 takes some 15 s to grow its heap back, within the warm-up.
+const FIRST_PROBE_BEFORE_WARM_UP_END_S = 30;
+const first_probe = new Promise<void>((resolve) => {
+  setTimeout(
+    () => {
+      probing = true;
+      probeHeap(gateway.pid!, (Date.now() - started_ms) / 1000, { snapshot: false })
+        .then((probe) => probes.push(probe))
+        .catch((error: unknown) => process.stderr.write(`heap probe failed: ${String(error)}\n`))
+        .finally(() => {
+          probing = false;
+          probe_ended = performance.now();
+          resolve();
+        });
+    },
+    Math.max(plan.warm_up_s / 2, plan.warm_up_s - FIRST_PROBE_BEFORE_WARM_UP_END_S) * 1000,
+  );
+});
 await new Promise<void>((resolve) => {
   const ticker = setInterval(() => {
     if (Date.now() - started_ms >= plan.duration_s * 1000) {
@@ -342,6 +374,11 @@ await new Promise<void>((resolve) => {
 clearInterval(sampler);
 const gateway_cpu_s = cpuSeconds(gateway.pid) - cpu_before;
 await Promise.race([Promise.all([...pending]), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+await first_probe;
+// The second, once the load has stopped and its answers are in: what is still alive then is kept, not in flight.
+await probeHeap(gateway.pid!, (Date.now() - started_ms) / 1000, { snapshot: true })
+  .then((probe) => probes.push(probe))
+  .catch((error: unknown) => process.stderr.write(`heap probe failed: ${String(error)}\n`));
 const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
 const probe_result = await Promise.race([
   probe,
@@ -371,6 +408,8 @@ process.stdout.write(
       .split('\n')
       .filter((line) => /^paygate_(notification_attempts_total|backlog|notification_oldest_due_seconds)\b/.test(line)),
     data_dir: path.basename(plan.data_dir),
+    heap_probes: probes.map(({ by_kind: _, ...rest }) => rest),
+    heap_largest: probes.length === 2 ? largestKinds(probes[1]!, 12) : [],
   })}\n`,
 );
 // harness.ts made a work directory on import that this process does not use (bench/run.ts removes the plan's).
