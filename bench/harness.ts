@@ -239,3 +239,37 @@ export function percentile(values: number[], p: number): number | null {
 export function fmt(value: number): string {
   return Number.isFinite(value) ? value.toFixed(1) : '';
 }
+
+/** The operator token every bench gateway is started with, for its /metrics. */
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+export async function scrapeMetrics(url: string): Promise<string> {
+  return fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })
+    .then((response) => response.text())
+    .catch(() => '');
+}
+
+/** An unlabelled metric's value from /metrics text, or null. */
+export function metricValue(text: string, name: string): number | null {
+  const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+  return value === undefined ? null : Number(value);
+}
+
+/**
+ * The highest `paygate_event_loop_delay_ms` (the mean delay over a second that load shedding
+ * reads, src/http/load-shedding.ts) in samples each second until `done` settles; null when none
+ * was read. With several processes on one port it is whichever answered.
+ */
+export async function watchEventLoop(url: string, done: Promise<unknown>): Promise<number | null> {
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  let highest: number | null = null;
+  while (!finished) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const value = metricValue(await scrapeMetrics(url), 'paygate_event_loop_delay_ms');
+    if (value !== null) highest = Math.max(highest ?? 0, value);
+  }
+  return highest;
+}

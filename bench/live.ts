@@ -25,7 +25,9 @@ import {
   CAN_PIN,
   cpuSeconds,
   type LoadResult,
+  BENCH_ADMIN_TOKEN,
   type Merchant,
+  metricValue,
   peakRssMb,
   placed,
   ROOT,
@@ -37,6 +39,7 @@ import {
   type Target,
   waitForLine,
   waitHealthy,
+  watchEventLoop,
   WORK,
   writeBodies,
 } from './harness.js';
@@ -58,7 +61,7 @@ export interface LiveReport {
   readonly notes: string[];
 }
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const ADMIN_TOKEN = BENCH_ADMIN_TOKEN;
 const MASTER_KEY = 'c'.repeat(64);
 const PROCESSING_CHANNEL = 'pc_paygatefake7xkq3mzt2vwnd5h';
 const WEBHOOK_SECRET = 'whsec-bench-0123456789abcdef';
@@ -241,8 +244,11 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     const gateway_cpu_before = cpuSeconds(gateway.pid);
     const fake_cpu_before = cpuSeconds(fake_a.child.pid);
     const started_ms = Date.now();
-    const max = await runLoad(plan(bodies(a.merchant, Math.max(warm.requests_per_s, 500) * 2)));
+    const max_running = runLoad(plan(bodies(a.merchant, Math.max(warm.requests_per_s, 500) * 2)));
+    const loop = await watchEventLoop(url, max_running);
+    const max = await max_running;
     const wall_s = (Date.now() - started_ms) / 1000;
+    const shed = metricValue(await scrape(url).catch(() => ''), 'paygate_requests_shed_total');
     const gateway_cpu_s = cpuSeconds(gateway.pid) - gateway_cpu_before;
     // Approved sales only: a sale the gateway's guard refused unsent (its in-flight limit) is answered
     // quickly and cheaply, and counted, it made the throughput look higher and each sale cheaper.
@@ -263,7 +269,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
       rss_mb: peakRssMb(gateway.pid),
       cpu_ms,
       ratio: null,
-      note: `requests/s and CPU ms/req count approved sales only; ${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core`,
+      note: `requests/s and CPU ms/req count approved sales only; ${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core; event-loop delay at most ${loop === null ? '?' : loop.toFixed(0)} ms, ${shed ?? '?'} requests shed (HTTP 503, status 29; limits.md §8) since the gateway started`,
     });
     targets.push({
       target: `live sale throughput ≥ 90% of min(what the CPU allows, ${connections} / ${latency_ms / 1000} s = ${Math.round(latency_allows)}/s)`,

@@ -86,6 +86,8 @@ export interface Limits {
    */
   readonly cascade_max_retries: number;
   readonly pg_pool_max: number;
+  /** Mean event-loop delay above which API requests are answered 503 (status 29); 0 turns it off. */
+  readonly shed_event_loop_delay_ms: number;
   /** The embedded store's page cache per connection (two connections), in MB. */
   readonly sqlite_cache_mb: number;
   /** How long a merchant that was found is served from memory (domain/merchants.ts); 0 reads it every time. */
@@ -318,6 +320,8 @@ export function loadConfig(env: Env = process.env): Config {
       processor_connect_timeout_ms: Math.min(5_000, processor_timeout_ms),
       processor_reply_max_bytes: 256 * 1024,
       processor_max_in_flight: intVar(env, 'PAYGATE_PROCESSOR_MAX_IN_FLIGHT', 256, 1, 10_000),
+      // Mean event-loop delay (ms) above which API requests are refused 503 (http/load-shedding.ts); 0: never.
+      shed_event_loop_delay_ms: intVar(env, 'PAYGATE_SHED_EVENT_LOOP_DELAY_MS', 200, 0, 60_000),
       processor_breaker_failures: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_FAILURES', 5, 1, 1_000),
       processor_breaker_open_ms: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_OPEN_SECONDS', 30, 1, 3_600) * 1000,
       cascade_max_retries: intVar(env, 'PAYGATE_CASCADE_MAX_RETRIES', 2, 0, 5),

@@ -76,6 +76,26 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** API requests refused with HTTP 503 while the event loop lagged (http/load-shedding.ts). */
+  readonly requests_shed = new Counter({
+    name: 'paygate_requests_shed_total',
+    help: 'API requests refused with HTTP 503 (status 29, Gateway busy) because the event loop lagged past PAYGATE_SHED_EVENT_LOOP_DELAY_MS',
+    registers: [this.registry],
+  });
+
+  /** The event-loop delay load shedding reads (absent when shedding is off). */
+  watchEventLoop(delay_ms: () => number | null): void {
+    new Gauge({
+      name: 'paygate_event_loop_delay_ms',
+      help: 'Mean event-loop delay of this process over the last second, as load shedding reads it (PAYGATE_SHED_EVENT_LOOP_DELAY_MS)',
+      registers: [this.registry],
+      collect() {
+        const now = delay_ms();
+        if (now !== null) this.set(now);
+      },
+    });
+  }
+
   /**
    * Every request sent to a processor, by what came of it: the HTTP answer's class (2xx to 5xx),
    * or no answer (timeout, network: refused, reset, unreachable, an answer too large).

@@ -26,6 +26,7 @@ import { redactUrl } from '../logging.js';
 import type { PlainRoute, RouteDef } from './route.js';
 import { runSignedRoute } from './signed-route.js';
 import { runHeaderSignedRoute } from './header-signed-route.js';
+import { attachLoadShedding } from './load-shedding.js';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 /** Node checks this often for requests over their time limits. */
@@ -41,6 +42,8 @@ const PATH_PARAMETER_MAX_CHARS = 200;
 const FORM_MAX_BYTES = 8 * 1024;
 /** A processor's webhook event: larger than a merchant's request may be (a payment's whole details), still bounded. */
 const WEBHOOK_MAX_BYTES = 256 * 1024;
+/** What a shed request's Retry-After says: the lag is read each second. */
+const SHED_RETRY_AFTER_S = 1;
 
 export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Logger): FastifyInstance {
   const limits = deps.config.limits;
@@ -111,6 +114,15 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
       .header('retry-after', String(refused.retry_after_s))
       .send(envelope(Status.TOO_MANY_REQUESTS, 'Too many requests'));
   });
+
+  // Before anything else of an API request is done: refused at once while the event loop lags (load-shedding.ts).
+  const shedding = attachLoadShedding(
+    app,
+    { max_event_loop_delay_ms: limits.shed_event_loop_delay_ms, retry_after_s: SHED_RETRY_AFTER_S },
+    envelope,
+    () => deps.metrics.requests_shed.inc(),
+  );
+  deps.metrics.watchEventLoop(() => shedding.event_loop_delay_ms());
 
   // One log line per request (Fastify's own two are off) and the request metrics: the route
   // pattern, never the raw URL, in metric labels; what the API answered when it was an API call.

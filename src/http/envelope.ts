@@ -40,6 +40,8 @@ export const Status = {
   MALFORMED_URL: 27,
   /** Above the rate allowed per client address or per merchant (HTTP 429, Retry-After; decisions.md §15). */
   TOO_MANY_REQUESTS: 28,
+  /** The gateway's event loop lags (its core saturated): refused before anything was read or recorded (HTTP 503, Retry-After; http/load-shedding.ts). */
+  GATEWAY_BUSY: 29,
   /** v1.3: no such plan for this merchant (a deleted plan included). Subscription create answers -1 instead (spec §7). */
   PLAN_NOT_FOUND: 30,
   /** v1.3: no such subscription for this merchant. */

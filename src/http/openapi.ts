@@ -40,6 +40,14 @@ const EDGE_ANSWERS = {
   500: envelope('Internal error (status -1)'),
 };
 
+/** API calls only (/api/…): refused before anything is read while the gateway's event loop lags (http/load-shedding.ts). */
+const SHED_ANSWER = {
+  503: {
+    ...envelope('Gateway busy (status 29): nothing was read or recorded; send the same request again after Retry-After'),
+    headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } },
+  },
+};
+
 const OPERATOR = [{ operatorToken: [] }];
 
 /**
@@ -218,6 +226,7 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
       operation.responses = {
         200: { description: 'Signed answer', content: { 'application/json': { schema: route.response } } },
         ...EDGE_ANSWERS,
+        ...(route.url.startsWith('/api/') ? SHED_ANSWER : {}),
       };
     } else if (route.kind === 'header-signed') {
       operation.description =
@@ -245,6 +254,7 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
           content: { 'application/json': { schema: route.response } },
         },
         ...EDGE_ANSWERS,
+        ...(route.url.startsWith('/api/') ? SHED_ANSWER : {}),
       };
     } else {
       const operator = route.url.startsWith('/operator/') || route.url === '/sandbox/clock';
@@ -260,6 +270,7 @@ export function buildOpenApi(routes: readonly RouteDef[], server_url: string): R
           ? { 404: { description: 'Unknown or used link: a readable page', content: { 'text/html': { schema: { type: 'string' } } } } }
           : {}),
         ...EDGE_ANSWERS,
+        ...(route.url.startsWith('/api/') ? SHED_ANSWER : {}),
       };
     }
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };

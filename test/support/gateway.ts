@@ -47,6 +47,9 @@ export async function startTestGateway(kind: StoreKind, options: TestGatewayOpti
     PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     PAYGATE_LOG_LEVEL: 'debug',
     PAYGATE_DUE_WORK_POLL_MS: '50',
+    // Load shedding reads the process's event-loop lag; a test gateway shares its process with the
+    // test runner and other gateways, whose work is not its load. test/api/load-shedding.test.ts turns it on.
+    PAYGATE_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...(database ? { DATABASE_URL: database.url, PAYGATE_MASTER_KEY: TEST_MASTER_KEY } : {}),
     ...options.env,
   });
