@@ -358,7 +358,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
       met: opened,
     });
     notes.push(
-      `Live rows: PAYGATE_ENV=live, SQLite, two merchants each with one \`checkout\` gateway (USD) created with \`paygate gateway create\`, base_url the fake's; the sales choose their gateway by merchant. PAYGATE_PROCESSOR_TIMEOUT_MS=${options.processor_timeout_ms} (shortened from 20 s so that the time-outs fall within a run), PAYGATE_PROCESSOR_MAX_IN_FLIGHT, _BREAKER_FAILURES and _BREAKER_OPEN_SECONDS at their defaults (256, 5, 30). The fake sends no webhooks; notifications go to a closed port as in the rows above.`,
+      `Live rows: PAYGATE_ENV=live, SQLite, two merchants each with one \`checkout\` gateway (USD) created with \`paygate gateway create\`, base_url the fake's; the sales choose their gateway by merchant. PAYGATE_PROCESSOR_TIMEOUT_MS=${options.processor_timeout_ms} (shortened from 20 s so that the time-outs fall within a run), PAYGATE_PROCESSOR_MAX_IN_FLIGHT, _WAIT_MS, _MAX_WAITING, _BREAKER_FAILURES and _BREAKER_OPEN_SECONDS at their defaults (256, 2000, 1024, 5, 30), and so is load shedding (PAYGATE_SHED_EVENT_LOOP_DELAY_MS 200). The fake sends no webhooks; notifications go to a closed port as in the rows above.`,
     );
   } finally {
     await stop(gateway);

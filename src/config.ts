@@ -76,6 +76,10 @@ export interface Limits {
   readonly processor_reply_max_bytes: number;
   /** Requests to one gateway's processor in flight at once, at most (outbound/processor-guard.ts); more are refused unsent. */
   readonly processor_max_in_flight: number;
+  /** Requests waiting for one of those slots, at most; then refused at once. */
+  readonly processor_max_waiting: number;
+  /** How long a request waits for a slot before it is refused; 0: refused at once. */
+  readonly processor_wait_max_ms: number;
   /** Failures in a row (no answer, or HTTP 5xx) that open a gateway's circuit breaker. */
   readonly processor_breaker_failures: number;
   /** How long an open breaker refuses at once before one probe is let through. */
@@ -320,6 +324,9 @@ export function loadConfig(env: Env = process.env): Config {
       processor_connect_timeout_ms: Math.min(5_000, processor_timeout_ms),
       processor_reply_max_bytes: 256 * 1024,
       processor_max_in_flight: intVar(env, 'PAYGATE_PROCESSOR_MAX_IN_FLIGHT', 256, 1, 10_000),
+      // Past the in-flight limit a request waits for a slot (outbound/processor-guard.ts), this many and this long at most.
+      processor_max_waiting: intVar(env, 'PAYGATE_PROCESSOR_MAX_WAITING', 1_024, 0, 100_000),
+      processor_wait_max_ms: intVar(env, 'PAYGATE_PROCESSOR_WAIT_MS', 2_000, 0, 60_000),
       // Mean event-loop delay (ms) above which API requests are refused 503 (http/load-shedding.ts); 0: never.
       shed_event_loop_delay_ms: intVar(env, 'PAYGATE_SHED_EVENT_LOOP_DELAY_MS', 200, 0, 60_000),
       processor_breaker_failures: intVar(env, 'PAYGATE_PROCESSOR_BREAKER_FAILURES', 5, 1, 1_000),

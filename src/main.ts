@@ -214,6 +214,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       // One hanging processor must not hold every request or starve the other gateways (processor-guard.ts).
       guard: {
         max_in_flight: config.limits.processor_max_in_flight,
+        max_waiting: config.limits.processor_max_waiting,
+        wait_max_ms: config.limits.processor_wait_max_ms,
         breaker_failures: config.limits.processor_breaker_failures,
         breaker_open_ms: config.limits.processor_breaker_open_ms,
       },

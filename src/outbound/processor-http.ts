@@ -187,7 +187,7 @@ export class ProcessorHttp implements ProcessorSender {
     };
     return {
       send: async (request) => {
-        const admitted = guard?.admit() ?? null;
+        const admitted = guard === null ? null : await guard.enter();
         if (admitted !== null && !admitted.admitted) {
           const refused: ProcessorExchange = {
             kind: 'not_sent',

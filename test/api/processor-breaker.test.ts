@@ -99,17 +99,24 @@ describe.each(storeKinds())('the circuit breaker on %s', (kind) => {
 });
 
 describe.each(storeKinds())('the in-flight limit on %s', (kind) => {
-  const s = withTwoProcessors(kind, { PAYGATE_PROCESSOR_MAX_IN_FLIGHT: '2', PAYGATE_PROCESSOR_BREAKER_FAILURES: '100' });
+  const s = withTwoProcessors(kind, {
+    PAYGATE_PROCESSOR_MAX_IN_FLIGHT: '2',
+    PAYGATE_PROCESSOR_WAIT_MS: '300',
+    PAYGATE_PROCESSOR_BREAKER_FAILURES: '100',
+  });
   const sale = (amount: number) => liveSale(s.live, saleA(s.live.merchant, { card_number: CARD, amount }));
 
-  it('while Checkout.com holds two requests, the next sale is not queued behind them: refused unsent, approved at Stripe', async () => {
+  it('while Checkout.com holds two requests, the next sale waits 300 ms for a slot, not their time-out: refused unsent, approved at Stripe', async () => {
     s.live.fake.holdEvents(true);
     const sent_before = s.live.fake.requestsTo('POST /payments').length;
     s.live.fake.failNext('POST /payments', 'timeout');
     s.live.fake.failNext('POST /payments', 'timeout');
     const hanging = [s.live.process(sale(5100)), s.live.process(sale(5200))];
     await waitUntil(async () => s.live.fake.requestsTo('POST /payments').length === sent_before + 2, 'two requests held by Checkout.com');
+    const third_started_ms = Date.now();
     const third = await s.live.process(sale(5300));
+    // It waited for a slot (300 ms), and was refused well before the held requests' 1.5 s time-out.
+    expect(Date.now() - third_started_ms).toBeGreaterThanOrEqual(300);
     expect(third.body).toMatchObject({ status: 0, transaction_status: 'approved', payment_processor: 'stripe', cascade_level: 1 });
     expect(s.live.fake.requestsTo('POST /payments')).toHaveLength(sent_before + 2);
     const metrics = await scrapeMetrics(s.live.gw.url);

@@ -1,11 +1,12 @@
 // The guard of one gateway's processor (outbound/processor-guard.ts): the circuit breaker's table
 // (closed → open after failures in a row → half open after the wait, one probe → closed or open
-// again) on a clock the test moves, the in-flight limit, and what counts as the processor failing.
-import { describe, expect, it } from 'vitest';
+// again) on a clock the test moves, the in-flight limit and the bounded wait for a slot past it,
+// and what counts as the processor failing.
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ProcessorGuard } from '../../src/outbound/processor-guard.js';
 import { processorFailed } from '../../src/outbound/processor-http.js';
 
-function guardAt(policy = { max_in_flight: 3, breaker_failures: 3, breaker_open_ms: 10_000 }) {
+function guardAt(policy = { max_in_flight: 3, max_waiting: 2, wait_max_ms: 0, breaker_failures: 3, breaker_open_ms: 10_000 }) {
   let now_ms = 1_000_000;
   const guard = new ProcessorGuard(policy, () => now_ms);
   return { guard, advance: (ms: number) => (now_ms += ms) };
@@ -65,6 +66,74 @@ describe('the in-flight limit', () => {
     guard.settle({ probe: false }, false);
     expect(guard.in_flight).toBe(2);
     expect(guard.admit().admitted).toBe(true);
+  });
+});
+
+describe('the wait for a slot past the in-flight limit', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const waiting = () => guardAt({ max_in_flight: 2, max_waiting: 2, wait_max_ms: 500, breaker_failures: 1, breaker_open_ms: 10_000 });
+
+  it('hands a freed slot to the oldest waiter, and refuses at once past max_waiting', async () => {
+    const { guard } = waiting();
+    expect([guard.enter(), guard.enter()]).toEqual([
+      { admitted: true, probe: false },
+      { admitted: true, probe: false },
+    ]);
+    const first = guard.enter();
+    const second = guard.enter();
+    expect(first).toBeInstanceOf(Promise);
+    expect(guard.waiting).toBe(2);
+    expect(guard.enter()).toMatchObject({
+      admitted: false,
+      refusal: { code: 'EINFLIGHTLIMIT', reason: expect.stringContaining('2 waiting') },
+    });
+    guard.settle({ probe: false }, false);
+    expect(await first).toEqual({ admitted: true, probe: false });
+    expect(guard.in_flight).toBe(2);
+    expect(guard.waiting).toBe(1);
+    guard.settle({ probe: false }, false);
+    expect(await second).toEqual({ admitted: true, probe: false });
+    expect(guard.waiting).toBe(0);
+  });
+
+  it('refuses a waiter whose slot does not come within wait_max_ms', async () => {
+    vi.useFakeTimers();
+    const { guard } = waiting();
+    guard.enter();
+    guard.enter();
+    const late = guard.enter();
+    vi.advanceTimersByTime(499);
+    expect(guard.waiting).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await late).toMatchObject({
+      admitted: false,
+      refusal: { code: 'EINFLIGHTLIMIT', reason: expect.stringContaining('within 500 ms') },
+    });
+    expect(guard.waiting).toBe(0);
+    // The slot freed later goes to nobody who left.
+    guard.settle({ probe: false }, false);
+    expect(guard.in_flight).toBe(1);
+  });
+
+  it('refuses every waiter at once when the breaker opens, not at their time-outs', async () => {
+    const { guard } = waiting();
+    guard.enter();
+    guard.enter();
+    const waiters = [guard.enter(), guard.enter()];
+    guard.settle({ probe: false }, true);
+    for (const waiter of waiters) expect(await waiter).toMatchObject({ admitted: false, refusal: { code: 'ECIRCUITOPEN' } });
+    expect(guard.in_flight).toBe(1);
+  });
+
+  it('with wait_max_ms 0 refuses at once, as before', () => {
+    const { guard } = guardAt();
+    guard.enter();
+    guard.enter();
+    guard.enter();
+    expect(guard.enter()).toMatchObject({ admitted: false, refusal: { code: 'EINFLIGHTLIMIT' } });
+    expect(guard.waiting).toBe(0);
   });
 });
 
