@@ -169,6 +169,19 @@ export async function probeHeap(pid: number, at_s: number, options: { snapshot: 
   }
 }
 
+/** What grew between two probes' snapshots, largest growth first. */
+export function heapGrowth(first: HeapProbe, last: HeapProbe, rows: number): { key: string; count: number; self_bytes: number }[] {
+  const keys = new Set([...Object.keys(first.by_kind), ...Object.keys(last.by_kind)]);
+  return [...keys]
+    .map((key) => ({
+      key,
+      count: (last.by_kind[key]?.count ?? 0) - (first.by_kind[key]?.count ?? 0),
+      self_bytes: (last.by_kind[key]?.self_bytes ?? 0) - (first.by_kind[key]?.self_bytes ?? 0),
+    }))
+    .sort((a, b) => b.self_bytes - a.self_bytes)
+    .slice(0, rows);
+}
+
 /** A snapshot's largest kinds of live objects. */
 export function largestKinds(probe: HeapProbe, rows: number): { key: string; count: number; self_bytes: number }[] {
   return Object.entries(probe.by_kind)

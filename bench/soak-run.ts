@@ -7,6 +7,10 @@
 // all run inside (one loopback). Where unshare or `ip` is unavailable the soak runs without it and
 // says so: the dead names then fail as this machine's resolver answers them (usually at once).
 //
+// BENCH_SOAK_DIFF=1 makes both heap probes take a snapshot and lists what grew between them: a
+// diagnosis of what the live heap holds more of, at the cost of RSS figures that include the first
+// snapshot's native memory.
+//
 // Growth is the least-squares slope of RSS over the seconds after the warm-up; "no growth" is a
 // slope of at most 0.5 MB a minute (the instance in the issue's report grew 3.1 MB a minute).
 import { spawnSync } from 'node:child_process';
@@ -34,6 +38,7 @@ interface SoakResult {
   readonly metrics: string[];
   readonly heap_probes: Omit<HeapProbe, 'by_kind'>[];
   readonly heap_largest: { key: string; count: number; self_bytes: number }[];
+  readonly heap_growth: { key: string; count: number; self_bytes: number }[];
 }
 
 const RATES: Readonly<Record<Kind, number>> = { sale: 40, refund: 4, checkout: 2, find: 10, backoffice: 1 };
@@ -67,6 +72,7 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
     data_dir,
     duration_s: options.duration_s,
     warm_up_s: options.warm_up_s,
+    diff_snapshots: process.env.BENCH_SOAK_DIFF === '1',
     dead_dns,
     rates: RATES,
   };
@@ -165,6 +171,19 @@ export async function soakSection(options: SoakOptions): Promise<string> {
             .slice(0, 8)
             .map((g) => `| ${g.key.replace(/\|/g, '\\|')} | ${g.count} | ${(g.self_bytes / 1024).toFixed(0)} |`),
           '',
+          ...(result.heap_growth.length > 0
+            ? [
+                "**BENCH_SOAK_DIFF=1: both probes took a snapshot, so the RSS figures above include the first one's native memory.** What grew between them:",
+                '',
+                '| kind | objects | KB |',
+                '|---|---:|---:|',
+                ...result.heap_growth.map(
+                  (g) =>
+                    `| ${g.key.replace(/\|/g, '\\|')} | ${g.count > 0 ? '+' : ''}${g.count} | ${g.self_bytes > 0 ? '+' : ''}${(g.self_bytes / 1024).toFixed(0)} |`,
+                ),
+                '',
+              ]
+            : []),
         ]
       : ['**The heap probes failed** (see the bench output); only RSS was read.', ''];
   const targets: Target[] = [

@@ -21,7 +21,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { signBody } from '../src/domain/signing.js';
-import { type HeapProbe, largestKinds, probeHeap } from './heap-probe.js';
+import { type HeapProbe, heapGrowth, largestKinds, probeHeap } from './heap-probe.js';
 import { cpuSeconds, CUSTOMER, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
 
 export interface SoakPlan {
@@ -31,6 +31,11 @@ export interface SoakPlan {
   readonly duration_s: number;
   /** The first heap probe is taken 30 s before this (the second at the end, once the load has stopped). */
   readonly warm_up_s: number;
+  /**
+   * Both probes take a heap snapshot, and what grew between them is listed (BENCH_SOAK_DIFF=1). A
+   * diagnosis, not the measurement: the first snapshot leaves tens of MB of native memory behind.
+   */
+  readonly diff_snapshots: boolean;
   /** Whether this process runs the never-answering name server (inside the namespace). */
   readonly dead_dns: boolean;
   /** Requests a second of each kind. */
@@ -342,7 +347,7 @@ const first_probe = new Promise<void>((resolve) => {
   setTimeout(
     () => {
       probing = true;
-      probeHeap(gateway.pid!, (Date.now() - started_ms) / 1000, { snapshot: false })
+      probeHeap(gateway.pid!, (Date.now() - started_ms) / 1000, { snapshot: plan.diff_snapshots })
         .then((probe) => probes.push(probe))
         .catch((error: unknown) => process.stderr.write(`heap probe failed: ${String(error)}\n`))
         .finally(() => {
@@ -410,6 +415,7 @@ process.stdout.write(
     data_dir: path.basename(plan.data_dir),
     heap_probes: probes.map(({ by_kind: _, ...rest }) => rest),
     heap_largest: probes.length === 2 ? largestKinds(probes[1]!, 12) : [],
+    heap_growth: probes.length === 2 && plan.diff_snapshots ? heapGrowth(probes[0]!, probes[1]!, 12) : [],
   })}\n`,
 );
 // harness.ts made a work directory on import that this process does not use (bench/run.ts removes the plan's).
