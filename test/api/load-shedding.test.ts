@@ -96,3 +96,30 @@ describe('load shedding', () => {
     expect(row?.trace_id).toBe(approved.body.trace_id);
   });
 });
+
+describe('load shedding off (PAYGATE_SHED_EVENT_LOOP_DELAY_MS=0)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite', { env: { PAYGATE_SHED_EVENT_LOOP_DELAY_MS: '0' } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('takes API calls however late the event loop is, and shows no delay gauge', async () => {
+    const merchant = await gw.createMerchant();
+    const lag = setInterval(() => busyFor(80), 90);
+    let answer: Answer;
+    try {
+      // Past the lag reading's second, a shedding gateway would refuse by now.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      answer = await postSigned(gw.url, '/api/process', saleA(merchant), merchant.secret);
+    } finally {
+      clearInterval(lag);
+    }
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    expect(metrics).not.toMatch(/^paygate_event_loop_delay_ms /m);
+    expect(metrics).toMatch(/^paygate_requests_shed_total 0$/m);
+  });
+});
