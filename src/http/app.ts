@@ -123,7 +123,7 @@ export function buildApp(deps: HttpDeps, routes: readonly RouteDef[], logger: Lo
     () => deps.metrics.requests_shed.inc(),
   );
   // Only when shedding is on: a gauge that always read 0 would look like an idle loop.
-  if (limits.shed_event_loop_delay_ms > 0) deps.metrics.watchEventLoop(() => shedding.event_loop_delay_ms());
+  if (shedding !== null) deps.metrics.watchEventLoop(() => shedding.event_loop_delay_ms());
 
   // One log line per request (Fastify's own two are off) and the request metrics: the route
   // pattern, never the raw URL, in metric labels; what the API answered when it was an API call.

@@ -29,17 +29,18 @@ export interface SheddingOptions {
 }
 
 export interface SheddingWatch {
-  /** The last reading of the event-loop delay (ms), or null when shedding is off. */
+  /** The last reading of the event-loop delay (ms), or null before the plugin is ready. */
   event_loop_delay_ms(): number | null;
 }
 
+/** Sheds API calls while the event loop lags; null (nothing attached, nothing to watch) when turned off. */
 export function attachLoadShedding(
   app: FastifyInstance,
   options: SheddingOptions,
   envelope: (status: number, description: string) => Record<string, FlatValue>,
   on_shed: () => void,
-): SheddingWatch {
-  if (options.max_event_loop_delay_ms === 0) return { event_loop_delay_ms: () => null };
+): SheddingWatch | null {
+  if (options.max_event_loop_delay_ms === 0) return null;
   void app.register(underPressure, {
     maxEventLoopDelay: options.max_event_loop_delay_ms,
     sampleInterval: SAMPLE_INTERVAL_MS,
