@@ -12,8 +12,12 @@ import { storeKinds } from '../support/stores.js';
 describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
   let gw: TestGateway;
   beforeAll(async () => {
-    // The request log writes in batches of its own: off here, so that the commit units counted are the sales'.
-    gw = await startTestGateway(kind, { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    // The request log writes in batches of its own, and the background pollers commit their claims:
+    // the log off and the pollers slowed to once a minute here, so that the commit units counted
+    // are the sales'. (Polling every 50 ms, two claims once landed inside one replay on CI.)
+    gw = await startTestGateway(kind, {
+      env: { PAYGATE_REQUEST_LOG_DAYS: '0', PAYGATE_DUE_WORK_POLL_MS: '60000', PAYGATE_BILLING_POLL_MS: '60000' },
+    });
     await gw.gateway.notifications.stop();
   });
   afterAll(async () => {
