@@ -287,6 +287,29 @@ function loopNote(measured: { loop_delay_max_ms: number | null }): string {
   return measured.loop_delay_max_ms === null ? '' : `; event-loop delay at most ${measured.loop_delay_max_ms.toFixed(1)} ms`;
 }
 
+/**
+ * The floor (bench/floor-server.ts) under the ceiling's load: a sale with nothing but what no
+ * durable signed sale can skip, to tell which CPU targets the gateway misses and which nobody could
+ * meet here. Its bodies are new sales, enough for its rate; CPU counts its process alone.
+ */
+async function measureFloor(port: number, merchant: Merchant, notification_url: string, ceiling_rps: number) {
+  const server = placed(0, process.execPath, ['--import', 'tsx', 'bench/floor-server.ts', String(port)], { FLOOR_SECRET: merchant.secret });
+  try {
+    await waitForLine(server, /listening (\d+)/);
+    const floor_plan = { url: `http://127.0.0.1:${port}`, path: '/api/process', connections: CONNECTIONS };
+    await runLoad({ ...floor_plan, bodies_file: writeBodies(saleBodies(merchant, 5_000, notification_url)), duration_s: WARM_UP_S });
+    const count = Math.min(150_000, Math.max(5_000, Math.ceil(ceiling_rps * 0.4 * DURATION_S * 1.3)));
+    const bodies_file = writeBodies(saleBodies(merchant, count, notification_url));
+    const cpu_before = cpuSeconds(server.pid);
+    const load = await runLoad({ ...floor_plan, bodies_file, duration_s: DURATION_S });
+    const cpu_s = cpuSeconds(server.pid) - cpu_before;
+    const approved = load.statuses['0'] ?? 0;
+    return { load, approved_per_s: approved / DURATION_S, cpu_ms: (cpu_s * 1000) / Math.max(1, load.total), rss_mb: peakRssMb(server.pid) };
+  } finally {
+    await stop(server);
+  }
+}
+
 /** Seconds of sales sent to a fresh gateway before a measured sale run, and not counted (as the ceiling's 2 s). */
 const WARM_UP_S = 3;
 
@@ -443,6 +466,7 @@ async function main(): Promise<void> {
   // 1. Ceiling, for the rows of issue 7 (the live and soak parts need none).
   const issue_7 = (['sale', 'replay', 'find', 'lag', 'off', 'postgres'] as const).some((part) => runs(part));
   let ceiling_rps = Number.NaN;
+  let floor: Awaited<ReturnType<typeof measureFloor>> | null = null;
   if (issue_7) {
     const ceiling = placed(0, process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', String(base_port)]);
     await waitForLine(ceiling, /listening (\d+)/);
@@ -455,6 +479,7 @@ async function main(): Promise<void> {
       connections: CONNECTIONS,
     };
     await runLoad({ ...ceiling_plan, duration_s: 2 });
+    const ceiling_cpu_before = cpuSeconds(ceiling.pid);
     const ceiling_result = await runLoad({ ...ceiling_plan, duration_s: DURATION_S });
     rows.push({
       name: 'ceiling: bare Fastify, same JSON',
@@ -462,15 +487,28 @@ async function main(): Promise<void> {
       p50: ceiling_result.latency_p50_ms,
       p99: ceiling_result.latency_p99_ms,
       rss_mb: peakRssMb(ceiling.pid),
-      cpu_ms: null,
+      cpu_ms: ((cpuSeconds(ceiling.pid) - ceiling_cpu_before) * 1000) / Math.max(1, ceiling_result.total),
       ratio: 1,
       note: '',
     });
     await stop(ceiling);
     ceiling_rps = ceiling_result.requests_per_s;
+    if (runs('sale')) floor = await measureFloor(base_port + 50, probe, silent, ceiling_rps);
   }
   const ratio = (rps: number) => rps / ceiling_rps;
   const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+  if (floor !== null) {
+    rows.push({
+      name: 'floor: the least a durable signed sale costs (bench/floor-server.ts: schema, signature, sealed PAN, one SQLite row and its notification committed in groups, signed answer)',
+      rps: floor.approved_per_s,
+      p50: floor.load.latency_p50_ms,
+      p99: floor.load.latency_p99_ms,
+      rss_mb: floor.rss_mb,
+      cpu_ms: floor.cpu_ms,
+      ratio: ratio(floor.approved_per_s),
+      note: `requests/s counts new sales committed (status 0) only; ${statusNote(floor.load, ['0'])}`,
+    });
+  }
   // Enough distinct orders that none is sent twice in a run.
   const sale_count = (rate: number) => Math.max(5_000, Math.ceil(rate * DURATION_S * 1.3));
   let sale_capacity = ceiling_rps * 0.5;
@@ -502,6 +540,20 @@ async function main(): Promise<void> {
           measured: pct(ratio(sale.load.requests_per_s)),
           met: ratio(sale.load.requests_per_s) >= 0.25,
         });
+        targets.push({
+          target: "SQLite sale ≥ 20% of the ceiling's requests/s (issue 29, item 1)",
+          measured: pct(ratio(sale.load.requests_per_s)) + (floor === null ? '' : `; the floor ${pct(ratio(floor.approved_per_s))}`),
+          met: ratio(sale.load.requests_per_s) >= 0.2,
+        });
+        if (floor !== null) {
+          notes.push(
+            `The floor (bench/floor-server.ts: only what no durable signed sale can skip) answered ${Math.round(floor.approved_per_s)} new sales/s, ` +
+              `${pct(ratio(floor.approved_per_s))} of the ceiling, at ${floor.cpu_ms.toFixed(3)} CPU ms a request against the gateway's ${sale.cpu_ms.toFixed(3)}: ` +
+              (ratio(floor.approved_per_s) < 0.2
+                ? 'a durable sale at 20% of the ceiling is beyond this machine, whatever the gateway does.'
+                : `a sale at 20% of the ceiling is within this machine's reach; the gateway spends ${(sale.cpu_ms - floor.cpu_ms).toFixed(3)} CPU ms a sale above the floor.`),
+          );
+        }
         targets.push({
           target: `SQLite sale p99 < 15 ms at ${CONNECTIONS} connections`,
           measured: `${sale.load.latency_p99_ms} ms`,
