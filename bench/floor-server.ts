@@ -13,6 +13,9 @@
 //     (undici), the attempt recorded in the next group commit. The bench's gateway sends its
 //     notifications to a closed port; the floor is given the same URL, so both pay for a refused
 //     connection and a recorded retry.
+// On PostgreSQL (FLOOR_DATABASE_URL, an empty database of its own) a sale is one prepared
+// statement, the transaction and its notification in one round trip and one commit, and an
+// attempt another: the fewest commits a notified sale can make there.
 // Left out, as no minimum needs them: routing, the request log, metrics, logging, rate limits,
 // the card vault, status history, the attempts' own rows. A replay or a duplicate key is answered
 // as an error here; the floor measures new sales only.
@@ -22,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
+import pg from 'pg';
 import { request as undiciRequest } from 'undici';
 import { Sealer } from '../src/crypto/sealer.js';
 import { signBody, verifyBody } from '../src/domain/signing.js';
@@ -30,75 +34,153 @@ const port = Number(process.argv[2] ?? 0);
 const secret = process.env.FLOOR_SECRET ?? '';
 if (secret === '') throw new Error('FLOOR_SECRET (the signing secret of the bodies sent) is required');
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-floor-'));
-const db = new Database(path.join(dir, 'floor.sqlite'));
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-db.exec(`
-  create table transactions (
-    trace_id integer primary key, merchant_id text not null, order_id text not null,
-    amount_minor integer not null, currency text not null, status text not null,
-    card_masked text not null, pan_sealed text not null, pan_fingerprint text not null,
-    answer_json text not null, created_at_ms integer not null,
-    unique (merchant_id, order_id)
-  );
-  create table notifications (
-    id integer primary key, trace_id integer not null, url text not null,
-    payload_json text not null, attempts integer not null default 0, next_attempt_at_ms integer not null
-  );
-  create index notifications_due on notifications (next_attempt_at_ms);
-`);
-const insert_transaction = db.prepare(`insert into transactions values
-  (@trace_id, @merchant_id, @order_id, @amount_minor, @currency, @status, @card_masked, @pan_sealed,
-   @pan_fingerprint, @answer_json, @created_at_ms)`);
-const insert_notification = db.prepare('insert into notifications (trace_id, url, payload_json, next_attempt_at_ms) values (?, ?, ?, ?)');
-const record_attempt = db.prepare('update notifications set attempts = attempts + 1, next_attempt_at_ms = ? where id = ?');
-const sealer = new Sealer(randomBytes(32));
 /** A retry's delay, as the gateway's first one (5 minutes). */
 const RETRY_AFTER_MS = 5 * 60_000;
+const sealer = new Sealer(randomBytes(32));
+const drawTraceId = () => randomInt(1_000_000_000, 2_000_000_000);
 
-interface Pending {
-  readonly row: Record<string, string | number>;
-  readonly url: string;
-  /** The notification's id once committed; null when the order_id was taken. */
-  readonly resolve: (notification_id: number | null) => void;
+type SaleRow = Record<string, string | number>;
+/** The floor's store: SQLite (a file of its own) or, given FLOOR_DATABASE_URL, PostgreSQL (a database of its own). */
+interface FloorStore {
+  /** The sale and its notification committed together; the notification's id, or null when the order_id was taken. */
+  insertSale(row: SaleRow, url: string): Promise<number | null>;
+  /** A notification attempt recorded (committed with the next group on SQLite, alone on PostgreSQL). */
+  recordAttempt(id: number, next_attempt_at_ms: number): Promise<void>;
+  close(): Promise<void>;
 }
-let queue: Pending[] = [];
-let attempts: { readonly id: number; readonly next_attempt_at_ms: number }[] = [];
-const commitGroup = db.transaction((group: readonly Pending[], tried: typeof attempts) => {
-  for (const a of tried) record_attempt.run(a.next_attempt_at_ms, a.id);
-  return group.map((p) => {
-    for (let draw = 0; draw < 8; draw += 1) {
-      try {
-        insert_transaction.run(p.row);
-        return Number(insert_notification.run(p.row.trace_id, p.url, p.row.answer_json, p.row.created_at_ms).lastInsertRowid);
-      } catch (error) {
-        // A trace_id taken (one draw in 10^9 per row) draws again; the order_id taken is the caller's.
-        if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
-        p.row.trace_id = randomInt(1_000_000_000, 2_000_000_000);
+
+const TRANSACTIONS = `trace_id bigint primary key, merchant_id text not null, order_id text not null,
+    amount_minor bigint not null, currency text not null, status text not null,
+    card_masked text not null, pan_sealed text not null, pan_fingerprint text not null,
+    answer_json text not null, created_at_ms bigint not null,
+    unique (merchant_id, order_id)`;
+const NOTIFICATION_COLUMNS = `trace_id bigint not null, url text not null,
+    payload_json text not null, attempts integer not null default 0, next_attempt_at_ms bigint not null`;
+
+/**
+ * SQLite in WAL with synchronous FULL, committed in groups as the gateway does: every sale and
+ * attempt of one event-loop turn in one transaction, each sale answered once it is committed.
+ */
+function sqliteStore(): FloorStore {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-floor-'));
+  const db = new Database(path.join(dir, 'floor.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`create table transactions (${TRANSACTIONS.replace('trace_id bigint primary key', 'trace_id integer primary key')});
+    create table notifications (id integer primary key, ${NOTIFICATION_COLUMNS});
+    create index notifications_due on notifications (next_attempt_at_ms);`);
+  const insert_transaction = db.prepare(`insert into transactions values
+    (@trace_id, @merchant_id, @order_id, @amount_minor, @currency, @status, @card_masked, @pan_sealed,
+     @pan_fingerprint, @answer_json, @created_at_ms)`);
+  const insert_notification = db.prepare('insert into notifications (trace_id, url, payload_json, next_attempt_at_ms) values (?, ?, ?, ?)');
+  const record_attempt = db.prepare('update notifications set attempts = attempts + 1, next_attempt_at_ms = ? where id = ?');
+  let sales: { readonly row: SaleRow; readonly url: string; readonly resolve: (id: number | null) => void }[] = [];
+  let attempts: { readonly id: number; readonly next_attempt_at_ms: number }[] = [];
+  const commitGroup = db.transaction((group: typeof sales, tried: typeof attempts) => {
+    for (const a of tried) record_attempt.run(a.next_attempt_at_ms, a.id);
+    return group.map((p) => {
+      for (let draw = 0; draw < 8; draw += 1) {
+        try {
+          insert_transaction.run(p.row);
+          return Number(insert_notification.run(p.row.trace_id, p.url, p.row.answer_json, p.row.created_at_ms).lastInsertRowid);
+        } catch (error) {
+          // A trace_id taken (one draw in 10^9 a row) draws again; the order_id taken is the caller's.
+          if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
+          p.row.trace_id = drawTraceId();
+        }
       }
-    }
-    throw new Error('eight trace_ids taken in a row');
+      throw new Error('eight trace_ids taken in a row');
+    });
   });
-});
-function flush(): void {
-  const group = queue;
-  const tried = attempts;
-  queue = [];
-  attempts = [];
-  const ids = commitGroup(group, tried);
-  group.forEach((p, i) => p.resolve(ids[i]!));
+  const flush = () => {
+    const group = sales;
+    const tried = attempts;
+    sales = [];
+    attempts = [];
+    const ids = commitGroup(group, tried);
+    group.forEach((p, i) => p.resolve(ids[i]!));
+  };
+  const scheduleFlush = () => {
+    if (sales.length === 0 && attempts.length === 0) setImmediate(flush);
+  };
+  return {
+    insertSale: (row, url) =>
+      new Promise((resolve) => {
+        scheduleFlush();
+        sales.push({ row, url, resolve });
+      }),
+    recordAttempt: async (id, next_attempt_at_ms) => {
+      scheduleFlush();
+      attempts.push({ id, next_attempt_at_ms });
+    },
+    close: async () => {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
-function scheduleFlush(): void {
-  if (queue.length === 0 && attempts.length === 0) setImmediate(flush);
+
+/**
+ * PostgreSQL with its defaults (synchronous_commit on): a sale is one prepared statement (the
+ * transaction and its notification, one round trip, one commit), an attempt another.
+ */
+async function postgresStore(database_url: string): Promise<FloorStore> {
+  const pool = new pg.Pool({ connectionString: database_url, max: POSTGRES_POOL_MAX });
+  await pool.query(`create table transactions (${TRANSACTIONS});
+    create table notifications (id bigserial primary key, ${NOTIFICATION_COLUMNS});
+    create index notifications_due on notifications (next_attempt_at_ms);`);
+  const insert_sale = `with t as (
+      insert into transactions values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      on conflict (merchant_id, order_id) do nothing returning trace_id)
+    insert into notifications (trace_id, url, payload_json, next_attempt_at_ms)
+    select trace_id, $12, $10, $11 from t returning id`;
+  return {
+    async insertSale(row, url) {
+      for (let draw = 0; draw < 8; draw += 1) {
+        try {
+          const { rows } = await pool.query<{ id: string }>({
+            name: 'floor_sale',
+            text: insert_sale,
+            values: [
+              row.trace_id,
+              row.merchant_id,
+              row.order_id,
+              row.amount_minor,
+              row.currency,
+              row.status,
+              row.card_masked,
+              row.pan_sealed,
+              row.pan_fingerprint,
+              row.answer_json,
+              row.created_at_ms,
+              url,
+            ],
+          });
+          return rows.length === 0 ? null : Number(rows[0]!.id);
+        } catch (error) {
+          if ((error as { code?: string }).code !== '23505') throw error; // only the trace_id can still collide
+          row.trace_id = drawTraceId();
+        }
+      }
+      throw new Error('eight trace_ids taken in a row');
+    },
+    async recordAttempt(id, next_attempt_at_ms) {
+      await pool.query({
+        name: 'floor_attempt',
+        text: 'update notifications set attempts = attempts + 1, next_attempt_at_ms = $1 where id = $2',
+        values: [next_attempt_at_ms, id],
+      });
+    },
+    close: () => pool.end(),
+  };
 }
-function committed(row: Pending['row'], url: string): Promise<number | null> {
-  return new Promise((resolve) => {
-    scheduleFlush();
-    queue.push({ row, url, resolve });
-  });
-}
-/** The notification's first attempt: signed, POSTed, and recorded with the next group (a refused connection is a retry). */
+
+/** The gateway's own pool size by default (docs/limits.md). */
+const POSTGRES_POOL_MAX = 10;
+const database_url = process.env.FLOOR_DATABASE_URL;
+const store = database_url ? await postgresStore(database_url) : sqliteStore();
+
+/** The notification's first attempt: signed, POSTed, and recorded (a refused connection is a retry). */
 async function attempt(id: number, url: string, payload: Record<string, unknown>): Promise<void> {
   const body = JSON.stringify({ ...payload, signature: signBody(payload, secret) });
   try {
@@ -113,8 +195,7 @@ async function attempt(id: number, url: string, payload: Record<string, unknown>
   } catch {
     // refused, as the bench's closed port does: tried again later
   }
-  scheduleFlush();
-  attempts.push({ id, next_attempt_at_ms: Date.now() + RETRY_AFTER_MS });
+  await store.recordAttempt(id, Date.now() + RETRY_AFTER_MS);
 }
 
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max });
@@ -179,7 +260,7 @@ app.post('/api/process', { schema: { body: body_schema } }, async (request, repl
     answer_json: JSON.stringify(answer),
     created_at_ms: now_ms,
   };
-  const notification_id = await committed(row, String(body.notification_url));
+  const notification_id = await store.insertSale(row, String(body.notification_url));
   if (notification_id === null) return reply.send({ status: 4, description: 'order_id taken' });
   void attempt(notification_id, String(body.notification_url), { ...answer, order_id: row.order_id });
   return reply.send({ ...answer, trace_id: row.trace_id, signature: signBody({ ...answer, trace_id: row.trace_id }, secret) });
@@ -189,8 +270,6 @@ process.stdout.write(`listening ${(app.server.address() as { port: number }).por
 // The bench stops it with SIGTERM: its database is scratch, removed with it.
 process.once('SIGTERM', () => {
   void app.close().finally(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
+    void store.close().finally(() => process.exit(0));
   });
 });

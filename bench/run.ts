@@ -287,26 +287,62 @@ function loopNote(measured: { loop_delay_max_ms: number | null }): string {
   return measured.loop_delay_max_ms === null ? '' : `; event-loop delay at most ${measured.loop_delay_max_ms.toFixed(1)} ms`;
 }
 
+/** The merchant of the ceiling's and the floor's bodies: they check no key, the floor the signature. */
+const PROBE_MERCHANT: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
+
 /**
  * The floor (bench/floor-server.ts) under the ceiling's load: a sale with nothing but what no
  * durable signed sale can skip, to tell which CPU targets the gateway misses and which nobody could
  * meet here. Its bodies are new sales, enough for its rate; CPU counts its process alone.
  */
-async function measureFloor(port: number, merchant: Merchant, notification_url: string, ceiling_rps: number) {
-  const server = placed(0, process.execPath, ['--import', 'tsx', 'bench/floor-server.ts', String(port)], { FLOOR_SECRET: merchant.secret });
+async function measureFloor(port: number, merchant: Merchant, notification_url: string, ceiling_rps: number, on_postgres = false) {
+  let db_name = '';
+  let database_url: string | null = null;
+  if (on_postgres) {
+    db_name = `paygate_floor_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`create database ${db_name}`);
+    await admin.end();
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${db_name}`;
+    database_url = url.toString();
+  }
+  const server = placed(0, process.execPath, ['--import', 'tsx', 'bench/floor-server.ts', String(port)], {
+    FLOOR_SECRET: merchant.secret,
+    ...(database_url ? { FLOOR_DATABASE_URL: database_url } : {}),
+  });
   try {
     await waitForLine(server, /listening (\d+)/);
     const floor_plan = { url: `http://127.0.0.1:${port}`, path: '/api/process', connections: CONNECTIONS };
     await runLoad({ ...floor_plan, bodies_file: writeBodies(saleBodies(merchant, 5_000, notification_url)), duration_s: WARM_UP_S });
     const count = Math.min(150_000, Math.max(5_000, Math.ceil(ceiling_rps * 0.4 * DURATION_S * 1.3)));
     const bodies_file = writeBodies(saleBodies(merchant, count, notification_url));
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the warm-up's last attempts recorded
+    const xid_before = database_url ? await nextTransactionId(database_url) : 0;
+    const server_cpu_before = database_url ? postgresCpuSeconds() : null;
     const cpu_before = cpuSeconds(server.pid);
     const load = await runLoad({ ...floor_plan, bodies_file, duration_s: DURATION_S });
     const cpu_s = cpuSeconds(server.pid) - cpu_before;
+    const server_cpu_after = database_url ? postgresCpuSeconds() : null;
+    const per = (value: number) => value / Math.max(1, load.total);
     const approved = load.statuses['0'] ?? 0;
-    return { load, approved_per_s: approved / DURATION_S, cpu_ms: (cpu_s * 1000) / Math.max(1, load.total), rss_mb: peakRssMb(server.pid) };
+    return {
+      load,
+      approved_per_s: approved / DURATION_S,
+      cpu_ms: per(cpu_s * 1000),
+      rss_mb: peakRssMb(server.pid),
+      server_cpu_ms: server_cpu_before !== null && server_cpu_after !== null ? per((server_cpu_after - server_cpu_before) * 1000) : null,
+      commits_per_sale: database_url ? per((await nextTransactionId(database_url)) - xid_before) : null,
+    };
   } finally {
     await stop(server);
+    if (db_name) {
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      await admin.query(`drop database if exists ${db_name} with (force)`);
+      await admin.end();
+    }
   }
 }
 
@@ -470,8 +506,7 @@ async function main(): Promise<void> {
   if (issue_7) {
     const ceiling = placed(0, process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', String(base_port)]);
     await waitForLine(ceiling, /listening (\d+)/);
-    const probe: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
-    const ceiling_bodies = writeBodies(saleBodies(probe, 2000, silent));
+    const ceiling_bodies = writeBodies(saleBodies(PROBE_MERCHANT, 2000, silent));
     const ceiling_plan = {
       url: `http://127.0.0.1:${base_port}`,
       path: '/api/process',
@@ -493,7 +528,7 @@ async function main(): Promise<void> {
     });
     await stop(ceiling);
     ceiling_rps = ceiling_result.requests_per_s;
-    if (runs('sale')) floor = await measureFloor(base_port + 50, probe, silent, ceiling_rps);
+    if (runs('sale')) floor = await measureFloor(base_port + 50, PROBE_MERCHANT, silent, ceiling_rps);
   }
   const ratio = (rps: number) => rps / ceiling_rps;
   const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
@@ -808,6 +843,37 @@ async function main(): Promise<void> {
       });
       const probe = await pgbenchCpuMsPerCommit();
       const allowed_ms = probe === null ? null : 1.5 * probe.cpu_ms * pinned.commits_per_sale;
+      // The floor on PostgreSQL: what the least a notified sale costs there, on both sides.
+      const pg_floor = await measureFloor(base_port + 51, PROBE_MERCHANT, silent, ceiling_rps, true);
+      const sqlite_floor = floor as Awaited<ReturnType<typeof measureFloor>> | null;
+      rows.push({
+        name: 'floor on PostgreSQL (bench/floor-server.ts: the same least sale, one statement and one commit, its attempt another), pinned to core 0',
+        rps: pg_floor.approved_per_s,
+        p50: pg_floor.load.latency_p50_ms,
+        p99: pg_floor.load.latency_p99_ms,
+        rss_mb: pg_floor.rss_mb,
+        cpu_ms: pg_floor.cpu_ms,
+        ratio: ratio(pg_floor.approved_per_s),
+        note:
+          `requests/s counts new sales committed (status 0) only; ${statusNote(pg_floor.load, ['0'])}` +
+          (pg_floor.server_cpu_ms === null ? '' : `; PostgreSQL's own processes: ${pg_floor.server_cpu_ms.toFixed(2)} CPU ms/req`) +
+          (pg_floor.commits_per_sale === null ? '' : `; ${pg_floor.commits_per_sale.toFixed(2)} commits a sale`),
+      });
+      if (sqlite_floor !== null) {
+        notes.push(
+          `The floors' client side: ${pg_floor.cpu_ms.toFixed(3)} CPU ms a sale on PostgreSQL against ${sqlite_floor.cpu_ms.toFixed(3)} on SQLite ` +
+            `(${(pg_floor.cpu_ms / sqlite_floor.cpu_ms).toFixed(2)}×): what talking to a server costs a sale that does nothing else.`,
+        );
+      }
+      if (probe !== null && pg_floor.server_cpu_ms !== null && pg_floor.commits_per_sale !== null) {
+        const floor_allowed_ms = 1.5 * probe.cpu_ms * pg_floor.commits_per_sale;
+        notes.push(
+          `PostgreSQL's own CPU for the floor's sale: ${pg_floor.server_cpu_ms.toFixed(2)} ms against 1.5 × ${probe.cpu_ms.toFixed(3)} ms × ${pg_floor.commits_per_sale.toFixed(2)} commits = ${floor_allowed_ms.toFixed(2)} ms: ` +
+            (pg_floor.server_cpu_ms > floor_allowed_ms
+              ? "even the least notified sale costs PostgreSQL more than item 2's allowance, whatever the gateway does."
+              : "the least notified sale is within item 2's allowance."),
+        );
+      }
       targets.push({
         target: "PostgreSQL's own CPU per sale ≤ 1.5× pgbench's per commit × the commits a sale makes (issue 29)",
         measured:
