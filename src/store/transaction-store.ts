@@ -44,7 +44,8 @@ export interface TransactionStore {
    * reserveWithChange for a request with nothing to check first, answering the row that holds the
    * idempotency key when it is taken (null if that row could not be read): on PostgreSQL the one
    * statement answers either (no look-up before it: one round trip a sale saved), on SQLite the key
-   * is looked up first, so a replay writes nothing (a write waits for the writer and its fsync).
+   * is looked up first, so a replay writes nothing (a write waits for the writer and its fsync),
+   * except inside a transaction, which holds the writer already.
    */
   reserveOrHolder(row: NewTransactionRow, reason: string): Promise<ReserveOrHolder>;
   findByKey(merchant_id: string, transaction_type: TransactionType, order_id: string): Promise<TransactionRow | null>;

@@ -300,6 +300,16 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const winner = inserted[0]!.row;
       for (const result of results) if (result.kind === 'taken') expect(result.holder?.trace_id).toBe(winner.trace_id);
       expect(await store.transactions.listStatusChanges(winner.trace_id)).toHaveLength(1);
+      // Inside a transaction (the in-process sale's, which looks the key up before it), the same
+      // answers: on SQLite the insert itself finds the key taken there.
+      const inside = transactionFixture(merchant_id, { request_fingerprint: 'inside' });
+      const [made, repeated] = await store.transaction(async (tx) => [
+        await tx.transactions.reserveOrHolder(inside, 'request accepted'),
+        await tx.transactions.reserveOrHolder({ ...inside, request_fingerprint: 'inside again' }, 'request accepted'),
+      ]);
+      if (made?.kind !== 'inserted') throw new Error(`expected an insert, got ${made?.kind}`);
+      expect(repeated).toEqual({ kind: 'taken', holder: made.row });
+      expect(await store.transactions.listStatusChanges(made.row.trace_id)).toHaveLength(1);
     });
 
     it('20 concurrent reserveTransactionWithChange calls of one key give one row with one status change', async () => {

@@ -195,8 +195,15 @@ export class SqlTransactionStore implements TransactionStore {
     if (hasDataModifyingCtes(this.ctx.dialect)) {
       return (await this.reserveInOneStatement(row, reason)) ?? { kind: 'taken', holder: null };
     }
-    const holder = await this.findByKey(row.merchant_id, row.transaction_type, row.order_id);
-    if (holder) return { kind: 'taken', holder };
+    // SQLite outside a transaction: the key is looked up first, so that a replay writes nothing (a
+    // write waits for the writer and its fsync). Inside one the writer is held already, and the
+    // insert itself tells whether the key is taken (ON CONFLICT DO NOTHING): the in-process sale
+    // (operations/sale.ts) looked the key up before its transaction, and a second look-up cost
+    // each sale a statement (issue 29).
+    if (sqliteOwnTransaction(this.ctx)) {
+      const holder = await this.findByKey(row.merchant_id, row.transaction_type, row.order_id);
+      if (holder) return { kind: 'taken', holder };
+    }
     const inserted = await this.reserveWithChange(row, reason);
     if (inserted) return { kind: 'inserted', row: inserted };
     return { kind: 'taken', holder: await this.findByKey(row.merchant_id, row.transaction_type, row.order_id) };
