@@ -16,11 +16,6 @@ export type FinishOutcome = 'finished' | 'superseded' | 'lease_lost';
 
 export interface NotificationStore {
   insert(row: Insertable<NotificationTable>): Promise<number>;
-  /**
-   * A transaction notification still pending after a failed attempt, with a newer notification of
-   * its transaction: superseded (never sent again). True when it was.
-   */
-  supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean>;
   listOfTransaction(trace_id: number): Promise<NotificationRow[]>;
   /** The event notifications of a subscription, oldest first (issue 6). */
   listOfSubscription(subscription_id: string): Promise<NotificationRow[]>;
@@ -36,8 +31,8 @@ export interface NotificationStore {
    * Ends an attempt: the notification's new state (only while `owner` still holds the lease) and
    * the attempt's record, atomically, also outside a transaction (one statement on PostgreSQL,
    * one transaction on SQLite). A transaction notification left pending by the patch that has a
-   * newer notification of its transaction is superseded instead, in the same step (what
-   * supersedeIfNewer does, without a statement of its own on every failed attempt).
+   * newer notification of its transaction is superseded instead (never sent again), in the same
+   * step: no statement of its own on every failed attempt.
    * 'lease_lost', and nothing written, when the lease was lost.
    */
   finishAttempt(

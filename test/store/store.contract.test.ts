@@ -758,7 +758,6 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await change('approved', 'reversed', t0 + 2)).toBe(true);
       const after = await store.notifications.listOfTransaction(trace_id);
       expect(after.map((n) => n.state)).toEqual(['superseded', 'pending', 'pending']);
-      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // still leased
       const failed = {
         notification_id: latest!.id,
         attempt_no: 1,
@@ -787,10 +786,19 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         lease_owner: null,
         updated_at_ms: t0 + 3,
       });
-      expect(await store.notifications.supersedeIfNewer(latest!.id, t0 + 3)).toBe(false); // superseded already
       expect((await store.notifications.listOfTransaction(trace_id)).map((n) => n.state)).toEqual(['superseded', 'superseded', 'pending']);
-      // The newest has nothing newer: never superseded by this.
-      expect(await store.notifications.supersedeIfNewer(after[2]!.id, t0 + 4)).toBe(false);
+      // The newest has nothing newer: a failed attempt leaves it pending for its resend.
+      expect((await store.notifications.lease(at(t0 + 4), 100, 1000, 'w2')).map((r) => r.id)).toContain(after[2]!.id);
+      expect(
+        await store.notifications.finishAttempt(
+          after[2]!.id,
+          'w2',
+          { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
+          { ...failed, notification_id: after[2]!.id, started_at_ms: t0 + 4 },
+          t0 + 4,
+        ),
+      ).toBe('finished');
+      expect(await store.notifications.get(after[2]!.id)).toMatchObject({ state: 'pending', attempts: 1, lease_owner: null });
     });
 
     it('a leased row is not leased again by another owner until the lease ends', async () => {

@@ -56,27 +56,6 @@ export class SqlNotificationStore implements NotificationStore {
     return id;
   }
 
-  async supersedeIfNewer(notification_id: number, now_ms: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('notifications')
-      .set({ state: 'superseded', last_error: SUPERSEDED_REASON, updated_at_ms: now_ms })
-      .where('id', '=', notification_id)
-      .where('state', '=', 'pending')
-      .where('lease_owner', 'is', null)
-      .where('trace_id', 'is not', null)
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('notifications as newer')
-            .select('newer.id')
-            .whereRef('newer.trace_id', '=', 'notifications.trace_id')
-            .where('newer.id', '>', notification_id),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-
   async listOfTransaction(trace_id: number): Promise<NotificationRow[]> {
     return this.db.selectFrom('notifications').selectAll().where('trace_id', '=', trace_id).orderBy('id').execute();
   }
