@@ -113,6 +113,32 @@ async function nextTransactionId(database_url: string): Promise<number> {
   }
 }
 
+/** A new, empty database on the bench's server, named `prefix_` and random hex; its URL (over TCP). */
+async function createBenchDatabase(prefix: string): Promise<{ readonly name: string; readonly url: URL }> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, url };
+}
+
+/** Drops a database createBenchDatabase made, its open connections closed first. */
+async function dropBenchDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /**
  * What PostgreSQL's own processes spend on one commit of the smallest write (one INSERT of one
  * row, autocommit), from pgbench with as many clients as the sale runs' connections, on a
@@ -121,13 +147,8 @@ async function nextTransactionId(database_url: string): Promise<number> {
  */
 async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: number } | null> {
   if (spawnSync('pgbench', ['--version']).status !== 0) return null;
-  const db_name = `paygate_pgbench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
+  const { name: db_name, url } = await createBenchDatabase('paygate_pgbench');
   try {
-    await admin.query(`create database ${db_name}`);
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${db_name}`;
     const setup = new pg.Client({ connectionString: url.toString() });
     await setup.connect();
     await setup.query('create table commit_probe (id bigserial primary key, at_ms bigint not null)');
@@ -157,8 +178,7 @@ async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: numbe
     if (run.status !== 0 || commits === 0 || cpu_before === null || cpu_after === null) return null;
     return { cpu_ms: ((cpu_after - cpu_before) * 1000) / commits, commits };
   } finally {
-    await admin.query(`drop database if exists ${db_name} with (force)`).catch(() => undefined);
-    await admin.end();
+    await dropBenchDatabase(db_name).catch(() => undefined);
   }
 }
 
@@ -200,13 +220,9 @@ async function startGateway(
   let database_url: string | null = null;
   let db_name = '';
   if (kind === 'postgres') {
-    db_name = `paygate_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`create database ${db_name}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${db_name}`;
+    const created = await createBenchDatabase('paygate_bench');
+    db_name = created.name;
+    const url = created.url;
     // Over the server's Unix socket instead of TCP (a local server): node-postgres takes the directory as the host.
     if (options.unix_socket) url.searchParams.set('host', options.unix_socket);
     database_url = url.toString();
@@ -259,12 +275,7 @@ async function startGateway(
     database_url,
     async drop() {
       await stop(child);
-      if (db_name) {
-        const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-        await admin.connect();
-        await admin.query(`drop database if exists ${db_name} with (force)`);
-        await admin.end();
-      }
+      if (db_name) await dropBenchDatabase(db_name);
     },
   };
 }
@@ -299,14 +310,9 @@ async function measureFloor(port: number, merchant: Merchant, notification_url: 
   let db_name = '';
   let database_url: string | null = null;
   if (on_postgres) {
-    db_name = `paygate_floor_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`create database ${db_name}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${db_name}`;
-    database_url = url.toString();
+    const created = await createBenchDatabase('paygate_floor');
+    db_name = created.name;
+    database_url = created.url.toString();
   }
   const server = placed(0, process.execPath, ['--import', 'tsx', 'bench/floor-server.ts', String(port)], {
     FLOOR_SECRET: merchant.secret,
@@ -337,12 +343,7 @@ async function measureFloor(port: number, merchant: Merchant, notification_url: 
     };
   } finally {
     await stop(server);
-    if (db_name) {
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`drop database if exists ${db_name} with (force)`);
-      await admin.end();
-    }
+    if (db_name) await dropBenchDatabase(db_name);
   }
 }
 
