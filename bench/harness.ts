@@ -256,6 +256,28 @@ export function metricValue(text: string, name: string): number | null {
 }
 
 /**
+ * The most connections seen waiting in the listen queue of `port` (accepted by the kernel, not
+ * yet by the server) until `done` settles, read with `ss` every 250 ms; null without `ss`. A
+ * saturated Node server accepts one connection per turn of its loop (libuv/libuv#3696), so a
+ * burst of new connections waits there, outside the server's own timings (docs/limits.md §8).
+ */
+export async function watchListenQueue(port: number, done: Promise<unknown>): Promise<number | null> {
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  let highest: number | null = null;
+  while (!finished) {
+    const listing = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+    if (listing.status !== 0) return null;
+    const waiting = Number(listing.stdout.trim().split(/\s+/)[1]);
+    if (Number.isFinite(waiting)) highest = Math.max(highest ?? 0, waiting);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return highest;
+}
+
+/**
  * The highest `paygate_event_loop_delay_ms` (the mean delay over a second that load shedding
  * reads, src/http/load-shedding.ts) in samples each second until `done` settles; null when none
  * was read. With several processes on one port it is whichever answered.

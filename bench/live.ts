@@ -40,6 +40,7 @@ import {
   waitForLine,
   waitHealthy,
   watchEventLoop,
+  watchListenQueue,
   WORK,
   writeBodies,
 } from './harness.js';
@@ -245,7 +246,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     const fake_cpu_before = cpuSeconds(fake_a.child.pid);
     const started_ms = Date.now();
     const max_running = runLoad(plan(bodies(a.merchant, Math.max(warm.requests_per_s, 500) * 2)));
-    const loop = await watchEventLoop(url, max_running);
+    const [loop, listen_queue] = await Promise.all([watchEventLoop(url, max_running), watchListenQueue(options.base_port, max_running)]);
     const max = await max_running;
     const wall_s = (Date.now() - started_ms) / 1000;
     const shed = metricValue(await scrape(url).catch(() => ''), 'paygate_requests_shed_total');
@@ -269,7 +270,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
       rss_mb: peakRssMb(gateway.pid),
       cpu_ms,
       ratio: null,
-      note: `requests/s and CPU ms/req count approved sales only; ${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core; event-loop delay at most ${loop === null ? '?' : loop.toFixed(0)} ms, ${shed ?? '?'} requests shed (HTTP 503, status 29; limits.md §8) since the gateway started`,
+      note: `requests/s and CPU ms/req count approved sales only; ${statusNote(max, ['0'])} (${outcomes(max)}); gateway's core busy ${Math.round((gateway_cpu_s / wall_s) * 100)}% of the run's ${wall_s.toFixed(1)} s (load start included); the fake processor ${fake_cpu_ms.toFixed(2)} CPU ms/sale on the load's core; event-loop delay at most ${loop === null ? '?' : loop.toFixed(0)} ms, ${shed ?? '?'} requests shed (HTTP 503, status 29; limits.md §8) since the gateway started${listen_queue === null ? '' : `; at most ${listen_queue} new connections waiting to be accepted (listen queue, read every 250 ms)`}`,
     });
     targets.push({
       target: `live sale throughput ≥ 90% of min(what the CPU allows, ${connections} / ${latency_ms / 1000} s = ${Math.round(latency_allows)}/s)`,
