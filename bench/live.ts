@@ -212,8 +212,13 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     PAYGATE_ALLOW_PRIVATE_URLS: 'true',
     PAYGATE_PROCESSOR_TIMEOUT_MS: String(options.processor_timeout_ms),
   };
-  const a = addMerchant(env, 'live-a', fake_a);
-  const b = addMerchant(env, 'live-b', fake_b);
+  // A setup that fails (a bad setting, say) must not leave the fakes running.
+  const { a, b } = await Promise.resolve()
+    .then(() => ({ a: addMerchant(env, 'live-a', fake_a), b: addMerchant(env, 'live-b', fake_b) }))
+    .catch(async (error: unknown) => {
+      await Promise.all([stopFake(fake_a), stopFake(fake_b)]);
+      throw error;
+    });
   // BENCH_CPU_PROF_DIR: the gateway writes its V8 CPU profile there, as in run.ts.
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF_DIR)}`] : [];
   const gateway = placed(0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
