@@ -13,7 +13,7 @@ import type { NewTransactionRow } from '../store/schema.js';
 import { storeWithin } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { routePayment } from './gateway-choice.js';
-import { type CascadableResult, cascadeTo, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
+import { answerForExisting, type CascadableResult, cascadeTo, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
 import { panFingerprint, vaultCard } from './card-vault.js';
 import { processorReturnUrls } from './processor-return.js';
 
@@ -75,19 +75,22 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
   // A connector that decides in this process (the sandbox), with no cascade to a processor behind
   // it, leaves nothing to ask after a crash: on a store that commits in groups, the reservation,
   // the decision and the finish are one transaction, one commit unit instead of three (the row's
-  // page written once, not twice). A key already taken (a replay) is answered the usual way,
-  // without a transaction; so is one taken meanwhile, which may have to wait for its twin.
+  // page written once, not twice). A key already taken (a replay) is answered from the row just
+  // read, without a transaction, as a refund's retry is (refund.ts); one taken meanwhile goes the
+  // usual way, which may have to wait for its twin.
   if (routing.connector.decides_in_process && routing.alternatives.length === 0 && deps.store.groups_commits) {
     const taken = await deps.store.transactions.findByKey(input.merchant.merchant_id, transaction_type, input.order_id);
-    if (taken === null) {
-      const outcome = await deps.store
-        .transaction((tx) => saleAttempts({ ...deps, store: storeWithin(deps.store, tx) }, input, transaction_type, routing, true))
-        .catch((error: unknown) => {
-          if (error instanceof KeyTakenMeanwhile) return null;
-          throw error;
-        });
-      if (outcome !== null) return outcome;
+    if (taken !== null) {
+      const existing = await answerForExisting(deps, taken, input.request_fingerprint);
+      return existing.kind === 'replay' ? { kind: 'processed', answer: existing.answer, replayed: true } : existing;
     }
+    const outcome = await deps.store
+      .transaction((tx) => saleAttempts({ ...deps, store: storeWithin(deps.store, tx) }, input, transaction_type, routing, true))
+      .catch((error: unknown) => {
+        if (error instanceof KeyTakenMeanwhile) return null;
+        throw error;
+      });
+    if (outcome !== null) return outcome;
   }
   return saleAttempts(deps, input, transaction_type, routing, false);
 }

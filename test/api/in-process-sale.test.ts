@@ -65,7 +65,15 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
     expect(again.body).toEqual({ ...first.body, timestamp: again.body.timestamp, signature: again.body.signature });
     if (kind === 'sqlite') expect(store.groupCommitStats()!.units - before!.units).toBeLessThan(2);
     const changed = await sale({ ...body, amount: 2999 });
-    expect(changed.body.status).not.toBe(0);
+    expect(changed.body.status).toBe(12); // duplicate order (docs/errors.md)
+    // Neither wrote anything: the one row, its two status changes and its one notification.
+    const trace_id = first.body.trace_id as number;
+    expect((await store.transactions.listStatusChanges(trace_id)).map((c) => c.to_status)).toEqual(['pending', 'approved']);
+    expect(await store.notifications.listOfTransaction(trace_id)).toHaveLength(1);
+    expect(await store.transactions.findByKey(gw.merchant.merchant_id, 'sale', body.order_id as string)).toMatchObject({
+      trace_id,
+      amount_minor: 1999,
+    });
   });
 
   it('twins sent at once make one sale: every answer is that sale or says it is still in progress', async () => {
