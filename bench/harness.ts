@@ -255,26 +255,37 @@ export function metricValue(text: string, name: string): number | null {
   return value === undefined ? null : Number(value);
 }
 
-/**
- * The most connections seen waiting in the listen queue of `port` (accepted by the kernel, not
- * yet by the server) until `done` settles, read with `ss` every 250 ms; null without `ss`. A
- * saturated Node server accepts one connection per turn of its loop (libuv/libuv#3696), so a
- * burst of new connections waits there, outside the server's own timings (docs/limits.md §8).
- */
-export async function watchListenQueue(port: number, done: Promise<unknown>): Promise<number | null> {
+/** The highest of `read`'s values, read every `every_ms` until `done` settles; null when none was read. */
+async function highestUntil(
+  done: Promise<unknown>,
+  every_ms: number,
+  read: () => Promise<number | null> | number | null,
+): Promise<number | null> {
   let finished = false;
   void done.finally(() => {
     finished = true;
   });
   let highest: number | null = null;
   while (!finished) {
-    const listing = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
-    if (listing.status !== 0) return null;
-    const waiting = Number(listing.stdout.trim().split(/\s+/)[1]);
-    if (Number.isFinite(waiting)) highest = Math.max(highest ?? 0, waiting);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, every_ms));
+    const value = await read();
+    if (value !== null) highest = Math.max(highest ?? 0, value);
   }
   return highest;
+}
+
+/**
+ * The most connections seen waiting in the listen queue of `port` (accepted by the kernel, not
+ * yet by the server) until `done` settles, read with `ss` every 250 ms; null without `ss`. A
+ * saturated Node server accepts one connection per turn of its loop (libuv/libuv#3696), so a
+ * burst of new connections waits there, outside the server's own timings (docs/limits.md §8).
+ */
+export function watchListenQueue(port: number, done: Promise<unknown>): Promise<number | null> {
+  return highestUntil(done, 250, () => {
+    const listing = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+    const waiting = listing.status === 0 ? Number(listing.stdout.trim().split(/\s+/)[1]) : Number.NaN;
+    return Number.isFinite(waiting) ? waiting : null;
+  });
 }
 
 /**
@@ -282,16 +293,6 @@ export async function watchListenQueue(port: number, done: Promise<unknown>): Pr
  * reads, src/http/load-shedding.ts) in samples each second until `done` settles; null when none
  * was read. With several processes on one port it is whichever answered.
  */
-export async function watchEventLoop(url: string, done: Promise<unknown>): Promise<number | null> {
-  let finished = false;
-  void done.finally(() => {
-    finished = true;
-  });
-  let highest: number | null = null;
-  while (!finished) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const value = metricValue(await scrapeMetrics(url), 'paygate_event_loop_delay_ms');
-    if (value !== null) highest = Math.max(highest ?? 0, value);
-  }
-  return highest;
+export function watchEventLoop(url: string, done: Promise<unknown>): Promise<number | null> {
+  return highestUntil(done, 1_000, async () => metricValue(await scrapeMetrics(url), 'paygate_event_loop_delay_ms'));
 }

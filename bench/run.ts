@@ -57,10 +57,10 @@ import {
 import { liveSection } from './live.js';
 import { type SectionName, withSection } from './sections.js';
 import { soakSection } from './soak-run.js';
+import { ADMIN_DATABASE_URL, createTestDatabase, postgresAvailable, type TestDatabase } from '../test/support/postgres.js';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1000);
-const PG_ADMIN_URL = process.env.PAYGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MASTER_KEY = 'b'.repeat(64);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((part) => part.trim())) : null;
 /** BENCH_ONLY's parts; `sqlite` is sale, replay and find together. */
@@ -113,32 +113,6 @@ async function nextTransactionId(database_url: string): Promise<number> {
   }
 }
 
-/** A new, empty database on the bench's server, named `prefix_` and random hex; its URL (over TCP). */
-async function createBenchDatabase(prefix: string): Promise<{ readonly name: string; readonly url: URL }> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { name, url };
-}
-
-/** Drops a database createBenchDatabase made, its open connections closed first. */
-async function dropBenchDatabase(name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(`drop database if exists ${name} with (force)`);
-  } finally {
-    await admin.end();
-  }
-}
-
 /**
  * What PostgreSQL's own processes spend on one commit of the smallest write (one INSERT of one
  * row, autocommit), from pgbench with as many clients as the sale runs' connections, on a
@@ -147,7 +121,8 @@ async function dropBenchDatabase(name: string): Promise<void> {
  */
 async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: number } | null> {
   if (spawnSync('pgbench', ['--version']).status !== 0) return null;
-  const { name: db_name, url } = await createBenchDatabase('paygate_pgbench');
+  const database = await createTestDatabase();
+  const url = new URL(database.url);
   try {
     const setup = new pg.Client({ connectionString: url.toString() });
     await setup.connect();
@@ -178,7 +153,7 @@ async function pgbenchCpuMsPerCommit(): Promise<{ cpu_ms: number; commits: numbe
     if (run.status !== 0 || commits === 0 || cpu_before === null || cpu_after === null) return null;
     return { cpu_ms: ((cpu_after - cpu_before) * 1000) / commits, commits };
   } finally {
-    await dropBenchDatabase(db_name).catch(() => undefined);
+    await database.drop().catch(() => undefined);
   }
 }
 
@@ -199,18 +174,6 @@ interface GatewayProcess {
   drop(): Promise<void>;
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 async function startGateway(
   kind: 'sqlite' | 'postgres',
   port: number,
@@ -218,11 +181,10 @@ async function startGateway(
 ): Promise<GatewayProcess> {
   const data_dir = fs.mkdtempSync(path.join(WORK, `${kind}-`));
   let database_url: string | null = null;
-  let db_name = '';
+  let database: TestDatabase | null = null;
   if (kind === 'postgres') {
-    const created = await createBenchDatabase('paygate_bench');
-    db_name = created.name;
-    const url = created.url;
+    database = await createTestDatabase();
+    const url = new URL(database.url);
     // Over the server's Unix socket instead of TCP (a local server): node-postgres takes the directory as the host.
     if (options.unix_socket) url.searchParams.set('host', options.unix_socket);
     database_url = url.toString();
@@ -275,7 +237,7 @@ async function startGateway(
     database_url,
     async drop() {
       await stop(child);
-      if (db_name) await dropBenchDatabase(db_name);
+      await database?.drop();
     },
   };
 }
@@ -307,13 +269,8 @@ const PROBE_MERCHANT: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0
  * meet here. Its bodies are new sales, enough for its rate; CPU counts its process alone.
  */
 async function measureFloor(port: number, merchant: Merchant, notification_url: string, ceiling_rps: number, on_postgres = false) {
-  let db_name = '';
-  let database_url: string | null = null;
-  if (on_postgres) {
-    const created = await createBenchDatabase('paygate_floor');
-    db_name = created.name;
-    database_url = created.url.toString();
-  }
+  const database = on_postgres ? await createTestDatabase() : null;
+  const database_url = database?.url ?? null;
   const server = placed(0, process.execPath, ['--import', 'tsx', 'bench/floor-server.ts', String(port)], {
     FLOOR_SECRET: merchant.secret,
     ...(database_url ? { FLOOR_DATABASE_URL: database_url } : {}),
@@ -343,7 +300,7 @@ async function measureFloor(port: number, merchant: Merchant, notification_url: 
     };
   } finally {
     await stop(server);
-    if (db_name) await dropBenchDatabase(db_name);
+    await database?.drop();
   }
 }
 
@@ -772,14 +729,14 @@ async function main(): Promise<void> {
   let postgres_pinned: { gateway_cpu_ms: number; server_cpu_ms: number | null; commits_per_sale: number } | null = null;
   if (!runs('postgres')) {
     // Left out by BENCH_ONLY.
-  } else if (await postgresReachable()) {
+  } else if (await postgresAvailable()) {
     const series: { workers: number; where: Placement; unix_socket?: string }[] = [
       { workers: 1, where: 0 },
       { workers: 1, where: 'any' },
       { workers: 2, where: 'any' },
       { workers: 4, where: 'any' },
       // A server on the same machine is best reached over its Unix socket (docs/operations.md): no TCP on either side.
-      ...(isLocalServer(PG_ADMIN_URL) && fs.existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`)
+      ...(isLocalServer(ADMIN_DATABASE_URL) && fs.existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`)
         ? [{ workers: 1, where: 0 as Placement, unix_socket: PG_SOCKET_DIR }]
         : []),
     ];
@@ -902,7 +859,7 @@ async function main(): Promise<void> {
         );
     }
   } else {
-    notes.push(`PostgreSQL not reachable at ${PG_ADMIN_URL}: its runs were skipped.`);
+    notes.push(`PostgreSQL not reachable at ${ADMIN_DATABASE_URL}: its runs were skipped.`);
     targets.push({ target: 'PostgreSQL sale ≥ 15% of the ceiling', measured: 'not run', met: null });
   }
   notes.push(
