@@ -88,26 +88,14 @@ export class ProcessorGuard {
     const now = this.admit();
     if (now.admitted || now.refusal.code !== 'EINFLIGHTLIMIT' || this.policy.wait_max_ms === 0) return now;
     if (this.waiters.length >= this.policy.max_waiting) {
-      return {
-        admitted: false,
-        refusal: {
-          reason: `${this.policy.max_in_flight} requests to this processor already in flight and ${this.policy.max_waiting} waiting`,
-          code: 'EINFLIGHTLIMIT',
-        },
-      };
+      return this.inFlightLimit(` and ${this.policy.max_waiting} waiting`);
     }
     return new Promise<Admission>((resolve) => {
       const waiter: Waiter = {
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          resolve({
-            admitted: false,
-            refusal: {
-              reason: `${this.policy.max_in_flight} requests to this processor already in flight; no slot within ${this.policy.wait_max_ms} ms`,
-              code: 'EINFLIGHTLIMIT',
-            },
-          });
+          resolve(this.inFlightLimit(`; no slot within ${this.policy.wait_max_ms} ms`));
         }, this.policy.wait_max_ms),
       };
       this.waiters.push(waiter);
@@ -133,12 +121,7 @@ export class ProcessorGuard {
       }
       this.breaker = 'half_open';
     }
-    if (this.in_flight_count >= this.policy.max_in_flight) {
-      return {
-        admitted: false,
-        refusal: { reason: `${this.policy.max_in_flight} requests to this processor already in flight`, code: 'EINFLIGHTLIMIT' },
-      };
-    }
+    if (this.in_flight_count >= this.policy.max_in_flight) return this.inFlightLimit('');
     this.in_flight_count += 1;
     const probe = state === 'half_open';
     if (probe) this.probing = true;
@@ -164,6 +147,12 @@ export class ProcessorGuard {
       this.breaker = 'open';
       this.opened_at_ms = this.now_ms();
     }
+  }
+
+  /** The refusal of a request past the in-flight limit, `more` appended to its reason. */
+  private inFlightLimit(more: string): Admission {
+    const reason = `${this.policy.max_in_flight} requests to this processor already in flight${more}`;
+    return { admitted: false, refusal: { reason, code: 'EINFLIGHTLIMIT' } };
   }
 
   /**
