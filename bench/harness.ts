@@ -13,6 +13,14 @@ export const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0',
 /** Plans, bodies and data directories of this run; bench/run.ts removes it at the end. */
 export const WORK = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bench-'));
 export const CLOCK_TICKS = 100; // /proc/<pid>/stat utime and stime are in 1/100 s on Linux
+/**
+ * The gateway's command-line entry every part starts: this checkout's build, or the one
+ * BENCH_GATEWAY_DIST names (bench/compare.ts measures another commit's build with this one's bench).
+ */
+export const GATEWAY_CLI = path.join(
+  process.env.BENCH_GATEWAY_DIST ? path.resolve(process.env.BENCH_GATEWAY_DIST) : path.join(ROOT, 'dist'),
+  'cli.js',
+);
 
 export interface LoadResult {
   requests_per_s: number;

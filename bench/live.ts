@@ -24,6 +24,7 @@ import { FAKE_CHECKOUT_SECRET_KEY } from '../test/support/checkout/fake.js';
 import {
   CAN_PIN,
   cpuSeconds,
+  GATEWAY_CLI,
   type LoadResult,
   BENCH_ADMIN_TOKEN,
   type Merchant,
@@ -92,7 +93,7 @@ async function stopFake(fake: Fake): Promise<number | null> {
 }
 
 function cli(env: Record<string, string>, args: string[]): Record<string, unknown> {
-  const done = spawnSync(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const done = spawnSync(process.execPath, [GATEWAY_CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
   if (done.status !== 0) throw new Error(`paygate ${args.slice(0, 2).join(' ')} failed: ${done.stderr}`);
   return JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
@@ -221,7 +222,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     });
   // BENCH_CPU_PROF_DIR: the gateway writes its V8 CPU profile there, as in run.ts.
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF_DIR)}`] : [];
-  const gateway = placed(0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
+  const gateway = placed(0, process.execPath, [...profile, GATEWAY_CLI, 'start'], env);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);

@@ -18,7 +18,7 @@
 // BENCH_LIVE_LATENCY_MS (100: the fake processor's), BENCH_LIVE_TIMEOUT_MS (2000: the gateway's
 // PAYGATE_PROCESSOR_TIMEOUT_MS in the live rows), BENCH_SOAK_S (600), BENCH_SOAK_WARMUP_S (60),
 // BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there), BENCH_SKIP_BUILD=1 (measures
-// dist/ as it is).
+// dist/ as it is), BENCH_GATEWAY_DIST (the gateway build to measure instead of dist/: compare.ts).
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -33,6 +33,7 @@ import {
   CUSTOMER,
   cpuSeconds,
   fmt,
+  GATEWAY_CLI,
   type LoadResult,
   type Merchant,
   peakRssMb,
@@ -203,7 +204,7 @@ async function startGateway(
   };
   const created = spawnSync(
     process.execPath,
-    ['dist/cli.js', 'merchant', 'create', '--merchant-id', 'bench', '--secret', 'bench-secret-0123'],
+    [GATEWAY_CLI, 'merchant', 'create', '--merchant-id', 'bench', '--secret', 'bench-secret-0123'],
     { cwd: ROOT, env: { ...process.env, ...env, PAYGATE_WORKERS: '1' }, encoding: 'utf8' },
   );
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
@@ -212,7 +213,7 @@ async function startGateway(
     ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
     ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
   ];
-  const child = placed(options.where ?? 0, process.execPath, [...profile, 'dist/cli.js', 'start'], env);
+  const child = placed(options.where ?? 0, process.execPath, [...profile, GATEWAY_CLI, 'start'], env);
   let output = '';
   child.stdout?.on('data', (c: Buffer) => {
     output = (output + c.toString()).slice(-4000);

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { signBody } from '../src/domain/signing.js';
 import { type HeapProbe, heapGrowth, largestKinds, probeHeap } from './heap-probe.js';
-import { cpuSeconds, CUSTOMER, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
+import { cpuSeconds, CUSTOMER, GATEWAY_CLI, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
 
 export interface SoakPlan {
   readonly port: number;
@@ -92,13 +92,13 @@ const env: Record<string, string> = {
   PAYGATE_SQLITE_CACHE_MB: '2',
 };
 const cli = (args: string[]) => {
-  const done = spawnSync(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const done = spawnSync(process.execPath, [GATEWAY_CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
   if (done.status !== 0) throw new Error(`paygate ${args.slice(0, 2).join(' ')} failed: ${done.stderr}`);
   return JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 };
 const merchant = cli(['merchant', 'create', '--merchant-id', 'soak', '--secret', 'soak-secret-0123']) as unknown as Merchant;
 cli(['user', 'create', '--email', STAFF, '--password', PASSWORD, '--role', 'merchant', '--merchant-id', 'soak']);
-const gateway = placed(0, process.execPath, ['dist/cli.js', 'start'], env);
+const gateway = placed(0, process.execPath, [GATEWAY_CLI, 'start'], env);
 let gateway_output = '';
 const keep = (chunk: Buffer) => {
   gateway_output = (gateway_output + chunk.toString()).slice(-4000);
