@@ -62,6 +62,33 @@ export function placed(where: Placement, command: string, args: string[], env: R
   return spawn(full[0], [...full[1]], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/**
+ * With BENCH_CPU_PROF_DIR set, starts a V8 CPU profile of the running gateway `pid`
+ * (cpu-profile.ts, on the load's core) and returns what ends it and writes
+ * `<BENCH_CPU_PROF_DIR>/<name>.cpuprofile`; without it, nothing is profiled and the end does nothing.
+ */
+export async function cpuProfile(pid: number | undefined, name: string): Promise<() => Promise<void>> {
+  const dir = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
+  if (dir === null || pid === undefined) return async () => {};
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.cpuprofile`);
+  const profiler = placed(1, process.execPath, [
+    '--experimental-websocket',
+    '--no-warnings',
+    '--import',
+    'tsx',
+    'bench/cpu-profile.ts',
+    String(pid),
+    file,
+  ]);
+  await waitForLine(profiler, /^profiling$/m);
+  return async () => {
+    const exited = new Promise<number | null>((resolve) => profiler.once('exit', resolve));
+    profiler.kill('SIGUSR2');
+    if ((await exited) !== 0) throw new Error(`the CPU profile ${file} was not written`);
+  };
+}
+
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeout_ms = 30_000): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     let seen = '';

@@ -38,13 +38,15 @@ export interface HeapProbe {
   readonly resident_mb: Record<'brk_heap' | 'anonymous' | 'files' | 'other', number>;
 }
 
-interface Connection {
+/** A Chrome DevTools Protocol session with a running gateway's inspector (openInspector). */
+export interface Connection {
   call(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
   readonly chunks: string[];
   close(): void;
 }
 
-async function connect(pid: number): Promise<Connection> {
+/** Opens the gateway's inspector (SIGUSR1: 127.0.0.1:9229) and a protocol session with it; also for cpu-profile.ts. */
+export async function openInspector(pid: number): Promise<Connection> {
   process.kill(pid, 'SIGUSR1');
   const deadline = Date.now() + OPEN_TIMEOUT_MS;
   let url: string | undefined;
@@ -143,7 +145,7 @@ function rssMb(pid: number): number {
 /** Collects, measures and snapshots the gateway's heap; the gateway pauses for the snapshot (a second or two). */
 export async function probeHeap(pid: number, at_s: number, options: { snapshot: boolean }): Promise<HeapProbe> {
   const rss_before_gc_mb = rssMb(pid);
-  const connection = await connect(pid);
+  const connection = await openInspector(pid);
   try {
     await connection.call('HeapProfiler.enable');
     // Twice: the first full collection can leave objects that only a second one frees (weak callbacks).

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { FAKE_CHECKOUT_SECRET_KEY } from '../test/support/checkout/fake.js';
 import {
   CAN_PIN,
+  cpuProfile,
   cpuSeconds,
   GATEWAY_CLI,
   type LoadResult,
@@ -220,9 +221,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
       await Promise.all([stopFake(fake_a), stopFake(fake_b)]);
       throw error;
     });
-  // BENCH_CPU_PROF_DIR: the gateway writes its V8 CPU profile there, as in run.ts.
-  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF_DIR)}`] : [];
-  const gateway = placed(0, process.execPath, [...profile, GATEWAY_CLI, 'start'], env);
+  const gateway = placed(0, process.execPath, [GATEWAY_CLI, 'start'], env);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -250,10 +249,13 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     // 1. As fast as answered at `connections` connections.
     const gateway_cpu_before = cpuSeconds(gateway.pid);
     const fake_cpu_before = cpuSeconds(fake_a.child.pid);
+    // BENCH_CPU_PROF_DIR: a V8 CPU profile of this run, as of run.ts's.
+    const profiled = await cpuProfile(gateway.pid, 'live-checkout');
     const started_ms = Date.now();
     const max_running = runLoad(plan(bodies(a.merchant, Math.max(warm.requests_per_s, 500) * 2)));
     const [loop, listen_queue] = await Promise.all([watchEventLoop(url, max_running), watchListenQueue(options.base_port, max_running)]);
     const max = await max_running;
+    await profiled();
     const wall_s = (Date.now() - started_ms) / 1000;
     const shed = metricValue(await scrape(url).catch(() => ''), 'paygate_requests_shed_total');
     const gateway_cpu_s = cpuSeconds(gateway.pid) - gateway_cpu_before;

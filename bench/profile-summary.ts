@@ -1,8 +1,8 @@
 // `npm run bench:profile -- DIR...`: reads the V8 CPU profiles a benchmark wrote
 // (BENCH_CPU_PROF_DIR; each opens as a flame graph in Chrome DevTools or speedscope) and writes
 // bench/profiles/SUMMARY.md: for each profile, where the gateway's main thread spent the load
-// window (the samples from the first to the last one under a request handler, so start-up and
-// shutdown do not count) by part of the gateway, and its costliest functions. Shares of samples,
+// window (the samples from the first to the last one under a request handler: each profile covers
+// one measured run, cpu-profile.ts) by part of the gateway, and its costliest functions. Shares of samples,
 // not absolute times, so they hold on a busy machine too: contention slows every part alike.
 // A part's share is the most its removal can buy: the request log's share is the ceiling of the
 // sale throughput it costs (issue 28's 5% budget). Samples blocked in a native call (SQLite's
@@ -26,6 +26,9 @@ const PARTS: readonly (readonly [string, RegExp])[] = [
   ['request log (masking, queue, its inserts)', /operations\/request-log|requestLog|RequestLog/],
   ['commit (SQLite COMMIT incl. fsync; PostgreSQL COMMIT)', /commitTransaction/],
   ['notification delivery (worker, signing, HTTP out)', /dist\/notifications\/|dist\/outbound\//],
+  // Before the HTTP edge: an answer is written to its socket from within the route's own send
+  // (Fastify writes synchronously), and that system call is Node's and the kernel's work, not the edge's.
+  ['Node writing answers to sockets (writev)', /^(Socket\._writeGeneric|Socket\._writev|writevGeneric|writeGeneric) node:/],
   ['store statements (Kysely, drivers, SQL)', /dist\/store\/|node_modules\/(kysely|pg|pg-protocol|better-sqlite3)\//],
   ['request signature and fingerprints (HMAC)', /dist\/domain\/signing|dist\/crypto\/|requestFingerprint/],
   ['validation (route schemas, fields)', /dist\/http\/fields|@sinclair\/typebox|ajv|fast-json-stringify|secure-json-parse/],

@@ -17,8 +17,10 @@
 // live and soak, which are rewritten in place), BENCH_LIVE_CONNECTIONS (500),
 // BENCH_LIVE_LATENCY_MS (100: the fake processor's), BENCH_LIVE_TIMEOUT_MS (2000: the gateway's
 // PAYGATE_PROCESSOR_TIMEOUT_MS in the live rows), BENCH_SOAK_S (600), BENCH_SOAK_WARMUP_S (60),
-// BENCH_CPU_PROF_DIR (the gateways write V8 CPU profiles there), BENCH_SKIP_BUILD=1 (measures
-// dist/ as it is), BENCH_GATEWAY_DIST (the gateway build to measure instead of dist/: compare.ts).
+// BENCH_CPU_PROF_DIR (a V8 CPU profile of each of the sale, replay and find-order runs on SQLite,
+// of the first sale run on PostgreSQL and of live.ts's saturated run is written there:
+// cpu-profile.ts), BENCH_SKIP_BUILD=1 (measures dist/ as it is), BENCH_GATEWAY_DIST (the gateway
+// build to measure instead of dist/: compare.ts).
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -31,6 +33,7 @@ import {
   CAN_PIN,
   CLOCK_TICKS,
   CUSTOMER,
+  cpuProfile,
   cpuSeconds,
   fmt,
   GATEWAY_CLI,
@@ -74,7 +77,6 @@ const LIVE_TIMEOUT_MS = Number(process.env.BENCH_LIVE_TIMEOUT_MS ?? 2_000);
 /** The memory soak (bench/soak.ts): its length and the warm-up its growth is measured after. */
 const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 600);
 const SOAK_WARM_UP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 60);
-const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null;
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
 const NOTES_MARKER = '<!-- Written by hand below this line; npm run bench keeps it. -->';
 
@@ -209,11 +211,8 @@ async function startGateway(
   );
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
   const merchant = JSON.parse(created.stdout) as Merchant;
-  const profile = [
-    ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
-    ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-  ];
-  const child = placed(options.where ?? 0, process.execPath, [...profile, GATEWAY_CLI, 'start'], env);
+  const node_flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = placed(options.where ?? 0, process.execPath, [...node_flags, GATEWAY_CLI, 'start'], env);
   let output = '';
   child.stdout?.on('data', (c: Buffer) => {
     output = (output + c.toString()).slice(-4000);
@@ -243,16 +242,23 @@ async function startGateway(
   };
 }
 
-/** Runs a load against a gateway and measures its CPU use, memory and event-loop delay too. */
+/**
+ * Runs a load against a gateway and measures its CPU use, memory and event-loop delay too. With
+ * BENCH_CPU_PROF_DIR, `profile_as` names the V8 CPU profile of exactly this run
+ * (`<profile_as>.cpuprofile`, by cpu-profile.ts on the load's core).
+ */
 async function measure(
   gateway: GatewayProcess,
   plan: Record<string, unknown>,
+  profile_as?: string,
 ): Promise<{ load: LoadResult; cpu_ms: number; rss_mb: number | null; loop_delay_max_ms: number | null }> {
+  const profiled = profile_as ? await cpuProfile(gateway.child.pid, profile_as) : null;
   const cpu_before = cpuSeconds(gateway.child.pid);
   const running = runLoad(plan);
   const loop_delay_max_ms = await watchEventLoop(gateway.url, running);
   const load = await running;
   const cpu_ms = ((cpuSeconds(gateway.child.pid) - cpu_before) * 1000) / Math.max(1, load.total);
+  await profiled?.();
   return { load, cpu_ms, rss_mb: peakRssMb(gateway.child.pid), loop_delay_max_ms };
 }
 
@@ -517,7 +523,11 @@ async function main(): Promise<void> {
       const quiet = () => quietGateway(gateway);
       if (runs('sale')) {
         await warmUp(plan(gateway, ''), gateway.merchant, silent, quiet);
-        const sale = await measure(gateway, plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))));
+        const sale = await measure(
+          gateway,
+          plan(gateway, writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent))),
+          'sale-sqlite',
+        );
         sale_capacity = sale.load.requests_per_s;
         rows.push({
           name: 'sale on SQLite (CVV 568, new order_id each; group commit on)',
@@ -568,7 +578,7 @@ async function main(): Promise<void> {
           body: replay_body[0]!,
         });
         await quiet();
-        const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)));
+        const replay = await measure(gateway, plan(gateway, writeBodies(replay_body)), 'replay-sqlite');
         rows.push({
           name: 'idempotent replay on SQLite (the same sale again)',
           rps: replay.load.requests_per_s,
@@ -584,10 +594,11 @@ async function main(): Promise<void> {
       if (runs('find')) {
         const order_ids = await openOrders(gateway, ORDERS);
         await quiet();
-        const find = await measure(gateway, {
-          ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))),
-          path: '/api/find-order',
-        });
+        const find = await measure(
+          gateway,
+          { ...plan(gateway, writeBodies(findOrderBodies(gateway.merchant, order_ids))), path: '/api/find-order' },
+          'find-order-sqlite',
+        );
         rows.push({
           name: `find-order on SQLite (${ORDERS} checkout orders, half paid)`,
           rps: find.load.requests_per_s,
@@ -752,7 +763,7 @@ async function main(): Promise<void> {
         const bodies_file = writeBodies(saleBodies(gateway.merchant, sale_count(sale_capacity), silent));
         const xid_before = await nextTransactionId(gateway.database_url!);
         const server_cpu_before = postgresCpuSeconds();
-        const sale = await measure(gateway, plan(gateway, bodies_file));
+        const sale = await measure(gateway, plan(gateway, bodies_file), index === 0 ? 'sale-postgres' : undefined);
         const server_cpu_after = postgresCpuSeconds();
         const commits_per_sale = ((await nextTransactionId(gateway.database_url!)) - xid_before) / Math.max(1, sale.load.total);
         // Read before the gateway's pool closes: its backends are still running, their time their own.
