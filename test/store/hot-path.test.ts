@@ -14,11 +14,11 @@ import { Sealer } from '../../src/crypto/sealer.js';
 import { MerchantDirectory } from '../../src/operations/merchant-directory.js';
 import { starterGateway } from '../../src/connectors/registry.js';
 import { migrateTo } from '../../src/store/migrations/index.js';
-import { openSqliteStore } from '../../src/store/open.js';
-import { leaseNotificationsQuery } from '../../src/store/sql-store.js';
+import { openSqliteConnections, openSqliteStore } from '../../src/store/open.js';
+import { leaseNotificationsQuery, SqlStore } from '../../src/store/sql-store.js';
 import { SqlText } from '../../src/store/sql-text.js';
 import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
-import { type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS } from '../../src/store/schema.js';
+import { type Database, type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS } from '../../src/store/schema.js';
 import type { Store } from '../../src/store/store.js';
 import { freshDatabase } from '../support/old-database.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
@@ -291,6 +291,51 @@ describe('direct statements on SQLite (sqlite-driver.ts DirectSqlite)', () => {
       expect(direct.read(text.selectAll('notes', { note: 'rolled back' })).rows).toEqual([]);
     } finally {
       await db.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('prepared statements on SQLite (sqlite-driver.ts StatementCache)', () => {
+  it('stay few however the request log batches vary, and a statement of very long text is not kept', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-statements-'));
+    const { writer, reader } = openSqliteConnections(path.join(dir, 'paygate.sqlite'));
+    const dialect = new TwoConnectionSqliteDialect(writer, reader);
+    const db = new Kysely<Database>({ dialect });
+    const store = new SqlStore(db, 'sqlite', { group_commit: true, direct: dialect.direct() });
+    const row = (i: number) => ({
+      merchant_id: null,
+      method: 'GET',
+      route: '/healthz',
+      path: '/healthz',
+      operation: null,
+      http_code: 200,
+      api_status: null,
+      description: null,
+      trace_id: null,
+      latency_ms: 1,
+      created_at_ms: i,
+      request_json: null,
+      answer_json: null,
+    });
+    const batch = (size: number) =>
+      store.transaction((tx) => tx.requestLog.insertRequestLogs(Array.from({ length: size }, (_, i) => row(i))));
+    try {
+      await store.migrate();
+      // Every statement shape once (and the transaction's own commands).
+      await batch(64 + 16 + 4 + 1);
+      const prepared = dialect.preparedStatements();
+      // A batch of each size from 1 to 150 was a statement of its own before (141 MB for 500 sizes).
+      for (let size = 1; size <= 150; size += 1) await batch(size);
+      expect(dialect.preparedStatements()).toBe(prepared);
+      expect(Number((await sql<{ n: number }>`select count(*) as n from request_log`.execute(db)).rows[0]!.n)).toBe(85 + (150 * 151) / 2);
+
+      const counted = dialect.preparedStatements();
+      const long_text = `select 42 as answer /* ${'x'.repeat(9_000)} */`;
+      expect((await sql.raw<{ answer: number }>(long_text).execute(db)).rows).toEqual([{ answer: 42 }]);
+      expect(dialect.preparedStatements()).toBe(counted);
+    } finally {
+      await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

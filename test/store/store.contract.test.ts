@@ -1427,4 +1427,35 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect((await store.backoffice.listAudit(merchant_id, page[1]!.id, 2)).map((a) => a.action)).toEqual(['act-0']);
     });
   });
+  describe('request log', () => {
+    it('writes a batch of any size whole and in its order (a few fixed-size statements, sql/request-log.ts)', async () => {
+      const merchant_id = uniqueId('rlog');
+      // 157 = 2×64 + 16 + 3×4 + 1: every statement size, more than one of some.
+      const rows = Array.from({ length: 157 }, (_, i) => ({
+        merchant_id,
+        method: 'POST',
+        route: '/api/process',
+        path: '/api/process',
+        operation: 'sale',
+        http_code: 200,
+        api_status: 0,
+        description: `row ${i}`,
+        trace_id: null,
+        latency_ms: i,
+        // Every row of one millisecond: only their ids can tell the batch's order.
+        created_at_ms: NOW,
+        request_json: null,
+        answer_json: null,
+      }));
+      await store.transaction((tx) => tx.requestLog.insertRequestLogs(rows));
+      const filter = { merchant_id, api_status: null, trace_id: null, from_ms: null, to_ms: null, path: null, before: null };
+      const listed = await store.requestLog.searchRequestLogs(filter, 500);
+      // Newest first: by id, descending, within the one millisecond.
+      expect(listed.map((row) => row.description)).toEqual(rows.map((row) => row.description).reverse());
+      const ids = listed.map((row) => row.id);
+      expect(ids).toEqual([...ids].sort((a, b) => b - a));
+      await store.transaction((tx) => tx.requestLog.insertRequestLogs([]));
+      expect(await store.requestLog.searchRequestLogs(filter, 500)).toHaveLength(157);
+    });
+  });
 });

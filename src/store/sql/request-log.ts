@@ -21,6 +21,16 @@ const SUMMARY_COLUMNS = [
   'created_at_ms',
 ] as const;
 
+/**
+ * The row counts a request-log INSERT is made of, largest first: a batch of any size goes in
+ * statements of these four shapes only. Each distinct row count is an INSERT of its own text, and
+ * SQLite keeps each prepared (sqlite-driver.ts): batches of every size from 1 to 500 left 500 of
+ * them in the cache, 141 MB of native memory (measured), the request log's share of the RSS that
+ * kept growing through the memory soak, each new size prepared at 0.5 ms. On PostgreSQL a batch
+ * is so a few round trips instead of one, twice a second at most.
+ */
+const INSERT_CHUNK_ROWS = [64, 16, 4, 1] as const;
+
 /** A LIKE prefix pattern matching `text` literally ('\' escapes the wildcards). */
 function prefixPattern(text: string): string {
   return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -34,11 +44,16 @@ export class SqlRequestLogStore implements RequestLogStore {
   }
 
   async insertRequestLogs(rows: readonly NewRequestLogRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.db
-      .insertInto('request_log')
-      .values(rows.map((row) => ({ ...row })))
-      .execute();
+    // In the batch's order, so that ids follow it.
+    let at = 0;
+    for (const size of INSERT_CHUNK_ROWS) {
+      for (; rows.length - at >= size; at += size) {
+        await this.db
+          .insertInto('request_log')
+          .values(rows.slice(at, at + size).map((row) => ({ ...row })))
+          .execute();
+      }
+    }
   }
 
   async searchRequestLogs(filter: RequestLogFilter, limit: number): Promise<RequestLogSummary[]> {
