@@ -111,13 +111,14 @@ async function main(): Promise<void> {
         } finally {
           fs.writeFileSync(results, kept);
         }
-        for (const [name, row] of parseRows(output)) {
+        const parsed = parseRows(output);
+        for (const [name, row] of parsed) {
           const list = figures[index]!.get(name) ?? [];
           list.push(row);
           figures[index]!.set(name, list);
         }
         console.log(
-          `round ${round}/${runs}, ${build.label}: ${[...parseRows(output)].map(([name, row]) => `${name.slice(0, 40)}: ${row.rps}/s, ${row.cpu_ms ?? '-'} CPU ms`).join('; ')}`,
+          `round ${round}/${runs}, ${build.label}: ${[...parsed].map(([name, row]) => `${name.slice(0, 40)}: ${row.rps}/s, ${row.cpu_ms ?? '-'} CPU ms`).join('; ')}`,
         );
       }
     }

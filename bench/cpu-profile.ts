@@ -1,8 +1,8 @@
 // A V8 CPU profile of one measured run of a running gateway, for bench/run.ts (BENCH_CPU_PROF_DIR):
 // `node --experimental-websocket --import tsx bench/cpu-profile.ts PID FILE` opens the gateway's
 // inspector (heap-probe.ts openInspector), starts V8's sampling profiler, says `profiling` and
-// waits; on SIGUSR2 it stops the profiler, writes the profile to FILE (a
-// flame graph in Chrome DevTools or speedscope; profile-summary.ts sums it). A profile per run,
+// waits; on SIGUSR2 it stops the profiler and writes the profile to FILE (a flame graph in Chrome
+// DevTools or speedscope; profile-summary.ts sums it). A profile per run,
 // not --cpu-prof's one per process: the replay and find-order runs share the sale run's gateway,
 // and a whole-process profile mixes them with the sale run and the set-up between them.
 // Its own process because Node 20 has WebSocket only behind --experimental-websocket.
