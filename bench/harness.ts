@@ -62,6 +62,9 @@ export function placed(where: Placement, command: string, args: string[], env: R
   return spawn(full[0], [...full[1]], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** Node's arguments for a bench script that speaks to the gateway's inspector (Node 20 has WebSocket only behind a flag). */
+export const TSX_WITH_WEBSOCKET = ['--experimental-websocket', '--no-warnings', '--import', 'tsx'] as const;
+
 /**
  * With BENCH_CPU_PROF_DIR set, starts a V8 CPU profile of the running gateway `pid`
  * (cpu-profile.ts, on the load's core) and returns what ends it and writes
@@ -72,15 +75,7 @@ export async function cpuProfile(pid: number | undefined, name: string): Promise
   if (dir === null || pid === undefined) return async () => {};
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.cpuprofile`);
-  const profiler = placed(1, process.execPath, [
-    '--experimental-websocket',
-    '--no-warnings',
-    '--import',
-    'tsx',
-    'bench/cpu-profile.ts',
-    String(pid),
-    file,
-  ]);
+  const profiler = placed(1, process.execPath, [...TSX_WITH_WEBSOCKET, 'bench/cpu-profile.ts', String(pid), file]);
   await waitForLine(profiler, /^profiling$/m);
   return async () => {
     const exited = new Promise<number | null>((resolve) => profiler.once('exit', resolve));

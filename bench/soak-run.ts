@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HeapProbe } from './heap-probe.js';
-import { CAN_PIN, placed, ROOT, type Target, WORK } from './harness.js';
+import { CAN_PIN, placed, ROOT, type Target, TSX_WITH_WEBSOCKET, WORK } from './harness.js';
 import { runContext, section, targetsTable } from './sections.js';
 import type { Kind, SoakPlan } from './soak.js';
 
@@ -80,15 +80,7 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
   fs.writeFileSync(plan_file, JSON.stringify(plan));
   const resolv = path.join(WORK, 'resolv.conf');
   fs.writeFileSync(resolv, 'nameserver 127.0.0.53\noptions timeout:5 attempts:2\n');
-  const node = [
-    process.execPath,
-    '--experimental-websocket',
-    '--no-warnings',
-    '--import',
-    'tsx',
-    path.join(ROOT, 'bench/soak.ts'),
-    plan_file,
-  ];
+  const node = [process.execPath, ...TSX_WITH_WEBSOCKET, path.join(ROOT, 'bench/soak.ts'), plan_file];
   const quoted = node.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   // The soak process (the load) on core 1; it places the gateway on core 0 itself.
   const child = dead_dns
