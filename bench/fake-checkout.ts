@@ -6,12 +6,15 @@
 // Webhooks are not sent (no endpoint is set): the rows measure the sale's own path.
 //
 // The first 200 requests and answers are checked against Checkout.com's published description
-// (the rest are not: see CHECKED_MAX). argv: answer_delay_ms. Prints `listening <url>`, then on
-// SIGTERM `violations <n>` (requests or answers that broke the description) and exits.
+// (the rest are not: see CHECKED_MAX). argv: answer_delay_ms, keep_alive_ms (how long an idle
+// connection is kept, as a processor's load balancer does; default 60 s). Prints
+// `listening <url>`, then on SIGTERM `violations <n>` (requests or answers that broke the
+// description) and exits.
 import { startFakeCheckout } from '../test/support/checkout/fake.js';
 import { checkoutValidator, type CheckoutValidator } from '../test/support/checkout/spec.js';
 
 const answer_delay_ms = Number(process.argv[2] ?? 100);
+const keep_alive_ms = Number(process.argv[3] ?? 60_000);
 /**
  * Requests (and their answers) checked against the description: the first ones only. The check
  * costs about 4 ms of CPU a request (JSON Schema over the description's unions), which would make
@@ -32,6 +35,7 @@ const validator: CheckoutValidator = {
 let hanging = false;
 const fake = await startFakeCheckout({
   answer_delay_ms,
+  keep_alive_timeout_ms: keep_alive_ms,
   hanging: () => hanging,
   validator,
   payout_settle_ms: null,

@@ -74,6 +74,12 @@ const runs = (part: 'sale' | 'replay' | 'find' | 'sqlite' | 'lag' | 'off' | 'pos
 const LIVE_CONNECTIONS = Number(process.env.BENCH_LIVE_CONNECTIONS ?? 500);
 const LIVE_LATENCY_MS = Number(process.env.BENCH_LIVE_LATENCY_MS ?? 100);
 const LIVE_TIMEOUT_MS = Number(process.env.BENCH_LIVE_TIMEOUT_MS ?? 2_000);
+/**
+ * How long the fake processors keep an idle connection (advertised in Keep-Alive): 60 s, the
+ * idle time-out of common load balancers in front of processors' APIs. Below about 2 s undici
+ * (the gateway's outbound client) opens a connection for every request instead.
+ */
+const LIVE_KEEP_ALIVE_MS = Number(process.env.BENCH_LIVE_KEEP_ALIVE_MS ?? 60_000);
 /** The memory soak (bench/soak.ts): its length and the warm-up its growth is measured after. */
 const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 600);
 const SOAK_WARM_UP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 60);
@@ -887,6 +893,7 @@ async function main(): Promise<void> {
       connections: LIVE_CONNECTIONS,
       processor_latency_ms: LIVE_LATENCY_MS,
       processor_timeout_ms: LIVE_TIMEOUT_MS,
+      processor_keep_alive_ms: LIVE_KEEP_ALIVE_MS,
     });
   }
   if (runs('soak')) sections.soak = await soakSection({ base_port: base_port + 30, duration_s: SOAK_S, warm_up_s: SOAK_WARM_UP_S });

@@ -102,6 +102,33 @@ describe('ProcessorHttp', () => {
     });
   });
 
+  it("keeps its connection to a processor that keeps it, and opens one a request when the processor's keep-alive is under 2 s", async () => {
+    // undici reuses a connection only while more than its keepAliveTimeoutThreshold (2 s) short
+    // of the Keep-Alive the server advertises: a processor keeping connections a minute, as load
+    // balancers do, is sent every sale on the same connection; one that keeps them a second
+    // (the tests' fakes by default) gets a connection, and its set-up, for each.
+    const connectionsFor = async (keep_alive_timeout_ms: number): Promise<number> => {
+      let connections = 0;
+      const processor = http.createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+      processor.keepAliveTimeout = keep_alive_timeout_ms;
+      processor.on('connection', () => (connections += 1));
+      servers.push(processor);
+      await new Promise<void>((resolve) => processor.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(processor.address() as AddressInfo).port}/payments`;
+      const http_client = client();
+      for (let sent = 0; sent < 5; sent += 1) {
+        const exchange = await http_client.send({ method: 'POST', url, headers: {}, body: '{}' });
+        expect(exchange).toMatchObject({ kind: 'answer', http_status: 200 });
+      }
+      return connections;
+    };
+    // Reused: undici's pool may open a second while the first is still finishing its answer.
+    expect(await connectionsFor(60_000)).toBeLessThanOrEqual(2);
+    expect(await connectionsFor(1_000)).toBe(5);
+  });
+
   it('follows no redirect: a 3xx is an answer like any other', async () => {
     const url = await server((_request, response) => response.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end());
     expect(await client().send({ method: 'GET', url: `${url}/payments/p`, headers: {} })).toMatchObject({

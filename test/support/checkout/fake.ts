@@ -149,6 +149,8 @@ export interface FakeCheckoutOptions extends WebhookOptions {
    * gives up. Default never.
    */
   readonly hanging?: () => boolean;
+  /** How long idle connections are kept (fake-processor/local-server.ts); default 1 s. */
+  readonly keep_alive_timeout_ms?: number;
 }
 
 export interface RecordedRequest extends RecordedRequestBase<FakeCheckoutRoute> {
@@ -1237,7 +1239,11 @@ export async function startFakeCheckout(options: FakeCheckoutOptions = {}): Prom
     );
   }
 
-  const server = await startLocalServer({ body_max_bytes: BODY_MAX_BYTES, handle: failuresAsViolations(violations, handle) });
+  const server = await startLocalServer({
+    body_max_bytes: BODY_MAX_BYTES,
+    handle: failuresAsViolations(violations, handle),
+    keep_alive_timeout_ms: options.keep_alive_timeout_ms,
+  });
   base_url = server.url;
 
   // ---------------------------------------------------------------- views and controls

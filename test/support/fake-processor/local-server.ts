@@ -1,7 +1,7 @@
 // The HTTP server under the tests' stand-ins for other parties (the fake processors, the merchant
 // receiver): it listens on 127.0.0.1 only, reads each request's body with a size cap before
-// handing the request on, keeps idle connections briefly (a test's close is not held up by a
-// client's keep-alive), and closes with every connection cut. For the fake processors, a handler
+// handing the request on, keeps idle connections briefly unless told otherwise, and closes with
+// every connection cut. For the fake processors, a handler
 // that throws is a bug of the fake: `failuresAsViolations` records it where tests look
 // (`fake.violations`) and answers 500 instead of leaving the client waiting.
 import http from 'node:http';
@@ -25,6 +25,13 @@ export interface LocalServerOptions {
   readonly body_max_bytes: number;
   /** Called once a request's body is read (a body over the cap comes as '' with too_large). */
   readonly handle: BodyHandler;
+  /**
+   * How long an idle connection is kept, advertised in `Keep-Alive: timeout=`. Default 1 s. A
+   * client of undici's reuses a connection only while 2 s short of that (its
+   * keepAliveTimeoutThreshold), so at 1 s every request of the gateway's opens a connection of
+   * its own: fine for tests, not for a benchmark of a processor that keeps its connections.
+   */
+  readonly keep_alive_timeout_ms?: number | undefined;
 }
 
 const KEEP_ALIVE_TIMEOUT_MS = 1000;
@@ -33,7 +40,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const server = http.createServer((request, response) => {
     void readRequestBody(request, options.body_max_bytes).then((body) => options.handle(request, response, body));
   });
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.keepAliveTimeout = options.keep_alive_timeout_ms ?? KEEP_ALIVE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
