@@ -9,15 +9,16 @@
 // does not tell a connection never made (nothing sent: the payment may fail at once) from one lost
 // after sending (the outcome is unknown and must be asked about). Adyen's requests are plain
 // JSON, so a small client on ConnectorContext.http keeps every one of those guarantees.
-import type { ProcessorSender } from '../../outbound/processor-http.js';
+import { type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
 
 export type AdyenAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
   | { readonly kind: 'answer'; readonly http_status: number; readonly json: unknown; readonly parsed: boolean }
-  | { readonly kind: 'not_sent'; readonly reason: string }
-  | { readonly kind: 'lost'; readonly reason: string };
+  /** `code`: outbound/processor-http.ts's (ECONNREFUSED, ECIRCUITOPEN…). */
+  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
+  | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
 
-/** A failed exchange is retried once (same idempotency key) after this pause: a connection never made, or a 5xx. */
+/** A failed exchange is retried once (same idempotency key) after this pause: a connection never made (not a refusal by the gateway's guard), or a 5xx. */
 const RETRY_PAUSE_MS = 250;
 
 export class AdyenClient {
@@ -50,7 +51,9 @@ export class AdyenClient {
    */
   async post(path: string, api_key: string, body: unknown, idempotency_key: string | null): Promise<AdyenAnswer> {
     const first = await this.send(path, api_key, body, idempotency_key);
-    const retry = idempotency_key !== null && (first.kind === 'not_sent' || (first.kind === 'answer' && first.http_status >= 500));
+    const retry =
+      idempotency_key !== null &&
+      ((first.kind === 'not_sent' && worthRetryingUnsent(first.code)) || (first.kind === 'answer' && first.http_status >= 500));
     if (!retry) return first;
     await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     const second = await this.send(path, api_key, body, idempotency_key);

@@ -8,15 +8,16 @@
 // asked about), it reads an answer of any size, and it reads CKO_SECRET / CKO_SECRET_KEY from the
 // environment ahead of the key it is given, so one variable could send every gateway's payments
 // with another account's key.
-import type { ProcessorSender } from '../../outbound/processor-http.js';
+import { type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
 
 export type CheckoutAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
   | { readonly kind: 'answer'; readonly http_status: number; readonly json: unknown; readonly parsed: boolean }
-  | { readonly kind: 'not_sent'; readonly reason: string }
-  | { readonly kind: 'lost'; readonly reason: string };
+  /** `code`: outbound/processor-http.ts's (ECONNREFUSED, ECIRCUITOPEN…). */
+  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
+  | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
 
-/** A failed exchange is retried once (same idempotency key) after this pause: a connection never made, or a 5xx. */
+/** A failed exchange is retried once (same idempotency key) after this pause: a connection never made (not a refusal by the gateway's guard), or a 5xx. */
 const RETRY_PAUSE_MS = 250;
 
 export class CheckoutClient {
@@ -55,7 +56,7 @@ export class CheckoutClient {
    */
   async post(path: string, body: unknown, idempotency_key: string): Promise<CheckoutAnswer> {
     const first = await this.send('POST', path, body, idempotency_key);
-    const retry = first.kind === 'not_sent' || (first.kind === 'answer' && first.http_status >= 500);
+    const retry = (first.kind === 'not_sent' && worthRetryingUnsent(first.code)) || (first.kind === 'answer' && first.http_status >= 500);
     if (!retry) return first;
     await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     const second = await this.send('POST', path, body, idempotency_key);

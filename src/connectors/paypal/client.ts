@@ -9,17 +9,18 @@
 // time-outs and retries, reads answers of any size and cannot be given our address policy; the
 // few calls here are plain JSON.
 import type { Clock } from '../../domain/clock.js';
-import type { ProcessorSender } from '../../outbound/processor-http.js';
+import { type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
 
 export type PayPalAnswer =
   /** An HTTP answer; json is null when its body is empty or does not parse. */
   | { readonly kind: 'answer'; readonly http_status: number; readonly json: unknown; readonly parsed: boolean }
-  | { readonly kind: 'not_sent'; readonly reason: string }
-  | { readonly kind: 'lost'; readonly reason: string };
+  /** `code`: outbound/processor-http.ts's (ECONNREFUSED, ECIRCUITOPEN…). */
+  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
+  | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
 
 /** A token is renewed this long before PayPal says it expires (or at half its life if that is shorter). */
 const REFRESH_MARGIN_MS = 5 * 60_000;
-/** A failed exchange that surely did not reach PayPal, or a 5xx, is tried once more after this pause. */
+/** A failed exchange that surely did not reach PayPal (not a refusal by the gateway's guard), or a 5xx, is tried once more after this pause. */
 const RETRY_PAUSE_MS = 250;
 /** A token PayPal says lives longer is kept this long at most. */
 const TOKEN_MAX_MS = 12 * 3_600_000;
@@ -57,7 +58,7 @@ export class PayPalClient {
       body: 'grant_type=client_credentials',
     });
     // The token call moves nothing: whatever went wrong, the request it was for was not sent.
-    if (exchange.kind !== 'answer') return { kind: 'not_sent', reason: `access token: ${exchange.reason}` };
+    if (exchange.kind !== 'answer') return { kind: 'not_sent', reason: `access token: ${exchange.reason}`, code: exchange.code };
     let json: unknown;
     try {
       json = JSON.parse(exchange.body);
@@ -83,7 +84,9 @@ export class PayPalClient {
   ): Promise<PayPalAnswer> {
     const token = await this.accessToken(force);
     if (typeof token !== 'string')
-      return token.kind === 'answer' ? { kind: 'not_sent', reason: `access token refused (HTTP ${token.http_status})` } : token;
+      return token.kind === 'answer'
+        ? { kind: 'not_sent', reason: `access token refused (HTTP ${token.http_status})`, code: 'ETOKENREFUSED' }
+        : token;
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (request_id !== null) headers['paypal-request-id'] = request_id;
     if (method === 'POST') headers.prefer = 'return=representation';
@@ -116,7 +119,9 @@ export class PayPalClient {
    */
   async post(path: string, body: unknown, request_id: string | null): Promise<PayPalAnswer> {
     const first = await this.send('POST', path, body, request_id);
-    const retry = first.kind === 'not_sent' || (first.kind === 'answer' && first.http_status >= 500 && request_id !== null);
+    const retry =
+      (first.kind === 'not_sent' && worthRetryingUnsent(first.code)) ||
+      (first.kind === 'answer' && first.http_status >= 500 && request_id !== null);
     if (!retry) return first;
     await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     const second = await this.send('POST', path, body, request_id);

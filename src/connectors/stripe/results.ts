@@ -13,19 +13,8 @@ import {
   REFUND_MEANING,
   wasAuthorized,
 } from './status-map.js';
+import { NOT_SENT_CODES } from '../../outbound/processor-http.js';
 import { type Call, type Intent, isObject, readIntent, type Refund, type StripeFailure, text } from './wire.js';
-
-/** Codes of an exchange never sent (outbound/processor-http.ts not_sent): the request never left the gateway. */
-const NOT_SENT_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EDESTINATIONNOTALLOWED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'EINVALIDURL',
-]);
 
 /** A PaymentIntent as its status says, in our terms. */
 export function intentResult(
