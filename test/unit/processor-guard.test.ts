@@ -3,7 +3,7 @@
 // again) on a clock the test moves, the in-flight limit and the bounded wait for a slot past it,
 // and what counts as the processor failing.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ProcessorGuard } from '../../src/outbound/processor-guard.js';
+import { type Admission, ProcessorGuard, REFUSALS_PER_TURN } from '../../src/outbound/processor-guard.js';
 import { processorFailed } from '../../src/outbound/processor-http.js';
 
 function guardAt(policy = { max_in_flight: 3, max_waiting: 2, wait_max_ms: 0, breaker_failures: 3, breaker_open_ms: 10_000 }) {
@@ -117,13 +117,23 @@ describe('the wait for a slot past the in-flight limit', () => {
     expect(guard.in_flight).toBe(1);
   });
 
-  it('refuses every waiter at once when the breaker opens, not at their time-outs', async () => {
-    const { guard } = waiting();
+  it('refuses the waiters when the breaker opens, not at their time-outs, REFUSALS_PER_TURN in each turn of the event loop', async () => {
+    const { guard } = guardAt({ max_in_flight: 2, max_waiting: 40, wait_max_ms: 60_000, breaker_failures: 1, breaker_open_ms: 10_000 });
     guard.enter();
     guard.enter();
-    const waiters = [guard.enter(), guard.enter()];
+    const settled: Admission[] = [];
+    const waiters = Array.from({ length: 40 }, () => Promise.resolve(guard.enter()).then((admission) => settled.push(admission)));
+    expect(guard.waiting).toBe(40);
     guard.settle({ probe: false }, true);
-    for (const waiter of waiters) expect(await waiter).toMatchObject({ admitted: false, refusal: { code: 'ECIRCUITOPEN' } });
+    // This turn: the first slice, oldest first; the rest in the turns after (setImmediate).
+    await Promise.resolve();
+    expect(guard.waiting).toBe(40 - REFUSALS_PER_TURN);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(guard.waiting).toBe(40 - 2 * REFUSALS_PER_TURN);
+    await Promise.all(waiters);
+    expect(guard.waiting).toBe(0);
+    expect(settled).toHaveLength(40);
+    for (const admission of settled) expect(admission).toMatchObject({ admitted: false, refusal: { code: 'ECIRCUITOPEN' } });
     expect(guard.in_flight).toBe(1);
   });
 
