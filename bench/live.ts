@@ -335,14 +335,14 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     // 3. Two gateways, each merchant on its own; first both answering, then B's processor hanging.
     const each_rate = Math.max(1, Math.floor(approved_rps * PAIR_FRACTION_EACH));
     const pair = async (label: string, b_hangs: boolean) => {
+      // BENCH_CPU_PROF_DIR: the both-answering run is profiled too (started before its load): sales
+      // spread evenly come in smaller groups than run 1's, and its profile shows what that costs.
+      const profiled_pair = b_hangs ? async () => {} : await cpuProfile(gateway.pid, 'live-pair-both');
       const loads = Promise.all([
         runLoad(plan(bodies(a.merchant, each_rate), { overall_rate: each_rate })),
         runLoad(plan(bodies(b.merchant, each_rate), { overall_rate: each_rate })),
       ]);
       const cpu_before = cpuSeconds(gateway.pid);
-      // BENCH_CPU_PROF_DIR: the both-answering run is profiled too: sales spread evenly come in
-      // smaller groups than run 1's, and its profile shows what that costs (commits).
-      const profiled_pair = b_hangs ? async () => {} : await cpuProfile(gateway.pid, 'live-pair-both');
       const [guard_b, [load_a, load_b]] = await Promise.all([watchGuard(url, b.gateway_id, loads), loads]);
       await profiled_pair();
       const pair_cpu_ms = ((cpuSeconds(gateway.pid) - cpu_before) * 1000) / Math.max(1, load_a.total + load_b.total);

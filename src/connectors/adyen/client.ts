@@ -18,7 +18,11 @@ export type AdyenAnswer =
   | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
   | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
 
-/** A failed exchange is retried once (same idempotency key) after this pause: a connection never made (not a refusal by the gateway's guard), or a 5xx. */
+/**
+ * A failed exchange is retried once (same idempotency key) after this pause: a connection never
+ * made (not a refusal by the gateway's guard, outbound/processor-http.ts worthRetryingUnsent), or
+ * a 5xx.
+ */
 const RETRY_PAUSE_MS = 250;
 
 export class AdyenClient {

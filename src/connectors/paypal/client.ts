@@ -20,7 +20,10 @@ export type PayPalAnswer =
 
 /** A token is renewed this long before PayPal says it expires (or at half its life if that is shorter). */
 const REFRESH_MARGIN_MS = 5 * 60_000;
-/** A failed exchange that surely did not reach PayPal (not a refusal by the gateway's guard), or a 5xx, is tried once more after this pause. */
+/**
+ * A failed exchange that surely did not reach PayPal (not a refusal by the gateway's guard,
+ * outbound/processor-http.ts worthRetryingUnsent), or a 5xx, is tried once more after this pause.
+ */
 const RETRY_PAUSE_MS = 250;
 /** A token PayPal says lives longer is kept this long at most. */
 const TOKEN_MAX_MS = 12 * 3_600_000;

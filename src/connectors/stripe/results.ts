@@ -4,6 +4,7 @@
 // network for a payment, a refund, a capture or cancel, or a lookup. Apart from the connector so
 // that its methods read as the calls they make.
 import type { AuthorizationActionResult, LookupResult, PaymentState, ProcessorRefund, ProcessorResult } from '../connector.js';
+import { NOT_SENT_CODES } from '../../outbound/processor-http.js';
 import {
   AUTHORIZATION_HOLD,
   CANCEL_ANSWER,
@@ -13,7 +14,6 @@ import {
   REFUND_MEANING,
   wasAuthorized,
 } from './status-map.js';
-import { NOT_SENT_CODES } from '../../outbound/processor-http.js';
 import { type Call, type Intent, isObject, readIntent, type Refund, type StripeFailure, text } from './wire.js';
 
 /** A PaymentIntent as its status says, in our terms. */
