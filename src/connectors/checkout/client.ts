@@ -8,21 +8,10 @@
 // asked about), it reads an answer of any size, and it reads CKO_SECRET / CKO_SECRET_KEY from the
 // environment ahead of the key it is given, so one variable could send every gateway's payments
 // with another account's key.
-import { type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
+import { type JsonAnswer, jsonAnswer, withOneRetry } from '../../outbound/json-exchange.js';
+import type { ProcessorSender } from '../../outbound/processor-http.js';
 
-export type CheckoutAnswer =
-  /** An HTTP answer; json is null when its body is empty or does not parse. */
-  | { readonly kind: 'answer'; readonly http_status: number; readonly json: unknown; readonly parsed: boolean }
-  /** `code`: outbound/processor-http.ts's (ECONNREFUSED, ECIRCUITOPEN…). */
-  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
-  | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
-
-/**
- * A failed exchange is retried once (same idempotency key) after this pause: a connection never
- * made (not a refusal by the gateway's guard, outbound/processor-http.ts worthRetryingUnsent), or
- * a 5xx.
- */
-const RETRY_PAUSE_MS = 250;
+export type CheckoutAnswer = JsonAnswer;
 
 export class CheckoutClient {
   private readonly base_url: string;
@@ -44,29 +33,15 @@ export class CheckoutClient {
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    if (exchange.kind !== 'answer') return exchange;
-    if (exchange.body === '') return { kind: 'answer', http_status: exchange.http_status, json: null, parsed: false };
-    try {
-      return { kind: 'answer', http_status: exchange.http_status, json: JSON.parse(exchange.body) as unknown, parsed: true };
-    } catch {
-      return { kind: 'answer', http_status: exchange.http_status, json: null, parsed: false };
-    }
+    return jsonAnswer(exchange);
   }
 
   /**
-   * A request that moves money: tried once more with the same idempotency key when the first
-   * try surely did not reach the processor (no connection) or the processor answered 5xx, so a
-   * passing fault does not fail a payment and a retry can never charge twice.
+   * A request that moves money: tried once more with the same idempotency key when the first try
+   * surely did not reach the processor or it answered 5xx (outbound/json-exchange.ts).
    */
   async post(path: string, body: unknown, idempotency_key: string): Promise<CheckoutAnswer> {
-    const first = await this.send('POST', path, body, idempotency_key);
-    const retry = (first.kind === 'not_sent' && worthRetryingUnsent(first.code)) || (first.kind === 'answer' && first.http_status >= 500);
-    if (!retry) return first;
-    await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-    const second = await this.send('POST', path, body, idempotency_key);
-    // The first try reached the processor (its 5xx): a second that could not connect must not
-    // make the whole exchange look as if nothing was ever sent.
-    return second.kind === 'not_sent' && first.kind === 'answer' ? first : second;
+    return withOneRetry(() => this.send('POST', path, body, idempotency_key), true);
   }
 
   async get(path: string): Promise<CheckoutAnswer> {

@@ -9,22 +9,13 @@
 // time-outs and retries, reads answers of any size and cannot be given our address policy; the
 // few calls here are plain JSON.
 import type { Clock } from '../../domain/clock.js';
-import { type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
+import { type JsonAnswer, jsonAnswer, withOneRetry } from '../../outbound/json-exchange.js';
+import type { ProcessorSender } from '../../outbound/processor-http.js';
 
-export type PayPalAnswer =
-  /** An HTTP answer; json is null when its body is empty or does not parse. */
-  | { readonly kind: 'answer'; readonly http_status: number; readonly json: unknown; readonly parsed: boolean }
-  /** `code`: outbound/processor-http.ts's (ECONNREFUSED, ECIRCUITOPEN…). */
-  | { readonly kind: 'not_sent'; readonly reason: string; readonly code: string }
-  | { readonly kind: 'lost'; readonly reason: string; readonly code: string };
+export type PayPalAnswer = JsonAnswer;
 
 /** A token is renewed this long before PayPal says it expires (or at half its life if that is shorter). */
 const REFRESH_MARGIN_MS = 5 * 60_000;
-/**
- * A failed exchange that surely did not reach PayPal (not a refusal by the gateway's guard,
- * outbound/processor-http.ts worthRetryingUnsent), or a 5xx, is tried once more after this pause.
- */
-const RETRY_PAUSE_MS = 250;
 /** A token PayPal says lives longer is kept this long at most. */
 const TOKEN_MAX_MS = 12 * 3_600_000;
 
@@ -99,13 +90,7 @@ export class PayPalClient {
       headers,
       body: typeof body === 'string' ? body : body === undefined ? undefined : JSON.stringify(body),
     });
-    if (exchange.kind !== 'answer') return exchange;
-    if (exchange.body === '') return { kind: 'answer', http_status: exchange.http_status, json: null, parsed: false };
-    try {
-      return { kind: 'answer', http_status: exchange.http_status, json: JSON.parse(exchange.body) as unknown, parsed: true };
-    } catch {
-      return { kind: 'answer', http_status: exchange.http_status, json: null, parsed: false };
-    }
+    return jsonAnswer(exchange);
   }
 
   /** One request; answered 401, once more with a fresh token (a 401 is a refusal before anything was done). */
@@ -118,17 +103,10 @@ export class PayPalClient {
   /**
    * A POST; `body` may be a JSON text already (the verify call carries an event as received).
    * Tried once more with the same PayPal-Request-Id when the first try surely did not reach PayPal
-   * or PayPal answered 5xx, so a passing fault does not fail a payment and never pays twice.
+   * or, with a request id, PayPal answered 5xx (outbound/json-exchange.ts).
    */
   async post(path: string, body: unknown, request_id: string | null): Promise<PayPalAnswer> {
-    const first = await this.send('POST', path, body, request_id);
-    const retry =
-      (first.kind === 'not_sent' && worthRetryingUnsent(first.code)) ||
-      (first.kind === 'answer' && first.http_status >= 500 && request_id !== null);
-    if (!retry) return first;
-    await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-    const second = await this.send('POST', path, body, request_id);
-    return second.kind === 'not_sent' && first.kind === 'answer' ? first : second;
+    return withOneRetry(() => this.send('POST', path, body, request_id), request_id !== null);
   }
 
   async get(path: string): Promise<PayPalAnswer> {
