@@ -81,6 +81,9 @@ export function timedOut(exchange: ProcessorExchange): boolean {
 /** Refusals by the gateway's own guard (processor-guard.ts): the request never left this process. */
 const GUARD_REFUSAL_CODES: ReadonlySet<string> = new Set(['EINFLIGHTLIMIT', 'ECIRCUITOPEN']);
 
+/** Refusals by this process before any connection: an address the policy forbids, a malformed URL, the guard's. */
+const REFUSED_HERE_CODES: ReadonlySet<string> = new Set(['EDESTINATIONNOTALLOWED', 'EINVALIDURL', ...GUARD_REFUSAL_CODES]);
+
 /**
  * Error codes raised before a connection existed, or by this process before trying one: the
  * request was never written, so the processor cannot have acted on it. A connector that reads
@@ -92,20 +95,18 @@ export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'EDESTINATIONNOTALLOWED',
   'UND_ERR_CONNECT_TIMEOUT',
-  'EINVALIDURL',
-  ...GUARD_REFUSAL_CODES,
+  ...REFUSED_HERE_CODES,
 ]);
 
 /**
  * Whether an exchange counts against the processor for its circuit breaker: no answer from it
  * (a time-out, a reset, a refused connection) or HTTP 5xx. Refusals that never left this process
- * (an address the policy forbids, a malformed URL, the guard's own) say nothing about it.
+ * (REFUSED_HERE_CODES) say nothing about it.
  */
 export function processorFailed(exchange: ProcessorExchange): boolean {
   if (exchange.kind === 'answer') return exchange.http_status >= 500;
-  return !['EDESTINATIONNOTALLOWED', 'EINVALIDURL', ...GUARD_REFUSAL_CODES].includes(exchange.code);
+  return !REFUSED_HERE_CODES.has(exchange.code);
 }
 
 /**
