@@ -10,6 +10,8 @@
 //   pending     | time limit (15 min after init) reached               | found by due work or     | rejected   | order closed: no further attempt
 //               |                                                      | by find-order            |            |
 //   authorized  | the authorized transaction becomes approved          |                          | approved   | order closed
+//   authorized  | the authorized transaction is voided (cancelled)     |                          | rejected   | order closed: the merchant,
+//               |                                                      |                          |            | an agent or the expiry decided
 //   authorized  | the authorized transaction fails                     | before the time limit    | pending    | the customer may try again
 //   authorized  | the authorized transaction fails                     | after the time limit     | rejected   | order closed
 //   rejected    | a transaction still in flight at the time limit      | (spec §4.7: it may reach | approved   | late result; the money moved, so
@@ -18,12 +20,15 @@
 //
 // A failed attempt (declined, rejected, error, cancelled) while the order is pending changes
 // nothing: the customer is offered another try until the order closes. An authorized order is
-// not closed by the time limit: its capture is still expected.
+// not closed by the time limit: its capture is still expected. A void is not a failed attempt
+// but a decision on the order (decisions §16: "a voided one counts as not approved"), so it
+// closes the order at once; reopening it would let the customer pay again for an order the
+// merchant has just cancelled.
 import type { CashierSessionRow } from './cashier-record.js';
 import type { TransactionStatus } from './transaction-state.js';
 
 export type OrderStatus = 'pending' | 'authorized' | 'approved' | 'rejected';
-export type OrderEvent = 'transaction_authorized' | 'transaction_approved' | 'transaction_failed' | 'time_limit';
+export type OrderEvent = 'transaction_authorized' | 'transaction_approved' | 'transaction_cancelled' | 'transaction_failed' | 'time_limit';
 
 interface OrderRule {
   readonly from: OrderStatus;
@@ -42,6 +47,7 @@ export const ORDER_RULES: readonly OrderRule[] = [
   { from: 'pending', event: 'transaction_approved', to: 'approved' },
   { from: 'pending', event: 'time_limit', when: after_limit, to: 'rejected' },
   { from: 'authorized', event: 'transaction_approved', to: 'approved' },
+  { from: 'authorized', event: 'transaction_cancelled', to: 'rejected' },
   { from: 'authorized', event: 'transaction_failed', when: before_limit, to: 'pending' },
   { from: 'authorized', event: 'transaction_failed', when: after_limit, to: 'rejected' },
   { from: 'rejected', event: 'transaction_approved', to: 'approved' },
@@ -50,8 +56,8 @@ export const ORDER_RULES: readonly OrderRule[] = [
 /** Closed orders take no further attempt. */
 export const CLOSED_ORDER_STATUSES: ReadonlySet<string> = new Set(['approved', 'rejected']);
 
-/** Transaction statuses that end an attempt without moving money. */
-const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
+/** Transaction statuses that end an attempt without moving money (cancelled is its own event: below). */
+const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(['declined', 'rejected', 'error']);
 
 export function isOrderSession(session: Pick<CashierSessionRow, 'kind'>): boolean {
   return session.kind === 'checkout' || session.kind === 'pay_out_order';
@@ -69,6 +75,9 @@ export function nextOrderStatus(session: CashierSessionRow, event: OrderEvent, n
 export function orderEventOf(status: TransactionStatus): OrderEvent | null {
   if (status === 'approved') return 'transaction_approved';
   if (status === 'authorized') return 'transaction_authorized';
+  // From authorized, cancelled is a void; from pending_async, a customer who gave up a redirect:
+  // a failed attempt, which the table's pending rows ignore like any other.
+  if (status === 'cancelled') return 'transaction_cancelled';
   if (FAILED_TRANSACTION_STATUSES.has(status)) return 'transaction_failed';
   return null;
 }

@@ -40,8 +40,8 @@ export async function orderFollowsTransaction(tx: UnitOfWork, row: TransactionRo
   if (event === null) return;
   const session = await tx.cashier.lockSession(row.cashier_session_id);
   if (!session || !isOrderSession(session)) return;
-  if (event === 'transaction_failed' && session.order_status === 'authorized') {
-    // Only the failure of the authorized transaction reopens or closes the order, not an unrelated attempt's.
+  if ((event === 'transaction_failed' || event === 'transaction_cancelled') && session.order_status === 'authorized') {
+    // Only the failure or void of the authorized transaction reopens or closes the order, not an unrelated attempt's.
     const others = await tx.cashier.listTransactions(session.session_id);
     if (others.some((t) => t.trace_id !== row.trace_id && t.status === 'authorized')) return;
   }

@@ -273,7 +273,7 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
       await slow_gw.close();
     }
   });
-  it('an order to authorize (init-checkout transaction_type authorize): authorized until captured, then approved; a voided one is open again', async () => {
+  it('an order to authorize (init-checkout transaction_type authorize): authorized until captured, then approved; a voided one closes as rejected', async () => {
     const capture_or_void = (path: '/api/capture' | '/api/void', trace_id: unknown) =>
       postSigned(
         gw.url,
@@ -320,7 +320,22 @@ describe.each(storeKinds())('find-order on %s', (kind) => {
     const before = await find(gw, voided.order_id);
     expect(before.body).toMatchObject({ order_status: 'authorized' });
     expect((await capture_or_void('/api/void', before.body.trace_id)).body).toMatchObject({ status: 0, transaction_status: 'cancelled' });
-    expect((await find(gw, voided.order_id)).body).toMatchObject({ status: 3 });
+    // A void is the merchant's decision on the order: it closes within the time limit, and the
+    // customer is not offered another payment for it.
+    const after_void = await find(gw, voided.order_id);
+    expect(after_void.body).toMatchObject({
+      status: 0,
+      order_status: 'rejected',
+      transaction_type: 'authorize',
+      transaction_status: 'cancelled',
+      trace_id: before.body.trace_id,
+    });
+    const session = await gw.gateway.deps.store.cashier.findSessionByOrder(gw.merchant.merchant_id, voided.order_id);
+    expect(session).toMatchObject({ order_status: 'rejected' });
+    expect(session!.closed_at_ms).toEqual(expect.any(Number));
+    const closed_page = await voided.customer.get('/cashier');
+    expect(textOf(closed_page.text)).toContain('This order was cancelled');
+    expect(closed_page.text).not.toContain('name="card_number"');
 
     // An unknown transaction_type is refused by name.
     const bad = await openSession(

@@ -202,9 +202,15 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
     }
     const ended = !browser.open || (isOrderSession(session) && CLOSED_ORDER_STATUSES.has(session.order_status ?? ''));
     if (ended) {
-      const [title, text] = isOrderSession(session)
-        ? (['order_expired', 'order_expired_text'] as const)
-        : (['session_ended', 'session_ended_text'] as const);
+      // A closed order whose latest payment is a voided authorization was cancelled by the shop, not
+      // left to expire (a customer's own cancel is of a wallet sale: authorizations are cards only).
+      const latest = state.transactions.at(-1);
+      const voided = latest?.transaction_type === 'authorize' && latest.status === 'cancelled';
+      const [title, text] = !isOrderSession(session)
+        ? (['session_ended', 'session_ended_text'] as const)
+        : voided
+          ? (['order_cancelled', 'order_cancelled_text'] as const)
+          : (['order_expired', 'order_expired_text'] as const);
       return send(200, messagePage(view, session, title, text, paymentList(view, state.transactions)));
     }
     const customer = await knownCustomer(deps, session);
