@@ -56,6 +56,12 @@ export const ORDER_RULES: readonly OrderRule[] = [
 /** Closed orders take no further attempt. */
 export const CLOSED_ORDER_STATUSES: ReadonlySet<string> = new Set(['approved', 'rejected']);
 
+/**
+ * Spec §4.7's "declined": every status that ends an attempt without moving money. find-order
+ * answers with the newest transaction not in it, else (a closed order) the newest.
+ */
+export const ATTEMPT_FAILED_STATUSES = ['declined', 'rejected', 'error', 'cancelled'] as const;
+
 /** Transaction statuses that end an attempt without moving money (cancelled is its own event: below). */
 const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(['declined', 'rejected', 'error']);
 

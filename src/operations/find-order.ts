@@ -10,12 +10,12 @@
 //   rejected, with transactions             | status 0, the latest transaction that did not fail; if every
 //                                           |   one failed (declined, rejected, error, cancelled), the latest failed one
 //   authorized, approved                    | status 0, the latest transaction that did not fail
-import { isOrderSession } from '../domain/order-state.js';
+import { ATTEMPT_FAILED_STATUSES, isOrderSession } from '../domain/order-state.js';
 import { expireOrder } from '../transitions/order.js';
 import { buildNotificationPayload } from '../notifications/payload.js';
 import type { CashierSessionRow } from '../domain/cashier-record.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
-import type { OrderSummary } from '../store/store.js';
+import type { OrderRead } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 
 export type FindOrderOutcome =
@@ -66,44 +66,42 @@ export const FIND_ORDER_FIELDS: readonly string[] = [
 ];
 
 /** "declined" in spec §4.7's rule: every status that ends an attempt without moving money. */
-const FAILED: ReadonlySet<string> = new Set(['declined', 'rejected', 'error', 'cancelled']);
+const FAILED: ReadonlySet<string> = new Set(ATTEMPT_FAILED_STATUSES);
 
 /**
- * The transaction whose details answer for the order, by spec §4.7's rule; `transactions` oldest
- * first, as the store lists a session's (cashier-store.ts listTransactions: trace_ids are drawn
- * at random and tell nothing of which came last).
+ * The transaction whose details answer for the order, by spec §4.7's rule, from the order's
+ * leading transaction as the store reads it (cashier-store.ts findOrderRead: the newest that did
+ * not fail, else the newest): a failed one answers only for a closed (timed-out) order.
  */
-export function orderTransaction(
-  session: Pick<CashierSessionRow, 'order_status'>,
-  transactions: readonly TransactionRow[],
-): TransactionRow | null {
-  const newest_first = [...transactions].reverse();
-  const standing = newest_first.find((t) => !FAILED.has(t.status));
-  if (standing) return standing;
-  // Only a closed (timed-out) order answers with its latest failed attempt.
-  return session.order_status === 'rejected' ? (newest_first[0] ?? null) : null;
+export function orderTransaction(session: Pick<CashierSessionRow, 'order_status'>, leading: TransactionRow | null): TransactionRow | null {
+  if (leading === null) return null;
+  return !FAILED.has(leading.status) || session.order_status === 'rejected' ? leading : null;
 }
 
 export async function findOrder(deps: OperationDeps, merchant_id: string, frontend: string, order_id: string): Promise<FindOrderOutcome> {
-  let session: OrderSummary | CashierSessionRow | null = await deps.store.cashier.findOrderSummary(merchant_id, order_id);
-  if (!session || !isOrderSession(session) || session.identity_kind !== 'frontend' || session.identity_value !== frontend)
-    return { kind: 'not_found' };
+  let read: OrderRead | null = await deps.store.cashier.findOrderRead(merchant_id, order_id);
+  if (!read) return { kind: 'not_found' };
+  const { summary } = read;
+  if (!isOrderSession(summary) || summary.identity_kind !== 'frontend' || summary.identity_value !== frontend) return { kind: 'not_found' };
   const now_ms = deps.clock.now_ms();
-  if (session.order_status === 'pending' && now_ms >= session.expires_at_ms) {
-    const id = session.session_id;
-    session = await deps.store.transaction(async (tx) => {
+  if (summary.order_status === 'pending' && now_ms >= summary.expires_at_ms) {
+    const id = summary.session_id;
+    const closed = await deps.store.transaction(async (tx) => {
       const locked = await tx.cashier.lockSession(id);
-      if (!locked) return null;
-      const outcome = await expireOrder(tx, locked, now_ms);
-      return outcome.kind === 'stale' ? await tx.cashier.getSession(id) : outcome.session;
+      if (!locked) return false;
+      await expireOrder(tx, locked, now_ms);
+      return true;
     });
-    if (!session) return { kind: 'not_found' };
+    if (!closed) return { kind: 'not_found' };
+    // Closed here or by someone else meanwhile: read the order again, now with its transaction.
+    read = await deps.store.cashier.findOrderRead(merchant_id, order_id);
+    if (!read) return { kind: 'not_found' };
   }
-  if (session.order_status === 'pending') return { kind: 'open' };
-  const transactions = await deps.store.cashier.listTransactions(session.session_id);
-  const chosen = orderTransaction(session, transactions);
-  if (!chosen) return session.order_status === 'rejected' ? { kind: 'timed_out_empty' } : { kind: 'open' };
-  const payload: Record<string, string | number | null> = { order_status: session.order_status, ...buildNotificationPayload(chosen, 0) };
+  const { order_status } = read.summary;
+  if (order_status === 'pending') return { kind: 'open' };
+  const chosen = orderTransaction(read.summary, read.leading);
+  if (!chosen) return order_status === 'rejected' ? { kind: 'timed_out_empty' } : { kind: 'open' };
+  const payload: Record<string, string | number | null> = { order_status, ...buildNotificationPayload(chosen, 0) };
   const fields: Record<string, string | number | null> = {};
   for (const name of FIND_ORDER_FIELDS) if (payload[name] !== undefined) fields[name] = payload[name]!;
   return { kind: 'found', fields };

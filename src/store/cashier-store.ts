@@ -7,6 +7,12 @@ export type OrderSummary = Pick<
   'session_id' | 'kind' | 'identity_kind' | 'identity_value' | 'order_status' | 'expires_at_ms'
 >;
 
+export type OrderRead = {
+  readonly summary: OrderSummary;
+  /** Null for a pending order, and for a closed one without transactions. */
+  readonly leading: TransactionRow | null;
+};
+
 export type CashierSessionPatch = Partial<
   Pick<CashierSessionRow, 'order_status' | 'closed_at_ms' | 'attempts' | 'claim_until_ms' | 'updated_at_ms'>
 >;
@@ -20,8 +26,13 @@ export interface CashierStore {
   /** Row lock (FOR UPDATE) on PostgreSQL; SQLite transactions are already serialized. */
   lockSession(session_id: string): Promise<CashierSessionRow | null>;
   findSessionByOrder(merchant_id: string, order_id: string): Promise<CashierSessionRow | null>;
-  /** findCashierSessionByOrder's columns that find-order decides on: half the cost of the whole row on SQLite. */
-  findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null>;
+  /**
+   * What find-order answers from, in one statement: the session's columns it decides on (half the
+   * cost of the whole row on SQLite) and, unless the order is pending, its leading transaction:
+   * the newest that did not fail (declined, rejected, error, cancelled), else the newest. A
+   * pending order reads none: the merchant polling it is answered "still open" from the summary.
+   */
+  findOrderRead(merchant_id: string, order_id: string): Promise<OrderRead | null>;
   findSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null>;
   /** Compare-and-set: changes the row only while every `expected` column still has its value. */
   updateSessionIf(session_id: string, expected: CashierSessionExpectation, patch: CashierSessionPatch): Promise<boolean>;

@@ -27,7 +27,7 @@ export type { DisputeFilter, DisputePatch } from './dispute-store.js';
 export type { InstanceRecord } from './instance-store.js';
 export type { MasterKeyState, RotationProgress, RowKey, SealedCount, SealedRow, SealedTable } from './master-key-store.js';
 export type { NewRequestLogRow } from './request-log-store.js';
-export type { CashierSessionExpectation, CashierSessionPatch, OrderSummary } from './cashier-store.js';
+export type { CashierSessionExpectation, CashierSessionPatch, OrderRead, OrderSummary } from './cashier-store.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 

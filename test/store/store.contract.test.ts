@@ -3,6 +3,7 @@
 // atomic transactions, leases) is checked here on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
+import type { OrderStatus } from '../../src/domain/order-state.js';
 import type { TransactionStatus } from '../../src/domain/transaction-state.js';
 import type { Store, UnitOfWork } from '../../src/store/store.js';
 import {
@@ -1145,7 +1146,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
   });
 
   describe('cashier orders', () => {
-    it("findOrderSummary answers the columns find-order decides on, equal to the whole row's, and only for that merchant", async () => {
+    it("findOrderRead answers find-order's columns and the order's leading transaction, in one statement, only for that merchant", async () => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();
       const order_id = uniqueId('order');
@@ -1184,19 +1185,49 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
           updated_at_ms: NOW,
         }),
       ).toBe('created');
-      const whole = await store.cashier.findSessionByOrder(merchant_id, order_id);
-      const summary = await store.cashier.findOrderSummary(merchant_id, order_id);
-      expect(summary).toEqual({
+      const summary = {
         session_id,
         kind: 'checkout',
         identity_kind: 'frontend',
         identity_value: 'shop-front',
         order_status: 'pending',
         expires_at_ms: NOW + 900_000,
-      });
-      expect(whole).toMatchObject(summary!);
-      expect(await store.cashier.findOrderSummary(other_merchant, order_id)).toBeNull();
-      expect(await store.cashier.findOrderSummary(merchant_id, uniqueId('order'))).toBeNull();
+      };
+      expect(await store.cashier.findOrderRead(merchant_id, order_id)).toEqual({ summary, leading: null });
+      expect(await store.cashier.findSessionByOrder(merchant_id, order_id)).toMatchObject(summary);
+      expect(await store.cashier.findOrderRead(other_merchant, order_id)).toBeNull();
+      expect(await store.cashier.findOrderRead(merchant_id, uniqueId('order'))).toBeNull();
+
+      // Attempts of one millisecond (a decline and the cascade attempt after it): inserted in order,
+      // whatever their drawn trace_ids say.
+      const attempt = async (status: TransactionStatus, at_ms: number) => {
+        const row = await store.transactions.reserveWithChange(
+          transactionFixture(merchant_id, { cashier_session_id: session_id, created_at_ms: at_ms, updated_at_ms: at_ms }),
+          'request accepted',
+        );
+        if (status !== 'pending') {
+          await store.transaction((tx) => tx.transactions.changeStatus(row!.trace_id, 'pending', { status }, 'test', at_ms));
+        }
+        return (await store.transactions.get(row!.trace_id))!;
+      };
+      const declined = await attempt('declined', NOW + 10);
+      // A pending order reads no transaction: a merchant polling it is answered from the summary.
+      expect((await store.cashier.findOrderRead(merchant_id, order_id))!.leading).toBeNull();
+      const close = (order_status: OrderStatus) =>
+        store.cashier.updateSessionIf(session_id, {}, { order_status, updated_at_ms: NOW + 20, closed_at_ms: NOW + 20 });
+      expect(await close('rejected')).toBe(true);
+      const leading = async () => (await store.cashier.findOrderRead(merchant_id, order_id))!;
+      expect(await leading()).toEqual({ summary: { ...summary, order_status: 'rejected' }, leading: declined });
+      const errored = [];
+      for (let i = 0; i < 6; i += 1) errored.push(await attempt(i % 2 === 0 ? 'error' : 'cancelled', NOW + 30));
+      // Every attempt failed: the newest, the last inserted of its millisecond.
+      expect((await leading()).leading).toEqual(errored.at(-1));
+      const approved = await attempt('approved', NOW + 30);
+      await attempt('rejected', NOW + 30);
+      await attempt('declined', NOW + 40);
+      // The newest that did not fail, however many failed after it.
+      expect(await close('approved')).toBe(true);
+      expect(await leading()).toEqual({ summary: { ...summary, order_status: 'approved' }, leading: approved });
     });
   });
 

@@ -1,8 +1,9 @@
 // The hosted cashier aggregate over Kysely (cashier-store.ts): sessions and the orders they carry,
-// their one-time tokens and the customers the cashier remembers. Session and order look-ups are on
-// the path of every find-order: hot SQL text (sql-text.ts).
+// their one-time tokens and the customers the cashier remembers. find-order's read is one
+// statement of fixed text (sql-text.ts): the session's summary and the order's leading transaction.
 import type { CashierCustomerRow, CashierSessionRow, CashierTokenRow, NewCashierSessionRow, TransactionRow } from '../schema.js';
-import type { CashierSessionExpectation, CashierSessionPatch, CashierStore, OrderSummary } from '../cashier-store.js';
+import type { CashierSessionExpectation, CashierSessionPatch, CashierStore, OrderRead, OrderSummary } from '../cashier-store.js';
+import { ATTEMPT_FAILED_STATUSES } from '../../domain/order-state.js';
 import type { Executor, SqlContext } from './context.js';
 import { claimSkippingLocked, lockForUpdate } from './dialect.js';
 
@@ -14,6 +15,22 @@ const ORDER_SUMMARY_COLUMNS = [
   'order_status',
   'expires_at_ms',
 ] as const satisfies readonly (keyof OrderSummary)[];
+
+const FAILED_LIST = ATTEMPT_FAILED_STATUSES.map((status) => `'${status}'`).join(', ');
+
+/**
+ * find-order's one statement (cashier-store.ts findOrderRead): the summary's columns under an s_
+ * prefix, so that no column of the transaction's row shadows them, and the leading transaction's
+ * row, joined only when the order is not pending. Newest first, as listTransactions orders them:
+ * rows of one millisecond go by their first status change's id.
+ */
+const ORDER_READ_SQL =
+  `select ${ORDER_SUMMARY_COLUMNS.map((column) => `s.${column} as s_${column}`).join(', ')}, t.* ` +
+  'from cashier_sessions s left join transactions t on s.order_status <> ' +
+  "'pending' and t.trace_id = (select l.trace_id from transactions l where l.cashier_session_id = s.session_id " +
+  `order by case when l.status in (${FAILED_LIST}) then 1 else 0 end, l.created_at_ms desc, ` +
+  'coalesce((select min(c.id) from status_changes c where c.trace_id = l.trace_id), 0) desc, l.trace_id desc limit 1) ' +
+  'where s.merchant_id = ? and s.order_id = ?';
 
 export class SqlCashierStore implements CashierStore {
   private readonly db: Executor;
@@ -47,11 +64,17 @@ export class SqlCashierStore implements CashierStore {
     return row ?? null;
   }
 
-  async findOrderSummary(merchant_id: string, order_id: string): Promise<OrderSummary | null> {
-    const [row] = await this.ctx.rows<OrderSummary>(
-      this.ctx.text.select('cashier_sessions', ORDER_SUMMARY_COLUMNS, { merchant_id, order_id }),
+  async findOrderRead(merchant_id: string, order_id: string): Promise<OrderRead | null> {
+    const [row] = await this.ctx.rows<Record<string, unknown>>(
+      this.ctx.text.fixed('cashier_order_read', ORDER_READ_SQL, null, [merchant_id, order_id]),
     );
-    return row ?? null;
+    if (row === undefined) return null;
+    const summary = {} as Record<string, unknown>;
+    for (const column of ORDER_SUMMARY_COLUMNS) {
+      summary[column] = row[`s_${column}`];
+      delete row[`s_${column}`];
+    }
+    return { summary: summary as OrderSummary, leading: row.trace_id === null ? null : (row as TransactionRow) };
   }
 
   async findSessionByAuthToken(auth_token_hash: string): Promise<CashierSessionRow | null> {
