@@ -3,8 +3,9 @@
 // after being paid, failed, unclaimed then claimed; duplicate, forged and early webhooks) and
 // payouts whose answer was lost (time-out, reset, garbled: settled by the item's webhook) and
 // deposits by the hosted cashier over HTTP (the customer sent to PayPal's approval page, approving
-// or cancelling there, the gateway capturing once they are back; a refund of one; a capture whose
-// answer is lost, settled by the scheduled lookup without a second capture). Each ends in the
+// or cancelling there, the gateway capturing once they are back; a refund of one; a buyer's dispute
+// of one, a §16 chargeback; a capture whose answer is lost, settled by the scheduled lookup without
+// a second capture). Each ends in the
 // right transaction_status with one signed notification of it at the merchant's site, and every
 // request, answer and event the fake saw is checked against PayPal's published descriptions.
 import fs from 'node:fs';
@@ -244,6 +245,45 @@ describe.each(storeKinds())('PayPal through a live gateway on %s', (kind) => {
     expect(live.fake.refunds.filter((r) => r.capture_id === capture_id)).toEqual([
       expect.objectContaining({ custom_id: `paygate-${refund_trace}`, amount: { currency_code: 'USD', value: '10.00' } }),
     ]);
+  });
+
+  it("a buyer's dispute of a deposit (CUSTOMER.DISPUTE.*): chargeback with the disputed amount, notified once; its later stages recorded", async () => {
+    const deposit = await depositAtPayPal('checkout', 3000);
+    await live.fake.approve(deposit.order_id);
+    const order = live.fake.order(deposit.order_id)!;
+    await comeBack(deposit.customer, order.return_url!, deposit.order_id, order.payer_id);
+    await live.settled(deposit.trace_id, 'approved');
+    const capture_id = live.fake.order(deposit.order_id)!.captures[0]!.id;
+
+    // PayPal names the capture; the gateway finds the deposit by the capture's order.
+    const dispute_id = await live.fake.openDispute(capture_id, '12.50');
+    expect(await live.settled(deposit.trace_id, 'chargeback')).toMatchObject({
+      transaction_type: 'sale',
+      transaction_status: 'chargeback',
+      amount: 1250,
+      currency: 'USD',
+    });
+    const disputes = () => live.gw.gateway.deps.store.disputes.listForTransaction(deposit.trace_id, 10);
+    expect(await disputes()).toEqual([
+      expect.objectContaining({
+        psp_dispute_id: dispute_id,
+        stage: 'evidence_required',
+        amount_minor: 1250,
+        currency: 'USD',
+        reason: 'MERCHANDISE_OR_SERVICE_NOT_RECEIVED',
+        evidence_due_at_ms: expect.any(Number),
+      }),
+    ]);
+
+    // Later stages move the dispute, not the payment: chargeback stays, nothing notified again.
+    await live.fake.moveDispute(dispute_id, 'UNDER_REVIEW');
+    await waitUntil(async () => (await disputes())[0]?.stage === 'under_review', 'dispute under review');
+    await live.fake.moveDispute(dispute_id, 'RESOLVED', 'RESOLVED_SELLER_FAVOUR');
+    await waitUntil(async () => (await disputes())[0]?.stage === 'won', 'dispute won');
+    expect(await live.row(deposit.trace_id)).toMatchObject({ status: 'chargeback' });
+    await delivered(deposit.trace_id);
+    expect(notified(deposit.trace_id)).toEqual(['pending_async', 'approved', 'chargeback']);
+    expect(await disputes()).toHaveLength(1);
   });
 
   it('a deposit by the cashier (pay-in) approved by POSTing the approval page: approved, notified once', async () => {

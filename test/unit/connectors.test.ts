@@ -11,6 +11,8 @@ import { declineKind, eventMeaning, paymentResult, STATUS_MEANING } from '../../
 import { CKO_PAYMENT_STATUSES, type CkoPayment } from '../../src/connectors/checkout/wire.js';
 import * as stripeMap from '../../src/connectors/stripe/status-map.js';
 import { readIntent, readRefund } from '../../src/connectors/stripe/connector.js';
+import { readDispute } from '../../src/connectors/paypal/disputes.js';
+import { paypalSpec } from '../support/paypal/spec.js';
 import { AdjustableClock } from '../../src/domain/clock.js';
 import { checkSettings } from '../../src/operations/gateways.js';
 import { ProcessorHttp } from '../../src/outbound/processor-http.js';
@@ -315,5 +317,66 @@ describe('Stripe status map', () => {
     expect(stripeMap.eventMeaning('refund.failed')).toEqual({ about: 'refund', outcome: 'rejected' });
     for (const type of ['payment_intent.created', 'charge.succeeded', 'charge.refunded', 'constructor', '__proto__'])
       expect(stripeMap.eventMeaning(type), type).toBeNull();
+  });
+});
+
+describe('PayPal dispute map (connectors/paypal/disputes.ts)', () => {
+  const dispute = (status: string, outcome_code?: string): Record<string, unknown> => ({
+    dispute_id: 'PP-D-12345',
+    create_time: '2026-11-01T10:00:00Z',
+    update_time: '2026-11-02T10:00:00Z',
+    disputed_transactions: [{ seller_transaction_id: '3C679366HH908993F', buyer_transaction_id: '9X123456AB1234567' }],
+    reason: 'UNAUTHORISED',
+    external_reason_code: '10.4',
+    status,
+    dispute_amount: { currency_code: 'JPY', value: '1500' },
+    ...(outcome_code === undefined ? {} : { dispute_outcome: { outcome_code } }),
+    dispute_life_cycle_stage: 'CHARGEBACK',
+    seller_response_due_date: '2026-11-11T10:00:00Z',
+  });
+
+  it.each<[string, string | undefined, string]>([
+    ['OPEN', undefined, 'opened'],
+    ['WAITING_FOR_SELLER_RESPONSE', undefined, 'evidence_required'],
+    ['WAITING_FOR_BUYER_RESPONSE', undefined, 'under_review'],
+    ['UNDER_REVIEW', undefined, 'under_review'],
+    ['OTHER', undefined, 'under_review'],
+    ['RESOLVED', 'RESOLVED_SELLER_FAVOUR', 'won'],
+    ['RESOLVED', 'DENIED', 'won'],
+    ['RESOLVED', 'RESOLVED_WITH_PAYOUT', 'won'],
+    ['RESOLVED', 'RESOLVED_BUYER_FAVOUR', 'lost'],
+    ['RESOLVED', 'ACCEPTED', 'accepted'],
+    ['RESOLVED', 'CANCELED_BY_BUYER', 'canceled'],
+    ['RESOLVED', 'NONE', 'under_review'],
+  ])('%s (%s) → %s, and the fixture is a dispute as Disputes v1 describes it', (status, outcome_code, stage) => {
+    const resource = dispute(status, outcome_code);
+    expect(paypalSpec.get().validateSchema('customer_disputes_v1.json', 'dispute', resource)).toEqual([]);
+    expect(readDispute(resource)).toEqual({
+      capture_id: '3C679366HH908993F',
+      facts: {
+        psp_dispute_id: 'PP-D-12345',
+        stage,
+        // JPY has no minor unit: 1500 is 1500.
+        amount_minor: 1500,
+        currency: 'JPY',
+        reason: 'UNAUTHORISED (10.4)',
+        evidence_due_at_ms: Date.parse('2026-11-11T10:00:00Z'),
+      },
+    });
+  });
+
+  it('is not a dispute without an id, a status or a disputed capture; amounts and dates it cannot read are null', () => {
+    expect(readDispute(null)).toBeNull();
+    expect(readDispute({ ...dispute('OPEN'), dispute_id: '' })).toBeNull();
+    expect(readDispute({ ...dispute('OPEN'), status: 7 })).toBeNull();
+    expect(readDispute({ ...dispute('OPEN'), disputed_transactions: [] })).toBeNull();
+    expect(readDispute({ ...dispute('OPEN'), disputed_transactions: [{ seller_transaction_id: 'X'.repeat(65) }] })).toBeNull();
+    const vague = readDispute({
+      ...dispute('OPEN'),
+      dispute_amount: { value: 'lots' },
+      seller_response_due_date: 'soon',
+      reason: undefined,
+    });
+    expect(vague!.facts).toMatchObject({ amount_minor: null, currency: null, reason: '10.4', evidence_due_at_ms: null });
   });
 });

@@ -423,7 +423,7 @@ export const paypalDefinition: ConnectorDefinition = {
     wallet_deposit: true,
     merchant_initiated: false,
     authorize_capture: false,
-    disputes: false,
+    disputes: true,
     three_d_secure: false,
     webhooks: true,
   },

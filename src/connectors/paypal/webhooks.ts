@@ -5,10 +5,11 @@
 // PAYMENT.CAPTURE.COMPLETED / PENDING / DENIED / DECLINED (a deposit's result), PAYMENT.CAPTURE.REFUNDED
 // (a refund: ours by its custom_id, else one made in PayPal's dashboard, a reversal),
 // PAYMENT.PAYOUTS-ITEM.* (a payout's result), CHECKOUT.ORDER.APPROVED (nothing to apply: the
-// capture follows). Disputes (CUSTOMER.DISPUTE.*) are not read yet: their resource is not in the
-// descriptions the tests hold.
+// capture follows), CUSTOMER.DISPUTE.CREATED / UPDATED / RESOLVED (a dispute of a deposit:
+// disputes.ts maps its stages; decisions §16's chargeback on the first).
 import type { WebhookEvent, WebhookReading } from '../connector.js';
 import type { PayPalAnswer } from './client.js';
+import { readDispute } from './disputes.js';
 import { captureResult, payoutResult, readCapture, readPayoutItem, readRefund, refundResult, traceIdOf } from './status-map.js';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
@@ -49,6 +50,15 @@ export async function verifyWebhook(calls: WebhookCalls, raw_body: Buffer, heade
   return status === 'SUCCESS' ? 'verified' : 'refused';
 }
 
+const DISPUTE_EVENTS: ReadonlySet<string> = new Set(['CUSTOMER.DISPUTE.CREATED', 'CUSTOMER.DISPUTE.UPDATED', 'CUSTOMER.DISPUTE.RESOLVED']);
+
+/** The order a capture belongs to, asked of PayPal (GET /v2/payments/captures/{id}); null when PayPal cannot tell now. */
+async function orderOfCapture(calls: WebhookCalls, capture_id: string): Promise<string | null> {
+  const answer = await calls.get(`/v2/payments/captures/${encodeURIComponent(capture_id)}`);
+  const capture = answer.kind === 'answer' && answer.http_status === 200 ? readCapture(answer.json) : null;
+  return capture?.order_id ?? null;
+}
+
 export async function readPayPalWebhook(calls: WebhookCalls, raw_body: Buffer, headers: Headers): Promise<WebhookReading> {
   const verification = await verifyWebhook(calls, raw_body, headers);
   // PayPal could not be asked: not read now, and answered as refused so that PayPal sends it again.
@@ -77,19 +87,18 @@ export async function readPayPalWebhook(calls: WebhookCalls, raw_body: Buffer, h
     const refund = readRefund(event.resource);
     if (!refund || refund.capture_id === null) return { kind: 'ignored', reason: 'a refund event without its capture' };
     // The deposit is known by its order's id: the refund's capture says which.
-    const answer = await calls.get(`/v2/payments/captures/${encodeURIComponent(refund.capture_id)}`);
-    const capture = answer.kind === 'answer' && answer.http_status === 200 ? readCapture(answer.json) : null;
+    const order_id = await orderOfCapture(calls, refund.capture_id);
     const trace_id = traceIdOf(refund.custom_id);
-    if (!capture?.order_id && trace_id === null) return { kind: 'bad_signature' };
+    if (order_id === null && trace_id === null) return { kind: 'bad_signature' };
     const webhook: WebhookEvent = {
       ...base,
       match: { trace_id, psp_transaction_id: refund.id, transaction_type: 'refund', reference: null },
       result: refundResult(refund, calls.recheck_after_ms),
-      ...(capture?.order_id
+      ...(order_id !== null
         ? {
             payment_event: {
               kind: 'refunded' as const,
-              psp_payment_id: capture.order_id,
+              psp_payment_id: order_id,
               psp_refund_id: refund.id,
               amount_minor: refund.amount_minor,
               currency: refund.currency,
@@ -98,6 +107,24 @@ export async function readPayPalWebhook(calls: WebhookCalls, raw_body: Buffer, h
         : {}),
     };
     return { kind: 'event', event: webhook };
+  }
+
+  if (DISPUTE_EVENTS.has(type)) {
+    const dispute = readDispute(event.resource);
+    if (!dispute) return { kind: 'ignored', reason: `${type} without a dispute of a capture` };
+    // The deposit is known by its order's id: the disputed capture says which.
+    const order_id = await orderOfCapture(calls, dispute.capture_id);
+    // PayPal could not tell: refused, so that PayPal sends the event again later.
+    if (order_id === null) return { kind: 'bad_signature' };
+    return {
+      kind: 'event',
+      event: {
+        ...base,
+        match: { trace_id: null, psp_transaction_id: order_id, transaction_type: null, reference: null },
+        result: null,
+        payment_event: { kind: 'dispute', psp_payment_id: order_id, dispute: dispute.facts },
+      },
+    };
   }
 
   if (type.startsWith('PAYMENT.PAYOUTS-ITEM.')) {

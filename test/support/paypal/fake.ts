@@ -1,7 +1,8 @@
 // A fake PayPal for the tests (test code only), stateful, on 127.0.0.1 over real HTTP, written
 // from PayPal's published descriptions (test/psp-specs/paypal, SOURCE.md): the OAuth2 client-
 // credentials token, Orders v2 (create with intent CAPTURE, GET, capture), Payments v2 (GET
-// capture, refund, GET refund), Payouts v1 (create a batch, GET batch, GET item) and webhooks,
+// capture, refund, GET refund), Payouts v1 (create a batch, GET batch, GET item), disputes of captures (their
+// CUSTOMER.DISPUTE.* webhooks, as Disputes v1 describes the resource) and webhooks,
 // signed and sent to the registered URL, with POST /v1/notifications/verify-webhook-signature
 // answering SUCCESS or FAILURE for the webhook_id the fake registered. Every request, answer and
 // event is checked against the descriptions (`violations`, which tests assert is empty).
@@ -80,6 +81,18 @@ interface Capture {
   refunded_cents: number;
   create_time: string;
 }
+export type DisputeStatus = 'OPEN' | 'WAITING_FOR_BUYER_RESPONSE' | 'WAITING_FOR_SELLER_RESPONSE' | 'UNDER_REVIEW' | 'RESOLVED' | 'OTHER';
+interface Dispute {
+  id: string;
+  capture: Capture;
+  status: DisputeStatus;
+  stage: 'INQUIRY' | 'CHARGEBACK';
+  amount: Money;
+  outcome_code: string | null;
+  create_time: string;
+  update_time: string;
+  seller_response_due_date: string;
+}
 interface Refund {
   id: string;
   capture_id: string;
@@ -142,6 +155,13 @@ export interface FakePayPal extends FakeProcessorControls<FakePayPalRoute, FakeE
   /** A refund made in PayPal's dashboard (not through the API's caller). */
   refundFromDashboard(capture_id: string, value: string): Promise<string>;
   settlePayoutItem(payout_item_id: string, status: Exclude<PayoutItemStatus, 'PENDING'>): Promise<void>;
+  /**
+   * The buyer disputes a capture (CUSTOMER.DISPUTE.CREATED, waiting for the seller's response);
+   * `value` is the disputed amount (the whole capture by default). Answers the dispute's id.
+   */
+  openDispute(capture_id: string, value?: string, stage?: 'INQUIRY' | 'CHARGEBACK'): Promise<string>;
+  /** The dispute moves on: CUSTOMER.DISPUTE.UPDATED, or RESOLVED with `outcome_code`. */
+  moveDispute(dispute_id: string, status: DisputeStatus, outcome_code?: string): Promise<void>;
   order(id: string): Readonly<Order> | null;
   payoutItemsOf(batch_id: string): readonly Readonly<PayoutItem>[];
   readonly orders: readonly Readonly<Order>[];
@@ -201,6 +221,7 @@ export async function startFakePayPal(options: FakePayPalOptions = {}): Promise<
   let tokens_issued = 0;
   const orders = new Map<string, Order>();
   const captures = new Map<string, Capture>();
+  const disputes = new Map<string, Dispute>();
   const refunds = new Map<string, Refund>();
   const batches = new Map<string, { id: string; sender_batch_id: string; items: PayoutItem[]; time_created: string }>();
   const sender_batch_ids = new Map<string, string>();
@@ -254,7 +275,7 @@ export async function startFakePayPal(options: FakePayPalOptions = {}): Promise<
       signature: null,
       status: null,
       deliveries: [],
-      resource_id: String(resource.id ?? resource.payout_item_id ?? ''),
+      resource_id: String(resource.id ?? resource.payout_item_id ?? resource.dispute_id ?? ''),
     };
     events.push(made);
     keepBounded(events, max_recorded);
@@ -280,6 +301,34 @@ export async function startFakePayPal(options: FakePayPalOptions = {}): Promise<
         { href: `${base_url}/v2/payments/captures/${c.id}/refund`, rel: 'refund', method: 'POST' },
         { href: `${base_url}/v2/checkout/orders/${c.order_id}`, rel: 'up', method: 'GET' },
       ],
+    };
+  }
+  /** A Disputes v1 `dispute` as the CUSTOMER.DISPUTE.* webhooks carry it (the merchant's view). */
+  function disputeJson(d: Dispute): Record<string, unknown> {
+    return {
+      dispute_id: d.id,
+      create_time: d.create_time,
+      update_time: d.update_time,
+      disputed_transactions: [
+        {
+          buyer_transaction_id: id(17),
+          seller_transaction_id: d.capture.id,
+          create_time: d.capture.create_time,
+          transaction_status: 'COMPLETED',
+          gross_amount: d.capture.amount,
+          ...(d.capture.invoice_id !== null ? { invoice_number: d.capture.invoice_id } : {}),
+          ...(d.capture.custom_id !== null ? { custom: d.capture.custom_id } : {}),
+          seller: { merchant_id: 'FAKEMERCHANT1' },
+        },
+      ],
+      reason: 'MERCHANDISE_OR_SERVICE_NOT_RECEIVED',
+      status: d.status,
+      dispute_amount: d.amount,
+      ...(d.outcome_code !== null ? { dispute_outcome: { outcome_code: d.outcome_code } } : {}),
+      dispute_life_cycle_stage: d.stage,
+      dispute_channel: 'INTERNAL',
+      seller_response_due_date: d.seller_response_due_date,
+      links: [{ href: `${base_url}/v1/customer/disputes/${d.id}`, rel: 'self', method: 'GET' }],
     };
   }
   function refundJson(r: Refund): Record<string, unknown> {
@@ -799,6 +848,35 @@ export async function startFakePayPal(options: FakePayPalOptions = {}): Promise<
         UNCLAIMED: 'PAYMENT.PAYOUTS-ITEM.UNCLAIMED',
       };
       await webhooks.publish([event(type[status]!, 'payouts_item', itemJson(item), `A payout item is ${status.toLowerCase()}`)]);
+    },
+    async openDispute(capture_id, value, stage = 'CHARGEBACK') {
+      const capture = captures.get(capture_id);
+      if (!capture) throw new Error(`fake paypal: no capture ${capture_id}`);
+      const dispute: Dispute = {
+        id: `PP-D-${id(5)}`,
+        capture,
+        status: 'WAITING_FOR_SELLER_RESPONSE',
+        stage,
+        amount: { currency_code: capture.amount.currency_code, value: value ?? capture.amount.value },
+        outcome_code: null,
+        create_time: now(),
+        update_time: now(),
+        seller_response_due_date: new Date(Date.now() + 10 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      };
+      disputes.set(dispute.id, dispute);
+      await webhooks.publish([event('CUSTOMER.DISPUTE.CREATED', 'dispute', disputeJson(dispute), 'A new dispute opened')]);
+      return dispute.id;
+    },
+    async moveDispute(dispute_id, status, outcome_code) {
+      const dispute = disputes.get(dispute_id);
+      if (!dispute) throw new Error(`fake paypal: no dispute ${dispute_id}`);
+      dispute.status = status;
+      dispute.outcome_code = status === 'RESOLVED' ? (outcome_code ?? 'RESOLVED_BUYER_FAVOUR') : null;
+      dispute.update_time = now();
+      const type = status === 'RESOLVED' ? 'CUSTOMER.DISPUTE.RESOLVED' : 'CUSTOMER.DISPUTE.UPDATED';
+      await webhooks.publish([
+        event(type, 'dispute', disputeJson(dispute), `A dispute was ${status === 'RESOLVED' ? 'resolved' : 'updated'}`),
+      ]);
     },
     order(order_id) {
       return orders.get(order_id) ?? null;

@@ -1,5 +1,5 @@
 // Checks requests to, and answers and webhook events from, PayPal against its published OpenAPI
-// 3.0.3 descriptions (the four files copied into test/psp-specs/paypal, see SOURCE.md there), so
+// 3.0.3 descriptions (the five files copied into test/psp-specs/paypal, see SOURCE.md there), so
 // that neither the `paypal` connector nor the fake PayPal can drift from the real API. Each check
 // returns a list of problems, empty when the message is valid.
 //
@@ -7,13 +7,13 @@
 // and a message is checked against `{$ref: "<file>#/components/schemas/<name>"}` (or the inline
 // schema of the operation, its `allOf` of error schemas included). PayPal's schemas do not close
 // their objects (no additionalProperties), so neither do we; `nullable`, `readOnly`, `format` and
-// `discriminator` are not checked. Requests: the path must match an operation of one of the four
+// `discriminator` are not checked. Requests: the path must match an operation of one of the five
 // descriptions, the method must be declared, Authorization must be "Bearer <token>", a JSON body
 // must be sent as application/json and match the operation's request schema, PayPal-Request-Id
 // (where the operation declares it) must keep to its length. The OAuth token call
-// (POST /v1/oauth2/token) is in none of the four files: `validateTokenRequest` checks it by
+// (POST /v1/oauth2/token) is in none of the five files: `validateTokenRequest` checks it by
 // PayPal's "Get an access token" page (SOURCE.md). Events: `event` of the webhooks description,
-// then `resource` by resource_type (capture, refund, checkout-order, payouts_item).
+// then `resource` by resource_type (capture, refund, checkout-order, payouts_item, dispute).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,7 @@ export const PAYPAL_FILES = [
   'payments_payment_v2.json',
   'payments_payouts_batch_v1.json',
   'notifications_webhooks_v1.json',
+  'customer_disputes_v1.json',
 ] as const;
 type PayPalFile = (typeof PAYPAL_FILES)[number];
 
@@ -58,6 +59,7 @@ const RESOURCE_SCHEMAS: Readonly<Record<string, readonly [PayPalFile, string]>> 
   refund: ['payments_payment_v2.json', 'refund'],
   'checkout-order': ['checkout_orders_v2.json', 'order'],
   payouts_item: ['payments_payouts_batch_v1.json', 'payout_item-2'],
+  dispute: ['customer_disputes_v1.json', 'dispute'],
 };
 
 const MAX_PROBLEMS = 30;
