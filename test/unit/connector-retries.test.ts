@@ -65,7 +65,8 @@ describe('a sale the guard refuses, on every connector that has one', () => {
       webhook_secret: 'w'.repeat(32),
       base_url: 'https://api.sandbox.checkout.com',
     },
-    // The `stripe` package retries a connection error once itself; the answer must still be `error`.
+    // The `stripe` package retries every connection error once itself: the guard's refusal is given
+    // to it as an answer it does not retry (stripe/http-client.ts), so it too is sent once.
     stripe: { secret_key: 'sk_test_0123456789abcdef', webhook_secret: 'whsec_0123456789abcdef', base_url: 'https://api.stripe.com' },
     adyen: {
       api_key: 'AQE_0123456789',
@@ -88,17 +89,34 @@ describe('a sale the guard refuses, on every connector that has one', () => {
     capture: true,
   };
 
-  it.each(Object.keys(settings))('%s: an error, unreachable, with nothing charged; never unknown', async (name) => {
-    const http = refusing('ECIRCUITOPEN');
+  it.each(Object.keys(settings).flatMap((name) => GUARD_CODES.map((code) => [name, code])))(
+    '%s, refused %s: an error, unreachable, with nothing charged, asked of the guard once; never unknown',
+    async (name, code) => {
+      const http = refusing(code!);
+      const context: ConnectorContext = {
+        options: connectorOptions(loadConfig({})),
+        clock: new AdjustableClock(),
+        public_url: () => 'https://pay.example.com',
+        http,
+      };
+      const connector = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!.create(settings[name]!, context, 'f'.repeat(32));
+      const result = await connector.sale(sale);
+      expect(result).toMatchObject({ kind: 'error', error_code: 'unreachable' });
+      expect((result as { error_details: string }).error_details).toContain(code);
+      expect(http.sent).toHaveLength(1);
+    },
+  );
+
+  it("stripe: a connection refused by the processor (not the guard) is still the package's to retry once", async () => {
+    const http = refusing('ECONNREFUSED');
     const context: ConnectorContext = {
       options: connectorOptions(loadConfig({})),
       clock: new AdjustableClock(),
       public_url: () => 'https://pay.example.com',
       http,
     };
-    const connector = CONNECTOR_DEFINITIONS.find((d) => d.name === name)!.create(settings[name]!, context, 'f'.repeat(32));
-    const result = await connector.sale(sale);
-    expect(result).toMatchObject({ kind: 'error', error_code: 'unreachable' });
-    expect(http.sent.length).toBeGreaterThanOrEqual(1);
+    const connector = CONNECTOR_DEFINITIONS.find((d) => d.name === 'stripe')!.create(settings.stripe!, context, 'f'.repeat(32));
+    expect(await connector.sale(sale)).toMatchObject({ kind: 'error', error_code: 'unreachable' });
+    expect(http.sent).toHaveLength(2);
   });
 });

@@ -34,7 +34,7 @@ import type {
   WebhookReading,
 } from '../connector.js';
 import { baseUrlProblem } from '../base-url.js';
-import { ProcessorHttpClient } from './http-client.js';
+import { ProcessorHttpClient, refusedHere } from './http-client.js';
 import { idempotencyKey, saleParams } from './requests.js';
 import {
   actionFailure,
@@ -98,7 +98,7 @@ export class StripeConnector implements Connector {
     });
     const done = operation().then(
       (value): Call<T> => ({ kind: 'value', value }),
-      (error: unknown): Call<T> => ({ kind: 'failed', error }),
+      (error: unknown): Call<T> => ({ kind: 'failed', error: refusedHere(error) ?? error }),
     );
     try {
       return await Promise.race([done, late]);

@@ -9,8 +9,16 @@
 // socket's code (ECONNREFUSED, ECONNRESET...; ETIMEDOUT past the deadline): the package reports
 // it as a StripeConnectionError whose detail.code results.ts reads to tell "never sent" from
 // "may have been processed".
+//
+// Except a refusal of the gateway's own guard (an open circuit breaker, a full in-flight limit):
+// the package retries every connection error once, half a second or more later, which for a
+// processor that is down only doubles the refusals and delays the sale's answer (and its cascade)
+// for nothing. The package skips its retry only for an answer marked `Stripe-Should-Retry: false`,
+// so such a refusal is given to it as an answer made here (RefusalResponse, never sent to or
+// received from Stripe), and connector.ts turns the error the package makes of it back into the
+// connection error it is (refusedHere).
 import Stripe from 'stripe';
-import type { ProcessorExchange, ProcessorSender } from '../../outbound/processor-http.js';
+import { type ProcessorExchange, type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
 
 type Answer = Extract<ProcessorExchange, { readonly kind: 'answer' }>;
 
@@ -38,6 +46,44 @@ function headersOf(answer: Answer): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = value;
   return headers;
+}
+
+/** Marks an answer made here for a refusal of the gateway's guard; its value is the refusal's code. */
+const REFUSED_HERE_HEADER = 'paygate-refused-here';
+
+/** A refusal of the gateway's guard, as an answer the package does not retry (above). */
+class RefusalResponse extends Stripe.HttpClientResponse {
+  constructor(
+    code: string,
+    private readonly reason: string,
+  ) {
+    super(503, { 'stripe-should-retry': 'false', [REFUSED_HERE_HEADER]: code, 'content-type': 'application/json' });
+  }
+
+  override getRawResponse(): unknown {
+    return null;
+  }
+
+  override toStream(): never {
+    throw new Error('streamed answers are not read by this client');
+  }
+
+  override toJSON(): Promise<unknown> {
+    return Promise.resolve({ error: { type: 'api_error', message: this.reason } });
+  }
+}
+
+/**
+ * The package's error for a RefusalResponse, as the connection error it stands for (what
+ * results.ts reads: type StripeConnectionError, detail.code); null for any other error.
+ */
+export function refusedHere(
+  error: unknown,
+): { readonly type: string; readonly message: string; readonly detail: { readonly code: string } } | null {
+  const headers = (error as { headers?: Record<string, unknown> } | null)?.headers;
+  const code = headers?.[REFUSED_HERE_HEADER];
+  if (typeof code !== 'string') return null;
+  return { type: 'StripeConnectionError', message: String((error as { message?: unknown }).message ?? code), detail: { code } };
 }
 
 /** The error a client raises for an exchange without an answer: its code is all the package and results.ts read. */
@@ -68,7 +114,7 @@ export class ProcessorHttpClient extends Stripe.HttpClient {
     headers: Record<string, string | number | string[]>,
     requestData: string,
     protocol: string,
-  ): Promise<ExchangeResponse> {
+  ): Promise<Stripe.HttpClientResponse> {
     // The connector's calls are GETs and POSTs only.
     if (method !== 'GET' && method !== 'POST') throw new ExchangeFailure(`method ${method} is not sent`, 'EINVALIDMETHOD');
     // Lower-cased: ProcessorHttp's defaults (content-type, user-agent) are replaced, not sent twice.
@@ -81,6 +127,7 @@ export class ProcessorHttpClient extends Stripe.HttpClient {
       body: method === 'POST' ? requestData : undefined,
     });
     if (exchange.kind === 'answer') return new ExchangeResponse(exchange);
+    if (!worthRetryingUnsent(exchange.code)) return new RefusalResponse(exchange.code, exchange.reason);
     throw new ExchangeFailure(exchange.reason, exchange.code);
   }
 }
