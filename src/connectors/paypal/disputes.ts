@@ -21,11 +21,7 @@
 // An inquiry (dispute_life_cycle_stage INQUIRY) counts like a chargeback: PayPal holds the disputed
 // amount from the moment the case is opened, so the merchant must hear of it then.
 import type { DisputeFacts, DisputeStage } from '../connector.js';
-import { minorOf } from './status-map.js';
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null);
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+import { minorOf, obj, str } from './status-map.js';
 
 /** As the other connectors keep a processor's reason. */
 const REASON_MAX_CHARS = 200;
@@ -55,7 +51,7 @@ export interface PayPalDispute {
   readonly facts: DisputeFacts;
 }
 
-function stageOf(dispute: Json): DisputeStage | null {
+function stageOf(dispute: Record<string, unknown>): DisputeStage | null {
   const status = str(dispute.status);
   if (status === null) return null;
   if (status === 'RESOLVED') return STAGE_OF_OUTCOME[str(obj(dispute.dispute_outcome)?.outcome_code) ?? ''] ?? 'under_review';

@@ -13,8 +13,9 @@ import { formatAmount, parseMajorAmount } from '../../domain/money.js';
 import type { ProcessorResult } from '../connector.js';
 
 type Json = Record<string, unknown>;
-const obj = (v: unknown): Json | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null);
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+/** PayPal's JSON read defensively (disputes.ts reads its disputes the same way). */
+export const obj = (v: unknown): Json | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null);
+export const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /** Ours at PayPal: custom_id of orders and refunds, sender_item_id of payout items. */
 export const CUSTOM_ID_PREFIX = 'paygate-';
