@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { signBody } from '../src/domain/signing.js';
+import { SALE_CUSTOMER } from '../test/support/bodies.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
@@ -202,18 +203,8 @@ export function signed(body: Record<string, unknown>, secret: string): string {
   return JSON.stringify({ ...body, signature: signBody(body, secret) });
 }
 
-export const CUSTOMER = {
-  dob: '1990-04-12',
-  email: 'jane@example.com',
-  phone: 441234567890,
-  requester_ip: '203.0.113.7',
-  address: '1 Main Street',
-  city: 'London',
-  country: 'GB',
-  first_name: 'Jane',
-  last_name: 'Doe',
-  zip: 'SW1A 1AA',
-};
+/** A sale's customer fields: the tests' valid set (test/support/bodies.ts), so the bench sends what the tests check. */
+export const CUSTOMER = SALE_CUSTOMER;
 
 /** Signed sales (CVV 568, approved), each with a new order_id; signed now, so sent within the 60-second window. */
 export function saleBodies(merchant: Merchant, count: number, notification_url: string): string[] {

@@ -8,6 +8,7 @@ import type { TransactionStatus } from '../../src/domain/transaction-state.js';
 import type { Store, UnitOfWork } from '../../src/store/store.js';
 import {
   cardFixture,
+  cashierSessionFixture,
   merchantFixture,
   openTestStore,
   type TestStore,
@@ -1149,42 +1150,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
     it("findOrderRead answers find-order's columns and the order's leading transaction, in one statement, only for that merchant", async () => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();
-      const order_id = uniqueId('order');
-      const session_id = uniqueId('session');
-      expect(
-        await store.cashier.insertSession({
-          session_id,
-          merchant_id,
-          kind: 'checkout',
-          identity_kind: 'frontend',
-          identity_value: 'shop-front',
-          api_version: '1.1',
-          order_id,
-          request_fingerprint: 'fp',
-          auth_token_hash: uniqueId('auth'),
-          currency: 'USD',
-          amount_minor: 1999,
-          balance_minor: null,
-          pin: 'cust-1',
-          country: 'GB',
-          customer_sealed: 'sealed',
-          locale: null,
-          payment_method: 'card',
-          gateway_id: null,
-          profile: null,
-          return_url: 'https://merchant.example/return',
-          notification_url: 'https://merchant.example/notify',
-          validation_url: null,
-          variables_json: null,
-          order_status: 'pending',
-          expires_at_ms: NOW + 900_000,
-          closed_at_ms: null,
-          attempts: 0,
-          claim_until_ms: null,
-          created_at_ms: NOW,
-          updated_at_ms: NOW,
-        }),
-      ).toBe('created');
+      const { session_id, order_id, ...rest } = cashierSessionFixture(merchant_id, NOW);
+      expect(await store.cashier.insertSession({ session_id, order_id, ...rest })).toBe('created');
       const summary = {
         session_id,
         kind: 'checkout',

@@ -11,7 +11,14 @@ import type { TransactionRow } from '../../src/domain/transaction-record.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { TraceIdsExhausted } from '../../src/store/sql/fresh-trace-id.js';
 import type { Store } from '../../src/store/store.js';
-import { merchantFixture, openTestStore, type TestStore, transactionFixture, uniqueId } from '../support/store-fixture.js';
+import {
+  cashierSessionFixture,
+  merchantFixture,
+  openTestStore,
+  type TestStore,
+  transactionFixture,
+  uniqueId,
+} from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 const NOW = 1_800_000_000_000;
@@ -215,39 +222,9 @@ describe.each(storeKinds())('random trace_ids on %s', (kind) => {
   });
 
   it("lists a cashier session's transactions in the order they were made, also within one millisecond", async () => {
-    const session_id = uniqueId('session');
-    await store.cashier.insertSession({
-      session_id,
-      merchant_id,
-      kind: 'checkout',
-      identity_kind: 'frontend',
-      identity_value: 'shop-front',
-      api_version: '1.1',
-      order_id: uniqueId('order'),
-      request_fingerprint: 'fp',
-      auth_token_hash: uniqueId('auth'),
-      currency: 'USD',
-      amount_minor: 1999,
-      balance_minor: null,
-      pin: 'cust-1',
-      country: 'GB',
-      customer_sealed: 'sealed',
-      locale: null,
-      payment_method: 'card',
-      gateway_id: null,
-      profile: null,
-      return_url: 'https://merchant.example/return',
-      notification_url: 'https://merchant.example/notify',
-      validation_url: null,
-      variables_json: null,
-      order_status: 'pending',
-      expires_at_ms: NOW + 900_000,
-      closed_at_ms: null,
-      attempts: 0,
-      claim_until_ms: null,
-      created_at_ms: NOW,
-      updated_at_ms: NOW,
-    });
+    const session = cashierSessionFixture(merchant_id, NOW);
+    const { session_id } = session;
+    await store.cashier.insertSession(session);
     // A declined attempt and its cascade attempt in one millisecond, the later one with the lower
     // trace_id: the list must not be by trace_id. Then a later attempt.
     const high = 1_999_000_000 + Math.floor(Math.random() * 900_000);

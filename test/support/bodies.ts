@@ -10,8 +10,8 @@ export function orderId(prefix = 'order'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-const CUSTOMER = {
-  pin: 'cust-42',
+/** The customer fields of a sale (spec §4.1), one valid set: the bench's sales send them too. */
+export const SALE_CUSTOMER = {
   dob: '1990-04-12',
   email: 'jane@example.com',
   phone: 441234567890,
@@ -23,6 +23,8 @@ const CUSTOMER = {
   last_name: 'Doe',
   zip: 'SW1A 1AA',
 };
+
+const CUSTOMER = { pin: 'cust-42', ...SALE_CUSTOMER };
 
 /** Variant A: sale, application_key form, version 1.2. */
 export function saleA(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {

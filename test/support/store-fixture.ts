@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TraceIdSource } from '../../src/domain/trace-id.js';
 import { openPostgresStore, openSqliteStore } from '../../src/store/open.js';
-import type { CardVaultRow, NewGatewayRow, NewTransactionRow } from '../../src/store/schema.js';
+import type { CardVaultRow, NewCashierSessionRow, NewGatewayRow, NewTransactionRow } from '../../src/store/schema.js';
 import type { NewMerchant, Store } from '../../src/store/store.js';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
@@ -163,6 +163,49 @@ export function transactionFixture(merchant_id: string, overrides: Partial<NewTr
     created_at_ms: 1_700_000_000_000,
     updated_at_ms: 1_700_000_000_000,
     ...overrides,
+  };
+}
+
+/** A pending checkout order's cashier session, opened at `at_ms` (15 minutes to pay); override what the test is about. */
+export function cashierSessionFixture(
+  merchant_id: string,
+  at_ms: number,
+  overrides: Partial<NewCashierSessionRow> = {},
+): NewCashierSessionRow & { session_id: string; order_id: string } {
+  const session_id = uniqueId('session');
+  const order_id = uniqueId('order');
+  return {
+    merchant_id,
+    kind: 'checkout',
+    identity_kind: 'frontend',
+    identity_value: 'shop-front',
+    api_version: '1.1',
+    request_fingerprint: 'fp',
+    auth_token_hash: uniqueId('auth'),
+    currency: 'USD',
+    amount_minor: 1999,
+    balance_minor: null,
+    pin: 'cust-1',
+    country: 'GB',
+    customer_sealed: 'sealed',
+    locale: null,
+    payment_method: 'card',
+    gateway_id: null,
+    profile: null,
+    return_url: 'https://merchant.example/return',
+    notification_url: 'https://merchant.example/notify',
+    validation_url: null,
+    variables_json: null,
+    order_status: 'pending',
+    expires_at_ms: at_ms + 900_000,
+    closed_at_ms: null,
+    attempts: 0,
+    claim_until_ms: null,
+    created_at_ms: at_ms,
+    updated_at_ms: at_ms,
+    ...overrides,
+    session_id: overrides.session_id ?? session_id,
+    order_id: overrides.order_id ?? order_id,
   };
 }
 
