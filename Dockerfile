@@ -16,7 +16,8 @@ COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 PAYGATE_DATA_DIR=/var/lib/paygate
+# The heap bound of scripts/node-flags.mjs (HEAP_FLAG), as npm start passes it.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 PAYGATE_DATA_DIR=/var/lib/paygate NODE_OPTIONS=--max-old-space-size=512
 RUN groupadd --system paygate && useradd --system --gid paygate --home-dir /app paygate \
   && mkdir -p /var/lib/paygate && chown paygate:paygate /var/lib/paygate
 WORKDIR /app

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { signBody } from '../src/domain/signing.js';
 import { SALE_CUSTOMER } from '../test/support/bodies.js';
+import { gatewayNodeFlags } from '../scripts/node-flags.mjs';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CAN_PIN = os.cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
@@ -22,6 +23,9 @@ export const GATEWAY_CLI = path.join(
   process.env.BENCH_GATEWAY_DIST ? path.resolve(process.env.BENCH_GATEWAY_DIST) : path.join(ROOT, 'dist'),
   'cli.js',
 );
+
+/** Node's flags for the gateway, as npm start gives them (scripts/node-flags.mjs: the heap bound). */
+export const GATEWAY_NODE_FLAGS: readonly string[] = gatewayNodeFlags();
 
 export interface LoadResult {
   requests_per_s: number;

@@ -27,6 +27,7 @@ import {
   cpuProfile,
   cpuSeconds,
   GATEWAY_CLI,
+  GATEWAY_NODE_FLAGS,
   type LoadResult,
   BENCH_ADMIN_TOKEN,
   type Merchant,
@@ -238,7 +239,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
       await Promise.all([stopFake(fake_a), stopFake(fake_b)]);
       throw error;
     });
-  const gateway = placed(0, process.execPath, [GATEWAY_CLI, 'start'], env);
+  const gateway = placed(0, process.execPath, [...GATEWAY_NODE_FLAGS, GATEWAY_CLI, 'start'], env);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);

@@ -37,6 +37,7 @@ import {
   cpuSeconds,
   fmt,
   GATEWAY_CLI,
+  GATEWAY_NODE_FLAGS,
   type LoadResult,
   type Merchant,
   peakRssMb,
@@ -218,7 +219,7 @@ async function startGateway(
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
   const merchant = JSON.parse(created.stdout) as Merchant;
   const node_flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const child = placed(options.where ?? 0, process.execPath, [...node_flags, GATEWAY_CLI, 'start'], env);
+  const child = placed(options.where ?? 0, process.execPath, [...GATEWAY_NODE_FLAGS, ...node_flags, GATEWAY_CLI, 'start'], env);
   let output = '';
   child.stdout?.on('data', (c: Buffer) => {
     output = (output + c.toString()).slice(-4000);

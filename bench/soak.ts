@@ -22,7 +22,20 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { signBody } from '../src/domain/signing.js';
 import { type HeapProbe, heapGrowth, largestKinds, probeHeap } from './heap-probe.js';
-import { cpuSeconds, CUSTOMER, GATEWAY_CLI, type Merchant, percentile, placed, ROOT, signed, stop, waitHealthy, WORK } from './harness.js';
+import {
+  cpuSeconds,
+  CUSTOMER,
+  GATEWAY_CLI,
+  GATEWAY_NODE_FLAGS,
+  type Merchant,
+  percentile,
+  placed,
+  ROOT,
+  signed,
+  stop,
+  waitHealthy,
+  WORK,
+} from './harness.js';
 
 export interface SoakPlan {
   readonly port: number;
@@ -98,7 +111,7 @@ const cli = (args: string[]) => {
 };
 const merchant = cli(['merchant', 'create', '--merchant-id', 'soak', '--secret', 'soak-secret-0123']) as unknown as Merchant;
 cli(['user', 'create', '--email', STAFF, '--password', PASSWORD, '--role', 'merchant', '--merchant-id', 'soak']);
-const gateway = placed(0, process.execPath, [GATEWAY_CLI, 'start'], env);
+const gateway = placed(0, process.execPath, [...GATEWAY_NODE_FLAGS, GATEWAY_CLI, 'start'], env);
 let gateway_output = '';
 const keep = (chunk: Buffer) => {
   gateway_output = (gateway_output + chunk.toString()).slice(-4000);

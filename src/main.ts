@@ -1,6 +1,7 @@
 // The composition root: read config, open the store, start HTTP and the workers. Nothing else.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, connectorOptions, storeName } from './config.js';
@@ -341,7 +342,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     // A rotation's switch of the sealing key reaches this instance within one period.
     startKeyRefresh({ store, sealer, logger, every_ms: config.key_refresh_ms }),
   ];
-  logger.info({ url, store: store.dialect, environment: config.environment }, 'paygate listening');
+  // The heap's bound says whether the process was started with the gateway's Node.js flags (scripts/node-flags.mjs).
+  const heap_limit_mb = Math.round(getHeapStatistics().heap_size_limit / 1_048_576);
+  logger.info({ url, store: store.dialect, environment: config.environment, heap_limit_mb }, 'paygate listening');
   // The first screen: once per start, by the process that starts (a cluster's primary prints its own).
   if (primary) {
     const demo_merchant_id =

@@ -90,6 +90,11 @@ describe('the first sale in one minute, as docs/signing.md and README.md write i
     for (const next of [`paygate sandbox on ${url}. Where to go next:`, `${url}/reference`, `${url}/backoffice/`, 'docs/signing.md']) {
       expect(out).toContain(next);
     }
+    // npm start runs the gateway with its heap bound (scripts/node-flags.mjs: 512 MB of old space,
+    // so V8 collects before the old space has grown to four times the live heap).
+    const heap_limit_mb = Number(/"heap_limit_mb":(\d+)/.exec(out)?.[1]);
+    expect(heap_limit_mb, out.slice(0, 2000)).toBeGreaterThanOrEqual(512);
+    expect(heap_limit_mb).toBeLessThan(640);
 
     const pages = [
       ['docs/signing.md', '## A first sale in one minute'],

@@ -1,11 +1,13 @@
 // The test command on a fresh machine (issue 19): a missing Chromium stops the run at once with
-// the one command that fixes it, instead of failing each browser test minutes later.
+// the one command that fixes it, instead of failing each browser test minutes later. And what
+// every start of the gateway shares: npm start without a compiler, its Node.js flags.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureChromium, INSTALL_COMMAND } from '../support/chromium.js';
+import { gatewayNodeFlags, HEAP_FLAG } from '../../scripts/node-flags.mjs';
 
 describe('Chromium for the browser tests', () => {
   it('is found where the browser tests look for it', () => {
@@ -53,5 +55,16 @@ describe('production install (issue 19)', () => {
     fs.mkdirSync(path.join(bare, 'dist'));
     fs.writeFileSync(path.join(bare, 'dist', 'cli.js'), '');
     expect(run('scripts/prepare.mjs', bare).stderr).toMatch(/using the dist\/ already built/);
+  });
+});
+
+describe("the gateway's Node.js flags (scripts/node-flags.mjs)", () => {
+  it('bound the heap on every way of starting it, unless the operator set a bound of their own', () => {
+    expect(HEAP_FLAG).toBe('--max-old-space-size=512');
+    expect(gatewayNodeFlags({}, [])).toEqual([HEAP_FLAG]);
+    expect(gatewayNodeFlags({ NODE_OPTIONS: '--max-old-space-size=2048' }, [])).toEqual([]);
+    expect(gatewayNodeFlags({}, ['--max-old-space-size=1024'])).toEqual([]);
+    // The image starts dist/cli.js itself, so it sets the same bound in NODE_OPTIONS.
+    expect(fs.readFileSync('Dockerfile', 'utf8')).toMatch(new RegExp(`^ENV .*NODE_OPTIONS=${HEAP_FLAG}(\\s|$)`, 'm'));
   });
 });
