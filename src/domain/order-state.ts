@@ -63,7 +63,7 @@ export const CLOSED_ORDER_STATUSES: ReadonlySet<string> = new Set(['approved', '
 export const ATTEMPT_FAILED_STATUSES = ['declined', 'rejected', 'error', 'cancelled'] as const;
 
 /** Transaction statuses that end an attempt without moving money (cancelled is its own event: below). */
-const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(['declined', 'rejected', 'error']);
+const FAILED_TRANSACTION_STATUSES: ReadonlySet<string> = new Set(ATTEMPT_FAILED_STATUSES.filter((status) => status !== 'cancelled'));
 
 export function isOrderSession(session: Pick<CashierSessionRow, 'kind'>): boolean {
   return session.kind === 'checkout' || session.kind === 'pay_out_order';

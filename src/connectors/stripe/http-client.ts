@@ -18,6 +18,7 @@
 // received from Stripe), and connector.ts turns the error the package makes of it back into the
 // connection error it is (refusedHere).
 import Stripe from 'stripe';
+import type { StripeFailure } from './wire.js';
 import { type ProcessorExchange, type ProcessorSender, worthRetryingUnsent } from '../../outbound/processor-http.js';
 
 type Answer = Extract<ProcessorExchange, { readonly kind: 'answer' }>;
@@ -77,9 +78,7 @@ class RefusalResponse extends Stripe.HttpClientResponse {
  * The package's error for a RefusalResponse, as the connection error it stands for (what
  * results.ts reads: type StripeConnectionError, detail.code); null for any other error.
  */
-export function refusedHere(
-  error: unknown,
-): { readonly type: string; readonly message: string; readonly detail: { readonly code: string } } | null {
+export function refusedHere(error: unknown): StripeFailure | null {
   const headers = (error as { headers?: Record<string, unknown> } | null)?.headers;
   const code = headers?.[REFUSED_HERE_HEADER];
   if (typeof code !== 'string') return null;

@@ -9,7 +9,7 @@
 // configured origins only (CSP frame-ancestors); every other page by nobody (and X-Frame-Options DENY).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { framingHeaders } from '../../domain/frame-origins.js';
-import { CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.js';
+import { ATTEMPT_FAILED_STATUSES, CLOSED_ORDER_STATUSES, isOrderSession } from '../../domain/order-state.js';
 import { attemptTransaction, sessionState, submitPayment } from '../../operations/cashier-payment.js';
 import { signedReturnUrl } from '../../domain/return-url.js';
 import { isLinkPreview } from '../../domain/link-preview.js';
@@ -456,7 +456,7 @@ export function cashierPageRoutes(deps: OperationDeps, public_url: () => string)
         const row = /^[1-9][0-9]{0,5}$/.test(attempt) ? await attemptTransaction(deps, session, Number(attempt)) : null;
         if (!row) return redirect(deps, response, session, '/cashier');
         const { view, state } = await viewOf(deps, browser);
-        const failed = ['declined', 'rejected', 'error', 'cancelled'].includes(row.status);
+        const failed = (ATTEMPT_FAILED_STATUSES as readonly string[]).includes(row.status);
         const order_open = !isOrderSession(session) || session.order_status === 'pending';
         const can_retry = failed && browser.open && order_open && state.in_flight === null;
         let retry: Html | null = null;

@@ -5,6 +5,7 @@ import { formatAmount, minorUnitExponent } from '../../domain/money.js';
 import type { CustomerData, CustomerField } from '../../domain/customer.js';
 import type { CashierTexts } from '../../domain/cashier-texts.js';
 import type { CashierSessionRow } from '../../domain/cashier-record.js';
+import { ATTEMPT_FAILED_STATUSES } from '../../domain/order-state.js';
 import type { TransactionRow } from '../../domain/transaction-record.js';
 import { type Html, html } from '../html.js';
 import { cashierShell } from './layout.js';
@@ -353,7 +354,7 @@ export function cashierPage(view: CashierView, section: Html, alert?: Alert | nu
   return shell(view, view.session, title, html`<h1>${title}</h1>${summary(view)}${alertBox(alert)}${section}`, open);
 }
 
-const FAILED = new Set(['declined', 'rejected', 'error', 'cancelled']);
+const FAILED: ReadonlySet<string> = new Set(ATTEMPT_FAILED_STATUSES);
 
 /** What a transaction's status means for the customer. */
 export function resultAlert(view: Pick<CashierView, 'say'>, row: TransactionRow): Alert {
