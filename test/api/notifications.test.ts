@@ -276,7 +276,11 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
     'a failed informational notification is superseded by the later status: never resent, and the final one goes out at once',
     async () => {
       const path = '/notify/in-order';
-      firstThenAck(path, () => signedReply(secret, -1, 'busy'));
+      // The merchant asks for the pending_async one again every time (status -1), so however late
+      // the approval comes on a slow host it can only end superseded, never delivered by a resend.
+      receiver.setReply(path, (request) =>
+        notificationOf(request).transaction_status === 'pending_async' ? signedReply(secret, -1, 'busy') : ack(),
+      );
       const answer = await sale(saleA(gw.merchant, { cvv: '333', notification_url: `${receiver.url}${path}` }));
       expect(answer.body).toMatchObject({ transaction_status: 'pending_async' });
       await receiver.waitForRequest((r) => r.path === path, 15_000);
@@ -294,14 +298,13 @@ describe.each(storeKinds())('notifications on %s', (kind) => {
         'the approval delivered',
       );
       expect(notifications.map((n) => n.transaction_status)).toEqual(['pending_async', 'approved']);
-      expect(notifications[0]).toMatchObject({
-        state: 'superseded',
-        attempt_count: 1,
-        last_error: 'superseded by a later status of the transaction',
-      });
+      expect(notifications[0]).toMatchObject({ state: 'superseded', last_error: 'superseded by a later status of the transaction' });
       await sleep(1_500); // longer than the 1 s resend delay: the superseded one is not sent again
       const seen = receiver.requestsTo(path).map((r) => notificationOf(r).transaction_status);
-      expect(seen).toEqual(['pending_async', 'approved']);
+      // pending_async as often as it was tried before the approval, then the approval once, and nothing after it.
+      expect(seen.at(-1)).toBe('approved');
+      expect(seen.slice(0, -1).length).toBeGreaterThanOrEqual(1);
+      expect(new Set(seen.slice(0, -1))).toEqual(new Set(['pending_async']));
     },
   );
 
