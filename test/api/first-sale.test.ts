@@ -92,6 +92,8 @@ describe('the first sale in one minute, as docs/signing.md and README.md write i
     }
     // npm start runs the gateway with its heap bound (scripts/node-flags.mjs: 512 MB of old space,
     // so V8 collects before the old space has grown to four times the live heap).
+    // The log line is written by pino's asynchronous destination, so it may reach the pipe after the first screen.
+    await waitUntil(() => /"heap_limit_mb":\d+/.test(out), `the 'paygate listening' log line (${out.slice(0, 2000)})`, 10_000);
     const heap_limit_mb = Number(/"heap_limit_mb":(\d+)/.exec(out)?.[1]);
     expect(heap_limit_mb, out.slice(0, 2000)).toBeGreaterThanOrEqual(512);
     expect(heap_limit_mb).toBeLessThan(640);
