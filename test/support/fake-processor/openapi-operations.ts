@@ -158,6 +158,13 @@ export interface MessageValidator<Request, Response> {
   validateResponse(response: Response): string[];
   /** A webhook event body. */
   validateEvent(body: unknown): string[];
+  /**
+   * Compiles now, not on first use, every schema a check of these operations ("METHOD template";
+   * all when omitted) and of the events may need; returns how many are compiled. A fake calls it
+   * at its start: compiling a large description inside a request took longer than the gateway's
+   * processor time-out in a loaded suite, and the first sale timed out.
+   */
+  compileAll?(operation_keys?: readonly string[]): number;
 }
 
 export interface ProjectValidator<Request, Response, V extends MessageValidator<Request, Response>> {
@@ -166,6 +173,8 @@ export interface ProjectValidator<Request, Response, V extends MessageValidator<
   readonly validateRequest: (request: Request) => string[];
   readonly validateResponse: (response: Response) => string[];
   readonly validateEvent: (body: unknown) => string[];
+  /** Builds the validator and compiles the schemas of the operations a fake serves (compileAll), once; the fake's start calls it. */
+  readonly warm: (operation_keys?: readonly string[]) => void;
 }
 
 /**
@@ -177,9 +186,15 @@ export function projectValidator<Request, Response, V extends MessageValidator<R
   build: () => V,
 ): ProjectValidator<Request, Response, V> {
   let built: V | null = null;
+  let warmed = false;
   const get = (): V => (built ??= build());
   return {
     get,
+    warm: (operation_keys) => {
+      if (warmed) return;
+      get().compileAll?.(operation_keys);
+      warmed = true;
+    },
     validateRequest: (request) => get().validateRequest(request),
     validateResponse: (response) => get().validateResponse(response),
     validateEvent: (body) => get().validateEvent(body),

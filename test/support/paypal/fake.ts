@@ -207,6 +207,9 @@ function error(name: string, message: string, issue?: string): unknown {
 }
 
 export async function startFakePayPal(options: FakePayPalOptions = {}): Promise<FakePayPal> {
+  // The schemas of the operations served here compiled now, at the start: compiled inside a first
+  // request they took longer than the tests' 1.5 s processor time-out in a loaded suite.
+  paypalSpec.warm(Object.keys(TEMPLATES));
   const client_id = `AFakeClient${id(20)}`;
   const client_secret = `EFakeSecret${id(30)}`;
   const webhook_id = `WH${id(18)}`;

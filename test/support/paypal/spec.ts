@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 import {
+  type DescribedOperation,
   describedOperations,
   lowerCaseHeaders,
   type JsonObject,
@@ -70,12 +71,13 @@ export interface PayPalValidator {
   validateResponse(response: PayPalResponseToCheck): string[];
   validateEvent(body: unknown): string[];
   validateSchema(file: PayPalFile, name: string, value: unknown): string[];
+  compileAll(operation_keys?: readonly string[]): number;
 }
 
 function createPayPalValidator(): PayPalValidator {
   const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false, unicodeRegExp: false });
   const owner = new Map<unknown, PayPalFile>();
-  const operations = [];
+  const operations: DescribedOperation[] = [];
   for (const file of PAYPAL_FILES) {
     const document = JSON.parse(fs.readFileSync(path.join(PAYPAL_SPEC_DIR, file), 'utf8')) as JsonObject;
     ajv.addSchema({ $id: file, components: document.components }, file);
@@ -94,12 +96,17 @@ function createPayPalValidator(): PayPalValidator {
     );
   }
 
-  function check(key: string, schema: () => unknown, value: unknown, label: string): string[] {
+  function compiledFor(key: string, schema: () => unknown): ValidateFunction {
     let validate = compiled.get(key);
     if (!validate) {
       validate = ajv.compile(schema() as object);
       compiled.set(key, validate);
     }
+    return validate;
+  }
+
+  function check(key: string, schema: () => unknown, value: unknown, label: string): string[] {
+    const validate = compiledFor(key, schema);
     if (validate(value)) return [];
     return (validate.errors ?? [])
       .slice(0, MAX_PROBLEMS)
@@ -118,8 +125,41 @@ function createPayPalValidator(): PayPalValidator {
     return (content?.['application/json'] as JsonObject | undefined)?.schema;
   }
 
+  /** The JSON body an operation takes, as its description gives it. */
+  function requestBodySchema(operation: JsonObject): JsonObject | undefined {
+    return ((operation.requestBody as JsonObject | undefined)?.content as JsonObject | undefined)?.['application/json'] as
+      JsonObject | undefined;
+  }
+
+  /** The events' schemas, under the keys validateEvent uses. */
+  const eventEnvelope = () => ({ $ref: 'notifications_webhooks_v1.json#/components/schemas/event' });
+  const eventSchemas = (): Array<[string, () => unknown]> => [
+    ['event', eventEnvelope],
+    ...Object.values(RESOURCE_SCHEMAS).map(([file, name]): [string, () => unknown] => [
+      `event ${name}`,
+      () => ({ $ref: `${file}#/components/schemas/${name}` }),
+    ]),
+  ];
+
   return {
     table,
+    compileAll(operation_keys) {
+      // The same keys as the checks below, so that they find these compiled.
+      for (const op of operations) {
+        const file = owner.get(op.operation)!;
+        const key = `${op.method} ${op.template}`;
+        if (operation_keys !== undefined && !operation_keys.includes(key)) continue;
+        const body_schema = requestBodySchema(op.operation);
+        if (body_schema?.schema !== undefined) compiledFor(`req ${key}`, () => absolute(body_schema.schema, file));
+        for (const status of Object.keys((op.operation.responses ?? {}) as JsonObject)) {
+          if (!/^\d{3}$/.test(status)) continue;
+          const schema = resolveResponse(op.operation, file, Number(status));
+          if (schema !== undefined) compiledFor(`res ${key} ${status}`, () => absolute(schema, file));
+        }
+      }
+      for (const [key, schema] of eventSchemas()) compiledFor(key, schema);
+      return compiled.size;
+    },
     validateRequest(request) {
       const method = request.method.toUpperCase();
       const route = request.path.split('?')[0] ?? '';
@@ -136,9 +176,7 @@ function createPayPalValidator(): PayPalValidator {
         if (!declares_request_id) problems.push(`${label}: PayPal-Request-Id is not a parameter of this operation`);
         else if (request_id.length < 1 || request_id.length > 108) problems.push(`${label}: PayPal-Request-Id must be 1 to 108 characters`);
       }
-      const body_schema = ((found.entry.operation.requestBody as JsonObject | undefined)?.content as JsonObject | undefined)?.[
-        'application/json'
-      ] as JsonObject | undefined;
+      const body_schema = requestBodySchema(found.entry.operation);
       if (body_schema?.schema !== undefined) {
         if (!(headers['content-type'] ?? '').startsWith('application/json'))
           problems.push(`${label}: Content-Type must be application/json`);
@@ -164,7 +202,7 @@ function createPayPalValidator(): PayPalValidator {
     },
     validateEvent(body) {
       const label = `event ${String((body as JsonObject | null)?.event_type)} ${String((body as JsonObject | null)?.id)}`;
-      const problems = check('event', () => ({ $ref: 'notifications_webhooks_v1.json#/components/schemas/event' }), body, label);
+      const problems = check('event', eventEnvelope, body, label);
       const event = body as JsonObject;
       for (const field of ['id', 'create_time', 'resource_type', 'event_type', 'resource']) {
         if (event[field] === undefined) problems.push(`${label}: ${field} is missing`);
