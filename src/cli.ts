@@ -7,19 +7,11 @@
 // each worker process, where start runs one gateway.
 // The commands themselves are in src/cli/ (gateway.ts, merchant.ts, user.ts, routing.ts, sign.ts,
 // trigger.ts, usage.ts); this file is the entry (package.json's bin) and dispatches to them.
+// Each command's module is imported when that command runs, not all of them at start: the gateway
+// (main.ts) loads the whole HTTP application, and a command that reads one table does not need it
+// (it took 1.4 s to load before a `merchant list` read its first row).
 import cluster from 'node:cluster';
-import { startClusterPrimary } from './cluster.js';
-import { createLogger } from './logging.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { startGateway } from './main.js';
-import { checkEndpointCommand } from './cli/check-endpoint.js';
-import { gatewayCommand } from './cli/gateway.js';
-import { masterKeyCommand } from './cli/master-key.js';
-import { createMerchant, listMerchants } from './cli/merchant.js';
-import { loadBins, routeCommand } from './cli/routing.js';
-import { signCommand } from './cli/sign.js';
-import { triggerCommand } from './cli/trigger.js';
-import { createUserCommand, listUsersCommand } from './cli/user.js';
 import { unknownCommand, USAGE } from './cli/usage.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -46,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
       stopping ??= close().then(() => process.exit(0));
     };
     if (config.workers > 1 && cluster.isPrimary) {
+      const [{ startClusterPrimary }, { createLogger }] = await Promise.all([import('./cluster.js'), import('./logging.js')]);
       const primary = await startClusterPrimary(config, createLogger({ level: config.log_level, destination: config.log_file }));
       process.once(
         'SIGTERM',
@@ -58,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keep running
     }
     // A cluster worker: the primary already created the demo merchant.
+    const { startGateway } = await import('./main.js');
     const gateway = await startGateway(config, { create_demo: !cluster.isWorker });
     process.once(
       'SIGTERM',
@@ -69,17 +63,17 @@ async function main(argv: string[]): Promise<number> {
     );
     return -1; // keep running
   }
-  if (command === 'merchant' && sub === 'create') return createMerchant(config, rest);
-  if (command === 'merchant' && sub === 'list') return listMerchants(config, rest);
-  if (command === 'user' && sub === 'create') return createUserCommand(config, rest);
-  if (command === 'user' && sub === 'list') return listUsersCommand(config, rest);
-  if (command === 'gateway') return gatewayCommand(config, sub, rest);
-  if (command === 'route') return routeCommand(config, sub, rest);
-  if (command === 'bins' && sub === 'load') return loadBins(config, rest);
-  if (command === 'sign') return signCommand(argv.slice(1));
-  if (command === 'trigger') return triggerCommand(config, argv.slice(1));
-  if (command === 'check-endpoint') return checkEndpointCommand(config, argv.slice(1));
-  if (command === 'master-key') return masterKeyCommand(config, sub, rest);
+  if (command === 'merchant' && sub === 'create') return (await import('./cli/merchant.js')).createMerchant(config, rest);
+  if (command === 'merchant' && sub === 'list') return (await import('./cli/merchant.js')).listMerchants(config, rest);
+  if (command === 'user' && sub === 'create') return (await import('./cli/user.js')).createUserCommand(config, rest);
+  if (command === 'user' && sub === 'list') return (await import('./cli/user.js')).listUsersCommand(config, rest);
+  if (command === 'gateway') return (await import('./cli/gateway.js')).gatewayCommand(config, sub, rest);
+  if (command === 'route') return (await import('./cli/routing.js')).routeCommand(config, sub, rest);
+  if (command === 'bins' && sub === 'load') return (await import('./cli/routing.js')).loadBins(config, rest);
+  if (command === 'sign') return (await import('./cli/sign.js')).signCommand(argv.slice(1));
+  if (command === 'trigger') return (await import('./cli/trigger.js')).triggerCommand(config, argv.slice(1));
+  if (command === 'check-endpoint') return (await import('./cli/check-endpoint.js')).checkEndpointCommand(config, argv.slice(1));
+  if (command === 'master-key') return (await import('./cli/master-key.js')).masterKeyCommand(config, sub, rest);
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return 0;

@@ -10,7 +10,8 @@ import { type Config, storeName } from './config.js';
 import { AdjustableClock } from './domain/clock.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
 import { firstScreenLines } from './first-screen.js';
-import { adminTokenInEffect, DEMO_MERCHANT_ID, ensureDemoMerchant, openConfiguredStore, sealerFor } from './main.js';
+import { adminTokenInEffect, DEMO_MERCHANT_ID, ensureDemoMerchant } from './main.js';
+import { openConfiguredStore, sealerFor } from './store-and-keys.js';
 
 /** A worker that ran this long before dying resets the restart back-off. */
 const STABLE_AFTER_MS = 30_000;

@@ -1,13 +1,12 @@
 // The composition root: read config, open the store, start HTTP and the workers. Nothing else.
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, connectorOptions, storeName } from './config.js';
-import { previousKeyPath } from './crypto/key-files.js';
-import { loadOrCreateKeyFile, readKeyFile, type Sealer } from './crypto/sealer.js';
-import { loadSealer, type MasterKeys } from './operations/master-key.js';
+import type { Sealer } from './crypto/sealer.js';
+import { loadSealer } from './operations/master-key.js';
+import { keyBesideDatabase, masterKeysFor, openConfiguredStore } from './store-and-keys.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
@@ -38,7 +37,6 @@ import { operatorRoutingRoutes } from './http/routes/operator-routing.js';
 import { reportUnusableMerchants } from './operations/gateways.js';
 import { ensureSandboxAdminToken } from './operations/sandbox-admin-token.js';
 import { type FirstScreen, firstScreenLines } from './first-screen.js';
-import { openStore } from './store/open.js';
 import { lockDataFolder } from './store/instance-lock.js';
 import type { Store } from './store/store.js';
 import { startDueWork, type Worker } from './workers/due-work.js';
@@ -145,38 +143,6 @@ export async function adminTokenInEffect(
     );
   }
   return { token: own.token, source: own.created ? 'created' : 'stored' };
-}
-
-/**
- * The master keys this process was given: PAYGATE_MASTER_KEY (with PAYGATE_MASTER_KEY_PREVIOUS
- * during a rotation), or the key file, created on first use (with `<file>.previous` beside it
- * during a rotation: crypto/key-files.ts).
- */
-export function masterKeysFor(config: Config): MasterKeys {
-  if (config.master_key) return { current: config.master_key, previous: config.master_key_previous };
-  const current = loadOrCreateKeyFile(config.data_dir, config.master_key_file);
-  return { current, previous: readKeyFile(previousKeyPath(config.master_key_file)) };
-}
-
-/** The Sealer of a process on `store` (migrated): its keys, and the store's sealing key and fingerprint key. */
-export function sealerFor(config: Config, store: Store): Promise<Sealer> {
-  return loadSealer({ store }, masterKeysFor(config), Date.now());
-}
-
-/** Live mode with the embedded store's key file in the data folder: whoever copies the folder has the key too. */
-export function keyBesideDatabase(config: Config): boolean {
-  return config.master_key === null && config.database_url === null && path.dirname(config.master_key_file) === config.data_dir;
-}
-
-export function openConfiguredStore(config: Config, logger?: Logger): Store {
-  return openStore({
-    database_url: config.database_url,
-    data_dir: config.data_dir,
-    pg_pool_max: config.limits.pg_pool_max,
-    group_commit: config.group_commit,
-    sqlite_cache_mb: config.limits.sqlite_cache_mb,
-    on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
-  });
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<RunningGateway> {

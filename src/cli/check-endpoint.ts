@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { wallClock } from '../domain/clock.js';
 import { createLogger } from '../logging.js';
-import { sealerFor } from '../main.js';
+import { sealerFor } from '../store-and-keys.js';
 import { openCliStore } from './store-session.js';
 import { checkEndpoint, type EndpointReport, SLOW_RESEND_MAX_MS } from '../operations/endpoint-check.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';

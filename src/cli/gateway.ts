@@ -19,7 +19,7 @@ import {
   setGatewayEnabled,
   showGateway,
 } from '../operations/gateways.js';
-import { sealerFor } from '../main.js';
+import { sealerFor } from '../store-and-keys.js';
 import { printList } from './output.js';
 import { openCliStore } from './store-session.js';
 import { unknownCommand } from './usage.js';

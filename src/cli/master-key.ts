@@ -24,7 +24,7 @@ import {
   RotationFailed,
   rotateMasterKey,
 } from '../operations/master-key-rotation.js';
-import { sealerFor } from '../main.js';
+import { sealerFor } from '../store-and-keys.js';
 import { DataFolderInUse, type InstanceLock, lockDataFolder } from '../store/instance-lock.js';
 import type { RotationProgress, Store } from '../store/store.js';
 import { openCliStore } from './store-session.js';

@@ -7,7 +7,7 @@ import { starterGateway } from '../connectors/registry.js';
 import { MerchantDirectory } from '../operations/merchant-directory.js';
 import { checkFrameOrigins } from '../domain/frame-origins.js';
 import { characterLength, hasContent, textProblem } from '../domain/text.js';
-import { sealerFor } from '../main.js';
+import { sealerFor } from '../store-and-keys.js';
 import { printList, utc } from './output.js';
 import { openCliStore } from './store-session.js';
 

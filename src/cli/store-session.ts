@@ -6,7 +6,7 @@
 // when no gateway has recorded one. An operator who runs `PAYGATE_ENV=live paygate gateway list`
 // on the sandbox's folder sees it on the first line.
 import { type Config, storeName } from '../config.js';
-import { openConfiguredStore } from '../main.js';
+import { openConfiguredStore } from '../store-and-keys.js';
 import { utc } from './output.js';
 import type { InstanceRecord, Store } from '../store/store.js';
 

@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { endLabel, findTrigger, SANDBOX_TRIGGERS } from '../domain/sandbox-triggers.js';
 import { readSandboxAdminToken } from '../operations/sandbox-admin-token.js';
 import { TRIGGER_WAIT_MAX_MS, type TriggerReport } from '../operations/sandbox-trigger-run.js';
-import { openConfiguredStore, sealerFor } from '../main.js';
+import { openConfiguredStore, sealerFor } from '../store-and-keys.js';
 import { announceStore } from './store-session.js';
 
 const USAGE_LINE = 'usage: paygate trigger NAME --merchant-id ID [--notification-url URL] [--url GATEWAY_URL] [--json] | --list';
