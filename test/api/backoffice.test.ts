@@ -29,6 +29,7 @@ import { CHECKOUT_WEBHOOK_SECRET, type LiveCheckout, liveSale, startLiveCheckout
 import { withLiveGateway } from '../support/live-gateway.js';
 import { iso } from '../../src/pages/backoffice/format.js';
 import type { ProcessorEventRow } from '../../src/store/schema.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 /** The session's last use as its row holds it (gateway clock); null once the row is gone. */
 async function lastSeenOf(gw: TestGateway, client: BackOfficeClient): Promise<number | null> {
@@ -45,7 +46,7 @@ describe('paygate user create', () => {
   it('prints the user as JSON, refuses a short password and an existing e-mail, and changes nothing then', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-bo-cli-'));
     const run = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
+      spawnSync(process.execPath, [CLI_ENTRY, ...args], {
         env: { ...process.env, PAYGATE_DATA_DIR: dir },
         encoding: 'utf8',
         timeout: 30_000,

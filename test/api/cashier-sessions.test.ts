@@ -25,6 +25,7 @@ import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gate
 import type { MerchantReceiver } from '../support/merchant-receiver.js';
 import { merchantVerify, signedReply, waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 const LOGIN_LINK = /\/cashier\/login\/([A-Za-z0-9_-]{20,})$/;
 
@@ -712,7 +713,7 @@ describe('paygate merchant create --frame-origin', () => {
     const { openSqliteStore } = await import('../../src/store/open.js');
     const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-cli-frame-'));
     const paygate = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
+      spawnSync(process.execPath, [CLI_ENTRY, ...args], {
         env: { ...process.env, PAYGATE_DATA_DIR: data_dir },
         encoding: 'utf8',
         timeout: 30_000,

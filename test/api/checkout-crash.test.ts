@@ -20,8 +20,9 @@ import { type MerchantReceiver, startMerchantReceiver } from '../support/merchan
 import { notificationOf, signedReply, sleep, waitUntil } from '../support/notification-merchant.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = [CLI_ENTRY];
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterAll(async () => {

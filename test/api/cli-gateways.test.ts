@@ -13,8 +13,9 @@ import { type FakeCheckout, startFakeCheckout } from '../support/checkout/fake.j
 import { spawnGateway, type ChildGateway } from '../support/child-gateway.js';
 import { postSigned } from '../support/client.js';
 import { CHECKOUT_WEBHOOK_SECRET, CURRENCY_ACCOUNT, PROCESSING_CHANNEL } from '../support/live-checkout.js';
+import { CLI_ENTRY } from '../support/build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = [CLI_ENTRY];
 const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-cli-gateways-'));
 const ENV = { PAYGATE_DATA_DIR: data_dir, PAYGATE_ENV: 'live', PAYGATE_ALLOW_PRIVATE_URLS: 'true', PUBLIC_URL: 'https://pay.example.com' };
 

@@ -14,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, TEST_MASTER_KEY, type TestGateway } from '../support/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = [CLI_ENTRY];
 const PASSWORD_IN_URL = 'pg-password-never-printed-42';
 const CHANNEL = `pc_${'k'.repeat(26)}`;
 

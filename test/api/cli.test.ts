@@ -8,8 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { postSigned } from '../support/client.js';
 import { saleA } from '../support/bodies.js';
 import { spawnGateway } from '../support/child-gateway.js';
+import { CLI_ENTRY } from '../support/build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = [CLI_ENTRY];
 const execFileAsync = promisify(execFile);
 const dirs: string[] = [];
 

@@ -4,7 +4,6 @@
 // red on the lines of its bug and green elsewhere. Then `paygate check-endpoint` as a process,
 // its report and exit codes, and the refusals: an unknown merchant, a URL the gateway never calls.
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTIFICATION_PATH, type RunningShop, startShop } from '../../packages/example-shop/src/shop.js';
@@ -12,9 +11,10 @@ import { checkEndpoint, type CheckId, type EndpointReport } from '../../src/oper
 import { type ReceiverKind, startReceiver } from '../support/broken-receivers.js';
 import { startTestGateway, TEST_MASTER_KEY, type TestGateway } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 const execFileAsync = promisify(execFile);
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = [CLI_ENTRY];
 const ALL: readonly CheckId[] = [
   'acknowledges',
   'duplicate',

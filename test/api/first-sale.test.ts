@@ -16,9 +16,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { verifyBody } from '../../src/domain/signing.js';
 import { freePort } from '../support/child-gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
+import { ensureBuilt } from '../support/build.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 const DOCUMENTED_URL = 'http://127.0.0.1:8080';
 
 interface Block {
@@ -36,22 +36,6 @@ function sectionBlocks(file: string, heading: string): Block[] {
   next.lastIndex = start + heading.length + 1;
   const end = next.exec(markdown)?.index ?? markdown.length;
   return [...markdown.slice(start, end).matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((m) => ({ language: m[1]!, code: m[2]! }));
-}
-
-function newestSource(dir: string): number {
-  return fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
-    const full = path.join(dir, entry.name);
-    return Math.max(newest, entry.isDirectory() ? newestSource(full) : entry.name.endsWith('.ts') ? fs.statSync(full).mtimeMs : 0);
-  }, 0);
-}
-
-/** npm start and npx paygate run the build (dist/): rebuilt when older than the sources. */
-function ensureBuilt(): void {
-  const output = path.join(ROOT, 'dist/cli.js');
-  const built = fs.existsSync(output) ? fs.statSync(output).mtimeMs : 0;
-  if (built >= newestSource(path.join(ROOT, 'src'))) return;
-  const result = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  if (result.status !== 0) throw new Error(`build failed: ${result.stdout}${result.stderr}`);
 }
 
 describe('the first sale in one minute, as docs/signing.md and README.md write it', () => {

@@ -11,6 +11,7 @@ import { CHECKOUT_WEBHOOK_SECRET, operatorCall, PROCESSING_CHANNEL } from '../su
 import { postSigned } from '../support/client.js';
 import { direct } from '../support/payout-bodies.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 describe.each(storeKinds())('routing rules on %s', (kind) => {
   let gw: TestGateway;
@@ -172,8 +173,7 @@ describe('routing rules and BINs from the CLI', () => {
     const path = await import('node:path');
     const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-route-cli-'));
     const env = { ...process.env, PAYGATE_DATA_DIR: data_dir };
-    const paygate = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], { env, encoding: 'utf8', timeout: 30_000 });
+    const paygate = (args: string[]) => spawnSync(process.execPath, [CLI_ENTRY, ...args], { env, encoding: 'utf8', timeout: 30_000 });
     try {
       const merchant = JSON.parse(paygate(['merchant', 'create', '--merchant-id', 'route-shop']).stdout) as { gateway: string };
       const added = paygate([

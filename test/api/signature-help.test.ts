@@ -4,7 +4,6 @@
 // environments and in both signing schemes; `paygate sign` signs a body from the command line.
 import { spawnSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saleA, saleB } from '../support/bodies.js';
 import { initCheckout } from '../support/cashier.js';
@@ -12,6 +11,7 @@ import { verifyBody } from '../../src/domain/signing.js';
 import { postJson, signed } from '../support/client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { v13 } from '../support/v13.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 const sha384 = (text: string) => createHash('sha384').update(text, 'utf8').digest('hex');
 
@@ -202,7 +202,7 @@ describe('live mode', () => {
 
 describe('paygate sign', () => {
   const sign = (args: string[], input: string) =>
-    spawnSync(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'sign', ...args], {
+    spawnSync(process.execPath, [CLI_ENTRY, 'sign', ...args], {
       input,
       encoding: 'utf8',
       timeout: 30_000,

@@ -30,6 +30,7 @@ import { storeKinds } from '../support/stores.js';
 import { createPlanVia, sha384, stamp, subscribeVia, tokenize, useClock, v13 } from '../support/v13.js';
 import { freePort } from '../support/child-gateway.js';
 import { signBody } from '../../src/domain/signing.js';
+import { CLI_ENTRY } from '../support/build.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -938,7 +939,7 @@ async function startChild(database_url: string, dir: string, name: string): Prom
   const port = await freePort();
   const log_file = path.join(dir, `${name}.log`);
   // Niced: this load test must not starve the other test files running beside it on a small machine.
-  const child = spawn('nice', ['-n', '10', process.execPath, '--import', 'tsx', path.resolve('src/cli.ts'), 'start'], {
+  const child = spawn('nice', ['-n', '10', process.execPath, CLI_ENTRY, 'start'], {
     env: {
       ...process.env,
       DATABASE_URL: database_url,

@@ -6,7 +6,6 @@
 // sandbox's own token opens the endpoint. `paygate trigger` runs as a process against it, finding
 // the gateway by HOST/PORT and the token in the store. And the refusals, with nothing made.
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReceivedMessage, RunningShop } from '../../packages/example-shop/src/shop.js';
 import { NOTIFICATION_PATH, startShop } from '../../packages/example-shop/src/shop.js';
@@ -15,8 +14,9 @@ import { postJson } from '../support/client.js';
 import { startTestGateway, type TestGateway, TEST_MASTER_KEY } from '../support/gateway.js';
 import { waitUntil } from '../support/notification-merchant.js';
 import { storeKinds } from '../support/stores.js';
+import { CLI_ENTRY } from '../support/build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts'), 'trigger'];
+const CLI = [CLI_ENTRY, 'trigger'];
 
 /** `paygate trigger …` as a process. Never spawnSync: it would freeze this process, whose gateway the command calls. */
 function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {

@@ -1,11 +1,11 @@
-// A gateway as an operator runs it: `node --import tsx src/cli.ts start` in its own process,
+// A gateway as an operator runs it: `node dist/cli.js start` (test/support/build.ts) in its own process,
 // so a test can kill -9 it or run two of them on one database.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
+import { CLI_ENTRY } from './build.js';
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts'), 'start'];
+const CLI = [CLI_ENTRY, 'start'];
 
 export interface ChildGateway {
   readonly url: string;

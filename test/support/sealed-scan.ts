@@ -2,12 +2,12 @@
 // and a master-key rotation's progress, from the test's own connection to the store, and runs
 // `paygate master-key …` as an operator does, for test/api/master-key-rotation.test.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { type Sealer, sealedKeyId } from '../../src/crypto/sealer.js';
 import { purposeOf } from '../../src/operations/sealed-purposes.js';
 import { SEALED_TABLE_NAMES } from '../../src/store/master-key-store.js';
 import { openStore } from '../../src/store/open.js';
 import type { SealedRow, SealedTable, Store } from '../../src/store/store.js';
+import { CLI_ENTRY } from './build.js';
 
 export interface SealedValue {
   readonly table: SealedTable;
@@ -61,7 +61,7 @@ export interface CliRun {
 
 /** `paygate ARGS` in its own process, with `env` on top of this one's. */
 export function runCli(args: readonly string[], env: Record<string, string>): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), ...args], {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/child-gateway.js';
 import { CashierCustomer } from '../../../test/support/cashier.js';
 import { waitUntil } from '../../../test/support/notification-merchant.js';
+import { ensureBuilt } from '../../../test/support/build.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const README = fs.readFileSync(path.join(ROOT, 'packages/sdk/README.md'), 'utf8');
@@ -33,21 +34,6 @@ function section(markdown: string, heading: string): string {
   if (start === -1) throw new Error(`README has no section "${heading}"`);
   const end = markdown.indexOf('\n## ', start + 1);
   return markdown.slice(start, end === -1 ? undefined : end);
-}
-
-function newestSource(dir: string): number {
-  return fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
-    const full = path.join(dir, entry.name);
-    return Math.max(newest, entry.isDirectory() ? newestSource(full) : entry.name.endsWith('.ts') ? fs.statSync(full).mtimeMs : 0);
-  }, 0);
-}
-
-/** The README runs the built gateway (npm start) and the built SDK (a merchant's import): rebuilt when older than their sources. */
-function ensureBuilt(output: string, sources: string, tsconfig: string): void {
-  const built = fs.existsSync(path.join(ROOT, output)) ? fs.statSync(path.join(ROOT, output)).mtimeMs : 0;
-  if (built >= newestSource(path.join(ROOT, sources))) return;
-  const result = spawnSync(process.execPath, [TSC, '-p', tsconfig], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  if (result.status !== 0) throw new Error(`build of ${tsconfig} failed: ${result.stdout}${result.stderr}`);
 }
 
 interface Running {
