@@ -24,8 +24,14 @@ export const GATEWAY_CLI = path.join(
   'cli.js',
 );
 
-/** Node's flags for the gateway, as npm start gives them (scripts/node-flags.mjs: the heap bound). */
-export const GATEWAY_NODE_FLAGS: readonly string[] = gatewayNodeFlags();
+/**
+ * Node's flags for the gateway, as npm start gives them (scripts/node-flags.mjs: the heap bound),
+ * and BENCH_EXTRA_NODE_FLAGS (space-separated) after them, to measure a flag before it ships.
+ */
+export const GATEWAY_NODE_FLAGS: readonly string[] = [
+  ...gatewayNodeFlags(),
+  ...(process.env.BENCH_EXTRA_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+];
 
 export interface LoadResult {
   requests_per_s: number;

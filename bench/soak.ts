@@ -113,8 +113,11 @@ const merchant = cli(['merchant', 'create', '--merchant-id', 'soak', '--secret',
 cli(['user', 'create', '--email', STAFF, '--password', PASSWORD, '--role', 'merchant', '--merchant-id', 'soak']);
 const gateway = placed(0, process.execPath, [...GATEWAY_NODE_FLAGS, GATEWAY_CLI, 'start'], env);
 let gateway_output = '';
+// BENCH_SOAK_GATEWAY_LOG=file keeps all the gateway printed (with BENCH_EXTRA_NODE_FLAGS=--trace-gc, its collections).
+const gateway_log = process.env.BENCH_SOAK_GATEWAY_LOG ? fs.createWriteStream(process.env.BENCH_SOAK_GATEWAY_LOG) : null;
 const keep = (chunk: Buffer) => {
   gateway_output = (gateway_output + chunk.toString()).slice(-4000);
+  gateway_log?.write(chunk);
 };
 gateway.stdout?.on('data', keep);
 gateway.stderr?.on('data', keep);
