@@ -2,7 +2,7 @@
 // /openapi.json, served from the gateway's files, opened in Chromium as a merchant's developer
 // would: operations grouped by what they do, no console error under its CSP, and in the sandbox a
 // sale tried from the page, signed there with a secret typed there that no request ever carries.
-import type { Browser, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_TAGS } from '../../src/http/openapi.js';
 import { saleA } from '../support/bodies.js';
@@ -17,6 +17,18 @@ function watchConsole(page: Page): string[] {
   });
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   return problems;
+}
+
+/**
+ * Opens an operation as a reader does, by its summary line. The line is a link to the operation's
+ * own `#/tag/operation` address; Playwright would wait for that in-page navigation to finish, and a
+ * loaded CI machine once took over the 10 s allowed (2026-11-27) while Swagger UI drew the sale's
+ * schema. What the test needs is the operation open, so it waits for that, not for the address.
+ */
+async function openOperation(operation: Locator): Promise<void> {
+  await operation.locator('.opblock-summary').waitFor();
+  await operation.locator('.opblock-summary').click({ noWaitAfter: true });
+  await operation.locator('.opblock-body').waitFor({ timeout: 30_000 });
 }
 
 describe('the API reference page in the sandbox', () => {
@@ -69,7 +81,7 @@ describe('the API reference page in the sandbox', () => {
       await expect(page.locator('.topbar').count()).resolves.toBe(0);
       // Open the sale call: its body schema and its answers are shown.
       const sale = page.locator('#operations-cards-postApiProcess');
-      await sale.locator('.opblock-summary').click();
+      await openOperation(sale);
       await sale.locator('.responses-table').waitFor();
       const text = await sale.innerText();
       expect(text).toContain('Signed answer');
@@ -94,7 +106,7 @@ describe('the API reference page in the sandbox', () => {
     try {
       await page.goto(`${gw.url}/reference`);
       const sale = page.locator('#operations-cards-postApiProcess');
-      await sale.locator('.opblock-summary').click();
+      await openOperation(sale);
       await sale.locator('.try-out__btn').click();
       // A sale as a developer writes it: no timestamp, no signature; the page adds both.
       const body = saleA(gw.merchant);

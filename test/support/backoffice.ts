@@ -139,3 +139,13 @@ export async function advanceClock(gw: TestGateway, seconds: number): Promise<vo
   });
   if (response.status !== 200) throw new Error(`clock not moved: ${response.status}`);
 }
+
+/**
+ * Whether the UTC day (the overview's "today") is still the one of `since_ms`. A run that crosses
+ * midnight between making its sales and reading the overview finds them under yesterday: a CI run
+ * starting at 23:57 UTC on 2026-11-27 did. Tests check the day's figures only when it did not change.
+ */
+export function sameUtcDay(since_ms: number, now_ms = Date.now()): boolean {
+  const DAY_MS = 86_400_000;
+  return Math.floor(since_ms / DAY_MS) === Math.floor(now_ms / DAY_MS);
+}
