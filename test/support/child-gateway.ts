@@ -59,7 +59,12 @@ async function bindable(port: number): Promise<boolean> {
   return bound;
 }
 
-/** Starts the CLI with `env` (on top of this process's environment) and waits until /healthz answers. */
+/**
+ * Starts the CLI with `env` (on top of this process's environment) and waits until /healthz answers.
+ * Load shedding is off unless `env` sets it, as for test/support/gateway.ts: on a two-core machine
+ * running the suite, a child's event loop lags behind the other tests' work, not its own load, and
+ * a CI run once had a child shed a sale (status 29) just after it started (2026-11-28).
+ */
 export async function spawnGateway(
   env: Record<string, string>,
   options: { expect_demo?: boolean; timeout_ms?: number } = {},
@@ -67,7 +72,7 @@ export async function spawnGateway(
   const timeout_ms = options.timeout_ms ?? 30_000;
   const port = await freePort();
   const child = spawn(process.execPath, CLI, {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), PAYGATE_SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
