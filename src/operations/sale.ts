@@ -10,7 +10,7 @@ import type { Gateway, GatewayRefusal, Merchant } from '../domain/merchants.js';
 import { cascadable } from '../domain/routing.js';
 import type { TransactionRow } from '../domain/transaction-record.js';
 import type { NewTransactionRow } from '../store/schema.js';
-import { storeWithin } from '../store/store.js';
+import { storeWithin, type UnitOfWork, WritesNotHeld } from '../store/store.js';
 import type { OperationDeps } from './deps.js';
 import { routePayment } from './gateway-choice.js';
 import { answerForExisting, type CascadableResult, cascadeTo, finish, requestRow, reserve, type TransactionAnswer } from './lifecycle.js';
@@ -57,7 +57,7 @@ export type SaleOutcome =
   | { readonly kind: 'in_progress' }
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
 
-/** Thrown inside the one transaction of an in-process sale when its key was taken meanwhile: the sale goes the usual way. */
+/** Thrown inside the one unit of an in-process sale when its key was taken meanwhile: the sale goes the usual way. */
 class KeyTakenMeanwhile extends Error {}
 
 type Routed = Extract<Awaited<ReturnType<typeof routePayment>>, { kind: 'routed' }>;
@@ -73,31 +73,49 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
   );
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // A connector that decides in this process (the sandbox), with no cascade to a processor behind
-  // it, leaves nothing to ask after a crash: on a store that commits in groups, the reservation,
-  // the decision and the finish are one transaction, one commit unit instead of three (the row's
-  // page written once, not twice). A key already taken (a replay) is answered from the row just
-  // read, without a transaction, as a refund's retry is (refund.ts); one taken meanwhile goes the
-  // usual way, which may have to wait for its twin.
-  if (routing.connector.decides_in_process && routing.alternatives.length === 0 && deps.store.groups_commits) {
+  // it, leaves nothing to ask after a crash, so the reservation, the decision and the finish may be
+  // written together. On a store that commits in groups (SQLite) they are one transaction, one
+  // commit unit instead of three (the row's page written once, not twice); a key already taken (a
+  // replay) is answered from the row just read, without a transaction, as a refund's retry is
+  // (refund.ts). On PostgreSQL the store holds them and writes the row once, in its final status,
+  // in one statement (Store.holdWrites). A key taken meanwhile, or anything the unit cannot hold
+  // (a challenge's due work, a cashier order), goes the usual way, which may wait for a twin.
+  if (routing.connector.decides_in_process && routing.alternatives.length === 0) {
+    const together = await saleInOneUnit(deps, input, transaction_type, routing);
+    if (together !== null) return together;
+  }
+  return saleAttempts(deps, input, transaction_type, routing, false);
+}
+
+/** processSale's in-process sale written as one unit (see there); null: go the usual way. */
+async function saleInOneUnit(
+  deps: OperationDeps,
+  input: SaleInput,
+  transaction_type: 'sale' | 'authorize',
+  routing: Routed,
+): Promise<SaleOutcome | null> {
+  const attempts = (uow: UnitOfWork) =>
+    saleAttempts({ ...deps, store: storeWithin(deps.store, uow) }, input, transaction_type, routing, true);
+  const not_together = (error: unknown) => {
+    if (error instanceof KeyTakenMeanwhile || error instanceof WritesNotHeld) return null;
+    throw error;
+  };
+  if (deps.store.groups_commits) {
     const taken = await deps.store.transactions.findByKey(input.merchant.merchant_id, transaction_type, input.order_id);
     if (taken !== null) {
       const existing = await answerForExisting(deps, taken, input.request_fingerprint);
       return existing.kind === 'replay' ? { kind: 'processed', answer: existing.answer, replayed: true } : existing;
     }
-    const outcome = await deps.store
-      .transaction((tx) => saleAttempts({ ...deps, store: storeWithin(deps.store, tx) }, input, transaction_type, routing, true))
-      .catch((error: unknown) => {
-        if (error instanceof KeyTakenMeanwhile) return null;
-        throw error;
-      });
-    if (outcome !== null) return outcome;
+    return deps.store.transaction(attempts).catch(not_together);
   }
-  return saleAttempts(deps, input, transaction_type, routing, false);
+  // No look-up first: a replay's held row finds its key taken when written, and goes the usual way.
+  return deps.store.holdWrites ? deps.store.holdWrites(attempts).catch(not_together) : null;
 }
 
 /**
  * Reserve, ask the connector (and the next gateways of the cascade), finish. `in_one_transaction`:
- * `deps.store` is an open transaction (storeWithin), in which nobody may wait for a twin request.
+ * `deps.store` is an open transaction or a held unit (storeWithin), in which nobody may wait for a
+ * twin request.
  */
 async function saleAttempts(
   deps: OperationDeps,

@@ -28,6 +28,7 @@ import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
 import { SqlRequestLogStore } from './sql/request-log.js';
 import { SqlMasterKeyStore } from './sql/master-keys.js';
+import { runHoldingWrites } from './sql/held-writes.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -124,6 +125,7 @@ export class SqlStore implements Store {
   private readonly pool: pg.Pool | null;
   /** New transactions' trace_ids (domain/trace-id.ts); a test gives its own to make draws collide. */
   private readonly trace_ids: TraceIdSource;
+  readonly holdWrites: Store['holdWrites'];
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -139,9 +141,15 @@ export class SqlStore implements Store {
     // Outside a transaction a statement commits by itself, so the signal fires at once; a step
     // that must be atomic on SQLite runs in a transaction of its own (sql/dialect.ts).
     const autocommit: Autocommit = { transaction: (work) => this.transaction(work), notificationCommitted: this.signal.fire };
-    const uow = new SqlUnitOfWork(
-      new SqlContext(root, dialect, this.text, direct ? { sqlite: direct, in_transaction: false } : null, autocommit, this.trace_ids),
+    const root_context = new SqlContext(
+      root,
+      dialect,
+      this.text,
+      direct ? { sqlite: direct, in_transaction: false } : null,
+      autocommit,
+      this.trace_ids,
     );
+    const uow = new SqlUnitOfWork(root_context);
     this.merchants = uow.merchants;
     this.transactions = uow.transactions;
     this.cards = uow.cards;
@@ -156,6 +164,8 @@ export class SqlStore implements Store {
     this.disputes = uow.disputes;
     this.requestLog = uow.requestLog;
     this.masterKeys = uow.masterKeys;
+    // SQLite commits in groups instead (operations/sale.ts): one writer, and no round trips to save.
+    this.holdWrites = dialect === 'postgres' ? (work) => runHoldingWrites(root_context, uow, work) : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

@@ -91,12 +91,34 @@ export interface Store extends UnitOfWork {
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
   /**
+   * PostgreSQL (null on SQLite, where transaction() commits in groups, and inside a transaction):
+   * runs `work` against a unit of work that holds the one new transaction it reserves, with its
+   * status changes and their notifications, and writes all of it when `work` ends as one
+   * statement, one commit: the row is written once, in its final status, not inserted and then
+   * updated (sql/held-writes.ts). Reads go to the store. Any other write, and a key or trace_id
+   * found taken at the end, throw WritesNotHeld with nothing of the transaction written; the
+   * caller then does the work the usual way. Only the card vault writes at once (idempotent, and
+   * a vaulted card beside no sale is harmless: lifecycle.ts finish).
+   */
+  readonly holdWrites: (<T>(work: (uow: UnitOfWork) => Promise<T>) => Promise<T>) | null;
+  /**
    * Calls `listener` once a notification written (notifications.insert, or with a status change)
    * or rescheduled (notifications.reschedule) through this store is committed: after the enclosing transaction
    * commits, or at once outside one. The delivery worker uses it to send without waiting for
    * its poll. Returns the function that removes the listener.
    */
   onNotificationCommitted(listener: () => void): () => void;
+}
+
+/**
+ * What a unit of work of Store.holdWrites throws at a write it cannot hold, and at its end when the
+ * transaction's key or trace_id was taken: nothing of the held transaction was written.
+ */
+export class WritesNotHeld extends Error {
+  constructor(what: string) {
+    super(`not held: ${what}`);
+    this.name = 'WritesNotHeld';
+  }
 }
 
 /**
@@ -128,6 +150,7 @@ export function storeWithin(store: Store, tx: UnitOfWork): Store {
     poolUse: () => store.poolUse(),
     close: () => store.close(),
     transaction: (work) => work(tx),
+    holdWrites: null,
     onNotificationCommitted: (listener) => store.onNotificationCommitted(listener),
   };
 }

@@ -1,7 +1,10 @@
-// A sale through a connector that decides in this process (the sandbox) on a store that commits in
-// groups (SQLite) is one database transaction: reservation, decision and finish in one commit unit
-// instead of three (operations/sale.ts, issue 29). What it must not change: the answer, the stored
-// row and its status history, replays of it, and twins sent at once (one sale, never two).
+// A sale through a connector that decides in this process (the sandbox) is written as one unit
+// (operations/sale.ts, issue 29): on a store that commits in groups (SQLite) one database
+// transaction, reservation, decision and finish in one commit unit instead of three; on PostgreSQL
+// one statement that writes the row once, in its final status (store/sql/held-writes.ts). What it
+// must not change: the answer, the stored row and its status history, replays of it, twins sent at
+// once (one sale, never two), and the sales the unit cannot hold, which go the usual way.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { postSigned } from '../support/client.js';
@@ -26,7 +29,7 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
 
   const sale = (body: Record<string, unknown>) => postSigned(gw.url, '/api/process', body, gw.merchant.secret);
 
-  it('commits the reservation, the decision and the finish together on SQLite, and answers as before on both stores', async () => {
+  it('writes the reservation, the decision and the finish together, and answers as before, on both stores', async () => {
     const store = gw.gateway.deps.store as SqlStore;
     expect(store.groups_commits).toBe(kind === 'sqlite');
     const SALES = 20;
@@ -53,6 +56,49 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
       expect(after!.units - before!.units).toBeLessThan(SALES * 2);
     } else {
       expect(before).toBeNull();
+      // One PostgreSQL transaction wrote each sale's row, both its status changes and its
+      // notification (the same xmin), and nothing updated the row after (an UPDATE gives the row
+      // the updating transaction's xmin, which the reservation's status change would not share).
+      const writers = await writersOf(answers.map((answer) => answer.body.trace_id as number));
+      expect(writers).toHaveLength(SALES);
+      for (const writer of writers) expect(new Set([writer.row, ...writer.changes, ...writer.notifications]).size).toBe(1);
+    }
+  });
+
+  /** Per transaction, the PostgreSQL transaction ids that wrote its row, its status changes and its notifications. */
+  async function writersOf(trace_ids: number[]): Promise<{ row: string; changes: string[]; notifications: string[] }[]> {
+    const client = new pg.Client({ connectionString: gw.database_url! });
+    await client.connect();
+    try {
+      const result = await client.query<{ row: string; changes: string[]; notifications: string[] }>(
+        `select t.xmin::text as row,
+                array(select c.xmin::text from status_changes c where c.trace_id = t.trace_id order by c.id) as changes,
+                array(select n.xmin::text from notifications n where n.trace_id = t.trace_id order by n.id) as notifications
+           from transactions t where t.trace_id = any($1::bigint[])`,
+        [trace_ids],
+      );
+      return result.rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('a sale the unit cannot hold (a 3-D Secure challenge, with its due time-out) goes the usual way, as before', async () => {
+    const answer = await sale(saleA(gw.merchant, { order_id: orderId(), cvv: '333' }));
+    expect(answer.body).toMatchObject({ status: 0, transaction_status: 'pending_async' });
+    const trace_id = answer.body.trace_id as number;
+    const store = gw.gateway.deps.store;
+    expect(await store.transactions.get(trace_id)).toMatchObject({ status: 'pending_async', challenge_mode: 'interactive' });
+    expect((await store.transactions.listStatusChanges(trace_id)).map((c) => [c.from_status, c.to_status])).toEqual([
+      ['', 'pending'],
+      ['pending', 'pending_async'],
+    ]);
+    if (kind === 'postgres') {
+      // The usual way: reserved by one PostgreSQL transaction, changed by another.
+      const [writer] = await writersOf([trace_id]);
+      expect(writer!.changes).toHaveLength(2);
+      expect(writer!.changes[0]).not.toBe(writer!.changes[1]);
+      expect(writer!.row).toBe(writer!.changes[1]);
     }
   });
 

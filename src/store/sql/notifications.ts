@@ -18,6 +18,45 @@ export function notificationValues(row: Insertable<NotificationTable>): Insertab
 }
 
 /**
+ * PostgreSQL types of the notification columns, for INSERT … SELECT with parameters: there the
+ * parameters' types are not taken from the target columns, so each is cast.
+ */
+const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigint' | 'integer' | 'text'>> = {
+  id: 'bigint',
+  trace_id: 'bigint',
+  kind: 'text',
+  subscription_id: 'text',
+  merchant_id: 'text',
+  url: 'text',
+  payload_json: 'text',
+  state: 'text',
+  attempts: 'integer',
+  next_attempt_at_ms: 'bigint',
+  lease_until_ms: 'bigint',
+  lease_owner: 'text',
+  last_error: 'text',
+  created_at_ms: 'bigint',
+  updated_at_ms: 'bigint',
+  bound_from_ms: 'bigint',
+};
+
+/**
+ * PostgreSQL: `insert into notifications … select … from <source>`, for a data-modifying CTE that
+ * writes the notification only when the CTE named `source` answered a row (the status change or
+ * the new transaction it tells of). Its values are appended to `parameters`, each placeholder cast.
+ */
+export function notificationInsertFrom(source: string, notification: Insertable<NotificationTable>, parameters: unknown[]): string {
+  const values = notificationValues(notification);
+  const columns = Object.keys(values).filter((column) => values[column as keyof typeof values] !== undefined) as (keyof typeof values)[];
+  // The cast table doubles as the list of column names that may be written into the SQL text.
+  for (const column of columns)
+    if (!Object.hasOwn(NOTIFICATION_COLUMN_TYPES, column)) throw new Error(`unknown notification column ${column}`);
+  const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
+  parameters.push(...columns.map((column) => values[column]));
+  return `insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) select ${placeholders.join(', ')} from ${source}`;
+}
+
+/**
  * The statement of leaseNotifications (see there), apart so that a test can read SQLite's plan
  * for it: leasing must read only due rows, however many notifications wait for later resends.
  */

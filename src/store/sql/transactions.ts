@@ -25,7 +25,7 @@ import {
   sqliteOwnTransaction,
 } from './dialect.js';
 import { withFreshTraceId } from './fresh-trace-id.js';
-import { notificationValues, type SqlNotificationStore, SUPERSEDED_REASON } from './notifications.js';
+import { notificationInsertFrom, type SqlNotificationStore, SUPERSEDED_REASON } from './notifications.js';
 
 /** Transaction columns of the idempotency key (unique index transactions_idempotency). */
 const TRANSACTION_KEY = ['merchant_id', 'transaction_type', 'order_id'] as const;
@@ -33,11 +33,11 @@ const TRANSACTION_KEY = ['merchant_id', 'transaction_type', 'order_id'] as const
 const DAY_MS = 86_400_000;
 
 /**
- * SQLite: a row as an INSERT of `row` stored it under `trace_id`, without reading it back (the
- * read cost a sale 19 µs, measured). SQLite stores a bound value as given: the row's types are
- * those of its columns (NewTransactionRow), so no affinity converts one.
+ * A row as an INSERT of `row` stores it under `trace_id`, without reading it back: on SQLite (the
+ * read cost a sale 19 µs, measured), which stores a bound value as given, so the row's types are
+ * those of its columns (NewTransactionRow); and for the held writes of sql/held-writes.ts.
  */
-function insertedTransactionRow(row: NewTransactionRow, trace_id: number): TransactionRow {
+export function insertedTransactionRow(row: NewTransactionRow, trace_id: number): TransactionRow {
   const stored: Record<string, unknown> = Object.assign({}, TRANSACTION_COLUMN_DEFAULTS);
   for (const column in row) {
     const value = row[column as keyof NewTransactionRow];
@@ -46,29 +46,6 @@ function insertedTransactionRow(row: NewTransactionRow, trace_id: number): Trans
   stored.trace_id = trace_id;
   return stored as unknown as TransactionRow;
 }
-
-/**
- * PostgreSQL types of the notification columns, for INSERT … SELECT with parameters: there the
- * parameters' types are not taken from the target columns, so each is cast.
- */
-const NOTIFICATION_COLUMN_TYPES: Readonly<Record<keyof NotificationTable, 'bigint' | 'integer' | 'text'>> = {
-  id: 'bigint',
-  trace_id: 'bigint',
-  kind: 'text',
-  subscription_id: 'text',
-  merchant_id: 'text',
-  url: 'text',
-  payload_json: 'text',
-  state: 'text',
-  attempts: 'integer',
-  next_attempt_at_ms: 'bigint',
-  lease_until_ms: 'bigint',
-  lease_owner: 'text',
-  last_error: 'text',
-  created_at_ms: 'bigint',
-  updated_at_ms: 'bigint',
-  bound_from_ms: 'bigint',
-};
 
 /**
  * The scans of transactions that partial indexes serve (migration 0009), apart so that a test
@@ -301,18 +278,8 @@ export class SqlTransactionStore implements TransactionStore {
       const parameters: unknown[] = [...update.parameters, from_status, reason, at_ms];
       let notify = '';
       if (notification) {
-        const values = notificationValues(notification);
-        const columns = Object.keys(values).filter(
-          (column) => values[column as keyof typeof values] !== undefined,
-        ) as (keyof typeof values)[];
-        // The cast table doubles as the list of column names that may be written into the SQL text.
-        for (const column of columns)
-          if (!Object.hasOwn(NOTIFICATION_COLUMN_TYPES, column)) throw new Error(`unknown notification column ${column}`);
-        const placeholders = columns.map((column, index) => `$${parameters.length + index + 1}::${NOTIFICATION_COLUMN_TYPES[column]}`);
-        parameters.push(...columns.map((column) => values[column]));
         notify =
-          `, notified as (insert into notifications (${columns.map((column) => `"${column}"`).join(', ')}) ` +
-          `select ${placeholders.join(', ')} from changed)` +
+          `, notified as (${notificationInsertFrom('changed', notification, parameters)})` +
           // The new notification carries the transaction's current state: older ones not yet sent
           // (and not being sent) are superseded (docs/notifications.md §5). Same snapshot: the new
           // row is not among them.

@@ -1,0 +1,126 @@
+// Store.holdWrites on PostgreSQL (store.ts): a unit of work that holds the one transaction a sale
+// decided in this process reserves (the sandbox's), with its status changes and the notification
+// of its last one, and writes them when the work ends as one statement: one commit, and the row
+// written once in its final status. Reserved and then finished, the row was inserted and then
+// updated; each status change touches indexed columns, so PostgreSQL wrote every index of
+// transactions twice and committed twice (issue 29, item 2).
+//
+// What it cannot hold it refuses (WritesNotHeld) before anything of the transaction is written:
+// any other write (due work, a cashier order, a second transaction or notification) and any read,
+// since a read would not see what is held. The caller then does the work the usual way. Only the
+// card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless.
+import { CompiledQuery, type Insertable } from 'kysely';
+import { isDrawableTraceId, RANDOM_TRACE_ID_END, RANDOM_TRACE_ID_MIN } from '../../domain/trace-id.js';
+import type { NotificationTable, TransactionRow } from '../schema.js';
+import { type UnitOfWork, WritesNotHeld } from '../store.js';
+import type { TransactionStore } from '../transaction-store.js';
+import type { SqlContext } from './context.js';
+import { notificationInsertFrom } from './notifications.js';
+import { insertedTransactionRow } from './transactions.js';
+
+/** Status changes one held transaction may gather: its reservation's, and the few a sale's finish makes. */
+const HELD_CHANGES_MAX = 4;
+
+interface HeldChange {
+  readonly from_status: string;
+  readonly to_status: string;
+  readonly reason: string;
+  readonly at_ms: number;
+}
+
+interface Held {
+  row: TransactionRow;
+  readonly changes: HeldChange[];
+  notification: Insertable<NotificationTable> | null;
+}
+
+/**
+ * An aggregate of the held unit of work: the methods given, and for any other one that refuses.
+ * `then` stays undefined, so that the object is never taken for a promise.
+ */
+function only<T extends object>(aggregate: string, allowed: Partial<T>): T {
+  return new Proxy(allowed as T, {
+    get(target, key) {
+      if (key in target) return target[key as keyof T];
+      if (typeof key !== 'string' || key === 'then') return undefined;
+      return () => Promise.reject(new WritesNotHeld(`${aggregate}.${key}`));
+    },
+  });
+}
+
+/** Runs `work` with its transaction held, then writes what it holds (Store.holdWrites). */
+export async function runHoldingWrites<T>(ctx: SqlContext, store: UnitOfWork, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+  // In an object: the closures below assign it, which a local's type narrowing would not see.
+  const state: { held: Held | null } = { held: null };
+  const transactions = only<TransactionStore>('transactions', {
+    async reserveOrHolder(row, reason) {
+      if (state.held) throw new WritesNotHeld('a second transaction');
+      const trace_id = ctx.trace_ids.next();
+      if (!isDrawableTraceId(trace_id)) {
+        throw new Error(`the trace_id source gave ${trace_id}, outside [${RANDOM_TRACE_ID_MIN}, ${RANDOM_TRACE_ID_END})`);
+      }
+      const stored = insertedTransactionRow(row, trace_id);
+      state.held = {
+        row: stored,
+        changes: [{ from_status: '', to_status: stored.status, reason, at_ms: stored.created_at_ms }],
+        notification: null,
+      };
+      return { kind: 'inserted', row: { ...stored } };
+    },
+    async changeStatus(trace_id, from_status, patch, reason, at_ms, notification = null) {
+      const held = state.held;
+      if (!held || held.row.trace_id !== trace_id) throw new WritesNotHeld('a change of a transaction not held');
+      // A second notification would supersede the first (notifications.md §5): not held.
+      if (held.notification && notification) throw new WritesNotHeld('a second notification');
+      if (held.changes.length >= HELD_CHANGES_MAX) throw new WritesNotHeld(`more than ${HELD_CHANGES_MAX} status changes`);
+      // The compare-and-set, on the held row: nobody else can see it yet.
+      if (held.row.status !== from_status) return false;
+      held.row = { ...held.row, ...patch };
+      held.changes.push({ from_status, to_status: patch.status, reason, at_ms });
+      held.notification = notification;
+      return true;
+    },
+  });
+  const uow: UnitOfWork = {
+    merchants: only('merchants', {}),
+    transactions,
+    cards: only<UnitOfWork['cards']>('cards', { tokenFor: (row) => store.cards.tokenFor(row) }),
+    notifications: only('notifications', {}),
+    subscriptions: only('subscriptions', {}),
+    cashier: only('cashier', {}),
+    backoffice: only('backoffice', {}),
+    sandboxClock: only('sandboxClock', {}),
+    sandboxAdmin: only('sandboxAdmin', {}),
+    instance: only('instance', {}),
+    authorizations: only('authorizations', {}),
+    disputes: only('disputes', {}),
+    requestLog: only('requestLog', {}),
+    masterKeys: only('masterKeys', {}),
+  };
+  const result = await work(uow);
+  if (state.held) await writeHeld(ctx, state.held);
+  return result;
+}
+
+/**
+ * One statement: the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING), and only
+ * then its status changes, in order, and its notification. A taken key or id writes nothing.
+ */
+async function writeHeld(ctx: SqlContext, held: Held): Promise<void> {
+  const insert = ctx.text.insert('transactions', held.row, { conflict_columns: 'any', returning: 'trace_id' });
+  const parameters: unknown[] = [...insert.parameters];
+  const changes = held.changes.map((change, index) => {
+    parameters.push(change.from_status, change.to_status, change.reason, change.at_ms);
+    const n = parameters.length;
+    return `(${index}, $${n - 3}::text, $${n - 2}::text, $${n - 1}::text, $${n}::bigint)`;
+  });
+  // ORDER BY the change's place: status_changes ids (their order in listStatusChanges) follow it.
+  let text =
+    `with inserted as (${insert.sql}), changes as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
+    `select inserted.trace_id, c.from_status, c.to_status, c.reason, c.at_ms from inserted, ` +
+    `(values ${changes.join(', ')}) as c (place, from_status, to_status, reason, at_ms) order by c.place)`;
+  if (held.notification) text += `, notified as (${notificationInsertFrom('inserted', held.notification, parameters)})`;
+  const written = await ctx.rows<{ trace_id: number }>(CompiledQuery.raw(`${text} select trace_id from inserted`, parameters));
+  if (written.length !== 1) throw new WritesNotHeld('the key or the trace_id was taken');
+  if (held.notification) ctx.touchedNotifications();
+}
