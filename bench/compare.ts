@@ -26,6 +26,8 @@ interface Figures {
   readonly p99_ms: number;
   readonly cpu_ms: number | null;
   readonly ratio: string;
+  /** PostgreSQL's own CPU per request, from the answers cell of its rows (null elsewhere). */
+  readonly server_cpu_ms: number | null;
 }
 
 /** The rows run.ts prints for a BENCH_ONLY run: `| name | requests/s | p50 | p99 | CPU ms/req | RSS | ratio | answers |`. */
@@ -40,9 +42,16 @@ export function parseRows(output: string): Map<string, Figures> {
       p99_ms: Number(cells[4]),
       cpu_ms: cells[5] === '' ? null : Number(cells[5]),
       ratio: cells[7]!,
+      server_cpu_ms: serverCpuMs(cells[8]!),
     });
   }
   return rows;
+}
+
+/** "PostgreSQL's own processes: 1.50 CPU ms/req" in a row's answers cell, as run.ts writes it. */
+function serverCpuMs(answers: string): number | null {
+  const found = /PostgreSQL's own processes: (\d+(?:\.\d+)?) CPU ms\/req/.exec(answers);
+  return found ? Number(found[1]) : null;
 }
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -129,8 +138,8 @@ async function main(): Promise<void> {
       '',
       "Each cell: the median of the runs, then the lowest-highest. A difference inside both builds' spreads is noise.",
       '',
-      '| run | build | requests/s | p99 ms | CPU ms/req | ratio to ceiling |',
-      '|---|---|---:|---:|---:|---:|',
+      "| run | build | requests/s | p99 ms | CPU ms/req | PostgreSQL's CPU ms/req | ratio to ceiling |",
+      '|---|---|---:|---:|---:|---:|---:|',
     ];
     const names = [...new Set(figures.flatMap((map) => [...map.keys()]))];
     for (const name of names) {
@@ -140,8 +149,10 @@ async function main(): Promise<void> {
         const rps = list.map((row) => row.rps);
         const p99 = list.map((row) => row.p99_ms);
         const cpu = list.flatMap((row) => (row.cpu_ms === null ? [] : [row.cpu_ms]));
+        const server_cpu = list.flatMap((row) => (row.server_cpu_ms === null ? [] : [row.server_cpu_ms]));
+        const cell = (values: number[]) => (values.length ? `${median(values).toFixed(2)} (${spread(values, 2)})` : '');
         lines.push(
-          `| ${name} | ${build.label} | ${median(rps).toFixed(0)} (${spread(rps, 0)}) | ${median(p99).toFixed(0)} (${spread(p99, 0)}) | ${cpu.length ? `${median(cpu).toFixed(2)} (${spread(cpu, 2)})` : ''} | ${list.map((row) => row.ratio).join(', ')} |`,
+          `| ${name} | ${build.label} | ${median(rps).toFixed(0)} (${spread(rps, 0)}) | ${median(p99).toFixed(0)} (${spread(p99, 0)}) | ${cell(cpu)} | ${cell(server_cpu)} | ${list.map((row) => row.ratio).join(', ')} |`,
         );
       }
     }

@@ -20,7 +20,8 @@
 // BENCH_CPU_PROF_DIR (a V8 CPU profile of each of the sale, replay and find-order runs on SQLite,
 // of the first sale run on PostgreSQL and of live.ts's saturated run is written there:
 // cpu-profile.ts), BENCH_SKIP_BUILD=1 (measures dist/ as it is), BENCH_GATEWAY_DIST (the gateway
-// build to measure instead of dist/: compare.ts).
+// build to measure instead of dist/: compare.ts), BENCH_POSTGRES_ROWS=pinned (of the PostgreSQL
+// sale rows only the first, one process pinned, and the floor: what item 2 measures, for compare.ts).
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -749,7 +750,8 @@ async function main(): Promise<void> {
   if (!runs('postgres')) {
     // Left out by BENCH_ONLY.
   } else if (await postgresAvailable()) {
-    const series: { workers: number; where: Placement; unix_socket?: string }[] = [
+    const all_rows = process.env.BENCH_POSTGRES_ROWS !== 'pinned';
+    const every: { workers: number; where: Placement; unix_socket?: string }[] = [
       { workers: 1, where: 0 },
       { workers: 1, where: 'any' },
       { workers: 2, where: 'any' },
@@ -759,6 +761,7 @@ async function main(): Promise<void> {
         ? [{ workers: 1, where: 0 as Placement, unix_socket: PG_SOCKET_DIR }]
         : []),
     ];
+    const series = all_rows ? every : every.slice(0, 1);
     for (const [index, { workers, where, unix_socket }] of series.entries()) {
       const gateway = await startGateway('postgres', base_port + 10 + index, {
         env: { PAYGATE_WORKERS: String(workers) },
