@@ -367,7 +367,9 @@ export interface Connector {
   /**
    * True when the connector decides in this process alone (the sandbox): no processor is called and
    * nothing moves money elsewhere, so there is nothing to ask after a crash, and a sale may be
-   * reserved, decided and finished in one database transaction (operations/sale.ts).
+   * reserved, decided and finished as one unit (operations/sale.ts). On PostgreSQL that unit is
+   * decided before its key is claimed (store/sql/held-writes.ts): a twin request's decision may be
+   * made and then dropped, which is harmless only because nothing was charged by it.
    */
   readonly decides_in_process?: boolean;
   sale(request: CardSaleRequest): Promise<ProcessorResult>;
