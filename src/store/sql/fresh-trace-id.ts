@@ -18,6 +18,15 @@ export class TraceIdsExhausted extends Error {
   }
 }
 
+/** One draw of `source`, checked: a source that gives an id outside the range is a fault. */
+export function drawTraceId(source: TraceIdSource): number {
+  const trace_id = source.next();
+  if (!isDrawableTraceId(trace_id)) {
+    throw new Error(`the trace_id source gave ${trace_id}, outside [${RANDOM_TRACE_ID_MIN}, ${RANDOM_TRACE_ID_END})`);
+  }
+  return trace_id;
+}
+
 /**
  * Runs `one_try` with drawn trace_ids until one is not taken; answers what that try answered
  * (the row, or null when the idempotency key was taken).
@@ -27,11 +36,7 @@ export async function withFreshTraceId<R>(
   one_try: (trace_id: number) => Promise<R | null | typeof ID_TAKEN>,
 ): Promise<R | null> {
   for (let draw = 0; draw < TRACE_ID_TRIES; draw += 1) {
-    const trace_id = source.next();
-    if (!isDrawableTraceId(trace_id)) {
-      throw new Error(`the trace_id source gave ${trace_id}, outside [${RANDOM_TRACE_ID_MIN}, ${RANDOM_TRACE_ID_END})`);
-    }
-    const outcome = await one_try(trace_id);
+    const outcome = await one_try(drawTraceId(source));
     if (outcome !== ID_TAKEN) return outcome;
   }
   throw new TraceIdsExhausted();

@@ -10,11 +10,11 @@
 // since a read would not see what is held. The caller then does the work the usual way. Only the
 // card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless.
 import { CompiledQuery, type Insertable } from 'kysely';
-import { isDrawableTraceId, RANDOM_TRACE_ID_END, RANDOM_TRACE_ID_MIN } from '../../domain/trace-id.js';
 import type { NotificationTable, TransactionRow } from '../schema.js';
 import { type UnitOfWork, WritesNotHeld } from '../store.js';
 import type { TransactionStore } from '../transaction-store.js';
 import type { SqlContext } from './context.js';
+import { drawTraceId } from './fresh-trace-id.js';
 import { notificationInsertFrom } from './notifications.js';
 import { insertedTransactionRow } from './transactions.js';
 
@@ -55,11 +55,8 @@ export async function runHoldingWrites<T>(ctx: SqlContext, store: UnitOfWork, wo
   const transactions = only<TransactionStore>('transactions', {
     async reserveOrHolder(row, reason) {
       if (state.held) throw new WritesNotHeld('a second transaction');
-      const trace_id = ctx.trace_ids.next();
-      if (!isDrawableTraceId(trace_id)) {
-        throw new Error(`the trace_id source gave ${trace_id}, outside [${RANDOM_TRACE_ID_MIN}, ${RANDOM_TRACE_ID_END})`);
-      }
-      const stored = insertedTransactionRow(row, trace_id);
+      // One draw: a taken id is found by the write at the end, and the sale then goes the usual way.
+      const stored = insertedTransactionRow(row, drawTraceId(ctx.trace_ids));
       state.held = {
         row: stored,
         changes: [{ from_status: '', to_status: stored.status, reason, at_ms: stored.created_at_ms }],
