@@ -22,6 +22,11 @@ export async function vaultCard(
   card: CardData,
   now_ms: number,
 ): Promise<string> {
+  const pan_fingerprint = panFingerprint(sealer, card.pan);
+  const card_exp = formatExpiry(card.expiry);
+  // A card this process has seen committed needs neither a statement nor sealing (known-cards.ts).
+  const known = tx.cards.knownToken(merchant_id, pin, pan_fingerprint, card_exp);
+  if (known !== null) return known;
   // Sealed before it is known whether the card is new: on PostgreSQL the look-up and the insert
   // are one statement (card-store.ts tokenFor), and sealing costs less than a round trip.
   const token = await tx.cards.tokenFor({
@@ -29,9 +34,9 @@ export async function vaultCard(
     merchant_id,
     pin,
     pan_sealed: sealer.seal(card.pan, panPurpose(merchant_id)),
-    pan_fingerprint: panFingerprint(sealer, card.pan),
+    pan_fingerprint,
     card_masked: card.masked,
-    card_exp: formatExpiry(card.expiry),
+    card_exp,
     card_brand: cardBrand(card.pan),
     created_at_ms: now_ms,
   });

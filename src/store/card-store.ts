@@ -10,6 +10,12 @@ export interface CardStore {
    * before writes nothing. Atomic on its own, also outside a transaction.
    */
   tokenFor(row: CardVaultRow): Promise<string | null>;
+  /**
+   * The token of a card this store has seen committed (tokenFor's answers; known-cards.ts), or
+   * null: no statement, so a card seen before costs a sale nothing in the vault. A token is
+   * never wrong, since a vaulted card's token never changes and its row is never deleted.
+   */
+  knownToken(merchant_id: string, pin: string, pan_fingerprint: string, card_exp: string): string | null;
   find(merchant_id: string, pin: string, pan_fingerprint: string, card_exp: string): Promise<CardVaultRow | null>;
   get(merchant_id: string, card_token: string): Promise<CardVaultRow | null>;
 }

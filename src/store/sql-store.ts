@@ -12,6 +12,7 @@ import type { Backlog, Dialect, Store, UnitOfWork } from './store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
+import { KnownCards } from './known-cards.js';
 import { type Autocommit, type DirectRoute, SqlContext } from './sql/context.js';
 import { commitsInGroups } from './sql/dialect.js';
 import { SqlAuthorizationStore } from './sql/authorizations.js';
@@ -126,6 +127,8 @@ export class SqlStore implements Store {
   /** New transactions' trace_ids (domain/trace-id.ts); a test gives its own to make draws collide. */
   private readonly trace_ids: TraceIdSource;
   readonly holdWrites: Store['holdWrites'];
+  /** Card tokens seen committed (known-cards.ts): a card seen before skips the vault's statement. */
+  private readonly known_cards = new KnownCards();
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -148,6 +151,7 @@ export class SqlStore implements Store {
       direct ? { sqlite: direct, in_transaction: false } : null,
       autocommit,
       this.trace_ids,
+      this.known_cards,
     );
     const uow = new SqlUnitOfWork(root_context);
     this.merchants = uow.merchants;
@@ -238,11 +242,13 @@ export class SqlStore implements Store {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let in_transaction: SqlContext | null = null;
     const run = (trx: Transaction<Database>) => {
-      in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids);
+      in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids, this.known_cards);
       return work(new SqlUnitOfWork(in_transaction));
     };
     const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);
-    if ((in_transaction as SqlContext | null)?.notifications_touched) this.signal.fire();
+    const committed = in_transaction as SqlContext | null;
+    if (committed?.notifications_touched) this.signal.fire();
+    for (const [key, token] of committed?.cards_learned ?? []) this.known_cards.learn(key, token);
     return result;
   }
 }

@@ -5,7 +5,8 @@
 // must not change: the answer, the stored row and its status history, replays of it, twins sent at
 // once (one sale, never two), and the sales the unit cannot hold, which go the usual way.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SqlCardStore } from '../../src/store/sql/cards.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { postSigned } from '../support/client.js';
 import { orderId, saleA } from '../support/bodies.js';
@@ -82,6 +83,33 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
       await client.end();
     }
   }
+
+  it('a card seen before is answered from what the store saw committed: no vault statement, the same token', async () => {
+    const store = gw.gateway.deps.store;
+    const pin = `known-card-${orderId()}`;
+    const first = await sale(saleA(gw.merchant, { order_id: orderId(), pin }));
+    expect(first.body).toMatchObject({ status: 0, transaction_status: 'approved' });
+    const token = first.body.card_token as string;
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    // Every vault look-up goes through SqlCardStore.tokenFor, in a transaction or not.
+    const vault = vi.spyOn(SqlCardStore.prototype, 'tokenFor');
+    try {
+      const again = [];
+      for (let i = 0; i < 3; i++) again.push(await sale(saleA(gw.merchant, { order_id: orderId(), pin })));
+      expect(vault).not.toHaveBeenCalled();
+      for (const answer of again) {
+        expect(answer.body).toMatchObject({ status: 0, transaction_status: 'approved', card_token: token });
+        expect(await store.transactions.get(answer.body.trace_id as number)).toMatchObject({ status: 'approved', card_token: token });
+      }
+      // Another customer's card is new: the vault is asked, and a new token stored.
+      const other = await sale(saleA(gw.merchant, { order_id: orderId(), pin: `${pin}-other` }));
+      expect(vault).toHaveBeenCalledTimes(1);
+      expect(other.body.card_token).not.toBe(token);
+      expect(await store.cards.get(gw.merchant.merchant_id, other.body.card_token as string)).toMatchObject({ pin: `${pin}-other` });
+    } finally {
+      vault.mockRestore();
+    }
+  });
 
   it('a sale the unit cannot hold (a 3-D Secure challenge, with its due time-out) goes the usual way, as before', async () => {
     const answer = await sale(saleA(gw.merchant, { order_id: orderId(), cvv: '333' }));

@@ -1121,6 +1121,41 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect((await store.cards.find(merchant_id, twin.pin, twin.pan_fingerprint, twin.card_exp))?.card_token).toBe(tokens[0]);
     });
 
+    it("knownToken answers only tokens seen committed: after tokenFor, at its transaction's commit, never from a rollback", async () => {
+      const merchant_id = await newMerchant();
+      const known = (card: { pin: string; pan_fingerprint: string; card_exp: string }) =>
+        store.cards.knownToken(merchant_id, card.pin, card.pan_fingerprint, card.card_exp);
+      // Outside a transaction: known once tokenFor answered.
+      const first = cardFixture(merchant_id, { pin: uniqueId('pin') });
+      expect(known(first)).toBeNull();
+      expect(await store.cards.tokenFor(first)).toBe(first.card_token);
+      expect(known(first)).toBe(first.card_token);
+      expect(known({ ...first, card_exp: '01/2033' })).toBeNull();
+      // A transaction that rolls back teaches nothing, and its card is not stored.
+      const rolled_back = cardFixture(merchant_id, { pin: uniqueId('pin') });
+      const failure = new Error('roll back');
+      await expect(
+        store.transaction(async (tx) => {
+          expect(await tx.cards.tokenFor(rolled_back)).toBe(rolled_back.card_token);
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(known(rolled_back)).toBeNull();
+      const after_rollback = { ...rolled_back, card_token: uniqueId('tok') };
+      expect(await store.cards.tokenFor(after_rollback)).toBe(after_rollback.card_token);
+      expect(known(rolled_back)).toBe(after_rollback.card_token);
+      // In a transaction: known when it has committed, not before.
+      const committed = cardFixture(merchant_id, { pin: uniqueId('pin') });
+      await store.transaction(async (tx) => {
+        expect(await tx.cards.tokenFor(committed)).toBe(committed.card_token);
+        expect(tx.cards.knownToken(merchant_id, committed.pin, committed.pan_fingerprint, committed.card_exp)).toBeNull();
+      });
+      expect(known(committed)).toBe(committed.card_token);
+      // The same answer the vault gives, for another merchant's same card nothing.
+      expect(await store.cards.tokenFor({ ...committed, card_token: uniqueId('tok') })).toBe(known(committed));
+      expect(store.cards.knownToken(await newMerchant(), committed.pin, committed.pan_fingerprint, committed.card_exp)).toBeNull();
+    });
+
     it('a different expiry, pin or merchant is another card; tokens are scoped to their merchant', async () => {
       const merchant_id = await newMerchant();
       const other_merchant = await newMerchant();

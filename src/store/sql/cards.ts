@@ -3,6 +3,7 @@
 import { CompiledQuery } from 'kysely';
 import type { CardVaultRow } from '../schema.js';
 import type { CardStore } from '../card-store.js';
+import { knownCardKey } from '../known-cards.js';
 import type { SqlContext } from './context.js';
 import { sqliteOwnTransaction } from './dialect.js';
 
@@ -19,7 +20,17 @@ export class SqlCardStore implements CardStore {
     await this.ctx.changed(this.ctx.text.insert('card_vault', row, { conflict_columns: CARD_KEY }));
   }
 
+  knownToken(merchant_id: string, pin: string, pan_fingerprint: string, card_exp: string): string | null {
+    return this.ctx.known_cards.token(knownCardKey(merchant_id, pin, pan_fingerprint, card_exp));
+  }
+
   async tokenFor(row: CardVaultRow): Promise<string | null> {
+    const token = await this.storedOrInsertedToken(row);
+    if (token !== null) this.ctx.metCard(knownCardKey(row.merchant_id, row.pin, row.pan_fingerprint, row.card_exp), token);
+    return token;
+  }
+
+  private async storedOrInsertedToken(row: CardVaultRow): Promise<string | null> {
     if (this.ctx.dialect === 'postgres') {
       // One round trip: the row's own token when it is inserted, else the stored one (the same
       // snapshot: a card stored by a twin that committed after it began is not seen, answered null).

@@ -6,6 +6,7 @@
 import type { CompiledQuery, Kysely, QueryResult, Transaction } from 'kysely';
 import type { TraceIdSource } from '../../domain/trace-id.js';
 import type { Database } from '../schema.js';
+import type { KnownCards } from '../known-cards.js';
 import type { DirectSqlite } from '../sqlite-driver.js';
 import type { SqlText } from '../sql-text.js';
 import type { Dialect, UnitOfWork } from '../store.js';
@@ -34,10 +35,13 @@ export interface Autocommit {
 export class SqlContext {
   /** In a transaction: a statement made a notification due; the store tells the listeners once it commits. */
   notifications_touched = false;
+  /** In a transaction: card tokens met (key, token), for the store's KnownCards once it commits. */
+  readonly cards_learned: Array<readonly [key: string, token: string]> = [];
 
   /**
    * `text` holds the SQL of the hot statements (sql-text.ts), shared by the store and its
-   * transactions; `trace_ids` draws new transactions' trace_ids (sql/fresh-trace-id.ts).
+   * transactions; `trace_ids` draws new transactions' trace_ids (sql/fresh-trace-id.ts);
+   * `known_cards` holds the card tokens the store has seen committed (known-cards.ts).
    */
   constructor(
     readonly db: Executor,
@@ -46,7 +50,14 @@ export class SqlContext {
     readonly direct: DirectRoute | null,
     readonly autocommit: Autocommit | null,
     readonly trace_ids: TraceIdSource,
+    readonly known_cards: KnownCards,
   ) {}
+
+  /** Called with a card token read or written: learned at once outside a transaction, else at its commit. */
+  metCard(key: string, token: string): void {
+    if (this.autocommit) this.known_cards.learn(key, token);
+    else this.cards_learned.push([key, token]);
+  }
 
   /** Called after a statement that made a notification due. */
   touchedNotifications(): void {

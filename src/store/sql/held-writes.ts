@@ -8,7 +8,8 @@
 // What it cannot hold it refuses (WritesNotHeld) before anything of the transaction is written:
 // any other write (due work, a cashier order, a second transaction or notification) and any read,
 // since a read would not see what is held. The caller then does the work the usual way. Only the
-// card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless.
+// card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless;
+// and a card seen before is answered from memory (knownToken, known-cards.ts), no statement at all.
 import { CompiledQuery, type Insertable } from 'kysely';
 import type { NotificationTable, TransactionRow } from '../schema.js';
 import { type UnitOfWork, WritesNotHeld } from '../store.js';
@@ -81,7 +82,11 @@ export async function runHoldingWrites<T>(ctx: SqlContext, store: UnitOfWork, wo
   const uow: UnitOfWork = {
     merchants: only('merchants', {}),
     transactions,
-    cards: only<UnitOfWork['cards']>('cards', { tokenFor: (row) => store.cards.tokenFor(row) }),
+    cards: only<UnitOfWork['cards']>('cards', {
+      tokenFor: (row) => store.cards.tokenFor(row),
+      // No read: what this process saw committed (known-cards.ts).
+      knownToken: (merchant_id, pin, pan_fingerprint, card_exp) => store.cards.knownToken(merchant_id, pin, pan_fingerprint, card_exp),
+    }),
     notifications: only('notifications', {}),
     subscriptions: only('subscriptions', {}),
     cashier: only('cashier', {}),
