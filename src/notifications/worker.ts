@@ -6,7 +6,7 @@
 // times and the resend bound on the gateway clock, which the sandbox moves.
 //
 //   poll (notify_poll_ms) ─┐
-//   wake() after commit ───┼─> pump: lease up to the free slots ─> attempt ─> finish ─> pump
+//   wake() after commit ───┼─> pump: lease up to the free slots ─> attempt ─> finish (batched) ─> pump
 //   finished attempt ──────┘
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -16,6 +16,14 @@ import type { NotificationRow } from '../domain/notification-record.js';
 import type { Store } from '../store/store.js';
 import { afterFailure, boundFrom, type RetrySchedule } from './schedule.js';
 import { type AttemptResult, sendNotification } from './sender.js';
+import { startFinishBatch } from './finish-batch.js';
+
+/**
+ * Ended attempts wait at most this long to be recorded with others (finish-batch.ts): a
+ * notification's next attempt, or its transaction's next notification, is that much later, and
+ * a busy PostgreSQL instance records a few dozen attempts a statement instead of one.
+ */
+export const FINISH_GAP_MS = 10;
 
 export interface NotificationWorkerOptions {
   readonly store: Store;
@@ -41,6 +49,8 @@ export interface NotificationWorkerOptions {
   readonly owner?: string;
   /** stop() waits this long for attempts in flight before cutting them off; the send time-out by default. */
   readonly stop_grace_ms?: number;
+  /** At least this long between two recordings of ended attempts (FINISH_GAP_MS by default; finish-batch.ts). */
+  readonly finish_gap_ms?: number;
   /** Told of every attempt once recorded: its outcome and how long after it fell due it started (metrics). */
   readonly on_attempt?: (outcome: string, lag_ms: number) => void;
 }
@@ -66,6 +76,12 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   // One controller per attempt in flight, aborted one by one at shutdown: one shared signal
   // would collect an abort listener per attempt (MaxListenersExceededWarning under load).
   const cut_offs = new Set<AbortController>();
+  // Ended attempts are recorded together (finish-batch.ts): one statement for many on PostgreSQL.
+  const finishes = startFinishBatch({
+    record: (batch, now_ms) => options.store.notifications.finishAttempts(batch, now_ms),
+    now_ms: () => options.clock.now_ms(),
+    gap_ms: options.finish_gap_ms ?? FINISH_GAP_MS,
+  });
 
   async function attempt(row: NotificationRow): Promise<void> {
     const started_at_ms = options.clock.now_ms();
@@ -102,11 +118,10 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
           ? { state: 'failed', next_attempt_at_ms: row.next_attempt_at_ms, last_error: result.reason, attempts }
           : { state: 'pending', next_attempt_at_ms: next.next_attempt_at_ms, last_error: result.reason, attempts };
     }
-    const finished = await options.store.notifications.finishAttempt(
-      row.id,
+    const finished = await finishes.finish({
       owner,
       patch,
-      {
+      attempt: {
         notification_id: row.id,
         attempt_no: attempts,
         started_at_ms,
@@ -116,11 +131,10 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
         outcome: result.outcome,
         reason: result.reason,
       },
-      now_ms,
-    );
+    });
     options.on_attempt?.(result.outcome, Math.max(0, started_at_ms - row.next_attempt_at_ms));
     // A later status of the transaction was written meanwhile: this one is not sent again, and no
-    // longer holds the later one back (docs/notifications.md §5). finishAttempt decided it.
+    // longer holds the later one back (docs/notifications.md §5). finishAttempts decided it.
     if (finished === 'superseded') {
       options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
       return;

@@ -11,8 +11,18 @@ export interface LeaseTimes {
   readonly wall_ms: number;
 }
 
-/** How finishAttempt ended: the patch written, the notification superseded (the attempt recorded either way), or nothing written. */
+/** How one attempt of finishAttempts ended: the patch written, the notification superseded (the attempt recorded either way), or nothing written. */
 export type FinishOutcome = 'finished' | 'superseded' | 'lease_lost';
+
+/** Attempts one finishAttempts call records, at most: the delivery worker's batch (notifications/finish-batch.ts). */
+export const FINISH_BATCH_MAX = 100;
+
+/** One ended attempt: its record (which names the notification), the notification's new state, and the lease it was sent under. */
+export interface AttemptFinish {
+  readonly owner: string;
+  readonly patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { readonly attempts: number };
+  readonly attempt: Insertable<NotificationAttemptTable> & { readonly notification_id: number };
+}
 
 export interface NotificationStore {
   insert(row: Insertable<NotificationTable>): Promise<number>;
@@ -28,20 +38,15 @@ export interface NotificationStore {
    */
   lease(at: LeaseTimes, limit: number, lease_ms: number, owner: string): Promise<NotificationRow[]>;
   /**
-   * Ends an attempt: the notification's new state (only while `owner` still holds the lease) and
-   * the attempt's record, atomically, also outside a transaction (one statement on PostgreSQL,
-   * one transaction on SQLite). A transaction notification left pending by the patch that has a
-   * newer notification of its transaction is superseded instead (never sent again), in the same
-   * step: no statement of its own on every failed attempt.
-   * 'lease_lost', and nothing written, when the lease was lost.
+   * Ends attempts: each notification's new state (only while its `owner` still holds the lease)
+   * and the attempt's record, atomically, also outside a transaction (one statement on
+   * PostgreSQL however many attempts, one transaction on SQLite). A transaction notification
+   * left pending by its patch that has a newer notification of its transaction is superseded
+   * instead (never sent again), in the same step: no statement of its own on every failed attempt.
+   * One outcome per attempt, in order: 'lease_lost', and nothing written for it, when its lease
+   * was lost. At most FINISH_BATCH_MAX attempts a call, each notification at most once.
    */
-  finishAttempt(
-    notification_id: number,
-    owner: string,
-    patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number },
-    attempt: Insertable<NotificationAttemptTable>,
-    now_ms: number,
-  ): Promise<FinishOutcome>;
+  finishAttempts(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]>;
   listAttempts(notification_id: number): Promise<Insertable<NotificationAttemptTable>[]>;
   get(id: number): Promise<NotificationRow | null>;
   /**

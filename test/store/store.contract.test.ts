@@ -6,6 +6,7 @@ import type { ProcessorEventOutcome } from '../../src/domain/gateway-record.js';
 import type { OrderStatus } from '../../src/domain/order-state.js';
 import type { TransactionStatus } from '../../src/domain/transaction-state.js';
 import type { Store, UnitOfWork } from '../../src/store/store.js';
+import { type AttemptFinish, FINISH_BATCH_MAX, type FinishOutcome, type NotificationStore } from '../../src/store/notification-store.js';
 import {
   cardFixture,
   cashierSessionFixture,
@@ -31,6 +32,21 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 /** One time for both clocks of a lease round (gateway and wall clock agree here unless a test says otherwise). */
 function at(ms: number) {
   return { due_ms: ms, wall_ms: ms };
+}
+
+/** One attempt through finishAttempts, as the delivery worker records a batch of one. */
+async function finishOne(
+  notifications: NotificationStore,
+  notification_id: number,
+  owner: string,
+  patch: AttemptFinish['patch'],
+  attempt: AttemptFinish['attempt'],
+  now_ms: number,
+): Promise<FinishOutcome> {
+  expect(attempt.notification_id).toBe(notification_id);
+  const outcomes = await notifications.finishAttempts([{ owner, patch, attempt }], now_ms);
+  expect(outcomes).toHaveLength(1);
+  return outcomes[0]!;
 }
 
 function notificationFixture(trace_id: number, merchant_id: string, next_attempt_at_ms = NOW) {
@@ -701,7 +717,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       // The first fails: with a newer notification of its transaction it is superseded, not
       // retried (docs/notifications.md §5), in the same step, so the second goes out next.
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           first,
           'o',
           { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
@@ -712,7 +729,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(leasedOf(await store.notifications.lease(at(t0 + 10), 100, 1000, 'o'))).toEqual([second]);
       // The newest has nothing newer: a failed attempt leaves it pending, due again later.
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           second,
           'o',
           { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
@@ -771,7 +789,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         reason: 'HTTP 500',
       };
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           latest!.id,
           'w',
           { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
@@ -792,7 +811,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       // The newest has nothing newer: a failed attempt leaves it pending for its resend.
       expect((await store.notifications.lease(at(t0 + 4), 100, 1000, 'w2')).map((r) => r.id)).toContain(after[2]!.id);
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           after[2]!.id,
           'w2',
           { state: 'pending', next_attempt_at_ms: t0 + 5000, last_error: 'HTTP 500', attempts: 1 },
@@ -862,7 +882,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         reason: 'merchant answered OK',
       };
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           id!,
           'owner-a',
           { state: 'delivered', next_attempt_at_ms: t0, last_error: null, attempts: 1 },
@@ -931,11 +952,11 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
 
-      expect(await store.notifications.finishAttempt(id!, 'owner-b', patch, attempt, t0 + 100)).toBe('lease_lost');
+      expect(await finishOne(store.notifications, id!, 'owner-b', patch, attempt, t0 + 100)).toBe('lease_lost');
       expect(await store.notifications.get(id!)).toEqual(before);
       expect(await store.notifications.listAttempts(id!)).toEqual([]);
 
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
+      expect(await finishOne(store.notifications, id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
       expect(await store.notifications.get(id!)).toMatchObject({
         state: 'pending',
         attempts: 1,
@@ -947,9 +968,9 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       });
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // The lease is gone: the old owner cannot finish it a second time.
-      expect(
-        await store.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200),
-      ).toBe('lease_lost');
+      expect(await finishOne(store.notifications, id!, 'owner-a', { ...patch, attempts: 2 }, { ...attempt, attempt_no: 2 }, t0 + 200)).toBe(
+        'lease_lost',
+      );
       expect(await store.notifications.listAttempts(id!)).toHaveLength(1);
     });
 
@@ -968,21 +989,102 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         reason: 'HTTP 500',
       };
       const patch = { state: 'pending' as const, next_attempt_at_ms: t0 + 300_000, last_error: 'HTTP 500', attempts: 1 };
-      expect(await store.notifications.finishAttempt(id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
+      expect(await finishOne(store.notifications, id!, 'owner-a', patch, attempt, t0 + 100)).toBe('finished');
       await store.notifications.lease(at(t0 + 300_000), 100, 30_000, 'owner-a');
       const before = await store.notifications.get(id!);
       // Attempt number 1 again breaks notification_attempts_once: the state change must not stay either.
       await expect(
-        store.notifications.finishAttempt(id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100),
+        finishOne(store.notifications, id!, 'owner-a', { ...patch, state: 'delivered', attempts: 2 }, attempt, t0 + 300_100),
       ).rejects.toThrow();
       expect(await store.notifications.get(id!)).toEqual(before);
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt]);
       // Inside a transaction it takes part in that transaction.
       const second = { ...attempt, attempt_no: 2, started_at_ms: t0 + 300_000 };
       expect(
-        await store.transaction((tx) => tx.notifications.finishAttempt(id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100)),
+        await store.transaction((tx) => finishOne(tx.notifications, id!, 'owner-a', { ...patch, attempts: 2 }, second, t0 + 300_100)),
       ).toBe('finished');
       expect(await store.notifications.listAttempts(id!)).toEqual([attempt, second]);
+    });
+
+    it('finishAttempts records many attempts at once, each with its own outcome, all or none', async () => {
+      const t0 = NOW + 520_000_000;
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id);
+      const older = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
+      const newer = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
+      const [delivered, lost, retried] = await notifications(3, t0);
+      const mine = [older, delivered, lost, retried];
+      const leased = (await store.notifications.lease(at(t0), 100, 30_000, 'batch-a')).map((r) => r.id);
+      expect(mine.every((id) => leased.includes(id!))).toBe(true);
+      expect(leased).not.toContain(newer);
+      const attempt = (id: number, no: number, started_at_ms: number) => ({
+        notification_id: id,
+        attempt_no: no,
+        started_at_ms,
+        duration_ms: 3,
+        http_status: no === 1 ? 500 : 200,
+        reply_excerpt: `it's "quoted", {braced} \\ and ünïcode`,
+        outcome: 'retry' as const,
+        reason: 'HTTP 500',
+      });
+      const failed = { state: 'pending' as const, next_attempt_at_ms: t0 + 60_000, last_error: 'HTTP 500', attempts: 1 };
+      const batch = [
+        { owner: 'batch-a', patch: failed, attempt: attempt(older, 1, t0) },
+        {
+          owner: 'batch-a',
+          patch: { state: 'delivered' as const, next_attempt_at_ms: t0, last_error: null, attempts: 1 },
+          attempt: attempt(delivered!, 1, t0),
+        },
+        { owner: 'batch-b', patch: failed, attempt: attempt(lost!, 1, t0) },
+        { owner: 'batch-a', patch: failed, attempt: attempt(retried!, 1, t0) },
+      ];
+      expect(await store.notifications.finishAttempts(batch, t0 + 5)).toEqual(['superseded', 'finished', 'lease_lost', 'finished']);
+      expect(await store.notifications.get(older)).toMatchObject({
+        state: 'superseded',
+        attempts: 1,
+        lease_owner: null,
+        updated_at_ms: t0 + 5,
+      });
+      expect(await store.notifications.get(delivered!)).toMatchObject({
+        state: 'delivered',
+        last_error: null,
+        attempts: 1,
+        lease_owner: null,
+      });
+      expect(await store.notifications.get(lost!)).toMatchObject({ state: 'pending', attempts: 0, lease_owner: 'batch-a' });
+      expect(await store.notifications.get(retried!)).toMatchObject({
+        state: 'pending',
+        next_attempt_at_ms: t0 + 60_000,
+        last_error: 'HTTP 500',
+      });
+      for (const [index, id] of mine.entries())
+        expect(await store.notifications.listAttempts(id!)).toEqual(index === 2 ? [] : [batch[index]!.attempt]);
+
+      // All or none: an attempt that cannot be recorded (its number again) leaves every row of the batch as it was.
+      expect((await store.notifications.lease(at(t0 + 60_000), 100, 30_000, 'batch-a')).map((r) => r.id)).toContain(retried);
+      const before = await Promise.all([lost!, retried!].map((id) => store.notifications.get(id)));
+      const again = { ...failed, attempts: 2 };
+      await expect(
+        store.notifications.finishAttempts(
+          [
+            { owner: 'batch-a', patch: again, attempt: attempt(lost!, 1, t0 + 60_000) },
+            { owner: 'batch-a', patch: again, attempt: attempt(retried!, 1, t0 + 60_000) },
+          ],
+          t0 + 60_005,
+        ),
+      ).rejects.toThrow();
+      expect(await Promise.all([lost!, retried!].map((id) => store.notifications.get(id)))).toEqual(before);
+      expect(await store.notifications.listAttempts(lost!)).toEqual([]);
+
+      // Bounded, and each notification once.
+      const many = Array.from({ length: FINISH_BATCH_MAX + 1 }, (_, i) => ({
+        owner: 'batch-a',
+        patch: again,
+        attempt: attempt(i + 1, 1, t0),
+      }));
+      await expect(store.notifications.finishAttempts(many, t0)).rejects.toThrow(/at most/);
+      await expect(store.notifications.finishAttempts([batch[3]!, batch[3]!], t0)).rejects.toThrow(/twice/);
+      expect(await store.notifications.finishAttempts([], t0)).toEqual([]);
     });
 
     it('rescheduleNotification makes a notification due again', async () => {
@@ -1079,7 +1181,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
         reason: 'HTTP 500',
       };
       expect(
-        await store.notifications.finishAttempt(
+        await finishOne(
+          store.notifications,
           id!,
           'sender',
           { state: 'failed', next_attempt_at_ms: t0, last_error: 'HTTP 500', attempts: 1 },

@@ -51,7 +51,7 @@ export function hasDataModifyingCtes(dialect: Dialect): boolean {
 /**
  * SQLite, outside a transaction: the store's function that runs a step in a transaction of its
  * own, for a step of several statements that must be atomic also outside one (reserveWithChange,
- * finishAttempt: one statement on PostgreSQL, hasDataModifyingCtes) and for the notification
+ * finishAttempts: one statement on PostgreSQL, hasDataModifyingCtes) and for the notification
  * lease, which then joins the next group commit instead of committing alone (alone, each lease
  * was a COMMIT with its own fsync on the event loop). Null inside a transaction (atomic already)
  * and on PostgreSQL.

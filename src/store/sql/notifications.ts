@@ -3,9 +3,15 @@
 // an attempt's end are on the path of every notification: hot SQL text (sql-text.ts), and on
 // PostgreSQL an attempt's end is one statement (sql/dialect.ts).
 import { CompiledQuery, type Insertable } from 'kysely';
-import type { NotificationAttemptTable, NotificationRow, NotificationTable } from '../schema.js';
+import type { NotificationRow, NotificationTable } from '../schema.js';
 import type { SqlText } from '../sql-text.js';
-import type { FinishOutcome, LeaseTimes, NotificationStore } from '../notification-store.js';
+import {
+  type AttemptFinish,
+  FINISH_BATCH_MAX,
+  type FinishOutcome,
+  type LeaseTimes,
+  type NotificationStore,
+} from '../notification-store.js';
 import type { Executor, SqlContext } from './context.js';
 import { hasDataModifyingCtes, insertReturningId, leaseStatement, sqliteOwnTransaction } from './dialect.js';
 
@@ -131,18 +137,76 @@ export class SqlNotificationStore implements NotificationStore {
     return leased.sort((a, b) => a.next_attempt_at_ms - b.next_attempt_at_ms || a.id - b.id);
   }
 
-  async finishAttempt(
-    notification_id: number,
-    owner: string,
-    patch: Pick<NotificationRow, 'state' | 'next_attempt_at_ms' | 'last_error'> & { attempts: number },
-    attempt: Insertable<NotificationAttemptTable>,
-    now_ms: number,
-  ): Promise<FinishOutcome> {
+  async finishAttempts(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]> {
+    if (finishes.length > FINISH_BATCH_MAX) throw new Error(`finishAttempts: ${finishes.length} attempts, at most ${FINISH_BATCH_MAX}`);
+    if (new Set(finishes.map((f) => f.attempt.notification_id)).size !== finishes.length)
+      throw new Error('finishAttempts: a notification named twice');
+    if (finishes.length === 0) return [];
     // Atomic on its own (notification-store.ts): one statement on PostgreSQL, a transaction on SQLite.
     const own_transaction = sqliteOwnTransaction(this.ctx);
-    if (own_transaction) return own_transaction((tx) => tx.notifications.finishAttempt(notification_id, owner, patch, attempt, now_ms));
-    // Left pending, it is superseded if a newer notification of its transaction exists (§5 of
-    // docs/notifications.md): decided in the same UPDATE, not by a statement of its own.
+    if (own_transaction) return own_transaction((tx) => tx.notifications.finishAttempts(finishes, now_ms));
+    if (hasDataModifyingCtes(this.ctx.dialect)) return this.finishOnPostgres(finishes, now_ms);
+    const outcomes: FinishOutcome[] = [];
+    for (const finish of finishes) outcomes.push(await this.finishOnSqlite(finish, now_ms));
+    return outcomes;
+  }
+
+  /**
+   * PostgreSQL: every attempt in one statement, atomic by itself, whose text is the same however
+   * many attempts it carries (one prepared statement): the attempts come in as one array per
+   * column, the UPDATE changes the rows whose lease their owner still holds, and an attempt is
+   * recorded only for a row the UPDATE changed. Left pending, a notification is superseded if a
+   * newer one of its transaction exists (§5 of docs/notifications.md), decided in the same UPDATE.
+   */
+  private async finishOnPostgres(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]> {
+    const column = <T>(pick: (finish: AttemptFinish) => T) => finishes.map(pick);
+    const supersede = `(ended.state = 'pending' and notifications.trace_id is not null and exists (select 1 from notifications as newer
+        where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
+    const finished = await this.ctx.rows<{ id: string | number; state: string }>(
+      CompiledQuery.raw(
+        `with ended as (select * from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::integer[],
+            $7::integer[], $8::bigint[], $9::integer[], $10::integer[], $11::text[], $12::text[], $13::text[])
+            as e(id, owner, state, last_error, next_attempt_at_ms, attempts, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason)),
+          finished as (update notifications set state = case when ${supersede} then 'superseded' else ended.state end,
+            last_error = case when ${supersede} then $14 else ended.last_error end, next_attempt_at_ms = ended.next_attempt_at_ms,
+            attempts = ended.attempts, lease_until_ms = null, lease_owner = null, updated_at_ms = $15
+            from ended where notifications.id = ended.id and notifications.lease_owner = ended.owner
+            returning notifications.id, notifications.state),
+          recorded as (insert into notification_attempts
+            (notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason)
+            select ended.id, ended.attempt_no, ended.started_at_ms, ended.duration_ms, ended.http_status, ended.reply_excerpt, ended.outcome, ended.reason
+            from ended join finished on finished.id = ended.id returning notification_id)
+        select finished.id, finished.state from finished join recorded on recorded.notification_id = finished.id`,
+        [
+          column((f) => f.attempt.notification_id),
+          column((f) => f.owner),
+          column((f) => f.patch.state),
+          column((f) => f.patch.last_error),
+          column((f) => f.patch.next_attempt_at_ms),
+          column((f) => f.patch.attempts),
+          column((f) => f.attempt.attempt_no),
+          column((f) => f.attempt.started_at_ms),
+          column((f) => f.attempt.duration_ms),
+          column((f) => f.attempt.http_status ?? null),
+          column((f) => f.attempt.reply_excerpt ?? null),
+          column((f) => f.attempt.outcome),
+          column((f) => f.attempt.reason),
+          SUPERSEDED_REASON,
+          now_ms,
+        ],
+      ),
+    );
+    const state_of = new Map(finished.map((row) => [Number(row.id), row.state]));
+    return finishes.map((finish) => {
+      const state = state_of.get(finish.attempt.notification_id);
+      if (state === undefined) return 'lease_lost';
+      return state === 'superseded' && finish.patch.state === 'pending' ? 'superseded' : 'finished';
+    });
+  }
+
+  /** SQLite, in the caller's transaction: one attempt's UPDATE, its record, and the state the UPDATE chose. */
+  private async finishOnSqlite(finish: AttemptFinish, now_ms: number): Promise<FinishOutcome> {
+    const { patch, attempt } = finish;
     const may_supersede = patch.state === 'pending';
     const newer = `(notifications.trace_id is not null and exists (select 1 from notifications as newer
         where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
@@ -157,40 +221,15 @@ export class SqlNotificationStore implements NotificationStore {
       patch.next_attempt_at_ms,
       patch.attempts,
       now_ms,
-      notification_id,
-      owner,
+      attempt.notification_id,
+      finish.owner,
     ];
-    if (hasDataModifyingCtes(this.ctx.dialect)) {
-      // One statement, atomic by itself: the attempt is recorded only for the row the UPDATE changed.
-      let n = 0;
-      const numbered = update_sql.replace(/\?/g, () => `$${++n}`);
-      const recorded = await this.ctx.rows<{ state: string }>(
-        CompiledQuery.raw(
-          `with finished as (${numbered} returning id, state), recorded as (insert into notification_attempts ` +
-            '(notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason) ' +
-            `select id, $${n + 1}::integer, $${n + 2}::bigint, $${n + 3}::integer, $${n + 4}::integer, $${n + 5}::text, $${n + 6}::text, $${n + 7}::text ` +
-            'from finished returning notification_id) select finished.state from finished join recorded on recorded.notification_id = finished.id',
-          [
-            ...update_parameters,
-            attempt.attempt_no,
-            attempt.started_at_ms,
-            attempt.duration_ms,
-            attempt.http_status ?? null,
-            attempt.reply_excerpt ?? null,
-            attempt.outcome,
-            attempt.reason,
-          ],
-        ),
-      );
-      if (recorded.length !== 1) return 'lease_lost';
-      return recorded[0]!.state === 'superseded' && may_supersede ? 'superseded' : 'finished';
-    }
     if ((await this.ctx.changed(CompiledQuery.raw(update_sql, update_parameters))) !== 1) return 'lease_lost';
     await this.ctx.changed(this.ctx.text.insert('notification_attempts', attempt));
     if (!may_supersede) return 'finished';
-    // SQLite, in this transaction: the state the UPDATE chose (a look-up by primary key, cheaper than RETURNING).
+    // The state the UPDATE chose (a look-up by primary key, cheaper than RETURNING).
     const [row] = await this.ctx.rows<{ state: string }>(
-      CompiledQuery.raw('select state from notifications where id = ?', [notification_id]),
+      CompiledQuery.raw('select state from notifications where id = ?', [attempt.notification_id]),
     );
     return row?.state === 'superseded' ? 'superseded' : 'finished';
   }
