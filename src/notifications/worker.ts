@@ -21,7 +21,8 @@ import { startFinishBatch } from './finish-batch.js';
 /**
  * Ended attempts wait at most this long to be recorded with others (finish-batch.ts): a
  * notification's next attempt, or its transaction's next notification, is that much later, and
- * a busy PostgreSQL instance records a few dozen attempts a statement instead of one.
+ * a busy PostgreSQL instance records many attempts a statement instead of one (about a dozen in
+ * the benchmark's sale, bench/STATEMENTS.md).
  */
 export const FINISH_GAP_MS = 10;
 
