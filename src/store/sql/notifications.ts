@@ -23,6 +23,10 @@ export function notificationValues(row: Insertable<NotificationTable>): Insertab
   return { ...row, bound_from_ms: row.bound_from_ms ?? row.created_at_ms };
 }
 
+/** In an UPDATE of notifications: the row tells of a transaction that has a newer notification (it is superseded if left pending). */
+const HAS_NEWER_OF_TRANSACTION = `(notifications.trace_id is not null and exists (select 1 from notifications as newer
+    where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
+
 /**
  * PostgreSQL types of the notification columns, for INSERT … SELECT with parameters: there the
  * parameters' types are not taken from the target columns, so each is cast.
@@ -160,8 +164,7 @@ export class SqlNotificationStore implements NotificationStore {
    */
   private async finishOnPostgres(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]> {
     const column = <T>(pick: (finish: AttemptFinish) => T) => finishes.map(pick);
-    const supersede = `(ended.state = 'pending' and notifications.trace_id is not null and exists (select 1 from notifications as newer
-        where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
+    const supersede = `(ended.state = 'pending' and ${HAS_NEWER_OF_TRANSACTION})`;
     const finished = await this.ctx.rows<{ id: string | number; state: string }>(
       CompiledQuery.raw(
         `with ended as (select * from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::integer[],
@@ -208,10 +211,8 @@ export class SqlNotificationStore implements NotificationStore {
   private async finishOnSqlite(finish: AttemptFinish, now_ms: number): Promise<FinishOutcome> {
     const { patch, attempt } = finish;
     const may_supersede = patch.state === 'pending';
-    const newer = `(notifications.trace_id is not null and exists (select 1 from notifications as newer
-        where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
-    const state = may_supersede ? `case when ${newer} then 'superseded' else ? end` : '?';
-    const last_error = may_supersede ? `case when ${newer} then ? else ? end` : '?';
+    const state = may_supersede ? `case when ${HAS_NEWER_OF_TRANSACTION} then 'superseded' else ? end` : '?';
+    const last_error = may_supersede ? `case when ${HAS_NEWER_OF_TRANSACTION} then ? else ? end` : '?';
     const update_sql = `update notifications set state = ${state}, last_error = ${last_error}, next_attempt_at_ms = ?, attempts = ?,
         lease_until_ms = null, lease_owner = null, updated_at_ms = ? where id = ? and lease_owner = ?`;
     const update_parameters = [
