@@ -39,19 +39,22 @@ export function startFinishBatch(options: FinishBatchOptions): FinishBatch {
   let last_start = -Infinity;
 
   function schedule(): void {
-    if (recording || timer !== null || waiting.length === 0) return;
+    if (recording || waiting.length === 0) return;
     const wait_ms = last_start + options.gap_ms - performance.now();
-    if (waiting.length >= max || wait_ms <= 0) void record();
-    else
+    if (waiting.length >= max || wait_ms <= 0) {
+      // A batch filled while it waited for the gap goes now.
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      void record();
+    } else if (timer === null) {
       timer = setTimeout(() => {
         timer = null;
         void record();
       }, wait_ms);
+    }
   }
 
   async function record(): Promise<void> {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
     recording = true;
     last_start = performance.now();
     const batch = waiting.splice(0, max);

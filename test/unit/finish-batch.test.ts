@@ -91,6 +91,23 @@ describe('finish batch', () => {
     expect(await Promise.all(all)).toEqual(Array(5).fill('finished'));
   });
 
+  it('a batch that fills while it waits for the gap is recorded at once', async () => {
+    const recorder = heldRecorder();
+    const batch = startFinishBatch({ record: recorder.record, now_ms: () => 7, gap_ms: 1000, max: 2 });
+    const first = batch.finish(finishOf(2));
+    await recorder.releaseAll();
+    await first;
+    const second = batch.finish(finishOf(4));
+    expect(recorder.batches).toEqual([[2]]);
+    const third = batch.finish(finishOf(6));
+    expect(recorder.batches).toEqual([[2], [4, 6]]);
+    await recorder.releaseAll();
+    expect(await Promise.all([second, third])).toEqual(['finished', 'finished']);
+    // No recording left behind by the timer that was waiting.
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(recorder.batches).toHaveLength(2);
+  });
+
   it('one attempt that cannot be recorded fails alone: the rest of its batch is recorded one by one', async () => {
     const recorder = heldRecorder(4);
     const batch = startFinishBatch({ record: recorder.record, now_ms: () => 7, gap_ms: 0 });
