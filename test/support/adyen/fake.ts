@@ -145,6 +145,8 @@ const MAX_EVENTS = 500;
 
 export async function startFakeAdyen(options: FakeAdyenOptions = {}): Promise<FakeAdyen> {
   const validator = adyenValidator();
+  // Before the first request, not during it: the gateway's time-out would count the compiling.
+  validator.precompile();
   const violations = createViolationLog(100);
   const requests: AdyenRecorded[] = [];
   const events: AdyenEvent[] = [];
