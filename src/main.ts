@@ -7,6 +7,7 @@ import { type Config, connectorOptions, storeName } from './config.js';
 import type { Sealer } from './crypto/sealer.js';
 import { loadSealer } from './operations/master-key.js';
 import { keyBesideDatabase, masterKeysFor, openConfiguredStore } from './store-and-keys.js';
+import type { FileSyncer } from './store/wal-sync.js';
 import { AdjustableClock, wallClock } from './domain/clock.js';
 import type { CreatedMerchant } from './domain/merchants.js';
 import { MerchantDirectory } from './operations/merchant-directory.js';
@@ -53,13 +54,10 @@ import { HeaderReuseWatch } from './http/header-reuse.js';
 import { RateLimits } from './http/rate-limits.js';
 
 /**
- * The notification worker's DNS lookups: three names at a time (libuv's pool has four threads, and
- * the processors' lookups share it), 256 more waiting their turn, the same name's lookups shared,
- * a failed name not asked again for 30 s.
- */
-/**
- * The notification worker's DNS lookups (outbound/lookup-gate.ts). max_waiting is a quarter of the
- * worker's default 32 slots: hosts whose DNS hangs hold at most 8 of them.
+ * The notification worker's DNS lookups (outbound/lookup-gate.ts): three names at a time (libuv's
+ * pool has four threads, and the processors' lookups share it), 8 more waiting their turn, the
+ * same name's lookups shared, a failed name not asked again for 30 s. max_waiting is a quarter of
+ * the worker's default 32 slots: hosts whose DNS hangs hold at most 8 of them.
  */
 const NOTIFICATION_LOOKUPS = {
   max_in_flight: 3,
@@ -90,6 +88,8 @@ export interface StartOptions {
    * `PAYGATE_WORKERS` > 1 pass false: their primary created it once before forking them.
    */
   readonly create_demo?: boolean;
+  /** The embedded store's WAL flush (store/wal-sync.ts): a thread of its own unless a test holds it to watch what waits. */
+  readonly file_syncer?: FileSyncer;
 }
 
 /** The merchant a new sandbox makes for itself (docs/api.md §12). */
@@ -156,7 +156,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       'the master key file is beside the database: a copy of the data folder opens every sealed secret and card; set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE (docs/security.md)',
     );
   }
-  const store = openConfiguredStore(config, logger);
+  const store = openConfiguredStore(config, logger, options.file_syncer);
   await store.migrate();
   // Refused here, before serving, when the keys given do not fit the store (operations/master-key.ts).
   const sealer = await loadSealer({ store }, keys, Date.now()).catch(async (error: unknown) => {
@@ -223,6 +223,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       config.limits.rate_sign_in_per_address_per_minute,
     ),
     request_log,
+    answers_durable: () => store.durable(),
   };
   deps.metrics.watch(store, clock);
 

@@ -11,6 +11,7 @@ import { loadOrCreateKeyFile, readKeyFile, type Sealer } from './crypto/sealer.j
 import { loadSealer, type MasterKeys } from './operations/master-key.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
+import type { FileSyncer } from './store/wal-sync.js';
 
 /**
  * The master keys this process was given: PAYGATE_MASTER_KEY (with PAYGATE_MASTER_KEY_PREVIOUS
@@ -34,8 +35,9 @@ export function keyBesideDatabase(config: Config): boolean {
 }
 
 /** The store the configuration names (PostgreSQL by DATABASE_URL, else SQLite in the data folder), not yet migrated. */
-export function openConfiguredStore(config: Config, logger?: Logger): Store {
+export function openConfiguredStore(config: Config, logger?: Logger, file_syncer?: FileSyncer): Store {
   return openStore({
+    ...(file_syncer ? { file_syncer } : {}),
     database_url: config.database_url,
     data_dir: config.data_dir,
     pg_pool_max: config.limits.pg_pool_max,

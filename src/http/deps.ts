@@ -12,4 +12,11 @@ export interface HttpDeps extends OperationDeps {
   readonly rate_limits: RateLimits;
   /** Every API request, queued and written off the request's path (operations/request-log.ts). */
   readonly request_log: RequestLogWriter;
+  /**
+   * Resolves once everything the store has committed so far is on disk, null when it already is
+   * (Store.durable). Every API answer waits for it before it leaves (signed-route.ts,
+   * header-signed-route.ts): an answer read from a commit whose fsync has not ended would promise
+   * what a crash could still undo.
+   */
+  readonly answers_durable: () => Promise<void> | null;
 }

@@ -68,6 +68,11 @@ export interface Reply {
   readonly fields?: Readonly<Record<string, FlatValue>>;
   /** 200 unless the edge itself refused the request (decisions.md §5). */
   readonly http_code?: number;
+  /**
+   * Set when the answer reports only what this request itself just committed, durably: the
+   * pipeline then need not wait for other requests' commits to reach the disk (Store.durable).
+   */
+  readonly from_own_commit?: true;
 }
 
 export function reply(status: number, description: string, fields?: Record<string, FlatValue>): Reply {

@@ -192,7 +192,11 @@ export async function runHeaderSignedRoute(
         return;
       }
     }
-    send(await route.handle({ deps, merchant, secret: request_secret, application_key, params, request }, parsed.value));
+    const answer = await route.handle({ deps, merchant, secret: request_secret, application_key, params, request }, parsed.value);
+    // An answer read from the store (a replay, a status) may rest on another request's commit
+    // whose fsync has not ended yet (Store.durable): it leaves once that commit is on disk.
+    await deps.answers_durable();
+    send(answer);
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');
     send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });

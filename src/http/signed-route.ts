@@ -190,7 +190,11 @@ export async function runSignedRoute(deps: HttpDeps, route: SignedRoute, request
       send(fieldError(url_refused));
       return;
     }
-    send(await route.handle({ deps, merchant, secret: request_secret, body, request }, parsed.value));
+    const answer = await route.handle({ deps, merchant, secret: request_secret, body, request }, parsed.value);
+    // An answer read from the store (a replay, a status) may rest on another request's commit
+    // whose fsync has not ended yet (Store.durable): it leaves once that commit is on disk.
+    if (answer.from_own_commit !== true) await deps.answers_durable();
+    send(answer);
   } catch (error) {
     request.log.error({ err: error, route: route.url }, 'request failed');
     send({ ...reply(Status.INTERNAL_ERROR, 'Internal error'), http_code: 500 });

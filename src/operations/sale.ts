@@ -52,7 +52,17 @@ export interface SaleInput {
 export type CashierLink = Required<Pick<NewTransactionRow, 'cashier_session_id' | 'cashier_order_id' | 'cashier_auth_token'>>;
 
 export type SaleOutcome =
-  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | {
+      readonly kind: 'processed';
+      readonly answer: TransactionAnswer;
+      readonly replayed: boolean;
+      /**
+       * The answer is what this request's own last commit wrote, and that commit was on disk before
+       * the sale returned: whatever it read before was, too (Store.durable). False when it was read
+       * from another request's commit (a replay, a webhook that settled the attempt meanwhile).
+       */
+      readonly own_commit: boolean;
+    }
   | { readonly kind: 'duplicate_order' }
   | { readonly kind: 'in_progress' }
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
@@ -104,7 +114,7 @@ async function saleInOneUnit(
     const taken = await deps.store.transactions.findByKey(input.merchant.merchant_id, transaction_type, input.order_id);
     if (taken !== null) {
       const existing = await answerForExisting(deps, taken, input.request_fingerprint);
-      return existing.kind === 'replay' ? { kind: 'processed', answer: existing.answer, replayed: true } : existing;
+      return existing.kind === 'replay' ? { kind: 'processed', answer: existing.answer, replayed: true, own_commit: false } : existing;
     }
     return deps.store.transaction(attempts).catch(not_together);
   }
@@ -148,7 +158,7 @@ async function saleAttempts(
     { wait_for_twin: !in_one_transaction },
   );
   if (in_one_transaction && reservation.kind !== 'reserved') throw new KeyTakenMeanwhile();
-  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true, own_commit: false };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('a sale reservation has no guard to refuse it');
 
@@ -183,13 +193,13 @@ async function saleAttempts(
         continue;
       }
       // The attempt was settled meanwhile (its processor's webhook): the merchant gets what it says.
-      return { kind: 'processed', answer: attempt.answer, replayed: false };
+      return { kind: 'processed', answer: attempt.answer, replayed: false, own_commit: false };
     }
     // The card is kept only if the sale can still be approved; its token is shown once approved.
     const answer = await finish(deps, row, result, current.connector, {
       vault: (tx) => vaultCard(tx, deps.sealer, merchant_id, input.pin, input.card, now_ms),
     });
-    return { kind: 'processed', answer, replayed: false };
+    return { kind: 'processed', answer, replayed: false, own_commit: true };
   }
 }
 

@@ -49,7 +49,7 @@ export async function processWalletSale(deps: OperationDeps, input: WalletSaleIn
       },
     ),
   );
-  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true, own_commit: false };
   if (reservation.kind !== 'reserved') {
     if (reservation.kind === 'refused_by_guard') throw new Error('a wallet sale reservation has no guard to refuse it');
     return reservation;
@@ -63,5 +63,5 @@ export async function processWalletSale(deps: OperationDeps, input: WalletSaleIn
     return_to: processorReturnUrls(deps, reservation.row.trace_id),
   });
   const answer = await finish(deps, reservation.row, result, connector);
-  return { kind: 'processed', answer, replayed: false };
+  return { kind: 'processed', answer, replayed: false, own_commit: false };
 }

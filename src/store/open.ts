@@ -10,6 +10,7 @@ import { prepareStatements } from './pg-prepared.js';
 import { SqlStore, type StoreOptions } from './sql-store.js';
 import { TwoConnectionSqliteDialect } from './sqlite-driver.js';
 import type { Store } from './store.js';
+import { type FileSyncer, fsyncThread, WalSync } from './wal-sync.js';
 
 export interface SqliteStoreOptions extends StoreOptions {
   /**
@@ -23,6 +24,8 @@ export interface SqliteStoreOptions extends StoreOptions {
    * Unset, better-sqlite3's default stands (cache_size -16000, about 16 MB).
    */
   readonly cache_mb?: number;
+  /** What flushes the WAL after each commit (store/wal-sync.ts); a thread of its own unless a test gives another. */
+  readonly file_syncer?: FileSyncer;
 }
 
 /** The embedded store's two connections to one file, each with the settings the store relies on. */
@@ -34,7 +37,7 @@ export function openSqliteConnections(
   const cache_size = options.cache_mb === undefined ? null : `cache_size = -${Math.round(options.cache_mb * 1024)}`;
   const writer = new BetterSqlite3(file_path);
   // WAL for concurrent readers; synchronous=FULL so a committed transaction survives power loss,
-  // which is what a status-0 answer promises.
+  // which is what a status-0 answer promises (openSqliteStore hands that sync to wal-sync.ts).
   writer.pragma('journal_mode = WAL');
   writer.pragma('synchronous = FULL');
   writer.pragma('foreign_keys = ON');
@@ -51,10 +54,17 @@ export function openSqliteConnections(
 
 export function openSqliteStore(file_path: string, options: SqliteStoreOptions = {}): Store {
   const { writer, reader } = openSqliteConnections(file_path, options);
-  const dialect = new TwoConnectionSqliteDialect(writer, reader);
+  // Every write of the store goes through its driver, which makes each commit durable before its
+  // caller hears of it (store/wal-sync.ts): the fsync SQLite would do at COMMIT under FULL, done
+  // on a thread of its own instead of on the event loop. What FULL adds over NORMAL in WAL mode
+  // is exactly that sync; checkpoints are synced by SQLite either way.
+  const wal_sync = new WalSync(`${file_path}-wal`, options.file_syncer ?? fsyncThread());
+  writer.pragma('synchronous = NORMAL');
+  const dialect = new TwoConnectionSqliteDialect(writer, reader, wal_sync);
   return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', {
     group_commit: options.group_commit ?? true,
     direct: dialect.direct(),
+    durable: () => wal_sync.durable(),
     ...(options.trace_ids ? { trace_ids: options.trace_ids } : {}),
   });
 }
@@ -104,10 +114,12 @@ export function openStore(options: {
   on_idle_error?: (error: Error) => void;
   group_commit?: boolean;
   sqlite_cache_mb?: number;
+  file_syncer?: FileSyncer;
 }): Store {
   if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
   return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), {
     group_commit: options.group_commit ?? true,
     ...(options.sqlite_cache_mb !== undefined ? { cache_mb: options.sqlite_cache_mb } : {}),
+    ...(options.file_syncer ? { file_syncer: options.file_syncer } : {}),
   });
 }

@@ -127,16 +127,24 @@ export class SqlStore implements Store {
   /** New transactions' trace_ids (domain/trace-id.ts); a test gives its own to make draws collide. */
   private readonly trace_ids: TraceIdSource;
   readonly holdWrites: Store['holdWrites'];
+  readonly durable: Store['durable'];
   /** Card tokens seen committed (known-cards.ts): a card seen before skips the vault's statement. */
   private readonly known_cards = new KnownCards();
 
   constructor(
     private readonly root: Kysely<Database>,
     readonly dialect: Dialect,
-    options: StoreOptions & { readonly group_commit?: boolean; readonly direct?: DirectSqlite; readonly pool?: pg.Pool } = {},
+    options: StoreOptions & {
+      readonly group_commit?: boolean;
+      readonly direct?: DirectSqlite;
+      readonly pool?: pg.Pool;
+      /** SQLite: resolves once every commit so far is on disk (store/wal-sync.ts); see Store.durable. */
+      readonly durable?: () => Promise<void> | null;
+    } = {},
     private readonly on_close: () => Promise<void> = async () => {},
   ) {
     this.text = new SqlText(dialect);
+    this.durable = options.durable ?? (() => null);
     this.pool = options.pool ?? null;
     this.trace_ids = options.trace_ids ?? randomTraceIds;
     const direct = options.direct;

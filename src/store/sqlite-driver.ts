@@ -18,7 +18,8 @@
 // nothing can open a transaction in between.
 //
 // Inside a transaction every statement, SELECTs included, goes to the writer, so a transaction
-// reads its own writes. better-sqlite3 is synchronous, so a statement runs to its end on the
+// reads its own writes. A COMMIT, and a write outside a transaction, returns to its caller only
+// once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile. better-sqlite3 is synchronous, so a statement runs to its end on the
 // event loop; prepared statements are cached per connection by their SQL text.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -31,6 +32,7 @@ import {
   SelectQueryNode,
   SqliteDialect,
 } from 'kysely';
+import type { WalSync } from './wal-sync.js';
 
 const STATEMENT_CACHE_SIZE = 500;
 /**
@@ -127,6 +129,11 @@ export class TwoConnectionSqliteDriver implements Driver {
   constructor(
     private readonly writer: StatementCache,
     private readonly reader: StatementCache,
+    /**
+     * When the writer runs with synchronous=NORMAL: makes each commit durable before the caller
+     * hears of it (store/wal-sync.ts). Null keeps SQLite's own sync at COMMIT (synchronous=FULL).
+     */
+    private readonly wal_sync: WalSync | null = null,
   ) {}
 
   async init(): Promise<void> {}
@@ -140,11 +147,16 @@ export class TwoConnectionSqliteDriver implements Driver {
     if (isPlainSelect(query)) return read<R>(this.writer, this.reader, query);
     // A write outside a transaction waits until no transaction is open on the writer.
     const release = await this.writer_lock.lock();
+    let result: QueryResult<R>;
     try {
-      return run<R>(this.writer, query);
+      result = run<R>(this.writer, query);
     } finally {
       release();
     }
+    // It committed by itself. The writer is free for the next transaction meanwhile: the fsync
+    // that makes this one durable covers whatever commits before it starts, too.
+    if (this.wal_sync) await this.wal_sync.committed();
+    return result;
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -161,6 +173,8 @@ export class TwoConnectionSqliteDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await this.end(connection as RoutingConnection, 'commit');
+    // Committed and visible; the caller hears of it once it is on disk (the writer is free meanwhile).
+    if (this.wal_sync) await this.wal_sync.committed();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -211,6 +225,7 @@ export class TwoConnectionSqliteDriver implements Driver {
   async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {
+    await this.wal_sync?.close();
     this.reader.db.close();
     this.writer.db.close();
   }
@@ -221,14 +236,18 @@ export class TwoConnectionSqliteDialect extends SqliteDialect {
   private readonly writer: StatementCache;
   private readonly reader: StatementCache;
 
-  constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database) {
+  constructor(
+    writer: BetterSqlite3.Database,
+    reader: BetterSqlite3.Database,
+    private readonly wal_sync: WalSync | null = null,
+  ) {
     super({ database: writer });
     this.writer = new StatementCache(writer);
     this.reader = new StatementCache(reader);
   }
 
   override createDriver(): Driver {
-    return new TwoConnectionSqliteDriver(this.writer, this.reader);
+    return new TwoConnectionSqliteDriver(this.writer, this.reader, this.wal_sync);
   }
 
   /** The statements the two connections keep prepared now: a bound the tests hold the store to. */

@@ -88,6 +88,13 @@ export interface Store extends UnitOfWork {
   /** Connections of the pool (PostgreSQL); null for the embedded store, which has two fixed connections. */
   poolUse(): { readonly total: number; readonly idle: number; readonly waiting: number } | null;
   close(): Promise<void>;
+  /**
+   * Resolves once everything committed so far is on disk; null when it already is. A write's own
+   * promise settles only once it is durable, but a read may see a commit a moment before its
+   * fsync ends (SQLite, store/wal-sync.ts): an answer built from reads waits for this before it
+   * leaves (http/app.ts). Always null on PostgreSQL, whose commits are durable when visible.
+   */
+  readonly durable: () => Promise<void> | null;
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
   /**
@@ -149,6 +156,7 @@ export function storeWithin(store: Store, tx: UnitOfWork): Store {
     backlog: (now_ms) => store.backlog(now_ms),
     poolUse: () => store.poolUse(),
     close: () => store.close(),
+    durable: () => store.durable(),
     transaction: (work) => work(tx),
     holdWrites: null,
     onNotificationCommitted: (listener) => store.onNotificationCommitted(listener),

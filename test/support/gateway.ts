@@ -11,6 +11,7 @@ import type { CreatedMerchant } from '../../src/domain/merchants.js';
 import { starterGateway } from '../../src/connectors/registry.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 import type { StoreKind } from './stores.js';
+import type { FileSyncer } from '../../src/store/wal-sync.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -32,6 +33,8 @@ export interface TestGatewayOptions {
   readonly database?: TestDatabase | undefined;
   /** Where the gateway's announcements go (the demo merchant, the sandbox's admin token, the first screen); dropped by default. */
   readonly announce?: (line: string) => void;
+  /** The embedded store's WAL flush, to hold it (test/store/wal-sync.test.ts). */
+  readonly file_syncer?: FileSyncer;
 }
 
 export const TEST_MASTER_KEY = 'a'.repeat(64);
@@ -54,7 +57,11 @@ export async function startTestGateway(kind: StoreKind, options: TestGatewayOpti
     ...options.env,
   });
   const logger = createLogger({ level: 'debug', destination: log_file });
-  const gateway = await startGateway(config, { logger, announce: options.announce ?? (() => undefined) });
+  const gateway = await startGateway(config, {
+    logger,
+    announce: options.announce ?? (() => undefined),
+    ...(options.file_syncer ? { file_syncer: options.file_syncer } : {}),
+  });
   const url = gateway.url;
   const existing = gateway.demo_merchant;
   const merchant = existing ?? (await createMerchantVia(gateway, {}));

@@ -312,7 +312,9 @@ async function handleSale(
     mit_retry: false,
     transaction_type,
   });
-  return saleReply(outcome);
+  const answered = saleReply(outcome);
+  // A new sale's answer is its own durable commit; a replay's, read from another's, waits (signed-route.ts).
+  return outcome.kind === 'processed' && outcome.own_commit ? { ...answered, from_own_commit: true } : answered;
 }
 
 async function handleRefund(context: SignedContext, body: RefundBody | RefundAppBody): Promise<Reply> {

@@ -172,7 +172,7 @@ export function leaseStatement(text: SqlText, candidates: string, update: string
 }
 
 /**
- * SQLite has one writer and every COMMIT waits for the disk (synchronous=FULL): concurrent
+ * SQLite has one writer and every commit waits for the disk (wal-sync.ts): concurrent
  * transactions are committed in groups (group-commit.ts), on by default. PostgreSQL commits
  * concurrent transactions on its own connections and groups their WAL flushes itself.
  */

@@ -1,0 +1,202 @@
+// The embedded store's commits are made durable off the event loop (store/wal-sync.ts): the writer
+// runs with synchronous=NORMAL and each commit's caller hears of it only once an fsync of the WAL
+// that began after its COMMIT has ended. What must hold: no write and no answer is acknowledged
+// before that fsync ends, even though the commit is already visible to reads; one fsync covers
+// every commit made while the one before it ran; a failed fsync refuses every write and every
+// answer after it. These tests hold the fsync (a syncer that waits for the test's word) and watch
+// what waits: the class alone, then a real gateway over real HTTP and a real SQLite file.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FileSyncer, fsyncThread, WalSync } from '../../src/store/wal-sync.js';
+import { openSqliteStore } from '../../src/store/open.js';
+import { postSigned } from '../support/client.js';
+import { orderId, saleA } from '../support/bodies.js';
+import { startTestGateway } from '../support/gateway.js';
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) fs.rmSync(folder, { recursive: true, force: true });
+});
+function folder(): string {
+  const made = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-wal-sync-'));
+  folders.push(made);
+  return made;
+}
+
+/** A syncer whose fsyncs wait while it is held; each really syncs (on its own thread) once let go. */
+class HeldSyncer implements FileSyncer {
+  private readonly real = fsyncThread();
+  private held: Promise<void> | null = null;
+  private let_go: (() => void) | null = null;
+  private failing: Error | null = null;
+  calls = 0;
+  hold(): void {
+    this.held = new Promise((resolve) => {
+      this.let_go = resolve;
+    });
+  }
+  release(): void {
+    this.let_go?.();
+    this.held = null;
+  }
+  failNext(error: Error): void {
+    this.failing = error;
+  }
+  async sync(fd: number): Promise<void> {
+    this.calls += 1;
+    if (this.held) await this.held;
+    if (this.failing) throw this.failing;
+    await this.real.sync(fd);
+  }
+  close(): Promise<void> {
+    return this.real.close();
+  }
+}
+
+const settled = async <T>(promise: Promise<T>) => {
+  let state: 'pending' | 'resolved' | 'rejected' = 'pending';
+  promise.then(
+    () => (state = 'resolved'),
+    () => (state = 'rejected'),
+  );
+  // Long enough for a thread's fsync to end many times over; what is watched must not happen at all.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return state;
+};
+
+describe('WalSync', () => {
+  function walFile(): string {
+    const file = path.join(folder(), 'db-wal');
+    fs.writeFileSync(file, 'frames');
+    return file;
+  }
+
+  it('resolves a commit only once an fsync begun after it has ended, and says when nothing is waiting', async () => {
+    const syncer = new HeldSyncer();
+    const wal = new WalSync(walFile(), syncer);
+    expect(wal.durable()).toBeNull();
+    syncer.hold();
+    const first = wal.committed();
+    expect(await settled(first)).toBe('pending');
+    const readers_wait = wal.durable();
+    expect(readers_wait).not.toBeNull();
+    expect(await settled(readers_wait!)).toBe('pending');
+    syncer.release();
+    await first;
+    await readers_wait;
+    expect(wal.durable()).toBeNull();
+    expect(wal.stats).toEqual({ syncs: 1, commits: 1 });
+    await wal.close();
+  });
+
+  it('covers every commit made while an fsync runs with the next one, not one each', async () => {
+    const syncer = new HeldSyncer();
+    const wal = new WalSync(walFile(), syncer);
+    syncer.hold();
+    const first = wal.committed();
+    // Made while the first fsync runs: not covered by it (their frames may have come after it began).
+    const later = [wal.committed(), wal.committed(), wal.committed(), wal.committed()];
+    expect(await settled(first)).toBe('pending');
+    syncer.release();
+    await first;
+    await Promise.all(later);
+    expect(syncer.calls).toBe(2);
+    expect(wal.stats).toEqual({ syncs: 2, commits: 5 });
+    await wal.close();
+  });
+
+  it('after a failed fsync refuses every waiter, every later commit and every reader, for good', async () => {
+    const syncer = new HeldSyncer();
+    const wal = new WalSync(walFile(), syncer);
+    await wal.committed();
+    syncer.failNext(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+    const waiting = [wal.committed(), wal.committed()];
+    for (const result of await Promise.allSettled(waiting)) {
+      expect(result.status).toBe('rejected');
+      expect(String((result as PromiseRejectedResult).reason)).toMatch(/could not be synced to disk: EIO/);
+    }
+    await expect(wal.committed()).rejects.toThrow(/could not be synced/);
+    await expect(wal.durable()!).rejects.toThrow(/could not be synced/);
+    await wal.close();
+  });
+
+  it('refuses a commit when the WAL file cannot be opened, instead of calling it durable', async () => {
+    const wal = new WalSync(path.join(folder(), 'missing-wal'), new HeldSyncer());
+    await expect(wal.committed()).rejects.toThrow(/could not be synced to disk: ENOENT/);
+    await wal.close();
+  });
+});
+
+describe('fsyncThread', () => {
+  it('syncs an open file and reports a descriptor that is not one', async () => {
+    const file = path.join(folder(), 'f');
+    fs.writeFileSync(file, 'x');
+    const fd = fs.openSync(file, 'r+');
+    const thread = fsyncThread();
+    await thread.sync(fd);
+    fs.closeSync(fd);
+    await expect(thread.sync(fd)).rejects.toThrow(/EBADF/);
+    await thread.close();
+  });
+});
+
+describe('the embedded store over WalSync', () => {
+  it('acknowledges no write before the fsync after it, though a read sees it committed', async () => {
+    const dir = folder();
+    const syncer = new HeldSyncer();
+    const store = openSqliteStore(path.join(dir, 'paygate.sqlite'), { file_syncer: syncer });
+    await store.migrate();
+    const calls_after_migrations = syncer.calls;
+    expect(calls_after_migrations).toBeGreaterThan(0);
+
+    syncer.hold();
+    const written = store.sandboxClock.setOffset(86_400_000);
+    expect(await settled(written)).toBe('pending');
+    // Committed and visible already: what a reader would answer from must wait (store.durable).
+    expect(await store.sandboxClock.getOffset()).toBe(86_400_000);
+    expect(store.durable()).not.toBeNull();
+    syncer.release();
+    await written;
+    expect(store.durable()).toBeNull();
+    expect(syncer.calls).toBeGreaterThan(calls_after_migrations);
+    await store.close();
+  });
+});
+
+describe('a gateway on the embedded store', () => {
+  it('answers neither a sale nor a replay of it read from the store before the WAL holding it is synced', async () => {
+    const syncer = new HeldSyncer();
+    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    try {
+      await gw.gateway.notifications.stop();
+      const body = saleA(gw.merchant, { order_id: orderId() });
+      syncer.hold();
+      const sale = postSigned(gw.url, '/api/process', body, gw.merchant.secret);
+      // Wait until the sale is committed (visible to another connection) while its fsync is held.
+      const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
+      try {
+        const row = db.prepare('select status from transactions where merchant_id = ? and order_id = ?');
+        for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, body.order_id) === undefined; i++)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(row.get(gw.merchant.merchant_id, body.order_id)).toEqual({ status: 'approved' });
+      } finally {
+        db.close();
+      }
+      // The same request again is a replay, answered from the committed row without writing: it waits too.
+      const replay = postSigned(gw.url, '/api/process', body, gw.merchant.secret);
+      expect(await settled(sale)).toBe('pending');
+      expect(await settled(replay)).toBe('pending');
+      syncer.release();
+      const [first, again] = await Promise.all([sale, replay]);
+      expect(first.body.status).toBe(0);
+      expect(again.body.status).toBe(0);
+      expect(again.body.trace_id).toBe(first.body.trace_id);
+    } finally {
+      syncer.release();
+      await gw.close();
+    }
+  });
+});
