@@ -1,9 +1,9 @@
-// Group commit for the embedded store. SQLite has one writer, and with synchronous=FULL every
-// COMMIT waits for the disk. Units of work that arrive while a commit is under way queue up;
-// the next batch runs them in ONE database transaction, each inside its own savepoint (a unit
-// that fails is rolled back alone), then commits once. Each caller is answered only after
-// that COMMIT has returned, so an answer still means "durably committed". At low load a batch
-// holds one unit and nothing waits.
+// Group commit for the embedded store. SQLite has one writer, and every COMMIT's callers wait for
+// the fsync of the WAL after it (wal-sync.ts). Units of work that arrive while a commit is under
+// way queue up; the next batch runs them in ONE database transaction, each inside its own
+// savepoint (a unit that fails is rolled back alone), then commits once. Each caller is answered
+// only after that COMMIT and its fsync, so an answer still means "durably committed". At low load
+// a batch holds one unit and nothing waits.
 //
 // A batch starts on the next turn of the event loop (setImmediate), not at once: better-sqlite3
 // is synchronous, so a batch started at once would run to its COMMIT without ever letting the
