@@ -2,11 +2,12 @@
 //
 // better-sqlite3 is synchronous: with synchronous=FULL every COMMIT waits for fsync of the WAL on
 // the event loop, and while the disk works nothing else of the gateway runs: no request is read,
-// no signature checked, no answer written. Profiles put a third of the main thread of the live
-// rows in it. The writer connection now runs with synchronous=NORMAL (a COMMIT writes its WAL
-// frames and returns; SQLite still syncs the WAL before each checkpoint and the database after it)
-// and this class does FULL's one remaining sync, the WAL's after each commit, on a thread of its
-// own, before any caller of that commit is answered:
+// no signature checked, no answer written. Profiles put up to a third of the main thread of the
+// live rows (two gateways, sales spread evenly) in it. The writer connection now runs with
+// synchronous=NORMAL (a COMMIT writes its WAL frames and returns; SQLite still syncs the WAL
+// before each checkpoint and the database after it) and this class does FULL's one remaining
+// sync, the WAL's after each commit, on a thread of its own, before any caller of that commit is
+// answered:
 //
 //   - `committed()` is called right after a COMMIT has returned; it resolves once an fsync of the
 //     WAL that began after that COMMIT has ended, so the commit's frames are on disk;
