@@ -19,8 +19,9 @@
 //
 // Inside a transaction every statement, SELECTs included, goes to the writer, so a transaction
 // reads its own writes. A COMMIT, and a write outside a transaction, returns to its caller only
-// once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile. better-sqlite3 is synchronous, so a statement runs to its end on the
-// event loop; prepared statements are cached per connection by their SQL text.
+// once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile.
+// better-sqlite3 is synchronous, so a statement runs to its end on the event loop; prepared
+// statements are cached per connection by their SQL text.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,

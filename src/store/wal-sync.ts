@@ -146,37 +146,45 @@ parentPort.on('message', (fd) => {
 `;
 
 /**
- * fsync on a thread of its own. The thread keeps the process alive only while an fsync is in
- * flight; `close` ends it.
+ * fsync on a thread of its own, started at the first sync (a command that only reads never starts
+ * it). The thread keeps the process alive only while an fsync is in flight; `close` ends it.
  */
 export function fsyncThread(): FileSyncer {
-  const worker = new Worker(FSYNC_WORKER_SOURCE, { eval: true });
-  worker.unref();
+  let worker: Worker | null = null;
   const pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
   let ended: Error | null = null;
   const endAll = (error: Error) => {
     ended = error;
     for (const waiter of pending.splice(0)) waiter.reject(error);
   };
-  worker.on('message', (answer: string | null) => {
-    const waiter = pending.shift();
-    if (pending.length === 0) worker.unref();
-    if (waiter === undefined) return;
-    if (answer === null) waiter.resolve();
-    else waiter.reject(new Error(answer));
-  });
-  worker.on('error', (error) => endAll(error));
-  worker.on('exit', () => endAll(new Error('the fsync thread ended')));
+  const started = (): Worker => {
+    if (worker !== null) return worker;
+    const thread = new Worker(FSYNC_WORKER_SOURCE, { eval: true });
+    thread.unref();
+    thread.on('message', (answer: string | null) => {
+      const waiter = pending.shift();
+      if (pending.length === 0) thread.unref();
+      if (waiter === undefined) return;
+      if (answer === null) waiter.resolve();
+      else waiter.reject(new Error(answer));
+    });
+    thread.on('error', (error) => endAll(error));
+    thread.on('exit', () => endAll(new Error('the fsync thread ended')));
+    worker = thread;
+    return thread;
+  };
   return {
     sync(fd: number): Promise<void> {
       if (ended !== null) return Promise.reject(ended);
+      const thread = started();
       return new Promise<void>((resolve, reject) => {
         pending.push({ resolve, reject });
-        worker.ref();
-        worker.postMessage(fd);
+        thread.ref();
+        thread.postMessage(fd);
       });
     },
     async close(): Promise<void> {
+      if (worker === null) return;
       worker.removeAllListeners('exit');
       await worker.terminate();
     },
