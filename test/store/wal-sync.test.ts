@@ -15,6 +15,7 @@ import { openSqliteStore } from '../../src/store/open.js';
 import { postSigned } from '../support/client.js';
 import { orderId, saleA } from '../support/bodies.js';
 import { startTestGateway } from '../support/gateway.js';
+import { planBody, v13 } from '../support/v13.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -194,6 +195,40 @@ describe('a gateway on the embedded store', () => {
       expect(first.body.status).toBe(0);
       expect(again.body.status).toBe(0);
       expect(again.body.trace_id).toBe(first.body.trace_id);
+    } finally {
+      syncer.release();
+      await gw.close();
+    }
+  });
+
+  it('answers no v1.3 read (the header-signed pipeline) of a plan before the WAL holding the plan is synced', async () => {
+    const syncer = new HeldSyncer();
+    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    const PLANS = '/api/v1.3/subscription-plan';
+    try {
+      await gw.gateway.notifications.stop();
+      const name = `Held plan ${orderId()}`;
+      syncer.hold();
+      const created = v13(gw.url, 'POST', PLANS, gw.merchant, planBody({ name }));
+      const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
+      try {
+        const row = db.prepare('select plan_id from subscription_plans where merchant_id = ? and name = ?');
+        for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, name) === undefined; i++)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(row.get(gw.merchant.merchant_id, name)).toBeDefined();
+      } finally {
+        db.close();
+      }
+      // A read writes nothing of its own; it lists the plan another request committed, so it waits
+      // for that commit's fsync like the commit's own answer.
+      const listed = v13(gw.url, 'GET', PLANS, gw.merchant, { page: 1, page_size: 10 });
+      expect(await settled(created)).toBe('pending');
+      expect(await settled(listed)).toBe('pending');
+      syncer.release();
+      const [plan, list] = await Promise.all([created, listed]);
+      expect(plan.body.status).toBe(0);
+      expect(list.body.status).toBe(0);
+      expect(JSON.stringify(list.body)).toContain(String(plan.body.plan_id));
     } finally {
       syncer.release();
       await gw.close();
