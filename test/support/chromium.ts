@@ -12,6 +12,12 @@ export function chromiumPath(): string {
 
 export const INSTALL_COMMAND = 'sudo apt-get install -y chromium';
 
+/**
+ * Wait up to 10 minutes for another apt-get or dpkg (a second test run, the machine's own updates)
+ * to let go of its locks, instead of failing the run at once on a lock it would soon have had.
+ */
+const APT_LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=600'];
+
 /** The reason the browser tests cannot run, or null once Chromium is there (installed now if it can be). */
 export function ensureChromium(log: (line: string) => void): string | null {
   const path = chromiumPath();
@@ -23,8 +29,8 @@ export function ensureChromium(log: (line: string) => void): string | null {
   log("[paygate tests] Chromium not found: installing Debian's chromium (apt-get, once; about a minute)");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [
-    ['update', '-qq'],
-    ['install', '-y', '-qq', 'chromium'],
+    [...APT_LOCK_WAIT, 'update', '-qq'],
+    [...APT_LOCK_WAIT, 'install', '-y', '-qq', 'chromium'],
   ]) {
     const result = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 15 * 60_000 });
     if (result.status !== 0)
@@ -48,11 +54,19 @@ export function ensureCaddy(log: (line: string) => void): void {
   }
   log("[paygate tests] caddy not found: installing Debian's caddy for the TLS-front test (apt-get, once)");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const installed = spawnSync('apt-get', ['install', '-y', '-qq', 'caddy'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+  const installed = spawnSync('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '-qq', 'caddy'], {
+    env,
+    encoding: 'utf8',
+    timeout: 15 * 60_000,
+  });
   if (installed.status !== 0) {
     // The package lists may be stale on a fresh machine: once more after an update.
-    spawnSync('apt-get', ['update', '-qq'], { env, timeout: 10 * 60_000 });
-    const again = spawnSync('apt-get', ['install', '-y', '-qq', 'caddy'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+    spawnSync('apt-get', [...APT_LOCK_WAIT, 'update', '-qq'], { env, timeout: 15 * 60_000 });
+    const again = spawnSync('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '-qq', 'caddy'], {
+      env,
+      encoding: 'utf8',
+      timeout: 15 * 60_000,
+    });
     if (again.status !== 0)
       log(`[paygate tests] installing caddy failed: the TLS-front test is skipped (${(again.stderr ?? '').slice(-300)})`);
   }
