@@ -44,5 +44,7 @@ export function openConfiguredStore(config: Config, logger?: Logger, file_syncer
     group_commit: config.group_commit,
     sqlite_cache_mb: config.limits.sqlite_cache_mb,
     on_idle_error: (error) => logger?.warn({ err: error }, 'idle database connection lost; the pool replaces it'),
+    on_checkpoint_failure: (error) =>
+      logger?.warn({ err: error }, 'the WAL checkpoint thread failed; the writer checkpoints on the event loop again (docs/production.md)'),
   });
 }

@@ -10,6 +10,7 @@ import { prepareStatements } from './pg-prepared.js';
 import { SqlStore, type StoreOptions } from './sql-store.js';
 import { TwoConnectionSqliteDialect } from './sqlite-driver.js';
 import type { Store } from './store.js';
+import { WalCheckpointer } from './wal-checkpoint.js';
 import { type FileSyncer, fsyncThread, WalSync } from './wal-sync.js';
 
 export interface SqliteStoreOptions extends StoreOptions {
@@ -26,6 +27,10 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly cache_mb?: number;
   /** What flushes the WAL after each commit (store/wal-sync.ts); a thread of its own unless a test gives another. */
   readonly file_syncer?: FileSyncer;
+  /** How often the checkpoint thread copies the WAL back (store/wal-checkpoint.ts); its default unless a test sets it. */
+  readonly checkpoint_interval_ms?: number;
+  /** Told when the checkpoint thread has failed and the writer checkpoints on the event loop again. */
+  readonly on_checkpoint_failure?: (error: Error) => void;
 }
 
 /** The embedded store's two connections to one file, each with the settings the store relies on. */
@@ -58,8 +63,18 @@ export function openSqliteStore(file_path: string, options: SqliteStoreOptions =
   // caller hears of it (store/wal-sync.ts): the fsync SQLite would do at COMMIT under FULL, done
   // on a thread of its own instead of on the event loop. What FULL adds over NORMAL in WAL mode
   // is exactly that sync; checkpoints are synced by SQLite either way.
-  const wal_sync = new WalSync(`${file_path}-wal`, options.file_syncer ?? fsyncThread());
+  // Checkpoints, too, leave the event loop (store/wal-checkpoint.ts): the writer makes none of its
+  // own unless the checkpoint thread fails, when SQLite's default (every 1000 pages) comes back.
+  const checkpointer = new WalCheckpointer(file_path, {
+    ...(options.checkpoint_interval_ms !== undefined ? { interval_ms: options.checkpoint_interval_ms } : {}),
+    on_failure: (error) => {
+      if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
+      options.on_checkpoint_failure?.(error);
+    },
+  });
+  const wal_sync = new WalSync(`${file_path}-wal`, options.file_syncer ?? fsyncThread(), checkpointer);
   writer.pragma('synchronous = NORMAL');
+  writer.pragma('wal_autocheckpoint = 0');
   const dialect = new TwoConnectionSqliteDialect(writer, reader, wal_sync);
   return new SqlStore(new Kysely<Database>({ dialect }), 'sqlite', {
     group_commit: options.group_commit ?? true,
@@ -115,11 +130,13 @@ export function openStore(options: {
   group_commit?: boolean;
   sqlite_cache_mb?: number;
   file_syncer?: FileSyncer;
+  on_checkpoint_failure?: (error: Error) => void;
 }): Store {
   if (options.database_url) return openPostgresStore(options.database_url, options.pg_pool_max, options.on_idle_error);
   return openSqliteStore(path.join(options.data_dir, 'paygate.sqlite'), {
     group_commit: options.group_commit ?? true,
     ...(options.sqlite_cache_mb !== undefined ? { cache_mb: options.sqlite_cache_mb } : {}),
     ...(options.file_syncer ? { file_syncer: options.file_syncer } : {}),
+    ...(options.on_checkpoint_failure ? { on_checkpoint_failure: options.on_checkpoint_failure } : {}),
   });
 }

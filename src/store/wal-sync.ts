@@ -5,7 +5,8 @@
 // no signature checked, no answer written. Profiles put up to a third of the main thread of the
 // live rows (two gateways, sales spread evenly) in it. The writer connection now runs with
 // synchronous=NORMAL (a COMMIT writes its WAL frames and returns; SQLite still syncs the WAL
-// before each checkpoint and the database after it) and this class does FULL's one remaining
+// before each checkpoint and the database after it; checkpoints run on a thread of their own,
+// wal-checkpoint.ts) and this class does FULL's one remaining
 // sync, the WAL's after each commit, on a thread of its own, before any caller of that commit is
 // answered:
 //
@@ -25,6 +26,7 @@
 // (outbound/lookup-gate.ts); a commit must not wait behind them.
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { WalCheckpointer } from './wal-checkpoint.js';
 
 /** Flushes one open file to disk (`sync`: resolves when it is there); `close` lets go of what it holds. */
 export interface FileSyncer {
@@ -54,11 +56,14 @@ export class WalSync {
     /** The database's WAL file (`<database>-wal`): where a commit's frames are. */
     private readonly wal_path: string,
     private readonly syncer: FileSyncer,
+    /** The WAL's checkpoints, on a thread of their own too (wal-checkpoint.ts): started at the first commit. */
+    private readonly checkpointer: WalCheckpointer | null = null,
   ) {}
 
   /** Call right after a COMMIT returned: resolves once the WAL that holds it is on disk. */
   committed(): Promise<void> {
     this.committed_count += 1;
+    this.checkpointer?.notice();
     return this.waitFor(this.committed_count);
   }
 
@@ -74,6 +79,7 @@ export class WalSync {
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
     await this.syncer.close();
+    await this.checkpointer?.close();
   }
 
   private waitFor(commit_number: number): Promise<void> {
