@@ -100,7 +100,8 @@ describe('the first sale in one minute, as docs/signing.md and README.md write i
       const dir = path.join(work_dir, path.basename(file, '.md'));
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, 'sale.json'), sale_json.code);
-      const ran = spawnSync('bash', ['-c', command.replaceAll(DOCUMENTED_URL, url)], {
+      // pipefail: a signing step that failed shows here, with its error, not as the empty body curl then sent.
+      const ran = spawnSync('bash', ['-o', 'pipefail', '-c', command.replaceAll(DOCUMENTED_URL, url)], {
         cwd: dir,
         env: { ...env, PAYGATE_SECRET: demo.secret },
         encoding: 'utf8',
@@ -108,7 +109,11 @@ describe('the first sale in one minute, as docs/signing.md and README.md write i
       });
       expect(ran.status, `${file}: ${ran.stderr}`).toBe(0);
       const answer = JSON.parse(ran.stdout) as Record<string, unknown>;
-      expect(answer, file).toMatchObject({ status: 0, transaction_status: 'approved', error_details: '[TEST] Approved' });
+      expect(answer, `${file}: ${ran.stderr}`).toMatchObject({
+        status: 0,
+        transaction_status: 'approved',
+        error_details: '[TEST] Approved',
+      });
       expect(verifyBody(answer, demo.secret!), `${file}: the answer is signed with the merchant's secret`).toBe(true);
     }
     // The two pages carry the same sale.

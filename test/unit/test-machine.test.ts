@@ -56,6 +56,37 @@ describe('production install (issue 19)', () => {
     fs.writeFileSync(path.join(bare, 'dist', 'cli.js'), '');
     expect(run('scripts/prepare.mjs', bare).stderr).toMatch(/using the dist\/ already built/);
   });
+
+  it('the install step builds dist/ when it is older than its sources and keeps it when newer (npx runs it again)', () => {
+    // A project of one source file, with this clone's compiler.
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-prepare-'));
+    fs.mkdirSync(path.join(project, 'node_modules'));
+    fs.symlinkSync(path.resolve('node_modules/typescript'), path.join(project, 'node_modules/typescript'));
+    fs.mkdirSync(path.join(project, 'src'));
+    const source = path.join(project, 'src/cli.ts');
+    fs.writeFileSync(source, 'export const build_number = 1;\n');
+    const compiler_options = { outDir: 'dist', rootDir: 'src', module: 'nodenext', target: 'es2022' };
+    fs.writeFileSync(path.join(project, 'tsconfig.build.json'), JSON.stringify({ compilerOptions: compiler_options, include: ['src'] }));
+    const built = path.join(project, 'dist/cli.js');
+
+    expect(run('scripts/prepare.mjs', project).status).toBe(0);
+    expect(fs.readFileSync(built, 'utf8')).toContain('build_number = 1');
+    expect(fs.statSync(built).mode & 0o111).not.toBe(0); // the `paygate` bin runs
+    const built_ms = fs.statSync(built).mtimeMs;
+
+    const again = run('scripts/prepare.mjs', project);
+    expect(again.status).toBe(0);
+    expect(again.stderr).toContain('paygate: dist/ is newer than its sources: kept (npm run build rebuilds it)');
+    expect(fs.statSync(built).mtimeMs).toBe(built_ms);
+
+    // A source changed after the build (as a pull or a checkout leaves it): built again.
+    fs.writeFileSync(source, 'export const build_number = 2;\n');
+    const later = new Date(built_ms + 2_000);
+    fs.utimesSync(source, later, later);
+    expect(run('scripts/prepare.mjs', project).status).toBe(0);
+    expect(fs.readFileSync(built, 'utf8')).toContain('build_number = 2');
+    fs.rmSync(project, { recursive: true, force: true });
+  });
 });
 
 describe("the gateway's Node.js flags (scripts/node-flags.mjs)", () => {
