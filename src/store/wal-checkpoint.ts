@@ -19,7 +19,8 @@
 // ended), `on_failure` is told once, and the store hands checkpoints back to the writer
 // (open.ts), so the WAL never grows without bound.
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startStoreThread } from './store-thread.js';
 
 /** How often the thread checkpoints; at sale rates about SQLite's own 1000 pages or fewer each. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -95,16 +96,12 @@ export class WalCheckpointer {
   /** Called at each commit: starts the thread the first time. */
   notice(): void {
     if (this.worker !== null || this.failed || this.closed) return;
-    const worker = new Worker(CHECKPOINT_WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        file_path: this.file_path,
-        module_path: createRequire(import.meta.url).resolve('better-sqlite3'),
-        interval_ms: this.options.interval_ms ?? CHECKPOINT_INTERVAL_MS,
-        counts: this.counts.buffer,
-      },
+    const worker = startStoreThread(CHECKPOINT_WORKER_SOURCE, {
+      file_path: this.file_path,
+      module_path: createRequire(import.meta.url).resolve('better-sqlite3'),
+      interval_ms: this.options.interval_ms ?? CHECKPOINT_INTERVAL_MS,
+      counts: this.counts.buffer,
     });
-    worker.unref();
     worker.on('message', (message: { failed?: string }) => {
       if (typeof message?.failed === 'string') this.fail(new Error(message.failed));
     });

@@ -25,7 +25,8 @@
 // has four threads, and DNS lookups whose name server does not answer hold one each for seconds
 // (outbound/lookup-gate.ts); a commit must not wait behind them.
 import fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startStoreThread } from './store-thread.js';
 import type { WalCheckpointer } from './wal-checkpoint.js';
 
 /** Flushes one open file to disk (`sync`: resolves when it is there); `close` lets go of what it holds. */
@@ -165,8 +166,7 @@ export function fsyncThread(): FileSyncer {
   };
   const started = (): Worker => {
     if (worker !== null) return worker;
-    const thread = new Worker(FSYNC_WORKER_SOURCE, { eval: true });
-    thread.unref();
+    const thread = startStoreThread(FSYNC_WORKER_SOURCE);
     thread.on('message', (answer: string | null) => {
       const waiter = pending.shift();
       if (pending.length === 0) thread.unref();
