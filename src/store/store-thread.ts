@@ -4,8 +4,8 @@
 // Each runs a few lines and keeps almost nothing, so a bound far below Node's defaults (which size
 // a worker's heap from the machine's memory, as the main thread's) costs them nothing and makes a
 // runaway thread fail at a known size instead of growing with the gateway's RSS: it then ends with
-// ERR_WORKER_OUT_OF_MEMORY, which its owner already treats as the thread failing. 8 MB of old
-// space is about where a worker no longer starts; 16 leaves it room.
+// ERR_WORKER_OUT_OF_MEMORY, which its owner already treats as the thread failing. With 4 MB of
+// old space a worker does not even start (measured on Node 20); 16 leaves it room.
 import { Worker } from 'node:worker_threads';
 
 /** The V8 heap each store thread may use. */
