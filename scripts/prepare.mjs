@@ -11,34 +11,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-
-/** The newest modification time, in ms, of the given files and of the .ts files under the given folders (0 if none). */
-function newestSourceMs(paths) {
-  let newest = 0;
-  for (const entry of paths) {
-    if (!fs.existsSync(entry)) continue;
-    const stat = fs.statSync(entry);
-    if (!stat.isDirectory()) {
-      newest = Math.max(newest, stat.mtimeMs);
-      continue;
-    }
-    for (const child of fs.readdirSync(entry, { withFileTypes: true })) {
-      const full = path.join(entry, child.name);
-      if (child.isDirectory()) newest = Math.max(newest, newestSourceMs([full]));
-      else if (child.name.endsWith('.ts')) newest = Math.max(newest, fs.statSync(full).mtimeMs);
-    }
-  }
-  return newest;
-}
-
-/** Whether `output` exists and is at least as new as every one of `sources`. */
-function upToDate(output, sources) {
-  return fs.existsSync(output) && fs.statSync(output).mtimeMs >= newestSourceMs(sources);
-}
+import { buildIsCurrent } from './build-freshness.mjs';
 
 /** Runs tsc on `tsconfig` unless `output` is newer than `sources`; exits on a failed build. */
 function build(tsconfig, output, sources, rebuild_command) {
-  if (upToDate(output, sources)) {
+  if (buildIsCurrent(output, sources)) {
     process.stderr.write(`paygate: ${path.dirname(output)}/ is newer than its sources: kept (${rebuild_command} rebuilds it)\n`);
     return;
   }
