@@ -16,7 +16,8 @@ export interface HttpDeps extends OperationDeps {
    * Resolves once everything the store has committed so far is on disk, null when it already is
    * (Store.durable). Every API answer waits for it before it leaves (signed-route.ts,
    * header-signed-route.ts): an answer read from a commit whose fsync has not ended would promise
-   * what a crash could still undo.
+   * what a crash could still undo. Only an answer that is the request's own commit, already on
+   * disk, does not (Reply.from_own_commit: a new sale, refund or payout).
    */
   readonly answers_durable: () => Promise<void> | null;
 }

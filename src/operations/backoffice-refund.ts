@@ -30,7 +30,7 @@ export async function refundFromBackOffice(
   const existing = await deps.store.transactions.findByKey(sale.merchant_id, 'refund', order_id);
   if (existing) {
     const answer = await answerForExisting(deps, existing, request_fingerprint);
-    return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;
+    return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true, own_commit: false } : answer;
   }
   // A sale, or an authorization once captured (decisions §16): both took the money.
   if (!isPayment(sale.transaction_type)) return { kind: 'refused', reason: 'not_a_sale' };

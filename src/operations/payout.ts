@@ -40,7 +40,13 @@ export interface CardPayoutInput extends PayoutRequestBase {
 }
 
 export type PayoutOutcome =
-  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | {
+      readonly kind: 'processed';
+      readonly answer: TransactionAnswer;
+      readonly replayed: boolean;
+      /** The answer is this request's own commit, on disk before the payout returned (as for a sale: SaleOutcome). */
+      readonly own_commit: boolean;
+    }
   | { readonly kind: 'duplicate_order' }
   | { readonly kind: 'in_progress' }
   | { readonly kind: 'no_gateway'; readonly refusal: GatewayRefusal };
@@ -116,13 +122,14 @@ export async function runPayout(
   options: ReserveOptions = {},
 ): Promise<PayoutOutcome> {
   const reservation = await reserve(deps, row, options);
-  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true, own_commit: false };
   if (reservation.kind === 'duplicate_order' || reservation.kind === 'in_progress') return reservation;
   if (reservation.kind === 'refused_by_guard') throw new Error('payout preparation never refuses');
-  if (gateway.hold_payouts) return { kind: 'processed', answer: await holdForApproval(deps, reservation.row), replayed: false };
+  if (gateway.hold_payouts)
+    return { kind: 'processed', answer: await holdForApproval(deps, reservation.row), replayed: false, own_commit: true };
   const result = await ask(reservation.row);
   const answer = await finish(deps, reservation.row, result, connector);
-  return { kind: 'processed', answer, replayed: false };
+  return { kind: 'processed', answer, replayed: false, own_commit: true };
 }
 
 export async function processCardPayout(deps: OperationDeps, input: CardPayoutInput): Promise<PayoutOutcome> {

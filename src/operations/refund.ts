@@ -37,7 +37,13 @@ export type RefundRefusal =
   | 'card_required';
 
 export type RefundOutcome =
-  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | {
+      readonly kind: 'processed';
+      readonly answer: TransactionAnswer;
+      readonly replayed: boolean;
+      /** The answer is this request's own commit, on disk before the refund returned (as for a sale: SaleOutcome). */
+      readonly own_commit: boolean;
+    }
   | { readonly kind: 'duplicate_order' }
   | { readonly kind: 'in_progress' }
   /** No such transaction for this merchant: the same answer whether it is absent or another merchant's. */
@@ -52,7 +58,7 @@ export async function processRefund(deps: OperationDeps, input: RefundInput): Pr
   const existing = await deps.store.transactions.findByKey(merchant_id, 'refund', input.order_id);
   if (existing) {
     const answer = await answerForExisting(deps, existing, input.request_fingerprint);
-    return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true } : answer;
+    return answer.kind === 'replay' ? { kind: 'processed', answer: answer.answer, replayed: true, own_commit: false } : answer;
   }
   const sale = await deps.store.transactions.get(input.reference_id);
   if (!sale || sale.merchant_id !== merchant_id) return { kind: 'reference_not_found' };
@@ -120,7 +126,7 @@ export async function refundSale(deps: OperationDeps, input: RefundOfSale, sale:
     },
   );
   if (reservation.kind === 'refused_by_guard') return refusal ?? { kind: 'refused', reason: 'not_approved' };
-  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true };
+  if (reservation.kind === 'replay') return { kind: 'processed', answer: reservation.answer, replayed: true, own_commit: false };
   if (reservation.kind !== 'reserved') return reservation;
 
   const result = await connector.refund({
@@ -131,6 +137,7 @@ export async function refundSale(deps: OperationDeps, input: RefundOfSale, sale:
     amount_minor: input.amount_minor,
     currency: input.currency,
   });
+  // finish() commits the change it answers with, and hears of it once that commit is on disk.
   const answer = await finish(deps, reservation.row, result, connector);
-  return { kind: 'processed', answer, replayed: false };
+  return { kind: 'processed', answer, replayed: false, own_commit: true };
 }

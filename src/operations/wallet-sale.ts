@@ -63,5 +63,5 @@ export async function processWalletSale(deps: OperationDeps, input: WalletSaleIn
     return_to: processorReturnUrls(deps, reservation.row.trace_id),
   });
   const answer = await finish(deps, reservation.row, result, connector);
-  return { kind: 'processed', answer, replayed: false, own_commit: false };
+  return { kind: 'processed', answer, replayed: false, own_commit: true };
 }

@@ -13,7 +13,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type FileSyncer, fsyncThread, WalSync } from '../../src/store/wal-sync.js';
 import { openSqliteStore } from '../../src/store/open.js';
 import { postSigned } from '../support/client.js';
-import { orderId, saleA } from '../support/bodies.js';
+import { orderId, refundC, saleA } from '../support/bodies.js';
+import { payoutE } from '../support/payout-bodies.js';
+import type { TestGateway } from '../support/gateway.js';
 import { startTestGateway } from '../support/gateway.js';
 import { planBody, v13 } from '../support/v13.js';
 
@@ -234,4 +236,63 @@ describe('a gateway on the embedded store', () => {
       await gw.close();
     }
   });
+
+  // The other side (Reply.from_own_commit): an answer that reports only the request's own commit,
+  // on disk before the operation returned, does not wait for commits other requests made after it.
+  // Each request's fsync is held; once it is let go, a later commit of another's is still being
+  // synced (held too). Were the answer to wait for everything committed so far, it would wait for
+  // that one as well.
+  it('answers a new sale, refund and payout once their own commit is on disk, not after later commits of others', async () => {
+    const syncer = new HeldSyncer();
+    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    try {
+      await gw.gateway.notifications.stop();
+      const sale_body = saleA(gw.merchant, { order_id: orderId() });
+      const sale = await answeredAheadOfLaterCommit(gw, syncer, sale_body, gw.merchant.secret);
+      expect(sale).toMatchObject({ status: 0, transaction_status: 'approved' });
+      const refund = await answeredAheadOfLaterCommit(gw, syncer, refundC(gw.merchant, sale.trace_id, { amount: 100 }), gw.merchant.secret);
+      expect(refund).toMatchObject({ status: 0, transaction_status: 'approved' });
+      const payout = await answeredAheadOfLaterCommit(gw, syncer, payoutE(gw.merchant), gw.merchant.secret);
+      expect(payout).toMatchObject({ status: 0, transaction_status: 'approved' });
+    } finally {
+      syncer.release();
+      await gw.close();
+    }
+  });
 });
+
+/** Sends `body` with fsyncs held, commits another write after it, lets only the first fsync go: the answer must come while the second is still held. */
+async function answeredAheadOfLaterCommit(
+  gw: TestGateway,
+  syncer: HeldSyncer,
+  body: Record<string, unknown>,
+  secret: string,
+): Promise<Record<string, unknown>> {
+  syncer.hold();
+  const answer = postSigned(gw.url, '/api/process', body, secret);
+  const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
+  try {
+    // Until its final status is committed (visible to another connection) with its fsync held.
+    // A refund or payout commits its reservation first: those earlier fsyncs are let go.
+    const row = db.prepare("select status from transactions where merchant_id = ? and order_id = ? and status <> 'pending'");
+    for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, body.order_id) === undefined; i++) {
+      syncer.release();
+      syncer.hold();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(row.get(gw.merchant.merchant_id, body.order_id)).toBeDefined();
+  } finally {
+    db.close();
+  }
+  expect(await settled(answer)).toBe('pending');
+  const later = gw.gateway.deps.store.sandboxClock.setOffset(0);
+  expect(await settled(later)).toBe('pending');
+  // The fsync covering the request's commit ends; the next one, covering the later commit, is held.
+  syncer.release();
+  syncer.hold();
+  expect(await settled(answer)).toBe('resolved');
+  expect(await settled(later)).toBe('pending');
+  syncer.release();
+  await later;
+  return (await answer).body;
+}

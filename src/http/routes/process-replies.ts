@@ -3,6 +3,7 @@
 // in-progress answers, and a sale's and a refund's outcome in the spec's terms.
 import type { RefundOutcome } from '../../operations/refund.js';
 import type { SaleOutcome } from '../../operations/sale.js';
+import type { TransactionAnswer } from '../../operations/lifecycle.js';
 import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
 
@@ -33,11 +34,24 @@ export function variablesOf(body: Readonly<Record<string, unknown>>): Record<str
   return variables;
 }
 
+/**
+ * The status 0 answer of a processed sale, refund or payout. An answer that is the request's own
+ * commit, already on disk, leaves at once; one read from another request's commit (a replay) waits
+ * until that commit is on disk too (signed-route.ts, Store.durable).
+ */
+export function processedReply(
+  outcome: { readonly answer: TransactionAnswer; readonly own_commit: boolean },
+  description: string = PROCESSED,
+): Reply {
+  const answered = reply(Status.OK, description, outcome.answer);
+  return outcome.own_commit ? { ...answered, from_own_commit: true } : answered;
+}
+
 /** A sale's outcome (card or PayPal) as the answer. */
 export function saleReply(outcome: SaleOutcome): Reply {
   switch (outcome.kind) {
     case 'processed':
-      return reply(Status.OK, PROCESSED, outcome.answer);
+      return processedReply(outcome);
     case 'duplicate_order':
       return DUPLICATE;
     case 'in_progress':
@@ -51,7 +65,7 @@ export function saleReply(outcome: SaleOutcome): Reply {
 export function refundReply(outcome: RefundOutcome): Reply {
   switch (outcome.kind) {
     case 'processed':
-      return reply(Status.OK, PROCESSED, outcome.answer);
+      return processedReply(outcome);
     case 'duplicate_order':
       return DUPLICATE;
     case 'in_progress':

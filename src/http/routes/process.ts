@@ -14,7 +14,17 @@ import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { gatewayRefusalReply } from '../gateway-refusal.js';
 import { bodySchema, type BodyOf, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
-import { CUSTOMER, DUPLICATE, IN_PROGRESS, PROCESSED, refundReply, saleReply, VARIABLES, variablesOf } from './process-replies.js';
+import {
+  CUSTOMER,
+  DUPLICATE,
+  IN_PROGRESS,
+  PROCESSED,
+  processedReply,
+  refundReply,
+  saleReply,
+  VARIABLES,
+  variablesOf,
+} from './process-replies.js';
 import {
   handleWalletRefund,
   handleWalletSale,
@@ -312,9 +322,7 @@ async function handleSale(
     mit_retry: false,
     transaction_type,
   });
-  const answered = saleReply(outcome);
-  // A new sale's answer is its own durable commit; a replay's, read from another's, waits (signed-route.ts).
-  return outcome.kind === 'processed' && outcome.own_commit ? { ...answered, from_own_commit: true } : answered;
+  return saleReply(outcome);
 }
 
 async function handleRefund(context: SignedContext, body: RefundBody | RefundAppBody): Promise<Reply> {
@@ -346,7 +354,7 @@ export function payoutDescription(answer: TransactionAnswer): string {
 export function payoutReply(outcome: PayoutOutcome, shape: (answer: TransactionAnswer) => TransactionAnswer = (answer) => answer): Reply {
   switch (outcome.kind) {
     case 'processed':
-      return reply(Status.OK, payoutDescription(outcome.answer), shape(outcome.answer));
+      return processedReply({ answer: shape(outcome.answer), own_commit: outcome.own_commit }, payoutDescription(outcome.answer));
     case 'duplicate_order':
       return DUPLICATE;
     case 'in_progress':
