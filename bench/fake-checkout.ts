@@ -31,6 +31,7 @@ const validator: CheckoutValidator = {
   validateResponse: (response) => (answers_checked++ < CHECKED_MAX ? full.validateResponse(response) : []),
   validateEvent: (body) => full.validateEvent(body),
   validateSchema: (name, value, as) => full.validateSchema(name, value, as),
+  compileAll: (operation_keys) => full.compileAll(operation_keys),
 };
 let hanging = false;
 const fake = await startFakeCheckout({

@@ -750,3 +750,25 @@ describe('OpenAPI 3.0 constructs, on a small description of our own', () => {
     ]);
   });
 });
+
+describe('compiling before the first request (compileAll)', () => {
+  it("compiles every schema a payment's request and answer checks use, so that checking them compiles nothing more", () => {
+    const fresh = createCheckoutValidator();
+    const keys = ['POST /payments', 'GET /payments/{id}', 'POST /payments/{id}/refunds'];
+    const compiled = fresh.compileAll(keys);
+    expect(compiled).toBeGreaterThan(keys.length);
+    const example = document.paths['/payments'].post.requestBody.content['application/json'].examples.Payment.value;
+    expect(fresh.validateRequest({ method: 'POST', path: '/payments', headers: AUTH, body: example })).toEqual([]);
+    fresh.validateResponse({ method: 'POST', path: '/payments', status: 201, body: {} });
+    fresh.validateResponse({ method: 'GET', path: `/payments/${PAY_ID}`, status: 200, body: {} });
+    fresh.validateRequest({ method: 'POST', path: `/payments/${PAY_ID}/refunds`, headers: AUTH, body: { amount: 1 } });
+    expect(fresh.compileAll(keys)).toBe(compiled);
+  });
+
+  it('leaves the operations it was not asked for to their first use', () => {
+    const fresh = createCheckoutValidator();
+    const compiled = fresh.compileAll(['GET /payments/{id}']);
+    fresh.validateRequest({ method: 'POST', path: '/payments', headers: AUTH, body: cardPayment() });
+    expect(fresh.compileAll(['GET /payments/{id}'])).toBeGreaterThan(compiled);
+  });
+});
