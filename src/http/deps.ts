@@ -17,7 +17,7 @@ export interface HttpDeps extends OperationDeps {
    * (Store.durable). Every API answer waits for it before it leaves (signed-route.ts,
    * header-signed-route.ts): an answer read from a commit whose fsync has not ended would promise
    * what a crash could still undo. Only an answer that is the request's own commit, already on
-   * disk, does not (Reply.from_own_commit: a new sale, refund or payout).
+   * disk, does not (Reply.from_own_commit: a new sale, refund or payout, a capture or void done).
    */
   readonly answers_durable: () => Promise<void> | null;
 }

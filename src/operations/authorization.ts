@@ -45,7 +45,17 @@ export type AuthorizationRefusal =
   | { readonly reason: 'processor_refused'; readonly error_code: string; readonly error_details: string };
 
 export type AuthorizationActionOutcome =
-  | { readonly kind: 'processed'; readonly answer: TransactionAnswer; readonly replayed: boolean }
+  | {
+      readonly kind: 'processed';
+      readonly answer: TransactionAnswer;
+      readonly replayed: boolean;
+      /**
+       * The answer is this request's own committed write (the action done, read in its transaction):
+       * on disk once the operation returned, so it need not wait for later commits of others. False
+       * where it is read afterwards (accepted, unknown, asked again), which may show others' commits.
+       */
+      readonly own_commit: boolean;
+    }
   /** Absent, or another merchant's: the same answer for both. */
   | { readonly kind: 'reference_not_found' }
   | ({ readonly kind: 'refused' } & AuthorizationRefusal)
@@ -96,7 +106,8 @@ export async function actOnAuthorization(deps: AuthorizationDeps, input: Authori
         (input.action === 'void' || existing.amount_minor === (input.amount_minor ?? existing.authorized_minor));
       if (!same) return { kind: 'refused', reason: 'other_action', action: existing.action, amount_minor: existing.amount_minor };
       // The same action asked again: answered from the authorization as it now is, never asked twice.
-      if (existing.state !== 'requested') return { kind: 'processed', answer: await currentAnswer(deps, row.trace_id), replayed: true };
+      if (existing.state !== 'requested')
+        return { kind: 'processed', answer: await currentAnswer(deps, row.trace_id), replayed: true, own_commit: false };
       if (Date.now() >= deadline_ms) return { kind: 'in_progress' };
       await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
       continue;
@@ -181,7 +192,7 @@ export async function settleAction(
   }
   if (result.kind === 'unknown') {
     await deps.store.authorizations.updateAction(action.trace_id, action.state, { updated_at_ms: now_ms });
-    return { kind: 'processed', answer: await currentAnswer(deps, action.trace_id), replayed: false };
+    return { kind: 'processed', answer: await currentAnswer(deps, action.trace_id), replayed: false, own_commit: false };
   }
   if (result.kind === 'accepted') {
     if (action.state === 'requested') {
@@ -191,7 +202,7 @@ export async function settleAction(
         updated_at_ms: now_ms,
       });
     }
-    return { kind: 'processed', answer: await currentAnswer(deps, action.trace_id), replayed: false };
+    return { kind: 'processed', answer: await currentAnswer(deps, action.trace_id), replayed: false, own_commit: false };
   }
   const answer = await deps.store.transaction(async (tx) => {
     const row = await tx.transactions.lock(action.trace_id);
@@ -200,7 +211,7 @@ export async function settleAction(
     await completeAction(tx, row, current, action.action === 'capture' ? action.amount_minor : null, result.psp_action_id, source, now_ms);
     return transactionAnswer((await tx.transactions.get(action.trace_id)) ?? row);
   });
-  return { kind: 'processed', answer, replayed: false };
+  return { kind: 'processed', answer, replayed: false, own_commit: true };
 }
 
 /**

@@ -179,15 +179,11 @@ describe('a gateway on the embedded store', () => {
       syncer.hold();
       const sale = postSigned(gw.url, '/api/process', body, gw.merchant.secret);
       // Wait until the sale is committed (visible to another connection) while its fsync is held.
-      const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
-      try {
-        const row = db.prepare('select status from transactions where merchant_id = ? and order_id = ?');
-        for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, body.order_id) === undefined; i++)
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        expect(row.get(gw.merchant.merchant_id, body.order_id)).toEqual({ status: 'approved' });
-      } finally {
-        db.close();
-      }
+      const committed = await committedRow(gw, 'select status from transactions where merchant_id = ? and order_id = ?', [
+        gw.merchant.merchant_id,
+        body.order_id,
+      ]);
+      expect(committed).toEqual({ status: 'approved' });
       // The same request again is a replay, answered from the committed row without writing: it waits too.
       const replay = postSigned(gw.url, '/api/process', body, gw.merchant.secret);
       expect(await settled(sale)).toBe('pending');
@@ -212,15 +208,11 @@ describe('a gateway on the embedded store', () => {
       const name = `Held plan ${orderId()}`;
       syncer.hold();
       const created = v13(gw.url, 'POST', PLANS, gw.merchant, planBody({ name }));
-      const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
-      try {
-        const row = db.prepare('select plan_id from subscription_plans where merchant_id = ? and name = ?');
-        for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, name) === undefined; i++)
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        expect(row.get(gw.merchant.merchant_id, name)).toBeDefined();
-      } finally {
-        db.close();
-      }
+      const committed = await committedRow(gw, 'select plan_id from subscription_plans where merchant_id = ? and name = ?', [
+        gw.merchant.merchant_id,
+        name,
+      ]);
+      expect(committed).toBeDefined();
       // A read writes nothing of its own; it lists the plan another request committed, so it waits
       // for that commit's fsync like the commit's own answer.
       const listed = v13(gw.url, 'GET', PLANS, gw.merchant, { page: 1, page_size: 10 });
@@ -247,13 +239,52 @@ describe('a gateway on the embedded store', () => {
     const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
     try {
       await gw.gateway.notifications.stop();
-      const sale_body = saleA(gw.merchant, { order_id: orderId() });
-      const sale = await answeredAheadOfLaterCommit(gw, syncer, sale_body, gw.merchant.secret);
+      const processed = (body: Record<string, unknown>) =>
+        answeredAheadOfLaterCommit(gw, syncer, () => postSigned(gw.url, '/api/process', body, gw.merchant.secret), {
+          sql: "select status from transactions where merchant_id = ? and order_id = ? and status <> 'pending'",
+          params: [gw.merchant.merchant_id, body.order_id],
+        });
+      const sale = await processed(saleA(gw.merchant, { order_id: orderId() }));
       expect(sale).toMatchObject({ status: 0, transaction_status: 'approved' });
-      const refund = await answeredAheadOfLaterCommit(gw, syncer, refundC(gw.merchant, sale.trace_id, { amount: 100 }), gw.merchant.secret);
+      const refund = await processed(refundC(gw.merchant, sale.trace_id, { amount: 100 }));
       expect(refund).toMatchObject({ status: 0, transaction_status: 'approved' });
-      const payout = await answeredAheadOfLaterCommit(gw, syncer, payoutE(gw.merchant), gw.merchant.secret);
+      const payout = await processed(payoutE(gw.merchant));
       expect(payout).toMatchObject({ status: 0, transaction_status: 'approved' });
+    } finally {
+      syncer.release();
+      await gw.close();
+    }
+  });
+
+  it('answers a capture and a void done at the processor once their own commit is on disk, not after later commits of others', async () => {
+    const syncer = new HeldSyncer();
+    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    try {
+      await gw.gateway.notifications.stop();
+      const act = async (url: '/api/capture' | '/api/void', amount?: number) => {
+        const authorized = await postSigned(
+          gw.url,
+          '/api/process',
+          saleA(gw.merchant, { order_id: orderId(), transaction_type: 'authorize', amount: 1000 }),
+          gw.merchant.secret,
+        );
+        expect(authorized.body).toMatchObject({ status: 0, transaction_status: 'authorized' });
+        const trace_id = authorized.body.trace_id as number;
+        const body = {
+          merchant_id: gw.merchant.merchant_id,
+          application_key: gw.merchant.application_key,
+          version: '1.2',
+          timestamp: Math.floor(Date.now() / 1000),
+          reference_id: trace_id,
+          ...(amount === undefined ? {} : { amount }),
+        };
+        return answeredAheadOfLaterCommit(gw, syncer, () => postSigned(gw.url, url, body, gw.merchant.secret), {
+          sql: "select status from transactions where trace_id = ? and status <> 'authorized'",
+          params: [trace_id],
+        });
+      };
+      expect(await act('/api/capture', 600)).toMatchObject({ status: 0, transaction_status: 'approved' });
+      expect(await act('/api/void')).toMatchObject({ status: 0, transaction_status: 'cancelled' });
     } finally {
       syncer.release();
       await gw.close();
@@ -261,29 +292,25 @@ describe('a gateway on the embedded store', () => {
   });
 });
 
-/** Sends `body` with fsyncs held, commits another write after it, lets only the first fsync go: the answer must come while the second is still held. */
+/**
+ * Sends a request with fsyncs held, commits another write after it, lets only the first fsync go:
+ * the answer must come while the second is still held. `final` finds the request's final write.
+ */
 async function answeredAheadOfLaterCommit(
   gw: TestGateway,
   syncer: HeldSyncer,
-  body: Record<string, unknown>,
-  secret: string,
+  send: () => ReturnType<typeof postSigned>,
+  final: { readonly sql: string; readonly params: unknown[] },
 ): Promise<Record<string, unknown>> {
   syncer.hold();
-  const answer = postSigned(gw.url, '/api/process', body, secret);
-  const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
-  try {
-    // Until its final status is committed (visible to another connection) with its fsync held.
-    // A refund or payout commits its reservation first: those earlier fsyncs are let go.
-    const row = db.prepare("select status from transactions where merchant_id = ? and order_id = ? and status <> 'pending'");
-    for (let i = 0; i < 200 && row.get(gw.merchant.merchant_id, body.order_id) === undefined; i++) {
-      syncer.release();
-      syncer.hold();
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(row.get(gw.merchant.merchant_id, body.order_id)).toBeDefined();
-  } finally {
-    db.close();
-  }
+  const answer = send();
+  // Until its final status is committed (visible to another connection) with its fsync held.
+  // A refund, payout, capture or void commits its reservation first: those earlier fsyncs are let go.
+  const committed = await committedRow(gw, final.sql, final.params, () => {
+    syncer.release();
+    syncer.hold();
+  });
+  expect(committed).toBeDefined();
   expect(await settled(answer)).toBe('pending');
   const later = gw.gateway.deps.store.sandboxClock.setOffset(0);
   expect(await settled(later)).toBe('pending');
@@ -295,4 +322,24 @@ async function answeredAheadOfLaterCommit(
   syncer.release();
   await later;
   return (await answer).body;
+}
+
+/**
+ * The row `sql` finds through a connection of its own (so only once committed), polled every 10 ms
+ * for up to 2 s; `between` runs before each wait. Undefined when it never appears.
+ */
+async function committedRow(gw: TestGateway, sql: string, params: unknown[], between?: () => void): Promise<unknown> {
+  const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'), { readonly: true });
+  try {
+    const row = db.prepare(sql);
+    for (let i = 0; i < 200; i++) {
+      const found = row.get(...params);
+      if (found !== undefined) return found;
+      between?.();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return row.get(...params);
+  } finally {
+    db.close();
+  }
 }

@@ -9,6 +9,7 @@ import { fieldError, reply, type Reply, Status } from '../envelope.js';
 import { bodySchema, literal } from '../fields.js';
 import { identityOf, type SignedContext, type SignedInput, type SignedRoute, unknownCredentials } from '../route.js';
 import { ProcessAnswer } from './process.js';
+import { processedReply } from './process-replies.js';
 
 const CAPTURE_FIELDS = {
   merchant_id: 'required',
@@ -57,7 +58,7 @@ async function handle(context: SignedContext, action: AuthorizationActionKind, b
 function replyOf(action: AuthorizationActionKind, trace_id: number, outcome: AuthorizationActionOutcome): Reply {
   switch (outcome.kind) {
     case 'processed':
-      return reply(Status.OK, 'Transaction processed', outcome.answer);
+      return processedReply(outcome);
     case 'reference_not_found':
       return reply(Status.TRANSACTION_NOT_FOUND, 'Transaction not found');
     case 'in_progress':

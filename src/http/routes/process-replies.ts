@@ -35,7 +35,7 @@ export function variablesOf(body: Readonly<Record<string, unknown>>): Record<str
 }
 
 /**
- * The status 0 answer of a processed sale, refund or payout. An answer that is the request's own
+ * The status 0 answer of a processed sale, refund, payout, capture or void. An answer that is the request's own
  * commit, already on disk, leaves at once; one read from another request's commit (a replay) waits
  * until that commit is on disk too (signed-route.ts, Store.durable).
  */
