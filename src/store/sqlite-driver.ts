@@ -19,7 +19,8 @@
 //
 // Inside a transaction every statement, SELECTs included, goes to the writer, so a transaction
 // reads its own writes. A COMMIT, and a write outside a transaction, returns to its caller only
-// once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile.
+// once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile. One
+// that changed nothing waits only for what it may have read (`synced`).
 // better-sqlite3 is synchronous, so a statement runs to its end on the event loop; prepared
 // statements are cached per connection by their SQL text.
 import type BetterSqlite3 from 'better-sqlite3';
@@ -46,6 +47,12 @@ const STATEMENT_CACHED_MAX_CHARS = 8_192;
 
 class StatementCache {
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  /**
+   * Set by the first statement that changed the database since `wrote` was last cleared (at BEGIN,
+   * and before a write outside a transaction): a transaction that changed nothing has nothing of
+   * its own to sync.
+   */
+  wrote = false;
   constructor(readonly db: BetterSqlite3.Database) {}
 
   get(sql_text: string): BetterSqlite3.Statement {
@@ -66,10 +73,19 @@ class StatementCache {
   }
 }
 
+/** A statement that changes rows only when it reports changing some (DDL, say, reports none): those are never taken as changing nothing. */
+const ROW_CHANGES_ONLY = /^(insert|update|delete|replace)\b/i;
+
 function run<R>(cache: StatementCache, query: CompiledQuery): QueryResult<R> {
   const statement = cache.get(query.sql);
-  if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
+  if (statement.reader) {
+    const rows = statement.all(query.parameters) as R[];
+    // A write with RETURNING returns one row per row it changed (SQLite's triggers run per row too).
+    if (!statement.readonly && rows.length > 0) cache.wrote = true;
+    return { rows };
+  }
   const { changes, lastInsertRowid } = statement.run(query.parameters);
+  if (!statement.readonly && (changes > 0 || !ROW_CHANGES_ONLY.test(query.sql))) cache.wrote = true;
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
@@ -149,15 +165,30 @@ export class TwoConnectionSqliteDriver implements Driver {
     // A write outside a transaction waits until no transaction is open on the writer.
     const release = await this.writer_lock.lock();
     let result: QueryResult<R>;
+    let wrote: boolean;
     try {
+      this.writer.wrote = false;
       result = run<R>(this.writer, query);
+      wrote = this.writer.wrote;
     } finally {
       release();
     }
     // It committed by itself. The writer is free for the next transaction meanwhile: the fsync
     // that makes this one durable covers whatever commits before it starts, too.
-    if (this.wal_sync) await this.wal_sync.committed();
+    await this.synced(wrote);
     return result;
+  }
+
+  /**
+   * After a COMMIT: a transaction that changed something is acknowledged once an fsync begun after
+   * it has ended (WalSync.committed). One that changed nothing (a lease that found nothing due, a
+   * poll) has no frames of its own to sync: it waits only until what it may have read is on disk,
+   * and when that already is, for nothing, so an empty poll costs no fsync.
+   */
+  private async synced(wrote: boolean): Promise<void> {
+    if (!this.wal_sync) return;
+    if (wrote) await this.wal_sync.committed();
+    else await this.wal_sync.durable();
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -165,6 +196,7 @@ export class TwoConnectionSqliteDriver implements Driver {
     const release = await this.writer_lock.lock();
     try {
       run(this.writer, CompiledQuery.raw('begin'));
+      this.writer.wrote = false;
     } catch (error) {
       release();
       throw error;
@@ -173,9 +205,11 @@ export class TwoConnectionSqliteDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    // Read before COMMIT: once the writer is released, the next transaction's BEGIN clears it.
+    const wrote = this.writer.wrote;
     await this.end(connection as RoutingConnection, 'commit');
     // Committed and visible; the caller hears of it once it is on disk (the writer is free meanwhile).
-    if (this.wal_sync) await this.wal_sync.committed();
+    await this.synced(wrote);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

@@ -12,6 +12,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FileSyncer, fsyncThread, WalSync } from '../../src/store/wal-sync.js';
 import { openSqliteStore } from '../../src/store/open.js';
+import { Kysely, sql } from 'kysely';
+import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
 import { postSigned } from '../support/client.js';
 import { orderId, refundC, saleA } from '../support/bodies.js';
 import { payoutE } from '../support/payout-bodies.js';
@@ -166,6 +168,69 @@ describe('the embedded store over WalSync', () => {
     expect(store.durable()).toBeNull();
     expect(syncer.calls).toBeGreaterThan(calls_after_migrations);
     await store.close();
+  });
+});
+
+describe('the driver: a commit that changed nothing', () => {
+  /** The driver over a fresh file, with its fsyncs counted and held at will, and a table of one row. */
+  async function driver() {
+    const file = path.join(folder(), 'd.sqlite');
+    const writer = new BetterSqlite3(file);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('synchronous = NORMAL');
+    const reader = new BetterSqlite3(file);
+    reader.pragma('query_only = ON');
+    const syncer = new HeldSyncer();
+    const db = new Kysely<any>({ dialect: new TwoConnectionSqliteDialect(writer, reader, new WalSync(`${file}-wal`, syncer)) });
+    await sql`create table t (a integer primary key, b integer)`.execute(db);
+    await sql`insert into t values (1, 0)`.execute(db);
+    return { db, syncer };
+  }
+
+  it('costs no fsync once everything before it is on disk; a commit that changed rows, or may have (DDL), waits for one', async () => {
+    const { db, syncer } = await driver();
+    syncer.hold();
+    const calls = syncer.calls;
+    // Nothing changed, in a transaction and outside one, RETURNING or not: answered with the fsync held.
+    const unchanged = (async () => {
+      await db.transaction().execute(async (trx) => {
+        await sql`update t set b = 1 where a = 99 returning a`.execute(trx);
+        await sql`select * from t`.execute(trx);
+      });
+      await sql`update t set b = 1 where a = 99`.execute(db);
+      await sql`delete from t where a = 99`.execute(db);
+    })();
+    expect(await settled(unchanged)).toBe('resolved');
+    expect(syncer.calls).toBe(calls);
+    // Each of these changed something: not acknowledged while its fsync is held.
+    const writes = [
+      () => db.transaction().execute(async (trx) => sql`update t set b = b + 1 where a = 1 returning a`.execute(trx)),
+      () => sql`update t set b = b + 1 where a = 1`.execute(db),
+      () => db.transaction().execute(async (trx) => sql`insert into t (b) values (5)`.execute(trx)),
+      () => sql`create table u (x integer)`.execute(db),
+    ];
+    for (const write of writes) {
+      const pending = write();
+      expect(await settled(pending)).toBe('pending');
+      syncer.release();
+      await pending;
+      syncer.hold();
+    }
+    syncer.release();
+    await db.destroy();
+  });
+
+  it("waits for the fsync of another's commit it may have read", async () => {
+    const { db, syncer } = await driver();
+    syncer.hold();
+    const write = sql`update t set b = 7 where a = 1`.execute(db);
+    expect(await settled(write)).toBe('pending');
+    const read_only = db.transaction().execute(async (trx) => sql<{ b: number }>`select b from t where a = 1`.execute(trx));
+    expect(await settled(read_only)).toBe('pending');
+    syncer.release();
+    expect((await read_only).rows).toEqual([{ b: 7 }]);
+    await write;
+    await db.destroy();
   });
 });
 
