@@ -26,6 +26,15 @@ import { startFinishBatch } from './finish-batch.js';
  */
 export const FINISH_GAP_MS = 10;
 
+/**
+ * Ended attempts waiting to be recorded, at most, per slot: a slot is free again once its HTTP
+ * attempt has ended, not once it is recorded (the wait for the next recording, about FINISH_GAP_MS,
+ * held each slot longer than the send itself, and capped delivery at some 1 400 a second with 32
+ * slots whatever the CPU allowed). The row stays leased until recorded, so nobody sends it again
+ * meanwhile; this bounds how many may pile up while the database is slow.
+ */
+const RECORDING_PER_SLOT = 1;
+
 export interface NotificationWorkerOptions {
   readonly store: Store;
   /** The gateway clock (sandbox-movable): due times, the resend bound, attempt times. */
@@ -69,7 +78,11 @@ export interface NotificationWorker {
 export function startNotificationWorker(options: NotificationWorkerOptions): NotificationWorker {
   const owner = options.owner ?? `paygate-${process.pid}-${randomBytes(4).toString('hex')}`;
   const lease_clock = options.lease_clock;
+  /** Every attempt until it is recorded; `sending` counts those whose HTTP attempt has not ended (the slots). */
   const in_flight = new Set<Promise<void>>();
+  let sending = 0;
+  /** Notifications that may be leased now: free slots, within the bound on attempts still to be recorded. */
+  const leasable = () => Math.min(options.concurrency - sending, options.concurrency * (1 + RECORDING_PER_SLOT) - in_flight.size);
   let stopped = false;
   let pumping: Promise<void> | null = null;
   let pump_again = false;
@@ -100,6 +113,9 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       result = { outcome: 'retry', reason: 'gateway error while sending', http_status: null, reply_excerpt: null, duration_ms: 0 };
     } finally {
       cut_offs.delete(cut_off);
+      // The slot is free: another notification may be sent while this one waits to be recorded.
+      sending -= 1;
+      if (!stopped) pump();
     }
     const now_ms = options.clock.now_ms();
     const attempts = row.attempts + 1;
@@ -155,11 +171,13 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   }
 
   function launch(row: NotificationRow): void {
+    sending += 1;
     const running: Promise<void> = attempt(row)
       .catch((error: unknown) => options.logger.error({ err: error, notification_id: row.id }, 'recording a notification attempt failed'))
       .finally(() => {
         in_flight.delete(running);
-        // A slot is free, and this transaction's next notification may now be leasable.
+        // Recorded: this transaction's next notification may now be leasable, and the bound on
+        // attempts waiting to be recorded has room again.
         if (!stopped) pump();
       });
     in_flight.add(running);
@@ -168,14 +186,14 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   async function pumpLoop(): Promise<void> {
     do {
       pump_again = false;
-      if (stopped || in_flight.size >= options.concurrency) return;
+      if (stopped || leasable() <= 0) return;
       // In a transaction, so on SQLite the lease is committed in a group with the requests'
       // transactions (one fsync for all) instead of syncing the disk on its own. The free slots
       // are counted when the transaction runs, not before it waited for its group: attempts
       // that ended meanwhile are leased for in the same statement (only this loop launches, so
       // the count can only have grown).
       const rows = await options.store.transaction(async (tx) => {
-        const free = options.concurrency - in_flight.size;
+        const free = leasable();
         if (free <= 0) return [];
         return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, free, options.lease_ms, owner);
       });

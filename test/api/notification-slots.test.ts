@@ -1,0 +1,131 @@
+// The delivery worker's slots (notifications/worker.ts): a slot is an HTTP attempt in flight, free
+// again once the attempt has ended, not once it is recorded; the attempts still to be recorded are
+// bounded too. The gateway's own worker is stopped; a worker of the test's runs over the gateway's
+// real SQLite store, whose recording of ended attempts the test holds, and sends over real HTTP to
+// a local merchant receiver.
+import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { wallClock } from '../../src/domain/clock.js';
+import { startNotificationWorker, type NotificationWorker } from '../../src/notifications/worker.js';
+import { outboundConnections } from '../../src/outbound/post.js';
+import type { Store } from '../../src/store/store.js';
+import { postSigned } from '../support/client.js';
+import { orderId, saleA } from '../support/bodies.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
+import { signedReply, sleep, waitUntil } from '../support/notification-merchant.js';
+
+let gw: TestGateway | null = null;
+let receiver: MerchantReceiver | null = null;
+let worker: NotificationWorker | null = null;
+let release_recordings: (() => void) | null = null;
+
+afterEach(async () => {
+  // A failed test may leave recordings held: the worker's stop waits for them.
+  release_recordings?.();
+  release_recordings = null;
+  await worker?.stop();
+  await gw?.close();
+  await receiver?.close();
+  worker = null;
+  gw = null;
+  receiver = null;
+});
+
+/** The gateway's store, but each recording of ended attempts waits until `release()`. */
+function heldRecordings(store: Store): { store: Store; release(): void; readonly held: () => number } {
+  let let_go: (() => void) | null = null;
+  let gate = new Promise<void>((resolve) => (let_go = resolve));
+  let held = 0;
+  const notifications = new Proxy(store.notifications, {
+    get(target, name, receiver_) {
+      const value = Reflect.get(target, name, receiver_) as unknown;
+      if (name !== 'finishAttempts' || typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        held += 1;
+        await gate;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const wrapped = new Proxy(store, {
+    get: (target, name, receiver_) => (name === 'notifications' ? notifications : Reflect.get(target, name, receiver_)),
+  });
+  return {
+    store: wrapped,
+    release() {
+      let_go?.();
+      gate = Promise.resolve();
+    },
+    held: () => held,
+  };
+}
+
+async function setUp(sales: number): Promise<{ recordings: ReturnType<typeof heldRecordings> }> {
+  receiver = await startMerchantReceiver();
+  gw = await startTestGateway('sqlite', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+  await gw.gateway.notifications.stop();
+  const secret = gw.merchant.secret;
+  receiver.setReply('/notify', () => signedReply(secret));
+  for (let i = 0; i < sales; i++) {
+    const answer = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
+      secret,
+    );
+    expect(answer.body.status).toBe(0);
+  }
+  const recordings = heldRecordings(gw.gateway.deps.store);
+  release_recordings = () => recordings.release();
+  return { recordings };
+}
+
+function startWorker(store: Store, concurrency: number): NotificationWorker {
+  const merchant = gw!.merchant;
+  return startNotificationWorker({
+    store,
+    clock: wallClock,
+    lease_clock: wallClock,
+    logger: pino({ level: 'silent' }),
+    secretOf: async (merchant_id) => (merchant_id === merchant.merchant_id ? merchant.secret : null),
+    policy: { timeout_ms: 5_000, max_reply_bytes: 64 * 1024, allow_private: true, connections: outboundConnections() },
+    schedule: { retry_seconds: [300], max_age_seconds: 3_600 },
+    poll_ms: 50,
+    lease_ms: 60_000,
+    concurrency,
+  });
+}
+
+describe('the delivery worker’s slots', () => {
+  it('sends the next notification once an attempt has ended, while that attempt still waits to be recorded', async () => {
+    const { recordings } = await setUp(2);
+    worker = startWorker(recordings.store, 1);
+    // One slot: both are sent, though the first attempt's recording is held throughout.
+    await waitUntil(() => receiver!.requestsTo('/notify').length === 2, 'both notifications sent with one slot');
+    expect(recordings.held()).toBeGreaterThanOrEqual(1);
+    recordings.release();
+    await worker.idle();
+    const states = await Promise.all(
+      receiver!.requestsTo('/notify').map(async (request) => {
+        const trace_id = Number((request.json as Record<string, unknown>).trace_id);
+        return (await gw!.gateway.deps.store.notifications.listOfTransaction(trace_id)).map((n) => n.state);
+      }),
+    );
+    expect(states).toEqual([['delivered'], ['delivered']]);
+  });
+
+  it('sends no more than one slot’s worth beyond its slots while recordings are held, and the rest once they are not', async () => {
+    const { recordings } = await setUp(5);
+    worker = startWorker(recordings.store, 1);
+    await waitUntil(() => receiver!.requestsTo('/notify').length >= 2, 'two notifications sent');
+    // Two ended attempts wait to be recorded (one per slot, and the slot's own): nothing more is leased.
+    await sleep(300);
+    expect(receiver!.requestsTo('/notify')).toHaveLength(2);
+    recordings.release();
+    await waitUntil(() => receiver!.requestsTo('/notify').length === 5, 'the other three sent');
+    await worker.idle();
+    const trace_ids = new Set(receiver!.requestsTo('/notify').map((request) => (request.json as Record<string, unknown>).trace_id));
+    expect(trace_ids.size).toBe(5);
+  });
+});
