@@ -235,11 +235,8 @@ describe('the driver: a commit that changed nothing', () => {
 });
 
 describe('a gateway on the embedded store', () => {
-  it('answers neither a sale nor a replay of it read from the store before the WAL holding it is synced', async () => {
-    const syncer = new HeldSyncer();
-    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
-    try {
-      await gw.gateway.notifications.stop();
+  it('answers neither a sale nor a replay of it read from the store before the WAL holding it is synced', () =>
+    withHeldGateway(async (gw, syncer) => {
       const body = saleA(gw.merchant, { order_id: orderId() });
       syncer.hold();
       const sale = postSigned(gw.url, '/api/process', body, gw.merchant.secret);
@@ -258,18 +255,11 @@ describe('a gateway on the embedded store', () => {
       expect(first.body.status).toBe(0);
       expect(again.body.status).toBe(0);
       expect(again.body.trace_id).toBe(first.body.trace_id);
-    } finally {
-      syncer.release();
-      await gw.close();
-    }
-  });
+    }));
 
-  it('answers no v1.3 read (the header-signed pipeline) of a plan before the WAL holding the plan is synced', async () => {
-    const syncer = new HeldSyncer();
-    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
-    const PLANS = '/api/v1.3/subscription-plan';
-    try {
-      await gw.gateway.notifications.stop();
+  it('answers no v1.3 read (the header-signed pipeline) of a plan before the WAL holding the plan is synced', () =>
+    withHeldGateway(async (gw, syncer) => {
+      const PLANS = '/api/v1.3/subscription-plan';
       const name = `Held plan ${orderId()}`;
       syncer.hold();
       const created = v13(gw.url, 'POST', PLANS, gw.merchant, planBody({ name }));
@@ -288,22 +278,15 @@ describe('a gateway on the embedded store', () => {
       expect(plan.body.status).toBe(0);
       expect(list.body.status).toBe(0);
       expect(JSON.stringify(list.body)).toContain(String(plan.body.plan_id));
-    } finally {
-      syncer.release();
-      await gw.close();
-    }
-  });
+    }));
 
   // The other side (Reply.from_own_commit): an answer that reports only the request's own commit,
   // on disk before the operation returned, does not wait for commits other requests made after it.
   // Each request's fsync is held; once it is let go, a later commit of another's is still being
   // synced (held too). Were the answer to wait for everything committed so far, it would wait for
   // that one as well.
-  it('answers a new sale, refund and payout once their own commit is on disk, not after later commits of others', async () => {
-    const syncer = new HeldSyncer();
-    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
-    try {
-      await gw.gateway.notifications.stop();
+  it('answers a new sale, refund and payout once their own commit is on disk, not after later commits of others', () =>
+    withHeldGateway(async (gw, syncer) => {
       const processed = (body: Record<string, unknown>) =>
         answeredAheadOfLaterCommit(gw, syncer, () => postSigned(gw.url, '/api/process', body, gw.merchant.secret), {
           sql: "select status from transactions where merchant_id = ? and order_id = ? and status <> 'pending'",
@@ -315,17 +298,10 @@ describe('a gateway on the embedded store', () => {
       expect(refund).toMatchObject({ status: 0, transaction_status: 'approved' });
       const payout = await processed(payoutE(gw.merchant));
       expect(payout).toMatchObject({ status: 0, transaction_status: 'approved' });
-    } finally {
-      syncer.release();
-      await gw.close();
-    }
-  });
+    }));
 
-  it('answers a capture and a void done at the processor once their own commit is on disk, not after later commits of others', async () => {
-    const syncer = new HeldSyncer();
-    const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
-    try {
-      await gw.gateway.notifications.stop();
+  it('answers a capture and a void done at the processor once their own commit is on disk, not after later commits of others', () =>
+    withHeldGateway(async (gw, syncer) => {
       const act = async (url: '/api/capture' | '/api/void', amount?: number) => {
         const authorized = await postSigned(
           gw.url,
@@ -350,11 +326,7 @@ describe('a gateway on the embedded store', () => {
       };
       expect(await act('/api/capture', 600)).toMatchObject({ status: 0, transaction_status: 'approved' });
       expect(await act('/api/void')).toMatchObject({ status: 0, transaction_status: 'cancelled' });
-    } finally {
-      syncer.release();
-      await gw.close();
-    }
-  });
+    }));
 });
 
 /**
@@ -387,6 +359,22 @@ async function answeredAheadOfLaterCommit(
   syncer.release();
   await later;
   return (await answer).body;
+}
+
+/**
+ * A gateway on the embedded store whose fsyncs the test holds (its own notification worker stopped,
+ * so that nothing else commits), closed after `test` with every fsync let go.
+ */
+async function withHeldGateway(test: (gw: TestGateway, syncer: HeldSyncer) => Promise<void>): Promise<void> {
+  const syncer = new HeldSyncer();
+  const gw = await startTestGateway('sqlite', { file_syncer: syncer, env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+  try {
+    await gw.gateway.notifications.stop();
+    await test(gw, syncer);
+  } finally {
+    syncer.release();
+    await gw.close();
+  }
 }
 
 /**
