@@ -84,6 +84,10 @@ type Ctx = 'request' | 'response';
 type Shape = 'closed' | 'open' | 'none';
 
 const ID_BASE = 'https://paygate.invalid/checkout';
+/** Where an operation's compiled schemas are filed ("METHOD template"): the checks and compileAll must agree on it. */
+function operationSchemaId(key: string): string {
+  return `${ID_BASE}/operation/${encodeURIComponent(key)}`;
+}
 /** Problems reported per message at most: a wrong message needs only the first few to be fixed. */
 const MAX_PROBLEMS = 40;
 const COPIED_KEYWORDS = [
@@ -205,7 +209,7 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     for (const entry of operationsOf(document)) {
       const key = `${entry.method} ${entry.template}`;
       if (operation_keys !== undefined && !operation_keys.includes(key)) continue;
-      const base = `${ID_BASE}/operation/${encodeURIComponent(key)}`;
+      const base = operationSchemaId(key);
       for (const [index, raw] of parametersOf(entry).entries()) {
         const parameter = resolveParameter(raw);
         if (parameter.schema !== undefined) compileFor('request', `${base}/parameter/${index}`, parameter.schema);
@@ -263,7 +267,7 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
         continue;
       }
       if (parameter.schema !== undefined) {
-        const id = `${ID_BASE}/operation/${encodeURIComponent(entry.key)}/parameter/${index}`;
+        const id = `${operationSchemaId(entry.key)}/parameter/${index}`;
         problems.push(...check('request', id, parameter.schema, coerceParameter(value, parameter.schema), where));
       }
     }
@@ -283,7 +287,7 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
         const content_type = headers['content-type'];
         if (content_type === undefined || !/^application\/json\b/i.test(content_type))
           problems.push(`${label}: a JSON body needs Content-Type: application/json (got ${content_type ?? 'none'})`);
-        const id = `${ID_BASE}/operation/${encodeURIComponent(entry.key)}/request`;
+        const id = `${operationSchemaId(entry.key)}/request`;
         problems.push(...check('request', id, asObject(schema, 'media type').schema, body.value, `${label}: request body`));
       }
     } else if (request_body?.required === true) problems.push(`${label}: the request body is required`);
@@ -304,7 +308,7 @@ export function createCheckoutValidator(description: CheckoutDescription = loadC
     if (body.problem) return [`${label}: ${body.problem}`];
     if (media === undefined) return body.present ? [`${label}: the description declares no body for this status, but one was sent`] : [];
     if (!body.present) return [`${label}: the description declares a JSON body for this status, but none was sent`];
-    const id = `${ID_BASE}/operation/${encodeURIComponent(entry.key)}/response/${response.status}`;
+    const id = `${operationSchemaId(entry.key)}/response/${response.status}`;
     return check('response', id, asObject(media, 'media type').schema, body.value, `${label}: body`).slice(0, MAX_PROBLEMS);
   }
 
