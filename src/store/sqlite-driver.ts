@@ -22,17 +22,21 @@
 // once wal-sync.ts has the WAL on disk; the writer is free for the next transaction meanwhile. One
 // that changed nothing waits only for what it may have read (`synced`).
 // better-sqlite3 is synchronous, so a statement runs to its end on the event loop; prepared
-// statements are cached per connection by their SQL text.
+// statements are cached per connection by their SQL text, and a LIMIT is compiled so that SQLite
+// keeps their plans (SqliteCompilerKeepingPlans).
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
+  type LimitNode,
   type QueryCompiler,
   type QueryResult,
   RawNode,
   SelectQueryNode,
   SqliteDialect,
+  SqliteQueryCompiler,
+  ValueNode,
 } from 'kysely';
 import type { WalSync } from './wal-sync.js';
 
@@ -267,6 +271,23 @@ export class TwoConnectionSqliteDriver implements Driver {
 }
 
 /** SqliteDialect with the two-connection driver above. */
+/**
+ * Kysely's SQLite compiler, but a LIMIT given as a bound parameter is written `limit ? + 0`. Since
+ * 3.47 SQLite reads a bare `limit ?`'s value while it plans (to cost an ORDER BY … LIMIT), and so
+ * marks the prepared statement to be planned anew whenever that parameter is bound again: every
+ * run of a cached statement with one was compiled afresh. Measured on this build (3.53): the
+ * notification lease's candidates 35 µs a run against 4, a look-up by key with `limit ?` 16 µs
+ * against 6.5. SQLite never reads an expression's value at planning, and the store's plans are
+ * index-driven either way (test/store/hot-path.test.ts). SQL written by hand: sql/dialect.ts boundLimit.
+ */
+class SqliteCompilerKeepingPlans extends SqliteQueryCompiler {
+  protected override visitLimit(node: LimitNode): void {
+    this.append('limit ');
+    this.visitNode(node.limit);
+    if (ValueNode.is(node.limit) && node.limit.immediate !== true) this.append(' + 0');
+  }
+}
+
 export class TwoConnectionSqliteDialect extends SqliteDialect {
   private readonly writer: StatementCache;
   private readonly reader: StatementCache;
@@ -283,6 +304,10 @@ export class TwoConnectionSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new TwoConnectionSqliteDriver(this.writer, this.reader, this.wal_sync);
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteCompilerKeepingPlans();
   }
 
   /** The statements the two connections keep prepared now: a bound the tests hold the store to. */

@@ -7,6 +7,8 @@
 //     autoId, and a few migrations' own branches;
 //   - SQLite's two connections and its hot statements run straight on them (sqlite-driver.ts,
 //     routed by SqlContext.execute in context.ts); PostgreSQL's pool (open.ts, Store.poolUse);
+//   - a LIMIT given as a parameter: `? + 0` on SQLite (boundLimit below; sqlite-driver.ts does the
+//     same for Kysely's LIMITs);
 //   - PostgreSQL answers int8 as text unless parsed: open.ts parses it for the pool, and counts are
 //     read through Number() on both;
 //   - PostgreSQL's casts of the parameters of INSERT … SELECT in the data-modifying CTEs
@@ -18,6 +20,14 @@ import { CompiledQuery } from 'kysely';
 import type { SqlText } from '../sql-text.js';
 import type { Dialect } from '../store.js';
 import type { Autocommit, SqlContext } from './context.js';
+
+/**
+ * A LIMIT given as a bound parameter, in SQL written by hand: `? + 0` on SQLite, which plans a
+ * statement with a bare `limit ?` anew at every run (sqlite-driver.ts SqliteCompilerKeepingPlans).
+ */
+export function boundLimit(dialect: Dialect): string {
+  return dialect === 'sqlite' ? '? + 0' : '?';
+}
 
 /**
  * A row read to be changed in this transaction. PostgreSQL: FOR UPDATE, so a concurrent

@@ -13,7 +13,7 @@ import {
   type NotificationStore,
 } from '../notification-store.js';
 import type { Executor, SqlContext } from './context.js';
-import { hasDataModifyingCtes, insertReturningId, leaseStatement, sqliteOwnTransaction } from './dialect.js';
+import { boundLimit, hasDataModifyingCtes, insertReturningId, leaseStatement, sqliteOwnTransaction } from './dialect.js';
 
 /** Why a notification was superseded: shown to the operator as its last_error. */
 export const SUPERSEDED_REASON = 'superseded by a later status of the transaction';
@@ -86,7 +86,7 @@ export function leaseNotificationsQuery(text: SqlText, at: LeaseTimes, limit: nu
       where n.state = 'pending' and n.next_attempt_at_ms <= ? and (n.lease_until_ms is null or n.lease_until_ms < ?)
         and not exists (select 1 from notifications as older where older.trace_id = n.trace_id and older.id < n.id and older.state = 'pending')
         and not exists (select 1 from notifications as older where older.subscription_id = n.subscription_id and older.id < n.id and older.state = 'pending')
-      order by n.next_attempt_at_ms, n.id limit ?`;
+      order by n.next_attempt_at_ms, n.id limit ${boundLimit(text.dialect)}`;
   const update = `update notifications set lease_until_ms = ?, lease_owner = ?, updated_at_ms = ? where id in (select id from candidates)`;
   return leaseStatement(text, candidates, update, [due_ms, wall_ms, limit, wall_ms + lease_ms, owner, due_ms], wall_ms);
 }
