@@ -8,6 +8,12 @@
 //   poll (notify_poll_ms) ─┐
 //   wake() after commit ───┼─> pump: lease up to the free slots ─> attempt ─> finish (batched) ─> pump
 //   finished attempt ──────┘
+//
+// A lease round that found fewer due notifications than it had slots for has seen all there were:
+// an attempt that ends, or is recorded, after it pumps again only if something may have fallen due
+// since (`may_be_due`: a wake, a poll, a full round) or the recording let a later notification of
+// the same transaction go (in-order delivery). At even rates each notification used to cost three
+// lease rounds, two of them finding nothing.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
@@ -84,6 +90,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   /** Notifications that may be leased now: free slots, within the bound on attempts still to be recorded. */
   const leasable = () => Math.min(options.concurrency - sending, options.concurrency * (1 + RECORDING_PER_SLOT) - in_flight.size);
   let stopped = false;
+  /** Something may be due that no lease round has seen yet: set by wake, poll and a round that filled every slot it asked for. */
+  let may_be_due = true;
   let pumping: Promise<void> | null = null;
   let pump_again = false;
   let timer: NodeJS.Timeout | null = null;
@@ -97,7 +105,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     gap_ms: options.finish_gap_ms ?? FINISH_GAP_MS,
   });
 
-  async function attempt(row: NotificationRow): Promise<void> {
+  /** Sends one leased notification and records the attempt; true when the recording may have let a later notification of its transaction go. */
+  async function attempt(row: NotificationRow): Promise<boolean> {
     const started_at_ms = options.clock.now_ms();
     let result: AttemptResult;
     const cut_off = new AbortController();
@@ -115,7 +124,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       cut_offs.delete(cut_off);
       // The slot is free: another notification may be sent while this one waits to be recorded.
       sending -= 1;
-      if (!stopped) pump();
+      if (!stopped && may_be_due) pump();
     }
     const now_ms = options.clock.now_ms();
     const attempts = row.attempts + 1;
@@ -154,7 +163,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     // longer holds the later one back (docs/notifications.md §5). finishAttempts decided it.
     if (finished === 'superseded') {
       options.logger.info({ notification_id: row.id, trace_id: row.trace_id }, 'notification superseded by a later status');
-      return;
+      return true;
     }
     const log = {
       notification_id: row.id,
@@ -168,17 +177,23 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');
     else options.logger.info(log, 'notification attempt');
+    // Still pending (a retry, later): it still holds back its transaction's later notifications.
+    return finished === 'lease_lost' || patch.state !== 'pending';
   }
 
   function launch(row: NotificationRow): void {
     sending += 1;
     const running: Promise<void> = attempt(row)
-      .catch((error: unknown) => options.logger.error({ err: error, notification_id: row.id }, 'recording a notification attempt failed'))
-      .finally(() => {
+      .catch((error: unknown) => {
+        options.logger.error({ err: error, notification_id: row.id }, 'recording a notification attempt failed');
+        return true;
+      })
+      .then((released_next) => {
         in_flight.delete(running);
         // Recorded: this transaction's next notification may now be leasable, and the bound on
-        // attempts waiting to be recorded has room again.
-        if (!stopped) pump();
+        // attempts waiting to be recorded has room again (a round held back by it was a full one).
+        if (released_next) may_be_due = true;
+        if (!stopped && may_be_due) pump();
       });
     in_flight.add(running);
   }
@@ -192,11 +207,15 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // are counted when the transaction runs, not before it waited for its group: attempts
       // that ended meanwhile are leased for in the same statement (only this loop launches, so
       // the count can only have grown).
+      // Cleared before the round: a wake while it runs sets it again (and asks for another round).
+      may_be_due = false;
+      let asked = 0;
       const rows = await options.store.transaction(async (tx) => {
-        const free = leasable();
-        if (free <= 0) return [];
-        return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, free, options.lease_ms, owner);
+        asked = leasable();
+        if (asked <= 0) return [];
+        return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, asked, options.lease_ms, owner);
       });
+      if (rows.length >= asked) may_be_due = true;
       for (const row of rows) launch(row);
       // All slots were filled: more may be due, leased when a slot frees up (launch → pump).
     } while (pump_again);
@@ -209,7 +228,10 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       return;
     }
     pumping = pumpLoop()
-      .catch((error: unknown) => options.logger.error({ err: error }, 'leasing notifications failed'))
+      .catch((error: unknown) => {
+        may_be_due = true;
+        options.logger.error({ err: error }, 'leasing notifications failed');
+      })
       .finally(() => {
         pumping = null;
       });
@@ -221,6 +243,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     } catch (error) {
       options.logger.error({ err: error }, 'reading the sandbox clock failed');
     }
+    may_be_due = true;
     if (!stopped) pump();
     if (pumping) await pumping;
     if (!stopped) timer = setTimeout(() => void tick(), options.poll_ms);
@@ -231,6 +254,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   return {
     owner,
     wake() {
+      may_be_due = true;
       if (!stopped) pump();
     },
     async idle() {
@@ -238,6 +262,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
         if (pumping) await pumping;
         if (in_flight.size === 0) {
           // Nothing in flight: one more lease round decides whether anything is still due now.
+          may_be_due = true;
           pump();
           if (pumping) await pumping;
           if (in_flight.size === 0) return;

@@ -81,7 +81,23 @@ async function setUp(sales: number): Promise<{ recordings: ReturnType<typeof hel
   return { recordings };
 }
 
-function startWorker(store: Store, concurrency: number): NotificationWorker {
+/** The gateway's store, counting the transactions begun through it (the worker's are its lease rounds). */
+function countedTransactions(store: Store): { store: Store; readonly count: () => number } {
+  let count = 0;
+  const wrapped = new Proxy(store, {
+    get(target, name, receiver_) {
+      const value = Reflect.get(target, name, receiver_) as unknown;
+      if (name !== 'transaction' || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        count += 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: wrapped, count: () => count };
+}
+
+function startWorker(store: Store, concurrency: number, poll_ms = 50): NotificationWorker {
   const merchant = gw!.merchant;
   return startNotificationWorker({
     store,
@@ -91,7 +107,7 @@ function startWorker(store: Store, concurrency: number): NotificationWorker {
     secretOf: async (merchant_id) => (merchant_id === merchant.merchant_id ? merchant.secret : null),
     policy: { timeout_ms: 5_000, max_reply_bytes: 64 * 1024, allow_private: true, connections: outboundConnections() },
     schedule: { retry_seconds: [300], max_age_seconds: 3_600 },
-    poll_ms: 50,
+    poll_ms,
     lease_ms: 60_000,
     concurrency,
   });
@@ -127,5 +143,60 @@ describe('the delivery worker’s slots', () => {
     await worker.idle();
     const trace_ids = new Set(receiver!.requestsTo('/notify').map((request) => (request.json as Record<string, unknown>).trace_id));
     expect(trace_ids.size).toBe(5);
+  });
+
+  it('leases once per notification at an even pace: an ended or recorded attempt looks again only when something may be due', async () => {
+    receiver = await startMerchantReceiver();
+    gw = await startTestGateway('sqlite', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    await gw.gateway.notifications.stop();
+    const store = gw.gateway.deps.store;
+    const counted = countedTransactions(store);
+    // No poll within the test: every round is the start's, a wake's, or one the worker chose.
+    worker = startWorker(counted.store, 4, 60_000);
+    // The start's poll (a timer at 0) has run its round by then.
+    await sleep(100);
+    await worker.idle();
+    const rounds_at_start = counted.count();
+    const sales = 5;
+    for (let i = 0; i < sales; i++) {
+      // A closed port: each attempt fails at once and stays pending for a resend minutes later.
+      const answer = await postSigned(
+        gw.url,
+        '/api/process',
+        saleA(gw.merchant, { order_id: orderId(), notification_url: 'http://127.0.0.1:9/notify' }),
+        gw.merchant.secret,
+      );
+      expect(answer.body.status).toBe(0);
+      worker.wake();
+      const trace_id = Number(answer.body.trace_id);
+      await waitUntil(
+        async () => (await store.notifications.listOfTransaction(trace_id)).some((n) => n.attempts === 1 && n.lease_owner === null),
+        `the attempt of sale ${i + 1} recorded`,
+      );
+      await sleep(50);
+    }
+    // One round per wake; before, each attempt's end and its recording began one more round each.
+    expect(counted.count() - rounds_at_start).toBe(sales);
+
+    // A recording that lets a transaction's later notification go leases that one at once, with
+    // no wake or poll: two notifications of one sale, the later held back until the first is delivered.
+    receiver.setReply('/notify', () => signedReply(gw!.merchant.secret));
+    const sale = await postSigned(
+      gw.url,
+      '/api/process',
+      saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
+      gw.merchant.secret,
+    );
+    expect(sale.body.status).toBe(0);
+    const trace_id = Number(sale.body.trace_id);
+    const [first] = await store.notifications.listOfTransaction(trace_id);
+    const { id: _id, ...copy } = first!;
+    await store.notifications.insert({ ...copy, attempts: 0 });
+    worker.wake();
+    await waitUntil(() => receiver!.requestsTo('/notify').length === 2, 'both notifications of the sale sent, the later after the first');
+    await waitUntil(
+      async () => (await store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'),
+      'both recorded as delivered',
+    );
   });
 });
