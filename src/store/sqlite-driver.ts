@@ -270,12 +270,11 @@ export class TwoConnectionSqliteDriver implements Driver {
   }
 }
 
-/** SqliteDialect with the two-connection driver above. */
 /**
- * Kysely's SQLite compiler, but a LIMIT given as a bound parameter is written `limit ? + 0`. Since
- * 3.47 SQLite reads a bare `limit ?`'s value while it plans (to cost an ORDER BY … LIMIT), and so
- * marks the prepared statement to be planned anew whenever that parameter is bound again: every
- * run of a cached statement with one was compiled afresh. Measured on this build (3.53): the
+ * Kysely's SQLite compiler, but a LIMIT given as a bound parameter is written `limit ? + 0`. The
+ * SQLite better-sqlite3 ships (3.53) reads a bare `limit ?`'s value while it plans, and so marks
+ * the prepared statement to be planned anew whenever that parameter is bound again: every run of
+ * a cached statement with one was compiled afresh. Measured on that build: the
  * notification lease's candidates 35 µs a run against 4, a look-up by key with `limit ?` 16 µs
  * against 6.5. SQLite never reads an expression's value at planning, and the store's plans are
  * index-driven either way (test/store/hot-path.test.ts). SQL written by hand: sql/dialect.ts boundLimit.
@@ -288,6 +287,7 @@ class SqliteCompilerKeepingPlans extends SqliteQueryCompiler {
   }
 }
 
+/** SqliteDialect with the two-connection driver above. */
 export class TwoConnectionSqliteDialect extends SqliteDialect {
   private readonly writer: StatementCache;
   private readonly reader: StatementCache;
