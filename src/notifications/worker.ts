@@ -206,8 +206,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // transactions (one fsync for all) instead of syncing the disk on its own. The free slots
       // are counted when the transaction runs, not before it waited for its group: attempts
       // that ended meanwhile are leased for in the same statement (only this loop launches, so
-      // the count can only have grown).
-      // Cleared before the round: a wake while it runs sets it again (and asks for another round).
+      // the count can only have grown). `may_be_due` is cleared before the round: a wake while it
+      // runs sets it again, and asks for another round.
       may_be_due = false;
       let asked = 0;
       const rows = await options.store.transaction(async (tx) => {
@@ -215,9 +215,9 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
         if (asked <= 0) return [];
         return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, asked, options.lease_ms, owner);
       });
+      // Every slot asked for was filled: more may be due, leased when a slot frees up (launch → pump).
       if (rows.length >= asked) may_be_due = true;
       for (const row of rows) launch(row);
-      // All slots were filled: more may be due, leased when a slot frees up (launch → pump).
     } while (pump_again);
   }
 

@@ -32,21 +32,30 @@ afterEach(async () => {
   receiver = null;
 });
 
+/** `target` with its method `name` replaced by `around(the original, its arguments)`; everything else as it is. */
+function intercepting<T extends object>(
+  target: T,
+  name: string,
+  around: (original: (...args: unknown[]) => unknown, args: unknown[]) => unknown,
+): T {
+  return new Proxy(target, {
+    get(inner, key, receiver_) {
+      const value = Reflect.get(inner, key, receiver_) as unknown;
+      if (key !== name || typeof value !== 'function') return value;
+      return (...args: unknown[]) => around((...a: unknown[]) => (value as (...b: unknown[]) => unknown).apply(inner, a), args);
+    },
+  });
+}
+
 /** The gateway's store, but each recording of ended attempts waits until `release()`. */
 function heldRecordings(store: Store): { store: Store; release(): void; readonly held: () => number } {
   let let_go: (() => void) | null = null;
   let gate = new Promise<void>((resolve) => (let_go = resolve));
   let held = 0;
-  const notifications = new Proxy(store.notifications, {
-    get(target, name, receiver_) {
-      const value = Reflect.get(target, name, receiver_) as unknown;
-      if (name !== 'finishAttempts' || typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        held += 1;
-        await gate;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  const notifications = intercepting(store.notifications, 'finishAttempts', async (original, args) => {
+    held += 1;
+    await gate;
+    return original(...args);
   });
   const wrapped = new Proxy(store, {
     get: (target, name, receiver_) => (name === 'notifications' ? notifications : Reflect.get(target, name, receiver_)),
@@ -84,15 +93,9 @@ async function setUp(sales: number): Promise<{ recordings: ReturnType<typeof hel
 /** The gateway's store, counting the transactions begun through it (the worker's are its lease rounds). */
 function countedTransactions(store: Store): { store: Store; readonly count: () => number } {
   let count = 0;
-  const wrapped = new Proxy(store, {
-    get(target, name, receiver_) {
-      const value = Reflect.get(target, name, receiver_) as unknown;
-      if (name !== 'transaction' || typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        count += 1;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  const wrapped = intercepting(store, 'transaction', (original, args) => {
+    count += 1;
+    return original(...args);
   });
   return { store: wrapped, count: () => count };
 }

@@ -21,7 +21,7 @@ import { TwoConnectionSqliteDialect } from '../../src/store/sqlite-driver.js';
 import { type Database, type NewTransactionRow, TRANSACTION_COLUMN_DEFAULTS } from '../../src/store/schema.js';
 import type { Store } from '../../src/store/store.js';
 import { freshDatabase } from '../support/old-database.js';
-import { merchantFixture, transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
+import { merchantFixture, notificationFixture, transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -234,21 +234,7 @@ describe('LIMIT parameters on SQLite', () => {
         trace_ids.push(reserved!.trace_id);
       }
       await store.transaction(async (tx) => {
-        for (const trace_id of trace_ids) {
-          await tx.notifications.insert({
-            trace_id,
-            merchant_id: 'm-limit',
-            url: 'https://merchant.example/notify',
-            payload_json: '{}',
-            state: 'pending',
-            next_attempt_at_ms: 0,
-            lease_until_ms: null,
-            lease_owner: null,
-            last_error: null,
-            created_at_ms: 0,
-            updated_at_ms: 0,
-          });
-        }
+        for (const trace_id of trace_ids) await tx.notifications.insert(notificationFixture(trace_id, 'm-limit', 0, 0));
       });
       const leased = await store.notifications.lease({ due_ms: 10, wall_ms: 10 }, 3, 1_000, 'owner');
       expect(leased).toHaveLength(3);

@@ -11,6 +11,7 @@ import {
   cardFixture,
   cashierSessionFixture,
   merchantFixture,
+  notificationFixture,
   openTestStore,
   type TestStore,
   transactionFixture,
@@ -47,22 +48,6 @@ async function finishOne(
   const outcomes = await notifications.finishAttempts([{ owner, patch, attempt }], now_ms);
   expect(outcomes).toHaveLength(1);
   return outcomes[0]!;
-}
-
-function notificationFixture(trace_id: number, merchant_id: string, next_attempt_at_ms = NOW) {
-  return {
-    trace_id,
-    merchant_id,
-    url: 'https://merchant.example/notify',
-    payload_json: JSON.stringify({ trace_id }),
-    state: 'pending' as const,
-    next_attempt_at_ms,
-    lease_until_ms: null,
-    lease_owner: null,
-    last_error: null,
-    created_at_ms: NOW,
-    updated_at_ms: NOW,
-  };
 }
 
 describe.each(storeKinds())('store contract on %s', (kind) => {
@@ -451,7 +436,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id, { status: 'pending' });
       const notification = {
-        ...notificationFixture(trace_id, merchant_id, NOW + 5),
+        ...notificationFixture(trace_id, merchant_id, NOW + 5, NOW),
         payload_json: JSON.stringify({ trace_id, status: 'approved' }),
       };
       let woken = 0;
@@ -537,7 +522,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
             reason: 'test',
             at_ms: NOW,
           });
-          await tx.notifications.insert(notificationFixture(inserted!, merchant_id));
+          await tx.notifications.insert(notificationFixture(inserted!, merchant_id, NOW, NOW));
           await tx.transactions.insertDueAction({
             trace_id: inserted!,
             kind: 'processor_result',
@@ -688,7 +673,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const ids: number[] = [];
       for (let i = 0; i < count; i += 1) {
         const trace_id = await newTransaction(merchant_id);
-        ids.push(await store.notifications.insert(notificationFixture(trace_id, merchant_id, next_attempt_at_ms)));
+        ids.push(await store.notifications.insert(notificationFixture(trace_id, merchant_id, next_attempt_at_ms, NOW)));
       }
       return ids;
     }
@@ -697,8 +682,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 700_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
-      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
-      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
+      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
       expect(leasedOf(await store.notifications.lease(at(t0), 100, 1000, 'o'))).toEqual([first]);
@@ -757,7 +742,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
             { status: to, updated_at_ms: at_ms },
             'test',
             at_ms,
-            notificationFixture(trace_id, merchant_id, at_ms),
+            notificationFixture(trace_id, merchant_id, at_ms, NOW),
           ),
         );
       expect(await change('pending', 'pending_async', t0)).toBe(true);
@@ -1010,8 +995,8 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       const t0 = NOW + 520_000_000;
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
-      const older = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
-      const newer = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0));
+      const older = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const newer = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
       const [delivered, lost, retried] = await notifications(3, t0);
       const mine = [older, delivered, lost, retried];
       const leased = (await store.notifications.lease(at(t0), 100, 30_000, 'batch-a')).map((r) => r.id);
@@ -1135,7 +1120,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.notifications.get(id!)).toMatchObject({ created_at_ms: NOW, bound_from_ms: NOW });
       const merchant_id = await newMerchant();
       const explicit = await store.notifications.insert({
-        ...notificationFixture(await newTransaction(merchant_id), merchant_id),
+        ...notificationFixture(await newTransaction(merchant_id), merchant_id, NOW, NOW),
         bound_from_ms: NOW + 5,
       });
       expect((await store.notifications.get(explicit))?.bound_from_ms).toBe(NOW + 5);

@@ -223,3 +223,20 @@ export function cardFixture(merchant_id: string, overrides: Partial<CardVaultRow
     ...overrides,
   };
 }
+
+/** A pending notification of a transaction, due at `next_attempt_at_ms`, unleased; override what the test is about. */
+export function notificationFixture(trace_id: number, merchant_id: string, next_attempt_at_ms: number, created_at_ms: number) {
+  return {
+    trace_id,
+    merchant_id,
+    url: 'https://merchant.example/notify',
+    payload_json: JSON.stringify({ trace_id }),
+    state: 'pending' as const,
+    next_attempt_at_ms,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms,
+    updated_at_ms: created_at_ms,
+  };
+}
