@@ -962,6 +962,9 @@ async function startChild(database_url: string, dir: string, name: string): Prom
       PAYGATE_PG_POOL_MAX: '12',
       // The notifications (to a closed port) are not what this test is about: fewer at once, less load.
       PAYGATE_NOTIFY_CONCURRENCY: '2',
+      // Niced beside other test files, a child's event loop lags by design: its requests must not
+      // be shed (HTTP 503, status 29), which load-shedding.test.ts tests on its own.
+      PAYGATE_SHED_EVENT_LOOP_DELAY_MS: '0',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
