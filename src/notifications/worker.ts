@@ -14,12 +14,18 @@
 // since (`may_be_due`: a wake, a poll, a full round) or the recording let a later notification of
 // the same transaction go (in-order delivery). At even rates each notification used to cost three
 // lease rounds, two of them finding nothing.
+//
+// On SQLite, whose transactions commit in groups, a batch that made a notification due leases in
+// its own transaction just before its COMMIT (`leaseAtCommit`, Store.leaseWithCommits): the
+// notification's lease then costs no transaction, COMMIT and fsync of its own, and it is sent as
+// soon as the batch is on disk. A slot is taken when a lease is written, not when it is launched,
+// so two leases in one batch (a round's, then the batch's end) never ask for the same free slot.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { INTERRUPTED, type OutboundPolicy } from '../outbound/post.js';
 import type { NotificationRow } from '../domain/notification-record.js';
-import type { Store } from '../store/store.js';
+import type { CommitLease, Store, UnitOfWork } from '../store/store.js';
 import { afterFailure, boundFrom, type RetrySchedule } from './schedule.js';
 import { type AttemptResult, sendNotification } from './sender.js';
 import { startFinishBatch } from './finish-batch.js';
@@ -84,7 +90,10 @@ export interface NotificationWorker {
 export function startNotificationWorker(options: NotificationWorkerOptions): NotificationWorker {
   const owner = options.owner ?? `paygate-${process.pid}-${randomBytes(4).toString('hex')}`;
   const lease_clock = options.lease_clock;
-  /** Every attempt until it is recorded; `sending` counts those whose HTTP attempt has not ended (the slots). */
+  /**
+   * Every attempt until it is recorded; `sending` counts the slots taken: leased notifications
+   * from the lease's statement until their HTTP attempt has ended.
+   */
   const in_flight = new Set<Promise<void>>();
   let sending = 0;
   /** Notifications that may be leased now: free slots, within the bound on attempts still to be recorded. */
@@ -181,8 +190,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     return finished === 'lease_lost' || patch.state !== 'pending';
   }
 
+  /** Starts the attempt of a leased notification, whose slot its lease already took. */
   function launch(row: NotificationRow): void {
-    sending += 1;
     const running: Promise<void> = attempt(row)
       .catch((error: unknown) => {
         options.logger.error({ err: error, notification_id: row.id }, 'recording a notification attempt failed');
@@ -210,15 +219,54 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // runs sets it again, and asks for another round.
       may_be_due = false;
       let asked = 0;
-      const rows = await options.store.transaction(async (tx) => {
-        asked = leasable();
-        if (asked <= 0) return [];
-        return tx.notifications.lease({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() }, asked, options.lease_ms, owner);
-      });
+      let held = 0;
+      let rows: NotificationRow[];
+      try {
+        rows = await options.store.transaction(async (tx) => {
+          asked = leasable();
+          if (asked <= 0) return [];
+          const leased = await tx.notifications.lease(leaseTimes(), asked, options.lease_ms, owner);
+          // Their slots are taken now: a lease at the end of the same batch counts them (leaseAtCommit).
+          held = leased.length;
+          sending += held;
+          return leased;
+        });
+      } catch (error) {
+        // Not committed: nothing was leased.
+        sending -= held;
+        throw error;
+      }
       // Every slot asked for was filled: more may be due, leased when a slot frees up (launch → pump).
       if (rows.length >= asked) may_be_due = true;
       for (const row of rows) launch(row);
     } while (pump_again);
+  }
+
+  const leaseTimes = () => ({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() });
+
+  /** Store.leaseWithCommits: a lease round in a group-commit batch's transaction, launched once the batch has committed. */
+  async function leaseAtCommit(tx: UnitOfWork): Promise<CommitLease> {
+    const asked = stopped ? 0 : leasable();
+    if (asked <= 0) return { saw_all_due: false, ended: () => undefined };
+    const rows = await tx.notifications.lease(leaseTimes(), asked, options.lease_ms, owner);
+    sending += rows.length;
+    const saw_all_due = rows.length < asked;
+    // A full round may have left some due; one that saw all there were makes earlier hints stale.
+    may_be_due = !saw_all_due;
+    return {
+      saw_all_due,
+      ended(committed) {
+        // Stopped meanwhile: the leases end by themselves and any instance sends them then, as after a crash.
+        if (committed && !stopped) {
+          for (const row of rows) launch(row);
+          return;
+        }
+        sending -= rows.length;
+        if (committed) return;
+        may_be_due = true;
+        if (!stopped) pump();
+      },
+    };
   }
 
   /** One lease round at a time; a wake during a round asks for another round. */
@@ -250,6 +298,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   }
 
   timer = setTimeout(() => void tick(), 0);
+  // SQLite commits in groups: what a batch makes due is leased in the batch's own transaction.
+  const stop_leasing_with_commits = options.store.leaseWithCommits?.(leaseAtCommit) ?? null;
 
   return {
     owner,
@@ -272,6 +322,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     },
     async stop() {
       stopped = true;
+      stop_leasing_with_commits?.();
       if (timer) clearTimeout(timer);
       if (pumping) await pumping;
       // Attempts end by themselves within the time-out. Past the grace period the rest are cut

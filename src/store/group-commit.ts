@@ -13,10 +13,21 @@
 // The savepoint commands go straight to the connection (`savepoint`, below), not through
 // Kysely's savepoint API: two per unit, on the path of every write, and Kysely builds a new
 // transaction object for each.
+//
+// A batch may end with work of the store's own (`BatchEnd`), in the same transaction just before
+// its COMMIT: the delivery worker leases the notifications the batch's units made due there
+// (sql-store.ts), so that a notification's lease costs no transaction, COMMIT and fsync of its own.
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 
 /** Runs one savepoint command (`savepoint "x"`, `release "x"`, `rollback to "x"`) in the open transaction. */
 export type SavepointCommand = (command: string) => void;
+
+/**
+ * Work run at the end of every batch, after its units and before its COMMIT, in a savepoint of its
+ * own: when it throws, what it wrote is rolled back and the batch commits without it. What it
+ * returns is told whether the batch then committed (durably) or not.
+ */
+export type BatchEnd<DB> = (trx: Transaction<DB>) => Promise<((committed: boolean) => void) | null>;
 
 interface Unit<DB> {
   readonly work: (trx: Transaction<DB>) => Promise<unknown>;
@@ -37,6 +48,7 @@ export class GroupCommitter<DB> {
     private readonly root: Kysely<DB>,
     private readonly max_batch_units: number,
     private readonly savepoint: SavepointCommand,
+    private readonly batch_end: BatchEnd<DB> | null = null,
   ) {
     if (max_batch_units < 1) throw new Error('max_batch_units must be at least 1');
   }
@@ -75,6 +87,7 @@ export class GroupCommitter<DB> {
       return;
     }
     const outcomes: Outcome[] = [];
+    let ended: ((committed: boolean) => void) | null = null;
     try {
       for (const [index, unit] of batch.entries()) {
         const name = `"unit_${index}"`;
@@ -89,6 +102,7 @@ export class GroupCommitter<DB> {
           outcomes.push({ ok: false, error });
         }
       }
+      if (this.batch_end) ended = await this.endBatch(trx, this.batch_end);
       await trx.commit().execute();
     } catch (error) {
       // The batch itself failed (COMMIT or a savepoint command): nothing of it is committed.
@@ -96,9 +110,12 @@ export class GroupCommitter<DB> {
         .rollback()
         .execute()
         .catch(() => undefined);
+      ended?.(false);
       for (const unit of batch) unit.reject(error);
       return;
     }
+    // Told before the units' callers: what the end leased is launched before their wakes arrive.
+    ended?.(true);
     this.stats.batches += 1;
     this.stats.units += batch.length;
     batch.forEach((unit, index) => {
@@ -106,5 +123,21 @@ export class GroupCommitter<DB> {
       if (outcome.ok) unit.resolve(outcome.value);
       else unit.reject(outcome.error);
     });
+  }
+
+  /** The batch's end in a savepoint of its own: an end that fails is undone alone (it only saves work). */
+  private async endBatch(trx: Transaction<DB>, batch_end: BatchEnd<DB>): Promise<((committed: boolean) => void) | null> {
+    this.savepoint('savepoint "batch_end"');
+    let ended: ((committed: boolean) => void) | null = null;
+    try {
+      ended = await batch_end(trx);
+      this.savepoint('release "batch_end"');
+      return ended;
+    } catch {
+      ended?.(false);
+      this.savepoint('rollback to "batch_end"');
+      this.savepoint('release "batch_end"');
+      return null;
+    }
   }
 }

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { randomTraceIds, type TraceIdSource } from '../domain/trace-id.js';
 import type { Database } from './schema.js';
 import type { DirectSqlite } from './sqlite-driver.js';
-import type { Backlog, Dialect, Store, UnitOfWork } from './store.js';
+import type { Backlog, CommitLease, Dialect, Store, UnitOfWork } from './store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -130,6 +130,11 @@ export class SqlStore implements Store {
   readonly durable: Store['durable'];
   /** Card tokens seen committed (known-cards.ts): a card seen before skips the vault's statement. */
   private readonly known_cards = new KnownCards();
+  /** Group commit: the delivery worker's lease at the end of a batch (leaseWithCommits), if one is registered. */
+  private commit_lease: ((tx: UnitOfWork) => Promise<CommitLease>) | null = null;
+  /** Group commit: the units of the batch under way that made a notification due, for its end (endBatch). */
+  private touched_in_batch: SqlContext[] = [];
+  readonly leaseWithCommits: Store['leaseWithCommits'];
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -182,10 +187,40 @@ export class SqlStore implements Store {
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =
       group_commit && direct
-        ? new GroupCommitter(root, GROUP_COMMIT_MAX_UNITS, (command) => {
-            direct.inTransaction(CompiledQuery.raw(command));
-          })
+        ? new GroupCommitter(
+            root,
+            GROUP_COMMIT_MAX_UNITS,
+            (command) => {
+              direct.inTransaction(CompiledQuery.raw(command));
+            },
+            (trx) => this.endBatch(trx),
+          )
         : null;
+    this.leaseWithCommits = this.group
+      ? (lease) => {
+          if (this.commit_lease) throw new Error('a lease is already registered with the commits');
+          this.commit_lease = lease;
+          return () => {
+            if (this.commit_lease === lease) this.commit_lease = null;
+          };
+        }
+      : null;
+  }
+
+  /**
+   * The end of a group-commit batch: when one of its units made a notification due, the registered
+   * lease runs here, in the batch's transaction. Having seen every due notification, it spares
+   * those units' listeners (transaction(), below) a wake that would find nothing.
+   */
+  private async endBatch(trx: Transaction<Database>): Promise<((committed: boolean) => void) | null> {
+    const touched = this.touched_in_batch;
+    if (touched.length === 0) return null;
+    this.touched_in_batch = [];
+    if (this.commit_lease === null) return null;
+    const ctx = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids, this.known_cards);
+    const leased = await this.commit_lease(new SqlUnitOfWork(ctx));
+    if (leased.saw_all_due) for (const unit of touched) unit.notifications_touched = false;
+    return leased.ended;
   }
 
   get groups_commits(): boolean {
@@ -253,7 +288,14 @@ export class SqlStore implements Store {
       in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids, this.known_cards);
       return work(new SqlUnitOfWork(in_transaction));
     };
-    const result = this.group ? await this.group.run(run) : await this.root.transaction().execute(run);
+    // Group commit: a unit that made a notification due is made known to its batch's end (endBatch).
+    const run_in_batch = async (trx: Transaction<Database>) => {
+      const value = await run(trx);
+      const unit = in_transaction as SqlContext | null;
+      if (unit?.notifications_touched) this.touched_in_batch.push(unit);
+      return value;
+    };
+    const result = this.group ? await this.group.run(run_in_batch) : await this.root.transaction().execute(run);
     const committed = in_transaction as SqlContext | null;
     if (committed?.notifications_touched) this.signal.fire();
     for (const [key, token] of committed?.cards_learned ?? []) this.known_cards.learn(key, token);

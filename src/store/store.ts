@@ -115,6 +115,24 @@ export interface Store extends UnitOfWork {
    * its poll. Returns the function that removes the listener.
    */
   onNotificationCommitted(listener: () => void): () => void;
+  /**
+   * SQLite with group commit (null elsewhere, and inside a transaction): runs `lease` at the end of
+   * every batch one of whose units wrote or rescheduled a notification, in the batch's transaction
+   * just before its COMMIT (store/group-commit.ts), so that the delivery worker leases what the
+   * batch made due without a transaction of its own. When the lease saw every due notification
+   * (CommitLease.saw_all_due), the batch's units do not call onNotificationCommitted's listeners:
+   * a round started by them would find nothing more. One lease at a time; returns the function
+   * that removes it.
+   */
+  readonly leaseWithCommits: ((lease: (tx: UnitOfWork) => Promise<CommitLease>) => () => void) | null;
+}
+
+/** What a lease at the end of a group-commit batch did (Store.leaseWithCommits). */
+export interface CommitLease {
+  /** It asked for more notifications than were due, so it saw all there were. */
+  readonly saw_all_due: boolean;
+  /** Told whether the batch then committed durably (what was leased may be sent) or not (nothing was leased). */
+  readonly ended: (committed: boolean) => void;
 }
 
 /**
@@ -160,5 +178,6 @@ export function storeWithin(store: Store, tx: UnitOfWork): Store {
     transaction: (work) => work(tx),
     holdWrites: null,
     onNotificationCommitted: (listener) => store.onNotificationCommitted(listener),
+    leaseWithCommits: null,
   };
 }

@@ -10,6 +10,7 @@ import { startNotificationWorker, type NotificationWorker } from '../../src/noti
 import { outboundConnections } from '../../src/outbound/post.js';
 import type { Store } from '../../src/store/store.js';
 import { postSigned } from '../support/client.js';
+import { notificationFixture, transactionFixture } from '../support/store-fixture.js';
 import { orderId, saleA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
@@ -117,6 +118,43 @@ function startWorker(store: Store, concurrency: number, poll_ms = 50): Notificat
 }
 
 describe('the delivery worker’s slots', () => {
+  it('takes a slot when a lease is written: a lease at the end of the same commit batch never reuses it', async () => {
+    receiver = await startMerchantReceiver();
+    gw = await startTestGateway('sqlite', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+    await gw.gateway.notifications.stop();
+    const store = gw.gateway.deps.store;
+    const secret = gw.merchant.secret;
+    // Every reply held until released: an attempt keeps its slot meanwhile.
+    let let_go: () => void = () => undefined;
+    const replies_held = new Promise<void>((resolve) => (let_go = resolve));
+    release_recordings = let_go;
+    receiver.setReply('/notify', async () => {
+      await replies_held;
+      return signedReply(secret);
+    });
+    worker = startWorker(store, 1, 60_000);
+    await sleep(100);
+    await worker.idle();
+    const notification = async () => {
+      const trace_id = (await store.transactions.insertIfAbsent(transactionFixture(gw!.merchant.merchant_id)))!;
+      return { ...notificationFixture(trace_id, gw!.merchant.merchant_id, Date.now() - 1_000, Date.now()), url: `${receiver!.url}/notify` };
+    };
+    const [first, second] = [await notification(), await notification()];
+    // Committed outside a transaction: due, though nothing told this worker.
+    await store.notifications.insert(first);
+    // In one turn of the event loop: a lease round, and a unit of work that writes another due
+    // notification, join one commit batch. The round takes the one slot; the lease at the batch's
+    // end must find it taken.
+    worker.wake();
+    await store.transaction((tx) => tx.notifications.insert(second));
+    await waitUntil(() => receiver!.requestsTo('/notify').length >= 1, 'the first notification sent');
+    await sleep(300);
+    expect(receiver.requestsTo('/notify')).toHaveLength(1);
+    let_go();
+    await waitUntil(() => receiver!.requestsTo('/notify').length === 2, 'the second sent once the slot is free');
+    await worker.idle();
+  });
+
   it('sends the next notification once an attempt has ended, while that attempt still waits to be recorded', async () => {
     const { recordings } = await setUp(2);
     worker = startWorker(recordings.store, 1);
@@ -148,7 +186,7 @@ describe('the delivery worker’s slots', () => {
     expect(trace_ids.size).toBe(5);
   });
 
-  it('leases once per notification at an even pace: an ended or recorded attempt looks again only when something may be due', async () => {
+  it('leases what a commit batch made due in that batch: at an even pace no lease round of its own, no wake', async () => {
     receiver = await startMerchantReceiver();
     gw = await startTestGateway('sqlite', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
     await gw.gateway.notifications.stop();
@@ -170,7 +208,7 @@ describe('the delivery worker’s slots', () => {
         gw.merchant.secret,
       );
       expect(answer.body.status).toBe(0);
-      worker.wake();
+      // No wake: the gateway's signal wakes its own (stopped) worker, not this one.
       const trace_id = Number(answer.body.trace_id);
       await waitUntil(
         async () => (await store.notifications.listOfTransaction(trace_id)).some((n) => n.attempts === 1 && n.lease_owner === null),
@@ -178,12 +216,21 @@ describe('the delivery worker’s slots', () => {
       );
       await sleep(50);
     }
-    // One round per wake; before, each attempt's end and its recording began one more round each.
-    expect(counted.count() - rounds_at_start).toBe(sales);
+    // Each notification was leased at the end of its sale's commit batch (Store.leaseWithCommits),
+    // so the worker began no transaction of its own. Before, each cost a lease round after the
+    // sale's commit; and before that, its attempt's end and its recording began one more each.
+    expect(counted.count() - rounds_at_start).toBe(0);
 
     // A recording that lets a transaction's later notification go leases that one at once, with
     // no wake or poll: two notifications of one sale, the later held back until the first is delivered.
-    receiver.setReply('/notify', () => signedReply(gw!.merchant.secret));
+    // The first one's reply is held until the later one is written: it is still pending then.
+    let let_go: () => void = () => undefined;
+    const reply_held = new Promise<void>((resolve) => (let_go = resolve));
+    release_recordings = let_go;
+    receiver.setReply('/notify', async () => {
+      await reply_held;
+      return signedReply(gw!.merchant.secret);
+    });
     const sale = await postSigned(
       gw.url,
       '/api/process',
@@ -192,10 +239,16 @@ describe('the delivery worker’s slots', () => {
     );
     expect(sale.body.status).toBe(0);
     const trace_id = Number(sale.body.trace_id);
+    // Leased at the end of the sale's batch, and sent.
+    await waitUntil(() => receiver!.requestsTo('/notify').length === 1, 'the sale’s notification sent');
     const [first] = await store.notifications.listOfTransaction(trace_id);
     const { id: _id, ...copy } = first!;
-    await store.notifications.insert({ ...copy, attempts: 0 });
+    await store.notifications.insert({ ...copy, state: 'pending', attempts: 0, lease_until_ms: null, lease_owner: null });
+    // A round now finds the later one held back by the first, still pending.
     worker.wake();
+    await sleep(100);
+    expect(receiver.requestsTo('/notify')).toHaveLength(1);
+    let_go();
     await waitUntil(() => receiver!.requestsTo('/notify').length === 2, 'both notifications of the sale sent, the later after the first');
     await waitUntil(
       async () => (await store.notifications.listOfTransaction(trace_id)).every((n) => n.state === 'delivered'),

@@ -83,6 +83,55 @@ describe('GroupCommitter', () => {
     expect(notes).toEqual(['a', 'b', 'c']);
   });
 
+  it('runs its end once per batch, after the units and in their transaction; an end that fails is undone alone', async () => {
+    const file = tempFile();
+    const { db, savepoint } = await openKysely(file);
+    const told: boolean[] = [];
+    let seen_by_end: string[] = [];
+    let fail_end = false;
+    const group = new GroupCommitter<Db>(db, 64, savepoint, async (trx) => {
+      seen_by_end = (await trx.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
+      await trx
+        .insertInto('items')
+        .values({ note: `end after ${seen_by_end.length}` } as never)
+        .execute();
+      if (fail_end) throw new Error('the end fails after writing');
+      return (committed) => told.push(committed);
+    });
+    const insert = (note: string) =>
+      group.run((trx) =>
+        trx
+          .insertInto('items')
+          .values({ note } as never)
+          .execute(),
+      );
+    await Promise.all([insert('a'), insert('b')]);
+    // One batch: the end saw both units' writes, wrote its own row with them, and was told of the commit.
+    expect(group.stats.batches).toBe(1);
+    expect(seen_by_end).toEqual(['a', 'b']);
+    expect(told).toEqual([true]);
+
+    fail_end = true;
+    await insert('c');
+    // The end's row is rolled back to its savepoint; the unit's row is committed.
+    const reader = new BetterSqlite3(file, { readonly: true });
+    const notes = (reader.prepare('select note from items order by note').all() as { note: string }[]).map((r) => r.note);
+    reader.close();
+    expect(notes).toEqual(['a', 'b', 'c', 'end after 2']);
+    expect(told).toEqual([true]);
+  });
+
+  it('tells the end that its batch did not commit when the COMMIT fails', async () => {
+    const { db, savepoint } = await openKysely(tempFile());
+    await sql`create table guarded (id integer primary key, parent integer references items(id) deferrable initially deferred)`.execute(db);
+    await sql`pragma foreign_keys = on`.execute(db);
+    const told: boolean[] = [];
+    const group = new GroupCommitter<Db>(db, 64, savepoint, async () => (committed) => told.push(committed));
+    // A deferred foreign key is checked at COMMIT: the batch's COMMIT fails.
+    await expect(group.run((trx) => sql`insert into guarded (id, parent) values (1, 999)`.execute(trx))).rejects.toThrow(/FOREIGN KEY/);
+    expect(told).toEqual([false]);
+  });
+
   it('the SQLite store uses it: concurrent store transactions all commit', async () => {
     const file = tempFile();
     const store = openSqliteStore(file);

@@ -1,7 +1,9 @@
 // Store.onNotificationCommitted, which wakes the delivery worker: it fires once a notification
-// commits (inside a transaction: after the commit), never for a rolled-back one.
+// commits (inside a transaction: after the commit), never for a rolled-back one. And
+// Store.leaseWithCommits (SQLite's group commit): the worker's lease at the end of a batch that
+// made a notification due, which spares that batch's wakes when it saw every due notification.
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { CommitLease, Store, UnitOfWork } from '../../src/store/store.js';
 import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
@@ -22,6 +24,10 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
     last_error: null,
     created_at_ms: 1,
     updated_at_ms: 1,
+  });
+
+  it('offers a lease with the commits only where transactions commit in groups', () => {
+    expect(store.leaseWithCommits === null).toBe(kind === 'postgres');
   });
 
   it('fires after commit, not before, and not on rollback; resend fires too', async () => {
@@ -54,5 +60,80 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
     off();
     await store.notifications.insert(notification(trace_id));
     expect(fired).toBe(3);
+  });
+});
+
+describe('a lease at the end of each commit batch (SQLite group commit)', () => {
+  let store: Store;
+  let merchant_id: string;
+  withStoreAndMerchant('sqlite', (started) => ({ store, merchant_id } = started));
+
+  const due = (trace_id: number) => ({
+    trace_id,
+    merchant_id,
+    url: 'https://merchant.example/n',
+    payload_json: '{}',
+    state: 'pending' as const,
+    next_attempt_at_ms: 1,
+    lease_until_ms: null,
+    lease_owner: null,
+    last_error: null,
+    created_at_ms: 1,
+    updated_at_ms: 1,
+  });
+
+  it('leases in the batch that wrote the notification, and wakes nobody when it saw all that was due', async () => {
+    let fired = 0;
+    const off_signal = store.onNotificationCommitted(() => {
+      fired += 1;
+    });
+    const ends: boolean[] = [];
+    let leased_ids: number[] = [];
+    let ask = 8;
+    let fail = false;
+    const lease = async (tx: UnitOfWork): Promise<CommitLease> => {
+      const rows = await tx.notifications.lease({ due_ms: 10, wall_ms: 10 }, ask, 60_000, 'batch-end');
+      if (fail) throw new Error('the lease fails after writing');
+      leased_ids = rows.map((row) => row.id);
+      return { saw_all_due: rows.length < ask, ended: (committed) => ends.push(committed) };
+    };
+    const off_lease = store.leaseWithCommits!(lease);
+    expect(() => store.leaseWithCommits!(lease)).toThrow(/already registered/);
+
+    // A transaction that writes nothing of notifications: no lease at its batch's end.
+    const trace_id = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
+    await store.transaction(async (tx) => tx.transactions.get(trace_id));
+    expect(ends).toEqual([]);
+
+    const id = await store.transaction((tx) => tx.notifications.insert(due(trace_id)));
+    // Leased in the same batch: committed with it, the end told of the commit, no wake.
+    expect(leased_ids).toEqual([id]);
+    expect(ends).toEqual([true]);
+    expect((await store.notifications.get(id))?.lease_owner).toBe('batch-end');
+    expect(fired).toBe(0);
+
+    // A lease that filled all it asked for may have left some due: the batch's units wake the worker.
+    ask = 1;
+    const second = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
+    const id_2 = await store.transaction((tx) => tx.notifications.insert(due(second)));
+    expect(leased_ids).toEqual([id_2]);
+    expect(fired).toBe(1);
+
+    // A lease that fails is undone alone: the notification commits unleased, and the worker is woken.
+    ask = 8;
+    fail = true;
+    const third = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
+    const id_3 = await store.transaction((tx) => tx.notifications.insert(due(third)));
+    expect((await store.notifications.get(id_3))?.lease_owner).toBeNull();
+    expect(fired).toBe(2);
+    expect(ends).toEqual([true, true]);
+
+    off_lease();
+    fail = false;
+    const fourth = (await store.transactions.insertIfAbsent(transactionFixture(merchant_id)))!;
+    await store.transaction((tx) => tx.notifications.insert(due(fourth)));
+    expect(ends).toEqual([true, true]);
+    expect(fired).toBe(3);
+    off_signal();
   });
 });
