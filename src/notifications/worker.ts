@@ -186,8 +186,10 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     else if (result.outcome === 'undeliverable') options.logger.warn(log, 'notification failed: its destination is not allowed');
     else if (patch.state === 'failed') options.logger.warn(log, 'notification failed: resend bound reached');
     else options.logger.info(log, 'notification attempt');
-    // Still pending (a retry, later): it still holds back its transaction's later notifications.
-    return finished === 'lease_lost' || patch.state !== 'pending';
+    // Out of pending with a later notification of its transaction (or subscription) waiting: that
+    // one may go now. Still pending (a retry, later), it holds them back; with none waiting (a
+    // sale's one notification), a round would find nothing it let go. A lost lease: not known.
+    return finished === 'lease_lost' || finished === 'finished_with_next';
   }
 
   /** Starts the attempt of a leased notification, whose slot its lease already took. */

@@ -11,8 +11,13 @@ export interface LeaseTimes {
   readonly wall_ms: number;
 }
 
-/** How one attempt of finishAttempts ended: the patch written, the notification superseded (the attempt recorded either way), or nothing written. */
-export type FinishOutcome = 'finished' | 'superseded' | 'lease_lost';
+/**
+ * How one attempt of finishAttempts ended: the patch written, the notification superseded (the
+ * attempt recorded either way), or nothing written. `finished_with_next`: the patch written took
+ * the notification out of `pending` while a later one of its transaction or subscription is
+ * pending, which in-order delivery held back until now (the delivery worker leases again at once).
+ */
+export type FinishOutcome = 'finished' | 'finished_with_next' | 'superseded' | 'lease_lost';
 
 /** Attempts one finishAttempts call records, at most: the delivery worker's batch (notifications/finish-batch.ts). */
 export const FINISH_BATCH_MAX = 100;
@@ -44,7 +49,7 @@ export interface NotificationStore {
    * left pending by its patch that has a newer notification of its transaction is superseded
    * instead (never sent again), in the same step: no statement of its own on every failed attempt.
    * One outcome per attempt, in order: 'lease_lost', and nothing written for it, when its lease
-   * was lost. At most FINISH_BATCH_MAX attempts a call, each notification at most once.
+   * was lost; 'finished_with_next' when a later notification it held back is still pending. At most FINISH_BATCH_MAX attempts a call, each notification at most once.
    */
   finishAttempts(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]>;
   listAttempts(notification_id: number): Promise<Insertable<NotificationAttemptTable>[]>;

@@ -1072,6 +1072,42 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       expect(await store.notifications.finishAttempts([], t0)).toEqual([]);
     });
 
+    it('finishAttempts says when the notification it took out of pending held back a later one', async () => {
+      const t0 = NOW + 530_000_000;
+      const merchant_id = await newMerchant();
+      const trace_id = await newTransaction(merchant_id);
+      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const [alone] = await notifications(1, t0);
+      const delivered = { state: 'delivered' as const, next_attempt_at_ms: t0, last_error: null, attempts: 1 };
+      const attempt = (id: number) => ({
+        notification_id: id,
+        attempt_no: 1,
+        started_at_ms: t0,
+        duration_ms: 2,
+        http_status: 200,
+        reply_excerpt: null,
+        outcome: 'delivered' as const,
+        reason: 'OK',
+      });
+      const leased = (await store.notifications.lease(at(t0), 100, 30_000, 'next-a')).map((r) => r.id);
+      expect(leased).toEqual(expect.arrayContaining([first, alone]));
+      expect(leased).not.toContain(second);
+      // The first of two held the second back; a notification alone held nothing.
+      expect(
+        await store.notifications.finishAttempts(
+          [
+            { owner: 'next-a', patch: delivered, attempt: attempt(first) },
+            { owner: 'next-a', patch: delivered, attempt: attempt(alone!) },
+          ],
+          t0 + 1,
+        ),
+      ).toEqual(['finished_with_next', 'finished']);
+      // The second, last of its transaction, holds nothing back either.
+      expect((await store.notifications.lease(at(t0 + 2), 100, 30_000, 'next-a')).map((r) => r.id)).toContain(second);
+      expect(await finishOne(store.notifications, second, 'next-a', delivered, attempt(second), t0 + 3)).toBe('finished');
+    });
+
     it('rescheduleNotification makes a notification due again', async () => {
       const t0 = NOW + 600_000_000;
       const [id] = await notifications(1, t0 + 1_000_000);

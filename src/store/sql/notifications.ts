@@ -28,6 +28,16 @@ const HAS_NEWER_OF_TRANSACTION = `(notifications.trace_id is not null and exists
     where newer.trace_id = notifications.trace_id and newer.id > notifications.id))`;
 
 /**
+ * About the notification row `notifications`: a later notification of its transaction or
+ * subscription is pending, which in-order delivery holds back while this one is pending (the
+ * lease's own checks, turned around; both have a pending-only index, migration 0008).
+ */
+const HAS_NEWER_PENDING = `(exists (select 1 from notifications as newer where newer.trace_id = notifications.trace_id
+      and newer.id > notifications.id and newer.state = 'pending')
+    or exists (select 1 from notifications as newer where newer.subscription_id = notifications.subscription_id
+      and newer.id > notifications.id and newer.state = 'pending'))`;
+
+/**
  * PostgreSQL types of the notification columns, for INSERT … SELECT with parameters: there the
  * parameters' types are not taken from the target columns, so each is cast.
  */
@@ -165,7 +175,7 @@ export class SqlNotificationStore implements NotificationStore {
   private async finishOnPostgres(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]> {
     const column = <T>(pick: (finish: AttemptFinish) => T) => finishes.map(pick);
     const supersede = `(ended.state = 'pending' and ${HAS_NEWER_OF_TRANSACTION})`;
-    const finished = await this.ctx.rows<{ id: string | number; state: string }>(
+    const finished = await this.ctx.rows<{ id: string | number; state: string; next_waiting: boolean }>(
       CompiledQuery.raw(
         `with ended as (select * from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::integer[],
             $7::integer[], $8::bigint[], $9::integer[], $10::integer[], $11::text[], $12::text[], $13::text[])
@@ -174,12 +184,12 @@ export class SqlNotificationStore implements NotificationStore {
             last_error = case when ${supersede} then $14 else ended.last_error end, next_attempt_at_ms = ended.next_attempt_at_ms,
             attempts = ended.attempts, lease_until_ms = null, lease_owner = null, updated_at_ms = $15
             from ended where notifications.id = ended.id and notifications.lease_owner = ended.owner
-            returning notifications.id, notifications.state),
+            returning notifications.id, notifications.state, (notifications.state <> 'pending' and ${HAS_NEWER_PENDING}) as next_waiting),
           recorded as (insert into notification_attempts
             (notification_id, attempt_no, started_at_ms, duration_ms, http_status, reply_excerpt, outcome, reason)
             select ended.id, ended.attempt_no, ended.started_at_ms, ended.duration_ms, ended.http_status, ended.reply_excerpt, ended.outcome, ended.reason
             from ended join finished on finished.id = ended.id returning notification_id)
-        select finished.id, finished.state from finished join recorded on recorded.notification_id = finished.id`,
+        select finished.id, finished.state, finished.next_waiting from finished join recorded on recorded.notification_id = finished.id`,
         [
           column((f) => f.attempt.notification_id),
           column((f) => f.owner),
@@ -199,11 +209,12 @@ export class SqlNotificationStore implements NotificationStore {
         ],
       ),
     );
-    const state_of = new Map(finished.map((row) => [Number(row.id), row.state]));
+    const row_of = new Map(finished.map((row) => [Number(row.id), row]));
     return finishes.map((finish) => {
-      const state = state_of.get(finish.attempt.notification_id);
-      if (state === undefined) return 'lease_lost';
-      return state === 'superseded' && finish.patch.state === 'pending' ? 'superseded' : 'finished';
+      const row = row_of.get(finish.attempt.notification_id);
+      if (row === undefined) return 'lease_lost';
+      if (row.state === 'superseded' && finish.patch.state === 'pending') return 'superseded';
+      return row.next_waiting ? 'finished_with_next' : 'finished';
     });
   }
 
@@ -227,7 +238,13 @@ export class SqlNotificationStore implements NotificationStore {
     ];
     if ((await this.ctx.changed(CompiledQuery.raw(update_sql, update_parameters))) !== 1) return 'lease_lost';
     await this.ctx.changed(this.ctx.text.insert('notification_attempts', attempt));
-    if (!may_supersede) return 'finished';
+    if (!may_supersede) {
+      // Out of pending: does a later notification it held back wait? (A look-up by primary key and two pending-only index probes.)
+      const waiting = await this.ctx.rows<{ next_waiting: number }>(
+        CompiledQuery.raw(`select ${HAS_NEWER_PENDING} as next_waiting from notifications where id = ?`, [attempt.notification_id]),
+      );
+      return waiting[0]?.next_waiting ? 'finished_with_next' : 'finished';
+    }
     // The state the UPDATE chose (a look-up by primary key, cheaper than RETURNING).
     const [row] = await this.ctx.rows<{ state: string }>(
       CompiledQuery.raw('select state from notifications where id = ?', [attempt.notification_id]),
