@@ -61,7 +61,7 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 /** REF's gateway build in a temporary directory; returns its dist/. */
-function buildRef(ref: string, into: string): string {
+export function buildRef(ref: string, into: string): string {
   const sha = run('git', ['rev-parse', '--verify', `${ref}^{commit}`], ROOT).trim();
   const archive = spawnSync('git', ['archive', '--format=tar', sha], { cwd: ROOT, maxBuffer: 512 * 1024 * 1024 });
   if (archive.status !== 0) throw new Error(`git archive ${sha} failed: ${archive.stderr.toString()}`);
