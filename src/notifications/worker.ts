@@ -114,6 +114,9 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     gap_ms: options.finish_gap_ms ?? FINISH_GAP_MS,
   });
 
+  /** A lease round's clocks: due on the gateway clock, leased on the wall clock (LeaseTimes). */
+  const leaseTimes = () => ({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() });
+
   /** Sends one leased notification and records the attempt; true when the recording may have let a later notification of its transaction go. */
   async function attempt(row: NotificationRow): Promise<boolean> {
     const started_at_ms = options.clock.now_ms();
@@ -243,8 +246,6 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       for (const row of rows) launch(row);
     } while (pump_again);
   }
-
-  const leaseTimes = () => ({ due_ms: options.clock.now_ms(), wall_ms: lease_clock.now_ms() });
 
   /** Store.leaseWithCommits: a lease round in a group-commit batch's transaction, launched once the batch has committed. */
   async function leaseAtCommit(tx: UnitOfWork): Promise<CommitLease> {

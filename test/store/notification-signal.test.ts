@@ -4,7 +4,7 @@
 // made a notification due, which spares that batch's wakes when it saw every due notification.
 import { describe, expect, it } from 'vitest';
 import type { CommitLease, Store, UnitOfWork } from '../../src/store/store.js';
-import { transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
+import { notificationFixture, transactionFixture, withStoreAndMerchant } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 describe.each(storeKinds())('notification commit signal on %s', (kind) => {
@@ -12,19 +12,7 @@ describe.each(storeKinds())('notification commit signal on %s', (kind) => {
   let merchant_id: string;
   withStoreAndMerchant(kind, (started) => ({ store, merchant_id } = started));
 
-  const notification = (trace_id: number) => ({
-    trace_id,
-    merchant_id,
-    url: 'https://merchant.example/n',
-    payload_json: '{}',
-    state: 'pending' as const,
-    next_attempt_at_ms: 1,
-    lease_until_ms: null,
-    lease_owner: null,
-    last_error: null,
-    created_at_ms: 1,
-    updated_at_ms: 1,
-  });
+  const notification = (trace_id: number) => notificationFixture(trace_id, merchant_id, 1, 1);
 
   it('offers a lease with the commits only where transactions commit in groups', () => {
     expect(store.leaseWithCommits === null).toBe(kind === 'postgres');
@@ -68,19 +56,7 @@ describe('a lease at the end of each commit batch (SQLite group commit)', () => 
   let merchant_id: string;
   withStoreAndMerchant('sqlite', (started) => ({ store, merchant_id } = started));
 
-  const due = (trace_id: number) => ({
-    trace_id,
-    merchant_id,
-    url: 'https://merchant.example/n',
-    payload_json: '{}',
-    state: 'pending' as const,
-    next_attempt_at_ms: 1,
-    lease_until_ms: null,
-    lease_owner: null,
-    last_error: null,
-    created_at_ms: 1,
-    updated_at_ms: 1,
-  });
+  const due = (trace_id: number) => notificationFixture(trace_id, merchant_id, 1, 1);
 
   it('leases in the batch that wrote the notification, and wakes nobody when it saw all that was due', async () => {
     let fired = 0;

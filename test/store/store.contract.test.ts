@@ -678,12 +678,18 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
       return ids;
     }
 
-    it("a transaction's later notification is not leased while an older one is pending", async () => {
-      const t0 = NOW + 700_000_000;
+    /** Two notifications of one transaction, both due at `next_attempt_at_ms`: the second is held back while the first is pending. */
+    async function twoOfOneTransaction(next_attempt_at_ms: number): Promise<{ first: number; second: number }> {
       const merchant_id = await newMerchant();
       const trace_id = await newTransaction(merchant_id);
-      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
-      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, next_attempt_at_ms, NOW));
+      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, next_attempt_at_ms, NOW));
+      return { first, second };
+    }
+
+    it("a transaction's later notification is not leased while an older one is pending", async () => {
+      const t0 = NOW + 700_000_000;
+      const { first, second } = await twoOfOneTransaction(t0);
       const leasedOf = (rows: { id: number }[]) => rows.map((r) => r.id).filter((id) => id === first || id === second);
 
       expect(leasedOf(await store.notifications.lease(at(t0), 100, 1000, 'o'))).toEqual([first]);
@@ -993,10 +999,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
     it('finishAttempts records many attempts at once, each with its own outcome, all or none', async () => {
       const t0 = NOW + 520_000_000;
-      const merchant_id = await newMerchant();
-      const trace_id = await newTransaction(merchant_id);
-      const older = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
-      const newer = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const { first: older, second: newer } = await twoOfOneTransaction(t0);
       const [delivered, lost, retried] = await notifications(3, t0);
       const mine = [older, delivered, lost, retried];
       const leased = (await store.notifications.lease(at(t0), 100, 30_000, 'batch-a')).map((r) => r.id);
@@ -1074,10 +1077,7 @@ describe.each(storeKinds())('store contract on %s', (kind) => {
 
     it('finishAttempts says when the notification it took out of pending held back a later one', async () => {
       const t0 = NOW + 530_000_000;
-      const merchant_id = await newMerchant();
-      const trace_id = await newTransaction(merchant_id);
-      const first = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
-      const second = await store.notifications.insert(notificationFixture(trace_id, merchant_id, t0, NOW));
+      const { first, second } = await twoOfOneTransaction(t0);
       const [alone] = await notifications(1, t0);
       const delivered = { state: 'delivered' as const, next_attempt_at_ms: t0, last_error: null, attempts: 1 };
       const attempt = (id: number) => ({
