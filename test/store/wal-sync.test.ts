@@ -72,6 +72,26 @@ const settled = async <T>(promise: Promise<T>) => {
   return state;
 };
 
+/**
+ * What a promise that must settle did within `bound_ms`. A positive outcome gets a generous bound:
+ * on a busy machine a real fsync, and the answer after it, can take longer than settled's 50 ms.
+ * What it checks still fails when the promise waits for something held (it never settles).
+ */
+const settledWithin = async <T>(promise: Promise<T>, bound_ms = 10_000) => {
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    promise.then(
+      () => 'resolved' as const,
+      () => 'rejected' as const,
+    ),
+    new Promise<'pending'>((resolve) => {
+      timer = setTimeout(() => resolve('pending'), bound_ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return outcome;
+};
+
 describe('WalSync', () => {
   function walFile(): string {
     const file = path.join(folder(), 'db-wal');
@@ -200,7 +220,7 @@ describe('the driver: a commit that changed nothing', () => {
       await sql`update t set b = 1 where a = 99`.execute(db);
       await sql`delete from t where a = 99`.execute(db);
     })();
-    expect(await settled(unchanged)).toBe('resolved');
+    expect(await settledWithin(unchanged)).toBe('resolved');
     expect(syncer.calls).toBe(calls);
     // Each of these changed something: not acknowledged while its fsync is held.
     const writes = [
@@ -354,7 +374,7 @@ async function answeredAheadOfLaterCommit(
   // The fsync covering the request's commit ends; the next one, covering the later commit, is held.
   syncer.release();
   syncer.hold();
-  expect(await settled(answer)).toBe('resolved');
+  expect(await settledWithin(answer)).toBe('resolved');
   expect(await settled(later)).toBe('pending');
   syncer.release();
   await later;
