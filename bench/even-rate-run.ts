@@ -48,6 +48,10 @@ function mainThreadCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/** The one merchant every subject is sent sales of: the gateway creates it, the reference servers are given its secret. */
+const MERCHANT_ID = 'bench';
+const MERCHANT_SECRET = 'bench-secret-0123';
+
 const port = 38_000 + Math.floor(Math.random() * 1_000);
 const receiver_port = port + 1_000;
 const url = `http://127.0.0.1:${port}`;
@@ -55,7 +59,7 @@ const url = `http://127.0.0.1:${port}`;
 /** The subject started and ready, with the merchant whose secret signs the bodies it is sent. */
 async function start(): Promise<{ readonly server: ReturnType<typeof placed>; readonly merchant: Merchant }> {
   if (subject !== 'gateway') {
-    const merchant: Merchant = { merchant_id: 'bench', secret: 'bench-secret-0123', application_key: 'x', frontend: 'x' };
+    const merchant: Merchant = { merchant_id: MERCHANT_ID, secret: MERCHANT_SECRET, application_key: 'x', frontend: 'x' };
     const server = placed(0, process.execPath, ['--import', 'tsx', path.join(ROOT, `bench/${subject}-server.ts`), String(port)], {
       FLOOR_SECRET: merchant.secret,
     });
@@ -73,7 +77,7 @@ async function start(): Promise<{ readonly server: ReturnType<typeof placed>; re
   };
   const created = spawnSync(
     process.execPath,
-    [GATEWAY_CLI, 'merchant', 'create', '--merchant-id', 'bench', '--secret', 'bench-secret-0123'],
+    [GATEWAY_CLI, 'merchant', 'create', '--merchant-id', MERCHANT_ID, '--secret', MERCHANT_SECRET],
     { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' },
   );
   if (created.status !== 0) throw new Error(`merchant create failed: ${created.stderr}`);
