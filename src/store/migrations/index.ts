@@ -29,6 +29,7 @@ import { gatewayLabels } from './0021_gateway_labels.js';
 import { requestLog } from './0022_request_log.js';
 import { masterKeyRotation } from './0023_master_key_rotation.js';
 import { randomTraceIds } from './0024_random_trace_ids.js';
+import { lighterWrites } from './0025_lighter_writes.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -58,6 +59,7 @@ class InlineMigrations implements MigrationProvider {
       '0022_request_log': requestLog(this.dialect),
       '0023_master_key_rotation': masterKeyRotation(),
       '0024_random_trace_ids': randomTraceIds(),
+      '0025_lighter_writes': lighterWrites(this.dialect),
     };
   }
 }
