@@ -14,7 +14,7 @@ import type { Dialect } from '../store.js';
  *   once fill pages before their leases come), and the lease wrote a new entry into the primary
  *   key, notifications_trace and both pending indexes. Measured over 5 000 sales from 50 clients:
  *   30% of the leases HOT at the default fillfactor, 90% at 70, nearly all at 60; at 60 a sale
- *   writes 8-10% less WAL (npm run bench:statements, bench/STATEMENTS.md). The cost: the table's pages hold 60% of what
+ *   writes 8-12% less WAL (npm run bench:statements, bench/STATEMENTS.md). The cost: the table's pages hold 60% of what
  *   they could, so its heap takes up to two thirds more room. Only pages written from now on keep
  *   the room; existing ones stay as they are.
  * - challenge_token_hash's uniqueness moves from a constraint, whose index held an entry for the
