@@ -2,8 +2,8 @@
 // built with the migrations up to 0024. On PostgreSQL: challenge_token_hash stays unique but its
 // index holds only set values, and findByChallenge's plan reads it; a notification's lease is a
 // HOT update (no index entry) for most notifications leased as the gateway leases them, in bursts
-// right after they were written (at the default fillfactor, almost none). On SQLite the migration changes nothing, and the store works the
-// same on the migrated database.
+// right after they were written (at the default fillfactor, almost none). On SQLite the migration
+// changes nothing, and the store works the same on the migrated database.
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
