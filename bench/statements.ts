@@ -172,16 +172,16 @@ async function readWrites(url: string): Promise<Writes> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const wal = (await client.query('select wal_records::float8 as r, wal_fpi::float8 as f, wal_bytes::float8 as b from pg_stat_wal'))
-      .rows[0] as {
-      r: number;
-      f: number;
-      b: number;
-    };
-    const { rows } = await client.query(
+    const [wal] = (
+      await client.query<{ r: number; f: number; b: number }>(
+        'select wal_records::float8 as r, wal_fpi::float8 as f, wal_bytes::float8 as b from pg_stat_wal',
+      )
+    ).rows;
+    const { rows } = await client.query<TableWrites>(
       'select relname as name, n_tup_ins::float8 as inserted, n_tup_upd::float8 as updated, n_tup_hot_upd::float8 as hot_updated, n_tup_del::float8 as deleted from pg_stat_user_tables',
     );
-    return { wal_records: wal.r, wal_fpi: wal.f, wal_bytes: wal.b, tables: rows as TableWrites[] };
+    if (!wal) throw new Error('pg_stat_wal answered no row');
+    return { wal_records: wal.r, wal_fpi: wal.f, wal_bytes: wal.b, tables: rows };
   } finally {
     await client.end();
   }
