@@ -20,12 +20,14 @@
 // notification's lease then costs no transaction, COMMIT and fsync of its own, and it is sent as
 // soon as the batch is on disk. A slot is taken when a lease is written, not when it is launched,
 // so two leases in one batch (a round's, then the batch's end) never ask for the same free slot.
+// On PostgreSQL a sale's notification is written leased in the sale's own statement instead
+// (`claimOnInsert`, Store.leaseOnInsert), when a slot is free: no lease round at all.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { INTERRUPTED, type OutboundPolicy } from '../outbound/post.js';
 import type { NotificationRow } from '../domain/notification-record.js';
-import type { CommitLease, Store, UnitOfWork } from '../store/store.js';
+import type { CommitLease, InsertLease, Store, UnitOfWork } from '../store/store.js';
 import { afterFailure, boundFrom, type RetrySchedule } from './schedule.js';
 import { type AttemptResult, sendNotification } from './sender.js';
 import { startFinishBatch } from './finish-batch.js';
@@ -272,6 +274,26 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     };
   }
 
+  /** Store.leaseOnInsert: a free slot for a held sale's notification, which is written leased to this worker. */
+  function claimOnInsert(): InsertLease | null {
+    if (stopped || leasable() <= 0) return null;
+    sending += 1;
+    return {
+      owner,
+      lease_until_ms: lease_clock.now_ms() + options.lease_ms,
+      ended(row) {
+        // Stopped meanwhile: the lease ends by itself and any instance sends it then, as after a crash.
+        if (row && !stopped) {
+          launch(row);
+          return;
+        }
+        sending -= 1;
+        // As when an attempt ends: a round held back for want of slots may run now.
+        if (!stopped && may_be_due) pump();
+      },
+    };
+  }
+
   /** One lease round at a time; a wake during a round asks for another round. */
   function pump(): void {
     if (pumping) {
@@ -303,6 +325,8 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
   timer = setTimeout(() => void tick(), 0);
   // SQLite commits in groups: what a batch makes due is leased in the batch's own transaction.
   const stop_leasing_with_commits = options.store.leaseWithCommits?.(leaseAtCommit) ?? null;
+  // PostgreSQL writes a held sale's notification leased to this worker when a slot is free.
+  const stop_leasing_on_insert = options.store.leaseOnInsert?.(claimOnInsert) ?? null;
 
   return {
     owner,
@@ -326,6 +350,7 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     async stop() {
       stopped = true;
       stop_leasing_with_commits?.();
+      stop_leasing_on_insert?.();
       if (timer) clearTimeout(timer);
       if (pumping) await pumping;
       // Attempts end by themselves within the time-out. Past the grace period the rest are cut

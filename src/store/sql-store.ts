@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { randomTraceIds, type TraceIdSource } from '../domain/trace-id.js';
 import type { Database } from './schema.js';
 import type { DirectSqlite } from './sqlite-driver.js';
-import type { Backlog, CommitLease, Dialect, Store, UnitOfWork } from './store.js';
+import type { Backlog, CommitLease, Dialect, InsertLease, Store, UnitOfWork } from './store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqlText } from './sql-text.js';
@@ -135,6 +135,9 @@ export class SqlStore implements Store {
   /** Group commit: the units of the batch under way that made a notification due, for its end (endBatch). */
   private touched_in_batch: SqlContext[] = [];
   readonly leaseWithCommits: Store['leaseWithCommits'];
+  /** PostgreSQL: the delivery worker's claim of a slot for a held sale's notification (leaseOnInsert), if one is registered. */
+  private insert_lease: (() => InsertLease | null) | null = null;
+  readonly leaseOnInsert: Store['leaseOnInsert'];
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -182,7 +185,18 @@ export class SqlStore implements Store {
     this.requestLog = uow.requestLog;
     this.masterKeys = uow.masterKeys;
     // SQLite commits in groups instead (operations/sale.ts): one writer, and no round trips to save.
-    this.holdWrites = dialect === 'postgres' ? (work) => runHoldingWrites(root_context, uow, work) : null;
+    const claimLease = () => this.insert_lease?.() ?? null;
+    this.holdWrites = dialect === 'postgres' ? (work) => runHoldingWrites(root_context, uow, work, claimLease) : null;
+    this.leaseOnInsert =
+      dialect === 'postgres'
+        ? (claim) => {
+            if (this.insert_lease) throw new Error('a lease is already registered with the inserts');
+            this.insert_lease = claim;
+            return () => {
+              if (this.insert_lease === claim) this.insert_lease = null;
+            };
+          }
+        : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =

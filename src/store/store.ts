@@ -16,6 +16,7 @@ import type { SandboxClockStore } from './sandbox-clock-store.js';
 import type { SubscriptionStore } from './subscription-store.js';
 import type { TransactionStore } from './transaction-store.js';
 import type { RequestLogStore } from './request-log-store.js';
+import type { NotificationRow } from '../domain/notification-record.js';
 
 // The aggregates' own types live with their interfaces; named here too for the code that imports them from the store.
 export type { GatewayPatch, MerchantRecord, MerchantSummary, NewMerchant } from './merchant-store.js';
@@ -125,6 +126,28 @@ export interface Store extends UnitOfWork {
    * that removes it.
    */
   readonly leaseWithCommits: ((lease: (tx: UnitOfWork) => Promise<CommitLease>) => () => void) | null;
+  /**
+   * PostgreSQL (null on SQLite, whose leases join the batch's commit instead): a held sale's
+   * notification (holdWrites) is written already leased when `claim` answers a lease, so that
+   * the delivery worker sends it once the sale's one statement has committed, with no lease
+   * statement and no update of its row of its own. `claim` takes a free slot or answers null
+   * (the notification is then written unleased and the listeners woken, as any other). One
+   * claim at a time; returns the function that removes it.
+   */
+  readonly leaseOnInsert: ((claim: () => InsertLease | null) => () => void) | null;
+}
+
+/** A lease a new notification is written with (Store.leaseOnInsert). */
+export interface InsertLease {
+  readonly owner: string;
+  /** Real wall clock, as every lease (notification-store.ts LeaseTimes). */
+  readonly lease_until_ms: number;
+  /**
+   * Told the notification as committed, leased to `owner` (to be sent now), or null when the
+   * write failed or wrote nothing (the slot is free again; whatever was committed leased, if
+   * anything, is sent by any instance once its lease ends, as after a crash).
+   */
+  readonly ended: (row: NotificationRow | null) => void;
 }
 
 /** What a lease at the end of a group-commit batch did (Store.leaseWithCommits). */
@@ -179,5 +202,6 @@ export function storeWithin(store: Store, tx: UnitOfWork): Store {
     holdWrites: null,
     onNotificationCommitted: (listener) => store.onNotificationCommitted(listener),
     leaseWithCommits: null,
+    leaseOnInsert: null,
   };
 }

@@ -13,6 +13,7 @@ import { postSigned } from '../support/client.js';
 import { notificationFixture, transactionFixture } from '../support/store-fixture.js';
 import { orderId, saleA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { storeKinds } from '../support/stores.js';
 import { type MerchantReceiver, startMerchantReceiver } from '../support/merchant-receiver.js';
 import { signedReply, sleep, waitUntil } from '../support/notification-merchant.js';
 
@@ -277,4 +278,77 @@ describe('the delivery worker’s slots', () => {
       'both recorded as delivered',
     );
   });
+
+  it.runIf(storeKinds().includes('postgres'))(
+    'on PostgreSQL writes a sale’s notification leased in the sale’s own statement: no lease round, no wake, each sent once',
+    async () => {
+      receiver = await startMerchantReceiver();
+      gw = await startTestGateway('postgres', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
+      await gw.gateway.notifications.stop();
+      const store = gw.gateway.deps.store;
+      const secret = gw.merchant.secret;
+      receiver.setReply('/notify', () => signedReply(secret));
+      const counted = countedTransactions(store);
+      let wakes = 0;
+      // Wired as main.ts wires the gateway's own worker (stopped here): a commit that wrote a notification wakes it.
+      const stop_counting_wakes = store.onNotificationCommitted(() => {
+        wakes += 1;
+        worker?.wake();
+      });
+      try {
+        // No poll within the test: every round is the start's, a wake's, or one the worker chose.
+        worker = startWorker(counted.store, 2, 60_000);
+        await sleep(100);
+        await worker.idle();
+        // More sales at once than the worker has slots: those beyond them are written unleased and
+        // leased by a round, once a slot is free.
+        const sales = 6;
+        const answers = await Promise.all(
+          Array.from({ length: sales }, () =>
+            postSigned(
+              gw!.url,
+              '/api/process',
+              saleA(gw!.merchant, { order_id: orderId(), notification_url: `${receiver!.url}/notify` }),
+              secret,
+            ),
+          ),
+        );
+        for (const answer of answers) expect(answer.body.status).toBe(0);
+        await waitUntil(() => receiver!.requestsTo('/notify').length >= sales, 'every sale’s notification sent');
+        for (const answer of answers)
+          await waitUntil(
+            async () => (await store.notifications.listOfTransaction(Number(answer.body.trace_id))).every((n) => n.state === 'delivered'),
+            `the delivery of sale ${String(answer.body.trace_id)} recorded`,
+          );
+        const trace_ids = receiver.requestsTo('/notify').map((request) => (request.json as Record<string, unknown>).trace_id);
+        expect(new Set(trace_ids).size).toBe(sales);
+        expect(trace_ids).toHaveLength(sales);
+        // The first sale at least found a slot free and went out leased, with no wake; only those
+        // the two slots could not take woke the worker for a round.
+        expect(wakes).toBeLessThan(sales);
+
+        // One at a time, a slot is always free: no round, no wake at all.
+        const rounds_before = counted.count();
+        const wakes_before = wakes;
+        for (let i = 0; i < 3; i++) {
+          const answer = await postSigned(
+            gw.url,
+            '/api/process',
+            saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
+            secret,
+          );
+          expect(answer.body.status).toBe(0);
+          await waitUntil(
+            async () => (await store.notifications.listOfTransaction(Number(answer.body.trace_id))).every((n) => n.state === 'delivered'),
+            `the delivery of sale ${i + 1} recorded`,
+          );
+        }
+        expect(counted.count() - rounds_before).toBe(0);
+        expect(wakes - wakes_before).toBe(0);
+        expect(receiver.requestsTo('/notify')).toHaveLength(sales + 3);
+      } finally {
+        stop_counting_wakes();
+      }
+    },
+  );
 });

@@ -5,6 +5,7 @@
 // fires once the write is done, never for work that fails. SQLite has no held unit (its
 // transactions commit in groups).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NotificationRow } from '../../src/domain/notification-record.js';
 import { randomTraceIds } from '../../src/domain/trace-id.js';
 import { newNotificationRow } from '../../src/notifications/schedule.js';
 import { type Store, type UnitOfWork, WritesNotHeld } from '../../src/store/store.js';
@@ -18,6 +19,7 @@ describe('held writes on SQLite', () => {
     const handle = await openTestStore('sqlite');
     try {
       expect(handle.store.holdWrites).toBeNull();
+      expect(handle.store.leaseOnInsert).toBeNull();
       expect(handle.store.groups_commits).toBe(true);
     } finally {
       await handle.cleanup();
@@ -192,5 +194,66 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
     expect(await store.transactions.get(holder.trace_id)).toEqual(holder);
     expect(await store.notifications.listOfTransaction(holder.trace_id)).toEqual([]);
     expect(signals).toBe(signals_before);
+  });
+
+  describe('with a lease claimed for the notification (Store.leaseOnInsert)', () => {
+    /** Each claim answered, and what its `ended` was told; `slots` claims are answered, the rest refused. */
+    function claims(slots: number) {
+      const ended: (NotificationRow | null)[] = [];
+      let claimed = 0;
+      const remove = store.leaseOnInsert!(() => {
+        if (claimed >= slots) return null;
+        claimed += 1;
+        return { owner: 'worker-test', lease_until_ms: AT_MS + 60_000, ended: (row) => ended.push(row) };
+      });
+      return { ended, claimed: () => claimed, remove };
+    }
+
+    it('writes the notification leased in the same statement and hands its row to the claim, with no signal', async () => {
+      const claim = claims(1);
+      try {
+        expect(() => store.leaseOnInsert!(() => null)).toThrow(/already registered/);
+        const signals_before = signals;
+        const done = await hold((uow) => saleWork(uow, 'leased-1'));
+        const stored = await store.notifications.listOfTransaction(done.reserved.trace_id);
+        expect(stored).toHaveLength(1);
+        expect(stored[0]).toMatchObject({ state: 'pending', attempts: 0, lease_owner: 'worker-test', lease_until_ms: AT_MS + 60_000 });
+        // The row handed over is the stored one, every column with its type: the worker sends it as leased.
+        expect(claim.ended).toEqual([stored[0]]);
+        // Leased already: no lease round is woken for it.
+        expect(signals).toBe(signals_before);
+
+        // No slot free: written unleased, and the listeners woken for a round, as before.
+        const unleased = await hold((uow) => saleWork(uow, 'leased-2'));
+        expect(claim.claimed()).toBe(1);
+        expect(await store.notifications.listOfTransaction(unleased.reserved.trace_id)).toMatchObject([
+          { state: 'pending', lease_owner: null, lease_until_ms: null },
+        ]);
+        expect(signals).toBe(signals_before + 1);
+      } finally {
+        claim.remove();
+      }
+    });
+
+    it('frees the claimed slot when the write wrote nothing, and claims none for work without a notification', async () => {
+      const claim = claims(5);
+      try {
+        await store.transactions.reserveWithChange(transactionFixture(merchant_id, { order_id: 'leased-taken' }), 'request accepted');
+        const taken = await hold((uow) => saleWork(uow, 'leased-taken')).catch((error: unknown) => error);
+        expect(taken).toEqual(new WritesNotHeld('the key or the trace_id was taken'));
+        expect(claim.ended).toEqual([null]);
+        // A reservation alone (no status change with a notification) takes no slot.
+        await hold(async (uow) => {
+          await uow.transactions.reserveOrHolder(transactionFixture(merchant_id, { order_id: 'leased-bare' }), 'request accepted');
+        });
+        expect(claim.claimed()).toBe(1);
+        expect(await store.transactions.findByKey(merchant_id, 'sale', 'leased-bare')).toMatchObject({ status: 'pending' });
+      } finally {
+        claim.remove();
+      }
+      // Removed: the next held notification is written unleased.
+      const after = await hold((uow) => saleWork(uow, 'leased-after'));
+      expect(await store.notifications.listOfTransaction(after.reserved.trace_id)).toMatchObject([{ lease_owner: null }]);
+    });
   });
 });

@@ -11,12 +11,13 @@
 // card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless;
 // and a card seen before is answered from memory (knownToken, known-cards.ts), no statement at all.
 import { CompiledQuery, type Insertable } from 'kysely';
+import type { NotificationRow } from '../../domain/notification-record.js';
 import type { NotificationTable, TransactionRow } from '../schema.js';
-import { type UnitOfWork, WritesNotHeld } from '../store.js';
+import { type InsertLease, type UnitOfWork, WritesNotHeld } from '../store.js';
 import type { TransactionStore } from '../transaction-store.js';
 import type { SqlContext } from './context.js';
 import { drawTraceId } from './fresh-trace-id.js';
-import { notificationInsertFrom } from './notifications.js';
+import { notificationInsertFrom, notificationValues } from './notifications.js';
 import { insertedTransactionRow } from './transactions.js';
 
 /** Status changes one held transaction may gather: its reservation's, and the few a sale's finish makes. */
@@ -49,8 +50,16 @@ function only<T extends object>(aggregate: string, allowed: Partial<T>): T {
   });
 }
 
-/** Runs `work` with its transaction held, then writes what it holds (Store.holdWrites). */
-export async function runHoldingWrites<T>(ctx: SqlContext, store: UnitOfWork, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with its transaction held, then writes what it holds (Store.holdWrites); its
+ * notification leased when `claimLease` answers a lease (Store.leaseOnInsert).
+ */
+export async function runHoldingWrites<T>(
+  ctx: SqlContext,
+  store: UnitOfWork,
+  work: (uow: UnitOfWork) => Promise<T>,
+  claimLease: () => InsertLease | null = () => null,
+): Promise<T> {
   // In an object: the closures below assign it, which a local's type narrowing would not see.
   const state: { held: Held | null } = { held: null };
   const transactions = only<TransactionStore>('transactions', {
@@ -100,15 +109,59 @@ export async function runHoldingWrites<T>(ctx: SqlContext, store: UnitOfWork, wo
     masterKeys: only('masterKeys', {}),
   };
   const result = await work(uow);
-  if (state.held) await writeHeld(ctx, state.held);
+  if (state.held) await writeHeld(ctx, state.held, claimLease);
   return result;
 }
 
 /**
  * One statement: the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING), and only
  * then its status changes, in order, and its notification. A taken key or id writes nothing.
+ *
+ * The notification is written leased when the delivery worker has a slot free (claimLease): a
+ * new transaction's first notification has no older one to wait for (in-order delivery), so
+ * nothing would keep a lease round from taking it the moment it commits. Written leased, it
+ * costs PostgreSQL no lease statement and no second version of its row (issue 29, item 2).
  */
-async function writeHeld(ctx: SqlContext, held: Held): Promise<void> {
+async function writeHeld(ctx: SqlContext, held: Held, claimLease: () => InsertLease | null): Promise<void> {
+  const lease = held.notification ? claimLease() : null;
+  let notification: Insertable<NotificationTable> | null = held.notification;
+  if (lease && notification) notification = { ...notification, lease_owner: lease.owner, lease_until_ms: lease.lease_until_ms };
+  let leased: NotificationRow | null = null;
+  try {
+    const notification_id = await writeHeldStatement(ctx, held, notification);
+    if (lease && notification && notification_id !== null) leased = { ...leasedRow(notification), id: notification_id };
+  } finally {
+    // A failed statement may or may not have committed: the slot is freed, and a lease that did
+    // commit ends by itself, its notification then sent by any instance (as after a crash).
+    lease?.ended(leased);
+  }
+  if (notification && !lease) ctx.touchedNotifications();
+}
+
+/** The row a notification inserted leased holds, but its id (notifications.ts notificationValues fills the rest). */
+function leasedRow(notification: Insertable<NotificationTable>): Omit<NotificationRow, 'id'> {
+  const values = notificationValues(notification);
+  return {
+    trace_id: values.trace_id ?? null,
+    kind: values.kind ?? 'transaction',
+    subscription_id: values.subscription_id ?? null,
+    merchant_id: values.merchant_id,
+    url: values.url,
+    payload_json: values.payload_json,
+    state: values.state,
+    attempts: values.attempts ?? 0,
+    next_attempt_at_ms: values.next_attempt_at_ms,
+    lease_until_ms: values.lease_until_ms ?? null,
+    lease_owner: values.lease_owner ?? null,
+    last_error: values.last_error ?? null,
+    created_at_ms: values.created_at_ms,
+    updated_at_ms: values.updated_at_ms,
+    bound_from_ms: values.bound_from_ms ?? null,
+  };
+}
+
+/** writeHeld's statement; answers the notification's id (null without one). */
+async function writeHeldStatement(ctx: SqlContext, held: Held, notification: Insertable<NotificationTable> | null): Promise<number | null> {
   const insert = ctx.text.insert('transactions', held.row, { conflict_columns: 'any', returning: 'trace_id' });
   const parameters: unknown[] = [...insert.parameters];
   const changes = held.changes.map((change, index) => {
@@ -121,8 +174,13 @@ async function writeHeld(ctx: SqlContext, held: Held): Promise<void> {
     `with inserted as (${insert.sql}), changes as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
     `select inserted.trace_id, c.from_status, c.to_status, c.reason, c.at_ms from inserted, ` +
     `(values ${changes.join(', ')}) as c (place, from_status, to_status, reason, at_ms) order by c.place)`;
-  if (held.notification) text += `, notified as (${notificationInsertFrom('inserted', held.notification, parameters)})`;
-  const written = await ctx.rows<{ trace_id: number }>(CompiledQuery.raw(`${text} select trace_id from inserted`, parameters));
+  if (notification) text += `, notified as (${notificationInsertFrom('inserted', notification, parameters)} returning id)`;
+  const selected = notification
+    ? 'inserted.trace_id, (select id from notified) as notification_id'
+    : 'inserted.trace_id, null as notification_id';
+  const written = await ctx.rows<{ trace_id: number; notification_id: number | null }>(
+    CompiledQuery.raw(`${text} select ${selected} from inserted`, parameters),
+  );
   if (written.length !== 1) throw new WritesNotHeld('the key or the trace_id was taken');
-  if (held.notification) ctx.touchedNotifications();
+  return written[0]!.notification_id;
 }
