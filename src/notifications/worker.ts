@@ -218,26 +218,28 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
     do {
       pump_again = false;
       if (stopped || leasable() <= 0) return;
-      // In a transaction, so on SQLite the lease is committed in a group with the requests'
-      // transactions (one fsync for all) instead of syncing the disk on its own. The free slots
-      // are counted when the transaction runs, not before it waited for its group: attempts
-      // that ended meanwhile are leased for in the same statement (only this loop launches, so
-      // the count can only have grown). `may_be_due` is cleared before the round: a wake while it
-      // runs sets it again, and asks for another round.
+      // Where transactions commit in groups (SQLite), in a transaction, so that the lease is
+      // committed in a group with the requests' transactions (one fsync for all) instead of
+      // syncing the disk on its own. Elsewhere (PostgreSQL) the lease's one statement is atomic by
+      // itself, and a transaction would only add a BEGIN and a COMMIT round trip. The free slots are counted when the round runs, not before it
+      // waited for its group: attempts that ended meanwhile are leased for in the same statement
+      // (only this loop launches, so the count can only have grown). `may_be_due` is cleared
+      // before the round: a wake while it runs sets it again, and asks for another round.
       may_be_due = false;
       let asked = 0;
       let held = 0;
       let rows: NotificationRow[];
+      const round = async (uow: UnitOfWork) => {
+        asked = leasable();
+        if (asked <= 0) return [];
+        const leased = await uow.notifications.lease(leaseTimes(), asked, options.lease_ms, owner);
+        // Their slots are taken now: a lease at the end of the same batch counts them (leaseAtCommit).
+        held = leased.length;
+        sending += held;
+        return leased;
+      };
       try {
-        rows = await options.store.transaction(async (tx) => {
-          asked = leasable();
-          if (asked <= 0) return [];
-          const leased = await tx.notifications.lease(leaseTimes(), asked, options.lease_ms, owner);
-          // Their slots are taken now: a lease at the end of the same batch counts them (leaseAtCommit).
-          held = leased.length;
-          sending += held;
-          return leased;
-        });
+        rows = options.store.groups_commits ? await options.store.transaction(round) : await round(options.store);
       } catch (error) {
         // Not committed: nothing was leased.
         sending -= held;

@@ -92,14 +92,31 @@ async function setUp(sales: number): Promise<{ recordings: ReturnType<typeof hel
   return { recordings };
 }
 
-/** The gateway's store, counting the transactions begun through it (the worker's are its lease rounds). */
-function countedTransactions(store: Store): { store: Store; readonly count: () => number } {
-  let count = 0;
-  const wrapped = intercepting(store, 'transaction', (original, args) => {
-    count += 1;
+/**
+ * The gateway's store, counting the worker's lease rounds: the transactions begun through it (a
+ * round's on SQLite) and the leases taken outside one (a round's on PostgreSQL, whose one
+ * statement needs no transaction). A lease at the end of a commit batch is neither.
+ */
+function countedRounds(store: Store): {
+  store: Store;
+  readonly count: () => number;
+  readonly transactions: () => number;
+  readonly leases: () => number;
+} {
+  let transactions = 0;
+  let leases = 0;
+  const notifications = intercepting(store.notifications, 'lease', (original, args) => {
+    leases += 1;
     return original(...args);
   });
-  return { store: wrapped, count: () => count };
+  const counting = intercepting(store, 'transaction', (original, args) => {
+    transactions += 1;
+    return original(...args);
+  });
+  const wrapped = new Proxy(counting, {
+    get: (target, name, receiver_) => (name === 'notifications' ? notifications : Reflect.get(target, name, receiver_)),
+  });
+  return { store: wrapped, count: () => transactions + leases, transactions: () => transactions, leases: () => leases };
 }
 
 function startWorker(store: Store, concurrency: number, poll_ms = 50): NotificationWorker {
@@ -192,7 +209,7 @@ describe('the delivery worker’s slots', () => {
     gw = await startTestGateway('sqlite', { env: { PAYGATE_REQUEST_LOG_DAYS: '0' } });
     await gw.gateway.notifications.stop();
     const store = gw.gateway.deps.store;
-    const counted = countedTransactions(store);
+    const counted = countedRounds(store);
     // No poll within the test: every round is the start's, a wake's, or one the worker chose.
     worker = startWorker(counted.store, 4, 60_000);
     // The start's poll (a timer at 0) has run its round by then.
@@ -288,7 +305,7 @@ describe('the delivery worker’s slots', () => {
       const store = gw.gateway.deps.store;
       const secret = gw.merchant.secret;
       receiver.setReply('/notify', () => signedReply(secret));
-      const counted = countedTransactions(store);
+      const counted = countedRounds(store);
       let wakes = 0;
       // Wired as main.ts wires the gateway's own worker (stopped here): a commit that wrote a notification wakes it.
       const stop_counting_wakes = store.onNotificationCommitted(() => {
@@ -346,6 +363,18 @@ describe('the delivery worker’s slots', () => {
         expect(counted.count() - rounds_before).toBe(0);
         expect(wakes - wakes_before).toBe(0);
         expect(receiver.requestsTo('/notify')).toHaveLength(sales + 3);
+
+        // A notification written otherwise is leased by a round: one statement, no transaction around it.
+        const trace_id = (await store.transactions.insertIfAbsent(transactionFixture(gw.merchant.merchant_id)))!;
+        await store.notifications.insert({
+          ...notificationFixture(trace_id, gw.merchant.merchant_id, Date.now() - 1_000, Date.now()),
+          url: `${receiver.url}/notify`,
+        });
+        const [transactions_before, leases_before] = [counted.transactions(), counted.leases()];
+        worker.wake();
+        await waitUntil(() => receiver!.requestsTo('/notify').length === sales + 4, 'the notification written otherwise sent');
+        expect(counted.leases() - leases_before).toBe(1);
+        expect(counted.transactions() - transactions_before).toBe(0);
       } finally {
         stop_counting_wakes();
       }
