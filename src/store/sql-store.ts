@@ -101,6 +101,20 @@ class NotificationSignal {
   }
 }
 
+/** The one callback the delivery worker registers for a kind of lease (leaseWithCommits, leaseOnInsert). */
+class Registered<T> {
+  value: T | null = null;
+  constructor(private readonly what: string) {}
+  /** Registers `value`, or throws when one is registered already; returns the function that removes it. */
+  register(value: T): () => void {
+    if (this.value) throw new Error(`a lease is already registered with the ${this.what}`);
+    this.value = value;
+    return () => {
+      if (this.value === value) this.value = null;
+    };
+  }
+}
+
 export class SqlStore implements Store {
   readonly merchants: UnitOfWork['merchants'];
   readonly transactions: UnitOfWork['transactions'];
@@ -131,12 +145,12 @@ export class SqlStore implements Store {
   /** Card tokens seen committed (known-cards.ts): a card seen before skips the vault's statement. */
   private readonly known_cards = new KnownCards();
   /** Group commit: the delivery worker's lease at the end of a batch (leaseWithCommits), if one is registered. */
-  private commit_lease: ((tx: UnitOfWork) => Promise<CommitLease>) | null = null;
+  private readonly commit_lease = new Registered<(tx: UnitOfWork) => Promise<CommitLease>>('commits');
   /** Group commit: the units of the batch under way that made a notification due, for its end (endBatch). */
   private touched_in_batch: SqlContext[] = [];
   readonly leaseWithCommits: Store['leaseWithCommits'];
   /** PostgreSQL: the delivery worker's claim of a slot for a held sale's notification (leaseOnInsert), if one is registered. */
-  private insert_lease: (() => InsertLease | null) | null = null;
+  private readonly insert_lease = new Registered<() => InsertLease | null>('inserts');
   readonly leaseOnInsert: Store['leaseOnInsert'];
 
   constructor(
@@ -185,18 +199,9 @@ export class SqlStore implements Store {
     this.requestLog = uow.requestLog;
     this.masterKeys = uow.masterKeys;
     // SQLite commits in groups instead (operations/sale.ts): one writer, and no round trips to save.
-    const claimLease = () => this.insert_lease?.() ?? null;
+    const claimLease = () => this.insert_lease.value?.() ?? null;
     this.holdWrites = dialect === 'postgres' ? (work) => runHoldingWrites(root_context, uow, work, claimLease) : null;
-    this.leaseOnInsert =
-      dialect === 'postgres'
-        ? (claim) => {
-            if (this.insert_lease) throw new Error('a lease is already registered with the inserts');
-            this.insert_lease = claim;
-            return () => {
-              if (this.insert_lease === claim) this.insert_lease = null;
-            };
-          }
-        : null;
+    this.leaseOnInsert = dialect === 'postgres' ? (claim) => this.insert_lease.register(claim) : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
     this.group =
@@ -210,15 +215,7 @@ export class SqlStore implements Store {
             (trx) => this.endBatch(trx),
           )
         : null;
-    this.leaseWithCommits = this.group
-      ? (lease) => {
-          if (this.commit_lease) throw new Error('a lease is already registered with the commits');
-          this.commit_lease = lease;
-          return () => {
-            if (this.commit_lease === lease) this.commit_lease = null;
-          };
-        }
-      : null;
+    this.leaseWithCommits = this.group ? (lease) => this.commit_lease.register(lease) : null;
   }
 
   /**
@@ -230,9 +227,10 @@ export class SqlStore implements Store {
     const touched = this.touched_in_batch;
     if (touched.length === 0) return null;
     this.touched_in_batch = [];
-    if (this.commit_lease === null) return null;
+    const lease = this.commit_lease.value;
+    if (lease === null) return null;
     const ctx = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids, this.known_cards);
-    const leased = await this.commit_lease(new SqlUnitOfWork(ctx));
+    const leased = await lease(new SqlUnitOfWork(ctx));
     if (leased.saw_all_due) for (const unit of touched) unit.notifications_touched = false;
     return leased.ended;
   }

@@ -49,6 +49,11 @@ function intercepting<T extends object>(
   });
 }
 
+/** A new sale at the test's gateway, its notification sent to `notification_url`. */
+function postSale(notification_url: string) {
+  return postSigned(gw!.url, '/api/process', saleA(gw!.merchant, { order_id: orderId(), notification_url }), gw!.merchant.secret);
+}
+
 /** The gateway's store, but each recording of ended attempts waits until `release()`. */
 function heldRecordings(store: Store): { store: Store; release(): void; readonly held: () => number } {
   let let_go: (() => void) | null = null;
@@ -79,12 +84,7 @@ async function setUp(sales: number): Promise<{ recordings: ReturnType<typeof hel
   const secret = gw.merchant.secret;
   receiver.setReply('/notify', () => signedReply(secret));
   for (let i = 0; i < sales; i++) {
-    const answer = await postSigned(
-      gw.url,
-      '/api/process',
-      saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
-      secret,
-    );
+    const answer = await postSale(`${receiver.url}/notify`);
     expect(answer.body.status).toBe(0);
   }
   const recordings = heldRecordings(gw.gateway.deps.store);
@@ -219,12 +219,7 @@ describe('the delivery worker’s slots', () => {
     const sales = 5;
     for (let i = 0; i < sales; i++) {
       // A closed port: each attempt fails at once and stays pending for a resend minutes later.
-      const answer = await postSigned(
-        gw.url,
-        '/api/process',
-        saleA(gw.merchant, { order_id: orderId(), notification_url: 'http://127.0.0.1:9/notify' }),
-        gw.merchant.secret,
-      );
+      const answer = await postSale('http://127.0.0.1:9/notify');
       expect(answer.body.status).toBe(0);
       // No wake: the gateway's signal wakes its own (stopped) worker, not this one.
       const trace_id = Number(answer.body.trace_id);
@@ -242,12 +237,7 @@ describe('the delivery worker’s slots', () => {
     // Delivered, a sale's one notification lets nothing go: its recording begins no round either.
     receiver.setReply('/notify', () => signedReply(gw!.merchant.secret));
     for (let i = 0; i < 3; i++) {
-      const answer = await postSigned(
-        gw.url,
-        '/api/process',
-        saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
-        gw.merchant.secret,
-      );
+      const answer = await postSale(`${receiver.url}/notify`);
       const trace_id = Number(answer.body.trace_id);
       await waitUntil(
         async () => (await store.notifications.listOfTransaction(trace_id)).some((n) => n.state === 'delivered'),
@@ -268,12 +258,7 @@ describe('the delivery worker’s slots', () => {
       await reply_held;
       return signedReply(gw!.merchant.secret);
     });
-    const sale = await postSigned(
-      gw.url,
-      '/api/process',
-      saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
-      gw.merchant.secret,
-    );
+    const sale = await postSale(`${receiver.url}/notify`);
     expect(sale.body.status).toBe(0);
     const trace_id = Number(sale.body.trace_id);
     // Leased at the end of the sale's batch, and sent.
@@ -320,16 +305,7 @@ describe('the delivery worker’s slots', () => {
         // More sales at once than the worker has slots: those beyond them are written unleased and
         // leased by a round, once a slot is free.
         const sales = 6;
-        const answers = await Promise.all(
-          Array.from({ length: sales }, () =>
-            postSigned(
-              gw!.url,
-              '/api/process',
-              saleA(gw!.merchant, { order_id: orderId(), notification_url: `${receiver!.url}/notify` }),
-              secret,
-            ),
-          ),
-        );
+        const answers = await Promise.all(Array.from({ length: sales }, () => postSale(`${receiver!.url}/notify`)));
         for (const answer of answers) expect(answer.body.status).toBe(0);
         await waitUntil(() => receiver!.requestsTo('/notify').length >= sales, 'every sale’s notification sent');
         for (const answer of answers)
@@ -348,12 +324,7 @@ describe('the delivery worker’s slots', () => {
         const rounds_before = counted.count();
         const wakes_before = wakes;
         for (let i = 0; i < 3; i++) {
-          const answer = await postSigned(
-            gw.url,
-            '/api/process',
-            saleA(gw.merchant, { order_id: orderId(), notification_url: `${receiver.url}/notify` }),
-            secret,
-          );
+          const answer = await postSale(`${receiver.url}/notify`);
           expect(answer.body.status).toBe(0);
           await waitUntil(
             async () => (await store.notifications.listOfTransaction(Number(answer.body.trace_id))).every((n) => n.state === 'delivered'),
