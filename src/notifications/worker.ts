@@ -221,10 +221,11 @@ export function startNotificationWorker(options: NotificationWorkerOptions): Not
       // Where transactions commit in groups (SQLite), in a transaction, so that the lease is
       // committed in a group with the requests' transactions (one fsync for all) instead of
       // syncing the disk on its own. Elsewhere (PostgreSQL) the lease's one statement is atomic by
-      // itself, and a transaction would only add a BEGIN and a COMMIT round trip. The free slots are counted when the round runs, not before it
-      // waited for its group: attempts that ended meanwhile are leased for in the same statement
-      // (only this loop launches, so the count can only have grown). `may_be_due` is cleared
-      // before the round: a wake while it runs sets it again, and asks for another round.
+      // itself, and a transaction would only add a BEGIN and a COMMIT round trip. The free slots
+      // are counted when the round runs, not before it waited for its group: attempts that ended
+      // meanwhile are leased for in the same statement (only this loop launches, so the count can
+      // only have grown). `may_be_due` is cleared before the round: a wake while it runs sets it
+      // again, and asks for another round.
       may_be_due = false;
       let asked = 0;
       let held = 0;

@@ -17,7 +17,7 @@ import { type InsertLease, type UnitOfWork, WritesNotHeld } from '../store.js';
 import type { TransactionStore } from '../transaction-store.js';
 import type { SqlContext } from './context.js';
 import { drawTraceId } from './fresh-trace-id.js';
-import { notificationInsertFrom, notificationValues } from './notifications.js';
+import { notificationInsertFrom } from './notifications.js';
 import { insertedTransactionRow } from './transactions.js';
 
 /** Status changes one held transaction may gather: its reservation's, and the few a sale's finish makes. */
@@ -128,8 +128,8 @@ async function writeHeld(ctx: SqlContext, held: Held, claimLease: () => InsertLe
   if (lease && notification) notification = { ...notification, lease_owner: lease.owner, lease_until_ms: lease.lease_until_ms };
   let leased: NotificationRow | null = null;
   try {
-    const notification_id = await writeHeldStatement(ctx, held, notification);
-    if (lease && notification && notification_id !== null) leased = { ...leasedRow(notification), id: notification_id };
+    const written = await writeHeldStatement(ctx, held, notification);
+    if (lease) leased = written;
   } finally {
     // A failed statement may or may not have committed: the slot is freed, and a lease that did
     // commit ends by itself, its notification then sent by any instance (as after a crash).
@@ -138,30 +138,12 @@ async function writeHeld(ctx: SqlContext, held: Held, claimLease: () => InsertLe
   if (notification && !lease) ctx.touchedNotifications();
 }
 
-/** The row a notification inserted leased holds, but its id (notifications.ts notificationValues fills the rest). */
-function leasedRow(notification: Insertable<NotificationTable>): Omit<NotificationRow, 'id'> {
-  const values = notificationValues(notification);
-  return {
-    trace_id: values.trace_id ?? null,
-    kind: values.kind ?? 'transaction',
-    subscription_id: values.subscription_id ?? null,
-    merchant_id: values.merchant_id,
-    url: values.url,
-    payload_json: values.payload_json,
-    state: values.state,
-    attempts: values.attempts ?? 0,
-    next_attempt_at_ms: values.next_attempt_at_ms,
-    lease_until_ms: values.lease_until_ms ?? null,
-    lease_owner: values.lease_owner ?? null,
-    last_error: values.last_error ?? null,
-    created_at_ms: values.created_at_ms,
-    updated_at_ms: values.updated_at_ms,
-    bound_from_ms: values.bound_from_ms ?? null,
-  };
-}
-
-/** writeHeld's statement; answers the notification's id (null without one). */
-async function writeHeldStatement(ctx: SqlContext, held: Held, notification: Insertable<NotificationTable> | null): Promise<number | null> {
+/** writeHeld's statement; answers the notification's row as written (null without one). */
+async function writeHeldStatement(
+  ctx: SqlContext,
+  held: Held,
+  notification: Insertable<NotificationTable> | null,
+): Promise<NotificationRow | null> {
   const insert = ctx.text.insert('transactions', held.row, { conflict_columns: 'any', returning: 'trace_id' });
   const parameters: unknown[] = [...insert.parameters];
   const changes = held.changes.map((change, index) => {
@@ -174,13 +156,13 @@ async function writeHeldStatement(ctx: SqlContext, held: Held, notification: Ins
     `with inserted as (${insert.sql}), changes as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
     `select inserted.trace_id, c.from_status, c.to_status, c.reason, c.at_ms from inserted, ` +
     `(values ${changes.join(', ')}) as c (place, from_status, to_status, reason, at_ms) order by c.place)`;
-  if (notification) text += `, notified as (${notificationInsertFrom('inserted', notification, parameters)} returning id)`;
-  const selected = notification
-    ? 'inserted.trace_id, (select id from notified) as notification_id'
-    : 'inserted.trace_id, null as notification_id';
-  const written = await ctx.rows<{ trace_id: number; notification_id: number | null }>(
-    CompiledQuery.raw(`${text} select ${selected} from inserted`, parameters),
+  // The notification's row comes back as JSON: its bigints are far below 2^53, and a JSON number
+  // is read as a number, as the store's INT8 parser reads them.
+  if (notification) text += `, notified as (${notificationInsertFrom('inserted', notification, parameters)} returning *)`;
+  const selected = notification ? '(select row_to_json(notified) from notified)' : 'null';
+  const written = await ctx.rows<{ trace_id: number; notification: NotificationRow | null }>(
+    CompiledQuery.raw(`${text} select inserted.trace_id, ${selected} as notification from inserted`, parameters),
   );
   if (written.length !== 1) throw new WritesNotHeld('the key or the trace_id was taken');
-  return written[0]!.notification_id;
+  return written[0]!.notification;
 }
