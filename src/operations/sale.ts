@@ -84,12 +84,13 @@ export async function processSale(deps: OperationDeps, input: SaleInput): Promis
   if (routing.kind === 'refused') return { kind: 'no_gateway', refusal: routing.refusal };
   // A connector that decides in this process (the sandbox), with no cascade to a processor behind
   // it, leaves nothing to ask after a crash, so the reservation, the decision and the finish may be
-  // written together. On a store that commits in groups (SQLite) they are one transaction, one
-  // commit unit instead of three (the row's page written once, not twice); a key already taken (a
-  // replay) is answered from the row just read, without a transaction, as a refund's retry is
-  // (refund.ts). On PostgreSQL the store holds them and writes the row once, in its final status,
-  // in one statement (Store.holdWrites). A key taken meanwhile, or anything the unit cannot hold
-  // (a challenge's due work, a cashier order), goes the usual way, which may wait for a twin.
+  // written together: the store holds them and writes the row once, in its final status, in one
+  // commit (Store.holdWrites: one statement on PostgreSQL, one group-commit unit on SQLite). On a
+  // store that commits in groups (SQLite) a key already taken (a replay) is answered from the row
+  // just read first, without a transaction, as a refund's retry is (refund.ts), and what the unit
+  // cannot hold (a challenge's due work, a cashier order) is still one transaction, one commit
+  // unit instead of three. Elsewhere that, and a key taken meanwhile, goes the usual way, which
+  // may wait for a twin.
   if (routing.connector.decides_in_process && routing.alternatives.length === 0) {
     const together = await saleInOneUnit(deps, input, transaction_type, routing);
     if (together !== null) return together;
@@ -116,10 +117,11 @@ async function saleInOneUnit(
       const existing = await answerForExisting(deps, taken, input.request_fingerprint);
       return existing.kind === 'replay' ? { kind: 'processed', answer: existing.answer, replayed: true, own_commit: false } : existing;
     }
-    return deps.store.transaction(attempts).catch(not_together);
   }
-  // No look-up first: a replay's held row finds its key taken when written, and goes the usual way.
-  return deps.store.holdWrites ? deps.store.holdWrites(attempts).catch(not_together) : null;
+  // Elsewhere no look-up first: a replay's held row finds its key taken when written.
+  const held = deps.store.holdWrites ? await deps.store.holdWrites(attempts).catch(not_together) : null;
+  if (held !== null || !deps.store.groups_commits) return held;
+  return deps.store.transaction(attempts).catch(not_together);
 }
 
 /**

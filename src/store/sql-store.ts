@@ -29,7 +29,7 @@ import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
 import { SqlRequestLogStore } from './sql/request-log.js';
 import { SqlMasterKeyStore } from './sql/master-keys.js';
-import { runHoldingWrites } from './sql/held-writes.js';
+import { type HeldWriter, runHoldingWrites, writeHeldPostgres, writeHeldSqlite } from './sql/held-writes.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -198,9 +198,14 @@ export class SqlStore implements Store {
     this.disputes = uow.disputes;
     this.requestLog = uow.requestLog;
     this.masterKeys = uow.masterKeys;
-    // SQLite commits in groups instead (operations/sale.ts): one writer, and no round trips to save.
+    // PostgreSQL writes what a held unit holds in one statement of its own; SQLite in one unit of
+    // the group commit (sql/held-writes.ts).
     const claimLease = () => this.insert_lease.value?.() ?? null;
-    this.holdWrites = dialect === 'postgres' ? (work) => runHoldingWrites(root_context, uow, work, claimLease) : null;
+    const write: HeldWriter =
+      dialect === 'postgres'
+        ? { write: (held) => writeHeldPostgres(root_context, held, claimLease), holds_cards: false }
+        : { write: (held) => this.transactionIn((ctx) => writeHeldSqlite(ctx, held)), holds_cards: true };
+    this.holdWrites = (work) => runHoldingWrites(root_context, uow, work, write);
     this.leaseOnInsert = dialect === 'postgres' ? (claim) => this.insert_lease.register(claim) : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);
     if (group_commit && !direct) throw new Error('SQLite group commit needs the direct connection');
@@ -293,12 +298,17 @@ export class SqlStore implements Store {
     await this.on_close();
   }
 
-  async transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
+    return this.transactionIn((ctx) => work(new SqlUnitOfWork(ctx)));
+  }
+
+  /** transaction(), `work` given the transaction's SQL context. */
+  private async transactionIn<T>(work: (ctx: SqlContext) => Promise<T>): Promise<T> {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let in_transaction: SqlContext | null = null;
     const run = (trx: Transaction<Database>) => {
       in_transaction = new SqlContext(trx, this.dialect, this.text, this.direct_in_transaction, null, this.trace_ids, this.known_cards);
-      return work(new SqlUnitOfWork(in_transaction));
+      return work(in_transaction);
     };
     // Group commit: a unit that made a notification due is made known to its batch's end (endBatch).
     const run_in_batch = async (trx: Transaction<Database>) => {

@@ -99,11 +99,11 @@ export interface Store extends UnitOfWork {
   /** Runs `work` in one database transaction: all of it commits durably, or none of it. */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
   /**
-   * PostgreSQL (null on SQLite, where transaction() commits in groups, and inside a transaction):
-   * runs `work` against a unit of work that holds the one new transaction it reserves, with its
-   * status changes and their notifications, and writes all of it when `work` ends as one
-   * statement, one commit: the row is written once, in its final status, not inserted and then
-   * updated (sql/held-writes.ts). Reads go to the store. Any other write, and a key or trace_id
+   * Null inside a transaction: runs `work` against a unit of work that holds the one new
+   * transaction it reserves, with its status changes and their notifications, and writes all of
+   * it when `work` ends, in one commit (PostgreSQL: one statement; SQLite: one unit of the group
+   * commit): the row is written once, in its final status, not inserted and then updated
+   * (sql/held-writes.ts). Reads go to the store. Any other write, and a key or trace_id
    * found taken at the end, throw WritesNotHeld with nothing of the transaction written; the
    * caller then does the work the usual way. Only the card vault writes at once (idempotent, and
    * a vaulted card beside no sale is harmless: lifecycle.ts finish).

@@ -1,9 +1,10 @@
-// Store.holdWrites (store/sql/held-writes.ts) on a real PostgreSQL database: a held transaction,
-// its status changes and its notification are written when the work ends, as one statement, the
-// row once in its final status; what the unit cannot hold, and a key or trace_id found taken at
-// the end, throw WritesNotHeld with nothing of the transaction written; the notification signal
-// fires once the write is done, never for work that fails. SQLite has no held unit (its
-// transactions commit in groups).
+// Store.holdWrites (store/sql/held-writes.ts) on both stores: a held transaction, its status
+// changes and its notification are written when the work ends, in one commit (PostgreSQL: one
+// statement; SQLite: one unit of the group commit), the row once in its final status; what the
+// unit cannot hold, and a key or trace_id found taken at the end, throw WritesNotHeld with nothing
+// of the transaction written; the notification signal fires once the write is done, never for
+// work that fails. SQLite holds a card new to the vault too; PostgreSQL writes it at once.
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationRow } from '../../src/domain/notification-record.js';
 import { randomTraceIds } from '../../src/domain/trace-id.js';
@@ -14,20 +15,7 @@ import { storeKinds } from '../support/stores.js';
 
 const AT_MS = 1_700_000_000_000;
 
-describe('held writes on SQLite', () => {
-  it('there are none: transactions commit in groups instead', async () => {
-    const handle = await openTestStore('sqlite');
-    try {
-      expect(handle.store.holdWrites).toBeNull();
-      expect(handle.store.leaseOnInsert).toBeNull();
-      expect(handle.store.groups_commits).toBe(true);
-    } finally {
-      await handle.cleanup();
-    }
-  });
-});
-
-describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () => {
+describe.each(storeKinds())('held writes on %s', (kind) => {
   const queued: number[] = [];
   let handle: TestStore;
   let store: Store;
@@ -35,7 +23,7 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
   let signals = 0;
 
   beforeAll(async () => {
-    handle = await openTestStore('postgres', { trace_ids: { next: () => queued.shift() ?? randomTraceIds.next() } });
+    handle = await openTestStore(kind, { trace_ids: { next: () => queued.shift() ?? randomTraceIds.next() } });
     store = handle.store;
     const merchant = merchantFixture();
     await store.merchants.insert(merchant);
@@ -45,21 +33,36 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
     });
   });
   afterAll(async () => {
+    test_db?.close();
     await handle?.cleanup();
   });
+
+  /** SQLite: a connection of the test's own, whose trigger counts every UPDATE of a transactions row. */
+  let test_db: BetterSqlite3.Database | null = null;
+  function updatesOf(trace_id: number): number {
+    if (!test_db) {
+      test_db = new BetterSqlite3(handle.sqlite_path!);
+      test_db.exec(
+        'create table test_transaction_updates (trace_id integer not null); ' +
+          'create trigger test_count_transaction_updates after update on transactions ' +
+          'begin insert into test_transaction_updates values (new.trace_id); end;',
+      );
+    }
+    return (test_db.prepare('select count(*) as n from test_transaction_updates where trace_id = ?').get(trace_id) as { n: number }).n;
+  }
 
   const hold = <T>(work: (uow: UnitOfWork) => Promise<T>) => store.holdWrites!(work);
   const notification = (trace_id: number) =>
     newNotificationRow({ trace_id, merchant_id, url: 'http://127.0.0.1:9/notify' }, { trace_id, status: 'approved' }, AT_MS + 5);
 
   /** Reserves a sale and approves it, as the in-process sale does; answers the row as reserved. */
-  async function saleWork(uow: UnitOfWork, order_id: string) {
+  async function saleWork(uow: UnitOfWork, order_id: string, pin = `pin-${order_id}`) {
     const reserved = await uow.transactions.reserveOrHolder(
       transactionFixture(merchant_id, { order_id, notification_url: 'http://127.0.0.1:9/notify' }),
       'request accepted',
     );
     if (reserved.kind !== 'inserted') throw new Error('held reservation not inserted');
-    const card_token = await uow.cards.tokenFor(cardFixture(merchant_id, { pin: `pin-${order_id}` }));
+    const card_token = await uow.cards.tokenFor(cardFixture(merchant_id, { pin }));
     const changed = await uow.transactions.changeStatus(
       reserved.row.trace_id,
       'pending',
@@ -72,6 +75,7 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
   }
 
   it('writes nothing until the work ends, then the row in its final status, its changes in order and its notification', async () => {
+    if (kind === 'sqlite') expect(updatesOf(0)).toBe(0);
     const signals_before = signals;
     let seen_before_end: unknown = 'not read';
     const done = await hold(async (uow) => {
@@ -108,7 +112,47 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
     const notifications = await store.notifications.listOfTransaction(done.reserved.trace_id);
     expect(notifications.map((n) => [n.state, n.url, n.bound_from_ms])).toEqual([['pending', 'http://127.0.0.1:9/notify', AT_MS + 5]]);
     expect(signals).toBe(signals_before + 1);
+    // Inserted in its final status, never updated (the trigger counts updates on SQLite).
+    if (kind === 'sqlite') {
+      expect(updatesOf(done.reserved.trace_id)).toBe(0);
+      await store.transactions.changeStatus(done.reserved.trace_id, 'approved', { status: 'chargeback' }, 'the trigger counts', AT_MS + 9);
+      expect(updatesOf(done.reserved.trace_id)).toBe(1);
+    }
   });
+
+  it('holds a card new to the vault with the transaction on SQLite, and writes it at once on PostgreSQL', async () => {
+    let in_vault_during_work: unknown = 'not read';
+    const done = await hold(async (uow) => {
+      const made = await saleWork(uow, 'card-1');
+      in_vault_during_work = await store.cards.get(merchant_id, made.card_token!);
+      return made;
+    });
+    if (kind === 'sqlite') expect(in_vault_during_work).toBeNull();
+    else expect(in_vault_during_work).toMatchObject({ card_token: done.card_token, pin: 'pin-card-1' });
+    expect(await store.cards.get(merchant_id, done.card_token!)).toMatchObject({ pin: 'pin-card-1', pan_fingerprint: 'pan-fp' });
+    expect(await store.transactions.get(done.reserved.trace_id)).toMatchObject({ card_token: done.card_token });
+    // Known now: the same card again answers the stored token and holds nothing.
+    const again = await hold((uow) => saleWork(uow, 'card-2', 'pin-card-1'));
+    expect(again.card_token).toBe(done.card_token);
+  });
+
+  it.runIf(kind === 'sqlite')(
+    'a held card stored by another sale before the write: WritesNotHeld, nothing of the sale written',
+    async () => {
+      let token_held: string | null = null;
+      const outcome = await hold(async (uow) => {
+        const made = await saleWork(uow, 'card-race');
+        token_held = made.card_token;
+        // Another sale stores the same card meanwhile, under its own token.
+        await store.cards.tokenFor(cardFixture(merchant_id, { pin: 'pin-card-race' }));
+        return made;
+      }).catch((error: unknown) => error);
+      expect(outcome).toEqual(new WritesNotHeld('the card was stored meanwhile'));
+      expect(await store.transactions.findByKey(merchant_id, 'sale', 'card-race')).toBeNull();
+      expect(await store.cards.get(merchant_id, token_held!)).toBeNull();
+      expect(await store.cards.find(merchant_id, 'pin-card-race', 'pan-fp', '12/2030')).not.toBeNull();
+    },
+  );
 
   it('refuses what it cannot hold, a read included, and writes nothing of the transaction', async () => {
     for (const [what, extra] of [
@@ -142,6 +186,10 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
       expect(await store.transactions.findByKey(merchant_id, 'sale', order_id)).toBeNull();
       expect(await store.transactions.listStatusChanges(trace_id)).toEqual([]);
       expect(await store.notifications.listOfTransaction(trace_id)).toEqual([]);
+      // SQLite held the new card too; PostgreSQL wrote it at once (harmless beside no sale).
+      const card = await store.cards.find(merchant_id, `pin-${order_id}`, 'pan-fp', '12/2030');
+      if (kind === 'sqlite') expect(card).toBeNull();
+      else expect(card).not.toBeNull();
     }
   });
 
@@ -196,7 +244,7 @@ describe.runIf(storeKinds().includes('postgres'))('held writes on postgres', () 
     expect(signals).toBe(signals_before);
   });
 
-  describe('with a lease claimed for the notification (Store.leaseOnInsert)', () => {
+  describe.runIf(kind === 'postgres')('with a lease claimed for the notification (Store.leaseOnInsert)', () => {
     /** Each claim answered, and what its `ended` was told; `slots` claims are answered, the rest refused. */
     function claims(slots: number) {
       const ended: (NotificationRow | null)[] = [];

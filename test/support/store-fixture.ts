@@ -15,6 +15,8 @@ import type { StoreKind } from './stores.js';
 
 export interface TestStore {
   readonly store: Store;
+  /** SQLite: the database file, for a test's own connection; null on PostgreSQL. */
+  readonly sqlite_path: string | null;
   /** Closes the store and removes its file or drops its database. */
   cleanup(): Promise<void>;
 }
@@ -27,10 +29,12 @@ export async function openTestStore(
   const store_options = options.trace_ids ? { trace_ids: options.trace_ids } : {};
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paygate-store-'));
-    const store = openSqliteStore(path.join(dir, 'paygate.sqlite'), store_options);
+    const sqlite_path = path.join(dir, 'paygate.sqlite');
+    const store = openSqliteStore(sqlite_path, store_options);
     await store.migrate();
     return {
       store,
+      sqlite_path,
       async cleanup() {
         await store.close();
         fs.rmSync(dir, { recursive: true, force: true });
@@ -48,6 +52,7 @@ export async function openTestStore(
   }
   return {
     store,
+    sqlite_path: null,
     async cleanup() {
       await store.close();
       await waitForDisconnects(database.url);

@@ -1,23 +1,31 @@
-// Store.holdWrites on PostgreSQL (store.ts): a unit of work that holds the one transaction a sale
-// decided in this process reserves (the sandbox's), with its status changes and the notification
-// of its last one, and writes them when the work ends as one statement: one commit, and the row
-// written once in its final status. Reserved and then finished, the row was inserted and then
-// updated; each status change touches indexed columns, so PostgreSQL wrote every index of
-// transactions twice and committed twice (issue 29, item 2).
+// Store.holdWrites (store.ts): a unit of work that holds the one transaction a sale decided in
+// this process reserves (the sandbox's), with its status changes and the notification of its last
+// one, and writes them when the work ends: the row written once, in its final status. Reserved
+// and then finished, the row was inserted and then updated; each status change touches indexed
+// columns, so every index of transactions was written twice (issue 29).
+//   - PostgreSQL: one statement, one commit (writeHeldPostgres); before, two commits.
+//   - SQLite: one unit of the group commit, three statements (writeHeldSqlite): the final row,
+//     both status changes, the notification. Before, six: the row inserted pending (an entry in
+//     the pending index too) and updated, a status change each, the look-up of older
+//     notifications to supersede (a new transaction has none), the notification.
 //
 // What it cannot hold it refuses (WritesNotHeld) before anything of the transaction is written:
 // any other write (due work, a cashier order, a second transaction or notification) and any read,
 // since a read would not see what is held. The caller then does the work the usual way. Only the
-// card vault writes at once: tokenFor is idempotent, and a vaulted card beside no sale is harmless;
-// and a card seen before is answered from memory (knownToken, known-cards.ts), no statement at all.
+// card vault writes at once on PostgreSQL: tokenFor is idempotent, and a vaulted card beside no
+// sale is harmless; SQLite holds a new card too (HeldWriter.holds_cards). A card seen before is
+// answered from memory (knownToken, known-cards.ts), no statement at all.
 import { CompiledQuery, type Insertable } from 'kysely';
+import type { CardVaultRow } from '../../domain/card-record.js';
 import type { NotificationRow } from '../../domain/notification-record.js';
+import { knownCardKey } from '../known-cards.js';
 import type { NotificationTable, TransactionRow } from '../schema.js';
 import { type InsertLease, type UnitOfWork, WritesNotHeld } from '../store.js';
 import type { TransactionStore } from '../transaction-store.js';
 import type { SqlContext } from './context.js';
+import { insertReturningId } from './dialect.js';
 import { drawTraceId } from './fresh-trace-id.js';
-import { notificationInsertFrom } from './notifications.js';
+import { notificationInsertFrom, notificationValues } from './notifications.js';
 import { insertedTransactionRow } from './transactions.js';
 
 /** Status changes one held transaction may gather: its reservation's, and the few a sale's finish makes. */
@@ -30,10 +38,13 @@ interface HeldChange {
   readonly at_ms: number;
 }
 
-interface Held {
+/** What a held unit of work wrote, to be written at its end (HeldWriter). */
+export interface Held {
   row: TransactionRow;
   readonly changes: HeldChange[];
   notification: Insertable<NotificationTable> | null;
+  /** SQLite: a card new to the vault, written with the transaction (HeldWriter.holds_cards). */
+  card: CardVaultRow | null;
 }
 
 /**
@@ -51,17 +62,28 @@ function only<T extends object>(aggregate: string, allowed: Partial<T>): T {
 }
 
 /**
- * Runs `work` with its transaction held, then writes what it holds (Store.holdWrites); its
- * notification leased when `claimLease` answers a lease (Store.leaseOnInsert).
+ * Writes what a held unit of work holds, all of it or nothing; throws WritesNotHeld, with nothing
+ * written, when the key or the trace_id was taken meanwhile.
  */
+export interface HeldWriter {
+  write(held: Held): Promise<void>;
+  /**
+   * Whether a card new to the vault is held too. SQLite: yes, else it would be a commit of its
+   * own, waited for (its fsync) before the sale goes on. PostgreSQL: no, tokenFor's one statement
+   * writes it at once (a commit of its own, but no fsync on the event loop's path to wait twice).
+   */
+  readonly holds_cards: boolean;
+}
+
+/** Runs `work` with its transaction held, then writes what it holds with `write` (Store.holdWrites). */
 export async function runHoldingWrites<T>(
   ctx: SqlContext,
   store: UnitOfWork,
   work: (uow: UnitOfWork) => Promise<T>,
-  claimLease: () => InsertLease | null = () => null,
+  write: HeldWriter,
 ): Promise<T> {
   // In an object: the closures below assign it, which a local's type narrowing would not see.
-  const state: { held: Held | null } = { held: null };
+  const state: { held: Held | null; card: CardVaultRow | null } = { held: null, card: null };
   const transactions = only<TransactionStore>('transactions', {
     async reserveOrHolder(row, reason) {
       if (state.held) throw new WritesNotHeld('a second transaction');
@@ -71,6 +93,7 @@ export async function runHoldingWrites<T>(
         row: stored,
         changes: [{ from_status: '', to_status: stored.status, reason, at_ms: stored.created_at_ms }],
         notification: null,
+        card: null,
       };
       return { kind: 'inserted', row: { ...stored } };
     },
@@ -92,7 +115,16 @@ export async function runHoldingWrites<T>(
     merchants: only('merchants', {}),
     transactions,
     cards: only<UnitOfWork['cards']>('cards', {
-      tokenFor: (row) => store.cards.tokenFor(row),
+      async tokenFor(row) {
+        if (!write.holds_cards) return store.cards.tokenFor(row);
+        // A card stored before is read; a new one is held, its token the one it brings. Stored by
+        // a twin before the write, it fails the write (a key taken), and the sale goes the usual way.
+        const stored = await store.cards.find(row.merchant_id, row.pin, row.pan_fingerprint, row.card_exp);
+        if (stored) return stored.card_token;
+        if (state.card) throw new WritesNotHeld('a second card');
+        state.card = row;
+        return row.card_token;
+      },
       // No read: what this process saw committed (known-cards.ts).
       knownToken: (merchant_id, pin, pan_fingerprint, card_exp) => store.cards.knownToken(merchant_id, pin, pan_fingerprint, card_exp),
     }),
@@ -109,20 +141,51 @@ export async function runHoldingWrites<T>(
     masterKeys: only('masterKeys', {}),
   };
   const result = await work(uow);
-  if (state.held) await writeHeld(ctx, state.held, claimLease);
+  if (state.held) await write.write({ ...state.held, card: state.card });
+  else if (state.card) throw new WritesNotHeld('a card without a transaction');
   return result;
 }
 
 /**
- * One statement: the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING), and only
- * then its status changes, in order, and its notification. A taken key or id writes nothing.
+ * SQLite's writer, `ctx` being a transaction's (one unit of the group commit): a new card held,
+ * unless stored meanwhile; the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING, without RETURNING, which costs SQLite more
+ * than the insert: sql/dialect.ts), then its status changes in one statement, then its
+ * notification. A taken key or id throws, and the unit's rollback leaves nothing written.
+ */
+export async function writeHeldSqlite(ctx: SqlContext, held: Held): Promise<void> {
+  const card = held.card;
+  if (card) {
+    if ((await ctx.changed(ctx.text.insert('card_vault', card, { conflict_columns: 'any' }))) !== 1)
+      throw new WritesNotHeld('the card was stored meanwhile');
+    ctx.metCard(knownCardKey(card.merchant_id, card.pin, card.pan_fingerprint, card.card_exp), card.card_token);
+  }
+  const inserted = await ctx.changed(ctx.text.insert('transactions', held.row, { conflict_columns: 'any' }));
+  if (inserted !== 1) throw new WritesNotHeld('the key or the trace_id was taken');
+  const parameters: unknown[] = [];
+  for (const change of held.changes) parameters.push(held.row.trace_id, change.from_status, change.to_status, change.reason, change.at_ms);
+  // One row each, in order: status_changes ids (their order in listStatusChanges) follow it.
+  const values = held.changes.map(() => '(?, ?, ?, ?, ?)').join(', ');
+  await ctx.changed(
+    CompiledQuery.raw(`insert into status_changes (trace_id, from_status, to_status, reason, at_ms) values ${values}`, parameters),
+  );
+  if (held.notification) {
+    if ((await insertReturningId(ctx, 'notifications', notificationValues(held.notification), 'id')) === null)
+      throw new Error('notification insert returned no id');
+    ctx.touchedNotifications();
+  }
+}
+
+/**
+ * PostgreSQL's writer, `ctx` the store's: one statement, the row unless its key or trace_id is
+ * taken (ON CONFLICT DO NOTHING), and only then its status changes, in order, and its
+ * notification. A taken key or id writes nothing.
  *
  * The notification is written leased when the delivery worker has a slot free (claimLease): a
  * new transaction's first notification has no older one to wait for (in-order delivery), so
  * nothing would keep a lease round from taking it the moment it commits. Written leased, it
  * costs PostgreSQL no lease statement and no second version of its row (issue 29, item 2).
  */
-async function writeHeld(ctx: SqlContext, held: Held, claimLease: () => InsertLease | null): Promise<void> {
+export async function writeHeldPostgres(ctx: SqlContext, held: Held, claimLease: () => InsertLease | null): Promise<void> {
   const lease = held.notification ? claimLease() : null;
   let notification: Insertable<NotificationTable> | null = held.notification;
   if (lease && notification) notification = { ...notification, lease_owner: lease.owner, lease_until_ms: lease.lease_until_ms };
