@@ -188,10 +188,11 @@ describe('leasing notifications on SQLite', () => {
           'SEARCH notifications USING INTEGER PRIMARY KEY (rowid=?)',
         ]);
         // The candidates: a range of the pending-only due index, in the lease's order (no sort),
-        // each checked for an older pending notification of its transaction or subscription by
-        // one probe of a pending-only index; never a scan of the table.
+        // each checked for an older pending notification of its transaction (one probe of
+        // notifications_trace, whose entries end with the id: migration 0026) or of its
+        // subscription (one probe of a pending-only index); never a scan of the table.
         expect(plan).toContain('SEARCH n USING INDEX notifications_pending_due (next_attempt_at_ms<?)');
-        expect(plan).toContain('SEARCH older USING COVERING INDEX notifications_pending_trace (trace_id=? AND id<?)');
+        expect(plan).toContain('SEARCH older USING INDEX notifications_trace (trace_id=? AND rowid<?)');
         expect(plan).toContain('SEARCH older USING COVERING INDEX notifications_pending_subscription (subscription_id=? AND id<?)');
         expect(plan.filter((line) => line.startsWith('USE TEMP B-TREE'))).toEqual([]);
         expect(plan.filter((line) => line.startsWith('SCAN ') && line !== 'SCAN candidates')).toEqual([]);

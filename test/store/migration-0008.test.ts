@@ -74,10 +74,11 @@ describe.each(storeKinds())('migration 0008 on %s', (kind) => {
     }
 
     await migrateTo(db as unknown as Kysely<unknown>, kind, null);
+    // SQLite's notifications_pending_trace went again in migration 0026 (notifications_trace serves its probe there).
     expect(await notificationIndexes()).toEqual([
       'notifications_pending_due',
       'notifications_pending_subscription',
-      'notifications_pending_trace',
+      ...(kind === 'postgres' ? ['notifications_pending_trace'] : []),
       'notifications_subscription',
       'notifications_trace',
     ]);

@@ -30,6 +30,7 @@ import { requestLog } from './0022_request_log.js';
 import { masterKeyRotation } from './0023_master_key_rotation.js';
 import { randomTraceIds } from './0024_random_trace_ids.js';
 import { lighterWrites } from './0025_lighter_writes.js';
+import { sqliteOneTraceIndex } from './0026_sqlite_one_trace_index.js';
 
 class InlineMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -60,6 +61,7 @@ class InlineMigrations implements MigrationProvider {
       '0023_master_key_rotation': masterKeyRotation(),
       '0024_random_trace_ids': randomTraceIds(),
       '0025_lighter_writes': lighterWrites(this.dialect),
+      '0026_sqlite_one_trace_index': sqliteOneTraceIndex(this.dialect),
     };
   }
 }
