@@ -204,7 +204,7 @@ export class SqlStore implements Store {
     const write: HeldWriter =
       dialect === 'postgres'
         ? { write: (held) => writeHeldPostgres(root_context, held, claimLease), holds_cards: false }
-        : { write: (held) => this.transactionIn((ctx) => writeHeldSqlite(ctx, held)), holds_cards: true };
+        : { write: (held, card) => this.transactionIn((ctx) => writeHeldSqlite(ctx, held, card)), holds_cards: true };
     this.holdWrites = (work) => runHoldingWrites(root_context, uow, work, write);
     this.leaseOnInsert = dialect === 'postgres' ? (claim) => this.insert_lease.register(claim) : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);

@@ -105,8 +105,9 @@ export interface Store extends UnitOfWork {
    * commit): the row is written once, in its final status, not inserted and then updated
    * (sql/held-writes.ts). Reads go to the store. Any other write, and a key or trace_id
    * found taken at the end, throw WritesNotHeld with nothing of the transaction written; the
-   * caller then does the work the usual way. Only the card vault writes at once (idempotent, and
-   * a vaulted card beside no sale is harmless: lifecycle.ts finish).
+   * caller then does the work the usual way. On PostgreSQL the card vault writes at once
+   * (idempotent, and a vaulted card beside no sale is harmless: lifecycle.ts finish); SQLite holds
+   * a new card too, which a card stored meanwhile makes throw WritesNotHeld.
    */
   readonly holdWrites: (<T>(work: (uow: UnitOfWork) => Promise<T>) => Promise<T>) | null;
   /**

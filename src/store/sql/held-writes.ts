@@ -43,8 +43,6 @@ export interface Held {
   row: TransactionRow;
   readonly changes: HeldChange[];
   notification: Insertable<NotificationTable> | null;
-  /** SQLite: a card new to the vault, written with the transaction (HeldWriter.holds_cards). */
-  card: CardVaultRow | null;
 }
 
 /**
@@ -63,10 +61,11 @@ function only<T extends object>(aggregate: string, allowed: Partial<T>): T {
 
 /**
  * Writes what a held unit of work holds, all of it or nothing; throws WritesNotHeld, with nothing
- * written, when the key or the trace_id was taken meanwhile.
+ * written, when the key, the trace_id or the held card was taken meanwhile.
  */
 export interface HeldWriter {
-  write(held: Held): Promise<void>;
+  /** `card`: a card new to the vault, when the writer holds cards (else always null). */
+  write(held: Held, card: CardVaultRow | null): Promise<void>;
   /**
    * Whether a card new to the vault is held too. SQLite: yes, else it would be a commit of its
    * own, waited for (its fsync) before the sale goes on. PostgreSQL: no, tokenFor's one statement
@@ -93,7 +92,6 @@ export async function runHoldingWrites<T>(
         row: stored,
         changes: [{ from_status: '', to_status: stored.status, reason, at_ms: stored.created_at_ms }],
         notification: null,
-        card: null,
       };
       return { kind: 'inserted', row: { ...stored } };
     },
@@ -141,19 +139,19 @@ export async function runHoldingWrites<T>(
     masterKeys: only('masterKeys', {}),
   };
   const result = await work(uow);
-  if (state.held) await write.write({ ...state.held, card: state.card });
+  if (state.held) await write.write(state.held, state.card);
   else if (state.card) throw new WritesNotHeld('a card without a transaction');
   return result;
 }
 
 /**
- * SQLite's writer, `ctx` being a transaction's (one unit of the group commit): a new card held,
- * unless stored meanwhile; the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING, without RETURNING, which costs SQLite more
- * than the insert: sql/dialect.ts), then its status changes in one statement, then its
- * notification. A taken key or id throws, and the unit's rollback leaves nothing written.
+ * SQLite's writer, `ctx` being a transaction's (one unit of the group commit): the held card
+ * unless stored meanwhile; the row unless its key or trace_id is taken (ON CONFLICT DO NOTHING,
+ * without RETURNING, which costs SQLite more than the insert: sql/dialect.ts); its status changes
+ * in one statement; its notification. A card, key or id taken throws, and the unit's rollback
+ * leaves nothing written.
  */
-export async function writeHeldSqlite(ctx: SqlContext, held: Held): Promise<void> {
-  const card = held.card;
+export async function writeHeldSqlite(ctx: SqlContext, held: Held, card: CardVaultRow | null): Promise<void> {
   if (card) {
     if ((await ctx.changed(ctx.text.insert('card_vault', card, { conflict_columns: 'any' }))) !== 1)
       throw new WritesNotHeld('the card was stored meanwhile');
