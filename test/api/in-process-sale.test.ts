@@ -5,7 +5,6 @@
 // must not change: the answer, the stored row and its status history, replays of it, twins sent at
 // once (one sale, never two), and the sales the unit cannot hold, which go the usual way.
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqlCardStore } from '../../src/store/sql/cards.js';
@@ -14,6 +13,7 @@ import { postSigned } from '../support/client.js';
 import { orderId, saleA } from '../support/bodies.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { storeKinds } from '../support/stores.js';
+import { countTransactionUpdates } from '../support/transaction-updates.js';
 
 describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
   let gw: TestGateway;
@@ -38,7 +38,8 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
     const store = gw.gateway.deps.store as SqlStore;
     expect(store.groups_commits).toBe(kind === 'sqlite');
     const SALES = 20;
-    const updates = countTransactionUpdates();
+    const updates = kind === 'sqlite' ? countTransactionUpdates(path.join(gw.data_dir, 'paygate.sqlite')) : null;
+    if (updates) closers.push(() => updates.close());
     const before = store.groupCommitStats();
     const answers = [];
     for (let i = 0; i < SALES; i++) answers.push(await sale(saleA(gw.merchant, { order_id: orderId(), pin: `in-process-${i % 3}` })));
@@ -61,8 +62,8 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
       expect(after!.units - before!.units).toBeGreaterThanOrEqual(SALES);
       expect(after!.units - before!.units).toBeLessThan(SALES * 2);
       // Each row inserted in its final status and never updated (a trigger of the test's counts updates).
-      for (const answer of answers) expect(updates.of(answer.body.trace_id as number)).toBe(0);
-      expect(updates.all()).toBe(0);
+      for (const answer of answers) expect(updates!.of(answer.body.trace_id as number)).toBe(0);
+      expect(updates!.all()).toBe(0);
     } else {
       expect(before).toBeNull();
       // One PostgreSQL transaction wrote each sale's row, both its status changes and its
@@ -73,21 +74,6 @@ describe.each(storeKinds())('an in-process (sandbox) sale on %s', (kind) => {
       for (const writer of writers) expect(new Set([writer.row, ...writer.changes, ...writer.notifications]).size).toBe(1);
     }
   });
-
-  /** SQLite: a connection of the test's own whose trigger counts the UPDATEs of transactions rows from now on. */
-  function countTransactionUpdates() {
-    if (kind !== 'sqlite') return { of: () => 0, all: () => 0 };
-    const db = new BetterSqlite3(path.join(gw.data_dir, 'paygate.sqlite'));
-    closers.push(() => db.close());
-    db.exec(
-      'create table if not exists test_transaction_updates (trace_id integer not null); ' +
-        'create trigger if not exists test_count_transaction_updates after update on transactions ' +
-        'begin insert into test_transaction_updates values (new.trace_id); end;',
-    );
-    const count = (where: string, ...parameters: number[]) =>
-      (db.prepare(`select count(*) as n from test_transaction_updates ${where}`).get(...parameters) as { n: number }).n;
-    return { of: (trace_id: number) => count('where trace_id = ?', trace_id), all: () => count('') };
-  }
 
   /** Per transaction, the PostgreSQL transaction ids that wrote its row, its status changes and its notifications. */
   async function writersOf(trace_ids: number[]): Promise<{ row: string; changes: string[]; notifications: string[] }[]> {

@@ -4,7 +4,6 @@
 // unit cannot hold, and a key or trace_id found taken at the end, throw WritesNotHeld with nothing
 // of the transaction written; the notification signal fires once the write is done, never for
 // work that fails. SQLite holds a card new to the vault too; PostgreSQL writes it at once.
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationRow } from '../../src/domain/notification-record.js';
 import { randomTraceIds } from '../../src/domain/trace-id.js';
@@ -12,6 +11,7 @@ import { newNotificationRow } from '../../src/notifications/schedule.js';
 import { type Store, type UnitOfWork, WritesNotHeld } from '../../src/store/store.js';
 import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
+import { countTransactionUpdates, type TransactionUpdates } from '../support/transaction-updates.js';
 
 const AT_MS = 1_700_000_000_000;
 
@@ -25,6 +25,7 @@ describe.each(storeKinds())('held writes on %s', (kind) => {
   beforeAll(async () => {
     handle = await openTestStore(kind, { trace_ids: { next: () => queued.shift() ?? randomTraceIds.next() } });
     store = handle.store;
+    if (handle.sqlite_path) updates = countTransactionUpdates(handle.sqlite_path);
     const merchant = merchantFixture();
     await store.merchants.insert(merchant);
     merchant_id = merchant.merchant_id;
@@ -33,23 +34,12 @@ describe.each(storeKinds())('held writes on %s', (kind) => {
     });
   });
   afterAll(async () => {
-    test_db?.close();
+    updates?.close();
     await handle?.cleanup();
   });
 
-  /** SQLite: a connection of the test's own, whose trigger counts every UPDATE of a transactions row. */
-  let test_db: BetterSqlite3.Database | null = null;
-  function updatesOf(trace_id: number): number {
-    if (!test_db) {
-      test_db = new BetterSqlite3(handle.sqlite_path!);
-      test_db.exec(
-        'create table test_transaction_updates (trace_id integer not null); ' +
-          'create trigger test_count_transaction_updates after update on transactions ' +
-          'begin insert into test_transaction_updates values (new.trace_id); end;',
-      );
-    }
-    return (test_db.prepare('select count(*) as n from test_transaction_updates where trace_id = ?').get(trace_id) as { n: number }).n;
-  }
+  /** SQLite: every UPDATE of a transactions row, counted by a trigger of the test's own. */
+  let updates: TransactionUpdates | null = null;
 
   const hold = <T>(work: (uow: UnitOfWork) => Promise<T>) => store.holdWrites!(work);
   const notification = (trace_id: number) =>
@@ -75,7 +65,6 @@ describe.each(storeKinds())('held writes on %s', (kind) => {
   }
 
   it('writes nothing until the work ends, then the row in its final status, its changes in order and its notification', async () => {
-    if (kind === 'sqlite') expect(updatesOf(0)).toBe(0);
     const signals_before = signals;
     let seen_before_end: unknown = 'not read';
     const done = await hold(async (uow) => {
@@ -113,10 +102,10 @@ describe.each(storeKinds())('held writes on %s', (kind) => {
     expect(notifications.map((n) => [n.state, n.url, n.bound_from_ms])).toEqual([['pending', 'http://127.0.0.1:9/notify', AT_MS + 5]]);
     expect(signals).toBe(signals_before + 1);
     // Inserted in its final status, never updated (the trigger counts updates on SQLite).
-    if (kind === 'sqlite') {
-      expect(updatesOf(done.reserved.trace_id)).toBe(0);
+    if (updates) {
+      expect(updates.of(done.reserved.trace_id)).toBe(0);
       await store.transactions.changeStatus(done.reserved.trace_id, 'approved', { status: 'chargeback' }, 'the trigger counts', AT_MS + 9);
-      expect(updatesOf(done.reserved.trace_id)).toBe(1);
+      expect(updates.of(done.reserved.trace_id)).toBe(1);
     }
   });
 
