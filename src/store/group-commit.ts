@@ -14,12 +14,6 @@
 // Kysely's savepoint API: two per unit, on the path of every write, and Kysely builds a new
 // transaction object for each.
 //
-// A unit may be run `unawaited`: its caller is answered at COMMIT, before the fsync, for writes
-// whose loss with the machine (not with the process: a COMMIT's frames are in the OS's cache) is
-// mended by doing their work again: the delivery worker's records of its attempts, whose loss only
-// means a notification is sent again (docs/notifications.md §4). A batch is unawaited only when
-// every unit in it is; the next fsync anyone waits for, or the next checkpoint, makes it durable.
-//
 // A batch may end with work of the store's own (`BatchEnd`), in the same transaction just before
 // its COMMIT: the delivery worker leases the notifications the batch's units made due there
 // (sql-store.ts), so that a notification's lease costs no transaction, COMMIT and fsync of its own.
@@ -27,13 +21,6 @@ import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 
 /** Runs one savepoint command (`savepoint "x"`, `release "x"`, `rollback to "x"`) in the open transaction. */
 export type SavepointCommand = (command: string) => void;
-
-/** The writer's side of the open transaction, beside Kysely's (sqlite-driver.ts, DirectSqlite). */
-export interface BatchConnection {
-  readonly savepoint: SavepointCommand;
-  /** The open transaction's COMMIT does not wait for its fsync (DirectSqlite.unawaitedCommit). */
-  readonly unawaitedCommit: () => void;
-}
 
 /**
  * Work run at the end of every batch, after its units and before its COMMIT, in a savepoint of its
@@ -44,8 +31,6 @@ export type BatchEnd<DB> = (trx: Transaction<DB>) => Promise<((committed: boolea
 
 interface Unit<DB> {
   readonly work: (trx: Transaction<DB>) => Promise<unknown>;
-  /** Its caller may be answered before the batch's fsync (see above). */
-  readonly unawaited: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -62,16 +47,15 @@ export class GroupCommitter<DB> {
   constructor(
     private readonly root: Kysely<DB>,
     private readonly max_batch_units: number,
-    private readonly connection: BatchConnection,
+    private readonly savepoint: SavepointCommand,
     private readonly batch_end: BatchEnd<DB> | null = null,
   ) {
     if (max_batch_units < 1) throw new Error('max_batch_units must be at least 1');
   }
 
-  /** Runs `work` in the next batch; `unawaited`: answered at COMMIT, before its fsync (see above). */
-  run<T>(work: (trx: Transaction<DB>) => Promise<T>, unawaited = false): Promise<T> {
+  run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, unawaited, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -107,19 +91,18 @@ export class GroupCommitter<DB> {
     try {
       for (const [index, unit] of batch.entries()) {
         const name = `"unit_${index}"`;
-        this.connection.savepoint(`savepoint ${name}`);
+        this.savepoint(`savepoint ${name}`);
         try {
           const value = await unit.work(trx);
-          this.connection.savepoint(`release ${name}`);
+          this.savepoint(`release ${name}`);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          this.connection.savepoint(`rollback to ${name}`);
-          this.connection.savepoint(`release ${name}`);
+          this.savepoint(`rollback to ${name}`);
+          this.savepoint(`release ${name}`);
           outcomes.push({ ok: false, error });
         }
       }
       if (this.batch_end) ended = await this.endBatch(trx, this.batch_end);
-      if (batch.every((unit) => unit.unawaited)) this.connection.unawaitedCommit();
       await trx.commit().execute();
     } catch (error) {
       // The batch itself failed (COMMIT or a savepoint command): nothing of it is committed.
@@ -144,16 +127,16 @@ export class GroupCommitter<DB> {
 
   /** The batch's end in a savepoint of its own: an end that fails is undone alone (it only saves work). */
   private async endBatch(trx: Transaction<DB>, batch_end: BatchEnd<DB>): Promise<((committed: boolean) => void) | null> {
-    this.connection.savepoint('savepoint "batch_end"');
+    this.savepoint('savepoint "batch_end"');
     let ended: ((committed: boolean) => void) | null = null;
     try {
       ended = await batch_end(trx);
-      this.connection.savepoint('release "batch_end"');
+      this.savepoint('release "batch_end"');
       return ended;
     } catch {
       ended?.(false);
-      this.connection.savepoint('rollback to "batch_end"');
-      this.connection.savepoint('release "batch_end"');
+      this.savepoint('rollback to "batch_end"');
+      this.savepoint('release "batch_end"');
       return null;
     }
   }

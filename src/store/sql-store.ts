@@ -173,12 +173,7 @@ export class SqlStore implements Store {
     this.direct_in_transaction = direct ? { sqlite: direct, in_transaction: true } : null;
     // Outside a transaction a statement commits by itself, so the signal fires at once; a step
     // that must be atomic on SQLite runs in a transaction of its own (sql/dialect.ts).
-    const autocommit: Autocommit = {
-      transaction: (work) => this.transaction(work),
-      unawaitedTransaction: (work) => this.transactionIn((ctx) => work(new SqlUnitOfWork(ctx)), true),
-      durable: () => this.durable(),
-      notificationCommitted: this.signal.fire,
-    };
+    const autocommit: Autocommit = { transaction: (work) => this.transaction(work), notificationCommitted: this.signal.fire };
     const root_context = new SqlContext(
       root,
       dialect,
@@ -219,11 +214,8 @@ export class SqlStore implements Store {
         ? new GroupCommitter(
             root,
             GROUP_COMMIT_MAX_UNITS,
-            {
-              savepoint: (command) => {
-                direct.inTransaction(CompiledQuery.raw(command));
-              },
-              unawaitedCommit: () => direct.unawaitedCommit(),
+            (command) => {
+              direct.inTransaction(CompiledQuery.raw(command));
             },
             (trx) => this.endBatch(trx),
           )
@@ -310,11 +302,8 @@ export class SqlStore implements Store {
     return this.transactionIn((ctx) => work(new SqlUnitOfWork(ctx)));
   }
 
-  /**
-   * transaction(), `work` given the transaction's SQL context. `unawaited`: with group commit, the
-   * caller is answered at COMMIT, before the fsync (store/group-commit.ts); otherwise ignored.
-   */
-  private async transactionIn<T>(work: (ctx: SqlContext) => Promise<T>, unawaited = false): Promise<T> {
+  /** transaction(), `work` given the transaction's SQL context. */
+  private async transactionIn<T>(work: (ctx: SqlContext) => Promise<T>): Promise<T> {
     // Inside a transaction the signal waits for the commit: a rolled-back notification never fires it.
     let in_transaction: SqlContext | null = null;
     const run = (trx: Transaction<Database>) => {
@@ -328,7 +317,7 @@ export class SqlStore implements Store {
       if (unit?.notifications_touched) this.touched_in_batch.push(unit);
       return value;
     };
-    const result = this.group ? await this.group.run(run_in_batch, unawaited) : await this.root.transaction().execute(run);
+    const result = this.group ? await this.group.run(run_in_batch) : await this.root.transaction().execute(run);
     const committed = in_transaction as SqlContext | null;
     if (committed?.notifications_touched) this.signal.fire();
     for (const [key, token] of committed?.cards_learned ?? []) this.known_cards.learn(key, token);

@@ -57,11 +57,6 @@ class StatementCache {
    * its own to sync.
    */
   wrote = false;
-  /**
-   * Set in a transaction by `DirectSqlite.unawaitedCommit`: its COMMIT answers its caller at once,
-   * and a later commit's fsync makes it durable (WalSync.committedUnawaited). Cleared at BEGIN.
-   */
-  unawaited = false;
   constructor(readonly db: BetterSqlite3.Database) {}
 
   get(sql_text: string): BetterSqlite3.Statement {
@@ -147,12 +142,6 @@ export interface DirectSqlite {
   inTransaction<R>(query: CompiledQuery): QueryResult<R>;
   /** A plain SELECT outside any transaction (never waits, sees committed data only; see read()). */
   read<R>(query: CompiledQuery): QueryResult<R>;
-  /**
-   * The transaction open on the writer answers its caller at COMMIT, without waiting for the fsync
-   * that makes it durable: only for writes whose loss with the machine is mended by doing their work
-   * again (store/group-commit.ts, unawaited units). Throws when no transaction is open.
-   */
-  unawaitedCommit(): void;
 }
 
 export class TwoConnectionSqliteDriver implements Driver {
@@ -212,7 +201,6 @@ export class TwoConnectionSqliteDriver implements Driver {
     try {
       run(this.writer, CompiledQuery.raw('begin'));
       this.writer.wrote = false;
-      this.writer.unawaited = false;
     } catch (error) {
       release();
       throw error;
@@ -221,13 +209,11 @@ export class TwoConnectionSqliteDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    // Read before COMMIT: once the writer is released, the next transaction's BEGIN clears them.
-    const { wrote, unawaited } = this.writer;
+    // Read before COMMIT: once the writer is released, the next transaction's BEGIN clears it.
+    const wrote = this.writer.wrote;
     await this.end(connection as RoutingConnection, 'commit');
-    // Committed and visible; the caller hears of it once it is on disk (the writer is free
-    // meanwhile), unless it asked not to wait: then the next fsync anyone waits for covers it.
-    if (wrote && unawaited && this.wal_sync) this.wal_sync.committedUnawaited();
-    else await this.synced(wrote);
+    // Committed and visible; the caller hears of it once it is on disk (the writer is free meanwhile).
+    await this.synced(wrote);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -345,10 +331,6 @@ export class TwoConnectionSqliteDialect extends SqliteDialect {
       read<R>(query: CompiledQuery): QueryResult<R> {
         if (!isPlainSelect(query)) throw new Error('only a plain SELECT may go to the reader');
         return read<R>(writer, reader, query);
-      },
-      unawaitedCommit(): void {
-        if (!writer.db.inTransaction) throw new Error('an unawaited commit with no transaction open on the writer');
-        writer.unawaited = true;
       },
     };
   }

@@ -68,18 +68,6 @@ export class WalSync {
     return this.waitFor(this.committed_count);
   }
 
-  /**
-   * Call right after a COMMIT whose caller does not wait for the disk (a notification attempt's
-   * record, store/group-commit.ts): counted, so that `durable()` and the next fsync cover it, but
-   * no fsync is begun for it. An idle store's checkpoint (wal-checkpoint.ts) syncs the WAL too.
-   */
-  committedUnawaited(): void {
-    // After a failed fsync nothing more is taken as done, awaited or not.
-    if (this.failure !== null) throw this.failure;
-    this.committed_count += 1;
-    this.checkpointer?.notice();
-  }
-
   /** Resolves once everything committed so far is on disk; null when it already is (nothing to wait for). */
   durable(): Promise<void> | null {
     if (this.failure === null && this.synced_count >= this.committed_count) return null;

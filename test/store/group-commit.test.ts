@@ -6,7 +6,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BatchConnection, GroupCommitter } from '../../src/store/group-commit.js';
+import { GroupCommitter, type SavepointCommand } from '../../src/store/group-commit.js';
 import { openSqliteStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 
@@ -25,8 +25,7 @@ function tempFile(): string {
   return path.join(dir, 'db.sqlite');
 }
 
-/** Kysely's one connection, and the batches that asked for an unawaited commit (counted). */
-async function openKysely(file: string): Promise<{ db: Kysely<Db>; connection: BatchConnection; unawaited_commits: () => number }> {
+async function openKysely(file: string): Promise<{ db: Kysely<Db>; savepoint: SavepointCommand }> {
   const database = new BetterSqlite3(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = FULL');
@@ -34,22 +33,14 @@ async function openKysely(file: string): Promise<{ db: Kysely<Db>; connection: B
   await sql`create table if not exists items (id integer primary key, note text not null unique)`.execute(db);
   cleanups.unshift(async () => db.destroy());
   // Kysely's SqliteDialect has this one connection: savepoint commands go straight to it.
-  let unawaited = 0;
-  const connection: BatchConnection = {
-    savepoint: (command) => database.exec(command),
-    unawaitedCommit: () => {
-      expect(database.inTransaction).toBe(true);
-      unawaited += 1;
-    },
-  };
-  return { db, connection, unawaited_commits: () => unawaited };
+  return { db, savepoint: (command) => database.exec(command) };
 }
 
 describe('GroupCommitter', () => {
   it('commits concurrent units in fewer transactions, rolling back only the failing one', async () => {
     const file = tempFile();
-    const { db, connection } = await openKysely(file);
-    const group = new GroupCommitter(db, 64, connection);
+    const { db, savepoint } = await openKysely(file);
+    const group = new GroupCommitter(db, 64, savepoint);
     const units = Array.from({ length: 60 }, (_, i) =>
       group.run(async (trx) => {
         await trx
@@ -75,8 +66,8 @@ describe('GroupCommitter', () => {
   });
 
   it('a constraint violation in one unit leaves the others of its batch committed', async () => {
-    const { db, connection } = await openKysely(tempFile());
-    const group = new GroupCommitter(db, 64, connection);
+    const { db, savepoint } = await openKysely(tempFile());
+    const group = new GroupCommitter(db, 64, savepoint);
     const results = await Promise.allSettled(
       ['a', 'b', 'a', 'c'].map((note) =>
         group.run((trx) =>
@@ -94,11 +85,11 @@ describe('GroupCommitter', () => {
 
   it('runs its end once per batch, after the units and in their transaction; an end that fails is undone alone', async () => {
     const file = tempFile();
-    const { db, connection } = await openKysely(file);
+    const { db, savepoint } = await openKysely(file);
     const told: boolean[] = [];
     let seen_by_end: string[] = [];
     let fail_end = false;
-    const group = new GroupCommitter<Db>(db, 64, connection, async (trx) => {
+    const group = new GroupCommitter<Db>(db, 64, savepoint, async (trx) => {
       seen_by_end = (await trx.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
       await trx
         .insertInto('items')
@@ -131,38 +122,14 @@ describe('GroupCommitter', () => {
   });
 
   it('tells the end that its batch did not commit when the COMMIT fails', async () => {
-    const { db, connection } = await openKysely(tempFile());
+    const { db, savepoint } = await openKysely(tempFile());
     await sql`create table guarded (id integer primary key, parent integer references items(id) deferrable initially deferred)`.execute(db);
     await sql`pragma foreign_keys = on`.execute(db);
     const told: boolean[] = [];
-    const group = new GroupCommitter<Db>(db, 64, connection, async () => (committed) => told.push(committed));
+    const group = new GroupCommitter<Db>(db, 64, savepoint, async () => (committed) => told.push(committed));
     // A deferred foreign key is checked at COMMIT: the batch's COMMIT fails.
     await expect(group.run((trx) => sql`insert into guarded (id, parent) values (1, 999)`.execute(trx))).rejects.toThrow(/FOREIGN KEY/);
     expect(told).toEqual([false]);
-  });
-
-  it('asks for an unawaited commit only for a batch whose every unit is unawaited', async () => {
-    const { db, connection, unawaited_commits } = await openKysely(tempFile());
-    const group = new GroupCommitter<Db>(db, 64, connection);
-    const insert = (note: string, unawaited: boolean) =>
-      group.run(
-        (trx) =>
-          trx
-            .insertInto('items')
-            .values({ note } as never)
-            .execute(),
-        unawaited,
-      );
-    // One batch of two unawaited units: one unawaited COMMIT.
-    await Promise.all([insert('a', true), insert('b', true)]);
-    expect([group.stats.batches, unawaited_commits()]).toEqual([1, 1]);
-    // One batch with an awaited unit in it: its COMMIT is awaited, for the unawaited unit too.
-    await Promise.all([insert('c', true), insert('d', false)]);
-    expect([group.stats.batches, unawaited_commits()]).toEqual([2, 1]);
-    await insert('e', false);
-    expect([group.stats.batches, unawaited_commits()]).toEqual([3, 1]);
-    const notes = (await db.selectFrom('items').select('note').orderBy('note').execute()).map((r) => r.note);
-    expect(notes).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
   it('the SQLite store uses it: concurrent store transactions all commit', async () => {

@@ -20,7 +20,6 @@ import { payoutE } from '../support/payout-bodies.js';
 import type { TestGateway } from '../support/gateway.js';
 import { startTestGateway } from '../support/gateway.js';
 import { planBody, v13 } from '../support/v13.js';
-import { merchantFixture, notificationFixture, transactionFixture } from '../support/store-fixture.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -188,62 +187,6 @@ describe('the embedded store over WalSync', () => {
     await written;
     expect(store.durable()).toBeNull();
     expect(syncer.calls).toBeGreaterThan(calls_after_migrations);
-    await store.close();
-  });
-});
-
-describe("the delivery worker's records of its attempts", () => {
-  it('are answered at COMMIT, before any fsync; one that lets a later notification of its transaction go waits for its fsync', async () => {
-    const syncer = new HeldSyncer();
-    const store = openSqliteStore(path.join(folder(), 'paygate.sqlite'), { file_syncer: syncer });
-    await store.migrate();
-    const merchant = merchantFixture();
-    await store.merchants.insert(merchant);
-    const newTransaction = async () => (await store.transactions.insertIfAbsent(transactionFixture(merchant.merchant_id)))!;
-    const t0 = Date.now();
-    const notify = (trace_id: number) => store.notifications.insert(notificationFixture(trace_id, merchant.merchant_id, t0, t0));
-    const alone = await notify(await newTransaction());
-    const of_two = await newTransaction();
-    const first = await notify(of_two);
-    const second = await notify(of_two);
-    const leased = (await store.notifications.lease({ due_ms: t0, wall_ms: t0 }, 10, 60_000, 'owner')).map((row) => row.id);
-    expect(leased.sort()).toEqual([alone, first].sort());
-    const delivered = (notification_id: number) => ({
-      owner: 'owner',
-      patch: { state: 'delivered' as const, next_attempt_at_ms: t0, last_error: null, attempts: 1 },
-      attempt: {
-        notification_id,
-        attempt_no: 1,
-        started_at_ms: t0,
-        duration_ms: 2,
-        http_status: 200,
-        reply_excerpt: null,
-        outcome: 'delivered' as const,
-        reason: 'OK',
-      },
-    });
-
-    syncer.hold();
-    const calls = syncer.calls;
-    // The lone notification's record: committed and answered with the disk held, no fsync begun for it.
-    const recorded = store.notifications.finishAttempts([delivered(alone)], t0 + 1);
-    expect(await settledWithin(recorded)).toBe('resolved');
-    expect(await recorded).toEqual(['finished']);
-    expect(syncer.calls).toBe(calls);
-    expect(await store.notifications.get(alone)).toMatchObject({ state: 'delivered' });
-    // Counted all the same: whatever answers from a read waits until it is on disk.
-    expect(store.durable()).not.toBeNull();
-
-    // The first of two lets the second go: not answered before its record is on disk.
-    const released = store.notifications.finishAttempts([delivered(first)], t0 + 2);
-    expect(await settled(released)).toBe('pending');
-    expect(syncer.calls).toBe(calls + 1);
-    syncer.release();
-    expect(await released).toEqual(['finished_with_next']);
-    expect(store.durable()).toBeNull();
-    expect((await store.notifications.lease({ due_ms: t0 + 3, wall_ms: t0 + 3 }, 10, 60_000, 'owner')).map((row) => row.id)).toEqual([
-      second,
-    ]);
     await store.close();
   });
 });

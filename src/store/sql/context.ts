@@ -28,14 +28,6 @@ export interface DirectRoute {
 export interface Autocommit {
   /** Store.transaction: runs `work` in a database transaction of its own. */
   readonly transaction: <T>(work: (tx: UnitOfWork) => Promise<T>) => Promise<T>;
-  /**
-   * SQLite: a transaction whose caller is answered at COMMIT, before the fsync that makes it durable
-   * (store/group-commit.ts, unawaited units); only for writes whose loss with the machine is mended
-   * by doing their work again.
-   */
-  readonly unawaitedTransaction: <T>(work: (tx: UnitOfWork) => Promise<T>) => Promise<T>;
-  /** Store.durable: resolves once every commit so far is on disk; null when it already is. */
-  readonly durable: () => Promise<void> | null;
   /** Outside a transaction a statement commits by itself, so the listeners are told at once. */
   readonly notificationCommitted: () => void;
 }

@@ -157,7 +157,8 @@ export class SqlNotificationStore implements NotificationStore {
       throw new Error('finishAttempts: a notification named twice');
     if (finishes.length === 0) return [];
     // Atomic on its own (notification-store.ts): one statement on PostgreSQL, a transaction on SQLite.
-    if (this.ctx.dialect === 'sqlite' && this.ctx.autocommit !== null) return this.finishInUnawaitedTransaction(finishes, now_ms);
+    const own_transaction = sqliteOwnTransaction(this.ctx);
+    if (own_transaction) return own_transaction((tx) => tx.notifications.finishAttempts(finishes, now_ms));
     if (hasDataModifyingCtes(this.ctx.dialect)) return this.finishOnPostgres(finishes, now_ms);
     const outcomes: FinishOutcome[] = [];
     for (const finish of finishes) outcomes.push(await this.finishOnSqlite(finish, now_ms));
@@ -215,20 +216,6 @@ export class SqlNotificationStore implements NotificationStore {
       if (row.state === 'superseded' && finish.patch.state === 'pending') return 'superseded';
       return row.next_waiting ? 'finished_with_next' : 'finished';
     });
-  }
-
-  /**
-   * SQLite, outside a transaction: the records in a transaction of their own whose COMMIT is not
-   * waited for on the disk (store/group-commit.ts, unawaited units). Lost with the machine, an
-   * attempt is made again: its notification is still leased on disk, due once the lease ends. But
-   * one that lets a later notification of its transaction go (finished_with_next, superseded) is
-   * waited for: sent before it is durable, the later one could reach the merchant before the
-   * earlier one is sent again (docs/notifications.md §5, in order).
-   */
-  private async finishInUnawaitedTransaction(finishes: readonly AttemptFinish[], now_ms: number): Promise<FinishOutcome[]> {
-    const outcomes = await this.ctx.autocommit!.unawaitedTransaction((tx) => tx.notifications.finishAttempts(finishes, now_ms));
-    if (outcomes.some((outcome) => outcome === 'finished_with_next' || outcome === 'superseded')) await this.ctx.autocommit!.durable();
-    return outcomes;
   }
 
   /** SQLite, in the caller's transaction: one attempt's UPDATE, its record, and the state the UPDATE chose. */
