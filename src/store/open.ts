@@ -48,9 +48,10 @@ export function openSqliteConnections(
   writer.pragma('foreign_keys = ON');
   writer.pragma('busy_timeout = 5000');
   // Group commit wraps each unit in a savepoint (store/group-commit.ts), whose undo pages SQLite
-  // keeps in a statement journal; with temp files on disk (its default) a batch's journal spills
-  // past 64 KB into a new file in /var/tmp, created, written and unlinked on the event loop about
-  // once every five sales. In memory it stays as big as one batch's pages (bench/RESULTS.md).
+  // keeps in a statement journal; with temp files on disk (its default) the journal spills past
+  // 64 KB into a new file in /var/tmp, created, written and unlinked on the event loop about once
+  // every five sales. In memory it holds one unit's pages, emptied when the unit's savepoint is
+  // released (bench/RESULTS.md, thirty-fifth session).
   writer.pragma('temp_store = MEMORY');
   if (cache_size !== null) writer.pragma(cache_size);
   // The second connection serves plain SELECTs outside transactions (store/sqlite-driver.ts);
