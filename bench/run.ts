@@ -893,8 +893,7 @@ async function main(): Promise<void> {
           met: probe === null || pinned.server_cpu_ms === null ? null : pinned.server_cpu_ms <= allowed_ms!,
         });
       }
-      const tpcb = probes.tpcb;
-      const insert = probes.insert;
+      const { tpcb, insert } = probes;
       if (tpcb !== null || insert !== null)
         notes.push(
           `pgbench (${CONNECTIONS} clients, ${DURATION_S} s, pinned to core 1; PostgreSQL's CPU over the timed run only): ` +
