@@ -29,7 +29,8 @@ import { SqlSubscriptionStore } from './sql/subscriptions.js';
 import { SqlTransactionStore } from './sql/transactions.js';
 import { SqlRequestLogStore } from './sql/request-log.js';
 import { SqlMasterKeyStore } from './sql/master-keys.js';
-import { type HeldWriter, runHoldingWrites, writeHeldPostgres, writeHeldSqlite } from './sql/held-writes.js';
+import { HeldBatches } from './sql/held-batches.js';
+import { type HeldWriter, runHoldingWrites, writeHeldSqlite } from './sql/held-writes.js';
 
 // Read by tests from here (the plans of the lease and of the partial-index scans).
 export type { Executor } from './sql/context.js';
@@ -152,6 +153,8 @@ export class SqlStore implements Store {
   /** PostgreSQL: the delivery worker's claim of a slot for a held sale's notification (leaseOnInsert), if one is registered. */
   private readonly insert_lease = new Registered<() => InsertLease | null>('inserts');
   readonly leaseOnInsert: Store['leaseOnInsert'];
+  /** PostgreSQL: held sales written together (sql/held-batches.ts); its stats are read by tests and benchmarks. */
+  readonly held_batches: HeldBatches | null;
 
   constructor(
     private readonly root: Kysely<Database>,
@@ -198,13 +201,15 @@ export class SqlStore implements Store {
     this.disputes = uow.disputes;
     this.requestLog = uow.requestLog;
     this.masterKeys = uow.masterKeys;
-    // PostgreSQL writes what a held unit holds in one statement of its own; SQLite in one unit of
-    // the group commit (sql/held-writes.ts).
+    // PostgreSQL writes what held units hold in one statement, with the held units that arrive
+    // while this instance's are in flight (sql/held-batches.ts); SQLite in one unit of the group
+    // commit (sql/held-writes.ts).
     const claimLease = () => this.insert_lease.value?.() ?? null;
-    const write: HeldWriter =
-      dialect === 'postgres'
-        ? { write: (held) => writeHeldPostgres(root_context, held, claimLease), holds_cards: false }
-        : { write: (held, card) => this.transactionIn((ctx) => writeHeldSqlite(ctx, held, card)), holds_cards: true };
+    this.held_batches = dialect === 'postgres' ? new HeldBatches(root_context, claimLease) : null;
+    const held_batches = this.held_batches;
+    const write: HeldWriter = held_batches
+      ? { write: (held) => held_batches.write(held), holds_cards: false }
+      : { write: (held, card) => this.transactionIn((ctx) => writeHeldSqlite(ctx, held, card)), holds_cards: true };
     this.holdWrites = (work) => runHoldingWrites(root_context, uow, work, write);
     this.leaseOnInsert = dialect === 'postgres' ? (claim) => this.insert_lease.register(claim) : null;
     const group_commit = commitsInGroups(dialect, options.group_commit ?? true);

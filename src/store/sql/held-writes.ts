@@ -3,7 +3,8 @@
 // one, and writes them when the work ends: the row written once, in its final status. Reserved
 // and then finished, the row was inserted and then updated; each status change touches indexed
 // columns, so every index of transactions was written twice (issue 29).
-//   - PostgreSQL: one statement, one commit (writeHeldPostgres); before, two commits.
+//   - PostgreSQL: one statement, one commit, shared with the held sales that arrive meanwhile
+//     (held-batches.ts); before, two commits each.
 //   - SQLite: one unit of the group commit, three statements (writeHeldSqlite): the final row,
 //     both status changes, the notification. Before, six: the row inserted pending (an entry in
 //     the pending index too) and updated, a status change each, the look-up of older
@@ -17,15 +18,14 @@
 // answered from memory (knownToken, known-cards.ts), no statement at all.
 import { CompiledQuery, type Insertable } from 'kysely';
 import type { CardVaultRow } from '../../domain/card-record.js';
-import type { NotificationRow } from '../../domain/notification-record.js';
 import { knownCardKey } from '../known-cards.js';
 import type { NotificationTable, TransactionRow } from '../schema.js';
-import { type InsertLease, type UnitOfWork, WritesNotHeld } from '../store.js';
+import { type UnitOfWork, WritesNotHeld } from '../store.js';
 import type { TransactionStore } from '../transaction-store.js';
 import type { SqlContext } from './context.js';
 import { insertReturningId } from './dialect.js';
 import { drawTraceId } from './fresh-trace-id.js';
-import { notificationInsertFrom, notificationValues } from './notifications.js';
+import { notificationValues } from './notifications.js';
 import { insertedTransactionRow } from './transactions.js';
 
 /** Status changes one held transaction may gather: its reservation's, and the few a sale's finish makes. */
@@ -105,7 +105,7 @@ export async function runHoldingWrites<T>(
       if (held.row.status !== from_status) return false;
       held.row = { ...held.row, ...patch };
       held.changes.push({ from_status, to_status: patch.status, reason, at_ms });
-      held.notification = notification;
+      if (notification) held.notification = notification;
       return true;
     },
   });
@@ -171,59 +171,4 @@ export async function writeHeldSqlite(ctx: SqlContext, held: Held, card: CardVau
       throw new Error('notification insert returned no id');
     ctx.touchedNotifications();
   }
-}
-
-/**
- * PostgreSQL's writer, `ctx` the store's: one statement, the row unless its key or trace_id is
- * taken (ON CONFLICT DO NOTHING), and only then its status changes, in order, and its
- * notification. A taken key or id writes nothing.
- *
- * The notification is written leased when the delivery worker has a slot free (claimLease): a
- * new transaction's first notification has no older one to wait for (in-order delivery), so
- * nothing would keep a lease round from taking it the moment it commits. Written leased, it
- * costs PostgreSQL no lease statement and no second version of its row (issue 29, item 2).
- */
-export async function writeHeldPostgres(ctx: SqlContext, held: Held, claimLease: () => InsertLease | null): Promise<void> {
-  const lease = held.notification ? claimLease() : null;
-  let notification: Insertable<NotificationTable> | null = held.notification;
-  if (lease && notification) notification = { ...notification, lease_owner: lease.owner, lease_until_ms: lease.lease_until_ms };
-  let leased: NotificationRow | null = null;
-  try {
-    const written = await writeHeldStatement(ctx, held, notification);
-    if (lease) leased = written;
-  } finally {
-    // A failed statement may or may not have committed: the slot is freed, and a lease that did
-    // commit ends by itself, its notification then sent by any instance (as after a crash).
-    lease?.ended(leased);
-  }
-  if (notification && !lease) ctx.touchedNotifications();
-}
-
-/** writeHeld's statement; answers the notification's row as written (null without one). */
-async function writeHeldStatement(
-  ctx: SqlContext,
-  held: Held,
-  notification: Insertable<NotificationTable> | null,
-): Promise<NotificationRow | null> {
-  const insert = ctx.text.insert('transactions', held.row, { conflict_columns: 'any', returning: 'trace_id' });
-  const parameters: unknown[] = [...insert.parameters];
-  const changes = held.changes.map((change, index) => {
-    parameters.push(change.from_status, change.to_status, change.reason, change.at_ms);
-    const n = parameters.length;
-    return `(${index}, $${n - 3}::text, $${n - 2}::text, $${n - 1}::text, $${n}::bigint)`;
-  });
-  // ORDER BY the change's place: status_changes ids (their order in listStatusChanges) follow it.
-  let text =
-    `with inserted as (${insert.sql}), changes as (insert into status_changes (trace_id, from_status, to_status, reason, at_ms) ` +
-    `select inserted.trace_id, c.from_status, c.to_status, c.reason, c.at_ms from inserted, ` +
-    `(values ${changes.join(', ')}) as c (place, from_status, to_status, reason, at_ms) order by c.place)`;
-  // The notification's row comes back as JSON: its bigints are far below 2^53, and a JSON number
-  // is read as a number, as the store's INT8 parser reads them.
-  if (notification) text += `, notified as (${notificationInsertFrom('inserted', notification, parameters)} returning *)`;
-  const selected = notification ? '(select row_to_json(notified) from notified)' : 'null';
-  const written = await ctx.rows<{ trace_id: number; notification: NotificationRow | null }>(
-    CompiledQuery.raw(`${text} select inserted.trace_id, ${selected} as notification from inserted`, parameters),
-  );
-  if (written.length !== 1) throw new WritesNotHeld('the key or the trace_id was taken');
-  return written[0]!.notification;
 }
