@@ -894,6 +894,20 @@ async function main(): Promise<void> {
               : `; the floor ${pg_floor.server_cpu_ms.toFixed(2)} against ${floor_allowed_ms.toFixed(2)} ms (${pg_floor.commits_per_sale!.toFixed(2)} commits)`),
           met: probe === null || pinned.server_cpu_ms === null ? null : pinned.server_cpu_ms <= allowed_ms!,
         });
+        // Held sales share their commits (store/sql/held-batches.ts): the commits counted a sale
+        // fall below one, and the allowance with them, though each sale still needs its own row
+        // durably committed. The same bound counting one commit a sale, beside the counted one.
+        if (pinned.commits_per_sale < 1) {
+          const one_commit_ms = allowance(probe, 1);
+          targets.push({
+            target: `PostgreSQL's own CPU per sale ≤ 1.5× pgbench's per commit × one commit a sale (issue 29; sales share commits here, see the note); pgbench running ${transactions[workload]}`,
+            measured:
+              probe === null || pinned.server_cpu_ms === null
+                ? 'pgbench or the server’s CPU not available'
+                : `${pinned.server_cpu_ms.toFixed(2)} ms against 1.5 × ${probe.cpu_ms.toFixed(3)} ms × 1 commit = ${one_commit_ms!.toFixed(2)} ms`,
+            met: probe === null || pinned.server_cpu_ms === null ? null : pinned.server_cpu_ms <= one_commit_ms!,
+          });
+        }
       }
       const { tpcb, insert } = probes;
       if (tpcb !== null || insert !== null)
@@ -909,7 +923,10 @@ async function main(): Promise<void> {
             ]
               .filter((part) => part !== null)
               .join('; ') +
-            `. A sale made ${pinned.commits_per_sale.toFixed(2)} commits (write transactions, counted by PostgreSQL's transaction ids over the pinned run; the background pollers' and the notification attempts' included); the floor's sale ${pg_floor.commits_per_sale === null ? 'not counted' : pg_floor.commits_per_sale.toFixed(2)}.`,
+            `. A sale made ${pinned.commits_per_sale.toFixed(2)} commits (write transactions, counted by PostgreSQL's transaction ids over the pinned run; the background pollers' and the notification attempts' included); the floor's sale ${pg_floor.commits_per_sale === null ? 'not counted' : pg_floor.commits_per_sale.toFixed(2)}.` +
+            (pinned.commits_per_sale < 1
+              ? ` Fewer than one: the sales held while the gateway's statements are in flight share the next statement and its commit (store/sql/held-batches.ts), so the allowance by commits counted shrinks as PostgreSQL's work a sale does; the rows "× one commit a sale" read the bound as a sale written alone would need it.`
+              : ''),
         );
       const floor_strict_ms = allowance(insert, pg_floor.commits_per_sale);
       if (insert !== null && pg_floor.server_cpu_ms !== null && floor_strict_ms !== null) {
