@@ -1,8 +1,9 @@
 // PostgreSQL's held batches (store/sql/held-batches.ts), through Store.holdWrites on a real
 // PostgreSQL: held sales that arrive together are written by fewer statements, each sale as it
 // would be written alone (its row, its status changes in order, its notification, leased or not);
-// a key or trace_id taken fails that sale alone, twins in one statement included; a statement that
-// fails for one bad sale is written again sale by sale, so only the bad one fails.
+// a key or trace_id taken fails that sale alone, twins and a trace_id drawn twice in one statement
+// included; a statement that fails for one bad sale is written again sale by sale, so only the bad
+// one fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationRow } from '../../src/domain/notification-record.js';
 import { randomTraceIds } from '../../src/domain/trace-id.js';
@@ -122,6 +123,25 @@ describe.runIf(storeKinds().includes('postgres'))('held batches on postgres', ()
     expect(await store.transactions.get(holder.trace_id)).toEqual(holder);
     const shared = await expectWritten('twin-shared');
     expect(shared.notifications).toHaveLength(1);
+  });
+
+  it.each([
+    ['approved, with a notification', false],
+    ['bare reservations', true],
+  ])('two sales that drew the same trace_id (%s): the second is refused, nothing of it joins the first', async (_label, bare) => {
+    const trace_id = randomTraceIds.next();
+    queued.push(trace_id, trace_id);
+    const [a, b] = [`same-id-a-${bare}`, `same-id-b-${bare}`];
+    const outcomes = await Promise.allSettled([sale(a, { bare }), sale(b, { bare })]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toEqual(new WritesNotHeld('the key or the trace_id was taken'));
+    const [winner, loser] = outcomes[0]!.status === 'fulfilled' ? [a, b] : [b, a];
+    // The winner has its own changes and notification, none of the loser's.
+    const { row, notifications } = await expectWritten(winner, bare);
+    expect(row.trace_id).toBe(trace_id);
+    expect(notifications).toHaveLength(bare ? 0 : 1);
+    expect(await store.transactions.findByKey(merchant_id, 'sale', loser)).toBeNull();
   });
 
   it('a statement failing for one sale is written again sale by sale: only that sale fails', async () => {

@@ -90,7 +90,17 @@ export class HeldBatches {
   private async runBatch(units: Unit[]): Promise<void> {
     // Rows of one statement share their columns; sales differ rarely (a field given or not).
     const groups = new Map<string, Unit[]>();
+    const trace_ids = new Set<number>();
     for (const unit of units) {
+      // Two sales that drew the same trace_id: the statement tells rows apart by it (which rows
+      // were inserted, whose changes and notification join them), so the second is refused
+      // before anything is written and goes the usual way, drawing again.
+      const trace_id = unit.held.row.trace_id;
+      if (trace_ids.has(trace_id)) {
+        unit.reject(new WritesNotHeld('the key or the trace_id was taken'));
+        continue;
+      }
+      trace_ids.add(trace_id);
       const key = shapeOf(unit.held);
       const group = groups.get(key);
       if (group) group.push(unit);
