@@ -15,7 +15,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 /** Shapes kept at most; there are a few dozen in practice, the bound stops a run-away caller. */
 const MAX_SHAPES = 1_000;
 
-function quoted(identifier: string): string {
+/** `identifier` in double quotes, once it is checked to be a plain identifier (of our own code). */
+export function quoted(identifier: string): string {
   if (!IDENTIFIER.test(identifier)) throw new Error(`not a plain identifier: ${identifier}`);
   return `"${identifier}"`;
 }

@@ -24,6 +24,7 @@ import { type InsertLease, WritesNotHeld } from '../store.js';
 import type { SqlContext } from './context.js';
 import type { Held } from './held-writes.js';
 import { notificationValues } from './notifications.js';
+import { quoted } from '../sql-text.js';
 
 /** Statements of held sales under way at once, per instance (the pool's other connections serve the rest). */
 export const BATCHES_IN_FLIGHT = 2;
@@ -98,6 +99,11 @@ export class HeldBatches {
       const trace_id = unit.held.row.trace_id;
       if (trace_ids.has(trace_id)) {
         unit.reject(new WritesNotHeld('the key or the trace_id was taken'));
+        continue;
+      }
+      // A notification joins its transaction's row by trace_id; one of another would be dropped.
+      if (unit.held.notification && unit.held.notification.trace_id !== trace_id) {
+        unit.reject(new WritesNotHeld('a notification of another transaction'));
         continue;
       }
       trace_ids.add(trace_id);
@@ -210,15 +216,8 @@ export class HeldBatches {
   }
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 /** Statement texts kept, one per shape: a handful in practice; the bound stops a run-away caller. */
 const MAX_TEXTS = 64;
-
-/** Identifiers come from this code base's row types, never from a request; still checked before they are quoted. */
-function quoted(identifier: string): string {
-  if (!IDENTIFIER.test(identifier)) throw new Error(`not a plain identifier: ${identifier}`);
-  return `"${identifier}"`;
-}
 
 function definedColumns(row: object): string[] {
   return Object.entries(row)
@@ -230,9 +229,7 @@ function definedColumns(row: object): string[] {
 function shapeOf(held: Held): string {
   const row_columns = definedColumns(held.row);
   const notification = held.notification ? notificationShape(held.notification) : '-';
-  // A notification of another transaction (none today) could not join its row: written alone.
-  const alone = held.notification && held.notification.trace_id !== held.row.trace_id ? `|${held.row.trace_id}` : '';
-  return `${row_columns.join(',')}|${notification}${alone}`;
+  return `${row_columns.join(',')}|${notification}`;
 }
 
 function notificationShape(notification: Insertable<NotificationTable>): string {
