@@ -10,7 +10,8 @@ import { randomTraceIds } from '../../src/domain/trace-id.js';
 import { newNotificationRow } from '../../src/notifications/schedule.js';
 import { SqlStore } from '../../src/store/sql-store.js';
 import { type Store, type UnitOfWork, WritesNotHeld } from '../../src/store/store.js';
-import { merchantFixture, openTestStore, type TestStore, transactionFixture } from '../support/store-fixture.js';
+import { openHeldTestStore } from '../support/held-store.js';
+import { type TestStore, transactionFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 
 const AT_MS = 1_700_000_000_000;
@@ -23,14 +24,10 @@ describe.runIf(storeKinds().includes('postgres'))('held batches on postgres', ()
   let signals = 0;
 
   beforeAll(async () => {
-    handle = await openTestStore('postgres', { trace_ids: { next: () => queued.shift() ?? randomTraceIds.next() } });
-    store = handle.store;
-    const merchant = merchantFixture();
-    await store.merchants.insert(merchant);
-    merchant_id = merchant.merchant_id;
-    store.onNotificationCommitted(() => {
+    ({ handle, merchant_id } = await openHeldTestStore('postgres', queued, () => {
       signals += 1;
-    });
+    }));
+    store = handle.store;
   });
   afterAll(async () => {
     await handle?.cleanup();

@@ -6,10 +6,10 @@
 // work that fails. SQLite holds a card new to the vault too; PostgreSQL writes it at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationRow } from '../../src/domain/notification-record.js';
-import { randomTraceIds } from '../../src/domain/trace-id.js';
 import { newNotificationRow } from '../../src/notifications/schedule.js';
 import { type Store, type UnitOfWork, WritesNotHeld } from '../../src/store/store.js';
-import { cardFixture, merchantFixture, openTestStore, type TestStore, transactionFixture } from '../support/store-fixture.js';
+import { openHeldTestStore } from '../support/held-store.js';
+import { cardFixture, type TestStore, transactionFixture } from '../support/store-fixture.js';
 import { storeKinds } from '../support/stores.js';
 import { countTransactionUpdates, type TransactionUpdates } from '../support/transaction-updates.js';
 
@@ -23,15 +23,11 @@ describe.each(storeKinds())('held writes on %s', (kind) => {
   let signals = 0;
 
   beforeAll(async () => {
-    handle = await openTestStore(kind, { trace_ids: { next: () => queued.shift() ?? randomTraceIds.next() } });
+    ({ handle, merchant_id } = await openHeldTestStore(kind, queued, () => {
+      signals += 1;
+    }));
     store = handle.store;
     if (handle.sqlite_path) updates = countTransactionUpdates(handle.sqlite_path);
-    const merchant = merchantFixture();
-    await store.merchants.insert(merchant);
-    merchant_id = merchant.merchant_id;
-    store.onNotificationCommitted(() => {
-      signals += 1;
-    });
   });
   afterAll(async () => {
     updates?.close();
