@@ -16,7 +16,7 @@
 // seven is among them) and prints the figures; RESULTS.md is left alone but for the sections of
 // live and soak, which are rewritten in place), BENCH_LIVE_CONNECTIONS (500),
 // BENCH_LIVE_LATENCY_MS (100: the fake processor's), BENCH_LIVE_TIMEOUT_MS (2000: the gateway's
-// PAYGATE_PROCESSOR_TIMEOUT_MS in the live rows), BENCH_SOAK_S (600), BENCH_SOAK_WARMUP_S (60),
+// PAYGATE_PROCESSOR_TIMEOUT_MS in the live rows), BENCH_SOAK_S (900), BENCH_SOAK_WARMUP_S (300),
 // BENCH_CPU_PROF_DIR (a V8 CPU profile of each of the sale, replay and find-order runs on SQLite,
 // of the first sale run on PostgreSQL and of live.ts's saturated run is written there:
 // cpu-profile.ts), BENCH_SKIP_BUILD=1 (measures dist/ as it is), BENCH_GATEWAY_DIST (the gateway
@@ -82,9 +82,14 @@ const LIVE_TIMEOUT_MS = Number(process.env.BENCH_LIVE_TIMEOUT_MS ?? 2_000);
  * (the gateway's outbound client) opens a connection for every request instead.
  */
 const LIVE_KEEP_ALIVE_MS = Number(process.env.BENCH_LIVE_KEEP_ALIVE_MS ?? 60_000);
-/** The memory soak (bench/soak.ts): its length and the warm-up its growth is measured after. */
-const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 600);
-const SOAK_WARM_UP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 60);
+/**
+ * The memory soak (bench/soak.ts): its length and the warm-up its growth is measured after. Ten
+ * minutes measured after five of warm-up: under the soak's mix a gateway's RSS settles over its
+ * first seven minutes or so (V8 compiling the paths it meets and sizing its heap; a 20-minute soak
+ * in bench/RESULTS.md, the thirty-ninth session), and a shorter warm-up reads the end of that as growth.
+ */
+const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 900);
+const SOAK_WARM_UP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 300);
 /** Everything below this line in RESULTS.md is written by hand and kept by the next run. */
 const NOTES_MARKER = '<!-- Written by hand below this line; npm run bench keeps it. -->';
 

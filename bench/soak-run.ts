@@ -29,6 +29,7 @@ export interface SoakOptions {
 
 interface SoakResult {
   readonly rss_samples: { t_s: number; rss_mb: number }[];
+  readonly backlog_samples: { t_s: number; pending: number; attempts: number }[];
   readonly kinds: Record<Kind, { sent: number; answered: number; errors: number; statuses: Record<string, number>; p99_ms: number | null }>;
   readonly gateway_cpu_s: number;
   readonly notified_local: number;
@@ -43,6 +44,12 @@ interface SoakResult {
 
 const RATES: Readonly<Record<Kind, number>> = { sale: 40, refund: 4, checkout: 2, find: 10, backoffice: 1 };
 const GROWTH_MAX_MB_PER_MIN = 0.5;
+/**
+ * PAYGATE_NOTIFY_MAX_AGE_SECONDS in the soak: 72 hours compressed to a minute, as the retry
+ * schedule's 300 s is to 10 s, so that the notifications waiting to be sent again level off within
+ * the warm-up (bench/soak.ts).
+ */
+const NOTIFY_MAX_AGE_S = 60;
 
 /** Least-squares slope of y over x. */
 function slope(points: readonly { x: number; y: number }[]): number {
@@ -75,6 +82,7 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
     diff_snapshots: process.env.BENCH_SOAK_DIFF === '1',
     dead_dns,
     rates: RATES,
+    notify_max_age_s: NOTIFY_MAX_AGE_S,
   };
   const plan_file = path.join(WORK, 'soak-plan.json');
   fs.writeFileSync(plan_file, JSON.stringify(plan));
@@ -97,6 +105,23 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
   if (code !== 0) throw new Error(`soak failed: ${err}`);
   return JSON.parse(out.trim().split('\n').pop()!) as SoakResult;
+}
+
+/** The queued work each minute (bench/soak.ts reads /metrics every 30 s): level after the warm-up, or growing. */
+function backlogLines(samples: SoakResult['backlog_samples']): string[] {
+  const minutes = samples.filter((_, i) => i % 2 === 1);
+  if (minutes.length < 2) return ['The queued work was not read (/metrics did not answer during the soak).', ''];
+  const rates = minutes.map((m, i) => {
+    const before = i === 0 ? { t_s: 0, attempts: 0 } : minutes[i - 1]!;
+    return ((m.attempts - before.attempts) / (m.t_s - before.t_s)).toFixed(0);
+  });
+  return [
+    '| queued work, read from /metrics at each minute | |',
+    '|---|---|',
+    `| notifications waiting to be sent (again) | ${minutes.map((m) => m.pending).join(', ')} |`,
+    `| notification attempts a second in the minute before | ${rates.join(', ')} |`,
+    '',
+  ];
 }
 
 export async function soakSection(options: SoakOptions): Promise<string> {
@@ -142,7 +167,7 @@ export async function soakSection(options: SoakOptions): Promise<string> {
   const heap_lines =
     first_probe && last_probe
       ? [
-          `Heap probes (bench/heap-probe.ts): the gateway's inspector opened by SIGUSR1, two forced full collections, then \`process.memoryUsage()\` and /proc/PID/smaps. The first is taken under load 30 s before the warm-up's end (its collections drop RSS, and V8 grows its heap back within some 15 s), the second once the load has stopped and every answer is in; requests sent during the first probe's pause, and for 5 s after it, keep no latency. Only the second takes a heap snapshot (${last_probe.snapshot_ms} ms): a snapshot leaves tens of MB of native memory behind, which would raise the RSS it is meant to explain.`,
+          `Heap probes (bench/heap-probe.ts): the gateway's inspector opened by SIGUSR1, two forced full collections, then \`process.memoryUsage()\` and /proc/PID/smaps. The first is taken under load, ${Math.round(first_probe.at_s)} s in, long before the warm-up's end (its collections drop RSS by some 40 MB, and V8 grows its heap back over the following minute), the second once the load has stopped and every answer is in; requests sent during the first probe's pause, and for 5 s after it, keep no latency. Only the second takes a heap snapshot (${last_probe.snapshot_ms} ms): a snapshot leaves tens of MB of native memory behind, which would raise the RSS it is meant to explain.`,
           '',
           `| after two full collections | at ${Math.round(first_probe.at_s)} s | at ${Math.round(last_probe.at_s)} s |`,
           '|---|---:|---:|',
@@ -199,7 +224,7 @@ export async function soakSection(options: SoakOptions): Promise<string> {
     ? `Notification hosts under dead-dns.example are looked up through a name server that never answers (a user namespace whose /etc/resolv.conf names 127.0.0.53, where the soak drops every query: ${result.queries_dropped} queries dropped); a lookup of one such name took ${result.probe.ms ?? 'more than the run'} ms and ended ${result.probe.code ?? 'with an address'}.`
     : `**No name server that never answers was available here** (unshare -Urnm or ip missing): the dead-dns.example hosts failed as this machine's resolver answered them (a lookup took ${result.probe.ms ?? '?'} ms and ended ${result.probe.code ?? 'with an address'}), not by a time-out.`;
   return section('soak', 'Issue 29, item 4: memory over a mixed soak', context, [
-    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10); SQLite's page cache 2 MB a connection (PAYGATE_SQLITE_CACHE_MB=2: at the default 16 MB the cache takes most of the soak to fill, and its bounded rise would read as growth; docs/limits.md §7). The gateway's RSS is read from /proc each second.`,
+    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10) and given up ${NOTIFY_MAX_AGE_S} s after their sale (PAYGATE_NOTIFY_MAX_AGE_SECONDS=${NOTIFY_MAX_AGE_S}: the default 72 hours compressed as the schedule is, so that the notifications waiting to be sent again, and the attempts a second they ask for, level off within the warm-up as a production gateway's do after 72 hours; with the 72 hours they grew all soak long); SQLite's page cache 2 MB a connection (PAYGATE_SQLITE_CACHE_MB=2: at the default 16 MB the cache takes most of the soak to fill, and its bounded rise would read as growth; docs/limits.md §7). The gateway's RSS is read from /proc each second.`,
     '',
     '| RSS | MB |',
     '|---|---:|',
@@ -212,6 +237,7 @@ export async function soakSection(options: SoakOptions): Promise<string> {
     `| each minute's lowest after the warm-up | ${floors.map((f) => f.rss_mb.toFixed(0)).join(', ')} |`,
     `| slope of those floors, MB a minute | ${floor_mb_per_min.toFixed(2)} |`,
     '',
+    ...backlogLines(result.backlog_samples),
     ...heap_lines,
     '| requests | per second | sent | answered | transport errors | p99 ms | answers (`status`; back office: HTTP) |',
     '|---|---:|---:|---:|---:|---:|---|',

@@ -9,8 +9,9 @@
 // a local receiver that acknowledges each), partial refunds of approved sales, checkout orders
 // (init-checkout) and find-order for them, and back-office reads (a staff user signed in, the
 // transactions list). Notifications that fail are retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS),
-// so the dead names' lookups keep being asked for, as in the issue's report. The gateway's RSS is
-// read from /proc each second. Prints one JSON line: the samples and what was sent and answered.
+// so the dead names' lookups keep being asked for, as in the issue's report, until their bound
+// (PAYGATE_NOTIFY_MAX_AGE_SECONDS, compressed too). The gateway's RSS is read from /proc each
+// second. Prints one JSON line: the samples and what was sent and answered.
 //
 // argv: a plan file (SoakPlan, JSON).
 import { spawnSync } from 'node:child_process';
@@ -53,6 +54,8 @@ export interface SoakPlan {
   readonly dead_dns: boolean;
   /** Requests a second of each kind. */
   readonly rates: Readonly<Record<Kind, number>>;
+  /** PAYGATE_NOTIFY_MAX_AGE_SECONDS: how long a failing notification is sent again. */
+  readonly notify_max_age_s: number;
 }
 
 export type Kind = 'sale' | 'refund' | 'checkout' | 'find' | 'backoffice';
@@ -103,6 +106,12 @@ const env: Record<string, string> = {
   // 16 MB a connection that takes the soak's first eight minutes or so and reads as growth. 2 MB
   // fills within the warm-up, so what grows after it is something else.
   PAYGATE_SQLITE_CACHE_MB: '2',
+  // The 72-hour bound on a notification's attempts, compressed as the retry schedule is: a
+  // notification to a dead host is given up 60 s after its sale, so the notifications waiting to be
+  // sent again level off (at some 8 dead sales a second × 60 s) within the warm-up, as a production
+  // gateway's do after 72 hours. Without it they grew all soak long, and with them the attempts a
+  // second (to some 470 a second by its end): work growing, not memory kept.
+  PAYGATE_NOTIFY_MAX_AGE_SECONDS: String(plan.notify_max_age_s),
 };
 const cli = (args: string[]) => {
   const done = spawnSync(process.execPath, [GATEWAY_CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
@@ -353,12 +362,35 @@ const sample = () => {
 };
 sample();
 const sampler = setInterval(sample, 1000);
+// The queued work, read from /metrics every 30 s: the notifications waiting to be sent (again) and
+// the attempts made so far. Growth in RSS while these grow is work growing; while they are level, it is not.
+const BACKLOG_EVERY_MS = 30_000;
+const backlog_samples: { t_s: number; pending: number; attempts: number }[] = [];
+const metricValue = (text: string, pattern: RegExp) =>
+  text
+    .split('\n')
+    .filter((line) => pattern.test(line))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+const backlog_sampler = setInterval(() => {
+  const t_s = (Date.now() - started_ms) / 1000;
+  fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    .then((r) => r.text())
+    .then((text) =>
+      backlog_samples.push({
+        t_s,
+        pending: metricValue(text, /^paygate_backlog\{queue="notifications_pending"\}/),
+        attempts: metricValue(text, /^paygate_notification_attempts_total\{/),
+      }),
+    )
+    .catch(() => undefined);
+}, BACKLOG_EVERY_MS);
 const pending = new Set<Promise<unknown>>();
 const owed: Record<Kind, number> = { sale: 0, refund: 0, checkout: 0, find: 0, backoffice: 0 };
 const TICK_MS = 10;
-// The first heap probe, 30 s before the warm-up's end, while the load runs: its forced collections
-// drop RSS by tens of MB, and V8 takes some 15 s to grow its heap back, within the warm-up.
-const FIRST_PROBE_BEFORE_WARM_UP_END_S = 30;
+// The first heap probe, 30 s into the load, long before the warm-up's end: its forced collections
+// drop RSS by some 40 MB, and V8 grows its heap back over the following minute, so the probe must
+// not fall near the part of the soak whose RSS is measured.
+const FIRST_PROBE_AT_S = 30;
 const first_probe = new Promise<void>((resolve) => {
   setTimeout(
     () => {
@@ -372,7 +404,7 @@ const first_probe = new Promise<void>((resolve) => {
           resolve();
         });
     },
-    Math.max(plan.warm_up_s / 2, plan.warm_up_s - FIRST_PROBE_BEFORE_WARM_UP_END_S) * 1000,
+    Math.min(plan.warm_up_s / 2, FIRST_PROBE_AT_S) * 1000,
   );
 });
 await new Promise<void>((resolve) => {
@@ -393,6 +425,7 @@ await new Promise<void>((resolve) => {
   }, TICK_MS);
 });
 clearInterval(sampler);
+clearInterval(backlog_sampler);
 const gateway_cpu_s = cpuSeconds(gateway.pid) - cpu_before;
 await Promise.race([Promise.all([...pending]), new Promise((resolve) => setTimeout(resolve, 15_000))]);
 await first_probe;
@@ -419,6 +452,7 @@ const summary = Object.fromEntries(
 process.stdout.write(
   `${JSON.stringify({
     rss_samples,
+    backlog_samples,
     kinds: summary,
     gateway_cpu_s,
     notified_local: notified.size,
