@@ -109,7 +109,8 @@ async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
 /** The queued work each minute (bench/soak.ts reads /metrics every 30 s): level after the warm-up, or growing. */
 function backlogLines(samples: SoakResult['backlog_samples']): string[] {
-  const minutes = samples.filter((_, i) => i % 2 === 1);
+  // Read every 30 s; those at whole minutes (a read that failed is missing, not shifted).
+  const minutes = samples.filter((s) => Math.round(s.t_s / 30) % 2 === 0);
   if (minutes.length < 2) return ['The queued work was not read (/metrics did not answer during the soak).', ''];
   const rates = minutes.map((m, i) => {
     const before = i === 0 ? { t_s: 0, attempts: 0 } : minutes[i - 1]!;
