@@ -45,9 +45,9 @@ interface SoakResult {
 const RATES: Readonly<Record<Kind, number>> = { sale: 40, refund: 4, checkout: 2, find: 10, backoffice: 1 };
 const GROWTH_MAX_MB_PER_MIN = 0.5;
 /**
- * PAYGATE_NOTIFY_MAX_AGE_SECONDS in the soak: 72 hours compressed to a minute, as the retry
- * schedule's 300 s is to 10 s, so that the notifications waiting to be sent again level off within
- * the warm-up (bench/soak.ts).
+ * PAYGATE_NOTIFY_MAX_AGE_SECONDS in the soak: the default 72 hours compressed to a minute (the retry
+ * schedule's 300 s is 10 s there too), so that the notifications waiting to be sent again level off
+ * within the warm-up (bench/soak.ts).
  */
 const NOTIFY_MAX_AGE_S = 60;
 
@@ -225,7 +225,7 @@ export async function soakSection(options: SoakOptions): Promise<string> {
     ? `Notification hosts under dead-dns.example are looked up through a name server that never answers (a user namespace whose /etc/resolv.conf names 127.0.0.53, where the soak drops every query: ${result.queries_dropped} queries dropped); a lookup of one such name took ${result.probe.ms ?? 'more than the run'} ms and ended ${result.probe.code ?? 'with an address'}.`
     : `**No name server that never answers was available here** (unshare -Urnm or ip missing): the dead-dns.example hosts failed as this machine's resolver answered them (a lookup took ${result.probe.ms ?? '?'} ms and ended ${result.probe.code ?? 'with an address'}), not by a time-out.`;
   return section('soak', 'Issue 29, item 4: memory over a mixed soak', context, [
-    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10) and given up ${NOTIFY_MAX_AGE_S} s after their sale (PAYGATE_NOTIFY_MAX_AGE_SECONDS=${NOTIFY_MAX_AGE_S}: the default 72 hours compressed as the schedule is, so that the notifications waiting to be sent again, and the attempts a second they ask for, level off within the warm-up as a production gateway's do after 72 hours; with the 72 hours they grew all soak long); SQLite's page cache 2 MB a connection (PAYGATE_SQLITE_CACHE_MB=2: at the default 16 MB the cache takes most of the soak to fill, and its bounded rise would read as growth; docs/limits.md §7). The gateway's RSS is read from /proc each second.`,
+    `A sandbox gateway (SQLite) under an even mix for ${options.duration_s} s (bench/soak.ts, every RSS sample in bench/soak-rss.csv): sales (one in five notifying one of 100 hosts whose DNS lookups time out, the others a local receiver), partial refunds of approved sales, checkout orders and find-order for them, and a staff user's back-office transactions list; failed notifications retried every 10 s (PAYGATE_NOTIFY_RETRY_SECONDS=10) and given up ${NOTIFY_MAX_AGE_S} s after their sale (PAYGATE_NOTIFY_MAX_AGE_SECONDS=${NOTIFY_MAX_AGE_S}: the default 72 hours compressed, as the schedule's 300 s is, so that the notifications waiting to be sent again, and the attempts a second they ask for, level off within the warm-up as a production gateway's do after 72 hours; with the 72 hours they grew all soak long); SQLite's page cache 2 MB a connection (PAYGATE_SQLITE_CACHE_MB=2: at the default 16 MB the cache takes most of the soak to fill, and its bounded rise would read as growth; docs/limits.md §7). The gateway's RSS is read from /proc each second.`,
     '',
     '| RSS | MB |',
     '|---|---:|',
