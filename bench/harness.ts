@@ -286,6 +286,14 @@ export function metricValue(text: string, name: string): number | null {
   return value === undefined ? null : Number(value);
 }
 
+/** The sum of a labelled metric's samples from /metrics text whose labels include `labels` (all of them by default). */
+export function metricTotal(text: string, name: string, labels = ''): number {
+  let total = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith(`${name}{`) && line.includes(labels)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
 /** The highest of `read`'s values, read every `every_ms` until `done` settles; null when none was read. */
 async function highestUntil(
   done: Promise<unknown>,

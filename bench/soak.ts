@@ -29,9 +29,11 @@ import {
   GATEWAY_CLI,
   GATEWAY_NODE_FLAGS,
   type Merchant,
+  metricTotal,
   percentile,
   placed,
   ROOT,
+  scrapeMetrics,
   signed,
   stop,
   waitHealthy,
@@ -366,23 +368,16 @@ const sampler = setInterval(sample, 1000);
 // the attempts made so far. Growth in RSS while these grow is work growing; while they are level, it is not.
 const BACKLOG_EVERY_MS = 30_000;
 const backlog_samples: { t_s: number; pending: number; attempts: number }[] = [];
-const metricValue = (text: string, pattern: RegExp) =>
-  text
-    .split('\n')
-    .filter((line) => pattern.test(line))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 const backlog_sampler = setInterval(() => {
   const t_s = (Date.now() - started_ms) / 1000;
-  fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-    .then((r) => r.text())
-    .then((text) =>
-      backlog_samples.push({
-        t_s,
-        pending: metricValue(text, /^paygate_backlog\{queue="notifications_pending"\}/),
-        attempts: metricValue(text, /^paygate_notification_attempts_total\{/),
-      }),
-    )
-    .catch(() => undefined);
+  void scrapeMetrics(base).then((text) => {
+    if (text === '') return;
+    backlog_samples.push({
+      t_s,
+      pending: metricTotal(text, 'paygate_backlog', 'queue="notifications_pending"'),
+      attempts: metricTotal(text, 'paygate_notification_attempts_total'),
+    });
+  });
 }, BACKLOG_EVERY_MS);
 const pending = new Set<Promise<unknown>>();
 const owed: Record<Kind, number> = { sale: 0, refund: 0, checkout: 0, find: 0, backoffice: 0 };
