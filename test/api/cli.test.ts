@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postSigned } from '../support/client.js';
 import { saleA } from '../support/bodies.js';
-import { spawnGateway } from '../support/child-gateway.js';
+import { freePort, spawnGateway } from '../support/child-gateway.js';
 import { CLI_ENTRY } from '../support/build.js';
 
 const CLI = [CLI_ENTRY];
@@ -144,7 +144,9 @@ describe('paygate CLI', () => {
 
   it('starts on an empty database with a demo merchant and serves a merchant created while it runs', async () => {
     const data_dir = tempDir();
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // Below the ephemeral range (freePort): a random port inside it was once taken by another
+    // test file's listen(0) between the pick and the child's bind (EADDRINUSE, CI 2026-12-06).
+    const port = await freePort();
     const child = spawn(process.execPath, [...CLI, 'start'], {
       env: { ...process.env, PAYGATE_DATA_DIR: data_dir, PORT: String(port), PAYGATE_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
