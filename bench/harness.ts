@@ -45,6 +45,8 @@ export interface LoadResult {
   notifications_received: number;
   statuses: Record<string, number>;
   transaction_statuses: Record<string, number>;
+  /** Open-loop runs only (bench/load.ts): the slowest answer of the requests sent in each second. */
+  slowest_by_second_ms?: number[];
 }
 
 export interface Row {

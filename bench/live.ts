@@ -10,8 +10,10 @@
 // 2. The same sales at 80% and at 50% of that throughput, spread evenly: the latency when not
 //    saturated (CALM_FRACTIONS).
 // 3. Two merchants, each on its own gateway with its own processor (A → fake A, B → fake B): the
-//    split of sales between gateways is by merchant. Each sends at 25% of run 1's throughput,
-//    spread evenly; first with both processors answering, then with B's hanging (every request
+//    split of sales between gateways is by merchant. Each sends at a rate that, with both
+//    answering, keeps about half the gateway's core busy (PAIR_CORE_SHARE, from the 50% row's CPU
+//    per sale; at most 25% of run 1's throughput each), spread evenly; first with both processors
+//    answering, then with B's hanging (every request
 //    left unanswered until the gateway's time-out, BENCH_LIVE_TIMEOUT_MS). A's approved sales per
 //    second and p99 are compared; B's breaker and requests in flight are read from /metrics
 //    (admin token) four times a second during both runs.
@@ -80,11 +82,22 @@ const WEBHOOK_SECRET = 'whsec-bench-0123456789abcdef';
  */
 const CALM_FRACTIONS = [0.8, 0.5] as const;
 /**
- * Run 3's rate for each merchant, a fraction of run 1's throughput: both together at half, a load
- * the gateway carries with both processors answering, so that what B's hanging processor does to
- * A's rate and latency is not hidden by a gateway already saturated (at 40% each it was).
+ * Run 3's rate for each merchant, at most: a fraction of run 1's throughput (both together at
+ * half). At 40% each the gateway was saturated and what B's hanging processor did to A could not
+ * be read from it.
  */
 const PAIR_FRACTION_EACH = 0.25;
+/**
+ * The share of the gateway's core run 3's sales take with both processors answering, by the 50%
+ * row's CPU per sale (sales spread evenly cost twice what they cost at 500 busy connections:
+ * smaller commit groups). A processor that hangs leaves the gateway extra work for as long as its
+ * time-outs last: each timed-out sale is recorded pending and each waiting sale refused, about
+ * half again B's rate for a time-out's length. On a loaded host 25% each already took 93% of the
+ * core (2026-12-07), so that work queued A's sales behind it (A's p99 +640 ms, all of it in the
+ * second of B's time-outs) however well the guard kept B's sales apart; at half the core it has
+ * room, and A's latency shows whether the guard does.
+ */
+const PAIR_CORE_SHARE = 0.5;
 /** Each notification attempt fails at once at this closed port and is retried in 5 minutes. */
 const SILENT = 'http://127.0.0.1:9/notify';
 
@@ -196,6 +209,11 @@ function guardStory(samples: readonly GuardSample[]): string {
   }
   const most = Math.max(0, ...samples.map((s) => s.in_flight ?? 0));
   return `${spans.map((s) => `${s.state} ${s.from.toFixed(1)}–${s.to.toFixed(1)} s`).join(', ')}; at most ${most} requests in flight`;
+}
+
+/** "120, 131, 650, …": when in the run a row's slow answers were sent (open-loop runs only). */
+function slowestBySecond(load: LoadResult): string {
+  return load.slowest_by_second_ms?.join(', ') ?? 'not recorded';
 }
 
 function approvedPerSecond(load: LoadResult, duration_s: number): number {
@@ -318,23 +336,32 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     );
 
     // 2. Below saturation: fractions of run 1's throughput, spread evenly.
+    // The CPU per sale of the last (lowest) fraction's run: what run 3's rate is chosen by.
+    let even_cpu_ms = cpu_ms;
     for (const fraction of CALM_FRACTIONS) {
       const calm_rate = Math.max(1, Math.floor(approved_rps * fraction));
+      const calm_cpu_before = cpuSeconds(gateway.pid);
       const calm = await runLoad(plan(bodies(a.merchant, calm_rate), { overall_rate: calm_rate }));
+      const calm_cpu_ms = ((cpuSeconds(gateway.pid) - calm_cpu_before) * 1000) / Math.max(1, calm.total);
+      even_cpu_ms = calm_cpu_ms;
       rows.push({
         name: `live sale at ${fraction * 100}% of that throughput (${calm_rate}/s spread evenly, up to ${connections} connections)`,
         rps: calm.requests_per_s,
         p50: calm.latency_p50_ms,
         p99: calm.latency_p99_ms,
         rss_mb: peakRssMb(gateway.pid),
-        cpu_ms: null,
+        cpu_ms: calm_cpu_ms,
         ratio: null,
-        note: `${statusNote(calm, ['0'])} (${outcomes(calm)})`,
+        note: `CPU ms/req counts every answer; ${statusNote(calm, ['0'])} (${outcomes(calm)})`,
       });
     }
 
     // 3. Two gateways, each merchant on its own; first both answering, then B's processor hanging.
-    const each_rate = Math.max(1, Math.floor(approved_rps * PAIR_FRACTION_EACH));
+    const share_allows = (PAIR_CORE_SHARE * 1000 * cores) / even_cpu_ms / 2;
+    const each_rate = Math.max(1, Math.floor(Math.min(approved_rps * PAIR_FRACTION_EACH, share_allows)));
+    notes.push(
+      `Run 3's rate, each merchant: ${each_rate}/s, the lower of ${PAIR_FRACTION_EACH * 100}% of run 1's throughput (${Math.round(approved_rps * PAIR_FRACTION_EACH)}/s) and half of ${PAIR_CORE_SHARE * 100}% of ${cores} core${cores > 1 ? 's' : ''} at the ${CALM_FRACTIONS[CALM_FRACTIONS.length - 1]! * 100}% row's ${even_cpu_ms.toFixed(2)} CPU ms a sale (${Math.round(share_allows)}/s): a load the gateway carries with room, so that the work a hanging processor leaves it (each timed-out sale recorded, each waiting one refused) does not queue A's sales behind it on a core already full.`,
+    );
     const pair = async (label: string, b_hangs: boolean) => {
       // BENCH_CPU_PROF_DIR: the both-answering run is profiled too (started before its load): sales
       // spread evenly come in smaller groups than run 1's, and its profile shows what that costs.
@@ -344,9 +371,12 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
         runLoad(plan(bodies(b.merchant, each_rate), { overall_rate: each_rate })),
       ]);
       const cpu_before = cpuSeconds(gateway.pid);
+      const pair_started_ms = Date.now();
       const [guard_b, [load_a, load_b]] = await Promise.all([watchGuard(url, b.gateway_id, loads), loads]);
+      const pair_cpu_s = cpuSeconds(gateway.pid) - cpu_before;
+      const pair_wall_s = (Date.now() - pair_started_ms) / 1000;
       await profiled_pair();
-      const pair_cpu_ms = ((cpuSeconds(gateway.pid) - cpu_before) * 1000) / Math.max(1, load_a.total + load_b.total);
+      const pair_cpu_ms = (pair_cpu_s * 1000) / Math.max(1, load_a.total + load_b.total);
       const text = await scrape(url);
       const refused = ['circuit_open', 'in_flight_limit'].map(
         (reason) => `${reason} ${gatewayValue(text, 'paygate_processor_refused_total', b.gateway_id, `reason="${reason}"`) ?? 0}`,
@@ -359,7 +389,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
         rss_mb: peakRssMb(gateway.pid),
         cpu_ms: pair_cpu_ms,
         ratio: null,
-        note: `requests/s counts approved sales only; ${statusNote(load_a, ['0'])} (${outcomes(load_a)})`,
+        note: `requests/s counts approved sales only; ${statusNote(load_a, ['0'])} (${outcomes(load_a)}); gateway's core busy ${Math.round((pair_cpu_s / pair_wall_s) * 100)}% of the run's ${pair_wall_s.toFixed(1)} s (both merchants' sales, and the last answers' wait included); the slowest answer, ms, of the sales sent in each second: ${slowestBySecond(load_a)}`,
       });
       rows.push({
         name: `${label}: merchant B's sales (gateway B), ${each_rate}/s spread evenly`,

@@ -66,6 +66,8 @@ interface LoadSummary {
   readonly errors: number;
   readonly timeouts: number;
   readonly non_2xx: number;
+  /** Open loop only: the slowest answer among the requests sent in each second of the run, ms. */
+  readonly slowest_by_second_ms?: number[];
 }
 
 /** Counts an answer's `status`, and for the lag runs its trace_id. */
@@ -124,6 +126,8 @@ async function openLoop(rate: number): Promise<LoadSummary> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: plan.connections });
   const target = new URL(plan.path, plan.url);
   const latencies: number[] = [];
+  const slowest_by_second_ms: number[] = [];
+  const run_started = performance.now();
   let errors = 0;
   let non_2xx = 0;
   let owed = 0;
@@ -142,7 +146,10 @@ async function openLoop(rate: number): Promise<LoadSummary> {
             text += chunk;
           });
           response.on('end', () => {
-            latencies.push(performance.now() - started);
+            const latency_ms = performance.now() - started;
+            latencies.push(latency_ms);
+            const second = Math.floor((started - run_started) / 1000);
+            slowest_by_second_ms[second] = Math.max(slowest_by_second_ms[second] ?? 0, Math.round(latency_ms));
             if ((response.statusCode ?? 0) >= 300) non_2xx += 1;
             onAnswer(text);
             resolve();
@@ -183,6 +190,7 @@ async function openLoop(rate: number): Promise<LoadSummary> {
     errors,
     timeouts: 0,
     non_2xx,
+    slowest_by_second_ms: Array.from(slowest_by_second_ms, (ms) => ms ?? 0),
   };
 }
 
