@@ -92,7 +92,7 @@ const PAIR_FRACTION_EACH = 0.25;
  * row's CPU per sale (sales spread evenly cost twice what they cost at 500 busy connections:
  * smaller commit groups). A processor that hangs leaves the gateway extra work for as long as its
  * time-outs last: each timed-out sale is recorded pending and each waiting sale refused, about
- * half again B's rate for a time-out's length. On a loaded host 25% each already took 93% of the
+ * half again B's rate for a time-out's length. On a loaded host 25% each already took 92% of the
  * core (2026-12-07), so that work queued A's sales behind it (A's p99 +640 ms, all of it in the
  * second of B's time-outs) however well the guard kept B's sales apart; at half the core it has
  * room, and A's latency shows whether the guard does.
