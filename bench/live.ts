@@ -13,10 +13,10 @@
 //    split of sales between gateways is by merchant. Each sends at a rate that, with both
 //    answering, keeps about half the gateway's core busy (PAIR_CORE_SHARE, from the 50% row's CPU
 //    per sale; at most 25% of run 1's throughput each), spread evenly; first with both processors
-//    answering, then with B's hanging (every request
-//    left unanswered until the gateway's time-out, BENCH_LIVE_TIMEOUT_MS). A's approved sales per
-//    second and p99 are compared; B's breaker and requests in flight are read from /metrics
-//    (admin token) four times a second during both runs.
+//    answering, then with B's hanging (every request left unanswered until the gateway's
+//    time-out, BENCH_LIVE_TIMEOUT_MS). A's approved sales per second and p99 are compared; B's
+//    breaker and requests in flight are read from /metrics (admin token) four times a second
+//    during both runs.
 //
 // Gateway on core 0; the load and the fakes on core 1 (taskset), as in the other rows.
 import { type ChildProcess, spawnSync } from 'node:child_process';
