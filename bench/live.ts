@@ -336,14 +336,14 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     );
 
     // 2. Below saturation: fractions of run 1's throughput, spread evenly.
-    // The CPU per sale of the last (lowest) fraction's run: what run 3's rate is chosen by.
-    let even_cpu_ms = cpu_ms;
+    // Each run's CPU per sale; the last (lowest) fraction's is what run 3's rate is chosen by.
+    const calm_cpu_ms_each: number[] = [];
     for (const fraction of CALM_FRACTIONS) {
       const calm_rate = Math.max(1, Math.floor(approved_rps * fraction));
       const calm_cpu_before = cpuSeconds(gateway.pid);
       const calm = await runLoad(plan(bodies(a.merchant, calm_rate), { overall_rate: calm_rate }));
       const calm_cpu_ms = ((cpuSeconds(gateway.pid) - calm_cpu_before) * 1000) / Math.max(1, calm.total);
-      even_cpu_ms = calm_cpu_ms;
+      calm_cpu_ms_each.push(calm_cpu_ms);
       rows.push({
         name: `live sale at ${fraction * 100}% of that throughput (${calm_rate}/s spread evenly, up to ${connections} connections)`,
         rps: calm.requests_per_s,
@@ -357,6 +357,7 @@ export async function runLive(options: LiveOptions): Promise<LiveReport> {
     }
 
     // 3. Two gateways, each merchant on its own; first both answering, then B's processor hanging.
+    const even_cpu_ms = calm_cpu_ms_each.at(-1) ?? cpu_ms;
     const share_allows = (PAIR_CORE_SHARE * 1000 * cores) / even_cpu_ms / 2;
     const each_rate = Math.max(1, Math.floor(Math.min(approved_rps * PAIR_FRACTION_EACH, share_allows)));
     notes.push(
